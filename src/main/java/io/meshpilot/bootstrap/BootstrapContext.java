@@ -1,0 +1,33 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.security.ServingCertificate;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * What exists before the CDI container does: the parsed args and the TLS material the
+ * sockets are configured with (Helidon reads socket TLS when the container starts, before
+ * any bean runs). {@link MeshPilotServer} installs it; {@link BootstrapProducers} hands it
+ * to beans. One server per JVM, as Helidon MP allows.
+ *
+ * @param runtimeDir private directory for files that live as long as the process
+ */
+public record BootstrapContext(PilotArgs args, ServingCertificate servingCertificate, Path runtimeDir) {
+    private static final AtomicReference<BootstrapContext> CURRENT = new AtomicReference<>();
+
+    static void install(BootstrapContext ctx) {
+        CURRENT.set(ctx);
+    }
+
+    static void clear() {
+        CURRENT.set(null);
+    }
+
+    public static BootstrapContext current() {
+        BootstrapContext ctx = CURRENT.get();
+        if (ctx == null) {
+            throw new IllegalStateException("MeshPilot was not started through MeshPilotServer");
+        }
+        return ctx;
+    }
+}

@@ -1,0 +1,61 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.security.ServingCertificate;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Translates our flags into Helidon MP config: the default socket for --httpAddr, named
+ * sockets "grpc", "grpc-secure" (TLS), "monitoring" and "webhook" (TLS) for the others. A
+ * listener whose flag is empty gets no socket; its content moves to the http socket.
+ */
+final class HelidonConfig {
+    /** Above MP's system properties (400): the flags decide. */
+    static final String ORDINAL = "1000";
+
+    private HelidonConfig() {
+    }
+
+    static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
+        Map<String, String> c = new HashMap<>();
+        c.put("config_ordinal", ORDINAL);
+        PilotArgs.Listeners l = args.listeners();
+        c.put("server.host", l.http().host());
+        c.put("server.port", Integer.toString(l.http().port()));
+        int i = 0;
+        if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
+            if (l.grpc() != null) {
+                socket(c, i++, ListenerNames.GRPC, l.grpc(), null);
+            }
+            if (l.secureGrpc() != null) {
+                socket(c, i++, ListenerNames.GRPC_SECURE, l.secureGrpc(), cert);
+            }
+        }
+        if (l.monitoring() != null) {
+            socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null);
+        }
+        if (l.https() != null) {
+            socket(c, i, ListenerNames.WEBHOOK, l.https(), cert);
+        }
+        // /metrics belongs to the monitoring listener (istiod's 15014)
+        String metricsSocket = l.monitoring() != null ? ListenerNames.MONITORING : ListenerNames.HTTP;
+        c.put("server.features.observe.observers.metrics.sockets", metricsSocket);
+        c.put("metrics.routing", metricsSocket);
+        return c;
+    }
+
+    private static void socket(Map<String, String> c, int index, String name, ListenAddress address,
+                               ServingCertificate cert) {
+        String p = "server.sockets." + index + ".";
+        c.put(p + "name", name);
+        c.put(p + "host", address.host());
+        c.put(p + "port", Integer.toString(address.port()));
+        if (cert != null) {
+            c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
+            c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());
+            c.put(p + "tls.trust.pem.certificates.resource.path", cert.chainFile().toString());
+            c.put(p + "tls.client-auth", "OPTIONAL");
+            c.put(p + "tls.endpoint-identification-algorithm", "NONE");
+        }
+    }
+}

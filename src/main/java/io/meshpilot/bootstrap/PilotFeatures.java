@@ -1,0 +1,123 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.util.GoDuration;
+import java.time.Duration;
+import java.util.function.Function;
+
+/**
+ * Tunables istiod reads from environment variables, with istiod's defaults. Read once at
+ * start-up; a malformed value fails start-up naming the variable.
+ *
+ * @param debounceAfter        PILOT_DEBOUNCE_AFTER: quiet time before a push starts
+ * @param debounceMax          PILOT_DEBOUNCE_MAX: longest a push is delayed by debouncing
+ * @param enableEdsDebounce    PILOT_ENABLE_EDS_DEBOUNCE: endpoint updates are debounced too
+ * @param pushThrottle         PILOT_PUSH_THROTTLE: concurrent pushes (0 in the env = auto)
+ * @param maxRequestsPerSecond PILOT_MAX_REQUESTS_PER_SECOND: new xDS streams per second (0 = auto)
+ * @param rootCaDir            ROOT_CA_DIR: plugged-in CA files
+ * @param jwtRule              JWT_RULE: OIDC authenticator rule (JSON), empty when unset
+ * @param xdsAuth              XDS_AUTH: authenticate xDS callers on the secure port
+ * @param defaultWorkloadCertTtl DEFAULT_WORKLOAD_CERT_TTL
+ * @param maxWorkloadCertTtl   MAX_WORKLOAD_CERT_TTL
+ * @param enableDebugOnHttp    ENABLE_DEBUG_ON_HTTP: serve /debug/* at all
+ */
+public record PilotFeatures(
+        Duration debounceAfter,
+        Duration debounceMax,
+        boolean enableEdsDebounce,
+        int pushThrottle,
+        double maxRequestsPerSecond,
+        String rootCaDir,
+        String jwtRule,
+        boolean xdsAuth,
+        Duration defaultWorkloadCertTtl,
+        Duration maxWorkloadCertTtl,
+        boolean enableDebugOnHttp) {
+
+    /** istiod's auto value for both throttles: 15 + 5 per CPU, at most 100. */
+    static int autoThrottle() {
+        return Math.min(15 + 5 * Runtime.getRuntime().availableProcessors(), 100);
+    }
+
+    public static PilotFeatures fromEnv(Function<String, String> env) {
+        EnvReader r = new EnvReader(env);
+        int throttle = r.integer("PILOT_PUSH_THROTTLE", 0);
+        double rps = r.decimal("PILOT_MAX_REQUESTS_PER_SECOND", 0.0);
+        return new PilotFeatures(
+                r.duration("PILOT_DEBOUNCE_AFTER", "100ms"),
+                r.duration("PILOT_DEBOUNCE_MAX", "10s"),
+                r.bool("PILOT_ENABLE_EDS_DEBOUNCE", true),
+                throttle > 0 ? throttle : autoThrottle(),
+                rps > 0 ? rps : autoThrottle(),
+                r.string("ROOT_CA_DIR", "./etc/cacerts"),
+                r.string("JWT_RULE", ""),
+                r.bool("XDS_AUTH", true),
+                r.duration("DEFAULT_WORKLOAD_CERT_TTL", "24h"),
+                r.duration("MAX_WORKLOAD_CERT_TTL", "2160h"),
+                r.bool("ENABLE_DEBUG_ON_HTTP", true));
+    }
+
+    /** Typed env access; every parse error names the variable and the bad value. */
+    record EnvReader(Function<String, String> env) {
+        String string(String name, String dflt) {
+            String v = env.apply(name);
+            return v == null ? dflt : v;
+        }
+
+        Duration duration(String name, String dflt) {
+            String v = string(name, dflt);
+            try {
+                Duration d = GoDuration.parse(v);
+                if (d.isNegative()) {
+                    throw new IllegalArgumentException("must not be negative");
+                }
+                return d;
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(name + "=\"" + v + "\": " + e.getMessage());
+            }
+        }
+
+        boolean bool(String name, boolean dflt) {
+            String v = env.apply(name);
+            if (v == null || v.isBlank()) {
+                return dflt;
+            }
+            return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "1", "t", "true" -> true;
+                case "0", "f", "false" -> false;
+                default -> throw new IllegalArgumentException(name + "=\"" + v + "\": expected true or false");
+            };
+        }
+
+        int integer(String name, int dflt) {
+            String v = env.apply(name);
+            if (v == null || v.isBlank()) {
+                return dflt;
+            }
+            try {
+                int i = Integer.parseInt(v.trim());
+                if (i < 0) {
+                    throw new NumberFormatException();
+                }
+                return i;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + "=\"" + v + "\": expected a whole number >= 0");
+            }
+        }
+
+        double decimal(String name, double dflt) {
+            String v = env.apply(name);
+            if (v == null || v.isBlank()) {
+                return dflt;
+            }
+            try {
+                double d = Double.parseDouble(v.trim());
+                if (d < 0 || Double.isNaN(d) || Double.isInfinite(d)) {
+                    throw new NumberFormatException();
+                }
+                return d;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + "=\"" + v + "\": expected a number >= 0");
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package io.meshpilot.bootstrap;
+
+import io.helidon.microprofile.server.ServerCdiExtension;
+import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.grpc.GrpcTransport;
+import io.meshpilot.grpc.HelidonGrpcTransport;
+import io.meshpilot.grpc.NettyGrpcTransport;
+import io.meshpilot.security.ServingCertificate;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.BeanManager;
+import jakarta.inject.Inject;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Component 8: the listeners. Hands the gRPC services to their transport just before Helidon
+ * binds its sockets, then, once bound, records the ports every listener really got (":0"
+ * means ephemeral) for the log, {@code /api/v1/server} and tests.
+ */
+@ApplicationScoped
+public class Servers {
+    @Inject
+    PilotArgs args;
+
+    @Inject
+    GrpcServices grpcServices;
+
+    @Inject
+    ServingCertificate servingCertificate;
+
+    @Inject
+    StartupRecorder recorder;
+
+    private volatile GrpcTransport transport;
+    private volatile Map<String, Integer> ports = Map.of();
+    private volatile ServerCdiExtension helidon;
+    private Instant startedAt;
+    private long t0;
+
+    void prepare(@Observes @Priority(StartupOrder.SERVERS_PREPARE) @Initialized(ApplicationScoped.class) Object event,
+                 BeanManager beanManager) {
+        startedAt = Instant.now();
+        t0 = System.nanoTime();
+        helidon = beanManager.getExtension(ServerCdiExtension.class);
+        transport = args.grpcTransport() == GrpcTransportKind.NETTY
+                ? new NettyGrpcTransport(grpcServices, args, servingCertificate)
+                : new HelidonGrpcTransport(helidon, grpcServices, args);
+        try {
+            transport.prepare();
+        } catch (RuntimeException e) {
+            throw new ComponentStartException(Component.SERVERS, StartupRecorder.oneLine(e), e);
+        }
+    }
+
+    void bound(@Observes @Priority(StartupOrder.SERVERS_BOUND) @Initialized(ApplicationScoped.class) Object event) {
+        Map<String, Integer> p = new LinkedHashMap<>();
+        PilotArgs.Listeners l = args.listeners();
+        int http = helidon.port();
+        p.put(ListenerNames.display(ListenerNames.HTTP), http);
+        p.putAll(transport.boundPorts());
+        p.put(ListenerNames.MONITORING, l.monitoring() == null ? http : helidon.port(ListenerNames.MONITORING));
+        p.put(ListenerNames.WEBHOOK, l.https() == null ? http : helidon.port(ListenerNames.WEBHOOK));
+        ports = Map.copyOf(p);
+        double ms = (System.nanoTime() - t0) / 1e6;
+        recorder.completed(Component.SERVERS, startedAt, ms, p.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "))
+                + " grpcTransport=" + args.grpcTransport().name().toLowerCase());
+    }
+
+    /** Bound port per listener: http, grpc, grpc-secure, monitoring, webhook. */
+    public Map<String, Integer> ports() {
+        return ports;
+    }
+
+    /** Where each listener's content is served when its flag was empty (istiod merges it into http). */
+    public Map<String, String> addresses() {
+        return args.listeners().byName().entrySet().stream().collect(Collectors.toMap(
+                e -> ListenerNames.display(e.getKey()),
+                e -> e.getValue() == null ? "(merged into http)" : e.getValue().toString(),
+                (a, b) -> a, LinkedHashMap::new));
+    }
+
+    /** Stops the gRPC transport (Helidon's sockets close with the container). */
+    public void stopGrpc() {
+        GrpcTransport t = transport;
+        if (t != null) {
+            t.stop();
+        }
+    }
+}

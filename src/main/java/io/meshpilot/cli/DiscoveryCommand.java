@@ -1,0 +1,197 @@
+package io.meshpilot.cli;
+
+import io.meshpilot.bootstrap.ExitCodes;
+import io.meshpilot.util.GoDuration;
+import io.meshpilot.bootstrap.GrpcTransportKind;
+import io.meshpilot.bootstrap.ListenAddress;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.bootstrap.PilotFeatures;
+import io.meshpilot.bootstrap.ServerMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code pilot-discovery discovery}: istiod's flags, istiod's defaults. */
+@Command(name = "discovery", mixinStandardHelpOptions = true,
+        description = "Start the MeshPilot discovery service (xDS, CA, admin API).")
+public final class DiscoveryCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--registries", split = ",", paramLabel = "NAME",
+            description = "Service registries: Kubernetes, Mock. Kubernetes is dropped when no cluster is configured. Default: Kubernetes.")
+    List<String> registries = List.of("Kubernetes");
+
+    @Option(names = "--kubeconfig", description = "Kubernetes config file instead of in-cluster configuration.")
+    String kubeconfig = "";
+
+    @Option(names = "--configDir", description = "Directory of Istio YAML config, watched. Default in embedded mode: etc/config.")
+    String configDir;
+
+    @Option(names = "--meshConfig", description = "Mesh config file (YAML). Default: etc/istio/config/mesh; missing means Istio's defaults.")
+    String meshConfig;
+
+    @Option(names = "--networksConfig", description = "Mesh networks file (YAML). Default: etc/istio/config/meshNetworks.")
+    String networksConfig;
+
+    @Option(names = {"-n", "--namespace"}, description = "Namespace istiod runs in. Default: $POD_NAMESPACE or istio-system.")
+    String namespace;
+
+    @Option(names = "--domain", description = "DNS domain suffix. Default: ${DEFAULT-VALUE}.")
+    String domain = "cluster.local";
+
+    @Option(names = "--clusterID", description = "ID of the cluster this istiod runs in. Default: $CLUSTER_ID or Kubernetes.")
+    String clusterId;
+
+    @Option(names = "--httpAddr", description = "Readiness, debug and admin API listener. Default: ${DEFAULT-VALUE}.")
+    String httpAddr = ":8080";
+
+    @Option(names = "--httpsAddr", description = "Webhook (HTTPS) listener; empty serves webhooks on httpAddr. Default: ${DEFAULT-VALUE}.")
+    String httpsAddr = ":15017";
+
+    @Option(names = "--grpcAddr", description = "Plaintext xDS listener; empty multiplexes gRPC on httpAddr. Default: ${DEFAULT-VALUE}.")
+    String grpcAddr = ":15010";
+
+    @Option(names = "--secureGRPCAddr", description = "TLS xDS and CA listener. Default: ${DEFAULT-VALUE}.")
+    String secureGrpcAddr = ":15012";
+
+    @Option(names = "--monitoringAddr", description = "Metrics, version and debug listener; empty merges it into httpAddr. Default: ${DEFAULT-VALUE}.")
+    String monitoringAddr = ":15014";
+
+    @Option(names = "--keepaliveInterval", description = "gRPC keepalive ping interval. Default: $GRPC_KEEPALIVE_INTERVAL or 30s.")
+    String keepaliveInterval;
+
+    @Option(names = "--keepaliveTimeout", description = "gRPC keepalive ping timeout. Default: $GRPC_KEEPALIVE_TIMEOUT or 10s.")
+    String keepaliveTimeout;
+
+    @Option(names = "--keepaliveMaxServerConnectionAge", description = "Close gRPC connections after this age (gracefully). Default: infinite.")
+    String keepaliveMaxServerConnectionAge = GoDuration.format(GoDuration.INFINITE);
+
+    @Option(names = "--shutdownDuration", description = "How long to drain on SIGTERM. Default: ${DEFAULT-VALUE}.")
+    String shutdownDuration = "10s";
+
+    @Option(names = "--grpcTransport", description = "Server for the gRPC ports: helidon or netty. Default: ${DEFAULT-VALUE}.")
+    String grpcTransport = "helidon";
+
+    private Function<String, String> env = System::getenv;
+
+    /** Replaces the process environment; for tests. */
+    DiscoveryCommand withEnv(Function<String, String> env) {
+        this.env = env;
+        return this;
+    }
+
+    @Override
+    public Integer call() {
+        PilotArgs args;
+        try {
+            args = toArgs();
+        } catch (IllegalArgumentException e) {
+            System.err.println("pilot-discovery: invalid arguments: " + e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        return MeshPilotServer.runUntilShutdown(args);
+    }
+
+    /** Turns the raw flags and the environment into validated, immutable args. */
+    PilotArgs toArgs() {
+        Path home = Path.of(System.getProperty("meshpilot.home", "."));
+        String kubeconfigEnv = env.apply("KUBECONFIG");
+        String inPod = env.apply("KUBERNETES_SERVICE_HOST");
+
+        List<String> regs = new ArrayList<>();
+        for (String r : registries) {
+            String t = r.trim();
+            if (t.isEmpty()) {
+                continue;
+            }
+            if (!t.equals("Kubernetes") && !t.equals("Mock")) {
+                throw new IllegalArgumentException("--registries: unknown registry \"" + t + "\" (known: Kubernetes, Mock)");
+            }
+            regs.add(t);
+        }
+        ServerMode mode;
+        String reason;
+        if (!kubeconfig.isBlank()) {
+            mode = ServerMode.KUBERNETES;
+            reason = "--kubeconfig " + kubeconfig;
+        } else if (kubeconfigEnv != null && !kubeconfigEnv.isBlank()) {
+            mode = ServerMode.KUBERNETES;
+            reason = "KUBECONFIG=" + kubeconfigEnv;
+        } else if (inPod != null && !inPod.isBlank()) {
+            mode = ServerMode.KUBERNETES;
+            reason = "running in a pod (KUBERNETES_SERVICE_HOST)";
+        } else {
+            mode = ServerMode.EMBEDDED;
+            reason = "no --kubeconfig, no KUBECONFIG, not in a pod";
+            regs.remove("Kubernetes");
+        }
+
+        Path cfgDir = configDir != null ? (configDir.isBlank() ? null : Path.of(configDir))
+                : mode == ServerMode.EMBEDDED ? home.resolve("etc/config") : null;
+        Path mesh = meshConfig != null ? Path.of(meshConfig) : home.resolve("etc/istio/config/mesh");
+        Path networks = networksConfig != null ? Path.of(networksConfig) : home.resolve("etc/istio/config/meshNetworks");
+        if (cfgDir != null && Files.exists(cfgDir) && !Files.isDirectory(cfgDir)) {
+            throw new IllegalArgumentException("--configDir " + cfgDir + " is not a directory");
+        }
+
+        String ns = namespace != null ? namespace : orDefault(env.apply("POD_NAMESPACE"), "istio-system");
+        String cluster = clusterId != null ? clusterId : orDefault(env.apply("CLUSTER_ID"), "Kubernetes");
+        if (domain.isBlank()) {
+            throw new IllegalArgumentException("--domain must not be empty");
+        }
+
+        var listeners = new PilotArgs.Listeners(
+                ListenAddress.parse("httpAddr", httpAddr),
+                ListenAddress.parse("grpcAddr", grpcAddr),
+                ListenAddress.parse("secureGRPCAddr", secureGrpcAddr),
+                ListenAddress.parse("monitoringAddr", monitoringAddr),
+                ListenAddress.parse("httpsAddr", httpsAddr));
+        GrpcTransportKind transport = switch (grpcTransport.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "helidon" -> GrpcTransportKind.HELIDON;
+            case "netty" -> GrpcTransportKind.NETTY;
+            default -> throw new IllegalArgumentException("--grpcTransport \"" + grpcTransport + "\": expected helidon or netty");
+        };
+        if (transport == GrpcTransportKind.NETTY && (listeners.grpc() == null || listeners.secureGrpc() == null)) {
+            throw new IllegalArgumentException("--grpcTransport netty needs both --grpcAddr and --secureGRPCAddr");
+        }
+
+        var keepalive = new PilotArgs.Keepalive(
+                duration("keepaliveInterval", keepaliveInterval != null ? keepaliveInterval
+                        : orDefault(env.apply("GRPC_KEEPALIVE_INTERVAL"), "30s")),
+                duration("keepaliveTimeout", keepaliveTimeout != null ? keepaliveTimeout
+                        : orDefault(env.apply("GRPC_KEEPALIVE_TIMEOUT"), "10s")),
+                duration("keepaliveMaxServerConnectionAge", keepaliveMaxServerConnectionAge));
+
+        PilotFeatures features = PilotFeatures.fromEnv(env);
+        List<String> ignored = spec == null ? List.of() : spec.commandLine().getUnmatchedArguments();
+        return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, mesh, networks, ns, domain, cluster,
+                listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ignored);
+    }
+
+    private static Duration duration(String flag, String value) {
+        try {
+            Duration d = GoDuration.parse(value);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("must not be negative");
+            }
+            return d;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + flag + " \"" + value + "\": " + e.getMessage());
+        }
+    }
+
+    private static String orDefault(String v, String dflt) {
+        return v == null || v.isBlank() ? dflt : v;
+    }
+}

@@ -1,0 +1,42 @@
+package io.meshpilot.cli;
+
+import io.meshpilot.bootstrap.BuildInfo;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** Entry point: {@code pilot-discovery [discovery|version|request] ...}. */
+@Command(name = "pilot-discovery", mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description = "MeshPilot: an Istio-compatible service-mesh control plane (istiod's pilot-discovery).",
+        subcommands = {DiscoveryCommand.class, VersionCommand.class, RequestCommand.class})
+public final class Main implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] argv) {
+        System.exit(commandLine().execute(argv));
+    }
+
+    /** The configured command tree; tests execute it without exiting the JVM. */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        // istiod accepts unknown flags for compatibility; DiscoveryCommand warns about them.
+        cl.getSubcommands().get("discovery").setUnmatchedArgumentsAllowed(true)
+                .setUnmatchedOptionsArePositionalParams(false);
+        return cl;
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    /** {@code pilot-discovery --version}. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {BuildInfo.current().version()};
+        }
+    }
+}

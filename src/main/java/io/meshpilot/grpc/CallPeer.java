@@ -1,0 +1,27 @@
+package io.meshpilot.grpc;
+
+import io.grpc.Context;
+import java.net.SocketAddress;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Who is on the other end of a gRPC call, the same on either transport: the listener it came
+ * in on, its address, and its verified TLS certificate chain (empty on plaintext or when the
+ * client sent none). Services read it with {@link #current()}; the authenticators of the CA
+ * issue build identities from it.
+ */
+public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Certificate> certificates,
+                       boolean secure) {
+    static final Context.Key<CallPeer> KEY = Context.key("meshpilot.call-peer");
+
+    public CallPeer {
+        certificates = List.copyOf(certificates);
+    }
+
+    /** The peer of the call running on this thread, if it came through our transports. */
+    public static Optional<CallPeer> current() {
+        return Optional.ofNullable(KEY.get());
+    }
+}

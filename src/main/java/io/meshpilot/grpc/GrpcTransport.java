@@ -1,0 +1,19 @@
+package io.meshpilot.grpc;
+
+import java.util.Map;
+
+/**
+ * Hosts {@link GrpcServices} on the plaintext and secure gRPC listeners. Two
+ * implementations serve the same services with the same TLS material: Helidon's gRPC server
+ * (default) and grpc-java's Netty server ({@code --grpcTransport=netty}).
+ */
+public interface GrpcTransport {
+    /** Hands the services to the server(s); called just before Helidon binds its sockets. */
+    void prepare();
+
+    /** After all listeners are bound: listener name to bound port. */
+    Map<String, Integer> boundPorts();
+
+    /** Stops accepting connections and closes the remaining calls. */
+    void stop();
+}

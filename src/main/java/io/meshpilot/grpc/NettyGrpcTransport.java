@@ -1,0 +1,103 @@
+package io.meshpilot.grpc;
+
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.meshpilot.bootstrap.ListenAddress;
+import io.meshpilot.bootstrap.ListenerNames;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.util.GoDuration;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Serves our gRPC services on grpc-java Netty servers bound to --grpcAddr and
+ * --secureGRPCAddr, with istiod's server options (keepalive, connection age, stream and
+ * message limits) and the same TLS material as the Helidon sockets.
+ */
+public final class NettyGrpcTransport implements GrpcTransport {
+    /** istiod: ISTIO_GPRC_MAXSTREAMS and ISTIO_GPRC_MAXRECVMSGSIZE defaults. */
+    static final int MAX_CONCURRENT_STREAMS = 100_000;
+    static final int MAX_INBOUND_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+    private final GrpcServices services;
+    private final PilotArgs args;
+    private final ServingCertificate certificate;
+    private final Map<String, Server> servers = new LinkedHashMap<>();
+
+    public NettyGrpcTransport(GrpcServices services, PilotArgs args, ServingCertificate certificate) {
+        this.services = services;
+        this.args = args;
+        this.certificate = certificate;
+    }
+
+    @Override
+    public void prepare() {
+        start(ListenerNames.GRPC, args.listeners().grpc(), false);
+        start(ListenerNames.GRPC_SECURE, args.listeners().secureGrpc(), true);
+    }
+
+    private void start(String name, ListenAddress address, boolean secure) {
+        NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(address.host(), address.port()))
+                .maxConcurrentCallsPerConnection(MAX_CONCURRENT_STREAMS)
+                .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
+                .keepAliveTime(args.keepalive().interval().toNanos(), TimeUnit.NANOSECONDS)
+                .keepAliveTimeout(args.keepalive().timeout().toNanos(), TimeUnit.NANOSECONDS)
+                .permitKeepAliveTime(args.keepalive().interval().toNanos() / 2, TimeUnit.NANOSECONDS);
+        if (!args.keepalive().maxServerConnectionAge().equals(GoDuration.INFINITE)) {
+            b.maxConnectionAge(args.keepalive().maxServerConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+                    .maxConnectionAgeGrace(10, TimeUnit.SECONDS);
+        }
+        if (secure) {
+            try {
+                SslContext ssl = GrpcSslContexts.forServer(certificate.chainFile().toFile(), certificate.keyFile().toFile())
+                        .trustManager(certificate.certificate())
+                        .clientAuth(ClientAuth.OPTIONAL)
+                        .build();
+                b.sslContext(ssl);
+            } catch (IOException e) {
+                throw new UncheckedIOException("TLS for " + name + ": " + e.getMessage(), e);
+            }
+        }
+        for (ServerServiceDefinition def : services.servicesFor(secure)) {
+            b.addService(ServerInterceptors.intercept(def, services.activeCalls(), PeerInterceptors.netty(name)));
+        }
+        Server server = b.build();
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot bind " + name + " port " + address.port() + " on " + address.host()
+                    + ": " + e.getMessage(), e);
+        }
+        servers.put(name, server);
+    }
+
+    @Override
+    public Map<String, Integer> boundPorts() {
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        servers.forEach((name, s) -> ports.put(name, s.getPort()));
+        return ports;
+    }
+
+    @Override
+    public void stop() {
+        servers.values().forEach(Server::shutdownNow);
+        for (Server s : servers.values()) {
+            try {
+                s.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.meshpilot.mesh;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Watches a few files for changes and calls back with the ones that changed, debounced so an
+ * editor's or Kubernetes' multi-step write (temp file, rename, {@code ..data} symlink swap)
+ * becomes one callback. Watches each file's directory, because the file itself may be
+ * replaced rather than written. Also polls, so a directory created after start or a missed
+ * event is still noticed. One daemon thread; {@link #close()} ends it.
+ */
+public final class FileWatcher implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(FileWatcher.class.getName());
+
+    private final List<Path> files;
+    private final Duration debounce;
+    private final Duration poll;
+    private final Consumer<Set<Path>> onChange;
+    private final WatchService service;
+    private final Thread thread;
+    private volatile boolean closed;
+
+    public FileWatcher(String name, List<Path> files, Duration debounce, Duration poll, Consumer<Set<Path>> onChange)
+            throws IOException {
+        this.files = files.stream().map(p -> p.toAbsolutePath().normalize()).toList();
+        this.debounce = debounce;
+        this.poll = poll;
+        this.onChange = onChange;
+        this.service = FileSystems.getDefault().newWatchService();
+        registerDirectories();
+        this.thread = Thread.ofPlatform().daemon().name("file-watcher-" + name).unstarted(this::loop);
+        thread.start();
+    }
+
+    private final Set<Path> registered = new HashSet<>();
+
+    private void registerDirectories() {
+        for (Path f : files) {
+            Path dir = f.getParent();
+            if (dir != null && !registered.contains(dir) && Files.isDirectory(dir)) {
+                try {
+                    dir.register(service, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
+                            StandardWatchEventKinds.ENTRY_DELETE);
+                    registered.add(dir);
+                } catch (IOException e) {
+                    LOG.log(Level.WARNING, "cannot watch " + dir + ": " + e.getMessage() + " (polling instead)");
+                }
+            }
+        }
+    }
+
+    private void loop() {
+        Snapshot last = Snapshot.of(files);
+        while (!closed) {
+            try {
+                WatchKey key = service.poll(poll.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (key != null) {
+                    key.pollEvents();
+                    key.reset();
+                    // Debounce: keep draining events until the directory is quiet.
+                    WatchKey more;
+                    while ((more = service.poll(debounce.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) != null) {
+                        more.pollEvents();
+                        more.reset();
+                    }
+                }
+                registerDirectories();
+                Snapshot now = Snapshot.of(files);
+                Set<Path> changed = now.changedSince(last);
+                last = now;
+                if (!changed.isEmpty()) {
+                    try {
+                        onChange.accept(changed);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.ERROR, "file change handler failed for " + changed, e);
+                    }
+                }
+            } catch (InterruptedException | ClosedWatchServiceException e) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            service.close();
+        } catch (IOException e) {
+            // closing a watch service does not fail in practice; nothing to recover
+        }
+        thread.interrupt();
+    }
+
+    /** Content fingerprints of the watched files (absent = null). */
+    private record Snapshot(java.util.Map<Path, String> hashes) {
+        static Snapshot of(List<Path> files) {
+            var m = new java.util.HashMap<Path, String>();
+            for (Path f : files) {
+                m.put(f, hash(f));
+            }
+            return new Snapshot(m);
+        }
+
+        Set<Path> changedSince(Snapshot before) {
+            Set<Path> out = new HashSet<>();
+            hashes.forEach((p, h) -> {
+                if (!java.util.Objects.equals(h, before.hashes.get(p))) {
+                    out.add(p);
+                }
+            });
+            return out;
+        }
+
+        private static String hash(Path f) {
+            try {
+                byte[] bytes = Files.readAllBytes(f);
+                var md = java.security.MessageDigest.getInstance("SHA-256");
+                return java.util.HexFormat.of().formatHex(md.digest(bytes));
+            } catch (IOException e) {
+                return null;
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.meshpilot.mesh;
+
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.config.yaml.FieldError;
+import io.meshpilot.config.yaml.ProtoYamlBinder;
+import io.meshpilot.config.yaml.SafeYaml;
+import io.meshpilot.config.yaml.YamlBindingException;
+import io.meshpilot.config.yaml.YamlPaths;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import org.yaml.snakeyaml.nodes.Node;
+
+/**
+ * Reads mesh config and mesh networks YAML as istiod does: the file's fields over Istio's
+ * defaults ({@code mesh/mesh-defaults.yaml}), a missing file meaning all defaults, then the
+ * semantic checks of {@link MeshValidator}. Every error names the file and line.
+ */
+public final class MeshConfigLoader {
+    private static final String DEFAULTS = "/mesh/mesh-defaults.yaml";
+
+    private final ProtoYamlBinder binder = new ProtoYamlBinder();
+    private final MeshConfig defaults;
+
+    public MeshConfigLoader() {
+        try (InputStream in = MeshConfigLoader.class.getResourceAsStream(DEFAULTS)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + DEFAULTS);
+            }
+            defaults = parseMesh("mesh-defaults.yaml", new String(in.readAllBytes(), StandardCharsets.UTF_8),
+                    MeshConfig.newBuilder());
+        } catch (IOException | MeshConfigException e) {
+            throw new IllegalStateException("built-in mesh defaults do not load: " + e.getMessage(), e);
+        }
+    }
+
+    /** Istio's default mesh config. */
+    public MeshConfig defaults() {
+        return defaults;
+    }
+
+    /** Loads {@code file} over the defaults; a missing file yields the defaults. */
+    public MeshConfig loadMesh(Path file) throws MeshConfigException {
+        String text = read(file);
+        return text == null ? defaults : parseMesh(file.toString(), text, defaults.toBuilder());
+    }
+
+    /** Parses mesh config text over the defaults. */
+    public MeshConfig parseMesh(String source, String text) throws MeshConfigException {
+        return parseMesh(source, text, defaults.toBuilder());
+    }
+
+    /** Loads mesh networks; a missing file means no networks. */
+    public MeshNetworks loadNetworks(Path file) throws MeshConfigException {
+        String text = read(file);
+        if (text == null) {
+            return MeshNetworks.getDefaultInstance();
+        }
+        Node root = single(file.toString(), text);
+        MeshNetworks.Builder b = MeshNetworks.newBuilder();
+        bind(file.toString(), root, b);
+        MeshNetworks n = b.build();
+        check(file.toString(), root, MeshValidator.validate(n));
+        return n;
+    }
+
+    private MeshConfig parseMesh(String source, String text, MeshConfig.Builder over) throws MeshConfigException {
+        Node root = single(source, text);
+        // Lists the file sets replace the default lists (a proto merge would append to them);
+        // extension providers are merged by name, the file's winning, as istiod does.
+        var defaultProviders = over.getExtensionProvidersList();
+        for (var field : topLevelFields(root, MeshConfig.getDescriptor())) {
+            if (field.isRepeated() && !field.isMapField()) {
+                over.clearField(field);
+            }
+        }
+        bind(source, root, over);
+        var named = new java.util.HashSet<String>();
+        over.getExtensionProvidersList().forEach(p -> named.add(p.getName()));
+        for (var p : defaultProviders) {
+            if (!named.contains(p.getName()) && !over.getExtensionProvidersList().contains(p)) {
+                over.addExtensionProviders(p);
+            }
+        }
+        MeshConfig mesh = over.build();
+        check(source, root, MeshValidator.validate(mesh));
+        return mesh;
+    }
+
+    private static List<com.google.protobuf.Descriptors.FieldDescriptor> topLevelFields(
+            Node root, com.google.protobuf.Descriptors.Descriptor type) {
+        var out = new java.util.ArrayList<com.google.protobuf.Descriptors.FieldDescriptor>();
+        if (root instanceof org.yaml.snakeyaml.nodes.MappingNode map) {
+            for (var t : map.getValue()) {
+                if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k) {
+                    var f = type.findFieldByName(k.getValue());
+                    if (f == null) {
+                        f = type.getFields().stream().filter(x -> x.getJsonName().equals(k.getValue()))
+                                .findFirst().orElse(null);
+                    }
+                    if (f != null) {
+                        out.add(f);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private void bind(String source, Node root, com.google.protobuf.Message.Builder b) throws MeshConfigException {
+        if (root == null) {
+            return; // empty file: defaults
+        }
+        try {
+            binder.bind(source, root, b);
+        } catch (YamlBindingException e) {
+            throw toException(source, e);
+        }
+    }
+
+    private static void check(String source, Node root, List<MeshValidator.Violation> violations)
+            throws MeshConfigException {
+        if (!violations.isEmpty()) {
+            MeshValidator.Violation v = violations.get(0);
+            String more = violations.size() > 1 ? " (and " + (violations.size() - 1) + " more)" : "";
+            throw new MeshConfigException(source, YamlPaths.line(root, v.path()), v.path() + ": " + v.reason() + more);
+        }
+    }
+
+    private static Node single(String source, String text) throws MeshConfigException {
+        try {
+            List<Node> docs = SafeYaml.documents(source, text);
+            if (docs.size() > 1) {
+                throw new MeshConfigException(source, docs.get(1).getStartMark().getLine() + 1,
+                        "expected one YAML document, found " + docs.size());
+            }
+            return docs.isEmpty() ? null : docs.get(0);
+        } catch (YamlBindingException e) {
+            throw toException(source, e);
+        }
+    }
+
+    private static MeshConfigException toException(String source, YamlBindingException e) {
+        FieldError f = e.first();
+        String more = e.errors().size() > 1 ? " (and " + (e.errors().size() - 1) + " more)" : "";
+        return new MeshConfigException(source, f.line(), (f.path().isEmpty() ? "" : f.path() + ": ") + f.reason() + more);
+    }
+
+    private static String read(Path file) throws MeshConfigException {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new MeshConfigException(file.toString(), 0, "not valid UTF-8");
+        } catch (IOException e) {
+            throw new MeshConfigException(file.toString(), 0, "cannot read: " + e);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.meshpilot.model;
+
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.bootstrap.Component;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.bootstrap.StartupOrder;
+import io.meshpilot.bootstrap.StartupRecorder;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The aggregate API every component reads (istiod's model.Environment): mesh config and
+ * networks, domain suffix, cluster id. Later issues add the trust bundle, config store,
+ * service discovery, endpoint index and the current PushContext. Mesh values are swapped
+ * atomically; readers always see one whole config.
+ */
+@ApplicationScoped
+public class Environment {
+    private final AtomicReference<MeshConfig> mesh = new AtomicReference<>();
+    private final AtomicReference<MeshNetworks> networks = new AtomicReference<>(MeshNetworks.getDefaultInstance());
+    private final List<Runnable> meshHandlers = new CopyOnWriteArrayList<>();
+    private final List<Runnable> networksHandlers = new CopyOnWriteArrayList<>();
+    private volatile String domainSuffix = "cluster.local";
+    private volatile String clusterId = "Kubernetes";
+
+    @Inject
+    StartupRecorder recorder;
+
+    @Inject
+    PilotArgs args;
+
+    void start(@Observes @Priority(StartupOrder.ENVIRONMENT) @Initialized(ApplicationScoped.class) Object event) {
+        recorder.run(Component.ENVIRONMENT, () -> {
+            domainSuffix = args.domainSuffix();
+            clusterId = args.clusterId();
+            return "domainSuffix=" + domainSuffix + " clusterId=" + clusterId;
+        });
+    }
+
+    public MeshConfig mesh() {
+        return mesh.get();
+    }
+
+    public MeshNetworks networks() {
+        return networks.get();
+    }
+
+    public String domainSuffix() {
+        return domainSuffix;
+    }
+
+    public String clusterId() {
+        return clusterId;
+    }
+
+    /** Swaps the mesh config and runs the mesh handlers (a full push, once xDS exists). */
+    public void setMesh(MeshConfig next) {
+        MeshConfig prev = mesh.getAndSet(next);
+        if (prev != null && !prev.equals(next)) {
+            meshHandlers.forEach(Environment::runIsolated);
+        }
+    }
+
+    public void setNetworks(MeshNetworks next) {
+        MeshNetworks prev = networks.getAndSet(next);
+        if (!prev.equals(next)) {
+            networksHandlers.forEach(Environment::runIsolated);
+        }
+    }
+
+    public void addMeshHandler(Runnable handler) {
+        meshHandlers.add(handler);
+    }
+
+    public void addNetworksHandler(Runnable handler) {
+        networksHandlers.add(handler);
+    }
+
+    private static void runIsolated(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            System.getLogger(Environment.class.getName()).log(System.Logger.Level.ERROR, "mesh handler failed", e);
+        }
+    }
+}
