@@ -39,9 +39,10 @@ public class AdminAccess {
     void install(@Observes @Priority(StartupOrder.SERVERS_PREPARE) @Initialized(ApplicationScoped.class) Object event,
                  BeanManager beanManager) {
         ServerCdiExtension server = beanManager.getExtension(ServerCdiExtension.class);
-        server.serverRoutingBuilder().addFilter(new LoopbackFilter());
-        if (args.listeners().monitoring() != null) {
-            server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(new LoopbackFilter());
+        boolean separateMonitoring = args.listeners().monitoring() != null;
+        server.serverRoutingBuilder().addFilter(new LoopbackFilter(separateMonitoring ? "/metrics" : null));
+        if (separateMonitoring) {
+            server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(new LoopbackFilter("/health"));
         }
     }
 
@@ -72,10 +73,24 @@ public class AdminAccess {
         return false;
     }
 
+    /**
+     * Helidon serves its observe endpoints (/metrics, /health) on every listener that has one;
+     * istiod keeps metrics on 15014 and probes on 8080, so the other listener answers 404.
+     */
     private static final class LoopbackFilter implements Filter {
+        private final String notHere;
+
+        LoopbackFilter(String notHere) {
+            this.notHere = notHere;
+        }
+
         @Override
         public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
             String path = req.path().path();
+            if (notHere != null && (path.equals(notHere) || path.startsWith(notHere + "/"))) {
+                res.status(Status.NOT_FOUND_404).send();
+                return;
+            }
             if (isProtected(path) && !isTrusted(req.remotePeer().address())) {
                 LOG.log(Level.WARNING, "admin request refused path=" + path + " remote=" + req.remotePeer().address());
                 res.status(Status.UNAUTHORIZED_401)

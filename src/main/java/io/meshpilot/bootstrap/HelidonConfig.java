@@ -37,10 +37,12 @@ final class HelidonConfig {
         if (l.https() != null) {
             socket(c, i, ListenerNames.WEBHOOK, l.https(), cert);
         }
-        // /metrics belongs to the monitoring listener (istiod's 15014)
-        String metricsSocket = l.monitoring() != null ? ListenerNames.MONITORING : ListenerNames.HTTP;
-        c.put("server.features.observe.observers.metrics.sockets", metricsSocket);
-        c.put("metrics.routing", metricsSocket);
+        // Observe endpoints go on every listener Helidon gives them; AdminAccess then keeps
+        // /metrics to monitoring (istiod's 15014) and /health to http (8080).
+        c.put("server.features.observe.sockets.0", ListenerNames.HTTP);
+        if (l.monitoring() != null) {
+            c.put("server.features.observe.sockets.1", ListenerNames.MONITORING);
+        }
         return c;
     }
 

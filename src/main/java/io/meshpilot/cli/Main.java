@@ -15,6 +15,9 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] argv) {
+        // logging.properties from the jar, before the first log line (Helidon would only
+        // load it when the container starts)
+        io.helidon.logging.common.LogConfig.configureRuntime();
         System.exit(commandLine().execute(argv));
     }
 

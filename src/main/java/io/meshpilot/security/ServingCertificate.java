@@ -80,7 +80,8 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
             Files.createDirectories(dir);
             Path key = dir.resolve("key.pem");
             Path chain = dir.resolve("cert-chain.pem");
-            writeOwnerOnly(key, pem(kp.getPrivate()));
+            // PKCS#8 ("PRIVATE KEY"): what Helidon and Netty read for every key type
+            writeOwnerOnly(key, pem(new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(kp.getPrivate(), null).generate()));
             Files.writeString(chain, pem(cert));
             return new ServingCertificate(cert, kp.getPrivate(), List.copyOf(names), key, chain);
         } catch (IOException e) {

@@ -1,0 +1,79 @@
+package io.meshpilot.bootstrap;
+
+import io.helidon.metrics.api.FunctionalCounter;
+import io.helidon.metrics.api.Gauge;
+import io.helidon.metrics.api.Metrics;
+import io.helidon.metrics.api.Tag;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Process-level metrics on the one Helidon registry: istiod's {@code istiod_uptime_seconds}
+ * and {@code pilot_info}, the {@code process_*} family Prometheus users expect (Helidon only
+ * ships JVM metrics), and the start-up time of each component.
+ */
+@ApplicationScoped
+public class ServerMetrics {
+    @Inject
+    StartupRecorder recorder;
+
+    /** Registered once the components have started, just before readiness turns on. */
+    void register(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
+        long startMillis = ManagementFactory.getRuntimeMXBean().getStartTime();
+        Metrics.getOrCreate(Gauge.builder("istiod_uptime_seconds",
+                        () -> (System.currentTimeMillis() - startMillis) / 1000.0)
+                .description("Current istiod server uptime in seconds"));
+        Metrics.getOrCreate(Gauge.builder("pilot_info", () -> 1)
+                .tags(List.of(Tag.create("version", BuildInfo.current().shortForm())))
+                .description("Pilot version and build information."));
+        Metrics.getOrCreate(Gauge.builder("process_start_time_seconds", () -> startMillis / 1000.0)
+                .description("Start time of the process since unix epoch in seconds."));
+        var os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            Metrics.getOrCreate(FunctionalCounter.builder("process_cpu_seconds", sun,
+                            b -> b.getProcessCpuTime() / 1_000_000_000L)
+                    .description("Total user and system CPU time spent in seconds."));
+        }
+        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+            Metrics.getOrCreate(Gauge.builder("process_open_fds", () -> unix.getOpenFileDescriptorCount())
+                    .description("Number of open file descriptors."));
+            Metrics.getOrCreate(Gauge.builder("process_max_fds", () -> unix.getMaxFileDescriptorCount())
+                    .description("Maximum number of open file descriptors."));
+        }
+        if (Files.isReadable(Path.of("/proc/self/status"))) {
+            Metrics.getOrCreate(Gauge.builder("process_resident_memory_bytes", () -> procStatusBytes("VmRSS:"))
+                    .description("Resident memory size in bytes."));
+            Metrics.getOrCreate(Gauge.builder("process_virtual_memory_bytes", () -> procStatusBytes("VmSize:"))
+                    .description("Virtual memory size in bytes."));
+        }
+        for (StartupRecorder.ComponentStart s : recorder.starts()) {
+            double seconds = s.millis() / 1000.0;
+            Metrics.getOrCreate(Gauge.builder("meshpilot_component_start_seconds", () -> seconds)
+                    .tags(List.of(Tag.create("component", s.component().label())))
+                    .description("Time each start-up component took to start, in seconds."));
+        }
+    }
+
+    /** A "VmRSS:   1234 kB" line of /proc/self/status, in bytes; -1 when unreadable. */
+    private static double procStatusBytes(String key) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith(key)) {
+                    String[] parts = line.substring(key.length()).trim().split("\\s+");
+                    return Long.parseLong(parts[0]) * 1024.0;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+}
