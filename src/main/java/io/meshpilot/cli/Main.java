@@ -30,6 +30,21 @@ public final class Main implements Runnable {
         return cl;
     }
 
+    /**
+     * Parses {@code discovery} flags against the given environment into validated args,
+     * exactly as the command does (used by tests and embedders).
+     */
+    public static io.meshpilot.bootstrap.PilotArgs parseDiscoveryArgs(String[] flags,
+                                                                       java.util.function.Function<String, String> env) {
+        CommandLine cl = commandLine();
+        String[] argv = new String[flags.length + 1];
+        argv[0] = "discovery";
+        System.arraycopy(flags, 0, argv, 1, flags.length);
+        CommandLine.ParseResult result = cl.parseArgs(argv);
+        DiscoveryCommand cmd = (DiscoveryCommand) result.subcommand().commandSpec().userObject();
+        return cmd.withEnv(env).toArgs();
+    }
+
     @Override
     public void run() {
         spec.commandLine().usage(System.out);

@@ -3,6 +3,7 @@ package io.meshpilot.mesh;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.yaml.FieldError;
+import io.meshpilot.config.yaml.ProtoOverlay;
 import io.meshpilot.config.yaml.ProtoYamlBinder;
 import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.config.yaml.YamlBindingException;
@@ -71,45 +72,21 @@ public final class MeshConfigLoader {
 
     private MeshConfig parseMesh(String source, String text, MeshConfig.Builder over) throws MeshConfigException {
         Node root = single(source, text);
-        // Lists the file sets replace the default lists (a proto merge would append to them);
-        // extension providers are merged by name, the file's winning, as istiod does.
+        MeshConfig.Builder doc = MeshConfig.newBuilder();
+        bind(source, root, doc);
+        // Extension providers merge by name, the file's winning, as istiod does.
         var defaultProviders = over.getExtensionProvidersList();
-        for (var field : topLevelFields(root, MeshConfig.getDescriptor())) {
-            if (field.isRepeated() && !field.isMapField()) {
-                over.clearField(field);
-            }
-        }
-        bind(source, root, over);
+        ProtoOverlay.apply(over, doc.build(), root);
         var named = new java.util.HashSet<String>();
         over.getExtensionProvidersList().forEach(p -> named.add(p.getName()));
         for (var p : defaultProviders) {
-            if (!named.contains(p.getName()) && !over.getExtensionProvidersList().contains(p)) {
+            if (named.add(p.getName())) {
                 over.addExtensionProviders(p);
             }
         }
         MeshConfig mesh = over.build();
         check(source, root, MeshValidator.validate(mesh));
         return mesh;
-    }
-
-    private static List<com.google.protobuf.Descriptors.FieldDescriptor> topLevelFields(
-            Node root, com.google.protobuf.Descriptors.Descriptor type) {
-        var out = new java.util.ArrayList<com.google.protobuf.Descriptors.FieldDescriptor>();
-        if (root instanceof org.yaml.snakeyaml.nodes.MappingNode map) {
-            for (var t : map.getValue()) {
-                if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k) {
-                    var f = type.findFieldByName(k.getValue());
-                    if (f == null) {
-                        f = type.getFields().stream().filter(x -> x.getJsonName().equals(k.getValue()))
-                                .findFirst().orElse(null);
-                    }
-                    if (f != null) {
-                        out.add(f);
-                    }
-                }
-            }
-        }
-        return out;
     }
 
     private void bind(String source, Node root, com.google.protobuf.Message.Builder b) throws MeshConfigException {

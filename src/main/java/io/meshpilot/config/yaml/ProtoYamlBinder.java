@@ -125,12 +125,17 @@ public final class ProtoYamlBinder {
                 return;
             }
             Map<OneofDescriptor, String> oneofSeen = new HashMap<>();
+            java.util.Set<String> keys = new java.util.HashSet<>();
             json.beginObject();
             for (NodeTuple t : map.getValue()) {
                 String key = scalarText(t.getKeyNode());
                 String fieldPath = path.isEmpty() ? key : path + "." + key;
                 if (key == null) {
                     error(t.getKeyNode(), path, "keys must be strings");
+                    continue;
+                }
+                if (!keys.add(key)) {
+                    error(t.getKeyNode(), fieldPath, "duplicate key \"" + key + "\"");
                     continue;
                 }
                 FieldDescriptor f = type.findFieldByName(key);
@@ -176,11 +181,16 @@ public final class ProtoYamlBinder {
                     return;
                 }
                 FieldDescriptor valueField = f.getMessageType().findFieldByName("value");
+                java.util.Set<String> keys = new java.util.HashSet<>();
                 json.beginObject();
                 for (NodeTuple t : map.getValue()) {
                     String key = scalarText(t.getKeyNode());
                     if (key == null) {
                         error(t.getKeyNode(), path, "map keys must be scalars");
+                        continue;
+                    }
+                    if (!keys.add(key)) {
+                        error(t.getKeyNode(), path + "[" + key + "]", "duplicate key \"" + key + "\"");
                         continue;
                     }
                     json.name(key);
@@ -384,11 +394,16 @@ public final class ProtoYamlBinder {
         void untyped(Node node, String path, JsonWriter json, int depth) throws IOException {
             count(depth);
             if (node instanceof MappingNode map) {
+                java.util.Set<String> keys = new java.util.HashSet<>();
                 json.beginObject();
                 for (NodeTuple t : map.getValue()) {
                     String key = scalarText(t.getKeyNode());
                     if (key == null) {
                         error(t.getKeyNode(), path, "keys must be scalars");
+                        continue;
+                    }
+                    if (!keys.add(key)) {
+                        error(t.getKeyNode(), path.isEmpty() ? key : path + "." + key, "duplicate key \"" + key + "\"");
                         continue;
                     }
                     json.name(key);

@@ -1,0 +1,114 @@
+package io.meshpilot.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshpilot.bootstrap.GrpcTransportKind;
+import io.meshpilot.bootstrap.ListenAddress;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.bootstrap.ServerMode;
+import io.meshpilot.util.GoDuration;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Flags and env as istiod's pilot-discovery: names, defaults, overrides, errors. */
+class DiscoveryArgsTest {
+    private static PilotArgs parse(Map<String, String> env, String... flags) {
+        return Main.parseDiscoveryArgs(flags, env::get);
+    }
+
+    @Test
+    void defaultsAreIstiodsAndResolveToEmbeddedMode() {
+        PilotArgs a = parse(Map.of());
+        assertEquals(ServerMode.EMBEDDED, a.mode());
+        assertEquals(new ListenAddress("0.0.0.0", 8080), a.listeners().http());
+        assertEquals(new ListenAddress("0.0.0.0", 15010), a.listeners().grpc());
+        assertEquals(new ListenAddress("0.0.0.0", 15012), a.listeners().secureGrpc());
+        assertEquals(new ListenAddress("0.0.0.0", 15014), a.listeners().monitoring());
+        assertEquals(new ListenAddress("0.0.0.0", 15017), a.listeners().https());
+        assertEquals("istio-system", a.namespace());
+        assertEquals("Kubernetes", a.clusterId());
+        assertEquals("cluster.local", a.domainSuffix());
+        assertEquals(Duration.ofSeconds(10), a.shutdownDuration());
+        assertEquals(Duration.ofSeconds(30), a.keepalive().interval());
+        assertEquals(Duration.ofSeconds(10), a.keepalive().timeout());
+        assertEquals(GoDuration.INFINITE, a.keepalive().maxServerConnectionAge());
+        assertEquals(GrpcTransportKind.HELIDON, a.grpcTransport());
+        assertEquals(List.of(), a.registries(), "no Kubernetes configured: ServiceEntry registry only");
+        Path home = Path.of(System.getProperty("meshpilot.home", "."));
+        assertEquals(home.resolve("etc/config"), a.configDir());
+        assertEquals(home.resolve("etc/istio/config/mesh"), a.meshConfigFile());
+        assertEquals(Duration.ofMillis(100), a.features().debounceAfter());
+        assertEquals(Duration.ofSeconds(10), a.features().debounceMax());
+        assertTrue(a.features().pushThrottle() >= 20 && a.features().pushThrottle() <= 100);
+        assertEquals(Duration.ofHours(24), a.features().defaultWorkloadCertTtl());
+        assertEquals(Duration.ofDays(90), a.features().maxWorkloadCertTtl());
+    }
+
+    @Test
+    void kubernetesIsDetectedFromFlagEnvOrPod() {
+        assertEquals(ServerMode.KUBERNETES, parse(Map.of(), "--kubeconfig", "/tmp/kc").mode());
+        assertEquals(ServerMode.KUBERNETES, parse(Map.of("KUBECONFIG", "/tmp/kc")).mode());
+        PilotArgs inPod = parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1"));
+        assertEquals(ServerMode.KUBERNETES, inPod.mode());
+        assertEquals(List.of("Kubernetes"), inPod.registries());
+        assertNull(inPod.configDir(), "with Kubernetes, config comes from CRDs unless --configDir is given");
+    }
+
+    @Test
+    void envOverridesAsIstiod() {
+        Map<String, String> env = new HashMap<>();
+        env.put("POD_NAMESPACE", "mesh-system");
+        env.put("CLUSTER_ID", "east");
+        env.put("PILOT_DEBOUNCE_AFTER", "250ms");
+        env.put("PILOT_PUSH_THROTTLE", "7");
+        env.put("GRPC_KEEPALIVE_INTERVAL", "1m");
+        PilotArgs a = parse(env);
+        assertEquals("mesh-system", a.namespace());
+        assertEquals("east", a.clusterId());
+        assertEquals(Duration.ofMillis(250), a.features().debounceAfter());
+        assertEquals(7, a.features().pushThrottle());
+        assertEquals(Duration.ofMinutes(1), a.keepalive().interval());
+        // an explicit flag wins over the env default
+        assertEquals("other", parse(env, "-n", "other").namespace());
+    }
+
+    @Test
+    void listenAddressesAcceptIstiodForms() {
+        PilotArgs a = parse(Map.of(), "--httpAddr", "127.0.0.1:0", "--grpcAddr", "", "--monitoringAddr", "[::1]:9000");
+        assertEquals(new ListenAddress("127.0.0.1", 0), a.listeners().http());
+        assertNull(a.listeners().grpc(), "empty grpcAddr: gRPC is multiplexed on the http port");
+        assertEquals(new ListenAddress("::1", 9000), a.listeners().monitoring());
+    }
+
+    @Test
+    void unknownFlagsAreKeptForAWarningNotAnError() {
+        PilotArgs a = parse(Map.of(), "--resync=60s", "--plugins", "authn", "--domain", "example.org");
+        assertEquals("example.org", a.domainSuffix());
+        assertTrue(a.ignoredArguments().contains("--resync=60s"), a.ignoredArguments().toString());
+        assertTrue(a.ignoredArguments().contains("--plugins"), a.ignoredArguments().toString());
+    }
+
+    @Test
+    void badValuesNameTheFlagOrVariable() {
+        var e1 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--shutdownDuration", "10"));
+        assertTrue(e1.getMessage().contains("--shutdownDuration"), e1.getMessage());
+        var e2 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--httpAddr", "localhost"));
+        assertTrue(e2.getMessage().contains("--httpAddr"), e2.getMessage());
+        var e3 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of("PILOT_DEBOUNCE_MAX", "soon")));
+        assertTrue(e3.getMessage().contains("PILOT_DEBOUNCE_MAX"), e3.getMessage());
+        var e4 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--grpcTransport", "okhttp"));
+        assertTrue(e4.getMessage().contains("--grpcTransport"), e4.getMessage());
+        var e5 = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of(), "--grpcTransport", "netty", "--grpcAddr", ""));
+        assertTrue(e5.getMessage().contains("netty"), e5.getMessage());
+        var e6 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--registries", "Consul"));
+        assertTrue(e6.getMessage().contains("Consul"), e6.getMessage());
+    }
+}

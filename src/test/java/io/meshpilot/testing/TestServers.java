@@ -1,0 +1,39 @@
+package io.meshpilot.testing;
+
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.cli.Main;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts MeshPilot in this JVM exactly as {@code pilot-discovery discovery} does (same flag
+ * parsing, same start path), on ephemeral loopback ports, with mesh files in a test folder.
+ */
+public final class TestServers {
+    private TestServers() {
+    }
+
+    /** Flags for ephemeral loopback listeners plus mesh files under {@code dir}, then {@code extra}. */
+    public static List<String> flags(Path dir, String... extra) {
+        List<String> f = new ArrayList<>(List.of(
+                "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
+                "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
+                "--meshConfig", dir.resolve("mesh").toString(),
+                "--networksConfig", dir.resolve("meshNetworks").toString(),
+                "--configDir", dir.resolve("config").toString()));
+        f.addAll(List.of(extra));
+        return f;
+    }
+
+    /** Parses flags through the real CLI, with {@code env} as the whole environment. */
+    public static PilotArgs args(List<String> flags, Map<String, String> env) {
+        return Main.parseDiscoveryArgs(flags.toArray(String[]::new), env::get);
+    }
+
+    public static MeshPilotServer start(Path dir, String... extra) throws MeshPilotServer.StartupFailure {
+        return MeshPilotServer.start(args(flags(dir, extra), Map.of()));
+    }
+}
