@@ -47,6 +47,18 @@ public class Servers {
         startedAt = Instant.now();
         t0 = System.nanoTime();
         helidon = beanManager.getExtension(ServerCdiExtension.class);
+        // Helidon copies the default HTTP routing (our JAX-RS apps) onto every named socket
+        // that has none of its own; the gRPC and webhook sockets must not serve the admin API.
+        PilotArgs.Listeners l = args.listeners();
+        if (args.grpcTransport() == GrpcTransportKind.HELIDON && l.grpc() != null) {
+            helidon.serverNamedRoutingBuilder(ListenerNames.GRPC);
+        }
+        if (args.grpcTransport() == GrpcTransportKind.HELIDON && l.secureGrpc() != null) {
+            helidon.serverNamedRoutingBuilder(ListenerNames.GRPC_SECURE);
+        }
+        if (l.https() != null) {
+            helidon.serverNamedRoutingBuilder(ListenerNames.WEBHOOK);
+        }
         transport = args.grpcTransport() == GrpcTransportKind.NETTY
                 ? new NettyGrpcTransport(grpcServices, args, servingCertificate)
                 : new HelidonGrpcTransport(helidon, grpcServices, args);
@@ -60,12 +72,25 @@ public class Servers {
     void bound(@Observes @Priority(StartupOrder.SERVERS_BOUND) @Initialized(ApplicationScoped.class) Object event) {
         Map<String, Integer> p = new LinkedHashMap<>();
         PilotArgs.Listeners l = args.listeners();
+        // Helidon does not fail when a socket cannot bind: its port reads -1.
+        for (var e : l.byName().entrySet()) {
+            boolean helidonSocket = args.grpcTransport() == GrpcTransportKind.HELIDON
+                    || !(e.getKey().equals(ListenerNames.GRPC) || e.getKey().equals(ListenerNames.GRPC_SECURE));
+            if (e.getValue() != null && helidonSocket) {
+                int bound = e.getKey().equals(ListenerNames.HTTP) ? helidon.port() : helidon.port(e.getKey());
+                if (bound < 0) {
+                    throw new ComponentStartException(Component.SERVERS, "cannot bind the "
+                            + ListenerNames.display(e.getKey()) + " listener on " + e.getValue()
+                            + " (port " + e.getValue().port() + "): address already in use or not available", null);
+                }
+            }
+        }
         int http = helidon.port();
         p.put(ListenerNames.display(ListenerNames.HTTP), http);
         p.putAll(transport.boundPorts());
         p.put(ListenerNames.MONITORING, l.monitoring() == null ? http : helidon.port(ListenerNames.MONITORING));
         p.put(ListenerNames.WEBHOOK, l.https() == null ? http : helidon.port(ListenerNames.WEBHOOK));
-        ports = Map.copyOf(p);
+        ports = java.util.Collections.unmodifiableMap(p);
         double ms = (System.nanoTime() - t0) / 1e6;
         recorder.completed(Component.SERVERS, startedAt, ms, p.entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "))

@@ -1,0 +1,174 @@
+package io.meshpilot.bootstrap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshpilot.mesh.MeshConfigException;
+import io.meshpilot.mesh.MeshWatcher;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.PrometheusTextParser;
+import io.meshpilot.testing.TestServers;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One embedded server, started as the CLI starts it, checked from the outside over HTTP. */
+class EmbeddedServerTest {
+    @TempDir
+    static Path dir;
+    static MeshPilotServer server;
+    static final Jsonb JSON = JsonbBuilder.create();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Files.writeString(dir.resolve("mesh"), "trustDomain: first.example\n");
+        server = TestServers.start(dir);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static int port(String listener) {
+        return server.ports().get(listener);
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> json(Http.Reply r) {
+        return JSON.fromJson(r.body(), Map.class);
+    }
+
+    @Test
+    void componentsStartInDesignOrder() {
+        List<Component> started = server.bean(StartupRecorder.class).starts().stream()
+                .map(StartupRecorder.ComponentStart::component).toList();
+        // The order of DESIGN section 3 is the declaration order of Component.
+        List<Component> sorted = started.stream().sorted().toList();
+        assertEquals(sorted, started, "components must start in DESIGN order");
+        assertEquals(started.stream().distinct().count(), started.size(), "each component starts once");
+        // what exists in this build: every one of them must have started
+        assertTrue(started.containsAll(List.of(Component.ARGS, Component.ENVIRONMENT, Component.MESH_WATCHERS,
+                Component.CA, Component.SERVERS, Component.START_FUNCTIONS)), started.toString());
+        assertEquals(Component.START_FUNCTIONS, started.get(started.size() - 1));
+        assertEquals(Arrays.asList(Component.values()).indexOf(Component.ARGS), 0);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void serverInfoReportsTheBoundPorts() throws Exception {
+        Http.Reply r = Http.get(port("http"), "/api/v1/server");
+        assertEquals(200, r.status());
+        Map<String, Object> info = json(r);
+        assertEquals("embedded", info.get("mode"));
+        Map<String, Map<String, Object>> listeners = (Map<String, Map<String, Object>>) info.get("listeners");
+        assertEquals(java.util.Set.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), listeners.keySet());
+        for (var e : listeners.entrySet()) {
+            int p = ((Number) e.getValue().get("port")).intValue();
+            assertEquals(server.ports().get(e.getKey()), p);
+            assertNotEquals(0, p, e.getKey() + " was asked for :0 and must report the real port");
+            try (Socket s = new Socket("127.0.0.1", p)) {
+                assertTrue(s.isConnected(), e.getKey() + " accepts connections on " + p);
+            }
+        }
+        assertEquals(true, info.get("ready"));
+        List<Map<String, Object>> comps = (List<Map<String, Object>>) info.get("components");
+        assertEquals("args", comps.get(0).get("name"));
+    }
+
+    @Test
+    void readinessAndHealthAgree() {
+        Http.Reply ready = Http.get(port("http"), "/ready");
+        assertEquals(200, ready.status());
+        assertEquals(Map.of("status", "ready", "failing", List.of()), json(ready));
+        Http.Reply health = Http.get(port("http"), "/health/ready");
+        assertEquals(200, health.status());
+        assertEquals("UP", json(health).get("status"));
+        assertEquals(200, Http.get(port("http"), "/health/live").status());
+    }
+
+    @Test
+    void listenersServeWhatIstiodServesThere() {
+        assertEquals(200, Http.get(port("monitoring"), "/metrics").status());
+        assertEquals(404, Http.get(port("http"), "/metrics").status(), "/metrics belongs to the monitoring port");
+        assertEquals(200, Http.get(port("monitoring"), "/version").status());
+        assertEquals(404, Http.get(port("monitoring"), "/health/ready").status(), "probes belong to the http port");
+        for (String listener : List.of("http", "monitoring")) {
+            Http.Reply list = Http.get(port(listener), "/debug/list");
+            assertEquals(200, list.status());
+            assertEquals(List.of("mesh"), JSON.fromJson(list.body(), List.class));
+        }
+    }
+
+    @Test
+    void metricsParseStrictly() {
+        Http.Reply r = Http.get(port("monitoring"), "/metrics");
+        var families = PrometheusTextParser.parse(r.body());
+        assertTrue(families.containsKey("istiod_uptime_seconds"), families.keySet().toString());
+        assertTrue(families.containsKey("process_cpu_seconds_total"), families.keySet().toString());
+        assertTrue(families.containsKey("process_open_fds"), families.keySet().toString());
+        assertTrue(families.containsKey("memory_usedHeap_bytes"), "JVM metrics: " + families.keySet());
+        var startup = families.get("meshpilot_component_start_seconds");
+        assertTrue(startup.samples().stream().anyMatch(s -> "mesh-watchers".equals(s.labels().get("component"))));
+        assertEquals("gauge", families.get("pilot_info").type());
+    }
+
+    @Test
+    void meshConfigChangesApplyAndBadChangesAreRejected() throws Exception {
+        MeshWatcher watcher = server.bean(MeshWatcher.class);
+        LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+        MeshWatcher.Listener l = new MeshWatcher.Listener() {
+            @Override
+            public void applied(MeshWatcher.Kind kind, Path file) {
+                events.add(kind);
+            }
+
+            @Override
+            public void rejected(MeshWatcher.Kind kind, Path file, MeshConfigException error) {
+                events.add(error);
+            }
+        };
+        watcher.addListener(l);
+        try {
+            int http = port("http");
+            assertTrue(Http.get(http, "/debug/mesh").body().contains("\"trustDomain\":\"first.example\""));
+
+            // a valid change: atomic replace, as editors and Kubernetes do
+            Path tmp = dir.resolve(".mesh.tmp");
+            Files.writeString(tmp, "trustDomain: second.example\nrootNamespace: ops\n");
+            Files.move(tmp, dir.resolve("mesh"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            assertEquals(MeshWatcher.Kind.MESH, events.poll(30, TimeUnit.SECONDS));
+            String mesh = Http.get(http, "/debug/mesh").body();
+            assertTrue(mesh.contains("\"trustDomain\":\"second.example\""), mesh);
+            assertTrue(mesh.contains("\"rootNamespace\":\"ops\""), mesh);
+
+            // an invalid change: logged with file and line, previous config stays
+            Files.writeString(dir.resolve("mesh"), "trustDomain: third.example\nproxyListenPort: nope\n");
+            Object ev = events.poll(30, TimeUnit.SECONDS);
+            assertTrue(ev instanceof MeshConfigException, String.valueOf(ev));
+            MeshConfigException err = (MeshConfigException) ev;
+            assertEquals(2, err.line());
+            assertTrue(err.file().endsWith("mesh"));
+            assertEquals(mesh, Http.get(http, "/debug/mesh").body(), "the previous mesh config stays in force");
+            assertFalse(Http.get(http, "/debug/mesh").body().contains("third.example"));
+            assertEquals(err, watcher.lastRejection());
+        } finally {
+            watcher.removeListener(l);
+        }
+    }
+}

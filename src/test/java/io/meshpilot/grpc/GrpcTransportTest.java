@@ -1,0 +1,71 @@
+package io.meshpilot.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.testing.TestServers;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Both gRPC transports serve the same services on 15010 (plaintext) and 15012 (TLS with the
+ * serving certificate): the standard health service answers SERVING, and the peer seam
+ * reports listener, TLS state and the client's certificate the same way.
+ */
+class GrpcTransportTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"helidon", "netty"})
+    void healthAndPeerOnBothPorts(String transport, @TempDir Path dir) throws Exception {
+        try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport)) {
+            ServingCertificate cert = server.bean(ServingCertificate.class);
+            int plain = server.ports().get("grpc");
+            int secure = server.ports().get("grpc-secure");
+
+            ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", plain).usePlaintext().build();
+            // TLS: trust the serving certificate, present it as the client certificate too (the
+            // server trusts it until the CA issue brings a real trust bundle).
+            ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", secure)
+                    .sslContext(GrpcSslContexts.forClient()
+                            .trustManager(cert.chainFile().toFile())
+                            .keyManager(cert.chainFile().toFile(), cert.keyFile().toFile())
+                            .build())
+                    .build();
+            try {
+                for (ManagedChannel ch : new ManagedChannel[] {plaintext, tls}) {
+                    String which = transport + (ch == tls ? " grpc-secure" : " grpc");
+                    ServingStatus status;
+                    try {
+                        status = HealthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
+                                .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+                    } catch (io.grpc.StatusRuntimeException e) {
+                        throw new AssertionError(which + ": " + e.getStatus(), e);
+                    }
+                    assertEquals(ServingStatus.SERVING, status, which);
+                }
+                String plainPeer = ClientCalls.blockingUnaryCall(plaintext, PeerEchoService.WHO,
+                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
+                assertTrue(plainPeer.startsWith("grpc|secure=false|certs=0|remote=/127.0.0.1:"), plainPeer);
+                String tlsPeer = ClientCalls.blockingUnaryCall(tls, PeerEchoService.WHO,
+                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
+                assertTrue(tlsPeer.startsWith("grpc-secure|secure=true|certs=1|"), tlsPeer);
+                assertTrue(tlsPeer.contains("CN=istiod.istio-system.svc"), tlsPeer);
+            } finally {
+                plaintext.shutdownNow();
+                tls.shutdownNow();
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.meshpilot.grpc;
+
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.stub.ServerCalls;
+import io.meshpilot.bootstrap.StartupOrder;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A test-only gRPC service, registered like a real component does, that answers with what
+ * {@link CallPeer#current()} says about the caller. Lets tests check the peer seam on both
+ * transports without a generated stub.
+ */
+@ApplicationScoped
+public class PeerEchoService {
+    public static final MethodDescriptor<String, String> WHO = MethodDescriptor.<String, String>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("meshpilot.test.PeerEcho/Who")
+            .setRequestMarshaller(new Utf8())
+            .setResponseMarshaller(new Utf8())
+            .build();
+
+    @Inject
+    GrpcServices services;
+
+    void register(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object e) {
+        services.register(() -> ServerServiceDefinition.builder("meshpilot.test.PeerEcho")
+                .addMethod(WHO, ServerCalls.asyncUnaryCall((req, out) -> {
+                    String answer = CallPeer.current().map(p -> p.listener() + "|secure=" + p.secure()
+                            + "|certs=" + p.certificates().size()
+                            + (p.certificates().isEmpty() ? "" : "|" + p.certificates().get(0).getSubjectX500Principal().getName())
+                            + "|remote=" + p.remoteAddress()).orElse("no peer");
+                    out.onNext(answer);
+                    out.onCompleted();
+                }))
+                .build(), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+    }
+
+    /** UTF-8 string marshaller. */
+    static final class Utf8 implements MethodDescriptor.Marshaller<String> {
+        @Override
+        public InputStream stream(String value) {
+            return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public String parse(InputStream stream) {
+            try {
+                // Helidon's gRPC stream never signals end-of-stream to readAllBytes(); like
+                // protobuf's marshaller, trust the length of a KnownLength stream.
+                if (stream instanceof io.grpc.KnownLength) {
+                    return new String(stream.readNBytes(stream.available()), StandardCharsets.UTF_8);
+                }
+                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+}
