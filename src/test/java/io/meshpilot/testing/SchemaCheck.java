@@ -23,7 +23,7 @@ public final class SchemaCheck {
     }
 
     @SuppressWarnings("unchecked")
-    Map<String, Object> resolve(Map<String, Object> schema) {
+    public Map<String, Object> resolve(Map<String, Object> schema) {
         Object ref = schema.get("$ref");
         if (ref == null) {
             return schema;
