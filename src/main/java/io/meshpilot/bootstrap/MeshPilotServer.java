@@ -46,8 +46,25 @@ public final class MeshPilotServer implements AutoCloseable {
         }
     }
 
-    /** Runs until SIGTERM/SIGINT, drains, and returns the process exit code. */
+    /**
+     * Runs until SIGTERM/SIGINT, drains, and returns the process exit code. The signal
+     * handler is installed before start-up, so a signal that arrives while starting still
+     * leads to an orderly stop; a second signal exits at once.
+     */
     public static int runUntilShutdown(PilotArgs args) {
+        CountDownLatch signalled = new CountDownLatch(1);
+        AtomicBoolean once = new AtomicBoolean();
+        sun.misc.SignalHandler handler = sig -> {
+            if (!once.compareAndSet(false, true)) {
+                LOG.log(Level.WARNING, "second SIG" + sig.getName() + ": exiting without draining");
+                Runtime.getRuntime().halt(ExitCodes.FORCED);
+            }
+            LOG.log(Level.INFO, "SIG" + sig.getName() + " received: shutting down (drain up to "
+                    + args.shutdownDuration().toMillis() + " ms)");
+            signalled.countDown();
+        };
+        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
+        sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
         MeshPilotServer s;
         try {
             s = start(args);
@@ -56,30 +73,12 @@ public final class MeshPilotServer implements AutoCloseable {
             System.err.println("pilot-discovery: start-up failed: " + e.getMessage());
             return ExitCodes.FAILURE;
         }
-        CountDownLatch done = new CountDownLatch(1);
-        AtomicBoolean signalled = new AtomicBoolean();
-        sun.misc.SignalHandler handler = sig -> {
-            if (!signalled.compareAndSet(false, true)) {
-                LOG.log(Level.WARNING, "second SIG" + sig.getName() + ": exiting without draining");
-                Runtime.getRuntime().halt(ExitCodes.FORCED);
-            }
-            LOG.log(Level.INFO, "SIG" + sig.getName() + " received: shutting down (drain up to "
-                    + args.shutdownDuration().toMillis() + " ms)");
-            Thread.ofPlatform().name("shutdown").start(() -> {
-                try {
-                    s.shutdown(args.shutdownDuration());
-                } finally {
-                    done.countDown();
-                }
-            });
-        };
-        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-        sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
         try {
-            done.await();
+            signalled.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        s.shutdown(args.shutdownDuration());
         LOG.log(Level.INFO, "stopped");
         return ExitCodes.OK;
     }

@@ -63,7 +63,10 @@ public class Servers {
                 ? new NettyGrpcTransport(grpcServices, args, servingCertificate)
                 : new HelidonGrpcTransport(helidon, grpcServices, args);
         try {
+            checkPortsFree(l);
             transport.prepare();
+        } catch (ComponentStartException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new ComponentStartException(Component.SERVERS, StartupRecorder.oneLine(e), e);
         }
@@ -79,9 +82,9 @@ public class Servers {
             if (e.getValue() != null && helidonSocket) {
                 int bound = e.getKey().equals(ListenerNames.HTTP) ? helidon.port() : helidon.port(e.getKey());
                 if (bound < 0) {
-                    throw new ComponentStartException(Component.SERVERS, "cannot bind the "
-                            + ListenerNames.display(e.getKey()) + " listener on " + e.getValue()
-                            + " (port " + e.getValue().port() + "): address already in use or not available", null);
+                    throw new ComponentStartException(Component.SERVERS, "a listener could not bind (taken while "
+                            + "starting?); asked for " + l.byName().entrySet().stream().filter(x -> x.getValue() != null)
+                            .map(x -> ListenerNames.display(x.getKey()) + "=" + x.getValue()).toList(), null);
                 }
             }
         }
@@ -95,6 +98,27 @@ public class Servers {
         recorder.completed(Component.SERVERS, startedAt, ms, p.entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "))
                 + " grpcTransport=" + args.grpcTransport().name().toLowerCase());
+    }
+
+    /**
+     * Names the listener whose fixed port is taken before anything binds: Helidon reports a
+     * failed bind only as port -1 on every socket, which cannot say which one failed.
+     */
+    private static void checkPortsFree(PilotArgs.Listeners listeners) {
+        for (var e : listeners.byName().entrySet()) {
+            ListenAddress a = e.getValue();
+            if (a == null || a.port() == 0) {
+                continue;
+            }
+            try (var probe = new java.net.ServerSocket()) {
+                probe.setReuseAddress(true);
+                probe.bind(new java.net.InetSocketAddress(a.host(), a.port()));
+            } catch (java.io.IOException ex) {
+                throw new ComponentStartException(Component.SERVERS, "cannot bind the "
+                        + ListenerNames.display(e.getKey()) + " listener on " + a + " (port " + a.port() + "): "
+                        + ex.getMessage(), ex);
+            }
+        }
     }
 
     /** Bound port per listener: http, grpc, grpc-secure, monitoring, webhook. */
