@@ -52,3 +52,9 @@ meshpilot_jvm_flags() {
 meshpilot_mvn() {
   "$MESHPILOT_HOME/mvnw" -B -q "$@"
 }
+
+# JDK plus Maven's own JVM flags (Maven runs on that JDK; the flags keep JDK 23+ quiet).
+meshpilot_setup() {
+  meshpilot_find_jdk || return 1
+  export MAVEN_OPTS="${MAVEN_OPTS:-$(meshpilot_jvm_flags)}"
+}
