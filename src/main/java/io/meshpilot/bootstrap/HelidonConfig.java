@@ -12,6 +12,7 @@ import java.util.Map;
 final class HelidonConfig {
     /** Above MP's system properties (400): the flags decide. */
     static final String ORDINAL = "1000";
+    static final String SHUTDOWN_GRACE = "PT0.1S";
 
     private HelidonConfig() {
     }
@@ -22,6 +23,9 @@ final class HelidonConfig {
         PilotArgs.Listeners l = args.listeners();
         c.put("server.host", l.http().host());
         c.put("server.port", Integer.toString(l.http().port()));
+        // Our shutdown has drained already (--shutdownDuration); Helidon's own per-listener
+        // grace (0.5 s each, one listener after another) would only add to it.
+        c.put("server.shutdown-grace-period", SHUTDOWN_GRACE);
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {
@@ -52,6 +56,7 @@ final class HelidonConfig {
         c.put(p + "name", name);
         c.put(p + "host", address.host());
         c.put(p + "port", Integer.toString(address.port()));
+        c.put(p + "shutdown-grace-period", SHUTDOWN_GRACE);
         if (cert != null) {
             c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
             c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());

@@ -145,6 +145,39 @@ class ProcessLifecycleIT {
     }
 
     @Test
+    void aSecondSigtermExitsAtOnce(@TempDir Path dir) throws Exception {
+        try (ServerProcess p = ServerProcess.jar(Map.of(), flags(dir, "--shutdownDuration", "60s"))) {
+            Map<String, Integer> ports = p.awaitPorts(START);
+            p.await(READY, START);
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", ports.get("grpc")).usePlaintext().build();
+            LinkedBlockingQueue<HealthCheckResponse.ServingStatus> watch = new LinkedBlockingQueue<>();
+            HealthGrpc.newStub(ch).watch(HealthCheckRequest.getDefaultInstance(), new StreamObserver<>() {
+                @Override
+                public void onNext(HealthCheckResponse r) {
+                    watch.add(r.getStatus());
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                }
+
+                @Override
+                public void onCompleted() {
+                }
+            });
+            assertEquals(HealthCheckResponse.ServingStatus.SERVING, watch.poll(20, TimeUnit.SECONDS));
+            p.process().toHandle().destroy();
+            p.await(Pattern.compile("draining: readiness off"), Duration.ofSeconds(20));
+            p.process().toHandle().destroy();
+            // far sooner than the 60 s drain the first signal started
+            int code = p.awaitExit(Duration.ofSeconds(20));
+            assertEquals(143, code, p.output());
+            assertTrue(p.output().contains("exiting without draining"), p.output());
+            ch.shutdownNow();
+        }
+    }
+
+    @Test
     void versionAndRequestCommands(@TempDir Path dir) throws Exception {
         try (ServerProcess v = ServerProcess.jar(Map.of(), "version")) {
             assertEquals(0, v.awaitExit(START));
