@@ -41,6 +41,28 @@ class ProcessLifecycleIT {
         return f.toArray(String[]::new);
     }
 
+    /** Opens a gRPC health Watch (a long-lived stream, like a proxy's); statuses, then "closed". */
+    static LinkedBlockingQueue<Object> healthWatch(ManagedChannel ch) {
+        LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+        HealthGrpc.newStub(ch).watch(HealthCheckRequest.getDefaultInstance(), new StreamObserver<>() {
+            @Override
+            public void onNext(HealthCheckResponse r) {
+                events.add(r.getStatus());
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                events.add("closed");
+            }
+
+            @Override
+            public void onCompleted() {
+                events.add("closed");
+            }
+        });
+        return events;
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void twoInstancesRunSideBySideEachWithItsOwnPorts(@TempDir Path dir) throws Exception {
@@ -108,23 +130,7 @@ class ProcessLifecycleIT {
 
             // An open gRPC stream, as a connected proxy has: the drain waits for it.
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", ports.get("grpc")).usePlaintext().build();
-            LinkedBlockingQueue<Object> watch = new LinkedBlockingQueue<>();
-            HealthGrpc.newStub(ch).watch(HealthCheckRequest.getDefaultInstance(), new StreamObserver<>() {
-                @Override
-                public void onNext(HealthCheckResponse r) {
-                    watch.add(r.getStatus());
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    watch.add("closed");
-                }
-
-                @Override
-                public void onCompleted() {
-                    watch.add("closed");
-                }
-            });
+            LinkedBlockingQueue<Object> watch = healthWatch(ch);
             assertEquals(HealthCheckResponse.ServingStatus.SERVING, watch.poll(20, TimeUnit.SECONDS));
 
             long signalled = System.nanoTime();
@@ -150,21 +156,7 @@ class ProcessLifecycleIT {
             Map<String, Integer> ports = p.awaitPorts(START);
             p.await(READY, START);
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", ports.get("grpc")).usePlaintext().build();
-            LinkedBlockingQueue<HealthCheckResponse.ServingStatus> watch = new LinkedBlockingQueue<>();
-            HealthGrpc.newStub(ch).watch(HealthCheckRequest.getDefaultInstance(), new StreamObserver<>() {
-                @Override
-                public void onNext(HealthCheckResponse r) {
-                    watch.add(r.getStatus());
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                }
-
-                @Override
-                public void onCompleted() {
-                }
-            });
+            LinkedBlockingQueue<Object> watch = healthWatch(ch);
             assertEquals(HealthCheckResponse.ServingStatus.SERVING, watch.poll(20, TimeUnit.SECONDS));
             p.process().toHandle().destroy();
             p.await(Pattern.compile("draining: readiness off"), Duration.ofSeconds(20));
