@@ -25,6 +25,9 @@ public class DebugResource {
     @Inject
     Environment environment;
 
+    @Inject
+    io.meshpilot.config.ConfigController configs;
+
     /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
     @GET
     @Path("list")
@@ -41,6 +44,18 @@ public class DebugResource {
         JsonFormat.Printer printer = JsonFormat.printer();
         String json = printer.print(environment.mesh());
         return pretty == null ? compact(json) : json;
+    }
+
+    /** {@code /debug/configz}: every config object, as Kubernetes objects (istiod's shape). */
+    @GET
+    @Path("configz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String configz() {
+        java.util.List<io.meshpilot.config.Config> all = new java.util.ArrayList<>();
+        for (io.meshpilot.config.Schema s : configs.schemas().all()) {
+            all.addAll(configs.store().list(s.kind(), null));
+        }
+        return io.meshpilot.config.ConfigJson.toJson(all).toString();
     }
 
     static List<String> endpointNames() {

@@ -49,6 +49,14 @@ class OpenApiContractTest {
     static void start() throws Exception {
         spec = new Yaml().load(Files.readString(java.nio.file.Path.of(System.getProperty("meshpilot.home", "."),
                 "openapi/openapi.yaml")));
+        // the embedded default config, so the config endpoints answer with real objects
+        java.nio.file.Path config = Files.createDirectories(dir.resolve("config"));
+        java.nio.file.Path home = java.nio.file.Path.of(System.getProperty("meshpilot.home", "."));
+        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
+            for (java.nio.file.Path f : files.toList()) {
+                Files.copy(f, config.resolve(f.getFileName()));
+            }
+        }
         server = TestServers.start(dir);
     }
 
@@ -110,9 +118,16 @@ class OpenApiContractTest {
         int checked = 0;
         for (String entry : documented()) {
             String[] parts = entry.split(" ");
+            if (!parts[0].equals("GET")) {
+                continue; // writes are exercised against their documented responses in ConfigApiTest
+            }
             String path = parts[1];
             int port = server.ports().get(parts[2]);
-            Http.Reply reply = Http.get(port, path);
+            String url = path.contains("{") ? (String) paths.get(path).get("x-meshpilot-example") : path;
+            assertTrue(url != null, path + " is templated: it needs an x-meshpilot-example to call");
+            Http.Reply reply = Http.get(port, url);
+            assertTrue(reply.status() >= 200 && reply.status() < 300,
+                    entry + " should answer 2xx on the embedded config, got " + reply.status() + ": " + reply.body());
             Map<String, Object> op = (Map<String, Object>) paths.get(path).get(parts[0].toLowerCase());
             Map<String, Object> responses = (Map<String, Object>) op.get("responses");
             Object documentedResponse = responses.get(Integer.toString(reply.status()));

@@ -111,7 +111,7 @@ class EmbeddedServerTest {
         for (String listener : List.of("http", "monitoring")) {
             Http.Reply list = Http.get(port(listener), "/debug/list");
             assertEquals(200, list.status());
-            assertEquals(List.of("mesh"), JSON.fromJson(list.body(), List.class));
+            assertEquals(io.meshpilot.admin.DebugResourceNames.names(), JSON.fromJson(list.body(), List.class));
         }
     }
 

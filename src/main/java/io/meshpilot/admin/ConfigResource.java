@@ -1,0 +1,225 @@
+package io.meshpilot.admin;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.ConfigJson;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.store.ConfigStore;
+import io.meshpilot.config.store.ConfigStoreException;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
+ * object JSON (or YAML) bodies. Writes go to the in-memory store after istiod's validation:
+ * 422 with field errors when invalid, 409 on a stale resourceVersion or when a file owns the
+ * object. {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
+ */
+@ApplicationScoped
+@Path("/api/v1")
+public class ConfigResource {
+    @Inject
+    ConfigController controller;
+
+    @GET
+    @Path("configs")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response list(@QueryParam("kind") String kind, @QueryParam("namespace") String namespace) {
+        JsonArray out = new JsonArray();
+        for (Schema s : controller.schemas().all()) {
+            if (kind != null && !kind.isEmpty() && !s.kind().equalsIgnoreCase(kind) && !s.plural().equalsIgnoreCase(kind)) {
+                continue;
+            }
+            for (Config c : controller.store().list(s.kind(), namespace)) {
+                out.add(withSource(c));
+            }
+        }
+        if (kind != null && !kind.isEmpty() && controller.schemas().all().stream()
+                .noneMatch(s -> s.kind().equalsIgnoreCase(kind) || s.plural().equalsIgnoreCase(kind))) {
+            return error(Response.Status.BAD_REQUEST, "unknown kind \"" + kind + "\"", List.of());
+        }
+        return json(Response.Status.OK, out.toString());
+    }
+
+    @GET
+    @Path("configs/{group}/{version}/{kind}/{namespace}/{name}")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response get(@PathParam("group") String group, @PathParam("version") String version,
+                        @PathParam("kind") String kind, @PathParam("namespace") String namespace,
+                        @PathParam("name") String name) {
+        Optional<Schema> schema = schema(group, version, kind);
+        if (schema.isEmpty()) {
+            return unknownType(group, version, kind);
+        }
+        return controller.store().get(schema.get().kind(), namespace, name)
+                .map(c -> json(Response.Status.OK, withSource(c).toString()))
+                .orElseGet(() -> error(Response.Status.NOT_FOUND,
+                        schema.get().kind() + "/" + namespace + "/" + name + " not found", List.of()));
+    }
+
+    @PUT
+    @Path("configs/{group}/{version}/{kind}/{namespace}/{name}")
+    @Consumes({MediaType.APPLICATION_JSON, "application/yaml", "application/x-yaml", MediaType.TEXT_PLAIN})
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response put(@PathParam("group") String group, @PathParam("version") String version,
+                        @PathParam("kind") String kind, @PathParam("namespace") String namespace,
+                        @PathParam("name") String name, String body) {
+        Optional<Schema> schema = schema(group, version, kind);
+        if (schema.isEmpty()) {
+            return unknownType(group, version, kind);
+        }
+        ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body);
+        List<DocumentError> errs = new ArrayList<>(parsed.errors());
+        if (errs.isEmpty() && parsed.configs().size() != 1) {
+            return error(Response.Status.BAD_REQUEST, "the body must be exactly one " + schema.get().kind()
+                    + " object (found " + parsed.configs().size() + ", skipped " + parsed.skipped().size() + ")", List.of());
+        }
+        if (!errs.isEmpty()) {
+            return error(422, "invalid " + schema.get().kind(), errs);
+        }
+        Config c = parsed.configs().get(0);
+        if (!c.gvk().kind().equals(schema.get().kind()) || !c.name().equals(name) || !c.namespace().equals(namespace)) {
+            return error(Response.Status.BAD_REQUEST, "the body is " + c.key() + ", the path names "
+                    + schema.get().kind() + "/" + namespace + "/" + name, List.of());
+        }
+        String resourceVersion = resourceVersion(body);
+        ConfigStore store = controller.store();
+        try {
+            boolean exists = store.get(c.gvk().kind(), namespace, name).isPresent();
+            Config stored = exists ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
+            return json(exists ? Response.Status.OK : Response.Status.CREATED, withSource(stored).toString());
+        } catch (ConfigStoreException e) {
+            return storeError(e);
+        }
+    }
+
+    @DELETE
+    @Path("configs/{group}/{version}/{kind}/{namespace}/{name}")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response delete(@PathParam("group") String group, @PathParam("version") String version,
+                           @PathParam("kind") String kind, @PathParam("namespace") String namespace,
+                           @PathParam("name") String name, @QueryParam("resourceVersion") String resourceVersion) {
+        Optional<Schema> schema = schema(group, version, kind);
+        if (schema.isEmpty()) {
+            return unknownType(group, version, kind);
+        }
+        try {
+            Optional<Config> old = controller.store().get(schema.get().kind(), namespace, name);
+            controller.store().delete(schema.get().kind(), namespace, name, resourceVersion);
+            return json(Response.Status.OK, withSource(old.orElseThrow()).toString());
+        } catch (ConfigStoreException e) {
+            return storeError(e);
+        }
+    }
+
+    @GET
+    @Path("config-errors")
+    @Produces(MediaType.APPLICATION_JSON)
+    public List<DocumentError> configErrors() {
+        return controller.errors();
+    }
+
+    private Optional<Schema> schema(String group, String version, String kind) {
+        return controller.schemas().forName(group, kind).filter(s -> s.serves(version));
+    }
+
+    private JsonObject withSource(Config c) {
+        JsonObject o = ConfigJson.toJson(c);
+        if (controller.files() != null) {
+            controller.files().sourceOf(c.key()).ifPresent(f -> o.addProperty("source", "file:" + f));
+        }
+        if (!o.has("source")) {
+            o.addProperty("source", "api");
+        }
+        return o;
+    }
+
+    /** metadata.resourceVersion of the body, for optimistic concurrency ("" when absent). */
+    private static String resourceVersion(String body) {
+        try {
+            for (var doc : io.meshpilot.config.yaml.SafeYaml.documents("body", body)) {
+                if (doc instanceof org.yaml.snakeyaml.nodes.MappingNode m) {
+                    for (var t : m.getValue()) {
+                        if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals("metadata")
+                                && t.getValueNode() instanceof org.yaml.snakeyaml.nodes.MappingNode meta) {
+                            for (var mt : meta.getValue()) {
+                                if (mt.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode mk
+                                        && mk.getValue().equals("resourceVersion")
+                                        && mt.getValueNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode v) {
+                                    return v.getValue();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        } catch (io.meshpilot.config.yaml.YamlBindingException e) {
+            return "";
+        }
+        return "";
+    }
+
+    private static Response unknownType(String group, String version, String kind) {
+        return error(Response.Status.NOT_FOUND, "no config kind " + kind + " in " + group + "/" + version, List.of());
+    }
+
+    private static Response storeError(ConfigStoreException e) {
+        if (e instanceof ConfigStoreException.NotFound) {
+            return error(Response.Status.NOT_FOUND, e.getMessage(), List.of());
+        }
+        if (e instanceof ConfigStoreException.Invalid inv) {
+            List<DocumentError> errs = inv.result().errors().stream().map(i -> new DocumentError("request body", 0, 0,
+                    e.key().kind(), e.key().namespace(), e.key().name(), i.path(), i.message())).toList();
+            return error(422, e.getMessage(), errs);
+        }
+        return error(Response.Status.CONFLICT, e.getMessage(), List.of()); // Conflict, AlreadyExists, ReadOnly
+    }
+
+    private static Response error(Response.Status status, String message, List<DocumentError> errors) {
+        return error(status.getStatusCode(), message, errors);
+    }
+
+    private static Response error(int status, String message, List<DocumentError> errors) {
+        JsonObject o = new JsonObject();
+        o.addProperty("error", message);
+        if (!errors.isEmpty()) {
+            JsonArray a = new JsonArray();
+            for (DocumentError d : errors) {
+                JsonObject e = new JsonObject();
+                e.addProperty("path", d.path());
+                e.addProperty("reason", d.reason());
+                if (d.line() > 0) {
+                    e.addProperty("line", d.line());
+                }
+                a.add(e);
+            }
+            o.add("errors", a);
+        }
+        return json(status, o.toString());
+    }
+
+    private static Response json(Response.Status status, String body) {
+        return json(status.getStatusCode(), body);
+    }
+
+    private static Response json(int status, String body) {
+        return Response.status(status).type(MediaType.APPLICATION_JSON).entity(body).build();
+    }
+}

@@ -1,0 +1,142 @@
+package io.meshpilot.config;
+
+import io.helidon.metrics.api.Counter;
+import io.helidon.metrics.api.Metrics;
+import io.helidon.metrics.api.Tag;
+import io.meshpilot.bootstrap.Component;
+import io.meshpilot.bootstrap.ComponentStartException;
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.bootstrap.Readiness;
+import io.meshpilot.bootstrap.StartupOrder;
+import io.meshpilot.bootstrap.StartupRecorder;
+import io.meshpilot.config.file.FileConfigSource;
+import io.meshpilot.config.store.AggregateConfigStore;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStoreController;
+import io.meshpilot.config.store.MemoryConfigStore;
+import jakarta.annotation.PreDestroy;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * Component 5, the config stores (istiod's initConfigController): the --configDir file
+ * source (read-only, watched) and the in-memory writable store, behind the aggregate cache
+ * that is the Environment's config store. Changes that need a push (see
+ * {@link ConfigChanges}) go to the push handlers; the others are only counted.
+ */
+@ApplicationScoped
+public class ConfigController {
+    private static final System.Logger LOG = System.getLogger(ConfigController.class.getName());
+
+    @Inject
+    PilotArgs args;
+
+    @Inject
+    StartupRecorder recorder;
+
+    @Inject
+    Readiness readiness;
+
+    private final Schemas schemas = Schemas.PILOT;
+    private final ConfigParser parser = new ConfigParser(schemas);
+    private final List<Consumer<ConfigEvent>> pushHandlers = new CopyOnWriteArrayList<>();
+    private volatile MemoryConfigStore memory;
+    private volatile FileConfigSource files;
+    private volatile AggregateConfigStore aggregate;
+
+    void start(@Observes @Priority(StartupOrder.CONFIG_STORES) @Initialized(ApplicationScoped.class) Object event) {
+        recorder.run(Component.CONFIG_STORES, () -> {
+            memory = new MemoryConfigStore("memory", schemas.all(), true);
+            List<ConfigStoreController> stores = new ArrayList<>();
+            if (args.configDir() != null) {
+                if (Files.exists(args.configDir()) && !Files.isReadable(args.configDir())) {
+                    throw new ComponentStartException(Component.CONFIG_STORES,
+                            "cannot read --configDir " + args.configDir(), null);
+                }
+                files = new FileConfigSource(args.configDir(), parser, schemas.all());
+                stores.add(files);
+            }
+            stores.add(memory);
+            aggregate = new AggregateConfigStore(stores, memory);
+            for (Schema s : schemas.all()) {
+                aggregate.registerEventHandler(s.kind(), this::onEvent);
+            }
+            aggregate.run();
+            readiness.register("config-synced", aggregate::hasSynced);
+            int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();
+            return "configDir=" + (files == null ? "(none)" : files.root()) + " configs=" + count
+                    + " rejected=" + (files == null ? 0 : files.errors().size()) + " kinds=" + schemas.all().size();
+        });
+    }
+
+    private void onEvent(ConfigEvent e) {
+        Config c = e.current() != null ? e.current() : e.old();
+        boolean push = ConfigChanges.needsPush(e);
+        Metrics.getOrCreate(Counter.builder("meshpilot_config_events")
+                .description("Config store events by kind, event and whether they need a push.")
+                .tags(List.of(Tag.create("kind", c.gvk().kind()), Tag.create("event", e.type().name().toLowerCase(Locale.ROOT)),
+                        Tag.create("push", Boolean.toString(push))))).increment();
+        LOG.log(Level.DEBUG, () -> "config event=" + e.type() + " config=" + c.key() + " push=" + push);
+        if (push) {
+            for (Consumer<ConfigEvent> h : pushHandlers) {
+                try {
+                    h.accept(e);
+                } catch (RuntimeException ex) {
+                    LOG.log(Level.ERROR, "push handler failed config=" + c.key(), ex);
+                }
+            }
+        }
+    }
+
+    /** Called for every change that needs a push (the DiscoveryServer's entry point, later). */
+    public void addPushHandler(Consumer<ConfigEvent> handler) {
+        pushHandlers.add(handler);
+    }
+
+    public void removePushHandler(Consumer<ConfigEvent> handler) {
+        pushHandlers.remove(handler);
+    }
+
+    /** The aggregate cache: what every reader uses. */
+    public ConfigStoreController store() {
+        return aggregate;
+    }
+
+    public Schemas schemas() {
+        return schemas;
+    }
+
+    public ConfigParser parser() {
+        return parser;
+    }
+
+    /** The --configDir source, or null when there is none. */
+    public FileConfigSource files() {
+        return files;
+    }
+
+    /** Documents currently rejected (from files). */
+    public List<DocumentError> errors() {
+        return files == null ? List.of() : files.errors();
+    }
+
+    @PreDestroy
+    void stop() {
+        if (files != null) {
+            files.close();
+        }
+        if (memory != null) {
+            memory.close();
+        }
+    }
+}

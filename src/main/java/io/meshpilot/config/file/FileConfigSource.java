@@ -1,0 +1,359 @@
+package io.meshpilot.config.file;
+
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStoreController;
+import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.config.yaml.SafeYaml;
+import io.meshpilot.model.ConfigKey;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+/**
+ * Istio config from a directory tree ({@code --configDir}), watched. Every {@code .yaml},
+ * {@code .yml} and {@code .json} file below it is read (hidden and editor temp files are
+ * ignored); a file's objects change as a set. A document that does not validate is reported
+ * and skipped, the file's other documents load; a file that stops parsing keeps its last
+ * good objects until it parses again. When two files define the same object, the file that
+ * sorts first owns it and the other gets an error. Read-only to API writes.
+ */
+public final class FileConfigSource implements ConfigStoreController, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(FileConfigSource.class.getName());
+    static final Duration DEBOUNCE = Duration.ofMillis(100);
+    static final Duration POLL = Duration.ofSeconds(2);
+
+    /** What one file held when last read. */
+    private record FileState(long size, long modified, List<Config> configs, List<DocumentError> errors,
+                             boolean unreadable) {
+    }
+
+    /** Outcome of one scan, for listeners (tests wait on these). */
+    public record ScanResult(int files, int configs, int errors, Set<ConfigKey> changed) {
+    }
+
+    private final Path root;
+    private final ConfigParser parser;
+    private final MemoryConfigStore store;
+    private final Map<Path, FileState> files = new HashMap<>();
+    private final Map<ConfigKey, Path> owners = new HashMap<>();
+    private final List<Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
+    private volatile List<DocumentError> errors = List.of();
+    private volatile boolean synced;
+    private volatile boolean closed;
+    private WatchService watch;
+    private Thread watcher;
+
+    public FileConfigSource(Path root, ConfigParser parser, Collection<Schema> schemas) {
+        this.root = root.toAbsolutePath().normalize();
+        this.parser = parser;
+        this.store = new MemoryConfigStore("files", schemas, false);
+    }
+
+    /** Files whose content is config: by extension, not hidden, not editor leftovers. */
+    static boolean isConfigFile(Path p) {
+        String n = p.getFileName().toString();
+        if (n.startsWith(".") || n.startsWith("#") || n.endsWith("~")) {
+            return false;
+        }
+        String lower = n.toLowerCase(java.util.Locale.ROOT);
+        return lower.endsWith(".yaml") || lower.endsWith(".yml") || lower.endsWith(".json");
+    }
+
+    /** Reads the tree now; applies what changed. Thread-safe; scans are serialized. */
+    public synchronized ScanResult scan() {
+        Map<Path, BasicFileAttributes> present = new TreeMap<>();
+        if (Files.isDirectory(root)) {
+            try (Stream<Path> walk = Files.walk(root)) {
+                walk.filter(p -> !hiddenBelowRoot(p)).forEach(p -> {
+                    try {
+                        BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+                        if (a.isRegularFile() && isConfigFile(p)) {
+                            present.put(p, a);
+                        }
+                    } catch (IOException e) {
+                        // vanished while walking: treated as deleted
+                    }
+                });
+            } catch (IOException | java.io.UncheckedIOException e) {
+                LOG.log(Level.WARNING, "cannot walk config dir " + root + ": " + e.getMessage());
+                return new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
+            }
+        }
+        files.keySet().removeIf(p -> !present.containsKey(p));
+        present.forEach((path, attrs) -> {
+            FileState old = files.get(path);
+            if (old != null && old.size() == attrs.size() && old.modified() == attrs.lastModifiedTime().toMillis()) {
+                return;
+            }
+            files.put(path, read(path, attrs, old));
+        });
+        return apply();
+    }
+
+    private boolean hiddenBelowRoot(Path p) {
+        Path rel = root.relativize(p.toAbsolutePath().normalize());
+        for (Path part : rel) {
+            if (part.toString().startsWith(".") && !part.toString().equals(".")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private FileState read(Path path, BasicFileAttributes attrs, FileState old) {
+        String source = root.relativize(path).toString();
+        String text;
+        try {
+            if (attrs.size() > SafeYaml.MAX_CHARS) {
+                return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "",
+                        "file is larger than " + SafeYaml.MAX_CHARS + " bytes"));
+            }
+            text = Files.readString(path, StandardCharsets.UTF_8);
+        } catch (CharacterCodingException e) {
+            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "not valid UTF-8"));
+        } catch (NoSuchFileException e) {
+            return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), List.of(), List.of(), false);
+        } catch (IOException e) {
+            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "cannot read: " + e.getMessage()));
+        }
+        ConfigParser.Result r = parser.parse(source, text);
+        for (ConfigParser.Skipped s : r.skipped()) {
+            LOG.log(Level.INFO, "skipped non-Istio config file=" + source + " document=" + s.document() + " kind="
+                    + s.gvk() + (s.name() == null ? "" : " name=" + s.name()));
+        }
+        for (DocumentError e : r.errors()) {
+            LOG.log(Level.WARNING, "rejected config " + e);
+        }
+        if (r.unreadable()) {
+            return keep(old, attrs, r.errors().get(0));
+        }
+        return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), r.configs(), r.errors(), false);
+    }
+
+    /** A file that cannot be read now keeps the objects it had (nothing lost). */
+    private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error) {
+        List<Config> configs = old == null ? List.of() : old.configs();
+        return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), configs, List.of(error), true);
+    }
+
+    /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */
+    private ScanResult apply() {
+        Map<ConfigKey, Config> wanted = new LinkedHashMap<>();
+        Map<ConfigKey, Path> newOwners = new HashMap<>();
+        List<DocumentError> errs = new ArrayList<>();
+        for (Map.Entry<Path, FileState> e : new TreeMap<>(files).entrySet()) {
+            String source = root.relativize(e.getKey()).toString();
+            errs.addAll(e.getValue().errors());
+            for (Config c : e.getValue().configs()) {
+                Path owner = newOwners.putIfAbsent(c.key(), e.getKey());
+                if (owner == null) {
+                    wanted.put(c.key(), c);
+                } else {
+                    errs.add(new DocumentError(source, 0, 0, c.gvk().kind(), c.namespace(), c.name(), "",
+                            "also defined in " + root.relativize(owner) + ", which takes precedence"));
+                }
+            }
+        }
+        Set<ConfigKey> changed = new HashSet<>();
+        for (ConfigKey gone : new HashSet<>(owners.keySet())) {
+            if (!wanted.containsKey(gone) && store.remove(gone)) {
+                changed.add(gone);
+            }
+        }
+        for (Config c : wanted.values()) {
+            Optional<Config> before = store.get(c.gvk().kind(), c.namespace(), c.name());
+            Config after = store.put(c);
+            if (before.isEmpty() || before.get() != after) {
+                changed.add(c.key());
+            }
+        }
+        owners.clear();
+        owners.putAll(newOwners);
+        errors = List.copyOf(errs);
+        ScanResult result = new ScanResult(files.size(), wanted.size(), errs.size(), Set.copyOf(changed));
+        scanListeners.forEach(l -> l.accept(result));
+        return result;
+    }
+
+    /** Documents currently rejected, with reasons. */
+    public List<DocumentError> errors() {
+        return errors;
+    }
+
+    /** The file (relative to the root) an object came from. */
+    public synchronized Optional<String> sourceOf(ConfigKey key) {
+        return Optional.ofNullable(owners.get(key)).map(p -> root.relativize(p).toString());
+    }
+
+    public void addScanListener(Consumer<ScanResult> l) {
+        scanListeners.add(l);
+    }
+
+    public void removeScanListener(Consumer<ScanResult> l) {
+        scanListeners.remove(l);
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    @Override
+    public void run() {
+        ScanResult first = scan();
+        LOG.log(Level.INFO, "config dir loaded dir=" + root + " files=" + first.files() + " configs=" + first.configs()
+                + " rejected=" + first.errors());
+        store.run();
+        synced = true;
+        try {
+            watch = FileSystems.getDefault().newWatchService();
+            registerTree();
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot watch " + root + " (" + e.getMessage() + "); polling every " + POLL.toSeconds() + "s");
+        }
+        watcher = Thread.ofPlatform().daemon().name("config-dir-watcher").start(this::loop);
+    }
+
+    private void registerTree() throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path d : walk.filter(Files::isDirectory).filter(p -> !hiddenBelowRoot(p)).toList()) {
+                d.register(watch, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
+                        StandardWatchEventKinds.ENTRY_DELETE);
+            }
+        }
+    }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                WatchKey key = watch == null ? null : watch.poll(POLL.toMillis(), TimeUnit.MILLISECONDS);
+                if (watch == null) {
+                    Thread.sleep(POLL.toMillis());
+                }
+                if (key != null) {
+                    key.pollEvents();
+                    key.reset();
+                    WatchKey more;
+                    while ((more = watch.poll(DEBOUNCE.toMillis(), TimeUnit.MILLISECONDS)) != null) {
+                        more.pollEvents();
+                        more.reset();
+                    }
+                    registerTree(); // directories created since
+                }
+                scan();
+            } catch (InterruptedException | ClosedWatchServiceException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.WARNING, "config dir watch: " + e.getMessage());
+            }
+        }
+    }
+
+    @Override
+    public boolean hasSynced() {
+        return synced;
+    }
+
+    @Override
+    public Collection<Schema> schemas() {
+        return store.schemas();
+    }
+
+    @Override
+    public Optional<Config> get(String kind, String namespace, String name) {
+        return store.get(kind, namespace, name);
+    }
+
+    @Override
+    public List<Config> list(String kind, String namespace) {
+        return store.list(kind, namespace);
+    }
+
+    private static ConfigStoreException readOnly(ConfigKey key) {
+        return new ConfigStoreException.ReadOnly(key, "config from --configDir is read-only; edit the file");
+    }
+
+    @Override
+    public Config create(Config config) {
+        throw readOnly(config.key());
+    }
+
+    @Override
+    public Config update(Config config) {
+        throw readOnly(config.key());
+    }
+
+    @Override
+    public Config updateStatus(Config config) {
+        throw readOnly(config.key());
+    }
+
+    @Override
+    public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
+        throw readOnly(new ConfigKey(kind, namespace, name));
+    }
+
+    @Override
+    public void delete(String kind, String namespace, String name, String resourceVersion) {
+        throw readOnly(new ConfigKey(kind, namespace, name));
+    }
+
+    @Override
+    public void registerEventHandler(String kind, Consumer<ConfigEvent> handler) {
+        store.registerEventHandler(kind, handler);
+    }
+
+    /** Waits until events of every change so far were delivered. */
+    public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
+        return store.awaitEventsDelivered(timeout, unit);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (watch != null) {
+            try {
+                watch.close();
+            } catch (IOException e) {
+                // nothing left to release
+            }
+        }
+        if (watcher != null) {
+            watcher.interrupt();
+        }
+        store.close();
+    }
+}

@@ -1,0 +1,38 @@
+package io.meshpilot.config.store;
+
+import io.meshpilot.config.Config;
+import io.meshpilot.config.Schema;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+/**
+ * Istio config storage (istiod's model.ConfigStore). Writes use resourceVersion optimistic
+ * concurrency: an update or delete naming a stale resourceVersion fails with
+ * {@link ConfigStoreException.Conflict}; an empty one means "whatever is current".
+ */
+public interface ConfigStore {
+    /** The kinds this store holds. */
+    Collection<Schema> schemas();
+
+    Optional<Config> get(String kind, String namespace, String name);
+
+    /** All objects of a kind; {@code namespace} null or empty lists every namespace. */
+    List<Config> list(String kind, String namespace);
+
+    /** Stores a new object; returns it with resourceVersion, generation 1 and creation time. */
+    Config create(Config config);
+
+    /** Replaces an object's spec and metadata (status is kept). */
+    Config update(Config config);
+
+    /** Replaces only the status; spec changes in {@code config} are ignored. */
+    Config updateStatus(Config config);
+
+    /** Read-modify-write of the current object, retried on Conflict. */
+    Config patch(String kind, String namespace, String name, UnaryOperator<Config> change);
+
+    /** Deletes; a non-empty {@code resourceVersion} must be current. */
+    void delete(String kind, String namespace, String name, String resourceVersion);
+}

@@ -1,0 +1,17 @@
+package io.meshpilot.config.store;
+
+import java.util.function.Consumer;
+
+/**
+ * A store that also reports changes (istiod's ConfigStoreController): handlers per kind,
+ * started with {@link #run()}, synced once the initial state is loaded.
+ */
+public interface ConfigStoreController extends ConfigStore {
+    /** Handlers of one kind are called in the order changes were made, per object. */
+    void registerEventHandler(String kind, Consumer<ConfigEvent> handler);
+
+    /** Starts delivering events (and watching, for sources that watch). */
+    void run();
+
+    boolean hasSynced();
+}
