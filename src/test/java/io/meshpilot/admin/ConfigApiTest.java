@@ -1,0 +1,228 @@
+package io.meshpilot.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.file.FileConfigSource;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.TestServers;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Config over REST and the watched config dir, through a running server. */
+class ConfigApiTest {
+    @TempDir
+    static Path dir;
+    static MeshPilotServer server;
+    static int http;
+    static final String BASE = "/api/v1/configs/networking.istio.io/v1/virtualservices/";
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Path home = Path.of(System.getProperty("meshpilot.home", "."));
+        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
+            for (Path f : files.toList()) {
+                Files.copy(f, config.resolve(f.getFileName()));
+            }
+        }
+        server = TestServers.start(dir);
+        http = server.ports().get("http");
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static String vs(String name, String host, String extra) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata:
+                  name: %s
+                  namespace: team-a
+                %s
+                spec:
+                  hosts: [%s]
+                  http:
+                  - route:
+                    - destination: {host: %s}
+                """.formatted(name, extra, host, host);
+    }
+
+    static Http.Reply put(String path, String body) {
+        return Http.send(http, path, "PUT", body, null);
+    }
+
+    static JsonArray configz() {
+        return JsonParser.parseString(Http.get(http, "/debug/configz").body()).getAsJsonArray();
+    }
+
+    static boolean configzHas(String kind, String name) {
+        for (var e : configz()) {
+            JsonObject o = e.getAsJsonObject();
+            if (o.get("kind").getAsString().equals(kind) && o.getAsJsonObject("metadata").get("name").getAsString().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void theEmbeddedBookinfoConfigIsServed() {
+        JsonArray all = configz();
+        assertEquals(18, all.size(), all.toString());
+        assertEquals(4, JsonParser.parseString(Http.get(http, "/api/v1/configs?kind=ServiceEntry").body())
+                .getAsJsonArray().size());
+        assertEquals(6, JsonParser.parseString(Http.get(http, "/api/v1/configs?kind=workloadentries&namespace=default")
+                .body()).getAsJsonArray().size());
+        JsonObject reviews = JsonParser.parseString(Http.get(http, BASE + "default/reviews").body()).getAsJsonObject();
+        assertEquals("file:traffic.yaml", reviews.get("source").getAsString());
+        assertEquals(80, reviews.getAsJsonObject("spec").getAsJsonArray("http").get(1).getAsJsonObject()
+                .getAsJsonArray("route").get(0).getAsJsonObject().get("weight").getAsInt());
+        assertEquals("[]", Http.get(http, "/api/v1/config-errors").body());
+        assertEquals(400, Http.get(http, "/api/v1/configs?kind=Nope").status());
+    }
+
+    @Test
+    void crudWithOptimisticConcurrency() {
+        Http.Reply created = put(BASE + "team-a/web", vs("web", "web.example.com", ""));
+        assertEquals(201, created.status(), created.body());
+        JsonObject obj = JsonParser.parseString(created.body()).getAsJsonObject();
+        String rv = obj.getAsJsonObject("metadata").get("resourceVersion").getAsString();
+        assertEquals("api", obj.get("source").getAsString());
+        assertEquals(200, Http.get(http, BASE + "team-a/web").status());
+
+        Http.Reply updated = put(BASE + "team-a/web", vs("web", "web2.example.com", "  resourceVersion: \"" + rv + "\""));
+        assertEquals(200, updated.status(), updated.body());
+        Http.Reply stale = put(BASE + "team-a/web", vs("web", "web3.example.com", "  resourceVersion: \"" + rv + "\""));
+        assertEquals(409, stale.status(), stale.body());
+        assertTrue(stale.body().contains("stale"), stale.body());
+
+        // any served version names the same kind
+        assertEquals(200, Http.get(http, "/api/v1/configs/networking.istio.io/v1alpha3/VirtualService/team-a/web").status());
+        assertEquals(404, Http.get(http, "/api/v1/configs/networking.istio.io/v9/virtualservices/team-a/web").status());
+
+        assertEquals(200, Http.send(http, BASE + "team-a/web", "DELETE", null, null).status());
+        assertEquals(404, Http.send(http, BASE + "team-a/web", "DELETE", null, null).status());
+        assertEquals(404, Http.get(http, BASE + "team-a/web").status());
+    }
+
+    @Test
+    void invalidWritesAre422WithFieldErrors() {
+        Http.Reply r = put(BASE + "team-a/bad", """
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: bad, namespace: team-a}
+                spec:
+                  hosts: [bad.example.com]
+                  http:
+                  - route:
+                    - destination: {host: bad.example.com}
+                      weight: fifty
+                """);
+        assertEquals(422, r.status(), r.body());
+        JsonObject body = JsonParser.parseString(r.body()).getAsJsonObject();
+        JsonObject first = body.getAsJsonArray("errors").get(0).getAsJsonObject();
+        assertEquals("spec.http[0].route[0].weight", first.get("path").getAsString());
+        assertEquals(9, first.get("line").getAsInt());
+        assertEquals(404, Http.get(http, BASE + "team-a/bad").status(), "nothing was stored");
+
+        Http.Reply mismatch = put(BASE + "team-a/other", vs("web", "web.example.com", ""));
+        assertEquals(400, mismatch.status(), mismatch.body());
+    }
+
+    @Test
+    void fileOwnedObjectsAreReadOnlyOverTheApi() {
+        String body = vs("reviews", "reviews", "").replace("team-a", "default");
+        Http.Reply r = put(BASE + "default/reviews", body);
+        assertEquals(409, r.status(), r.body());
+        assertTrue(r.body().contains("read-only"), r.body());
+        assertEquals(409, Http.send(http, BASE + "default/reviews", "DELETE", null, null).status());
+    }
+
+    @Test
+    void configDirChangesShowUpInConfigz() throws Exception {
+        FileConfigSource files = server.bean(ConfigController.class).files();
+        Path f = dir.resolve("config/extra.yaml");
+        Files.writeString(f, vs("extra", "extra.example.com", ""));
+        await(files, () -> configzHas("VirtualService", "extra"));
+        Files.writeString(f, vs("extra2", "extra.example.com", ""));
+        await(files, () -> configzHas("VirtualService", "extra2") && !configzHas("VirtualService", "extra"));
+        Path renamed = dir.resolve("config/sub/moved.yaml");
+        Files.createDirectories(renamed.getParent());
+        Files.move(f, renamed, StandardCopyOption.ATOMIC_MOVE);
+        await(files, () -> JsonParser.parseString(Http.get(http, BASE + "team-a/extra2").body()).getAsJsonObject()
+                .get("source").getAsString().equals("file:sub/moved.yaml"));
+        Files.delete(renamed);
+        await(files, () -> !configzHas("VirtualService", "extra2"));
+        Files.writeString(f, "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: broken}\n"
+                + "spec:\n  hosts: [\"*\"]\n  http: 3\n");
+        await(files, () -> Http.get(http, "/api/v1/config-errors").body().contains("extra.yaml"));
+        assertFalse(configzHas("VirtualService", "broken"));
+        Files.delete(f);
+        await(files, () -> Http.get(http, "/api/v1/config-errors").body().equals("[]"));
+    }
+
+    /** Waits for scans of the config dir until the condition holds (no fixed sleeps). */
+    static void await(FileConfigSource files, BooleanSupplier condition) throws InterruptedException {
+        LinkedBlockingQueue<Object> scans = new LinkedBlockingQueue<>();
+        java.util.function.Consumer<FileConfigSource.ScanResult> l = scans::add;
+        files.addScanListener(l);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!condition.getAsBoolean()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("condition not reached after 30 s of config dir scans");
+                }
+                scans.poll(1, TimeUnit.SECONDS);
+                files.awaitEventsDelivered(5, TimeUnit.SECONDS);
+            }
+        } finally {
+            files.removeScanListener(l);
+        }
+    }
+
+    @Test
+    void onlySpecChangesNeedAPush() throws Exception {
+        LinkedBlockingQueue<ConfigEvent> pushes = new LinkedBlockingQueue<>();
+        ConfigController controller = server.bean(ConfigController.class);
+        java.util.function.Consumer<ConfigEvent> h = pushes::add;
+        controller.addPushHandler(h);
+        try {
+            Http.Reply created = put(BASE + "team-a/push", vs("push", "push.example.com", ""));
+            assertEquals(201, created.status());
+            assertEquals("push", pushes.poll(30, TimeUnit.SECONDS).current().name());
+            // labels only: an update event, but no push
+            assertEquals(200, put(BASE + "team-a/push", vs("push", "push.example.com", "  labels: {team: a}")).status());
+            // spec change: a push; events are ordered, so the label-only one would have come first
+            assertEquals(200, put(BASE + "team-a/push", vs("push", "push2.example.com", "  labels: {team: a}")).status());
+            ConfigEvent next = pushes.poll(30, TimeUnit.SECONDS);
+            assertEquals(ConfigEvent.Type.UPDATE, next.type());
+            assertEquals("push2.example.com", ((io.meshpilot.api.networking.v1alpha3.VirtualService) next.current().spec())
+                    .getHosts(0), "the label-only update did not reach the push handler");
+            assertEquals(200, Http.send(http, BASE + "team-a/push", "DELETE", null, null).status());
+            assertEquals(ConfigEvent.Type.DELETE, pushes.poll(30, TimeUnit.SECONDS).type());
+        } finally {
+            controller.removePushHandler(h);
+        }
+    }
+}

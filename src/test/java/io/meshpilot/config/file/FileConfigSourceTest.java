@@ -1,0 +1,236 @@
+package io.meshpilot.config.file;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.ConfigEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The --configDir source with a real directory and the real watcher; waits on events, never sleeps. */
+class FileConfigSourceTest {
+    @TempDir
+    Path dir;
+    FileConfigSource source;
+    final LinkedBlockingQueue<ConfigEvent> events = new LinkedBlockingQueue<>();
+
+    static String vs(String name, String host) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: %s}
+                spec:
+                  hosts: [%s]
+                  http:
+                  - route:
+                    - destination: {host: %s}
+                """.formatted(name, host, host);
+    }
+
+    @BeforeEach
+    void start() {
+        source = new FileConfigSource(dir, new ConfigParser(Schemas.PILOT), Schemas.PILOT.all());
+        for (var s : Schemas.PILOT.all()) {
+            source.registerEventHandler(s.kind(), events::add);
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        source.close();
+    }
+
+    /** Runs the source and forgets the ADD events of the initial load. */
+    void run() throws InterruptedException {
+        source.run();
+        assertTrue(source.awaitEventsDelivered(30, TimeUnit.SECONDS));
+        events.clear();
+    }
+
+    ConfigEvent next() throws InterruptedException {
+        ConfigEvent e = events.poll(30, TimeUnit.SECONDS);
+        assertTrue(e != null, "no config event within 30 s");
+        return e;
+    }
+
+    static String host(Config c) {
+        return ((VirtualService) c.spec()).getHosts(0);
+    }
+
+    @Test
+    void loadsRecursivelyDefaultsTheNamespaceAndSkipsNonIstioKinds() throws Exception {
+        Files.createDirectories(dir.resolve("a/b"));
+        Files.writeString(dir.resolve("a/b/one.yaml"), vs("one", "one.example.com") + """
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web}
+                spec: {ports: [{port: 80}]}
+                ---
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: web}
+                """);
+        Files.writeString(dir.resolve("two.json"), """
+                {"apiVersion":"networking.istio.io/v1beta1","kind":"DestinationRule",
+                 "metadata":{"name":"two","namespace":"prod"},"spec":{"host":"two.example.com"}}
+                """);
+        Files.writeString(dir.resolve(".hidden.yaml"), vs("hidden", "h.example.com"));
+        Files.writeString(dir.resolve("notes.txt"), vs("txt", "t.example.com"));
+        source.run();
+        assertEquals("default", source.get("VirtualService", "default", "one").orElseThrow().namespace());
+        assertTrue(source.get("DestinationRule", "prod", "two").isPresent());
+        assertTrue(source.get("VirtualService", "default", "hidden").isEmpty());
+        assertTrue(source.get("VirtualService", "default", "txt").isEmpty());
+        assertEquals(List.of(), source.errors(), "Service and Deployment are skipped, not errors");
+        assertEquals("a/b/one.yaml", source.sourceOf(source.get("VirtualService", "default", "one").orElseThrow().key())
+                .orElseThrow());
+    }
+
+    @Test
+    void addModifyDeleteAndRenameAreWatched() throws Exception {
+        run();
+        Path f = dir.resolve("routes.yaml");
+        Files.writeString(f, vs("r", "a.example.com"));
+        ConfigEvent add = next();
+        assertEquals(ConfigEvent.Type.ADD, add.type());
+        assertEquals("a.example.com", host(add.current()));
+
+        // modify via an editor-style atomic replace
+        Path tmp = dir.resolve(".routes.yaml.swp");
+        Files.writeString(tmp, vs("r", "b.example.com"));
+        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        ConfigEvent update = next();
+        assertEquals(ConfigEvent.Type.UPDATE, update.type());
+        assertEquals("b.example.com", host(update.current()));
+
+        // rename to another config file: same objects, no churn; the source follows
+        Path renamed = dir.resolve("renamed.yaml");
+        Files.move(f, renamed, StandardCopyOption.ATOMIC_MOVE);
+        awaitScanWhere(r -> source.sourceOf(update.current().key()).map("renamed.yaml"::equals).orElse(false));
+        assertTrue(events.isEmpty(), "a rename that keeps the content changes no object: " + events);
+
+        // rename away from a config name: the objects go
+        Files.move(renamed, dir.resolve("renamed.yaml.disabled"), StandardCopyOption.ATOMIC_MOVE);
+        ConfigEvent gone = next();
+        assertEquals(ConfigEvent.Type.DELETE, gone.type());
+
+        // and back, into a new subdirectory
+        Files.createDirectories(dir.resolve("sub"));
+        Files.move(dir.resolve("renamed.yaml.disabled"), dir.resolve("sub/back.yaml"), StandardCopyOption.ATOMIC_MOVE);
+        assertEquals(ConfigEvent.Type.ADD, next().type());
+        Files.delete(dir.resolve("sub/back.yaml"));
+        assertEquals(ConfigEvent.Type.DELETE, next().type());
+        assertTrue(source.list("VirtualService", null).isEmpty());
+    }
+
+    private void awaitScanWhere(java.util.function.Predicate<FileConfigSource.ScanResult> p) throws Exception {
+        LinkedBlockingQueue<FileConfigSource.ScanResult> scans = new LinkedBlockingQueue<>();
+        source.addScanListener(scans::add);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                FileConfigSource.ScanResult r = scans.poll(1, TimeUnit.SECONDS);
+                if (r != null && p.test(r)) {
+                    return;
+                }
+            }
+            throw new AssertionError("condition not reached within 30 s");
+        } finally {
+            source.removeScanListener(scans::add);
+        }
+    }
+
+    @Test
+    void aFilesObjectsChangeAsASet() throws Exception {
+        Path f = dir.resolve("set.yaml");
+        Files.writeString(f, vs("a", "a.example.com") + "---\n" + vs("b", "b.example.com"));
+        run();
+        assertEquals(2, source.list("VirtualService", null).size());
+        Files.writeString(f, vs("b", "b2.example.com") + "---\n" + vs("c", "c.example.com"));
+        List<String> seen = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ConfigEvent e = next();
+            seen.add(e.type() + ":" + e.current().name());
+        }
+        seen.sort(null);
+        assertEquals(List.of("ADD:c", "DELETE:a", "UPDATE:b"), seen);
+    }
+
+    @Test
+    void invalidDocumentsAreReportedAndTheRestLoads() throws Exception {
+        Path f = dir.resolve("mixed.yaml");
+        Files.writeString(f, vs("good", "good.example.com") + """
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: bad}
+                spec:
+                  hosts: [bad.example.com]
+                  tcpRoutes: []
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: Gatewayy
+                metadata: {name: typo}
+                """);
+        source.run();
+        assertTrue(source.get("VirtualService", "default", "good").isPresent());
+        assertTrue(source.get("VirtualService", "default", "bad").isEmpty());
+        List<DocumentError> errs = source.errors();
+        assertEquals(2, errs.size(), errs.toString());
+        DocumentError unknownField = errs.get(0);
+        assertEquals("mixed.yaml", unknownField.source());
+        assertEquals(1, unknownField.document());
+        assertEquals(15, unknownField.line());
+        assertEquals("spec.tcpRoutes", unknownField.path());
+        assertTrue(unknownField.reason().contains("unknown field"), unknownField.reason());
+        assertEquals(2, errs.get(1).document());
+        assertTrue(errs.get(1).reason().contains("unknown kind Gatewayy"), errs.get(1).reason());
+    }
+
+    @Test
+    void aFileThatStopsParsingKeepsItsLastGoodObjects() throws Exception {
+        Path f = dir.resolve("keep.yaml");
+        Files.writeString(f, vs("kept", "kept.example.com"));
+        run();
+        LinkedBlockingQueue<FileConfigSource.ScanResult> scans = new LinkedBlockingQueue<>();
+        source.addScanListener(scans::add);
+        Files.writeString(f, "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: kept\nspec: [");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (source.errors().isEmpty() && System.nanoTime() < deadline) {
+            scans.poll(1, TimeUnit.SECONDS);
+        }
+        assertEquals(1, source.errors().size());
+        assertTrue(source.errors().get(0).reason().contains("invalid YAML"), source.errors().toString());
+        assertEquals("kept.example.com", host(source.get("VirtualService", "default", "kept").orElseThrow()),
+                "nothing is lost while the file is broken");
+        assertTrue(events.isEmpty(), "no delete event for a broken file: " + events);
+        Files.writeString(f, vs("kept", "fixed.example.com"));
+        ConfigEvent fixed = next();
+        assertEquals("fixed.example.com", host(fixed.current()));
+        assertEquals(List.of(), source.errors());
+    }
+
+    @Test
+    void theFirstFileOwnsAnObjectDefinedTwice() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), vs("dup", "from-a.example.com"));
+        Files.writeString(dir.resolve("b.yaml"), vs("dup", "from-b.example.com"));
+        source.run();
+        assertEquals("from-a.example.com", host(source.get("VirtualService", "default", "dup").orElseThrow()));
+        assertEquals(1, source.errors().size());
+        assertTrue(source.errors().get(0).reason().contains("also defined in a.yaml"), source.errors().toString());
+    }
+}
