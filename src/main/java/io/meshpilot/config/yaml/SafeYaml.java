@@ -35,7 +35,7 @@ public final class SafeYaml {
         return o;
     }
 
-    /** All documents of a YAML stream; empty documents are dropped (null entries are not returned). */
+    /** All documents of a YAML stream; empty documents are dropped, as kubectl does. */
     public static List<Node> documents(String source, String text) throws YamlBindingException {
         if (text.length() > MAX_CHARS) {
             throw new YamlBindingException(source, List.of(new FieldError("", 0, 0,
@@ -47,7 +47,10 @@ public final class SafeYaml {
         List<Node> out = new ArrayList<>();
         try {
             for (Node n : yaml.composeAll(new StringReader(text))) {
-                if (n != null) {
+                // an empty document (a trailing "---", a comment-only part) is no document
+                boolean empty = n == null || (n instanceof org.yaml.snakeyaml.nodes.ScalarNode s
+                        && s.getTag().equals(org.yaml.snakeyaml.nodes.Tag.NULL));
+                if (!empty) {
                     out.add(n);
                 }
             }
