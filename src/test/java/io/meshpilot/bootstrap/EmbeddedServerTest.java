@@ -64,7 +64,7 @@ class EmbeddedServerTest {
         assertEquals(started.stream().distinct().count(), started.size(), "each component starts once");
         // what exists in this build: every one of them must have started
         assertTrue(started.containsAll(List.of(Component.ARGS, Component.ENVIRONMENT, Component.MESH_WATCHERS,
-                Component.CA, Component.SERVERS, Component.START_FUNCTIONS)), started.toString());
+                Component.CA, Component.CONFIG_STORES, Component.SERVERS, Component.START_FUNCTIONS)), started.toString());
         assertEquals(Component.START_FUNCTIONS, started.get(started.size() - 1));
         assertEquals(Arrays.asList(Component.values()).indexOf(Component.ARGS), 0);
     }
