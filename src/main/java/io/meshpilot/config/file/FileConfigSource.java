@@ -71,6 +71,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     private volatile List<DocumentError> errors = List.of();
     private volatile boolean synced;
     private volatile boolean closed;
+    private boolean initialized;
     private WatchService watch;
     private Thread watcher;
 
@@ -110,15 +111,18 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                 return new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
             }
         }
-        files.keySet().removeIf(p -> !present.containsKey(p));
-        present.forEach((path, attrs) -> {
-            FileState old = files.get(path);
+        boolean changed = files.keySet().removeIf(p -> !present.containsKey(p));
+        for (Map.Entry<Path, BasicFileAttributes> e : present.entrySet()) {
+            FileState old = files.get(e.getKey());
+            BasicFileAttributes attrs = e.getValue();
             if (old != null && old.size() == attrs.size() && old.modified() == attrs.lastModifiedTime().toMillis()) {
-                return;
+                continue;
             }
-            files.put(path, read(path, attrs, old));
-        });
-        return apply();
+            files.put(e.getKey(), read(e.getKey(), attrs, old));
+            changed = true;
+        }
+        // the periodic poll finds nothing new most of the time: no work then
+        return changed || !initialized ? apply() : new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
     }
 
     private boolean hiddenBelowRoot(Path p) {
@@ -169,6 +173,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
 
     /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */
     private ScanResult apply() {
+        initialized = true;
         Map<ConfigKey, Config> wanted = new LinkedHashMap<>();
         Map<ConfigKey, Path> newOwners = new HashMap<>();
         List<DocumentError> errs = new ArrayList<>();
