@@ -87,7 +87,9 @@ public final class RequestAuthenticationValidator implements Validator {
             v.error("\"" + uri + "\" is not a valid URL: " + e.getMessage());
             return;
         }
-        if (!url.scheme().equals("http") && !url.scheme().equals("https")) {
+        if (url.scheme().isEmpty()) {
+            v.error("\"" + uri + "\" has no URL scheme; jwksUri must start with http:// or https://");
+        } else if (!url.scheme().equals("http") && !url.scheme().equals("https")) {
             v.error("URL scheme \"" + url.scheme() + "\" is not supported; jwksUri must start with http:// or https://");
         } else if (url.host().isEmpty()) {
             v.error("\"" + uri + "\" has no host");
