@@ -95,9 +95,6 @@ public final class CelSyntax {
                     i = string(i, word.toLowerCase().contains("r"), word.toLowerCase().contains("b"));
                     tokens.add(new Token(T.STRING, src.substring(s, i), s));
                 } else {
-                    if (RESERVED.contains(word)) {
-                        throw new Error("reserved word \"" + word + "\" cannot be used as an identifier", s);
-                    }
                     tokens.add(new Token(T.IDENT, word, s));
                 }
             } else if (isDigit(c) || (c == '.' && i + 1 < n && isDigit(src.charAt(i + 1)))) {
@@ -419,6 +416,9 @@ public final class CelSyntax {
             case IDENT -> {
                 if (t.text().equals("in")) {
                     throw new Error("unexpected \"in\"", t.pos());
+                }
+                if (RESERVED.contains(t.text())) {
+                    throw new Error("reserved word \"" + t.text() + "\" cannot be used as an identifier", t.pos());
                 }
                 if (Set.of("true", "false", "null").contains(t.text())) {
                     return Shape.OTHER;
