@@ -20,6 +20,8 @@ public final class RequestAuthenticationValidator implements Validator {
     static final Pattern STRICT_HEADER = Pattern.compile("[-A-Za-z0-9]+");
     /** RFC 7230 token characters: any header name Envoy accepts to write. */
     static final Pattern HEADER_TOKEN = Pattern.compile("[!#$%&'*+\\-.^_`|~A-Za-z0-9]+");
+    /** The CRD's limit on jwksUri. */
+    private static final int MAX_JWKS_URI = 2048;
 
     @Override
     public void validate(Config config, Validation v) {
@@ -80,6 +82,10 @@ public final class RequestAuthenticationValidator implements Validator {
     }
 
     private static void jwksUri(Validation v, String uri) {
+        if (uri.length() > MAX_JWKS_URI) {
+            v.error("jwksUri must be at most " + MAX_JWKS_URI + " characters");
+            return;
+        }
         UrlSyntax.Url url;
         try {
             url = UrlSyntax.parse(uri);
