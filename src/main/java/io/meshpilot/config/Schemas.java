@@ -16,6 +16,11 @@ import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.config.validation.Validator;
+import io.meshpilot.config.validation.policy.AuthorizationPolicyValidator;
+import io.meshpilot.config.validation.policy.PeerAuthenticationValidator;
+import io.meshpilot.config.validation.policy.RequestAuthenticationValidator;
+import io.meshpilot.config.validation.policy.TelemetryValidator;
+import io.meshpilot.config.validation.policy.WasmPluginValidator;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,15 +60,15 @@ public final class Schemas {
             schema(NETWORKING, "ProxyConfig", "proxyconfigs", List.of("v1beta1"), ProxyConfig.getDefaultInstance(),
                     Validator.NONE),
             schema(SECURITY, "PeerAuthentication", "peerauthentications", SECURITY_VERSIONS,
-                    PeerAuthentication.getDefaultInstance(), Validator.NONE),
+                    PeerAuthentication.getDefaultInstance(), new PeerAuthenticationValidator()),
             schema(SECURITY, "RequestAuthentication", "requestauthentications", SECURITY_VERSIONS,
-                    RequestAuthentication.getDefaultInstance(), Validator.NONE),
+                    RequestAuthentication.getDefaultInstance(), new RequestAuthenticationValidator()),
             schema(SECURITY, "AuthorizationPolicy", "authorizationpolicies", SECURITY_VERSIONS,
-                    AuthorizationPolicy.getDefaultInstance(), Validator.NONE),
+                    AuthorizationPolicy.getDefaultInstance(), new AuthorizationPolicyValidator()),
             schema(TELEMETRY, "Telemetry", "telemetries", List.of("v1", "v1alpha1"), Telemetry.getDefaultInstance(),
-                    Validator.NONE),
+                    new TelemetryValidator()),
             schema(EXTENSIONS, "WasmPlugin", "wasmplugins", List.of("v1alpha1"), WasmPlugin.getDefaultInstance(),
-                    Validator.NONE)));
+                    new WasmPluginValidator())));
 
     private final Map<String, Schema> byKind = new LinkedHashMap<>();
 
