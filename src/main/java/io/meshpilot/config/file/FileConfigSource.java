@@ -54,8 +54,12 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     static final Duration POLL = Duration.ofSeconds(2);
 
     /** What one file held when last read. */
-    private record FileState(long size, long modified, List<Config> configs, List<DocumentError> errors,
-                             boolean unreadable) {
+    private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
+                             List<Config> configs, List<DocumentError> errors, boolean unreadable) {
+        /** Same size, full-precision mtime and inode: the content was not touched. */
+        boolean sameFile(BasicFileAttributes a) {
+            return size == a.size() && modified.equals(a.lastModifiedTime()) && java.util.Objects.equals(fileKey, a.fileKey());
+        }
     }
 
     /** Outcome of one scan, for listeners (tests wait on these). */
@@ -115,7 +119,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         for (Map.Entry<Path, BasicFileAttributes> e : present.entrySet()) {
             FileState old = files.get(e.getKey());
             BasicFileAttributes attrs = e.getValue();
-            if (old != null && old.size() == attrs.size() && old.modified() == attrs.lastModifiedTime().toMillis()) {
+            if (old != null && old.sameFile(attrs)) {
                 continue;
             }
             files.put(e.getKey(), read(e.getKey(), attrs, old));
@@ -147,7 +151,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         } catch (CharacterCodingException e) {
             return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "not valid UTF-8"));
         } catch (NoSuchFileException e) {
-            return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), List.of(), List.of(), false);
+            return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), false);
         } catch (IOException e) {
             return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "cannot read: " + e.getMessage()));
         }
@@ -162,13 +166,13 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         if (r.unreadable()) {
             return keep(old, attrs, r.errors().get(0));
         }
-        return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), r.configs(), r.errors(), false);
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(), false);
     }
 
     /** A file that cannot be read now keeps the objects it had (nothing lost). */
     private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error) {
         List<Config> configs = old == null ? List.of() : old.configs();
-        return new FileState(attrs.size(), attrs.lastModifiedTime().toMillis(), configs, List.of(error), true);
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error), true);
     }
 
     /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */
@@ -190,6 +194,8 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                 }
             }
         }
+        // errors first: whoever sees an object's event also sees the errors of the same scan
+        errors = List.copyOf(errs);
         Set<ConfigKey> changed = new HashSet<>();
         for (ConfigKey gone : new HashSet<>(owners.keySet())) {
             if (!wanted.containsKey(gone) && store.remove(gone)) {
@@ -205,7 +211,6 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         }
         owners.clear();
         owners.putAll(newOwners);
-        errors = List.copyOf(errs);
         ScanResult result = new ScanResult(files.size(), wanted.size(), errs.size(), Set.copyOf(changed));
         scanListeners.forEach(l -> l.accept(result));
         return result;
