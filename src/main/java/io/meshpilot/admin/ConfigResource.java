@@ -104,7 +104,14 @@ public class ConfigResource {
         try {
             boolean exists = store.get(c.gvk().kind(), namespace, name).isPresent();
             Config stored = exists ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
-            return json(exists ? Response.Status.OK : Response.Status.CREATED, withSource(stored).toString());
+            Response.ResponseBuilder ok = Response.status(exists ? Response.Status.OK : Response.Status.CREATED)
+                    .type(MediaType.APPLICATION_JSON).entity(withSource(stored).toString());
+            // accepted with warnings: Kubernetes' Warning header, one per warning, as istiod's webhook does
+            for (DocumentError w : parsed.warnings()) {
+                ok.header("Warning", "299 - \"" + (w.path().isEmpty() ? "" : w.path() + ": ")
+                        + w.reason().replace("\"", "'") + "\"");
+            }
+            return ok.build();
         } catch (ConfigStoreException e) {
             return storeError(e);
         }

@@ -48,10 +48,12 @@ public final class ConfigParser {
     }
 
     /**
-     * What a text held: the configs that loaded, the documents rejected, the documents
-     * skipped, and whether the text as a whole could not be read (then nothing loaded).
+     * What a text held: the configs that loaded, the documents rejected, warnings about
+     * accepted documents (kept apart from errors, as istiod does), the documents skipped, and
+     * whether the text as a whole could not be read (then nothing loaded).
      */
-    public record Result(List<Config> configs, List<DocumentError> errors, List<Skipped> skipped, boolean unreadable) {
+    public record Result(List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
+                         List<Skipped> skipped, boolean unreadable) {
     }
 
     public Result parse(String source, String text) {
@@ -61,19 +63,20 @@ public final class ConfigParser {
         } catch (YamlBindingException e) {
             FieldError f = e.first();
             return new Result(List.of(), List.of(new DocumentError(source, 0, f.line(), "", "", "", f.path(), f.reason())),
-                    List.of(), true);
+                    List.of(), List.of(), true);
         }
         List<Config> configs = new ArrayList<>();
         List<DocumentError> errors = new ArrayList<>();
+        List<DocumentError> warnings = new ArrayList<>();
         List<Skipped> skipped = new ArrayList<>();
         for (int i = 0; i < docs.size(); i++) {
-            document(source, i, docs.get(i), configs, errors, skipped);
+            document(source, i, docs.get(i), configs, errors, warnings, skipped);
         }
-        return new Result(configs, errors, skipped, false);
+        return new Result(configs, errors, warnings, skipped, false);
     }
 
     private void document(String source, int index, Node doc, List<Config> configs, List<DocumentError> errors,
-                          List<Skipped> skipped) {
+                          List<DocumentError> warnings, List<Skipped> skipped) {
         if (!(doc instanceof MappingNode map)) {
             errors.add(new DocumentError(source, index, line(doc), "", "", "", "", "a config document must be an object"));
             return;
@@ -164,6 +167,10 @@ public final class ConfigParser {
             Validation v = new Validation();
             schema.validator().validate(config, v);
             ValidationResult r = v.result();
+            for (ValidationResult.Issue w : r.warnings()) {
+                warnings.add(new DocumentError(source, index, YamlPaths.line(doc, w.path()), kind, ns, who, w.path(),
+                        w.message()));
+            }
             if (r.valid()) {
                 configs.add(config);
                 return;

@@ -151,6 +151,23 @@ class ConfigApiTest {
     }
 
     @Test
+    void acceptedWithWarningsCarriesWarningHeaders() {
+        Http.Reply r = put("/api/v1/configs/security.istio.io/v1/peerauthentications/team-a/pa", """
+                apiVersion: security.istio.io/v1
+                kind: PeerAuthentication
+                metadata: {name: pa, namespace: team-a}
+                spec:
+                  selector: {}
+                  mtls: {mode: STRICT}
+                """);
+        assertEquals(201, r.status(), r.body());
+        assertEquals(1, r.header("Warning").size(), r.headers().toString());
+        assertTrue(r.header("Warning").get(0).startsWith("299 - \"spec.selector"), r.header("Warning").toString());
+        assertEquals(200, Http.send(http, "/api/v1/configs/security.istio.io/v1/peerauthentications/team-a/pa",
+                "DELETE", null, null).status());
+    }
+
+    @Test
     void fileOwnedObjectsAreReadOnlyOverTheApi() {
         String body = vs("reviews", "reviews", "").replace("team-a", "default");
         Http.Reply r = put(BASE + "default/reviews", body);

@@ -12,7 +12,11 @@ public final class Http {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** A response: status, body, content type. */
-    public record Reply(int status, String body, String contentType) {
+    public record Reply(int status, String body, String contentType, java.util.Map<String, java.util.List<String>> headers) {
+        public java.util.List<String> header(String name) {
+            return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
+                    .flatMap(e -> e.getValue().stream()).toList();
+        }
     }
 
     private Http() {
@@ -35,7 +39,7 @@ public final class Http {
         }
         try {
             HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body(), r.headers().firstValue("content-type").orElse(""));
+            return new Reply(r.statusCode(), r.body(), r.headers().firstValue("content-type").orElse(""), r.headers().map());
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("HTTP " + method + " " + path + " on port " + port, e);
         } catch (InterruptedException e) {

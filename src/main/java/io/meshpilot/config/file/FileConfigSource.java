@@ -163,6 +163,9 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         for (DocumentError e : r.errors()) {
             LOG.log(Level.WARNING, "rejected config " + e);
         }
+        for (DocumentError w : r.warnings()) {
+            LOG.log(Level.INFO, "config warning " + w);
+        }
         if (r.unreadable()) {
             return keep(old, attrs, r.errors().get(0));
         }
