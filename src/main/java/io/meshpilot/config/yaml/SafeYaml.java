@@ -10,6 +10,8 @@ import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Parses YAML (and JSON, which is YAML) into node trees that keep line numbers, with limits
@@ -47,7 +49,8 @@ public final class SafeYaml {
         List<Node> out = new ArrayList<>();
         try {
             for (Node n : yaml.composeAll(new StringReader(text))) {
-                if (n != null) {
+                // "---" with nothing after it composes to a null scalar: an empty document too
+                if (n != null && !(n instanceof ScalarNode sn && Tag.NULL.equals(sn.getTag()))) {
                     out.add(n);
                 }
             }
