@@ -16,6 +16,15 @@ import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.config.validation.Validator;
+import io.meshpilot.config.validation.networking.DestinationRuleValidator;
+import io.meshpilot.config.validation.networking.EnvoyFilterValidator;
+import io.meshpilot.config.validation.networking.GatewayValidator;
+import io.meshpilot.config.validation.networking.ProxyConfigValidator;
+import io.meshpilot.config.validation.networking.ServiceEntryValidator;
+import io.meshpilot.config.validation.networking.SidecarValidator;
+import io.meshpilot.config.validation.networking.VirtualServiceValidator;
+import io.meshpilot.config.validation.networking.WorkloadEntryValidator;
+import io.meshpilot.config.validation.networking.WorkloadGroupValidator;
 import io.meshpilot.config.validation.policy.AuthorizationPolicyValidator;
 import io.meshpilot.config.validation.policy.PeerAuthenticationValidator;
 import io.meshpilot.config.validation.policy.RequestAuthenticationValidator;
@@ -44,21 +53,23 @@ public final class Schemas {
     /** All Pilot kinds, in istiod's order. */
     public static final Schemas PILOT = new Schemas(List.of(
             schema(NETWORKING, "VirtualService", "virtualservices", NETWORKING_VERSIONS,
-                    VirtualService.getDefaultInstance(), Validator.NONE),
+                    VirtualService.getDefaultInstance(), new VirtualServiceValidator()),
             schema(NETWORKING, "DestinationRule", "destinationrules", NETWORKING_VERSIONS,
-                    DestinationRule.getDefaultInstance(), Validator.NONE),
-            schema(NETWORKING, "Gateway", "gateways", NETWORKING_VERSIONS, Gateway.getDefaultInstance(), Validator.NONE),
+                    DestinationRule.getDefaultInstance(), new DestinationRuleValidator()),
+            schema(NETWORKING, "Gateway", "gateways", NETWORKING_VERSIONS, Gateway.getDefaultInstance(),
+                    new GatewayValidator()),
             schema(NETWORKING, "ServiceEntry", "serviceentries", NETWORKING_VERSIONS,
-                    ServiceEntry.getDefaultInstance(), Validator.NONE),
-            schema(NETWORKING, "Sidecar", "sidecars", NETWORKING_VERSIONS, Sidecar.getDefaultInstance(), Validator.NONE),
+                    ServiceEntry.getDefaultInstance(), new ServiceEntryValidator()),
+            schema(NETWORKING, "Sidecar", "sidecars", NETWORKING_VERSIONS, Sidecar.getDefaultInstance(),
+                    new SidecarValidator()),
             schema(NETWORKING, "WorkloadEntry", "workloadentries", NETWORKING_VERSIONS,
-                    WorkloadEntry.getDefaultInstance(), Validator.NONE),
+                    WorkloadEntry.getDefaultInstance(), new WorkloadEntryValidator()),
             schema(NETWORKING, "WorkloadGroup", "workloadgroups", NETWORKING_VERSIONS,
-                    WorkloadGroup.getDefaultInstance(), Validator.NONE),
+                    WorkloadGroup.getDefaultInstance(), new WorkloadGroupValidator()),
             schema(NETWORKING, "EnvoyFilter", "envoyfilters", List.of("v1alpha3"), EnvoyFilter.getDefaultInstance(),
-                    Validator.NONE),
+                    new EnvoyFilterValidator()),
             schema(NETWORKING, "ProxyConfig", "proxyconfigs", List.of("v1beta1"), ProxyConfig.getDefaultInstance(),
-                    Validator.NONE),
+                    new ProxyConfigValidator()),
             schema(SECURITY, "PeerAuthentication", "peerauthentications", SECURITY_VERSIONS,
                     PeerAuthentication.getDefaultInstance(), new PeerAuthenticationValidator()),
             schema(SECURITY, "RequestAuthentication", "requestauthentications", SECURITY_VERSIONS,

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.api.networking.v1alpha3.Destination;
+import io.meshpilot.api.networking.v1alpha3.HTTPRoute;
+import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.GroupVersionKind;
@@ -25,7 +28,15 @@ class MemoryConfigStoreTest {
     static final GroupVersionKind VS = new GroupVersionKind("networking.istio.io", "v1", "VirtualService");
 
     static Config vs(String ns, String name, String... hosts) {
-        return Config.of(VS, ns, name, VirtualService.newBuilder().addAllHosts(List.of(hosts)).build());
+        return Config.of(VS, ns, name, spec(hosts));
+    }
+
+    /** A VirtualService for the hosts that passes istiod's validation (one route to the first host). */
+    static VirtualService spec(String... hosts) {
+        return VirtualService.newBuilder().addAllHosts(List.of(hosts))
+                .addHttp(HTTPRoute.newBuilder().addRoute(HTTPRouteDestination.newBuilder()
+                        .setDestination(Destination.newBuilder().setHost(hosts[0]))))
+                .build();
     }
 
     static MemoryConfigStore store() {
@@ -41,10 +52,10 @@ class MemoryConfigStoreTest {
             assertEquals(1, created.generation());
             assertTrue(!created.resourceVersion().isEmpty());
             assertThrows(ConfigStoreException.AlreadyExists.class, () -> s.create(vs("ns1", "a", "x")));
-            Config updated = s.update(created.withSpec(VirtualService.newBuilder().addHosts("b.example.com").build()));
+            Config updated = s.update(created.withSpec(spec("b.example.com")));
             assertEquals(2, updated.generation());
             assertThrows(ConfigStoreException.Conflict.class,
-                    () -> s.update(created.withSpec(VirtualService.newBuilder().addHosts("c").build())),
+                    () -> s.update(created.withSpec(spec("c"))),
                     "the first resourceVersion is stale now");
             Config labelled = s.update(updated.withLabels(Map.of("team", "x")));
             assertEquals(2, labelled.generation(), "metadata-only updates keep the generation");
@@ -74,7 +85,7 @@ class MemoryConfigStoreTest {
             Config c = s.create(vs("ns", "a", "a"));
             var status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
                     com.google.protobuf.Value.newBuilder().setNumberValue(1).build()).build();
-            Config after = s.updateStatus(c.withSpec(VirtualService.newBuilder().addHosts("evil").build()).withStatus(status));
+            Config after = s.updateStatus(c.withSpec(spec("evil")).withStatus(status));
             assertEquals(c.spec(), after.spec());
             assertEquals(status, after.status());
         }
@@ -100,7 +111,7 @@ class MemoryConfigStoreTest {
                             Config cur = s.get("VirtualService", "ns", "counter").orElseThrow();
                             int n = Integer.parseInt(cur.spec() instanceof VirtualService v ? v.getHosts(0).substring(1) : "0");
                             try {
-                                s.update(cur.withSpec(VirtualService.newBuilder().addHosts("h" + (n + 1)).build()));
+                                s.update(cur.withSpec(spec("h" + (n + 1))));
                                 break;
                             } catch (ConfigStoreException.Conflict e) {
                                 conflicts.incrementAndGet();
@@ -148,7 +159,7 @@ class MemoryConfigStoreTest {
                 pool.submit(() -> {
                     Config c = s.create(vs("ns", "o" + id, "1"));
                     for (int i = 2; i <= 50; i++) {
-                        c = s.update(c.withSpec(VirtualService.newBuilder().addHosts(Integer.toString(i)).build()));
+                        c = s.update(c.withSpec(spec(Integer.toString(i))));
                     }
                     s.delete("VirtualService", "ns", c.name(), c.resourceVersion());
                     return null;
@@ -156,7 +167,7 @@ class MemoryConfigStoreTest {
             }
             pool.shutdown();
             assertTrue(pool.awaitTermination(60, TimeUnit.SECONDS));
-            s.update(a.withSpec(VirtualService.newBuilder().addHosts("2").build()));
+            s.update(a.withSpec(spec("2")));
             assertTrue(s.awaitEventsDelivered(30, TimeUnit.SECONDS));
             for (int t = 0; t < 4; t++) {
                 List<String> events = seen.get("o" + t);
