@@ -389,37 +389,26 @@ public final class VirtualServiceValidator implements Validator {
     }
 
     private static void headers(Validation v, Headers h) {
+        // request header names have extra restrictions (pseudo-headers, Host) that response names do not
         if (h.hasRequest()) {
-            Validation req = v.at("request");
-            for (Map.Entry<String, String> e : h.getRequest().getAddMap().entrySet()) {
-                Validation at = req.at("add").at("[" + e.getKey() + "]");
-                NetworkingChecks.requestHeaderOperationName(at, e.getKey());
-                NetworkingChecks.headerValue(at, e.getValue());
-            }
-            for (Map.Entry<String, String> e : h.getRequest().getSetMap().entrySet()) {
-                Validation at = req.at("set").at("[" + e.getKey() + "]");
-                NetworkingChecks.requestHeaderOperationName(at, e.getKey());
-                NetworkingChecks.headerValue(at, e.getValue());
-            }
-            for (int i = 0; i < h.getRequest().getRemoveCount(); i++) {
-                NetworkingChecks.headerOperationName(req.at("remove", i), h.getRequest().getRemove(i));
-            }
+            headerOperations(v.at("request"), h.getRequest(), NetworkingChecks::requestHeaderOperationName);
         }
         if (h.hasResponse()) {
-            Validation res = v.at("response");
-            for (Map.Entry<String, String> e : h.getResponse().getAddMap().entrySet()) {
-                Validation at = res.at("add").at("[" + e.getKey() + "]");
-                NetworkingChecks.headerOperationName(at, e.getKey());
+            headerOperations(v.at("response"), h.getResponse(), NetworkingChecks::headerOperationName);
+        }
+    }
+
+    private static void headerOperations(Validation v, Headers.HeaderOperations ops,
+                                         java.util.function.BiConsumer<Validation, String> nameCheck) {
+        for (var op : List.of(Map.entry("add", ops.getAddMap()), Map.entry("set", ops.getSetMap()))) {
+            for (Map.Entry<String, String> e : op.getValue().entrySet()) {
+                Validation at = v.at(op.getKey()).at("[" + e.getKey() + "]");
+                nameCheck.accept(at, e.getKey());
                 NetworkingChecks.headerValue(at, e.getValue());
             }
-            for (Map.Entry<String, String> e : h.getResponse().getSetMap().entrySet()) {
-                Validation at = res.at("set").at("[" + e.getKey() + "]");
-                NetworkingChecks.headerOperationName(at, e.getKey());
-                NetworkingChecks.headerValue(at, e.getValue());
-            }
-            for (int i = 0; i < h.getResponse().getRemoveCount(); i++) {
-                NetworkingChecks.headerOperationName(res.at("remove", i), h.getResponse().getRemove(i));
-            }
+        }
+        for (int i = 0; i < ops.getRemoveCount(); i++) {
+            NetworkingChecks.headerOperationName(v.at("remove", i), ops.getRemove(i));
         }
     }
 
