@@ -53,6 +53,8 @@ public class ConfigController {
     private volatile MemoryConfigStore memory;
     private volatile FileConfigSource files;
     private volatile AggregateConfigStore aggregate;
+    private volatile boolean synced;
+    static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
 
     void start(@Observes @Priority(StartupOrder.CONFIG_STORES) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.CONFIG_STORES, () -> {
@@ -71,12 +73,31 @@ public class ConfigController {
             for (Schema s : schemas.all()) {
                 aggregate.registerEventHandler(s.kind(), this::onEvent);
             }
-            aggregate.run();
-            readiness.register("config-synced", aggregate::hasSynced);
-            int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();
-            return "configDir=" + (files == null ? "(none)" : files.root()) + " configs=" + count
-                    + " rejected=" + (files == null ? 0 : files.errors().size()) + " kinds=" + schemas.all().size();
+            readiness.register("config-synced", () -> synced);
+            return "configDir=" + (files == null ? "(none)" : files.root()) + " kinds=" + schemas.all().size()
+                    + " (stores run with the start functions, after every handler is registered)";
         });
+    }
+
+    /**
+     * Start function: load and start delivering events, once the registries and the
+     * DiscoveryServer registered their handlers (istiod runs its controllers last, too), then
+     * wait, bounded, until the initial load went through every handler.
+     */
+    void run(@Observes @Priority(StartupOrder.START_FUNCTIONS - 30) @Initialized(ApplicationScoped.class) Object event)
+            throws InterruptedException {
+        long t0 = System.nanoTime();
+        aggregate.run();
+        boolean delivered = aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        synced = delivered && aggregate.hasSynced();
+        int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();
+        LOG.log(synced ? Level.INFO : Level.WARNING, String.format("config stores running: configs=%d rejected=%d "
+                + "synced=%s in %.1f ms", count, errors().size(), synced, (System.nanoTime() - t0) / 1e6));
+    }
+
+    /** Whether the initial config went through every handler. */
+    public boolean synced() {
+        return synced;
     }
 
     private void onEvent(ConfigEvent e) {

@@ -27,6 +27,8 @@ public class Environment {
     private final AtomicReference<MeshNetworks> networks = new AtomicReference<>(MeshNetworks.getDefaultInstance());
     private final List<Runnable> meshHandlers = new CopyOnWriteArrayList<>();
     private final List<Runnable> networksHandlers = new CopyOnWriteArrayList<>();
+    private final EndpointIndex endpointIndex = new EndpointIndex();
+    private volatile ServiceDiscovery serviceDiscovery;
     private volatile String domainSuffix = "cluster.local";
     private volatile String clusterId = "Kubernetes";
 
@@ -50,6 +52,20 @@ public class Environment {
 
     public MeshNetworks networks() {
         return networks.get();
+    }
+
+    /** Every service's endpoints, by shard (updated incrementally by the registries). */
+    public EndpointIndex endpointIndex() {
+        return endpointIndex;
+    }
+
+    /** The aggregate of all service registries (set by the service-registries component). */
+    public ServiceDiscovery serviceDiscovery() {
+        return serviceDiscovery;
+    }
+
+    public void setServiceDiscovery(ServiceDiscovery discovery) {
+        this.serviceDiscovery = discovery;
     }
 
     public String domainSuffix() {

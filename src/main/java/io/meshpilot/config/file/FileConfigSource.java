@@ -350,6 +350,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     }
 
     /** Waits until events of every change so far were delivered. */
+    @Override
     public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
         return store.awaitEventsDelivered(timeout, unit);
     }

@@ -115,6 +115,18 @@ public final class AggregateConfigStore implements ConfigStoreController {
     }
 
     @Override
+    public boolean awaitEventsDelivered(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        for (ConfigStoreController s : stores) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !s.awaitEventsDelivered(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
     public boolean hasSynced() {
         return stores.stream().allMatch(ConfigStoreController::hasSynced);
     }

@@ -14,4 +14,9 @@ public interface ConfigStoreController extends ConfigStore {
     void run();
 
     boolean hasSynced();
+
+    /** Waits until the events of every change made so far were delivered; true if they were. */
+    default boolean awaitEventsDelivered(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+        return true;
+    }
 }

@@ -240,6 +240,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
     }
 
     /** Waits until events of every change made so far were delivered. */
+    @Override
     public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
         return events.drain(timeout, unit);
     }

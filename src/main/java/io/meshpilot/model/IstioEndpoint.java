@@ -1,0 +1,37 @@
+package io.meshpilot.model;
+
+import java.util.Map;
+
+/**
+ * One endpoint of one service port (istiod's model.IstioEndpoint). Immutable; the
+ * {@link EndpointIndex} holds them per service and shard.
+ *
+ * @param address         IP, DNS name (DNS resolution) or unix socket
+ * @param endpointPort    port on the workload (after targetPort / WorkloadEntry port mapping)
+ * @param servicePortName the service port this endpoint serves
+ * @param serviceAccount  SPIFFE identity ({@code spiffe://td/ns/x/sa/y}), empty when unknown
+ * @param tlsMode         "istio" (mutual TLS capable) or "disabled"
+ * @param lbWeight        load-balancing weight, 0 = unset
+ * @param workloadName    the WorkloadEntry (or pod) behind it
+ */
+public record IstioEndpoint(String address, int endpointPort, String servicePortName, Map<String, String> labels,
+                            String serviceAccount, String network, Locality locality, String tlsMode, int lbWeight,
+                            HealthStatus health, String workloadName, String namespace) {
+
+    /** istiod's endpoint health states. */
+    public enum HealthStatus { HEALTHY, UNHEALTHY, DRAINING, TERMINATING }
+
+    public static final String TLS_ISTIO = "istio";
+    public static final String TLS_DISABLED = "disabled";
+
+    public IstioEndpoint {
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+        serviceAccount = serviceAccount == null ? "" : serviceAccount;
+        network = network == null ? "" : network;
+        locality = locality == null ? Locality.NONE : locality;
+        tlsMode = tlsMode == null ? TLS_DISABLED : tlsMode;
+        health = health == null ? HealthStatus.HEALTHY : health;
+        workloadName = workloadName == null ? "" : workloadName;
+        namespace = namespace == null ? "" : namespace;
+    }
+}

@@ -1,0 +1,5 @@
+package io.meshpilot.model;
+
+/** A service port: name, number, protocol (istiod's model.Port). */
+public record Port(String name, int port, Protocol protocol) {
+}

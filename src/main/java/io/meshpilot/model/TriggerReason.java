@@ -1,0 +1,23 @@
+package io.meshpilot.model;
+
+/** Why a push was requested; the {@code type} label of istiod's pilot_push_triggers. */
+public enum TriggerReason {
+    ENDPOINT("endpoint"),
+    CONFIG("config"),
+    SERVICE("service"),
+    PROXY("proxy"),
+    GLOBAL("global"),
+    NETWORKS("networks"),
+    UNKNOWN("unknown"),
+    DEBUG("debug");
+
+    private final String label;
+
+    TriggerReason(String label) {
+        this.label = label;
+    }
+
+    public String label() {
+        return label;
+    }
+}

@@ -1,0 +1,100 @@
+package io.meshpilot.registry;
+
+import io.meshpilot.model.ServiceDiscovery;
+
+import io.meshpilot.model.Service;
+import io.meshpilot.model.ServiceInstance;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * All service registries as one (istiod's aggregate controller, Environment.ServiceDiscovery).
+ * Registries are ordered and may be added and removed at run time. A hostname known to
+ * several registries resolves deterministically: the first registry's service wins, and when
+ * the others are other clusters their VIPs are merged into it (per cluster).
+ */
+public final class AggregateRegistry implements ServiceDiscovery {
+    private final List<ServiceRegistry> registries = new CopyOnWriteArrayList<>();
+    private final List<Consumer<ServiceEvent>> handlers = new CopyOnWriteArrayList<>();
+
+    public void addRegistry(ServiceRegistry r) {
+        handlers.forEach(r::appendServiceHandler);
+        registries.add(r);
+    }
+
+    public void removeRegistry(ServiceRegistry r) {
+        registries.remove(r);
+    }
+
+    public List<ServiceRegistry> registries() {
+        return List.copyOf(registries);
+    }
+
+    /** Handlers of every registry, present and future. */
+    public void appendServiceHandler(Consumer<ServiceEvent> handler) {
+        handlers.add(handler);
+        registries.forEach(r -> r.appendServiceHandler(handler));
+    }
+
+    @Override
+    public List<Service> services() {
+        Map<String, Service> byHost = new LinkedHashMap<>();
+        Map<String, ServiceRegistry> owner = new HashMap<>();
+        for (ServiceRegistry r : registries) {
+            for (Service s : r.services()) {
+                merge(byHost, owner, r, s);
+            }
+        }
+        List<Service> out = new ArrayList<>(byHost.values());
+        out.sort(Comparator.comparing(Service::hostname).thenComparing(Service::namespace));
+        return out;
+    }
+
+    @Override
+    public Optional<Service> service(String hostname) {
+        Map<String, Service> byHost = new LinkedHashMap<>();
+        Map<String, ServiceRegistry> owner = new HashMap<>();
+        for (ServiceRegistry r : registries) {
+            r.service(hostname).ifPresent(s -> merge(byHost, owner, r, s));
+        }
+        return Optional.ofNullable(byHost.get(hostname));
+    }
+
+    /** First registry wins; a later registry of another cluster contributes its VIPs. */
+    private static void merge(Map<String, Service> byHost, Map<String, ServiceRegistry> owner, ServiceRegistry r,
+                              Service s) {
+        Service first = byHost.get(s.hostname());
+        if (first == null) {
+            byHost.put(s.hostname(), s);
+            owner.put(s.hostname(), r);
+            return;
+        }
+        if (!owner.get(s.hostname()).cluster().equals(r.cluster()) && !s.clusterVips().isEmpty()) {
+            Map<String, List<String>> vips = new HashMap<>(first.clusterVips());
+            s.clusterVips().forEach(vips::putIfAbsent);
+            byHost.put(s.hostname(), first.withClusterVips(vips));
+        }
+    }
+
+    @Override
+    public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
+        List<ServiceInstance> out = new ArrayList<>();
+        for (ServiceRegistry r : registries) {
+            if (r.service(service.hostname()).isPresent()) {
+                out.addAll(r.instances(service, port, labels));
+            }
+        }
+        return out;
+    }
+
+    public boolean hasSynced() {
+        return registries.stream().allMatch(ServiceRegistry::hasSynced);
+    }
+}

@@ -1,0 +1,20 @@
+package io.meshpilot.registry;
+
+import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.ShardKey;
+import java.util.List;
+
+/**
+ * Where registries report changes (istiod's XDSUpdater, implemented by the DiscoveryServer).
+ * Endpoint-only changes become incremental EDS pushes; service changes full pushes.
+ */
+public interface RegistryUpdates {
+    /** New endpoints of one service in one shard; pushes as the endpoint index decides. */
+    void edsUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints);
+
+    /** Records endpoints without a push of their own: a service change follows and pushes fully. */
+    void edsCacheUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints);
+
+    /** A service was added, changed or deleted: a full push. */
+    void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted);
+}
