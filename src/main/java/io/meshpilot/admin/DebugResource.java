@@ -28,6 +28,9 @@ public class DebugResource {
     @Inject
     io.meshpilot.config.ConfigController configs;
 
+    @Inject
+    io.meshpilot.registry.ServiceRegistries registries;
+
     /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
     @GET
     @Path("list")
@@ -56,6 +59,62 @@ public class DebugResource {
             all.addAll(configs.store().list(s.kind(), null));
         }
         return io.meshpilot.config.ConfigJson.toJson(all).toString();
+    }
+
+    /** {@code /debug/registryz}: every service of every registry (istiod's shape: a list). */
+    @GET
+    @Path("registryz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String registryz() {
+        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        environment.serviceDiscovery().services().forEach(s -> out.add(RegistryJson.service(s, null)));
+        return out.toString();
+    }
+
+    /** {@code /debug/endpointShardz}: hostname -> namespace -> {Shards: {provider/cluster: [...]}, ServiceAccounts}. */
+    @GET
+    @Path("endpointShardz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String endpointShardz() {
+        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+        environment.endpointIndex().snapshot().forEach((host, byNs) -> {
+            com.google.gson.JsonObject h = new com.google.gson.JsonObject();
+            byNs.forEach((ns, shards) -> {
+                com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+                com.google.gson.JsonObject byShard = new com.google.gson.JsonObject();
+                shards.byShard().entrySet().stream().sorted(
+                        java.util.Map.Entry.comparingByKey(java.util.Comparator.comparing(Object::toString)))
+                        .forEach(e -> {
+                            com.google.gson.JsonArray eps = new com.google.gson.JsonArray();
+                            e.getValue().forEach(ep -> eps.add(RegistryJson.endpoint(ep)));
+                            byShard.add(e.getKey().toString(), eps);
+                        });
+                o.add("Shards", byShard);
+                o.add("ServiceAccounts", RegistryJson.strings(shards.serviceAccounts().stream().sorted().toList()));
+                h.add(ns, o);
+            });
+            out.add(host, h);
+        });
+        return out.toString();
+    }
+
+    /**
+     * {@code /debug/instancesz}: istiod keys it by connected proxy (the service instances a
+     * proxy implements). Proxies connect with the xDS issue; until then it lists the
+     * registries' workload instances by namespace/name, which is what those will be built from.
+     */
+    @GET
+    @Path("instancesz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String instancesz() {
+        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+        for (io.meshpilot.model.WorkloadInstance w : registries.serviceEntries().workloads()) {
+            com.google.gson.JsonObject o = RegistryJson.endpoint(w.endpoint());
+            o.addProperty("kind", w.kind());
+            o.add("ports", new com.google.gson.Gson().toJsonTree(new java.util.TreeMap<>(w.portMap())));
+            out.add(w.namespace() + "/" + w.name(), o);
+        }
+        return out.toString();
     }
 
     static List<String> endpointNames() {

@@ -9,6 +9,7 @@ import java.util.Set;
 public class HttpApplication extends Application {
     @Override
     public Set<Class<?>> getClasses() {
-        return Set.of(ReadyResource.class, ServerResource.class, DebugResource.class, ConfigResource.class);
+        return Set.of(ReadyResource.class, ServerResource.class, DebugResource.class, ConfigResource.class,
+                ServiceResource.class);
     }
 }
