@@ -164,13 +164,18 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
                 Map<String, Service> old = byHost(before);
                 Map<String, Service> now = byHost(after);
                 for (String h : hosts) {
-                    ServiceEvent.Type type = !now.containsKey(h) ? ServiceEvent.Type.DELETE
-                            : !old.containsKey(h) ? ServiceEvent.Type.ADD : ServiceEvent.Type.UPDATE;
-                    if (type == ServiceEvent.Type.UPDATE && old.get(h).equals(now.get(h))) {
+                    if (old.containsKey(h) && now.containsKey(h) && old.get(h).equals(now.get(h))) {
                         continue;
                     }
-                    updates.svcUpdate(shard, h, key.namespace(), type == ServiceEvent.Type.DELETE);
-                    events.add(new ServiceEvent(type, type == ServiceEvent.Type.DELETE ? old.get(h) : now.get(h)));
+                    // the host may live on through another ServiceEntry: then it changed, not vanished
+                    boolean hostGone = !servicesByHost.containsKey(h);
+                    boolean hostNew = !old.containsKey(h) && servicesByHost.get(h).size() == 1;
+                    ServiceEvent.Type type = hostGone ? ServiceEvent.Type.DELETE
+                            : hostNew ? ServiceEvent.Type.ADD : ServiceEvent.Type.UPDATE;
+                    boolean gone = type == ServiceEvent.Type.DELETE && !hostInNamespace(h, key.namespace());
+                    updates.svcUpdate(shard, h, key.namespace(), gone);
+                    events.add(new ServiceEvent(type, type == ServiceEvent.Type.DELETE ? old.get(h)
+                            : servicesByHost.get(h).get(0)));
                 }
             }
             warnDangling(key, cur);
@@ -297,9 +302,24 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         }
         if (serviceChangeFollows) {
             updates.edsCacheUpdate(shard, hostname, namespace, merged);
+        } else if (dnsResolved(hostname, namespace)) {
+            // DNS services carry their endpoints in the cluster (STRICT_DNS), not in EDS:
+            // istiod pushes those changes fully
+            updates.edsCacheUpdate(shard, hostname, namespace, merged);
+            updates.svcUpdate(shard, hostname, namespace, false);
         } else {
             updates.edsUpdate(shard, hostname, namespace, merged);
         }
+    }
+
+    private boolean dnsResolved(String hostname, String namespace) {
+        for (Service svc : servicesByHost.getOrDefault(hostname, List.of())) {
+            if (svc.namespace().equals(namespace)) {
+                return svc.resolution() == io.meshpilot.model.Resolution.DNS_LB
+                        || svc.resolution() == io.meshpilot.model.Resolution.DNS_ROUND_ROBIN_LB;
+            }
+        }
+        return false;
     }
 
     /** Rebuilds one host's service list (oldest first) and its automatic address. */
@@ -343,6 +363,15 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         } else if (se.getResolution() == ServiceEntry.Resolution.STATIC && noEndpoints) {
             LOG.log(Level.WARNING, "ServiceEntry " + key + " has STATIC resolution but no endpoints");
         }
+    }
+
+    private boolean hostInNamespace(String hostname, String namespace) {
+        for (ConfigKey se : entriesByHost.getOrDefault(hostname, Set.of())) {
+            if (se.namespace().equals(namespace)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Map<String, Service> byHost(List<Service> services) {
