@@ -139,7 +139,8 @@ class FileConfigSourceTest {
 
     private void awaitScanWhere(java.util.function.Predicate<FileConfigSource.ScanResult> p) throws Exception {
         LinkedBlockingQueue<FileConfigSource.ScanResult> scans = new LinkedBlockingQueue<>();
-        source.addScanListener(scans::add);
+        java.util.function.Consumer<FileConfigSource.ScanResult> listener = scans::add;
+        source.addScanListener(listener);
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline) {
@@ -150,7 +151,7 @@ class FileConfigSourceTest {
             }
             throw new AssertionError("condition not reached within 30 s");
         } finally {
-            source.removeScanListener(scans::add);
+            source.removeScanListener(listener);
         }
     }
 
