@@ -351,8 +351,12 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         servicesByHost.put(hostname, List.copyOf(withAddress));
     }
 
+    /**
+     * Dangling references are warnings, as in istiod's analysis, never errors. During the
+     * initial load entries often arrive before their workloads, so only once synced.
+     */
     private void warnDangling(ConfigKey key, Config entry) {
-        if (entry == null) {
+        if (entry == null || !synced) {
             return;
         }
         ServiceEntry se = (ServiceEntry) entry.spec();
