@@ -31,6 +31,9 @@ public class DebugResource {
     @Inject
     io.meshpilot.registry.ServiceRegistries registries;
 
+    @Inject
+    io.meshpilot.xds.DiscoveryServer xds;
+
     /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
     @GET
     @Path("list")
@@ -113,6 +116,60 @@ public class DebugResource {
             o.addProperty("kind", w.kind());
             o.add("ports", new com.google.gson.Gson().toJsonTree(new java.util.TreeMap<>(w.portMap())));
             out.add(w.namespace() + "/" + w.name(), o);
+        }
+        return out.toString();
+    }
+
+    /**
+     * {@code /debug/syncz}: per connected proxy, what was sent and ACKed per type (istiod's
+     * keys: cluster_sent, cluster_acked, listener_*, route_*, endpoint_*), plus
+     * {@code <type>_nack} with the proxy's error when its last answer was a NACK.
+     */
+    @GET
+    @Path("syncz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String syncz() {
+        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        for (io.meshpilot.xds.Connection c : xds.connections()) {
+            com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+            o.addProperty("cluster_id", c.proxy().clusterId());
+            o.addProperty("proxy", c.id());
+            o.addProperty("proxy_type", c.proxy().type().name().toLowerCase(java.util.Locale.ROOT));
+            o.addProperty("istio_version", c.proxy().istioVersion());
+            c.watches().forEach((type, w) -> {
+                String k = switch (io.meshpilot.xds.TypeUrls.shortName(type)) {
+                    case "cds" -> "cluster";
+                    case "lds" -> "listener";
+                    case "rds" -> "route";
+                    case "eds" -> "endpoint";
+                    default -> null;
+                };
+                if (k != null) {
+                    o.addProperty(k + "_sent", w.nonceSent());
+                    o.addProperty(k + "_acked", w.nonceAcked());
+                    if (!w.nackError().isEmpty()) {
+                        o.addProperty(k + "_nack", w.nackError());
+                    }
+                }
+            });
+            out.add(o);
+        }
+        return out.toString();
+    }
+
+    /** {@code /debug/connections}: connected xDS clients (istiod's shape: id, peer, connectedAt). */
+    @GET
+    @Path("connections")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String connections() {
+        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        for (io.meshpilot.xds.Connection c : xds.connections()) {
+            com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+            o.addProperty("connectionId", c.id());
+            o.addProperty("proxy", c.proxy().id());
+            o.addProperty("address", c.peer());
+            o.addProperty("connectedAt", c.connectedAt().toString());
+            out.add(o);
         }
         return out.toString();
     }

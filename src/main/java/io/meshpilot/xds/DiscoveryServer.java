@@ -37,16 +37,135 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     static final IstioCounter PUSH_TRIGGERS = IstioCounter.of("pilot_push_triggers", "type",
             "Total number of times a push was triggered, labeled by reason for the push.");
 
+    static final IstioCounter XDS_PUSHES = IstioCounter.of("pilot_xds_pushes", "type",
+            "Pilot build and send errors for lds, rds, cds and eds.");
+    static final IstioCounter XDS_REJECTS = IstioCounter.of("pilot_total_xds_rejects", "type",
+            "Total number of XDS responses from pilot rejected by proxy.");
+
     @Inject
     Environment environment;
 
     @Inject
     StartupRecorder recorder;
 
+    @Inject
+    io.meshpilot.grpc.GrpcServices grpcServices;
+
+    @Inject
+    io.meshpilot.config.ConfigController configs;
+
+    @Inject
+    io.meshpilot.bootstrap.PilotArgs args;
+
     private final List<Consumer<PushRequest>> listeners = new CopyOnWriteArrayList<>();
+    private final java.util.Map<String, Connection> connections = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicReference<io.meshpilot.model.PushContext> pushContext =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
+    private volatile PushPipeline pipeline;
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.DISCOVERY_SERVER, () -> "update entry points ready (config, service, endpoint)");
+        recorder.run(Component.DISCOVERY_SERVER, () -> {
+            grpcServices.register(new AdsService(this), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+            pipeline = new PushPipeline(this, args.features());
+            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
+                    () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
+            return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
+                    + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
+                    + args.features().pushThrottle();
+        });
+    }
+
+    /** Start function: the first PushContext, once config and registries delivered their initial state. */
+    void firstPush(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
+        pushContext.set(buildPushContext());
+        LOG.log(Level.INFO, "push context ready version=" + pushContext.get().version() + " services="
+                + pushContext.get().services().size() + " in " + pushContext.get().buildTime().toMillis() + " ms");
+    }
+
+    io.meshpilot.model.PushContext buildPushContext() {
+        return io.meshpilot.model.PushContext.build(environment.serviceDiscovery(), configs.store(),
+                environment.endpointIndex(), environment.domainSuffix(), versions.incrementAndGet());
+    }
+
+    /** Streams are served once the first PushContext exists. */
+    boolean ready() {
+        return pushContext.get() != null;
+    }
+
+    public io.meshpilot.model.PushContext currentPushContext() {
+        return pushContext.get();
+    }
+
+    void setPushContext(io.meshpilot.model.PushContext push) {
+        pushContext.set(push);
+    }
+
+    public java.util.Collection<Connection> connections() {
+        return java.util.List.copyOf(connections.values());
+    }
+
+    void connected(Connection c) {
+        connections.put(c.id(), c);
+        LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
+                + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy"));
+    }
+
+    void disconnected(Connection c) {
+        if (connections.remove(c.id()) != null) {
+            LOG.log(Level.INFO, "xDS disconnected proxy=" + c.proxy().id() + " connection=" + c.id());
+        }
+    }
+
+    /** One request on a stream: ACK, NACK, stale nonce, or a subscription to answer. */
+    void process(Connection con, io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest req) {
+        String type = req.getTypeUrl();
+        Connection.Watch w = con.watch(type);
+        java.util.Set<String> names = Connection.copy(req.getResourceNamesList());
+        if (!req.getResponseNonce().isEmpty()) {
+            if (!req.getResponseNonce().equals(w.nonceSent)) {
+                LOG.log(Level.DEBUG, () -> "stale nonce ignored proxy=" + con.proxy().id() + " type=" + type);
+                return;
+            }
+            if (req.hasErrorDetail()) {
+                w.nackError = req.getErrorDetail().getMessage();
+                w.nackVersion = w.versionSent;
+                XDS_REJECTS.increment(TypeUrls.shortName(type));
+                LOG.log(Level.WARNING, "xDS NACK proxy=" + con.proxy().id() + " type=" + TypeUrls.shortName(type)
+                        + " version=" + w.versionSent + " error=" + w.nackError);
+                return; // not re-sent: the next change brings a new version
+            }
+            w.nonceAcked = req.getResponseNonce();
+            w.versionAcked = req.getVersionInfo();
+            w.nackError = "";
+            if (names.equals(w.names)) {
+                return;
+            }
+        }
+        w.names = names;
+        w.wildcard = names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER))
+                || names.contains("*");
+        push(con, w, pushContext.get());
+    }
+
+    /** Generates one type for one connection and sends it. */
+    void push(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
+        Generator g = Generators.forType(w.typeUrl(), con.proxy());
+        java.util.List<com.google.protobuf.Any> resources;
+        if (g == null) {
+            LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + con.proxy().id() + " type=" + w.typeUrl());
+            resources = java.util.List.of();
+        } else {
+            resources = g.generate(con.proxy(), push, w.names(), w.wildcard());
+        }
+        var response = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+                .setTypeUrl(w.typeUrl())
+                .setVersionInfo(Long.toString(push.version()))
+                .setNonce(java.util.UUID.randomUUID().toString())
+                .addAllResources(resources)
+                .build();
+        con.send(w, response);
+        XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
     }
 
     /** A config change (any kind but the ServiceEntry registry's own): always a full push. */
@@ -93,6 +212,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         for (TriggerReason r : request.reasons()) {
             PUSH_TRIGGERS.increment(r.label());
         }
+        PushPipeline p = pipeline;
+        if (p != null) {
+            p.enqueue(request);
+        }
         LOG.log(Level.DEBUG, () -> "push request full=" + request.full() + " configs=" + request.configsUpdated()
                 + " reasons=" + request.reasons());
         for (Consumer<PushRequest> l : listeners) {
@@ -111,6 +234,15 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     public void removeListener(Consumer<PushRequest> l) {
         listeners.remove(l);
+    }
+
+    @jakarta.annotation.PreDestroy
+    void stop() {
+        PushPipeline p = pipeline;
+        if (p != null) {
+            p.close();
+        }
+        connections.values().forEach(Connection::close);
     }
 
     /** Current value of pilot_inbound_updates{type}. */

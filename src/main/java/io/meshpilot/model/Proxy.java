@@ -1,0 +1,73 @@
+package io.meshpilot.model;
+
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A connected proxy as istiod models it: parsed from the xDS node. The node id is
+ * {@code type~ip~id~domain} ({@code sidecar~10.1.1.1~reviews-v1.default~default.svc.cluster.local});
+ * the metadata keys are Istio's (NAMESPACE, LABELS, CLUSTER_ID, ISTIO_VERSION, GENERATOR,
+ * SERVICE_ACCOUNT, INSTANCE_IPS, NETWORK).
+ *
+ * @param generator "grpc" for proxyless gRPC clients, else empty (Envoy)
+ */
+public record Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
+                    Map<String, String> labels, String clusterId, String istioVersion, String generator,
+                    String serviceAccount, String network, Locality locality) {
+
+    /** The two proxy types istiod knows. */
+    public enum Type { SIDECAR, ROUTER }
+
+    public Proxy {
+        ips = List.copyOf(ips);
+        labels = Map.copyOf(labels);
+    }
+
+    public boolean proxyless() {
+        return "grpc".equals(generator);
+    }
+
+    /** Parses a node; throws IllegalArgumentException naming what is wrong. */
+    public static Proxy fromNode(Node node) {
+        String id = node.getId();
+        String[] parts = id.split("~", -1);
+        if (parts.length != 4) {
+            throw new IllegalArgumentException("node id \"" + id + "\" is not type~ip~id~domain");
+        }
+        Type type = switch (parts[0]) {
+            case "sidecar" -> Type.SIDECAR;
+            case "router" -> Type.ROUTER;
+            default -> throw new IllegalArgumentException("node id \"" + id + "\": unknown proxy type \"" + parts[0]
+                    + "\" (sidecar or router)");
+        };
+        Struct md = node.getMetadata();
+        String instanceIps = string(md, "INSTANCE_IPS");
+        List<String> ips = instanceIps.isEmpty() ? List.of(parts[1]) : Arrays.asList(instanceIps.split(","));
+        String namespace = string(md, "NAMESPACE");
+        if (namespace.isEmpty()) {
+            int dot = parts[2].lastIndexOf('.');
+            namespace = dot >= 0 ? parts[2].substring(dot + 1)
+                    : parts[3].contains(".") ? parts[3].substring(0, parts[3].indexOf('.')) : "default";
+        }
+        Map<String, String> labels = new HashMap<>();
+        Value l = md.getFieldsOrDefault("LABELS", Value.getDefaultInstance());
+        if (l.hasStructValue()) {
+            l.getStructValue().getFieldsMap().forEach((k, v) -> labels.put(k, v.getStringValue()));
+        }
+        var loc = node.getLocality();
+        Locality locality = new Locality(loc.getRegion(), loc.getZone(), loc.getSubZone());
+        String istioVersion = string(md, "ISTIO_VERSION");
+        return new Proxy(id, type, ips, parts[2], parts[3], namespace, labels, string(md, "CLUSTER_ID"),
+                istioVersion, string(md, "GENERATOR"), string(md, "SERVICE_ACCOUNT"), string(md, "NETWORK"), locality);
+    }
+
+    private static String string(Struct md, String key) {
+        Value v = md.getFieldsOrDefault(key, Value.getDefaultInstance());
+        return v.hasStringValue() ? v.getStringValue() : "";
+    }
+}

@@ -1,0 +1,93 @@
+package io.meshpilot.networking;
+
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.meshpilot.api.networking.v1alpha3.DestinationRule;
+import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
+import io.meshpilot.api.networking.v1alpha3.Subset;
+import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * CDS: outbound EDS clusters ({@code outbound|port|subset|host}) per service port and per
+ * DestinationRule subset, with the DestinationRule's load-balancer policy (subset policy over
+ * host policy), endpoints over ADS. Envoy's fuller traffic policy (connection pools, outlier
+ * detection, TLS) comes with the Envoy config issue.
+ */
+public final class ClusterBuilder {
+    private ClusterBuilder() {
+    }
+
+    /** The cluster of one name, or empty when the name is no known service port (or subset). */
+    public static Optional<Cluster> build(String name, PushContext push) {
+        ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
+        if (o == null) {
+            return Optional.empty();
+        }
+        Service svc = push.service(o.host()).orElse(null);
+        if (svc == null || svc.port(o.port()).isEmpty()) {
+            return Optional.empty();
+        }
+        TrafficPolicy policy = TrafficPolicy.getDefaultInstance();
+        var dr = push.destinationRule(o.host()).map(c -> (DestinationRule) c.spec());
+        if (dr.isPresent()) {
+            policy = dr.get().getTrafficPolicy();
+            if (!o.subset().isEmpty()) {
+                Optional<Subset> subset = dr.get().getSubsetsList().stream()
+                        .filter(s -> s.getName().equals(o.subset())).findFirst();
+                if (subset.isEmpty()) {
+                    return Optional.empty();
+                }
+                if (subset.get().hasTrafficPolicy() && subset.get().getTrafficPolicy().hasLoadBalancer()) {
+                    policy = subset.get().getTrafficPolicy();
+                }
+            }
+        } else if (!o.subset().isEmpty()) {
+            return Optional.empty();
+        }
+        Cluster.Builder c = Cluster.newBuilder().setName(name)
+                .setType(Cluster.DiscoveryType.EDS)
+                .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
+                        .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
+                .setLbPolicy(lbPolicy(policy));
+        return Optional.of(c.build());
+    }
+
+    /** Every outbound cluster: each service port, and each DestinationRule subset of it. */
+    public static List<Cluster> all(PushContext push) {
+        List<Cluster> out = new ArrayList<>();
+        push.services().values().stream().sorted(java.util.Comparator.comparing(Service::hostname)).forEach(svc -> {
+            for (Port p : svc.ports()) {
+                build(ClusterNames.outbound(p.port(), "", svc.hostname()), push).ifPresent(out::add);
+                push.destinationRule(svc.hostname()).ifPresent(dr -> {
+                    for (Subset s : ((DestinationRule) dr.spec()).getSubsetsList()) {
+                        build(ClusterNames.outbound(p.port(), s.getName(), svc.hostname()), push).ifPresent(out::add);
+                    }
+                });
+            }
+        });
+        return out;
+    }
+
+    private static Cluster.LbPolicy lbPolicy(TrafficPolicy policy) {
+        if (!policy.hasLoadBalancer()) {
+            return Cluster.LbPolicy.ROUND_ROBIN;
+        }
+        LoadBalancerSettings lb = policy.getLoadBalancer();
+        if (lb.hasConsistentHash()) {
+            return Cluster.LbPolicy.RING_HASH;
+        }
+        return switch (lb.getSimple()) {
+            case LEAST_REQUEST, LEAST_CONN -> Cluster.LbPolicy.LEAST_REQUEST;
+            case RANDOM -> Cluster.LbPolicy.RANDOM;
+            default -> Cluster.LbPolicy.ROUND_ROBIN;
+        };
+    }
+}

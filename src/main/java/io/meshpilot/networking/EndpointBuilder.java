@@ -1,0 +1,98 @@
+package io.meshpilot.networking;
+
+import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.HealthStatus;
+import io.envoyproxy.envoy.config.core.v3.Locality;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import com.google.protobuf.Struct;
+import com.google.protobuf.UInt32Value;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+import io.meshpilot.model.EndpointIndex;
+import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * EDS: the ClusterLoadAssignment of one outbound cluster, as istiod builds it. Endpoints of
+ * the service port (and of the subset's labels), grouped by locality, each with its weight
+ * (1 when unset) and health, and Istio's endpoint metadata ({@code istio} filter metadata:
+ * workload, namespace; the tlsMode transport-socket match). A locality's weight is the sum of
+ * its endpoints' weights, which proxyless gRPC clients need to route at all.
+ */
+public final class EndpointBuilder {
+    private EndpointBuilder() {
+    }
+
+    public static ClusterLoadAssignment build(String clusterName, PushContext push) {
+        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
+        ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
+        if (o == null) {
+            return cla.build();
+        }
+        Service svc = push.service(o.host()).orElse(null);
+        if (svc == null || svc.port(o.port()).isEmpty()) {
+            return cla.build();
+        }
+        String portName = svc.port(o.port()).get().name();
+        Map<String, String> subsetLabels = SubsetLabels.of(push, o.host(), o.subset());
+        EndpointIndex.Shards shards = push.endpoints().shards(svc.hostname(), svc.namespace());
+        List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
+        Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
+        Map<String, Integer> weights = new TreeMap<>();
+        for (IstioEndpoint e : all) {
+            if (!e.servicePortName().equals(portName) || !matches(subsetLabels, e.labels())) {
+                continue;
+            }
+            String key = e.locality().toString();
+            LocalityLbEndpoints.Builder group = byLocality.computeIfAbsent(key, k -> LocalityLbEndpoints.newBuilder()
+                    .setLocality(Locality.newBuilder().setRegion(e.locality().region()).setZone(e.locality().zone())
+                            .setSubZone(e.locality().subzone())));
+            int weight = e.lbWeight() > 0 ? e.lbWeight() : 1;
+            group.addLbEndpoints(LbEndpoint.newBuilder()
+                    .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
+                            SocketAddress.newBuilder().setAddress(e.address()).setPortValue(e.endpointPort()))))
+                    .setHealthStatus(health(e.health()))
+                    .setLoadBalancingWeight(UInt32Value.of(weight))
+                    .setMetadata(metadata(e)));
+            weights.merge(key, weight, Integer::sum);
+        }
+        byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
+        return cla.build();
+    }
+
+    static boolean matches(Map<String, String> selector, Map<String, String> labels) {
+        for (var s : selector.entrySet()) {
+            if (!s.getValue().equals(labels.get(s.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static HealthStatus health(IstioEndpoint.HealthStatus h) {
+        return switch (h) {
+            case HEALTHY -> HealthStatus.HEALTHY;
+            case UNHEALTHY -> HealthStatus.UNHEALTHY;
+            case DRAINING, TERMINATING -> HealthStatus.DRAINING;
+        };
+    }
+
+    /** Istio's endpoint metadata: which workload, and whether it speaks Istio mTLS. */
+    private static Metadata metadata(IstioEndpoint e) {
+        Struct istio = Struct.newBuilder()
+                .putFields("workload", Value.newBuilder().setStringValue(e.workloadName() + ";" + e.namespace()).build())
+                .build();
+        Struct tls = Struct.newBuilder()
+                .putFields("tlsMode", Value.newBuilder().setStringValue(e.tlsMode()).build()).build();
+        return Metadata.newBuilder().putFilterMetadata("istio", istio)
+                .putFilterMetadata("envoy.transport_socket_match", tls).build();
+    }
+}

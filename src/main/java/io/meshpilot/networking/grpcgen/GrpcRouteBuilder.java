@@ -1,0 +1,153 @@
+package io.meshpilot.networking.grpcgen;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.UInt32Value;
+import io.envoyproxy.envoy.config.route.v3.HeaderMatcher;
+import io.envoyproxy.envoy.config.route.v3.RetryPolicy;
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.config.route.v3.RouteAction;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.RouteMatch;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
+import io.envoyproxy.envoy.extensions.filters.common.fault.v3.FaultDelay;
+import io.envoyproxy.envoy.extensions.filters.http.fault.v3.FaultAbort;
+import io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault;
+import io.envoyproxy.envoy.type.matcher.v3.RegexMatcher;
+import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
+import io.envoyproxy.envoy.type.v3.FractionalPercent;
+import io.meshpilot.api.networking.v1alpha3.HTTPFaultInjection;
+import io.meshpilot.api.networking.v1alpha3.HTTPMatchRequest;
+import io.meshpilot.api.networking.v1alpha3.HTTPRoute;
+import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
+import io.meshpilot.api.networking.v1alpha3.StringMatch;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import io.meshpilot.networking.ClusterNames;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * RDS for proxyless gRPC: the route configuration of one {@code host:port}, from the first
+ * VirtualService routing that host (istiod's gRPC generator): uri exact/prefix/regex and
+ * header matches, one route per match, weighted clusters with subsets, timeout, retries,
+ * fault abort and delay. Without a VirtualService, one default route to the service's cluster.
+ */
+public final class GrpcRouteBuilder {
+    private GrpcRouteBuilder() {
+    }
+
+    public static RouteConfiguration build(String name, String namespace, PushContext push) {
+        HostPort hp = HostPort.parse(name, namespace, push.domainSuffix());
+        if (hp == null || push.service(hp.host()).flatMap(s -> s.port(hp.port())).isEmpty()) {
+            return null;
+        }
+        VirtualHost.Builder vh = VirtualHost.newBuilder().setName(name)
+                .addDomains(name).addDomains(hp.host()).addDomains(hp.host() + ":" + hp.port());
+        List<Config> vss = push.virtualServices(hp.host());
+        if (!vss.isEmpty()) {
+            Config vsConfig = vss.get(0);
+            for (HTTPRoute r : ((VirtualService) vsConfig.spec()).getHttpList()) {
+                if (r.getRouteCount() == 0) {
+                    continue; // redirects and direct responses are not for gRPC clients
+                }
+                List<HTTPMatchRequest> matches = r.getMatchCount() == 0 ? List.of(HTTPMatchRequest.getDefaultInstance())
+                        : r.getMatchList();
+                for (HTTPMatchRequest m : matches) {
+                    vh.addRoutes(route(r, m, vsConfig.namespace(), hp, push));
+                }
+            }
+        }
+        // a catch-all last: istiod's default route to the service itself
+        vh.addRoutes(Route.newBuilder().setName("default")
+                .setMatch(RouteMatch.newBuilder().setPrefix(""))
+                .setRoute(RouteAction.newBuilder().setCluster(ClusterNames.outbound(hp.port(), "", hp.host()))));
+        return RouteConfiguration.newBuilder().setName(name).addVirtualHosts(vh).build();
+    }
+
+    private static Route route(HTTPRoute r, HTTPMatchRequest m, String vsNamespace, HostPort hp, PushContext push) {
+        RouteMatch.Builder match = RouteMatch.newBuilder();
+        StringMatch uri = m.getUri();
+        switch (uri.getMatchTypeCase()) {
+            case EXACT -> match.setPath(uri.getExact());
+            case PREFIX -> match.setPrefix(uri.getPrefix());
+            case REGEX -> match.setSafeRegex(RegexMatcher.newBuilder().setRegex(uri.getRegex()));
+            default -> match.setPrefix("");
+        }
+        for (Map.Entry<String, StringMatch> h : m.getHeadersMap().entrySet()) {
+            match.addHeaders(HeaderMatcher.newBuilder().setName(h.getKey()).setStringMatch(string(h.getValue())));
+        }
+        RouteAction.Builder action = RouteAction.newBuilder();
+        if (r.getRouteCount() == 1) {
+            action.setCluster(cluster(r.getRoute(0), vsNamespace, hp, push));
+        } else {
+            WeightedCluster.Builder wc = WeightedCluster.newBuilder();
+            for (HTTPRouteDestination d : r.getRouteList()) {
+                wc.addClusters(WeightedCluster.ClusterWeight.newBuilder().setName(cluster(d, vsNamespace, hp, push))
+                        .setWeight(UInt32Value.of(d.getWeight())));
+            }
+            action.setWeightedClusters(wc);
+        }
+        if (r.hasTimeout()) {
+            action.setMaxStreamDuration(RouteAction.MaxStreamDuration.newBuilder().setMaxStreamDuration(r.getTimeout()));
+        }
+        if (r.hasRetries() && r.getRetries().getAttempts() > 0) {
+            RetryPolicy.Builder retry = RetryPolicy.newBuilder()
+                    .setNumRetries(UInt32Value.of(r.getRetries().getAttempts()))
+                    .setRetryOn(r.getRetries().getRetryOn().isEmpty() ? "unavailable" : r.getRetries().getRetryOn());
+            if (r.getRetries().hasPerTryTimeout()) {
+                retry.setPerTryTimeout(r.getRetries().getPerTryTimeout());
+            }
+            action.setRetryPolicy(retry);
+        }
+        Route.Builder route = Route.newBuilder().setName(r.getName()).setMatch(match).setRoute(action);
+        if (r.hasFault()) {
+            route.putTypedPerFilterConfig(GrpcListenerBuilder.FAULT_FILTER, Any.pack(fault(r.getFault())));
+        }
+        return route.build();
+    }
+
+    private static String cluster(HTTPRouteDestination d, String vsNamespace, HostPort hp, PushContext push) {
+        String host = PushContext.resolve(d.getDestination().getHost(), vsNamespace, push.domainSuffix());
+        int port = d.getDestination().hasPort() ? d.getDestination().getPort().getNumber()
+                : push.service(host).map(Service::ports).filter(p -> p.size() == 1).map(p -> p.get(0).port())
+                .orElse(hp.port());
+        return ClusterNames.outbound(port, d.getDestination().getSubset(), host);
+    }
+
+    private static StringMatcher string(StringMatch s) {
+        return switch (s.getMatchTypeCase()) {
+            case EXACT -> StringMatcher.newBuilder().setExact(s.getExact()).build();
+            case PREFIX -> StringMatcher.newBuilder().setPrefix(s.getPrefix()).build();
+            case REGEX -> StringMatcher.newBuilder().setSafeRegex(RegexMatcher.newBuilder().setRegex(s.getRegex())).build();
+            default -> StringMatcher.newBuilder().setPrefix("").build();
+        };
+    }
+
+    private static HTTPFault fault(HTTPFaultInjection f) {
+        HTTPFault.Builder b = HTTPFault.newBuilder();
+        if (f.hasAbort()) {
+            FaultAbort.Builder abort = FaultAbort.newBuilder().setPercentage(percent(f.getAbort().hasPercentage()
+                    ? f.getAbort().getPercentage().getValue() : 100));
+            if (!f.getAbort().getGrpcStatus().isEmpty()) {
+                abort.setGrpcStatus(GrpcStatus.code(f.getAbort().getGrpcStatus()));
+            } else {
+                abort.setHttpStatus(f.getAbort().getHttpStatus());
+            }
+            b.setAbort(abort);
+        }
+        if (f.hasDelay() && f.getDelay().hasFixedDelay()) {
+            b.setDelay(FaultDelay.newBuilder().setFixedDelay(f.getDelay().getFixedDelay())
+                    .setPercentage(percent(f.getDelay().hasPercentage() ? f.getDelay().getPercentage().getValue() : 100)));
+        }
+        return b.build();
+    }
+
+    /** Istio's percent (0-100, fractional) as Envoy's per-million fraction. */
+    private static FractionalPercent percent(double p) {
+        return FractionalPercent.newBuilder().setNumerator((int) Math.round(p * 10_000))
+                .setDenominator(FractionalPercent.DenominatorType.MILLION).build();
+    }
+}

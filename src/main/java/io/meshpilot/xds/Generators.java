@@ -1,0 +1,75 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.ClusterBuilder;
+import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.grpcgen.GrpcListenerBuilder;
+import io.meshpilot.networking.grpcgen.GrpcRouteBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Which generator serves which type for which proxy (istiod picks by the GENERATOR metadata,
+ * then the proxy type): proxyless gRPC clients get the gRPC generator's LDS/RDS and the
+ * shared CDS/EDS; Envoy sidecars get CDS and EDS here, their LDS and RDS come with the Envoy
+ * config issue (answered empty until then).
+ */
+final class Generators {
+    private Generators() {
+    }
+
+    static final Generator EDS = (proxy, push, names, wildcard) -> {
+        List<Any> out = new ArrayList<>();
+        for (String n : new TreeSet<>(names)) {
+            out.add(Any.pack(EndpointBuilder.build(n, push)));
+        }
+        return out;
+    };
+
+    static final Generator CDS = (proxy, push, names, wildcard) -> {
+        List<Any> out = new ArrayList<>();
+        if (wildcard && !proxy.proxyless()) {
+            ClusterBuilder.all(push).forEach(c -> out.add(Any.pack(c)));
+        } else {
+            for (String n : new TreeSet<>(names)) {
+                ClusterBuilder.build(n, push).ifPresent(c -> out.add(Any.pack(c)));
+            }
+        }
+        return out;
+    };
+
+    static final Generator GRPC_LDS = (proxy, push, names, wildcard) -> {
+        List<Any> out = new ArrayList<>();
+        for (String n : new TreeSet<>(names)) {
+            var l = GrpcListenerBuilder.build(n, proxy.namespace(), push);
+            if (l != null) {
+                out.add(Any.pack(l));
+            }
+        }
+        return out;
+    };
+
+    static final Generator GRPC_RDS = (proxy, push, names, wildcard) -> {
+        List<Any> out = new ArrayList<>();
+        for (String n : new TreeSet<>(names)) {
+            var r = GrpcRouteBuilder.build(n, proxy.namespace(), push);
+            if (r != null) {
+                out.add(Any.pack(r));
+            }
+        }
+        return out;
+    };
+
+    static final Generator EMPTY = (proxy, push, names, wildcard) -> List.of();
+
+    /** The generator for a type and proxy, or null for a type nobody serves. */
+    static Generator forType(String typeUrl, Proxy proxy) {
+        Map<String, Generator> table = proxy.proxyless()
+                ? Map.of(TypeUrls.LISTENER, GRPC_LDS, TypeUrls.ROUTE, GRPC_RDS, TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS)
+                : Map.of(TypeUrls.LISTENER, EMPTY, TypeUrls.ROUTE, EMPTY, TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
+        return table.get(typeUrl);
+    }
+}

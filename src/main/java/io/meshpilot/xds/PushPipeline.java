@@ -1,0 +1,151 @@
+package io.meshpilot.xds;
+
+import io.meshpilot.bootstrap.PilotFeatures;
+import io.meshpilot.model.ConfigKey;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushRequest;
+import io.meshpilot.networking.ClusterNames;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * DESIGN section 4's pipeline after {@code configUpdate}: requests are merged while changes
+ * keep arriving (quiet for PILOT_DEBOUNCE_AFTER, at most PILOT_DEBOUNCE_MAX); a full request
+ * gets a new immutable PushContext; then every connection is pushed only what the request
+ * affects (an endpoint change: EDS of the clusters of the changed services, only to proxies
+ * watching them), on at most PILOT_PUSH_THROTTLE workers so one slow proxy does not hold the
+ * others.
+ */
+final class PushPipeline implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(PushPipeline.class.getName());
+
+    private final DiscoveryServer server;
+    private final Duration debounceAfter;
+    private final Duration debounceMax;
+    private final boolean edsDebounce;
+    private final ScheduledExecutorService debouncer = Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name("push-debounce").unstarted(r));
+    private final ExecutorService workers;
+    private PushRequest pending;
+    private long firstAt;
+    private long lastAt;
+    private boolean scheduled;
+
+    PushPipeline(DiscoveryServer server, PilotFeatures features) {
+        this.server = server;
+        this.debounceAfter = features.debounceAfter();
+        this.debounceMax = features.debounceMax();
+        this.edsDebounce = features.enableEdsDebounce();
+        this.workers = Executors.newFixedThreadPool(features.pushThrottle(),
+                r -> Thread.ofPlatform().daemon().name("push-worker").unstarted(r));
+    }
+
+    synchronized void enqueue(PushRequest request) {
+        if (!request.full() && !edsDebounce) {
+            debouncer.execute(() -> run(request));
+            return;
+        }
+        long now = System.nanoTime();
+        pending = pending == null ? request : pending.merge(request);
+        if (pending == request) {
+            firstAt = now;
+        }
+        lastAt = now;
+        if (!scheduled) {
+            scheduled = true;
+            debouncer.schedule(this::check, debounceAfter.toNanos(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Fires when quiet long enough or waited long enough; otherwise looks again later. */
+    private void check() {
+        PushRequest ready;
+        synchronized (this) {
+            long now = System.nanoTime();
+            long quiet = now - lastAt;
+            long waited = now - firstAt;
+            if (quiet < debounceAfter.toNanos() && waited < debounceMax.toNanos()) {
+                long next = Math.min(debounceAfter.toNanos() - quiet, debounceMax.toNanos() - waited);
+                debouncer.schedule(this::check, Math.max(next, 1_000_000), TimeUnit.NANOSECONDS);
+                return;
+            }
+            ready = pending;
+            pending = null;
+            scheduled = false;
+        }
+        if (ready != null) {
+            run(ready);
+        }
+    }
+
+    private void run(PushRequest request) {
+        try {
+            PushContext push = server.currentPushContext();
+            if (push == null) {
+                return; // not started yet: the first push context will include this change
+            }
+            if (request.full()) {
+                push = server.buildPushContext();
+                server.setPushContext(push);
+            }
+            Set<String> hosts = new HashSet<>();
+            for (ConfigKey k : request.configsUpdated()) {
+                if (k.kind().equals("ServiceEntry")) {
+                    hosts.add(k.name());
+                }
+            }
+            PushContext context = push;
+            for (Connection con : server.connections()) {
+                List<Connection.Watch> watches = affected(con, request, hosts);
+                if (!watches.isEmpty()) {
+                    workers.execute(() -> {
+                        for (Connection.Watch w : watches) {
+                            try {
+                                server.push(con, w, context);
+                            } catch (RuntimeException e) {
+                                LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
+                                        + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
+                            }
+                        }
+                    });
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "push failed: " + request, e);
+        }
+    }
+
+    /** Full: every watched type (CDS, EDS, LDS, RDS order). Incremental: EDS of the changed services. */
+    private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
+        var watches = con.watches();
+        if (request.full()) {
+            return List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE).stream()
+                    .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
+                    .toList();
+        }
+        Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
+        if (eds == null) {
+            return List.of();
+        }
+        for (String cluster : eds.names()) {
+            ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
+            if (o != null && hosts.contains(o.host())) {
+                return List.of(eds);
+            }
+        }
+        return List.of();
+    }
+
+    @Override
+    public void close() {
+        debouncer.shutdownNow();
+        workers.shutdownNow();
+    }
+}

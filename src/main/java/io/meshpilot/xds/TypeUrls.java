@@ -1,0 +1,23 @@
+package io.meshpilot.xds;
+
+/** The Envoy v3 resource type URLs, and the short names istiod uses in metrics. */
+public final class TypeUrls {
+    public static final String LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener";
+    public static final String ROUTE = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+    public static final String CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+    public static final String ENDPOINT = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
+    private TypeUrls() {
+    }
+
+    /** lds, rds, cds, eds (istiod's metric labels); the URL itself for other types. */
+    public static String shortName(String typeUrl) {
+        return switch (typeUrl) {
+            case LISTENER -> "lds";
+            case ROUTE -> "rds";
+            case CLUSTER -> "cds";
+            case ENDPOINT -> "eds";
+            default -> typeUrl;
+        };
+    }
+}
