@@ -1,0 +1,171 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.config.ConfigController;
+import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.TestServers;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ADS protocol as Envoy speaks it, against a server with the embedded bookinfo config. */
+class AdsProtocolTest {
+    static final Duration WAIT = Duration.ofSeconds(20);
+    /** Long enough for a push the pipeline would have made (debounce 100 ms) to arrive. */
+    static final Duration NOTHING_MORE = Duration.ofMillis(1500);
+    static final String REVIEWS = "outbound|9080||reviews.default.svc.cluster.local";
+    static final String RATINGS = "outbound|9080||ratings.default.svc.cluster.local";
+
+    @TempDir
+    static Path dir;
+    static MeshPilotServer server;
+    static int grpc;
+    static int http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Path home = Path.of(System.getProperty("meshpilot.home", "."));
+        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
+            for (Path f : files.toList()) {
+                Files.copy(f, config.resolve(f.getFileName()));
+            }
+        }
+        server = TestServers.start(dir);
+        grpc = server.ports().get("grpc");
+        http = server.ports().get("http");
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static AdsClient sidecar(String name) {
+        return new AdsClient(grpc, "sidecar~10.0.0.1~" + name + ".default~default.svc.cluster.local",
+                Map.of("NAMESPACE", "default", "ISTIO_VERSION", "1.26.0"));
+    }
+
+    @Test
+    void aStreamWithoutANodeOrWithABadNodeIsRefusedCleanly() throws Exception {
+        try (AdsClient c = sidecar("no-node")) {
+            c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).build(), true);
+            Throwable t = c.awaitError(WAIT);
+            assertEquals(Status.Code.INVALID_ARGUMENT, Status.fromThrowable(t).getCode());
+            assertTrue(Status.fromThrowable(t).getDescription().contains("node"), String.valueOf(t));
+        }
+        try (AdsClient c = new AdsClient(grpc, "not-a-node-id", Map.of())) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            Throwable t = c.awaitError(WAIT);
+            assertEquals(Status.Code.INVALID_ARGUMENT, Status.fromThrowable(t).getCode());
+            assertTrue(Status.fromThrowable(t).getDescription().contains("type~ip~id~domain"), String.valueOf(t));
+        }
+    }
+
+    @Test
+    void unknownTypesGetAnEmptyAnswerAndTheStreamStays() throws Exception {
+        try (AdsClient c = sidecar("unknown")) {
+            c.subscribe("type.googleapis.com/example.Unknown", List.of("x"));
+            DiscoveryResponse r = c.await("type.googleapis.com/example.Unknown", WAIT);
+            assertEquals(0, r.getResourcesCount());
+            assertTrue(!r.getNonce().isEmpty());
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            assertTrue(c.await(TypeUrls.CLUSTER, WAIT).getResourcesCount() > 0, "the stream still works");
+            assertNull(c.error());
+        }
+    }
+
+    @Test
+    void wildcardCdsAndEdsForSidecars() throws Exception {
+        try (AdsClient c = sidecar("cds")) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            DiscoveryResponse cds = c.await(TypeUrls.CLUSTER, WAIT);
+            List<String> names = cds.getResourcesList().stream().map(a -> {
+                try {
+                    return a.unpack(Cluster.class).getName();
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    throw new AssertionError(e);
+                }
+            }).toList();
+            assertTrue(names.contains(REVIEWS) && names.contains("outbound|9080|v3|reviews.default.svc.cluster.local"),
+                    names.toString());
+            assertEquals(4 + 3 + 2 + 1 + 1, names.size(), "a cluster per service port and per subset: " + names);
+            c.ack(cds, List.of());
+            c.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS));
+            ClusterLoadAssignment cla = c.await(TypeUrls.ENDPOINT, WAIT).getResources(0).unpack(ClusterLoadAssignment.class);
+            assertEquals(REVIEWS, cla.getClusterName());
+            // the registry is the oracle (other tests here add reviews workloads)
+            int expected = com.google.gson.JsonParser.parseString(Http.get(http,
+                    "/api/v1/services/default/reviews.default.svc.cluster.local").body()).getAsJsonObject()
+                    .getAsJsonArray("endpoints").size();
+            assertEquals(expected, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
+            assertTrue(cla.getEndpointsCount() >= 3, "grouped by locality: " + cla.getEndpointsCount());
+        }
+    }
+
+    @Test
+    void aNackIsRecordedAndNotAnsweredWithTheSameVersionAndStaleNoncesAreIgnored() throws Exception {
+        try (AdsClient c = sidecar("nacker")) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            DiscoveryResponse cds = c.await(TypeUrls.CLUSTER, WAIT);
+            c.nack(cds, List.of(), "cluster outbound|9080||x: bad lb policy");
+            assertNull(c.next(NOTHING_MORE), "no re-send of the rejected version");
+            String syncz = Http.get(http, "/debug/syncz").body();
+            assertTrue(syncz.contains("\"cluster_nack\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
+            assertTrue(server.bean(DiscoveryServer.class).connections().stream()
+                    .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
+            // a stale nonce is ignored
+            c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("stale").build(), false);
+            assertNull(c.next(NOTHING_MORE), "stale nonces get no answer");
+        }
+    }
+
+    /** Acceptance 5: one WorkloadEntry change is an EDS push, only to the proxies watching its cluster. */
+    @Test
+    void aWorkloadEntryChangePushesOnlyEdsToItsWatchers() throws Exception {
+        try (AdsClient reviewsWatcher = sidecar("a"); AdsClient ratingsWatcher = sidecar("b")) {
+            for (var pair : List.of(Map.entry(reviewsWatcher, REVIEWS), Map.entry(ratingsWatcher, RATINGS))) {
+                AdsClient c = pair.getKey();
+                c.subscribe(TypeUrls.CLUSTER, List.of());
+                c.ack(c.await(TypeUrls.CLUSTER, WAIT), List.of());
+                c.subscribe(TypeUrls.ENDPOINT, List.of(pair.getValue()));
+                c.ack(c.await(TypeUrls.ENDPOINT, WAIT), List.of(pair.getValue()));
+            }
+            int before = ratingsWatcher.received().size();
+            Http.Reply r = Http.send(http, "/api/v1/configs/networking.istio.io/v1/workloadentries/default/reviews-v9",
+                    "PUT", """
+                            apiVersion: networking.istio.io/v1
+                            kind: WorkloadEntry
+                            metadata: {name: reviews-v9, namespace: default}
+                            spec: {address: 127.0.0.9, ports: {http: 19099}, labels: {app: reviews, version: v9},
+                                   serviceAccount: bookinfo-reviews}
+                            """, null);
+            assertEquals(201, r.status(), r.body());
+            DiscoveryResponse eds = reviewsWatcher.await(TypeUrls.ENDPOINT, WAIT);
+            ClusterLoadAssignment cla = eds.getResources(0).unpack(ClusterLoadAssignment.class);
+            assertEquals(4, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
+            assertNull(reviewsWatcher.next(NOTHING_MORE), "only EDS: no CDS, LDS or RDS push");
+            assertEquals(before, ratingsWatcher.received().size(), "the ratings watcher got nothing");
+            assertTrue(server.bean(ConfigController.class).store().awaitEventsDelivered(10, TimeUnit.SECONDS));
+        }
+    }
+}
