@@ -31,15 +31,19 @@ public final class EndpointBuilder {
     private EndpointBuilder() {
     }
 
-    public static ClusterLoadAssignment build(String clusterName, PushContext push) {
+    /**
+     * The assignment of a cluster; empty when the name is no cluster we know (a known cluster
+     * without endpoints gets an assignment with none, so proxies drop stale endpoints).
+     */
+    public static java.util.Optional<ClusterLoadAssignment> build(String clusterName, PushContext push) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
-            return cla.build();
+            return java.util.Optional.empty();
         }
         Service svc = push.service(o.host()).orElse(null);
         if (svc == null || svc.port(o.port()).isEmpty()) {
-            return cla.build();
+            return java.util.Optional.empty();
         }
         String portName = svc.port(o.port()).get().name();
         Map<String, String> subsetLabels = SubsetLabels.of(push, o.host(), o.subset());
@@ -65,7 +69,7 @@ public final class EndpointBuilder {
             weights.merge(key, weight, Integer::sum);
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
-        return cla.build();
+        return java.util.Optional.of(cla.build());
     }
 
     static boolean matches(Map<String, String> selector, Map<String, String> labels) {

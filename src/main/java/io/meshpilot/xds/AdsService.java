@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code envoy.service.discovery.v3.AggregatedDiscoveryService}: one stream per proxy. The
  * first request must carry the node; every request is either an ACK, a NACK (recorded, not
  * answered: the same version is never re-sent in a loop), a stale nonce (ignored, as Envoy
- * expects), or a subscription (answered with the current resources). Delta xDS comes later in
- * this issue: a delta stream gets a clear UNIMPLEMENTED.
+ * expects), or a subscription (answered with the current resources). Delta streams track
+ * per-resource versions and send only what changed, plus removals.
  */
 final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
@@ -101,19 +101,69 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(StreamObserver<DeltaDiscoveryResponse> out) {
-        out.onError(Status.UNIMPLEMENTED.withDescription("delta xDS is not served yet; use state-of-the-world ADS")
-                .asRuntimeException());
+        String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
         return new StreamObserver<>() {
+            private Connection connection;
+            private boolean failed;
+
             @Override
-            public void onNext(DeltaDiscoveryRequest value) {
+            public void onNext(DeltaDiscoveryRequest request) {
+                if (failed) {
+                    return;
+                }
+                if (connection == null) {
+                    if (!server.ready()) {
+                        fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
+                        return;
+                    }
+                    if (!request.hasNode() || request.getNode().getId().isEmpty()) {
+                        fail(Status.INVALID_ARGUMENT.withDescription("the first request of a stream must carry the node"));
+                        return;
+                    }
+                    try {
+                        Proxy proxy = Proxy.fromNode(request.getNode());
+                        connection = new Connection(proxy.id() + "-" + ids.incrementAndGet(), proxy, peer, out, true);
+                    } catch (IllegalArgumentException e) {
+                        fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
+                        return;
+                    }
+                    server.connected(connection);
+                }
+                try {
+                    server.processDelta(connection, request);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.ERROR, "delta xDS request failed proxy=" + connection.proxy().id(), e);
+                    fail(Status.INTERNAL.withDescription("cannot answer " + request.getTypeUrl() + ": " + e.getMessage()));
+                }
+            }
+
+            private void fail(Status status) {
+                failed = true;
+                if (connection != null) {
+                    server.disconnected(connection);
+                }
+                try {
+                    out.onError(status.asRuntimeException());
+                } catch (RuntimeException e) {
+                    // stream already gone
+                }
             }
 
             @Override
             public void onError(Throwable t) {
+                if (connection != null) {
+                    server.disconnected(connection);
+                }
             }
 
             @Override
             public void onCompleted() {
+                if (connection != null) {
+                    server.disconnected(connection);
+                    connection.close();
+                } else {
+                    out.onCompleted();
+                }
             }
         };
     }

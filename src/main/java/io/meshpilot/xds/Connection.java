@@ -28,6 +28,8 @@ public final class Connection {
         volatile String nackVersion = "";
         volatile Instant lastSent;
         volatile int resourcesSent;
+        /** Delta only: name -> version the proxy holds. */
+        final java.util.Map<String, String> held = new java.util.concurrent.ConcurrentHashMap<>();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -84,6 +86,7 @@ public final class Connection {
     private final String peer;
     private final Instant connectedAt = Instant.now();
     private final StreamObserver<DiscoveryResponse> out;
+    private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
 
     Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out) {
@@ -91,6 +94,21 @@ public final class Connection {
         this.proxy = proxy;
         this.peer = peer;
         this.out = out;
+        this.deltaOut = null;
+    }
+
+    /** A delta xDS stream. */
+    Connection(String id, Proxy proxy, String peer,
+               StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, boolean delta) {
+        this.id = id;
+        this.proxy = proxy;
+        this.peer = peer;
+        this.out = null;
+        this.deltaOut = deltaOut;
+    }
+
+    public boolean delta() {
+        return deltaOut != null;
     }
 
     public String id() {
@@ -126,9 +144,26 @@ public final class Connection {
         w.resourcesSent = response.getResourcesCount();
     }
 
+    /** Sends one delta response and records what the proxy now holds. */
+    synchronized void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+        deltaOut.onNext(response);
+        for (var r : response.getResourcesList()) {
+            w.held.put(r.getName(), r.getVersion());
+        }
+        response.getRemovedResourcesList().forEach(w.held::remove);
+        w.nonceSent = response.getNonce();
+        w.versionSent = response.getSystemVersionInfo();
+        w.lastSent = Instant.now();
+        w.resourcesSent = response.getResourcesCount();
+    }
+
     synchronized void close() {
         try {
-            out.onCompleted();
+            if (out != null) {
+                out.onCompleted();
+            } else {
+                deltaOut.onCompleted();
+            }
         } catch (RuntimeException e) {
             // the stream is already gone
         }

@@ -88,6 +88,35 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 environment.endpointIndex(), environment.domainSuffix(), versions.incrementAndGet());
     }
 
+    /** Delta: only resources whose version the proxy does not hold, plus what no longer exists. */
+    private void pushDelta(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
+        Generator g = Generators.forType(w.typeUrl(), con.proxy());
+        java.util.List<com.google.protobuf.Any> resources = g == null ? java.util.List.of()
+                : g.generate(con.proxy(), push, w.names(), w.wildcard());
+        var response = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
+                .setTypeUrl(w.typeUrl())
+                .setSystemVersionInfo(Long.toString(push.version()))
+                .setNonce(java.util.UUID.randomUUID().toString());
+        java.util.Set<String> present = new java.util.HashSet<>();
+        for (com.google.protobuf.Any a : resources) {
+            String name = ResourceNames.of(a);
+            String version = ResourceNames.version(a);
+            present.add(name);
+            if (!version.equals(w.held.get(name))) {
+                response.addResources(io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
+                        .setName(name).setVersion(version).setResource(a));
+            }
+        }
+        java.util.Set<String> gone = new java.util.TreeSet<>(w.held.keySet());
+        if (!w.wildcard()) {
+            gone.addAll(w.names()); // subscribed names that do not exist are reported removed
+        }
+        gone.removeAll(present);
+        response.addAllRemovedResources(gone);
+        con.sendDelta(w, response.build());
+        XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
+    }
+
     /** Streams are served once the first PushContext exists. */
     boolean ready() {
         return pushContext.get() != null;
@@ -148,8 +177,60 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         push(con, w, pushContext.get());
     }
 
+    /**
+     * One request on a delta stream: subscription changes (subscribe, unsubscribe, "*"),
+     * initial versions the proxy already holds, then ACK/NACK as for state of the world.
+     */
+    void processDelta(Connection con, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest req) {
+        String type = req.getTypeUrl();
+        boolean known = con.watches().containsKey(type);
+        Connection.Watch w = con.watch(type);
+        if (!req.getResponseNonce().isEmpty()) {
+            if (!req.getResponseNonce().equals(w.nonceSent)) {
+                return; // stale
+            }
+            if (req.hasErrorDetail()) {
+                w.nackError = req.getErrorDetail().getMessage();
+                w.nackVersion = w.versionSent;
+                XDS_REJECTS.increment(TypeUrls.shortName(type));
+                LOG.log(Level.WARNING, "xDS NACK (delta) proxy=" + con.proxy().id() + " type="
+                        + TypeUrls.shortName(type) + " error=" + w.nackError);
+                return;
+            }
+            w.nonceAcked = req.getResponseNonce();
+            w.versionAcked = w.versionSent;
+            w.nackError = "";
+            if (req.getResourceNamesSubscribeCount() == 0 && req.getResourceNamesUnsubscribeCount() == 0) {
+                return;
+            }
+        }
+        java.util.Set<String> names = new java.util.HashSet<>(w.names());
+        names.addAll(req.getResourceNamesSubscribeList());
+        req.getResourceNamesUnsubscribeList().forEach(n -> {
+            names.remove(n);
+            w.held.remove(n);
+        });
+        if (!known) {
+            w.held.putAll(req.getInitialResourceVersionsMap());
+            w.wildcard = req.getResourceNamesSubscribeCount() == 0
+                    && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+        }
+        if (names.remove("*")) {
+            w.wildcard = true;
+        }
+        if (req.getResourceNamesUnsubscribeList().contains("*")) {
+            w.wildcard = false;
+        }
+        w.names = java.util.Set.copyOf(names);
+        push(con, w, pushContext.get());
+    }
+
     /** Generates one type for one connection and sends it. */
     void push(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
+        if (con.delta()) {
+            pushDelta(con, w, push);
+            return;
+        }
         Generator g = Generators.forType(w.typeUrl(), con.proxy());
         java.util.List<com.google.protobuf.Any> resources;
         if (g == null) {
@@ -213,7 +294,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             PUSH_TRIGGERS.increment(r.label());
         }
         PushPipeline p = pipeline;
-        if (p != null) {
+        // before the first PushContext no proxy is served, and that context includes the change
+        if (p != null && pushContext.get() != null) {
             p.enqueue(request);
         }
         LOG.log(Level.DEBUG, () -> "push request full=" + request.full() + " configs=" + request.configsUpdated()

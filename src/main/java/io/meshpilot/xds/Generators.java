@@ -24,7 +24,7 @@ final class Generators {
     static final Generator EDS = (proxy, push, names, wildcard) -> {
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            out.add(Any.pack(EndpointBuilder.build(n, push)));
+            EndpointBuilder.build(n, push).ifPresent(cla -> out.add(Any.pack(cla)));
         }
         return out;
     };

@@ -1,0 +1,33 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+
+/** The xDS name of a packed resource (delta xDS addresses resources by name). */
+final class ResourceNames {
+    private ResourceNames() {
+    }
+
+    static String of(Any a) {
+        try {
+            return switch (a.getTypeUrl()) {
+                case TypeUrls.LISTENER -> a.unpack(Listener.class).getName();
+                case TypeUrls.ROUTE -> a.unpack(RouteConfiguration.class).getName();
+                case TypeUrls.CLUSTER -> a.unpack(Cluster.class).getName();
+                case TypeUrls.ENDPOINT -> a.unpack(ClusterLoadAssignment.class).getClusterName();
+                default -> "";
+            };
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("generated an unreadable " + a.getTypeUrl(), e);
+        }
+    }
+
+    /** A resource's version for delta xDS: a hash of its bytes, so unchanged resources are not re-sent. */
+    static String version(Any a) {
+        return Integer.toHexString(java.util.Arrays.hashCode(a.getValue().toByteArray()));
+    }
+}
