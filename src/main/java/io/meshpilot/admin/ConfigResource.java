@@ -38,6 +38,9 @@ public class ConfigResource {
     @Inject
     ConfigController controller;
 
+    @Inject
+    io.meshpilot.xds.DiscoveryServer xds;
+
     @GET
     @Path("configs")
     @Produces(MediaType.APPLICATION_JSON)
@@ -134,6 +137,48 @@ public class ConfigResource {
         } catch (ConfigStoreException e) {
             return storeError(e);
         }
+    }
+
+    /** Has this object reached the proxies? Per connected proxy: ACKED, PENDING or NACKED (with the error). */
+    @GET
+    @Path("configs/{group}/{version}/{kind}/{namespace}/{name}/status")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response status(@PathParam("group") String group, @PathParam("version") String version,
+                           @PathParam("kind") String kind, @PathParam("namespace") String namespace,
+                           @PathParam("name") String name) {
+        Optional<Schema> schema = schema(group, version, kind);
+        if (schema.isEmpty()) {
+            return unknownType(group, version, kind);
+        }
+        Optional<Config> config = controller.store().get(schema.get().kind(), namespace, name);
+        if (config.isEmpty()) {
+            return error(Response.Status.NOT_FOUND, schema.get().kind() + "/" + namespace + "/" + name + " not found",
+                    List.of());
+        }
+        io.meshpilot.xds.DistributionStatus st = xds.status(config.get());
+        JsonObject o = new JsonObject();
+        o.addProperty("config", st.config());
+        o.addProperty("resourceVersion", st.resourceVersion());
+        o.addProperty("pushVersion", st.pushVersion());
+        o.addProperty("proxies", st.proxies().size());
+        o.addProperty("acked", st.count("ACKED"));
+        o.addProperty("pending", st.count("PENDING"));
+        JsonArray nacked = new JsonArray();
+        JsonArray details = new JsonArray();
+        for (var p : st.proxies()) {
+            JsonObject d = new JsonObject();
+            d.addProperty("proxy", p.proxy());
+            d.addProperty("connection", p.connection());
+            d.addProperty("state", p.state());
+            if (!p.error().isEmpty()) {
+                d.addProperty("error", p.error());
+                nacked.add(d);
+            }
+            details.add(d);
+        }
+        o.add("nacked", nacked);
+        o.add("details", details);
+        return json(Response.Status.OK, o.toString());
     }
 
     @GET

@@ -137,16 +137,16 @@ public final class Connection {
 
     /** Sends one response and records it; serialized with every other send on this stream. */
     synchronized void send(Watch w, DiscoveryResponse response) {
-        out.onNext(response);
+        // recorded before sending: the ACK may arrive (on another thread) before onNext returns
         w.nonceSent = response.getNonce();
         w.versionSent = response.getVersionInfo();
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
+        out.onNext(response);
     }
 
     /** Sends one delta response and records what the proxy now holds. */
     synchronized void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
-        deltaOut.onNext(response);
         for (var r : response.getResourcesList()) {
             w.held.put(r.getName(), r.getVersion());
         }
@@ -155,6 +155,7 @@ public final class Connection {
         w.versionSent = response.getSystemVersionInfo();
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
+        deltaOut.onNext(response); // after recording: the ACK may race onNext
     }
 
     synchronized void close() {

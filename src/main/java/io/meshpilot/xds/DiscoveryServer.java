@@ -63,6 +63,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
     private volatile PushPipeline pipeline;
+    /** For each config object: its resourceVersion and the first push version that carried it. */
+    private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<io.meshpilot.model.ConfigKey, String> pushedRevision =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
@@ -78,6 +82,13 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     /** Start function: the first PushContext, once config and registries delivered their initial state. */
     void firstPush(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
+        // what the first push carries: every object at its revision now (for distribution status)
+        for (io.meshpilot.config.Schema schema : configs.schemas().all()) {
+            for (io.meshpilot.config.Config c : configs.store().list(schema.kind(), null)) {
+                pushedRevision.put(c.key(), c.resourceVersion());
+                pushedIn.put(c.key(), new long[] {1});
+            }
+        }
         pushContext.set(buildPushContext());
         LOG.log(Level.INFO, "push context ready version=" + pushContext.get().version() + " services="
                 + pushContext.get().services().size() + " in " + pushContext.get().buildTime().toMillis() + " ms");
@@ -128,6 +139,64 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     void setPushContext(io.meshpilot.model.PushContext push) {
         pushContext.set(push);
+    }
+
+    /** A full push of version {@code version} carries these config objects (at their current revisions). */
+    void recordPushed(java.util.Set<io.meshpilot.model.ConfigKey> keys, long version) {
+        for (io.meshpilot.model.ConfigKey k : keys) {
+            configs.store().get(k.kind(), k.namespace(), k.name()).ifPresentOrElse(c -> {
+                pushedRevision.put(k, c.resourceVersion());
+                pushedIn.put(k, new long[] {version});
+            }, () -> {
+                pushedRevision.remove(k);
+                pushedIn.remove(k);
+            });
+        }
+    }
+
+    /**
+     * Where one config object stands: the push version that carried its current
+     * resourceVersion (0 when it was not pushed yet, e.g. still debouncing; 1 when the first
+     * push already carried it), and per connected proxy whether it ACKed that
+     * version for every type it watches, is pending, or NACKed it.
+     */
+    public DistributionStatus status(io.meshpilot.config.Config config) {
+        io.meshpilot.model.ConfigKey key = config.key();
+        long version = 0;
+        boolean current = config.resourceVersion().equals(pushedRevision.get(key));
+        if (current) {
+            version = pushedIn.get(key)[0];
+        }
+        java.util.List<DistributionStatus.ProxyStatus> proxies = new java.util.ArrayList<>();
+        for (Connection c : connections()) {
+            String state = version == 0 ? "PENDING" : "ACKED";
+            String error = "";
+            for (Connection.Watch w : c.watches().values()) {
+                if (w.names().isEmpty() && !w.wildcard()) {
+                    continue; // nothing subscribed of this type: nothing to ACK
+                }
+                long acked = parse(w.versionAcked());
+                long nacked = w.nackError().isEmpty() ? -1 : parse(w.nackVersion());
+                if (version > 0 && nacked >= version) {
+                    state = "NACKED";
+                    error = TypeUrls.shortName(w.typeUrl()) + ": " + w.nackError();
+                    break;
+                }
+                if (version == 0 || acked < version) {
+                    state = "PENDING";
+                }
+            }
+            proxies.add(new DistributionStatus.ProxyStatus(c.proxy().id(), c.id(), state, error));
+        }
+        return new DistributionStatus(key.toString(), config.resourceVersion(), version, proxies);
+    }
+
+    private static long parse(String version) {
+        try {
+            return version.isEmpty() ? -1 : Long.parseLong(version);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     public java.util.Collection<Connection> connections() {

@@ -94,6 +94,7 @@ final class PushPipeline implements AutoCloseable {
             if (request.full()) {
                 push = server.buildPushContext();
                 server.setPushContext(push);
+                server.recordPushed(request.configsUpdated(), push.version());
             }
             Set<String> hosts = new HashSet<>();
             for (ConfigKey k : request.configsUpdated()) {

@@ -38,6 +38,7 @@ class OpenApiContractTest {
     @TempDir
     static java.nio.file.Path dir;
     static MeshPilotServer server;
+    static io.meshpilot.testing.AdsClient proxy;
     static Map<String, Object> spec;
     static final Jsonb JSON = JsonbBuilder.create();
 
@@ -58,10 +59,18 @@ class OpenApiContractTest {
             }
         }
         server = TestServers.start(dir);
+        // a connected proxy, so the proxy endpoints have something to show
+        proxy = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+                "sidecar~10.9.9.9~contract.default~default.svc.cluster.local", Map.of("NAMESPACE", "default"));
+        proxy.subscribe(io.meshpilot.xds.TypeUrls.CLUSTER, List.of());
+        proxy.await(io.meshpilot.xds.TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20));
     }
 
     @AfterAll
     static void stop() {
+        if (proxy != null) {
+            proxy.close();
+        }
         if (server != null) {
             server.close();
         }

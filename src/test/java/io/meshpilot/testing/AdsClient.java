@@ -28,6 +28,8 @@ public final class AdsClient implements AutoCloseable {
     private final List<DiscoveryResponse> all = new CopyOnWriteArrayList<>();
     private final Node node;
     private volatile Throwable error;
+    /** When set, every response is answered at once: ACK, or NACK with this message when non-empty. */
+    private volatile String autoAnswer;
     private volatile boolean completed;
     private boolean first = true;
 
@@ -41,6 +43,14 @@ public final class AdsClient implements AutoCloseable {
             public void onNext(DiscoveryResponse r) {
                 all.add(r);
                 responses.add(r);
+                String answer = autoAnswer;
+                if (answer != null) {
+                    if (answer.isEmpty()) {
+                        ack(r, List.of());
+                    } else {
+                        nack(r, List.of(), answer);
+                    }
+                }
             }
 
             @Override
@@ -63,6 +73,11 @@ public final class AdsClient implements AutoCloseable {
         }
         first = false;
         requests.onNext(b.build());
+    }
+
+    /** Answer every response from now on: ACK ({@code nackMessage} null or empty) or NACK. */
+    public void autoAnswer(String nackMessage) {
+        autoAnswer = nackMessage == null ? "" : nackMessage;
     }
 
     public void subscribe(String type, List<String> names) {
