@@ -22,10 +22,23 @@ import java.util.concurrent.atomic.AtomicLong;
 final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
     private final DiscoveryServer server;
+    private final StreamRateLimiter limiter;
     private final AtomicLong ids = new AtomicLong();
 
-    AdsService(DiscoveryServer server) {
+    AdsService(DiscoveryServer server, StreamRateLimiter limiter) {
         this.server = server;
+        this.limiter = limiter;
+    }
+
+    /** istiod's new-stream admission; a refused stream gets RESOURCE_EXHAUSTED. */
+    private Status admit() {
+        try {
+            return limiter.acquire() ? null
+                    : Status.RESOURCE_EXHAUSTED.withDescription("request rate limit exceeded (PILOT_MAX_REQUESTS_PER_SECOND)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Status.UNAVAILABLE.withDescription("interrupted");
+        }
     }
 
     @Override
@@ -43,6 +56,11 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 if (connection == null) {
                     if (!server.ready()) {
                         fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
+                        return;
+                    }
+                    Status refused = admit();
+                    if (refused != null) {
+                        fail(refused);
                         return;
                     }
                     if (!request.hasNode() || request.getNode().getId().isEmpty()) {
@@ -114,6 +132,11 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 if (connection == null) {
                     if (!server.ready()) {
                         fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
+                        return;
+                    }
+                    Status refused = admit();
+                    if (refused != null) {
+                        fail(refused);
                         return;
                     }
                     if (!request.hasNode() || request.getNode().getId().isEmpty()) {

@@ -70,13 +70,14 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
-            grpcServices.register(new AdsService(this), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+            grpcServices.register(new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
+                    java.time.Duration.ofSeconds(1))), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
                     () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
             return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
                     + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
-                    + args.features().pushThrottle();
+                    + args.features().pushThrottle() + ", new streams " + args.features().maxRequestsPerSecond() + "/s";
         });
     }
 

@@ -36,4 +36,10 @@ public final class TestServers {
     public static MeshPilotServer start(Path dir, String... extra) throws MeshPilotServer.StartupFailure {
         return MeshPilotServer.start(args(flags(dir, extra), Map.of()));
     }
+
+    /** With environment variables (PILOT_* tunables) as the only environment. */
+    public static MeshPilotServer start(Path dir, Map<String, String> env, String... extra)
+            throws MeshPilotServer.StartupFailure {
+        return MeshPilotServer.start(args(flags(dir, extra), env));
+    }
 }

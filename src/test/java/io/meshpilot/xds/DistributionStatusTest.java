@@ -33,7 +33,8 @@ class DistributionStatusTest {
     @BeforeAll
     static void start() throws Exception {
         Files.createDirectories(dir.resolve("config"));
-        server = TestServers.start(dir);
+        // 51 streams open at once: above the 2-core default admission burst (25)
+        server = TestServers.start(dir, Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"));
         http = server.ports().get("http");
         for (int i = 0; i < 50; i++) {
             AdsClient c = new AdsClient(server.ports().get("grpc"), "sidecar~10.1.0." + i + "~p" + i + ".default~default.svc.cluster.local",
