@@ -157,6 +157,57 @@ public class DebugResource {
         return out.toString();
     }
 
+    /** {@code /debug/adsz}: connected ADS clients with what they watch (istiod's adsz). */
+    @GET
+    @Path("adsz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String adsz() {
+        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        for (io.meshpilot.xds.Connection c : xds.connections()) {
+            com.google.gson.JsonObject o = ProxyResource.proxy(c);
+            com.google.gson.JsonObject watched = new com.google.gson.JsonObject();
+            c.watches().forEach((type, w) -> watched.add(io.meshpilot.xds.TypeUrls.shortName(type),
+                    RegistryJson.strings(w.wildcard() ? java.util.List.of("*") : w.names().stream().sorted().toList())));
+            o.add("watches", watched);
+            out.add(o);
+        }
+        return out.toString();
+    }
+
+    /** {@code /debug/push_status}: the PushContext in force (version, when and how fast it was built, sizes). */
+    @GET
+    @Path("push_status")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String pushStatus() {
+        io.meshpilot.model.PushContext p = xds.currentPushContext();
+        com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+        if (p != null) {
+            o.addProperty("version", p.version());
+            o.addProperty("builtAt", p.builtAt().toString());
+            o.addProperty("buildMillis", p.buildTime().toNanos() / 1e6);
+            o.addProperty("services", p.services().size());
+            o.addProperty("virtualServices", p.virtualServiceCount());
+            o.addProperty("connections", xds.connections().size());
+        }
+        return o.toString();
+    }
+
+    /** {@code /debug/config_dump?proxyID=}: what that proxy gets now, per type (400 without proxyID, 404 when not connected). */
+    @GET
+    @Path("config_dump")
+    @Produces(MediaType.APPLICATION_JSON)
+    public jakarta.ws.rs.core.Response configDump(@QueryParam("proxyID") String proxyId) {
+        if (proxyId == null || proxyId.isEmpty()) {
+            return jakarta.ws.rs.core.Response.status(400).type(MediaType.APPLICATION_JSON)
+                    .entity("{\"error\":\"You must provide a proxyID in the query string\"}").build();
+        }
+        return xds.configDump(proxyId)
+                .map(j -> jakarta.ws.rs.core.Response.ok(j, MediaType.APPLICATION_JSON).build())
+                .orElseGet(() -> jakarta.ws.rs.core.Response.status(404).type(MediaType.APPLICATION_JSON)
+                        .entity("{\"error\":\"Proxy not connected to this Pilot instance. It may be connected to "
+                                + "another instance.\"}").build());
+    }
+
     /** {@code /debug/connections}: connected xDS clients (istiod's shape: id, peer, connectedAt). */
     @GET
     @Path("connections")

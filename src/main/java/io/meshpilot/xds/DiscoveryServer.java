@@ -192,6 +192,47 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         return new DistributionStatus(key.toString(), config.resourceVersion(), version, proxies);
     }
 
+    /**
+     * What a connected proxy gets now, per type, for what it subscribes to: generated from the
+     * current PushContext (istiod's config_dump), as Envoy JSON.
+     */
+    public java.util.Optional<String> configDump(String proxyId) {
+        Connection con = connections().stream().filter(c -> c.proxy().id().equals(proxyId) || c.id().equals(proxyId))
+                .findFirst().orElse(null);
+        if (con == null) {
+            return java.util.Optional.empty();
+        }
+        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+        io.meshpilot.model.PushContext push = pushContext.get();
+        com.google.protobuf.util.JsonFormat.Printer printer = com.google.protobuf.util.JsonFormat.printer()
+                .usingTypeRegistry(ENVOY_TYPES).omittingInsignificantWhitespace();
+        con.watches().forEach((type, w) -> {
+            Generator g = Generators.forType(type, con.proxy());
+            com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
+            if (g != null) {
+                for (com.google.protobuf.Any a : g.generate(con.proxy(), push, w.names(), w.wildcard())) {
+                    try {
+                        resources.add(com.google.gson.JsonParser.parseString(printer.print(a)));
+                    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                        resources.add(a.getTypeUrl());
+                    }
+                }
+            }
+            out.add(TypeUrls.shortName(type), resources);
+        });
+        return java.util.Optional.of(out.toString());
+    }
+
+    private static final com.google.protobuf.TypeRegistry ENVOY_TYPES = com.google.protobuf.TypeRegistry.newBuilder()
+            .add(io.envoyproxy.envoy.config.listener.v3.Listener.getDescriptor())
+            .add(io.envoyproxy.envoy.config.route.v3.RouteConfiguration.getDescriptor())
+            .add(io.envoyproxy.envoy.config.cluster.v3.Cluster.getDescriptor())
+            .add(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDescriptor())
+            .build();
+
     private static long parse(String version) {
         try {
             return version.isEmpty() ? -1 : Long.parseLong(version);

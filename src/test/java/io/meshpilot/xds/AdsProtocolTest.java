@@ -119,6 +119,14 @@ class AdsProtocolTest {
                     .getAsJsonArray("endpoints").size();
             assertEquals(expected, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
             assertTrue(cla.getEndpointsCount() >= 3, "grouped by locality: " + cla.getEndpointsCount());
+            // config_dump answers "what does this proxy get?"
+            String dump = Http.get(http, "/debug/config_dump?proxyID=sidecar~10.0.0.1~cds.default~default.svc.cluster.local")
+                    .body();
+            var json = com.google.gson.JsonParser.parseString(dump).getAsJsonObject();
+            assertEquals(names.size(), json.getAsJsonArray("cds").size(), dump);
+            assertTrue(json.getAsJsonArray("eds").get(0).getAsJsonObject().get("clusterName").getAsString().equals(REVIEWS));
+            assertEquals(404, Http.get(http, "/debug/config_dump?proxyID=nobody").status());
+            assertEquals(400, Http.get(http, "/debug/config_dump").status());
         }
     }
 
