@@ -43,151 +43,114 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> out) {
-        String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
-        return new StreamObserver<>() {
-            private Connection connection;
-            private boolean failed;
-
-            @Override
-            public void onNext(DiscoveryRequest request) {
-                if (failed) {
-                    return;
-                }
-                if (connection == null) {
-                    if (!server.ready()) {
-                        fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
-                        return;
-                    }
-                    Status refused = admit();
-                    if (refused != null) {
-                        fail(refused);
-                        return;
-                    }
-                    if (!request.hasNode() || request.getNode().getId().isEmpty()) {
-                        fail(Status.INVALID_ARGUMENT.withDescription("the first request of a stream must carry the node"));
-                        return;
-                    }
-                    Proxy proxy;
-                    try {
-                        proxy = Proxy.fromNode(request.getNode());
-                    } catch (IllegalArgumentException e) {
-                        fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
-                        return;
-                    }
-                    connection = new Connection(proxy.id() + "-" + ids.incrementAndGet(), proxy, peer, out);
-                    server.connected(connection);
-                }
-                try {
-                    server.process(connection, request);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="
-                            + request.getTypeUrl(), e);
-                    fail(Status.INTERNAL.withDescription("cannot answer " + request.getTypeUrl() + ": " + e.getMessage()));
-                }
-            }
-
-            private void fail(Status status) {
-                failed = true;
-                if (connection != null) {
-                    server.disconnected(connection);
-                }
-                try {
-                    out.onError(status.asRuntimeException());
-                } catch (RuntimeException e) {
-                    // stream already gone
-                }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                if (connection != null) {
-                    server.disconnected(connection);
-                }
-            }
-
-            @Override
-            public void onCompleted() {
-                if (connection != null) {
-                    server.disconnected(connection);
-                    connection.close();
-                } else {
-                    out.onCompleted();
-                }
-            }
-        };
+        return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
+                (proxy, id, peer) -> new Connection(id, proxy, peer, out), server::process);
     }
 
     @Override
     public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(StreamObserver<DeltaDiscoveryResponse> out) {
-        String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
-        return new StreamObserver<>() {
-            private Connection connection;
-            private boolean failed;
+        return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
+                DeltaDiscoveryRequest::getTypeUrl, (proxy, id, peer) -> new Connection(id, proxy, peer, out, true),
+                server::processDelta);
+    }
 
-            @Override
-            public void onNext(DeltaDiscoveryRequest request) {
-                if (failed) {
+    /** Makes the connection of a stream. */
+    @FunctionalInterface
+    private interface ConnectionFactory {
+        Connection create(Proxy proxy, String id, String peer);
+    }
+
+    /**
+     * One stream, SotW or delta: admission and the node on the first request, then every
+     * request to the DiscoveryServer; any failure ends the stream with a status that says why.
+     */
+    private final class Session<Q, R> implements StreamObserver<Q> {
+        private final StreamObserver<R> out;
+        private final java.util.function.Predicate<Q> hasNode;
+        private final java.util.function.Function<Q, io.envoyproxy.envoy.config.core.v3.Node> node;
+        private final java.util.function.Function<Q, String> typeUrl;
+        private final ConnectionFactory factory;
+        private final java.util.function.BiConsumer<Connection, Q> process;
+        private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
+        private Connection connection;
+        private boolean failed;
+
+        Session(StreamObserver<R> out, java.util.function.Predicate<Q> hasNode,
+                java.util.function.Function<Q, io.envoyproxy.envoy.config.core.v3.Node> node,
+                java.util.function.Function<Q, String> typeUrl, ConnectionFactory factory,
+                java.util.function.BiConsumer<Connection, Q> process) {
+            this.out = out;
+            this.hasNode = hasNode;
+            this.node = node;
+            this.typeUrl = typeUrl;
+            this.factory = factory;
+            this.process = process;
+        }
+
+        @Override
+        public void onNext(Q request) {
+            if (failed) {
+                return;
+            }
+            if (connection == null) {
+                if (!server.ready()) {
+                    fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
                     return;
                 }
-                if (connection == null) {
-                    if (!server.ready()) {
-                        fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
-                        return;
-                    }
-                    Status refused = admit();
-                    if (refused != null) {
-                        fail(refused);
-                        return;
-                    }
-                    if (!request.hasNode() || request.getNode().getId().isEmpty()) {
-                        fail(Status.INVALID_ARGUMENT.withDescription("the first request of a stream must carry the node"));
-                        return;
-                    }
-                    try {
-                        Proxy proxy = Proxy.fromNode(request.getNode());
-                        connection = new Connection(proxy.id() + "-" + ids.incrementAndGet(), proxy, peer, out, true);
-                    } catch (IllegalArgumentException e) {
-                        fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
-                        return;
-                    }
-                    server.connected(connection);
+                Status refused = admit();
+                if (refused != null) {
+                    fail(refused);
+                    return;
+                }
+                if (!hasNode.test(request) || node.apply(request).getId().isEmpty()) {
+                    fail(Status.INVALID_ARGUMENT.withDescription("the first request of a stream must carry the node"));
+                    return;
                 }
                 try {
-                    server.processDelta(connection, request);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.ERROR, "delta xDS request failed proxy=" + connection.proxy().id(), e);
-                    fail(Status.INTERNAL.withDescription("cannot answer " + request.getTypeUrl() + ": " + e.getMessage()));
+                    Proxy proxy = Proxy.fromNode(node.apply(request));
+                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer);
+                } catch (IllegalArgumentException e) {
+                    fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
+                    return;
                 }
+                server.connected(connection);
             }
+            try {
+                process.accept(connection, request);
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="
+                        + typeUrl.apply(request), e);
+                fail(Status.INTERNAL.withDescription("cannot answer " + typeUrl.apply(request) + ": " + e.getMessage()));
+            }
+        }
 
-            private void fail(Status status) {
-                failed = true;
-                if (connection != null) {
-                    server.disconnected(connection);
-                }
-                try {
-                    out.onError(status.asRuntimeException());
-                } catch (RuntimeException e) {
-                    // stream already gone
-                }
+        private void fail(Status status) {
+            failed = true;
+            if (connection != null) {
+                server.disconnected(connection);
             }
+            try {
+                out.onError(status.asRuntimeException());
+            } catch (RuntimeException e) {
+                // stream already gone
+            }
+        }
 
-            @Override
-            public void onError(Throwable t) {
-                if (connection != null) {
-                    server.disconnected(connection);
-                }
+        @Override
+        public void onError(Throwable t) {
+            if (connection != null) {
+                server.disconnected(connection);
             }
+        }
 
-            @Override
-            public void onCompleted() {
-                if (connection != null) {
-                    server.disconnected(connection);
-                    connection.close();
-                } else {
-                    out.onCompleted();
-                }
+        @Override
+        public void onCompleted() {
+            if (connection != null) {
+                server.disconnected(connection);
+                connection.close();
+            } else {
+                out.onCompleted();
             }
-        };
+        }
     }
 }

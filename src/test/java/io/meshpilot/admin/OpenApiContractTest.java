@@ -51,13 +51,7 @@ class OpenApiContractTest {
         spec = new Yaml().load(Files.readString(java.nio.file.Path.of(System.getProperty("meshpilot.home", "."),
                 "openapi/openapi.yaml")));
         // the embedded default config, so the config endpoints answer with real objects
-        java.nio.file.Path config = Files.createDirectories(dir.resolve("config"));
-        java.nio.file.Path home = java.nio.file.Path.of(System.getProperty("meshpilot.home", "."));
-        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
-            for (java.nio.file.Path f : files.toList()) {
-                Files.copy(f, config.resolve(f.getFileName()));
-            }
-        }
+        TestServers.copyBookinfo(dir);
         server = TestServers.start(dir);
         // a connected proxy, so the proxy endpoints have something to show
         proxy = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),

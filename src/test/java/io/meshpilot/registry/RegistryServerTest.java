@@ -40,13 +40,7 @@ class RegistryServerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path config = Files.createDirectories(dir.resolve("config"));
-        Path home = Path.of(System.getProperty("meshpilot.home", "."));
-        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
-            for (Path f : files.toList()) {
-                Files.copy(f, config.resolve(f.getFileName()));
-            }
-        }
+        TestServers.copyBookinfo(dir);
         server = TestServers.start(dir);
         http = server.ports().get("http");
     }

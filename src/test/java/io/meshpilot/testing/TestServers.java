@@ -37,6 +37,17 @@ public final class TestServers {
         return MeshPilotServer.start(args(flags(dir, extra), Map.of()));
     }
 
+    /** Copies the embedded default bookinfo config into {@code dir}/config (what {@link #flags} reads). */
+    public static void copyBookinfo(Path dir) throws java.io.IOException {
+        Path config = java.nio.file.Files.createDirectories(dir.resolve("config"));
+        Path home = Path.of(System.getProperty("meshpilot.home", "."));
+        try (var files = java.nio.file.Files.list(home.resolve("etc/config/bookinfo"))) {
+            for (Path f : files.toList()) {
+                java.nio.file.Files.copy(f, config.resolve(f.getFileName()));
+            }
+        }
+    }
+
     /** With environment variables (PILOT_* tunables) as the only environment. */
     public static MeshPilotServer start(Path dir, Map<String, String> env, String... extra)
             throws MeshPilotServer.StartupFailure {

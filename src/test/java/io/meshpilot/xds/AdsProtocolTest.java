@@ -41,13 +41,7 @@ class AdsProtocolTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path config = Files.createDirectories(dir.resolve("config"));
-        Path home = Path.of(System.getProperty("meshpilot.home", "."));
-        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
-            for (Path f : files.toList()) {
-                Files.copy(f, config.resolve(f.getFileName()));
-            }
-        }
+        TestServers.copyBookinfo(dir);
         server = TestServers.start(dir);
         grpc = server.ports().get("grpc");
         http = server.ports().get("http");
