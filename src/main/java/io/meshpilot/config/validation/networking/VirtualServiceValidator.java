@@ -692,14 +692,7 @@ public final class VirtualServiceValidator implements Validator {
             for (int k = 0; k < m.getSniHostsCount(); k++) {
                 sniHost(at.at("sniHosts", k), m.getSniHosts(k), vs, toGateway);
             }
-            for (int k = 0; k < m.getDestinationSubnetsCount(); k++) {
-                NetworkingChecks.ipOrSubnet(at.at("destinationSubnets", k), m.getDestinationSubnets(k));
-            }
-            if (m.getPort() != 0) {
-                NetworkingChecks.port(at.at("port"), Integer.toUnsignedLong(m.getPort()));
-            }
-            NetworkingChecks.labels(at.at("sourceLabels"), m.getSourceLabelsMap());
-            gatewayNames(at.at("gateways"), m.getGatewaysList());
+            l4Match(at, m.getDestinationSubnetsList(), m.getPort(), m.getSourceLabelsMap(), m.getGatewaysList());
         }
         if (r.getRouteCount() == 0) {
             v.at("route").error("a TLS route must have a route");
@@ -729,19 +722,25 @@ public final class VirtualServiceValidator implements Validator {
         for (int j = 0; j < r.getMatchCount(); j++) {
             L4MatchAttributes m = r.getMatch(j);
             Validation at = v.at("match", j);
-            for (int k = 0; k < m.getDestinationSubnetsCount(); k++) {
-                NetworkingChecks.ipOrSubnet(at.at("destinationSubnets", k), m.getDestinationSubnets(k));
-            }
-            if (m.getPort() != 0) {
-                NetworkingChecks.port(at.at("port"), Integer.toUnsignedLong(m.getPort()));
-            }
-            NetworkingChecks.labels(at.at("sourceLabels"), m.getSourceLabelsMap());
-            gatewayNames(at.at("gateways"), m.getGatewaysList());
+            l4Match(at, m.getDestinationSubnetsList(), m.getPort(), m.getSourceLabelsMap(), m.getGatewaysList());
         }
         if (r.getRouteCount() == 0) {
             v.at("route").error("a TCP route must have a route");
         }
         l4Destinations(v.at("route"), r.getRouteList());
+    }
+
+    /** What TLS and TCP matches share: destination subnets, port, source labels, gateways. */
+    private static void l4Match(Validation at, List<String> subnets, int port, Map<String, String> sourceLabels,
+                                List<String> gateways) {
+        for (int k = 0; k < subnets.size(); k++) {
+            NetworkingChecks.ipOrSubnet(at.at("destinationSubnets", k), subnets.get(k));
+        }
+        if (port != 0) {
+            NetworkingChecks.port(at.at("port"), Integer.toUnsignedLong(port));
+        }
+        NetworkingChecks.labels(at.at("sourceLabels"), sourceLabels);
+        gatewayNames(at.at("gateways"), gateways);
     }
 
     // ---- reachability (warnings) ----------------------------------------------------------------
