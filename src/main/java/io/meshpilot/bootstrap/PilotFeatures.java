@@ -19,6 +19,7 @@ import java.util.function.Function;
  * @param defaultWorkloadCertTtl DEFAULT_WORKLOAD_CERT_TTL
  * @param maxWorkloadCertTtl   MAX_WORKLOAD_CERT_TTL
  * @param enableDebugOnHttp    ENABLE_DEBUG_ON_HTTP: serve /debug/* at all
+ * @param enableXdsCache       PILOT_ENABLE_XDS_CACHE: share generated resources across proxies
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -31,7 +32,8 @@ public record PilotFeatures(
         boolean xdsAuth,
         Duration defaultWorkloadCertTtl,
         Duration maxWorkloadCertTtl,
-        boolean enableDebugOnHttp) {
+        boolean enableDebugOnHttp,
+        boolean enableXdsCache) {
 
     /** istiod's auto value for both throttles: 15 + 5 per CPU, at most 100. */
     static int autoThrottle() {
@@ -53,7 +55,8 @@ public record PilotFeatures(
                 r.bool("XDS_AUTH", true),
                 r.duration("DEFAULT_WORKLOAD_CERT_TTL", "24h"),
                 r.duration("MAX_WORKLOAD_CERT_TTL", "2160h"),
-                r.bool("ENABLE_DEBUG_ON_HTTP", true));
+                r.bool("ENABLE_DEBUG_ON_HTTP", true),
+                r.bool("PILOT_ENABLE_XDS_CACHE", true));
     }
 
     /** Typed env access; every parse error names the variable and the bad value. */

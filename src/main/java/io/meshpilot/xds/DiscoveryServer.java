@@ -63,6 +63,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
     private volatile PushPipeline pipeline;
+    private volatile XdsCache cache = new XdsCache(false);
     /** For each config object: its resourceVersion and the first push version that carried it. */
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.Map<io.meshpilot.model.ConfigKey, String> pushedRevision =
@@ -73,6 +74,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             grpcServices.register(new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
                     java.time.Duration.ofSeconds(1))), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
+            cache = new XdsCache(args.features().enableXdsCache());
+            Generators.cache = cache;
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
                     () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
             return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
@@ -139,6 +142,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     void setPushContext(io.meshpilot.model.PushContext push) {
+        cache.invalidateAll();
         pushContext.set(push);
     }
 
@@ -372,6 +376,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         INBOUND_UPDATES.increment(deleted ? "svcdelete" : "svc");
         if (deleted) {
             environment.endpointIndex().deleteShard(shard, hostname, namespace);
+            cache.invalidateHosts(java.util.Set.of(hostname));
         }
         push(PushRequest.full(TriggerReason.SERVICE, new ConfigKey("ServiceEntry", namespace, hostname)));
     }
@@ -385,6 +390,9 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     public void edsUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints) {
         INBOUND_UPDATES.increment("eds");
         EndpointIndex.PushType type = environment.endpointIndex().update(shard, hostname, namespace, endpoints);
+        if (type != EndpointIndex.PushType.NONE) {
+            cache.invalidateHosts(java.util.Set.of(hostname));
+        }
         ConfigKey key = new ConfigKey("ServiceEntry", namespace, hostname);
         switch (type) {
             case INCREMENTAL -> push(PushRequest.incremental(TriggerReason.ENDPOINT, key));
@@ -398,6 +406,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     public void edsCacheUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints) {
         INBOUND_UPDATES.increment("eds");
         environment.endpointIndex().update(shard, hostname, namespace, endpoints);
+        cache.invalidateHosts(java.util.Set.of(hostname));
     }
 
     private void push(PushRequest request) {

@@ -21,10 +21,16 @@ final class Generators {
     private Generators() {
     }
 
+    /** Shared across proxies; set by the DiscoveryServer at start. */
+    static volatile XdsCache cache = new XdsCache(false);
+
     static final Generator EDS = (proxy, push, names, wildcard) -> {
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            EndpointBuilder.build(n, push).ifPresent(cla -> out.add(Any.pack(cla)));
+            Any cla = cache.endpoints(n, () -> EndpointBuilder.build(n, push).map(Any::pack).orElse(null));
+            if (cla != null) {
+                out.add(cla);
+            }
         }
         return out;
     };
@@ -32,7 +38,7 @@ final class Generators {
     static final Generator CDS = (proxy, push, names, wildcard) -> {
         List<Any> out = new ArrayList<>();
         if (wildcard && !proxy.proxyless()) {
-            ClusterBuilder.all(push).forEach(c -> out.add(Any.pack(c)));
+            return cache.clusters(push.version(), () -> ClusterBuilder.all(push).stream().map(Any::pack).toList());
         } else {
             for (String n : new TreeSet<>(names)) {
                 ClusterBuilder.build(n, push).ifPresent(c -> out.add(Any.pack(c)));

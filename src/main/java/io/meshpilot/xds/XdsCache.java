@@ -1,0 +1,99 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.networking.ClusterNames;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Generated resources shared across proxies (istiod's XdsCache, PILOT_ENABLE_XDS_CACHE): the
+ * wildcard cluster list of a push version (identical for every sidecar), and each cluster's
+ * endpoint assignment until its service's endpoints change or a full push rebuilds the
+ * PushContext. One Any is built, serialized once, and sent to every proxy that needs it.
+ * Dependencies decide invalidation: an EDS update of a host drops that host's assignments.
+ */
+final class XdsCache {
+    static final IstioCounter READS = IstioCounter.of("xds_cache_reads", "type", "Total number of xds cache xdsCache reads.");
+    static final IstioCounter EVICTIONS = IstioCounter.of("xds_cache_evictions", "type",
+            "Total number of xds cache evictions.");
+
+    private record ClustersKey(long pushVersion) {
+    }
+
+    private final boolean enabled;
+    private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
+    private final Map<String, Any> endpoints = new ConcurrentHashMap<>();
+    /** Bumped on every invalidation of a host: a build that raced one is not stored. */
+    private final Map<String, java.util.concurrent.atomic.AtomicLong> hostGenerations = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong allGeneration = new java.util.concurrent.atomic.AtomicLong();
+
+    private java.util.concurrent.atomic.AtomicLong generation(String host) {
+        return hostGenerations.computeIfAbsent(host, h -> new java.util.concurrent.atomic.AtomicLong());
+    }
+
+    XdsCache(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** All outbound clusters of a push version (sidecars' wildcard CDS). */
+    List<Any> clusters(long pushVersion, Supplier<List<Any>> build) {
+        if (!enabled) {
+            return build.get();
+        }
+        List<Any> hit = clusters.get(new ClustersKey(pushVersion));
+        READS.increment(hit == null ? "miss" : "hit");
+        if (hit != null) {
+            return hit;
+        }
+        List<Any> built = List.copyOf(build.get());
+        clusters.keySet().removeIf(k -> k.pushVersion() < pushVersion); // older versions are never read again
+        clusters.put(new ClustersKey(pushVersion), built);
+        return built;
+    }
+
+    /** One cluster's endpoint assignment; null from {@code build} (unknown cluster) is not cached. */
+    Any endpoints(String cluster, Supplier<Any> build) {
+        if (!enabled) {
+            return build.get();
+        }
+        Any hit = endpoints.get(cluster);
+        READS.increment(hit == null ? "miss" : "hit");
+        if (hit != null) {
+            return hit;
+        }
+        ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
+        long all = allGeneration.get();
+        long host = o == null ? 0 : generation(o.host()).get();
+        Any built = build.get();
+        // store only if no invalidation happened while building (it may have read old endpoints)
+        if (built != null && o != null && all == allGeneration.get() && host == generation(o.host()).get()) {
+            endpoints.put(cluster, built);
+        }
+        return built;
+    }
+
+    /** Endpoints of these hosts changed. */
+    void invalidateHosts(Set<String> hosts) {
+        if (hosts.isEmpty()) {
+            return;
+        }
+        hosts.forEach(h -> generation(h).incrementAndGet());
+        int before = endpoints.size();
+        endpoints.keySet().removeIf(c -> {
+            ClusterNames.Outbound o = ClusterNames.parseOutbound(c);
+            return o == null || hosts.contains(o.host());
+        });
+        EVICTIONS.add("eds", before - endpoints.size());
+    }
+
+    /** A new PushContext: subsets and services may have changed under every assignment. */
+    void invalidateAll() {
+        allGeneration.incrementAndGet();
+        EVICTIONS.add("eds", endpoints.size());
+        endpoints.clear();
+    }
+}

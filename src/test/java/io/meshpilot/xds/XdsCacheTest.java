@@ -1,0 +1,55 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.StringValue;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class XdsCacheTest {
+    static final String REVIEWS = "outbound|9080||reviews.default.svc.cluster.local";
+
+    @Test
+    void sharesAcrossProxiesAndInvalidatesByDependency() {
+        XdsCache cache = new XdsCache(true);
+        AtomicInteger builds = new AtomicInteger();
+        Any first = cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        assertSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
+        assertEquals(1, builds.get(), "the second proxy gets the same serialized resource");
+        cache.invalidateHosts(Set.of("ratings.default.svc.cluster.local"));
+        assertSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("x"))), "other hosts do not evict it");
+        cache.invalidateHosts(Set.of("reviews.default.svc.cluster.local"));
+        assertNotSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
+        assertEquals(2, builds.get());
+
+        List<Any> v1 = cache.clusters(1, () -> List.of(Any.pack(StringValue.of("c1"))));
+        assertSame(v1, cache.clusters(1, () -> List.of()));
+        assertNotSame(v1, cache.clusters(2, () -> List.of(Any.pack(StringValue.of("c2")))), "a new push version rebuilds");
+    }
+
+    @Test
+    void aBuildThatRacedAnInvalidationIsNotStored() {
+        XdsCache cache = new XdsCache(true);
+        Any stale = cache.endpoints(REVIEWS, () -> {
+            cache.invalidateHosts(Set.of("reviews.default.svc.cluster.local")); // endpoints changed mid-build
+            return Any.pack(StringValue.of("old"));
+        });
+        Any fresh = cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("new")));
+        assertNotSame(stale, fresh, "the stale build was served once but not cached");
+        assertEquals(Any.pack(StringValue.of("new")), fresh);
+    }
+
+    @Test
+    void disabledBuildsEveryTime() {
+        XdsCache cache = new XdsCache(false);
+        AtomicInteger builds = new AtomicInteger();
+        cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        assertEquals(2, builds.get());
+    }
+}
