@@ -128,7 +128,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         }
         gone.removeAll(present);
         response.addAllRemovedResources(gone);
-        con.sendDelta(w, response.build());
+        var built = response.build();
+        sendOrDrop(con, () -> con.sendDelta(w, built));
         XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
     }
 
@@ -360,8 +361,22 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 .setNonce(java.util.UUID.randomUUID().toString())
                 .addAllResources(resources)
                 .build();
-        con.send(w, response);
+        sendOrDrop(con, () -> con.send(w, response));
         XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
+    }
+
+    /**
+     * A send on a stream that is gone (cancelled, or a peer that died without a reset, which
+     * Helidon's gRPC server only reports when we write) drops the connection at once.
+     */
+    private void sendOrDrop(Connection con, Runnable send) {
+        try {
+            send.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.INFO, "xDS stream gone, dropping proxy=" + con.proxy().id() + ": " + e.getMessage());
+            disconnected(con);
+            throw e;
+        }
     }
 
     /** A config change (any kind but the ServiceEntry registry's own): always a full push. */
