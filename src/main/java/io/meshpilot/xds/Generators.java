@@ -73,9 +73,12 @@ final class Generators {
 
     /** The generator for a type and proxy, or null for a type nobody serves. */
     static Generator forType(String typeUrl, Proxy proxy) {
-        Map<String, Generator> table = proxy.proxyless()
-                ? Map.of(TypeUrls.LISTENER, GRPC_LDS, TypeUrls.ROUTE, GRPC_RDS, TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS)
-                : Map.of(TypeUrls.LISTENER, EMPTY, TypeUrls.ROUTE, EMPTY, TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
-        return table.get(typeUrl);
+        return (proxy.proxyless() ? PROXYLESS : ENVOY).get(typeUrl);
     }
+
+    // looked up on every push of every connection: built once
+    private static final Map<String, Generator> PROXYLESS = Map.of(TypeUrls.LISTENER, GRPC_LDS, TypeUrls.ROUTE, GRPC_RDS,
+            TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
+    private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, EMPTY, TypeUrls.ROUTE, EMPTY,
+            TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
 }
