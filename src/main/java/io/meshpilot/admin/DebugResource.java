@@ -220,6 +220,8 @@ public class DebugResource {
             o.addProperty("proxy", c.proxy().id());
             o.addProperty("address", c.peer());
             o.addProperty("connectedAt", c.connectedAt().toString());
+            o.addProperty("unsent", c.unsent());
+            o.addProperty("replaced", c.replaced());
             out.add(o);
         }
         return out.toString();

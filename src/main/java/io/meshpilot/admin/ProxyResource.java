@@ -54,6 +54,8 @@ public class ProxyResource {
         o.addProperty("protocol", c.delta() ? "delta" : "sotw");
         o.addProperty("address", c.peer());
         o.addProperty("connectedAt", c.connectedAt().toString());
+        o.addProperty("unsent", c.unsent());
+        o.addProperty("replaced", c.replaced());
         JsonObject types = new JsonObject();
         c.watches().forEach((type, w) -> {
             JsonObject t = new JsonObject();

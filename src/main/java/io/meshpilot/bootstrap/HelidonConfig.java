@@ -29,10 +29,10 @@ final class HelidonConfig {
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {
-                socket(c, i++, ListenerNames.GRPC, l.grpc(), null);
+                grpcSocket(c, i++, ListenerNames.GRPC, l.grpc(), null);
             }
             if (l.secureGrpc() != null) {
-                socket(c, i++, ListenerNames.GRPC_SECURE, l.secureGrpc(), cert);
+                grpcSocket(c, i++, ListenerNames.GRPC_SECURE, l.secureGrpc(), cert);
             }
         }
         if (l.monitoring() != null) {
@@ -48,6 +48,17 @@ final class HelidonConfig {
             c.put("server.features.observe.sockets.1", ListenerNames.MONITORING);
         }
         return c;
+    }
+
+    /**
+     * A gRPC socket: an xDS stream may rightly see no traffic for hours, and Helidon's idle
+     * close (5 minutes without a request by default) would cut it; dead peers are found by
+     * TCP keepalive and the xDS server's sweep instead.
+     */
+    private static void grpcSocket(Map<String, String> c, int index, String name, ListenAddress address,
+                                   ServingCertificate cert) {
+        socket(c, index, name, address, cert);
+        c.put("server.sockets." + index + ".idle-connection-timeout", "PT8760H");
     }
 
     private static void socket(Map<String, String> c, int index, String name, ListenAddress address,

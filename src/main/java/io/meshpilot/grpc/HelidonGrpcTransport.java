@@ -42,7 +42,7 @@ public final class HelidonGrpcTransport implements GrpcTransport {
         GrpcRouting.Builder b = GrpcRouting.builder();
         // grpc-java runs the last-added interceptor first: peer info, then call accounting.
         b.intercept(new ServerInterceptor[] {services.activeCalls(), PeerInterceptors.helidon(
-                ListenerNames.display(listener))});
+                ListenerNames.display(listener), args.keepalive().interval(), args.keepalive().timeout())});
         for (ServerServiceDefinition def : services.servicesFor(secure)) {
             b.service(def);
         }

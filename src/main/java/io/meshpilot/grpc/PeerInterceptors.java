@@ -19,14 +19,16 @@ import javax.net.ssl.SSLSession;
 
 /**
  * Puts a {@link CallPeer} into the gRPC context of every call, read the way each transport
- * exposes it: Helidon through its connection context, Netty through the call attributes.
+ * exposes it: Helidon through its connection context, Netty through the call attributes. Helidon
+ * calls also carry their {@link TransportConnection}, which Helidon does not watch itself.
  */
 final class PeerInterceptors {
     private PeerInterceptors() {
     }
 
     /** For calls served by Helidon's gRPC server on {@code listener}. */
-    static ServerInterceptor helidon(String listener) {
+    static ServerInterceptor helidon(String listener, java.time.Duration keepaliveInterval,
+                                     java.time.Duration keepaliveTimeout) {
         return new ServerInterceptor() {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
@@ -39,7 +41,9 @@ final class PeerInterceptors {
                     List<X509Certificate> certs = x509(conn.remotePeer().tlsCertificates().orElse(new Certificate[0]));
                     peer = new CallPeer(listener, conn.remotePeer().address(), certs, conn.isSecure());
                 }
-                return Contexts.interceptCall(Context.current().withValue(CallPeer.KEY, peer), call, headers, next);
+                TransportConnection transport = HelidonConnections.of(conn, keepaliveInterval, keepaliveTimeout);
+                return Contexts.interceptCall(Context.current().withValues(CallPeer.KEY, peer,
+                        TransportConnection.KEY, transport), call, headers, next);
             }
         };
     }

@@ -8,6 +8,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.grpc.CallPeer;
+import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.model.Proxy;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicLong;
@@ -43,21 +44,25 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> out) {
+        Outbox outbox = new Outbox(out, "sotw-" + ids.incrementAndGet());
         return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
-                (proxy, id, peer) -> new Connection(id, proxy, peer, out), server::process);
+                (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport),
+                server::process);
     }
 
     @Override
     public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(StreamObserver<DeltaDiscoveryResponse> out) {
+        Outbox outbox = new Outbox(out, "delta-" + ids.incrementAndGet());
         return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
-                DeltaDiscoveryRequest::getTypeUrl, (proxy, id, peer) -> new Connection(id, proxy, peer, out, true),
+                DeltaDiscoveryRequest::getTypeUrl,
+                (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport, true),
                 server::processDelta);
     }
 
     /** Makes the connection of a stream. */
     @FunctionalInterface
     private interface ConnectionFactory {
-        Connection create(Proxy proxy, String id, String peer);
+        Connection create(Proxy proxy, String id, String peer, TransportConnection transport);
     }
 
     /**
@@ -72,6 +77,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         private final ConnectionFactory factory;
         private final java.util.function.BiConsumer<Connection, Q> process;
         private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
+        private final TransportConnection transport = TransportConnection.current();
         private Connection connection;
         private boolean failed;
 
@@ -108,7 +114,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 }
                 try {
                     Proxy proxy = Proxy.fromNode(node.apply(request));
-                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer);
+                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer, transport);
                 } catch (IllegalArgumentException e) {
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
                     return;

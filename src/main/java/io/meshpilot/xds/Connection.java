@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One ADS stream of one proxy: what it watches per type and where each type stands (sent,
- * ACKed, NACKed). Sends are serialized per connection; the gRPC stream is not thread-safe.
+ * ACKed, NACKed). Responses go out through the stream's {@link Outbox}, written by one thread
+ * at a time: the gRPC stream is not thread-safe.
  */
 public final class Connection {
 
@@ -88,23 +89,31 @@ public final class Connection {
     private final StreamObserver<DiscoveryResponse> out;
     private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+    private final Outbox outbox;
+    private final io.meshpilot.grpc.TransportConnection transport;
 
-    Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out) {
+    Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out, Outbox outbox,
+               io.meshpilot.grpc.TransportConnection transport) {
         this.id = id;
         this.proxy = proxy;
         this.peer = peer;
         this.out = out;
         this.deltaOut = null;
+        this.outbox = outbox;
+        this.transport = transport;
     }
 
     /** A delta xDS stream. */
     Connection(String id, Proxy proxy, String peer,
-               StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, boolean delta) {
+               StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, Outbox outbox,
+               io.meshpilot.grpc.TransportConnection transport, boolean delta) {
         this.id = id;
         this.proxy = proxy;
         this.peer = peer;
         this.out = null;
         this.deltaOut = deltaOut;
+        this.outbox = outbox;
+        this.transport = transport;
     }
 
     public boolean delta() {
@@ -135,18 +144,31 @@ public final class Connection {
         return watches.computeIfAbsent(typeUrl, Watch::new);
     }
 
-    /** Sends one response and records it; serialized with every other send on this stream. */
-    synchronized void send(Watch w, DiscoveryResponse response) {
-        // recorded before sending: the ACK may arrive (on another thread) before onNext returns
+    /**
+     * Queues one response (replacing an unsent one of the same type, see {@link Outbox}); it is
+     * recorded as sent when it is written.
+     */
+    void send(Watch w, DiscoveryResponse response) {
+        outbox.offer(w, () -> write(w, response));
+    }
+
+    /** Queues one delta response; what the proxy holds is recorded when it is written. */
+    void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+        outbox.offer(w, () -> writeDelta(w, response));
+    }
+
+    private synchronized void write(Watch w, DiscoveryResponse response) {
+        // recorded before writing: the ACK may arrive (on another thread) before onNext returns
         w.nonceSent = response.getNonce();
         w.versionSent = response.getVersionInfo();
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         out.onNext(response);
+        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl));
     }
 
-    /** Sends one delta response and records what the proxy now holds. */
-    synchronized void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+    private synchronized void writeDelta(Watch w,
+                                         io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
         for (var r : response.getResourcesList()) {
             w.held.put(r.getName(), r.getVersion());
         }
@@ -156,6 +178,31 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         deltaOut.onNext(response); // after recording: the ACK may race onNext
+        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl));
+    }
+
+    void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {
+        outbox.onFailure(handler);
+    }
+
+    /** Responses waiting for a slow reader (at most one per type). */
+    public int unsent() {
+        return outbox.unsent();
+    }
+
+    /** Responses superseded by a newer one before a slow reader could take them. */
+    public long replaced() {
+        return outbox.replaced();
+    }
+
+    /** The transport connection under this stream is still open (false once the peer is gone). */
+    public boolean transportOpen() {
+        return transport.open();
+    }
+
+    /** Closes the transport connection under this stream (a peer that is gone but not yet noticed). */
+    void abortTransport() {
+        transport.abort();
     }
 
     synchronized void close() {
@@ -164,6 +211,19 @@ public final class Connection {
                 out.onCompleted();
             } else {
                 deltaOut.onCompleted();
+            }
+        } catch (RuntimeException e) {
+            // the stream is already gone
+        }
+    }
+
+    /** Ends the stream with {@code status}; the proxy reconnects (istiod's connection-age close). */
+    synchronized void end(io.grpc.Status status) {
+        try {
+            if (out != null) {
+                out.onError(status.asRuntimeException());
+            } else {
+                deltaOut.onError(status.asRuntimeException());
             }
         } catch (RuntimeException e) {
             // the stream is already gone

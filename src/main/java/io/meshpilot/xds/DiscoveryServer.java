@@ -63,6 +63,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
     private volatile PushPipeline pipeline;
+    private volatile ConnectionSweeper sweeper;
     private volatile XdsCache cache = new XdsCache(false);
     /** For each config object: its resourceVersion and the first push version that carried it. */
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
@@ -74,6 +75,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             grpcServices.register(new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
                     java.time.Duration.ofSeconds(1))), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
+            java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
+            boolean ownAgeLimit = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
+                    && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE);
+            sweeper = new ConnectionSweeper(this, ownAgeLimit ? maxAge : null);
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
@@ -129,8 +134,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         gone.removeAll(present);
         response.addAllRemovedResources(gone);
         var built = response.build();
-        sendOrDrop(con, () -> con.sendDelta(w, built));
-        XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
+        con.sendDelta(w, built);
     }
 
     /** Streams are served once the first PushContext exists. */
@@ -251,6 +255,13 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     void connected(Connection c) {
+        c.onSendFailure(e -> {
+            // a write failed: the stream is gone (cancelled, reset, or Helidon's flow-control
+            // timeout on a reader that stopped reading)
+            LOG.log(Level.INFO, "xDS stream gone, dropping proxy=" + c.proxy().id() + " connection=" + c.id()
+                    + ": " + e.getMessage());
+            disconnected(c);
+        });
         connections.put(c.id(), c);
         LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
                 + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy"));
@@ -361,22 +372,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 .setNonce(java.util.UUID.randomUUID().toString())
                 .addAllResources(resources)
                 .build();
-        sendOrDrop(con, () -> con.send(w, response));
-        XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl()));
-    }
-
-    /**
-     * A send on a stream that is gone (cancelled, or a peer that died without a reset, which
-     * Helidon's gRPC server only reports when we write) drops the connection at once.
-     */
-    private void sendOrDrop(Connection con, Runnable send) {
-        try {
-            send.run();
-        } catch (RuntimeException e) {
-            LOG.log(Level.INFO, "xDS stream gone, dropping proxy=" + con.proxy().id() + ": " + e.getMessage());
-            disconnected(con);
-            throw e;
-        }
+        con.send(w, response);
     }
 
     /** A config change (any kind but the ServiceEntry registry's own): always a full push. */
@@ -458,6 +454,9 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         PushPipeline p = pipeline;
         if (p != null) {
             p.close();
+        }
+        if (sweeper != null) {
+            sweeper.close();
         }
         connections.values().forEach(Connection::close);
     }

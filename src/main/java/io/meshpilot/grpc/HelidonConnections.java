@@ -1,0 +1,100 @@
+package io.meshpilot.grpc;
+
+import io.helidon.webserver.grpc.GrpcConnectionContext;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+
+/**
+ * The socket under a Helidon gRPC call. Helidon 4.4's HTTP/2 server sends no pings and, when
+ * a connection ends, closes its socket without cancelling the calls on it; a stream of a
+ * killed proxy would otherwise live until we next write to it. Helidon exposes no socket, so
+ * this reaches it through two private fields (the connection context the gRPC context wraps,
+ * and that context's channel); a test kills a client process and checks the streams go, so a
+ * Helidon upgrade that moves them fails the build rather than the mesh.
+ *
+ * <p>On each socket it turns on TCP keepalive with the timings of istiod's --keepalive*
+ * flags (probes after {@code interval} idle, the connection reset after about
+ * {@code interval + timeout}), so the kernel also closes connections to peers that vanished
+ * without a FIN.
+ */
+final class HelidonConnections {
+    private static final System.Logger LOG = System.getLogger(HelidonConnections.class.getName());
+    private static final Field CONTEXT;
+    private static final Field CHANNEL;
+
+    static {
+        Field context = null;
+        Field channel = null;
+        try {
+            context = Class.forName("io.helidon.webserver.grpc.GrpcConnectionContextImpl")
+                    .getDeclaredField("connectionContext");
+            context.setAccessible(true);
+            channel = Class.forName("io.helidon.webserver.ConnectionHandler").getDeclaredField("socket");
+            channel.setAccessible(true);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot reach Helidon's sockets (" + e
+                    + "): streams of dead peers are noticed only when written to");
+            context = null;
+            channel = null;
+        }
+        CONTEXT = context;
+        CHANNEL = channel;
+    }
+
+    private HelidonConnections() {
+    }
+
+    /** The connection under {@code call}, with TCP keepalive applied; unwatched if it cannot be reached. */
+    static TransportConnection of(GrpcConnectionContext call, Duration interval, Duration timeout) {
+        SocketChannel channel = channel(call);
+        if (channel == null) {
+            return TransportConnection.UNWATCHED;
+        }
+        keepalive(channel, interval, timeout);
+        return new TransportConnection() {
+            @Override
+            public boolean open() {
+                return channel.isOpen();
+            }
+
+            @Override
+            public void abort() {
+                try {
+                    channel.close(); // Helidon's reader fails and ends the connection
+                } catch (IOException e) {
+                    // already closed
+                }
+            }
+        };
+    }
+
+    private static SocketChannel channel(GrpcConnectionContext call) {
+        if (CONTEXT == null || call == null) {
+            return null;
+        }
+        try {
+            Object connection = CONTEXT.get(call);
+            return connection != null && CHANNEL.getDeclaringClass().isInstance(connection)
+                    && CHANNEL.get(connection) instanceof SocketChannel c ? c : null;
+        } catch (IllegalAccessException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static void keepalive(SocketChannel channel, Duration interval, Duration timeout) {
+        try {
+            channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            int idle = (int) Math.max(1, interval.toSeconds());
+            int probes = 2;
+            int between = (int) Math.max(1, timeout.toSeconds() / probes);
+            channel.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, idle);
+            channel.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, between);
+            channel.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, probes);
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "TCP keepalive not applied: " + e);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.meshpilot.xds;
+
+import io.grpc.Status;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every few seconds, looks at each xDS stream for what its transport does not report itself:
+ * a transport connection that closed under the stream (Helidon closes the socket of a peer
+ * that went away, or that TCP keepalive found dead, without ending its calls), and, when the
+ * transport has no connection-age limit of its own, a stream older than
+ * --keepaliveMaxServerConnectionAge (plus up to 10% jitter, as gRPC does), which is ended
+ * with UNAVAILABLE so the proxy reconnects, possibly to another istiod.
+ */
+final class ConnectionSweeper implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ConnectionSweeper.class.getName());
+    static final Duration PERIOD = Duration.ofSeconds(5);
+
+    private final DiscoveryServer server;
+    private final Duration maxAge;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name("xds-sweep").unstarted(r));
+
+    /** @param maxAge streams older than this are ended; null when the transport enforces it itself */
+    ConnectionSweeper(DiscoveryServer server, Duration maxAge) {
+        this.server = server;
+        this.maxAge = maxAge;
+        timer.scheduleWithFixedDelay(this::sweep, PERIOD.toMillis(), PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    void sweep() {
+        try {
+            Instant now = Instant.now();
+            for (Connection c : server.connections()) {
+                if (!c.transportOpen()) {
+                    LOG.log(Level.INFO, "xDS transport closed under the stream, dropping proxy=" + c.proxy().id()
+                            + " connection=" + c.id());
+                    server.disconnected(c);
+                } else if (maxAge != null && c.connectedAt().plus(jittered(c)).isBefore(now)) {
+                    LOG.log(Level.INFO, "xDS stream reached the maximum connection age, closing proxy="
+                            + c.proxy().id() + " connection=" + c.id());
+                    server.disconnected(c);
+                    c.end(Status.UNAVAILABLE.withDescription("maximum connection age reached; reconnect"));
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "xDS connection sweep failed", e);
+        }
+    }
+
+    /** The connection's age limit: the same jitter for a connection every time it is looked at. */
+    private Duration jittered(Connection c) {
+        long jitter = (long) (maxAge.toMillis() * 0.1 * new java.util.Random(c.id().hashCode()).nextDouble());
+        return maxAge.plusMillis(jitter);
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

@@ -1,0 +1,125 @@
+package io.meshpilot.xds;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One stream's bounded send queue. Pushes never write on the pushing thread: they leave at
+ * most one unsent response per type here, and a newer response for a type replaces the unsent
+ * one. That is safe because every response carries the whole state of its type (state of the
+ * world) or the whole difference from what the proxy last received (delta: computed against
+ * what was actually written), so the newest supersedes the older.
+ *
+ * <p>A virtual thread per busy stream writes in order (types keep the order they were first
+ * queued in: CDS before EDS) while the transport can take more. grpc-java's Netty transport
+ * says when it cannot ({@code isReady}); writing pauses until its on-ready callback. Helidon's
+ * transport blocks the writer on HTTP/2 flow control instead and fails it after its
+ * flow-control timeout, which drops the stream. Either way a reader that stops reading holds
+ * only its own writer and at most one response per type; push workers and other proxies never
+ * wait for it.
+ */
+final class Outbox {
+    private final ServerCallStreamObserver<?> call;
+    private final String name;
+    private final Map<Connection.Watch, Runnable> unsent = new LinkedHashMap<>();
+    private Consumer<RuntimeException> onFailure = e -> { };
+    private boolean draining;
+    private boolean failed;
+    private long replaced;
+    private long written;
+
+    /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback. */
+    Outbox(StreamObserver<?> out, String name) {
+        this.call = out instanceof ServerCallStreamObserver<?> s ? s : null;
+        this.name = name;
+        if (call != null) {
+            call.setOnReadyHandler(this::kick);
+        }
+    }
+
+    /** What to do when a write fails: the stream is gone. */
+    synchronized void onFailure(Consumer<RuntimeException> handler) {
+        this.onFailure = handler;
+    }
+
+    /** Queues {@code write} as the next response of {@code watch}'s type, replacing an unsent one. */
+    void offer(Connection.Watch watch, Runnable write) {
+        synchronized (this) {
+            if (failed) {
+                return;
+            }
+            if (unsent.put(watch, write) != null) {
+                replaced++;
+            }
+            if (draining || !ready()) {
+                return;
+            }
+            draining = true;
+        }
+        Thread.ofVirtual().name("xds-send-" + name).start(this::drain);
+    }
+
+    /** The transport can take more again (grpc-java's on-ready callback). */
+    private void kick() {
+        synchronized (this) {
+            if (draining || failed || unsent.isEmpty()) {
+                return;
+            }
+            draining = true;
+        }
+        Thread.ofVirtual().name("xds-send-" + name).start(this::drain);
+    }
+
+    private boolean ready() {
+        return call == null || call.isReady();
+    }
+
+    private void drain() {
+        while (true) {
+            Runnable next;
+            synchronized (this) {
+                if (failed || unsent.isEmpty() || !ready()) {
+                    draining = false;
+                    return; // a not-ready transport calls kick() when it is ready again
+                }
+                Iterator<Runnable> it = unsent.values().iterator();
+                next = it.next();
+                it.remove();
+            }
+            try {
+                next.run();
+                synchronized (this) {
+                    written++;
+                }
+            } catch (RuntimeException e) {
+                Consumer<RuntimeException> handler;
+                synchronized (this) {
+                    failed = true;
+                    draining = false;
+                    unsent.clear();
+                    handler = onFailure;
+                }
+                handler.accept(e);
+                return;
+            }
+        }
+    }
+
+    /** Responses queued and not yet written (at most one per type). */
+    synchronized int unsent() {
+        return unsent.size();
+    }
+
+    /** Responses that were replaced by a newer one before they could be written. */
+    synchronized long replaced() {
+        return replaced;
+    }
+
+    synchronized long written() {
+        return written;
+    }
+}
