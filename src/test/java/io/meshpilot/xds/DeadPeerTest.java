@@ -1,0 +1,79 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonParser;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.StreamHolder;
+import io.meshpilot.testing.TestServers;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A client process holding 100 ADS streams is killed with SIGKILL: its streams leave
+ * {@code /debug/connections} within 60 s on both gRPC transports (Netty cancels the calls
+ * itself; on Helidon the connection sweep sees the closed socket).
+ */
+class DeadPeerTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"helidon", "netty"})
+    void killedClientDisappears(String transport, @TempDir Path dir) throws Exception {
+        TestServers.copyBookinfo(dir);
+        try (MeshPilotServer server = TestServers.start(dir, java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"),
+                "--grpcTransport", transport)) {
+            int http = server.ports().get("http");
+            String java = ProcessHandle.current().info().command().orElse("java");
+            Process holder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
+                    StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "4"))
+                    .redirectErrorStream(true).start();
+            try {
+                BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
+                        StandardCharsets.UTF_8));
+                String line = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        String l;
+                        while ((l = out.readLine()) != null && !l.startsWith("holding") && !l.startsWith("not")) {
+                            // JVM warnings before the line we wait for
+                        }
+                        return l;
+                    } catch (java.io.IOException e) {
+                        return e.toString();
+                    }
+                }).get(90, TimeUnit.SECONDS);
+                assertEquals("holding 100", line, transport);
+                assertEquals(100, connections(http), transport + ": all streams connected");
+
+                long killed = System.nanoTime();
+                holder.destroyForcibly(); // SIGKILL: no goodbye from the client
+                holder.waitFor(10, TimeUnit.SECONDS);
+                long deadline = killed + TimeUnit.SECONDS.toNanos(60);
+                int left = connections(http);
+                while (left > 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(200);
+                    left = connections(http);
+                }
+                double seconds = (System.nanoTime() - killed) / 1e9;
+                System.out.printf("%s: 100 streams of a killed client gone after %.1f s%n", transport, seconds);
+                assertEquals(0, left, transport + ": streams of the killed client still listed after 60 s");
+                assertTrue(server.bean(DiscoveryServer.class).connections().isEmpty(), transport);
+            } finally {
+                holder.destroyForcibly();
+            }
+        }
+    }
+
+    private static int connections(int http) {
+        return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonArray().size();
+    }
+}
