@@ -17,10 +17,10 @@ import java.util.function.Consumer;
  * <p>A virtual thread per busy stream writes in order (types keep the order they were first
  * queued in: CDS before EDS) while the transport can take more. grpc-java's Netty transport
  * says when it cannot ({@code isReady}); writing pauses until its on-ready callback. Helidon's
- * transport blocks the writer on HTTP/2 flow control instead and fails it after its
- * flow-control timeout, which drops the stream. Either way a reader that stops reading holds
- * only its own writer and at most one response per type; push workers and other proxies never
- * wait for it.
+ * transport always says ready and blocks the writer when it cannot write (a full socket, or
+ * HTTP/2 flow control, which fails the write after Helidon's flow-control timeout and so drops
+ * the stream). Either way a reader that stops reading holds only its own writer and at most
+ * one response per type; push workers and other proxies never wait for it.
  */
 final class Outbox {
     private final ServerCallStreamObserver<?> call;
