@@ -19,38 +19,56 @@ public final class IstioCounter {
     private static final Map<String, IstioCounter> BY_NAME = new ConcurrentHashMap<>();
 
     private final String name;
-    private final String label;
+    private final List<String> labels;
     private final String help;
-    private final Map<String, LongAdder> series = new ConcurrentHashMap<>();
+    private final Map<List<String>, LongAdder> series = new ConcurrentHashMap<>();
 
-    private IstioCounter(String name, String label, String help) {
+    private IstioCounter(String name, List<String> labels, String help) {
         this.name = name;
-        this.label = label;
+        this.labels = labels;
         this.help = help;
     }
 
     /** The counter {@code name} with one label (e.g. "type"); the same instance for the same name. */
     public static IstioCounter of(String name, String label, String help) {
-        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, label, help));
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help));
+    }
+
+    /** The counter {@code name} with two labels (e.g. "node", "err"). */
+    public static IstioCounter of(String name, String label1, String label2, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
     }
 
     public void increment(String labelValue) {
         add(labelValue, 1);
     }
 
+    public void increment(String value1, String value2) {
+        adder(List.of(value1, value2)).increment();
+    }
+
     public void add(String labelValue, long n) {
-        series.computeIfAbsent(labelValue, v -> {
+        adder(List.of(labelValue)).add(n);
+    }
+
+    private LongAdder adder(List<String> values) {
+        if (values.size() != labels.size()) {
+            throw new IllegalArgumentException(name + " has labels " + labels);
+        }
+        return series.computeIfAbsent(values, v -> {
             LongAdder adder = new LongAdder();
-            Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue)
-                    .description(help)
-                    .tags(List.of(Tag.create(label, v))));
+            List<Tag> tags = new java.util.ArrayList<>();
+            for (int i = 0; i < labels.size(); i++) {
+                tags.add(Tag.create(labels.get(i), v.get(i)));
+            }
+            Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags));
             return adder;
-        }).add(n);
+        });
     }
 
     /** Current value of one series (0 when never incremented). */
-    public long value(String labelValue) {
-        LongAdder a = series.get(labelValue);
+    public long value(String... labelValues) {
+        LongAdder a = series.get(List.of(labelValues));
         return a == null ? 0 : a.sum();
     }
 }

@@ -83,6 +83,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             Generators.cache = cache;
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
                     () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
+            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
+                io.meshpilot.model.PushContext p = pushContext.get();
+                return p == null ? 0 : p.virtualServiceCount();
+            }).description("Total virtual services known to pilot."));
             return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
                     + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
                     + args.features().pushThrottle() + ", new streams " + args.features().maxRequestsPerSecond() + "/s";
@@ -273,6 +277,14 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         }
     }
 
+    private static void rejected(Connection con, String type, int code) {
+        String shortType = TypeUrls.shortName(type);
+        XDS_REJECTS.increment(shortType);
+        if (shortType.length() == 3) { // lds, rds, cds, eds
+            XdsMetrics.rejects(shortType).increment(con.proxy().id(), Integer.toString(code));
+        }
+    }
+
     /** One request on a stream: ACK, NACK, stale nonce, or a subscription to answer. */
     void process(Connection con, io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest req) {
         String type = req.getTypeUrl();
@@ -286,7 +298,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             if (req.hasErrorDetail()) {
                 w.nackError = req.getErrorDetail().getMessage();
                 w.nackVersion = w.versionSent;
-                XDS_REJECTS.increment(TypeUrls.shortName(type));
+                rejected(con, type, req.getErrorDetail().getCode());
                 LOG.log(Level.WARNING, "xDS NACK proxy=" + con.proxy().id() + " type=" + TypeUrls.shortName(type)
                         + " version=" + w.versionSent + " error=" + w.nackError);
                 return; // not re-sent: the next change brings a new version
@@ -319,7 +331,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             if (req.hasErrorDetail()) {
                 w.nackError = req.getErrorDetail().getMessage();
                 w.nackVersion = w.versionSent;
-                XDS_REJECTS.increment(TypeUrls.shortName(type));
+                rejected(con, type, req.getErrorDetail().getCode());
                 LOG.log(Level.WARNING, "xDS NACK (delta) proxy=" + con.proxy().id() + " type="
                         + TypeUrls.shortName(type) + " error=" + w.nackError);
                 return;
@@ -354,10 +366,16 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     /** Generates one type for one connection and sends it. */
     void push(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
+        long start = System.nanoTime();
         if (con.delta()) {
             pushDelta(con, w, push);
-            return;
+        } else {
+            pushSotw(con, w, push);
         }
+        XdsMetrics.PUSH_TIME.record(TypeUrls.shortName(w.typeUrl()), java.time.Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
         Generator g = Generators.forType(w.typeUrl(), con.proxy());
         java.util.List<com.google.protobuf.Any> resources;
         if (g == null) {

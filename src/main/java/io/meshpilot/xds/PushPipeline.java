@@ -79,6 +79,7 @@ final class PushPipeline implements AutoCloseable {
             ready = pending;
             pending = null;
             scheduled = false;
+            XdsMetrics.DEBOUNCE_TIME.record(java.time.Duration.ofNanos(now - firstAt));
         }
         if (ready != null) {
             run(ready);
@@ -93,6 +94,7 @@ final class PushPipeline implements AutoCloseable {
             }
             if (request.full()) {
                 push = server.buildPushContext();
+                XdsMetrics.PUSH_CONTEXT_INIT.record(push.buildTime());
                 server.setPushContext(push);
                 server.recordPushed(request.configsUpdated(), push.version());
             }
@@ -106,7 +108,9 @@ final class PushPipeline implements AutoCloseable {
             for (Connection con : server.connections()) {
                 List<Connection.Watch> watches = affected(con, request, hosts);
                 if (!watches.isEmpty()) {
+                    long queued = System.nanoTime();
                     workers.execute(() -> {
+                        XdsMetrics.QUEUE_TIME.record(Duration.ofNanos(System.nanoTime() - queued));
                         for (Connection.Watch w : watches) {
                             try {
                                 server.push(con, w, context);
@@ -115,6 +119,7 @@ final class PushPipeline implements AutoCloseable {
                                         + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
                             }
                         }
+                        XdsMetrics.CONVERGENCE.record(Duration.between(request.start(), java.time.Instant.now()));
                     });
                 }
             }

@@ -170,4 +170,52 @@ class AdsProtocolTest {
             assertTrue(server.bean(ConfigController.class).store().awaitEventsDelivered(10, TimeUnit.SECONDS));
         }
     }
+
+    /** istiod's push-pipeline metrics, under its names, after a config change and a NACK. */
+    @Test
+    void pushPipelineMetricsUseIstiodNames() throws Exception {
+        try (AdsClient c = sidecar("metrics")) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            DiscoveryResponse first = c.await(TypeUrls.CLUSTER, WAIT);
+            c.ack(first, List.of());
+            Http.Reply r = Http.send(http, "/api/v1/configs/networking.istio.io/v1/virtualservices/default/metrics-vs",
+                    "PUT", """
+                            apiVersion: networking.istio.io/v1
+                            kind: VirtualService
+                            metadata: {name: metrics-vs, namespace: default}
+                            spec: {hosts: [details], http: [{route: [{destination: {host: details}}]}]}
+                            """, null);
+            assertEquals(201, r.status(), r.body());
+            DiscoveryResponse pushed = c.await(TypeUrls.CLUSTER, WAIT);
+            c.nack(pushed, List.of(), "rejected for the metrics test");
+            int monitoring = server.ports().get("monitoring");
+            String proxy = "sidecar~10.0.0.1~metrics.default~default.svc.cluster.local";
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            java.util.Map<String, io.meshpilot.testing.PrometheusTextParser.Family> families;
+            do {
+                Thread.sleep(100);
+                families = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body());
+            } while (!families.containsKey("pilot_xds_cds_reject") && System.nanoTime() < deadline);
+            var reject = families.get("pilot_xds_cds_reject");
+            assertTrue(reject != null && reject.samples().stream().anyMatch(s -> proxy.equals(s.labels().get("node"))
+                    && "3".equals(s.labels().get("err")) && s.value() == 1), String.valueOf(reject));
+            for (String histogram : List.of("pilot_proxy_convergence_time", "pilot_proxy_queue_time",
+                    "pilot_debounce_time", "pilot_pushcontext_init_seconds", "pilot_xds_push_time")) {
+                var family = families.get(histogram);
+                assertTrue(family != null && family.type().equals("histogram"), histogram + ": " + family);
+                assertTrue(family.samples().stream().anyMatch(s -> s.name().equals(histogram + "_count") && s.value() >= 1),
+                        histogram + " observed: " + family.samples());
+                assertTrue(family.samples().stream().anyMatch(s -> s.name().equals(histogram + "_bucket")
+                        && "1.0".equals(s.labels().get("le"))), histogram + " has istiod's buckets: " + family.samples());
+            }
+            assertTrue(families.get("pilot_xds_push_time").samples().stream().anyMatch(s -> s.name().endsWith("_count")
+                    && "cds".equals(s.labels().get("type")) && s.value() >= 2));
+            int virtualServices = server.bean(DiscoveryServer.class).currentPushContext().virtualServiceCount();
+            assertTrue(virtualServices >= 1);
+            assertEquals(virtualServices, (int) families.get("pilot_virt_services").samples().get(0).value());
+            assertTrue(families.containsKey("pilot_services"));
+        } finally {
+            Http.send(http, "/api/v1/configs/networking.istio.io/v1/virtualservices/default/metrics-vs", "DELETE", null, null);
+        }
+    }
 }
