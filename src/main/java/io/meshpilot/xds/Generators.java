@@ -24,6 +24,9 @@ final class Generators {
     /** Shared across proxies; set by the DiscoveryServer at start. */
     static volatile XdsCache cache = new XdsCache(false);
 
+    /** istio.io/debug/syncz over the connections of the running DiscoveryServer; set at start. */
+    static volatile Generator syncz = (proxy, push, names, wildcard) -> List.of();
+
     static final Generator EDS = (proxy, push, names, wildcard) -> {
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
@@ -73,6 +76,9 @@ final class Generators {
 
     /** The generator for a type and proxy, or null for a type nobody serves. */
     static Generator forType(String typeUrl, Proxy proxy) {
+        if (typeUrl.equals(TypeUrls.DEBUG_SYNCZ)) {
+            return syncz;
+        }
         return (proxy.proxyless() ? PROXYLESS : ENVOY).get(typeUrl);
     }
 

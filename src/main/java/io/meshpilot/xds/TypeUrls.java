@@ -6,6 +6,8 @@ public final class TypeUrls {
     public static final String ROUTE = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
     public static final String CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
     public static final String ENDPOINT = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+    /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
+    public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
 
     private TypeUrls() {
     }

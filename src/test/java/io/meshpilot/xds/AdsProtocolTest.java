@@ -218,4 +218,37 @@ class AdsProtocolTest {
             Http.send(http, "/api/v1/configs/networking.istio.io/v1/virtualservices/default/metrics-vs", "DELETE", null, null);
         }
     }
+
+    /** istiod's xDS debug type istio.io/debug/syncz: per proxy and type, SYNCED, STALE, ERROR or NOT_SENT. */
+    @Test
+    void debugSynczOverAds() throws Exception {
+        try (AdsClient acked = sidecar("syncz-acked"); AdsClient nacked = sidecar("syncz-nacked");
+             AdsClient debug = sidecar("syncz-debug")) {
+            // answering every response: pushes from other tests' changes may still arrive
+            acked.autoAnswer("");
+            acked.subscribe(TypeUrls.CLUSTER, List.of());
+            nacked.autoAnswer("no thanks");
+            nacked.subscribe(TypeUrls.CLUSTER, List.of());
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            java.util.Map<String, io.envoyproxy.envoy.service.status.v3.ConfigStatus> cds;
+            do {
+                debug.subscribe(TypeUrls.DEBUG_SYNCZ, List.of());
+                DiscoveryResponse r = debug.await(TypeUrls.DEBUG_SYNCZ, WAIT);
+                cds = new java.util.HashMap<>();
+                for (var any : r.getResourcesList()) {
+                    var config = any.unpack(io.envoyproxy.envoy.service.status.v3.ClientConfig.class);
+                    for (var x : config.getGenericXdsConfigsList()) {
+                        if (x.getTypeUrl().equals(TypeUrls.CLUSTER)) {
+                            cds.put(config.getNode().getId().split("~")[2], x.getConfigStatus());
+                        }
+                    }
+                }
+            } while ((cds.get("syncz-nacked.default") != io.envoyproxy.envoy.service.status.v3.ConfigStatus.ERROR
+                    || cds.get("syncz-acked.default") != io.envoyproxy.envoy.service.status.v3.ConfigStatus.SYNCED)
+                    && System.nanoTime() < deadline);
+            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.SYNCED, cds.get("syncz-acked.default"), cds.toString());
+            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.ERROR, cds.get("syncz-nacked.default"), cds.toString());
+            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.NOT_SENT, cds.get("syncz-debug.default"), cds.toString());
+        }
+    }
 }
