@@ -1,6 +1,8 @@
 package io.meshpilot.model;
 
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
+import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
@@ -15,27 +17,55 @@ import java.util.Optional;
 
 /**
  * One immutable view of everything a push needs (istiod's PushContext), built for each full
- * push: services by hostname, VirtualServices by the hosts they route, DestinationRules by
- * host. Short hosts in Istio config ({@code reviews}) resolve against the config's namespace
- * and the domain suffix. Endpoints are not copied: EDS reads the live endpoint index, so
- * endpoint changes need no new PushContext.
+ * push: services by hostname, VirtualServices by gateway and host, DestinationRules and
+ * Sidecars by namespace, and what each namespace may see. Visibility follows istiod:
+ * {@code exportTo} on services, VirtualServices and DestinationRules (empty: the mesh
+ * config's default; {@code .} the owner's namespace, {@code *} all, {@code ~} none), and a
+ * proxy's Sidecar egress hosts on top. Short hosts in Istio config ({@code reviews}) resolve
+ * against the config's namespace and the domain suffix. Endpoints are not copied: EDS reads
+ * the live endpoint index, so endpoint changes need no new PushContext.
  */
 public final class PushContext {
+    /** The gateway name of VirtualServices that apply to sidecars and proxyless clients. */
+    public static final String MESH_GATEWAY = "mesh";
+
     private final Map<String, Service> servicesByHost;
-    private final Map<String, List<Config>> virtualServicesByHost;
-    private final Map<String, Config> destinationRulesByHost;
+    private final Map<String, Map<String, List<Config>>> virtualServicesByGateway;
+    private final Map<String, List<Config>> destinationRulesByHost;
+    private final Map<String, List<Config>> sidecarsByNamespace;
+    private final MeshDefaults defaults;
     private final EndpointIndex endpoints;
     private final String domainSuffix;
     private final Instant builtAt;
     private final Duration buildTime;
     private final long version;
 
-    private PushContext(Map<String, Service> services, Map<String, List<Config>> virtualServices,
-                        Map<String, Config> destinationRules, EndpointIndex endpoints, String domainSuffix,
-                        Duration buildTime, long version) {
+    /** The mesh config's visibility defaults. */
+    private record MeshDefaults(List<String> serviceExportTo, List<String> virtualServiceExportTo,
+                                List<String> destinationRuleExportTo, String rootNamespace) {
+        static MeshDefaults of(MeshConfig mesh) {
+            return new MeshDefaults(List.copyOf(mesh.getDefaultServiceExportToList()),
+                    List.copyOf(mesh.getDefaultVirtualServiceExportToList()),
+                    List.copyOf(mesh.getDefaultDestinationRuleExportToList()),
+                    mesh.getRootNamespace().isEmpty() ? "istio-system" : mesh.getRootNamespace());
+        }
+    }
+
+    private PushContext(Map<String, Service> services, Map<String, Map<String, List<Config>>> virtualServices,
+                        Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
+                        MeshDefaults defaults, EndpointIndex endpoints, String domainSuffix, Duration buildTime,
+                        long version) {
         this.servicesByHost = Map.copyOf(services);
-        this.virtualServicesByHost = Map.copyOf(virtualServices);
-        this.destinationRulesByHost = Map.copyOf(destinationRules);
+        Map<String, Map<String, List<Config>>> vs = new HashMap<>();
+        virtualServices.forEach((gw, byHost) -> {
+            Map<String, List<Config>> copy = new HashMap<>();
+            byHost.forEach((h, l) -> copy.put(h, List.copyOf(l)));
+            vs.put(gw, Map.copyOf(copy));
+        });
+        this.virtualServicesByGateway = Map.copyOf(vs);
+        this.destinationRulesByHost = copyLists(destinationRules);
+        this.sidecarsByNamespace = copyLists(sidecars);
+        this.defaults = defaults;
         this.endpoints = endpoints;
         this.domainSuffix = domainSuffix;
         this.builtAt = Instant.now();
@@ -43,29 +73,91 @@ public final class PushContext {
         this.version = version;
     }
 
-    /** Builds a snapshot from the registries and the config store. */
+    private static Map<String, List<Config>> copyLists(Map<String, List<Config>> m) {
+        Map<String, List<Config>> out = new HashMap<>();
+        m.forEach((k, v) -> out.put(k, List.copyOf(v)));
+        return Map.copyOf(out);
+    }
+
+    /** Builds a snapshot from the registries, the config store and the mesh config. */
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
-                                    String domainSuffix, long version) {
+                                    MeshConfig mesh, String domainSuffix, long version) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         for (Service s : discovery.services()) {
             services.putIfAbsent(s.hostname(), s);
         }
-        Map<String, List<Config>> vs = new HashMap<>();
-        List<Config> allVs = new ArrayList<>(store.list("VirtualService", null));
-        allVs.sort(Comparator.comparing((Config c) -> c.creationTimestamp() == null ? Instant.EPOCH : c.creationTimestamp())
-                .thenComparing(Config::key));
-        for (Config c : allVs) {
-            for (String host : ((VirtualService) c.spec()).getHostsList()) {
-                vs.computeIfAbsent(resolve(host, c.namespace(), domainSuffix), h -> new ArrayList<>()).add(c);
+        Map<String, Map<String, List<Config>>> vs = new HashMap<>();
+        for (Config c : oldestFirst(store.list("VirtualService", null))) {
+            VirtualService spec = (VirtualService) c.spec();
+            List<String> gateways = spec.getGatewaysCount() == 0 ? List.of(MESH_GATEWAY) : spec.getGatewaysList();
+            for (String gw : gateways) {
+                String gateway = gw.equals(MESH_GATEWAY) || gw.contains("/") ? gw : c.namespace() + "/" + gw;
+                for (String host : spec.getHostsList()) {
+                    vs.computeIfAbsent(gateway, g -> new HashMap<>())
+                            .computeIfAbsent(resolve(host, c.namespace(), domainSuffix), h -> new ArrayList<>()).add(c);
+                }
             }
         }
-        Map<String, Config> dr = new HashMap<>();
-        for (Config c : store.list("DestinationRule", null)) {
-            dr.putIfAbsent(resolve(((DestinationRule) c.spec()).getHost(), c.namespace(), domainSuffix), c);
+        Map<String, List<Config>> dr = new HashMap<>();
+        for (Config c : oldestFirst(store.list("DestinationRule", null))) {
+            dr.computeIfAbsent(resolve(((DestinationRule) c.spec()).getHost(), c.namespace(), domainSuffix),
+                    h -> new ArrayList<>()).add(c);
         }
-        return new PushContext(services, vs, dr, endpoints, domainSuffix, Duration.ofNanos(System.nanoTime() - t0),
-                version);
+        Map<String, List<Config>> sidecars = new HashMap<>();
+        for (Config c : oldestFirst(store.list("Sidecar", null))) {
+            sidecars.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
+        }
+        return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), endpoints, domainSuffix,
+                Duration.ofNanos(System.nanoTime() - t0), version);
+    }
+
+    private static List<Config> oldestFirst(List<Config> configs) {
+        List<Config> out = new ArrayList<>(configs);
+        out.sort(Comparator.comparing((Config c) -> c.creationTimestamp() == null ? Instant.EPOCH : c.creationTimestamp())
+                .thenComparing(Config::key));
+        return out;
+    }
+
+    /**
+     * istiod's exportTo rule: an empty list means the mesh default (itself empty: everyone);
+     * {@code *} everyone, {@code ~} no one, {@code .} the owner's namespace, else the names.
+     */
+    static boolean exported(List<String> exportTo, List<String> meshDefault, String owner, String viewer) {
+        List<String> to = exportTo.isEmpty() ? meshDefault : exportTo;
+        if (to.isEmpty() || to.contains("*")) {
+            return true;
+        }
+        return to.contains(viewer) || to.contains(".") && owner.equals(viewer);
+    }
+
+    /** The Sidecar that applies to {@code proxy} (istiod's order) and what it lets the proxy see. */
+    public ProxyScope scope(Proxy proxy) {
+        Config sidecar = null;
+        List<Config> own = sidecarsByNamespace.getOrDefault(proxy.namespace(), List.of());
+        for (Config c : own) {
+            var selector = ((Sidecar) c.spec()).getWorkloadSelector().getLabelsMap();
+            if (!selector.isEmpty() && proxy.labels().entrySet().containsAll(selector.entrySet())) {
+                sidecar = c;
+                break;
+            }
+        }
+        if (sidecar == null) {
+            sidecar = own.stream().filter(c -> !((Sidecar) c.spec()).hasWorkloadSelector()).findFirst()
+                    .or(() -> sidecarsByNamespace.getOrDefault(defaults.rootNamespace(), List.of()).stream()
+                            .filter(c -> !((Sidecar) c.spec()).hasWorkloadSelector()).findFirst())
+                    .orElse(null);
+        }
+        if (sidecar == null) {
+            return ProxyScope.of(proxy.namespace());
+        }
+        List<ProxyScope.EgressHost> egress = new ArrayList<>();
+        for (var listener : ((Sidecar) sidecar.spec()).getEgressList()) {
+            for (String h : listener.getHostsList()) {
+                egress.add(ProxyScope.EgressHost.parse(h));
+            }
+        }
+        return new ProxyScope(proxy.namespace(), sidecar, egress);
     }
 
     /** Istio's short-name rule: a host without a dot is {@code host.namespace.svc.domain}. */
@@ -76,21 +168,65 @@ public final class PushContext {
         return host + "." + namespace + ".svc." + domainSuffix;
     }
 
+    /** A service by hostname, whoever may see it (registry views, EDS of a known cluster). */
     public Optional<Service> service(String hostname) {
         return Optional.ofNullable(servicesByHost.get(hostname));
+    }
+
+    /** A service by hostname if {@code scope} may see it (exportTo and Sidecar egress). */
+    public Optional<Service> service(String hostname, ProxyScope scope) {
+        return service(hostname).filter(s -> visible(s, scope));
+    }
+
+    public boolean visible(Service s, ProxyScope scope) {
+        return exported(List.copyOf(s.exportTo()), defaults.serviceExportTo(), s.namespace(), scope.namespace())
+                && scope.egressAllows(s);
     }
 
     public Map<String, Service> services() {
         return servicesByHost;
     }
 
-    /** The VirtualServices routing a host, oldest first (the first match wins, as istiod merges). */
-    public List<Config> virtualServices(String hostname) {
-        return virtualServicesByHost.getOrDefault(hostname, List.of());
+    /** The services {@code scope} may see, by hostname. */
+    public List<Service> services(ProxyScope scope) {
+        return servicesByHost.values().stream().filter(s -> visible(s, scope))
+                .sorted(Comparator.comparing(Service::hostname)).toList();
     }
 
-    public Optional<Config> destinationRule(String hostname) {
-        return Optional.ofNullable(destinationRulesByHost.get(hostname));
+    /**
+     * The VirtualServices of {@code gateway} ({@link #MESH_GATEWAY} for sidecars) routing a
+     * host that {@code scope}'s namespace may see, oldest first (the first match wins, as
+     * istiod merges).
+     */
+    public List<Config> virtualServices(String gateway, String hostname, ProxyScope scope) {
+        List<Config> all = virtualServicesByGateway.getOrDefault(gateway, Map.of()).getOrDefault(hostname, List.of());
+        return all.stream().filter(c -> exported(((VirtualService) c.spec()).getExportToList(),
+                defaults.virtualServiceExportTo(), c.namespace(), scope.namespace())).toList();
+    }
+
+    /**
+     * The DestinationRule for {@code hostname} as seen from {@code scope}'s namespace, in
+     * istiod's order: one in that namespace, else one in the service's namespace exported to
+     * it, else one in the root namespace exported to it, else any other exported to it.
+     */
+    public Optional<Config> destinationRule(String hostname, ProxyScope scope) {
+        List<Config> all = destinationRulesByHost.getOrDefault(hostname, List.of());
+        if (all.isEmpty()) {
+            return Optional.empty();
+        }
+        String viewer = scope.namespace();
+        String serviceNamespace = service(hostname).map(Service::namespace).orElse(null);
+        List<Config> exported = all.stream().filter(c -> c.namespace().equals(viewer) || exported(
+                ((DestinationRule) c.spec()).getExportToList(), defaults.destinationRuleExportTo(), c.namespace(),
+                viewer)).toList();
+        for (String ns : java.util.Arrays.asList(viewer, serviceNamespace, defaults.rootNamespace())) {
+            for (Config c : exported) {
+                if (c.namespace().equals(ns)) {
+                    return Optional.of(c);
+                }
+            }
+        }
+        return exported.stream().findFirst();
     }
 
     public EndpointIndex endpoints() {
@@ -102,7 +238,8 @@ public final class PushContext {
     }
 
     public int virtualServiceCount() {
-        return (int) virtualServicesByHost.values().stream().flatMap(List::stream).distinct().count();
+        return (int) virtualServicesByGateway.values().stream().flatMap(m -> m.values().stream())
+                .flatMap(List::stream).distinct().count();
     }
 
     public Instant builtAt() {

@@ -22,6 +22,7 @@ public final class IstioCounter {
     private final List<String> labels;
     private final String help;
     private final Map<List<String>, LongAdder> series = new ConcurrentHashMap<>();
+    private volatile io.helidon.metrics.api.MeterRegistry registry;
 
     private IstioCounter(String name, List<String> labels, String help) {
         this.name = name;
@@ -55,15 +56,24 @@ public final class IstioCounter {
         if (values.size() != labels.size()) {
             throw new IllegalArgumentException(name + " has labels " + labels);
         }
+        io.helidon.metrics.api.MeterRegistry current = Metrics.globalRegistry();
+        if (current != registry) { // a restarted container (tests): export the series in its registry
+            registry = current;
+            series.forEach(this::export);
+        }
         return series.computeIfAbsent(values, v -> {
             LongAdder adder = new LongAdder();
-            List<Tag> tags = new java.util.ArrayList<>();
-            for (int i = 0; i < labels.size(); i++) {
-                tags.add(Tag.create(labels.get(i), v.get(i)));
-            }
-            Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags));
+            export(v, adder);
             return adder;
         });
+    }
+
+    private void export(List<String> values, LongAdder adder) {
+        List<Tag> tags = new java.util.ArrayList<>();
+        for (int i = 0; i < labels.size(); i++) {
+            tags.add(Tag.create(labels.get(i), values.get(i)));
+        }
+        Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags));
     }
 
     /** Current value of one series (0 when never incremented). */

@@ -23,6 +23,8 @@ public final class IstioHistogram {
     private final String help;
     private final double[] buckets;
     private final Map<String, DistributionSummary> series = new ConcurrentHashMap<>();
+    /** The registry the series live in; a restarted container (tests) brings a new one. */
+    private volatile io.helidon.metrics.api.MeterRegistry registry;
 
     private IstioHistogram(String name, String label, String help, double[] buckets) {
         this.name = name;
@@ -41,6 +43,11 @@ public final class IstioHistogram {
     }
 
     public void record(String labelValue, Duration d) {
+        io.helidon.metrics.api.MeterRegistry current = Metrics.globalRegistry();
+        if (current != registry) {
+            series.clear();
+            registry = current;
+        }
         series.computeIfAbsent(labelValue, this::register).record(d.toNanos() / 1e9);
     }
 

@@ -9,6 +9,7 @@ import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.model.Port;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import java.util.ArrayList;
@@ -26,17 +27,17 @@ public final class ClusterBuilder {
     }
 
     /** The cluster of one name, or empty when the name is no known service port (or subset). */
-    public static Optional<Cluster> build(String name, PushContext push) {
+    public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope) {
         ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
         if (o == null) {
             return Optional.empty();
         }
-        Service svc = push.service(o.host()).orElse(null);
+        Service svc = push.service(o.host(), scope).orElse(null);
         if (svc == null || svc.port(o.port()).isEmpty()) {
             return Optional.empty();
         }
         TrafficPolicy policy = TrafficPolicy.getDefaultInstance();
-        var dr = push.destinationRule(o.host()).map(c -> (DestinationRule) c.spec());
+        var dr = push.destinationRule(o.host(), scope).map(c -> (DestinationRule) c.spec());
         if (dr.isPresent()) {
             policy = dr.get().getTrafficPolicy();
             if (!o.subset().isEmpty()) {
@@ -60,19 +61,23 @@ public final class ClusterBuilder {
         return Optional.of(c.build());
     }
 
-    /** Every outbound cluster: each service port, and each DestinationRule subset of it. */
-    public static List<Cluster> all(PushContext push) {
+    /**
+     * Every outbound cluster {@code scope} may see: each service port, and each subset of the
+     * DestinationRule that applies to it.
+     */
+    public static List<Cluster> all(PushContext push, ProxyScope scope) {
         List<Cluster> out = new ArrayList<>();
-        push.services().values().stream().sorted(java.util.Comparator.comparing(Service::hostname)).forEach(svc -> {
+        for (Service svc : push.services(scope)) {
             for (Port p : svc.ports()) {
-                build(ClusterNames.outbound(p.port(), "", svc.hostname()), push).ifPresent(out::add);
-                push.destinationRule(svc.hostname()).ifPresent(dr -> {
+                build(ClusterNames.outbound(p.port(), "", svc.hostname()), push, scope).ifPresent(out::add);
+                push.destinationRule(svc.hostname(), scope).ifPresent(dr -> {
                     for (Subset s : ((DestinationRule) dr.spec()).getSubsetsList()) {
-                        build(ClusterNames.outbound(p.port(), s.getName(), svc.hostname()), push).ifPresent(out::add);
+                        build(ClusterNames.outbound(p.port(), s.getName(), svc.hostname()), push, scope)
+                                .ifPresent(out::add);
                     }
                 });
             }
-        });
+        }
         return out;
     }
 

@@ -35,18 +35,19 @@ public final class EndpointBuilder {
      * The assignment of a cluster; empty when the name is no cluster we know (a known cluster
      * without endpoints gets an assignment with none, so proxies drop stale endpoints).
      */
-    public static java.util.Optional<ClusterLoadAssignment> build(String clusterName, PushContext push) {
+    public static java.util.Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
+                                                                  io.meshpilot.model.ProxyScope scope) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
             return java.util.Optional.empty();
         }
-        Service svc = push.service(o.host()).orElse(null);
+        Service svc = push.service(o.host(), scope).orElse(null);
         if (svc == null || svc.port(o.port()).isEmpty()) {
             return java.util.Optional.empty();
         }
         String portName = svc.port(o.port()).get().name();
-        Map<String, String> subsetLabels = SubsetLabels.of(push, o.host(), o.subset());
+        Map<String, String> subsetLabels = SubsetLabels.of(push, scope, o.host(), o.subset());
         EndpointIndex.Shards shards = push.endpoints().shards(svc.hostname(), svc.namespace());
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();

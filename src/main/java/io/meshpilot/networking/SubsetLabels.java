@@ -2,6 +2,7 @@ package io.meshpilot.networking;
 
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Subset;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.Map;
 
@@ -10,11 +11,11 @@ public final class SubsetLabels {
     private SubsetLabels() {
     }
 
-    public static Map<String, String> of(PushContext push, String host, String subset) {
+    public static Map<String, String> of(PushContext push, ProxyScope scope, String host, String subset) {
         if (subset == null || subset.isEmpty()) {
             return Map.of();
         }
-        return push.destinationRule(host).map(c -> {
+        return push.destinationRule(host, scope).map(c -> {
             for (Subset s : ((DestinationRule) c.spec()).getSubsetsList()) {
                 if (s.getName().equals(subset)) {
                     return s.getLabelsMap();

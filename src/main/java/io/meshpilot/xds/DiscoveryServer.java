@@ -110,7 +110,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     io.meshpilot.model.PushContext buildPushContext() {
         return io.meshpilot.model.PushContext.build(environment.serviceDiscovery(), configs.store(),
-                environment.endpointIndex(), environment.domainSuffix(), versions.incrementAndGet());
+                environment.endpointIndex(), environment.mesh(), environment.domainSuffix(), versions.incrementAndGet());
     }
 
     /** Delta: only resources whose version the proxy does not hold, plus what no longer exists. */

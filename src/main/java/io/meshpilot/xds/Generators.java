@@ -2,6 +2,8 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.EndpointBuilder;
 import io.meshpilot.networking.grpcgen.GrpcListenerBuilder;
@@ -27,10 +29,21 @@ final class Generators {
     /** istio.io/debug/syncz over the connections of the running DiscoveryServer; set at start. */
     static volatile Generator syncz = (proxy, push, names, wildcard) -> List.of();
 
+    /**
+     * EDS. An assignment depends on the service's endpoints and, for a subset, on the labels
+     * of the DestinationRule the proxy sees, so it is shared by cluster and that rule.
+     */
     static final Generator EDS = (proxy, push, names, wildcard) -> {
+        ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            Any cla = cache.endpoints(n, () -> EndpointBuilder.build(n, push).map(Any::pack).orElse(null));
+            ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
+            if (o == null || push.service(o.host(), scope).isEmpty()) {
+                continue;
+            }
+            String rule = o.subset().isEmpty() ? "" : push.destinationRule(o.host(), scope)
+                    .map(c -> c.key().toString()).orElse("");
+            Any cla = cache.endpoints(n, rule, () -> EndpointBuilder.build(n, push, scope).map(Any::pack).orElse(null));
             if (cla != null) {
                 out.add(cla);
             }
@@ -38,22 +51,26 @@ final class Generators {
         return out;
     };
 
+    /** CDS; sidecars' wildcard list is shared by every proxy of the same {@link ProxyScope#key()}. */
     static final Generator CDS = (proxy, push, names, wildcard) -> {
+        ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         if (wildcard && !proxy.proxyless()) {
-            return cache.clusters(push.version(), () -> ClusterBuilder.all(push).stream().map(Any::pack).toList());
+            return cache.clusters(push.version(), scope.key(),
+                    () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
         } else {
             for (String n : new TreeSet<>(names)) {
-                ClusterBuilder.build(n, push).ifPresent(c -> out.add(Any.pack(c)));
+                ClusterBuilder.build(n, push, scope).ifPresent(c -> out.add(Any.pack(c)));
             }
         }
         return out;
     };
 
     static final Generator GRPC_LDS = (proxy, push, names, wildcard) -> {
+        ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            var l = GrpcListenerBuilder.build(n, proxy.namespace(), push);
+            var l = GrpcListenerBuilder.build(n, scope, push);
             if (l != null) {
                 out.add(Any.pack(l));
             }
@@ -62,9 +79,10 @@ final class Generators {
     };
 
     static final Generator GRPC_RDS = (proxy, push, names, wildcard) -> {
+        ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            var r = GrpcRouteBuilder.build(n, proxy.namespace(), push);
+            var r = GrpcRouteBuilder.build(n, scope, push);
             if (r != null) {
                 out.add(Any.pack(r));
             }

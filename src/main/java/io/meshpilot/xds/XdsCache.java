@@ -21,12 +21,17 @@ final class XdsCache {
     static final IstioCounter EVICTIONS = IstioCounter.of("xds_cache_evictions", "type",
             "Total number of xds cache evictions.");
 
-    private record ClustersKey(long pushVersion) {
+    /** Wildcard clusters of a push version as seen by one proxy scope (namespace and Sidecar). */
+    private record ClustersKey(long pushVersion, String scope) {
+    }
+
+    /** One cluster's assignment under one DestinationRule (subset labels); "" when none applies. */
+    private record EndpointsKey(String cluster, String rule) {
     }
 
     private final boolean enabled;
     private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
-    private final Map<String, Any> endpoints = new ConcurrentHashMap<>();
+    private final Map<EndpointsKey, Any> endpoints = new ConcurrentHashMap<>();
     /** Bumped on every invalidation of a host: a build that raced one is not stored. */
     private final Map<String, java.util.concurrent.atomic.AtomicLong> hostGenerations = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong allGeneration = new java.util.concurrent.atomic.AtomicLong();
@@ -40,27 +45,28 @@ final class XdsCache {
     }
 
     /** All outbound clusters of a push version (sidecars' wildcard CDS). */
-    List<Any> clusters(long pushVersion, Supplier<List<Any>> build) {
+    List<Any> clusters(long pushVersion, String scope, Supplier<List<Any>> build) {
         if (!enabled) {
             return build.get();
         }
-        List<Any> hit = clusters.get(new ClustersKey(pushVersion));
+        List<Any> hit = clusters.get(new ClustersKey(pushVersion, scope));
         READS.increment(hit == null ? "miss" : "hit");
         if (hit != null) {
             return hit;
         }
         List<Any> built = List.copyOf(build.get());
         clusters.keySet().removeIf(k -> k.pushVersion() < pushVersion); // older versions are never read again
-        clusters.put(new ClustersKey(pushVersion), built);
+        clusters.put(new ClustersKey(pushVersion, scope), built);
         return built;
     }
 
     /** One cluster's endpoint assignment; null from {@code build} (unknown cluster) is not cached. */
-    Any endpoints(String cluster, Supplier<Any> build) {
+    Any endpoints(String cluster, String rule, Supplier<Any> build) {
         if (!enabled) {
             return build.get();
         }
-        Any hit = endpoints.get(cluster);
+        EndpointsKey key = new EndpointsKey(cluster, rule);
+        Any hit = endpoints.get(key);
         READS.increment(hit == null ? "miss" : "hit");
         if (hit != null) {
             return hit;
@@ -71,7 +77,7 @@ final class XdsCache {
         Any built = build.get();
         // store only if no invalidation happened while building (it may have read old endpoints)
         if (built != null && o != null && all == allGeneration.get() && host == generation(o.host()).get()) {
-            endpoints.put(cluster, built);
+            endpoints.put(key, built);
         }
         return built;
     }
@@ -83,8 +89,8 @@ final class XdsCache {
         }
         hosts.forEach(h -> generation(h).incrementAndGet());
         int before = endpoints.size();
-        endpoints.keySet().removeIf(c -> {
-            ClusterNames.Outbound o = ClusterNames.parseOutbound(c);
+        endpoints.keySet().removeIf(k -> {
+            ClusterNames.Outbound o = ClusterNames.parseOutbound(k.cluster());
             return o == null || hosts.contains(o.host());
         });
         EVICTIONS.add("eds", before - endpoints.size());

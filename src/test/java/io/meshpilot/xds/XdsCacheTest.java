@@ -18,28 +18,35 @@ class XdsCacheTest {
     void sharesAcrossProxiesAndInvalidatesByDependency() {
         XdsCache cache = new XdsCache(true);
         AtomicInteger builds = new AtomicInteger();
-        Any first = cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
-        assertSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
+        Any first = cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        assertSame(first, cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
         assertEquals(1, builds.get(), "the second proxy gets the same serialized resource");
         cache.invalidateHosts(Set.of("ratings.default.svc.cluster.local"));
-        assertSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("x"))), "other hosts do not evict it");
+        assertSame(first, cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("x"))), "other hosts do not evict it");
         cache.invalidateHosts(Set.of("reviews.default.svc.cluster.local"));
-        assertNotSame(first, cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
+        assertNotSame(first, cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet()))));
         assertEquals(2, builds.get());
 
-        List<Any> v1 = cache.clusters(1, () -> List.of(Any.pack(StringValue.of("c1"))));
-        assertSame(v1, cache.clusters(1, () -> List.of()));
-        assertNotSame(v1, cache.clusters(2, () -> List.of(Any.pack(StringValue.of("c2")))), "a new push version rebuilds");
+        Any underRule = cache.endpoints(REVIEWS, "DestinationRule/default/reviews", () -> Any.pack(StringValue.of("r")));
+        assertNotSame(underRule, cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("y"))),
+                "subset labels depend on the DestinationRule a proxy sees: kept apart");
+
+        List<Any> v1 = cache.clusters(1, "default", () -> List.of(Any.pack(StringValue.of("c1"))));
+        assertSame(v1, cache.clusters(1, "default", () -> List.of()));
+        assertNotSame(v1, cache.clusters(1, "other", () -> List.of(Any.pack(StringValue.of("c3")))),
+                "another namespace/Sidecar sees other clusters");
+        assertNotSame(v1, cache.clusters(2, "default", () -> List.of(Any.pack(StringValue.of("c2")))),
+                "a new push version rebuilds");
     }
 
     @Test
     void aBuildThatRacedAnInvalidationIsNotStored() {
         XdsCache cache = new XdsCache(true);
-        Any stale = cache.endpoints(REVIEWS, () -> {
+        Any stale = cache.endpoints(REVIEWS, "", () -> {
             cache.invalidateHosts(Set.of("reviews.default.svc.cluster.local")); // endpoints changed mid-build
             return Any.pack(StringValue.of("old"));
         });
-        Any fresh = cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("new")));
+        Any fresh = cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("new")));
         assertNotSame(stale, fresh, "the stale build was served once but not cached");
         assertEquals(Any.pack(StringValue.of("new")), fresh);
     }
@@ -48,8 +55,8 @@ class XdsCacheTest {
     void disabledBuildsEveryTime() {
         XdsCache cache = new XdsCache(false);
         AtomicInteger builds = new AtomicInteger();
-        cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
-        cache.endpoints(REVIEWS, () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
         assertEquals(2, builds.get());
     }
 }

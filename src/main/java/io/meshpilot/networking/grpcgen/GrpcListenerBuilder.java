@@ -26,9 +26,9 @@ public final class GrpcListenerBuilder {
     private GrpcListenerBuilder() {
     }
 
-    public static Listener build(String name, String namespace, PushContext push) {
-        HostPort hp = HostPort.parse(name, namespace, push.domainSuffix());
-        if (hp == null || push.service(hp.host()).flatMap(s -> s.port(hp.port())).isEmpty()) {
+    public static Listener build(String name, io.meshpilot.model.ProxyScope scope, PushContext push) {
+        HostPort hp = HostPort.parse(name, scope.namespace(), push.domainSuffix());
+        if (hp == null || push.service(hp.host(), scope).flatMap(s -> s.port(hp.port())).isEmpty()) {
             return null;
         }
         HttpConnectionManager hcm = HttpConnectionManager.newBuilder()

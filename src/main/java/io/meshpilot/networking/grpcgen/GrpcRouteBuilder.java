@@ -39,14 +39,14 @@ public final class GrpcRouteBuilder {
     private GrpcRouteBuilder() {
     }
 
-    public static RouteConfiguration build(String name, String namespace, PushContext push) {
-        HostPort hp = HostPort.parse(name, namespace, push.domainSuffix());
-        if (hp == null || push.service(hp.host()).flatMap(s -> s.port(hp.port())).isEmpty()) {
+    public static RouteConfiguration build(String name, io.meshpilot.model.ProxyScope scope, PushContext push) {
+        HostPort hp = HostPort.parse(name, scope.namespace(), push.domainSuffix());
+        if (hp == null || push.service(hp.host(), scope).flatMap(s -> s.port(hp.port())).isEmpty()) {
             return null;
         }
         VirtualHost.Builder vh = VirtualHost.newBuilder().setName(name)
                 .addDomains(name).addDomains(hp.host()).addDomains(hp.host() + ":" + hp.port());
-        List<Config> vss = push.virtualServices(hp.host());
+        List<Config> vss = push.virtualServices(PushContext.MESH_GATEWAY, hp.host(), scope);
         if (!vss.isEmpty()) {
             Config vsConfig = vss.get(0);
             for (HTTPRoute r : ((VirtualService) vsConfig.spec()).getHttpList()) {
