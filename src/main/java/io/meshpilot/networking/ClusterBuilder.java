@@ -20,7 +20,10 @@ import java.util.Optional;
  * CDS: outbound EDS clusters ({@code outbound|port|subset|host}) per service port and per
  * DestinationRule subset, with the DestinationRule's load-balancer policy (subset policy over
  * host policy), endpoints over ADS. Envoy's fuller traffic policy (connection pools, outlier
- * detection, TLS) comes with the Envoy config issue.
+ * detection, TLS) comes with the Envoy config issue. Proxyless gRPC clients get only the
+ * policies gRPC implements over {@code lb_policy} (round robin, ring hash), as istiod's gRPC
+ * generator: grpc-js-xds NACKs a whole CDS response holding a {@code LEAST_REQUEST} (or
+ * {@code RANDOM}) cluster.
  */
 public final class ClusterBuilder {
     private ClusterBuilder() {
@@ -28,6 +31,15 @@ public final class ClusterBuilder {
 
     /** The cluster of one name, or empty when the name is no known service port (or subset). */
     public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope) {
+        return build(name, push, scope, false);
+    }
+
+    /**
+     * The cluster of one name for Envoy or, when {@code proxyless}, for a gRPC client: only
+     * round robin or ring hash then, other simple policies fall back to round robin (istiod's
+     * gRPC generator warns "cannot apply LbPolicy" and leaves ROUND_ROBIN).
+     */
+    public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope, boolean proxyless) {
         ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
         if (o == null) {
             return Optional.empty();
@@ -57,7 +69,7 @@ public final class ClusterBuilder {
                 .setType(Cluster.DiscoveryType.EDS)
                 .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
                         .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
-                .setLbPolicy(lbPolicy(policy));
+                .setLbPolicy(proxyless ? grpcLbPolicy(policy) : lbPolicy(policy));
         return Optional.of(c.build());
     }
 
@@ -79,6 +91,11 @@ public final class ClusterBuilder {
             }
         }
         return out;
+    }
+
+    /** What gRPC's xDS clients accept in {@code lb_policy}: ROUND_ROBIN and RING_HASH. */
+    private static Cluster.LbPolicy grpcLbPolicy(TrafficPolicy policy) {
+        return lbPolicy(policy) == Cluster.LbPolicy.RING_HASH ? Cluster.LbPolicy.RING_HASH : Cluster.LbPolicy.ROUND_ROBIN;
     }
 
     private static Cluster.LbPolicy lbPolicy(TrafficPolicy policy) {

@@ -60,7 +60,7 @@ final class Generators {
                     () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
         } else {
             for (String n : new TreeSet<>(names)) {
-                ClusterBuilder.build(n, push, scope).ifPresent(c -> out.add(Any.pack(c)));
+                ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
             }
         }
         return out;
