@@ -6,6 +6,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.grpcgen.GrpcInboundListenerBuilder;
 import io.meshpilot.networking.grpcgen.GrpcListenerBuilder;
 import io.meshpilot.networking.grpcgen.GrpcRouteBuilder;
 import java.util.ArrayList;
@@ -70,7 +71,8 @@ final class Generators {
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : new TreeSet<>(names)) {
-            var l = GrpcListenerBuilder.build(n, scope, push);
+            var l = n.startsWith(GrpcInboundListenerBuilder.PREFIX) ? GrpcInboundListenerBuilder.build(n, proxy, push)
+                    : GrpcListenerBuilder.build(n, scope, push);
             if (l != null) {
                 out.add(Any.pack(l));
             }
