@@ -17,8 +17,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * CDS: outbound EDS clusters ({@code outbound|port|subset|host}) per service port and per
- * DestinationRule subset, with the DestinationRule's load-balancer policy (subset policy over
+ * CDS: outbound clusters ({@code outbound|port|subset|host}) per service port and per
+ * DestinationRule subset: EDS for mesh endpoints, STRICT_DNS (LOGICAL_DNS for
+ * DNS_ROUND_ROBIN and for gRPC) with the endpoints inline for DNS resolution, ORIGINAL_DST
+ * for resolution NONE (not for gRPC); with the DestinationRule's load-balancer policy (subset policy over
  * host policy), endpoints over ADS. Envoy's fuller traffic policy (connection pools, outlier
  * detection, TLS) comes with the Envoy config issue. Proxyless gRPC clients get only the
  * policies gRPC implements over {@code lb_policy} (round robin, ring hash), as istiod's gRPC
@@ -66,10 +68,33 @@ public final class ClusterBuilder {
             return Optional.empty();
         }
         Cluster.Builder c = Cluster.newBuilder().setName(name)
-                .setType(Cluster.DiscoveryType.EDS)
-                .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
-                        .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
                 .setLbPolicy(proxyless ? grpcLbPolicy(policy) : lbPolicy(policy));
+        switch (svc.resolution()) {
+            case DNS_LB, DNS_ROUND_ROBIN_LB -> {
+                // the proxy resolves the names itself: endpoints go inline, not over EDS (EDS
+                // endpoints must be IPs). gRPC knows only LOGICAL_DNS, with one endpoint.
+                boolean logical = proxyless || svc.resolution() == io.meshpilot.model.Resolution.DNS_ROUND_ROBIN_LB;
+                var assignment = EndpointBuilder.build(name, push, scope)
+                        .orElse(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDefaultInstance());
+                if (logical) {
+                    assignment = firstEndpointOnly(assignment);
+                    if (proxyless && assignment.getEndpointsCount() == 0) {
+                        return Optional.empty(); // gRPC rejects a LOGICAL_DNS cluster without its one endpoint
+                    }
+                }
+                c.setType(logical ? Cluster.DiscoveryType.LOGICAL_DNS : Cluster.DiscoveryType.STRICT_DNS)
+                        .setLoadAssignment(assignment.toBuilder().setClusterName(name));
+            }
+            case PASSTHROUGH -> {
+                if (proxyless) {
+                    return Optional.empty(); // gRPC has no original-destination clusters
+                }
+                c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED);
+            }
+            default -> c.setType(Cluster.DiscoveryType.EDS)
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
+                            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)));
+        }
         return Optional.of(c.build());
     }
 
@@ -91,6 +116,18 @@ public final class ClusterBuilder {
             }
         }
         return out;
+    }
+
+    /** LOGICAL_DNS takes exactly one locality with one endpoint: the first. */
+    private static io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment firstEndpointOnly(
+            io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment cla) {
+        for (var locality : cla.getEndpointsList()) {
+            if (locality.getLbEndpointsCount() > 0) {
+                return cla.toBuilder().clearEndpoints().addEndpoints(locality.toBuilder().clearLbEndpoints()
+                        .addLbEndpoints(locality.getLbEndpoints(0)).clearLoadBalancingWeight()).build();
+            }
+        }
+        return cla.toBuilder().clearEndpoints().build();
     }
 
     /** What gRPC's xDS clients accept in {@code lb_policy}: ROUND_ROBIN and RING_HASH. */

@@ -52,9 +52,13 @@ public final class EndpointBuilder {
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<String, Integer> weights = new TreeMap<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !matches(subsetLabels, e.labels())) {
                 continue;
+            }
+            if (!seen.add(e.address() + "|" + e.endpointPort())) {
+                continue; // one address:port once (gRPC rejects duplicates; the first, e.g. the oldest shard, wins)
             }
             String key = e.locality().toString();
             LocalityLbEndpoints.Builder group = byLocality.computeIfAbsent(key, k -> LocalityLbEndpoints.newBuilder()

@@ -104,12 +104,31 @@ class ProxylessGrpcTest {
                 apiVersion: networking.istio.io/v1
                 kind: WorkloadEntry
                 metadata: {name: echo-v1, namespace: test}
-                spec: {address: 127.0.0.1, ports: {grpc: %d}, labels: {app: echo, version: v1}, locality: r1/z1}
+                spec: {address: 127.0.0.1, ports: {grpc: %1$d}, labels: {app: echo, version: v1}, locality: r1/z1}
                 ---
                 apiVersion: networking.istio.io/v1
                 kind: WorkloadEntry
                 metadata: {name: echo-v2, namespace: test}
-                spec: {address: 127.0.0.1, ports: {grpc: %d}, labels: {app: echo, version: v2}, locality: r1/z2}
+                spec: {address: 127.0.0.1, ports: {grpc: %2$d}, labels: {app: echo, version: v2}, locality: r1/z2}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: dns-echo, namespace: test}
+                spec:
+                  hosts: [dns-echo.example.test]
+                  location: MESH_EXTERNAL
+                  resolution: DNS
+                  ports: [{number: 7070, name: grpc, protocol: GRPC}]
+                  endpoints: [{address: localhost, ports: {grpc: %1$d}}, {address: localhost, ports: {grpc: %1$d}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: passthrough, namespace: test}
+                spec:
+                  hosts: [passthrough.example.test]
+                  location: MESH_EXTERNAL
+                  resolution: NONE
+                  ports: [{number: 443, name: tls, protocol: TLS}]
                 ---
                 apiVersion: networking.istio.io/v1
                 kind: DestinationRule
@@ -186,6 +205,54 @@ class ProxylessGrpcTest {
 
         String syncz = Http.get(server.ports().get("http"), "/debug/syncz").body();
         assertTrue(syncz.contains("\"cluster_acked\"") && !syncz.contains("_nack"), "no NACK: " + syncz);
+    }
+
+    /**
+     * A DNS ServiceEntry: gRPC gets a LOGICAL_DNS cluster and resolves the name itself; Envoy
+     * a STRICT_DNS cluster with the endpoints inline (duplicates once), and an ORIGINAL_DST
+     * cluster for resolution NONE, which gRPC does not get.
+     */
+    @Test
+    void dnsAndPassthroughServiceEntries() throws Exception {
+        ManagedChannel dns = Grpc.newChannelBuilder("xds-test:///dns-echo.example.test:7070",
+                InsecureChannelCredentials.create()).build();
+        try {
+            assertEquals("v1", ClientCalls.blockingUnaryCall(dns, WHO,
+                    CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withWaitForReady(), "who"));
+        } finally {
+            dns.shutdownNow();
+        }
+        try (io.meshpilot.testing.AdsClient sidecar = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+                "sidecar~10.0.0.1~envoy.test~test.svc.cluster.local", Map.of("NAMESPACE", "test"));
+             io.meshpilot.testing.AdsClient grpc = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+                "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local", Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            sidecar.subscribe(TypeUrls.CLUSTER, List.of());
+            Map<String, io.envoyproxy.envoy.config.cluster.v3.Cluster> clusters = new HashMap<>();
+            for (var a : sidecar.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20)).getResourcesList()) {
+                var c = a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class);
+                clusters.put(c.getName(), c);
+            }
+            var strict = clusters.get("outbound|7070||dns-echo.example.test");
+            assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.STRICT_DNS, strict.getType());
+            assertEquals(1, strict.getLoadAssignment().getEndpoints(0).getLbEndpointsCount(), "duplicates once");
+            assertEquals("localhost", strict.getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint()
+                    .getAddress().getSocketAddress().getAddress());
+            assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.ORIGINAL_DST,
+                    clusters.get("outbound|443||passthrough.example.test").getType());
+
+            grpc.subscribe(TypeUrls.CLUSTER, List.of("outbound|443||passthrough.example.test",
+                    "outbound|7070||dns-echo.example.test"));
+            var names = grpc.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20)).getResourcesList().stream()
+                    .map(a -> {
+                        try {
+                            var c = a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class);
+                            return c.getName() + " " + c.getType();
+                        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                            throw new AssertionError(e);
+                        }
+                    }).toList();
+            assertEquals(List.of("outbound|7070||dns-echo.example.test LOGICAL_DNS"), names);
+        }
     }
 
     /** UTF-8 strings over gRPC; trusts KnownLength streams (Helidon's never report EOF). */
