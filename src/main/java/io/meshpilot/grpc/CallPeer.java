@@ -15,6 +15,7 @@ import java.util.Optional;
 public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Certificate> certificates,
                        boolean secure) {
     static final Context.Key<CallPeer> KEY = Context.key("meshpilot.call-peer");
+    static final Context.Key<io.grpc.Metadata> HEADERS = Context.key("meshpilot.call-headers");
 
     public CallPeer {
         certificates = List.copyOf(certificates);
@@ -23,5 +24,11 @@ public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Ce
     /** The peer of the call running on this thread, if it came through our transports. */
     public static Optional<CallPeer> current() {
         return Optional.ofNullable(KEY.get());
+    }
+
+    /** The request headers of the call running on this thread (token authenticators read them). */
+    public static java.util.function.Function<String, String> currentHeaders() {
+        io.grpc.Metadata md = HEADERS.get();
+        return name -> md == null ? null : md.get(io.grpc.Metadata.Key.of(name, io.grpc.Metadata.ASCII_STRING_MARSHALLER));
     }
 }

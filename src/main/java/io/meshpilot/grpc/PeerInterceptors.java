@@ -43,7 +43,7 @@ final class PeerInterceptors {
                 }
                 TransportConnection transport = HelidonConnections.of(conn, keepaliveInterval, keepaliveTimeout);
                 return Contexts.interceptCall(Context.current().withValues(CallPeer.KEY, peer,
-                        TransportConnection.KEY, transport), call, headers, next);
+                        TransportConnection.KEY, transport, CallPeer.HEADERS, headers), call, headers, next);
             }
         };
     }
@@ -65,7 +65,8 @@ final class PeerInterceptors {
                     }
                 }
                 CallPeer peer = new CallPeer(listener, remote, certs, session != null);
-                return Contexts.interceptCall(Context.current().withValue(CallPeer.KEY, peer), call, headers, next);
+                return Contexts.interceptCall(Context.current().withValues(CallPeer.KEY, peer, CallPeer.HEADERS, headers),
+                        call, headers, next);
             }
         };
     }

@@ -24,11 +24,45 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
     private final DiscoveryServer server;
     private final StreamRateLimiter limiter;
+    /** Null when XDS_AUTH is off: callers on the secure port are not authenticated. */
+    private final io.meshpilot.security.Authenticators authenticators;
     private final AtomicLong ids = new AtomicLong();
 
-    AdsService(DiscoveryServer server, StreamRateLimiter limiter) {
+    AdsService(DiscoveryServer server, StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators) {
         this.server = server;
         this.limiter = limiter;
+        this.authenticators = authenticators;
+    }
+
+    /**
+     * XDS_AUTH on the secure port (istiod's authenticate + authorize): the caller must be
+     * authenticated, and one of its identities must be of the proxy's namespace (and service
+     * account, when the node names one). The plaintext port is not authenticated, as istiod's
+     * 15010. Returns null when the stream may go on.
+     */
+    private Status authorize(CallPeer caller, java.util.function.Function<String, String> headers, Proxy proxy) {
+        if (authenticators == null || caller == null || !caller.secure()) {
+            return null;
+        }
+        io.meshpilot.security.Authenticator.Caller who;
+        try {
+            who = authenticators.authenticate(caller, headers);
+        } catch (io.meshpilot.security.Authenticator.AuthenticationException e) {
+            LOG.log(Level.WARNING, "xDS authentication failed proxy=" + proxy.id() + " peer=" + caller.remoteAddress()
+                    + ": " + e.getMessage());
+            return Status.UNAUTHENTICATED.withDescription(e.getMessage());
+        }
+        for (String id : who.identities()) {
+            String[] p = id.replaceFirst("^spiffe://[^/]+/", "").split("/");
+            if (p.length == 4 && p[0].equals("ns") && p[2].equals("sa") && p[1].equals(proxy.namespace())
+                    && (proxy.serviceAccount().isEmpty() || p[3].equals(proxy.serviceAccount()))) {
+                return null;
+            }
+        }
+        LOG.log(Level.WARNING, "xDS authorization failed proxy=" + proxy.id() + " identities=" + who.identities());
+        return Status.PERMISSION_DENIED.withDescription("authorization failed: no identity in " + who.identities()
+                + " matches namespace " + proxy.namespace()
+                + (proxy.serviceAccount().isEmpty() ? "" : " and service account " + proxy.serviceAccount()));
     }
 
     /** istiod's new-stream admission; a refused stream gets RESOURCE_EXHAUSTED. */
@@ -78,6 +112,8 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         private final java.util.function.BiConsumer<Connection, Q> process;
         private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
         private final TransportConnection transport = TransportConnection.current();
+        private final CallPeer caller = CallPeer.current().orElse(null);
+        private final java.util.function.Function<String, String> headers = CallPeer.currentHeaders();
         private Connection connection;
         private boolean failed;
 
@@ -114,6 +150,11 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 }
                 try {
                     Proxy proxy = Proxy.fromNode(node.apply(request));
+                    Status denied = authorize(caller, headers, proxy);
+                    if (denied != null) {
+                        fail(denied);
+                        return;
+                    }
                     connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer, transport);
                 } catch (IllegalArgumentException e) {
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));

@@ -57,6 +57,9 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     @Inject
     io.meshpilot.bootstrap.PilotArgs args;
 
+    @Inject
+    io.meshpilot.security.Authenticators authenticators;
+
     private final List<Consumer<PushRequest>> listeners = new CopyOnWriteArrayList<>();
     private final java.util.Map<String, Connection> connections = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicReference<io.meshpilot.model.PushContext> pushContext =
@@ -73,7 +76,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
             grpcServices.register(new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
-                    java.time.Duration.ofSeconds(1))), io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+                    java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null),
+                    io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
             boolean ownAgeLimit = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
