@@ -263,6 +263,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         return java.util.List.copyOf(connections.values());
     }
 
+    boolean isConnected(Connection c) {
+        return connections.containsKey(c.id());
+    }
+
     void connected(Connection c) {
         c.onSendFailure(e -> {
             // a write failed: the stream is gone (cancelled, reset, or Helidon's flow-control

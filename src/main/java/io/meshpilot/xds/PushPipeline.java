@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
  * keep arriving (quiet for PILOT_DEBOUNCE_AFTER, at most PILOT_DEBOUNCE_MAX); a full request
  * gets a new immutable PushContext; then every connection is pushed only what the request
  * affects (an endpoint change: EDS of the clusters of the changed services, only to proxies
- * watching them), on at most PILOT_PUSH_THROTTLE workers so one slow proxy does not hold the
- * others.
+ * watching them), through istiod's push queue (one pending push per proxy, merged) on
+ * PILOT_PUSH_THROTTLE workers.
  */
 final class PushPipeline implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PushPipeline.class.getName());
@@ -33,6 +33,7 @@ final class PushPipeline implements AutoCloseable {
     private final ScheduledExecutorService debouncer = Executors.newSingleThreadScheduledExecutor(
             r -> Thread.ofPlatform().daemon().name("push-debounce").unstarted(r));
     private final ExecutorService workers;
+    private final PushQueue queue = new PushQueue();
     private PushRequest pending;
     private long firstAt;
     private long lastAt;
@@ -45,6 +46,9 @@ final class PushPipeline implements AutoCloseable {
         this.edsDebounce = features.enableEdsDebounce();
         this.workers = Executors.newFixedThreadPool(features.pushThrottle(),
                 r -> Thread.ofPlatform().daemon().name("push-worker").unstarted(r));
+        for (int i = 0; i < features.pushThrottle(); i++) {
+            workers.execute(this::work);
+        }
     }
 
     synchronized void enqueue(PushRequest request) {
@@ -98,34 +102,56 @@ final class PushPipeline implements AutoCloseable {
                 server.setPushContext(push);
                 server.recordPushed(request.configsUpdated(), push.version());
             }
-            Set<String> hosts = new HashSet<>();
-            for (ConfigKey k : request.configsUpdated()) {
-                if (k.kind().equals("ServiceEntry")) {
-                    hosts.add(k.name());
-                }
-            }
-            PushContext context = push;
             for (Connection con : server.connections()) {
-                List<Connection.Watch> watches = affected(con, request, hosts);
-                if (!watches.isEmpty()) {
-                    long queued = System.nanoTime();
-                    workers.execute(() -> {
-                        XdsMetrics.QUEUE_TIME.record(Duration.ofNanos(System.nanoTime() - queued));
-                        for (Connection.Watch w : watches) {
-                            try {
-                                server.push(con, w, context);
-                            } catch (RuntimeException e) {
-                                LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
-                                        + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
-                            }
-                        }
-                        XdsMetrics.CONVERGENCE.record(Duration.between(request.start(), java.time.Instant.now()));
-                    });
-                }
+                queue.enqueue(con, request);
             }
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "push failed: " + request, e);
         }
+    }
+
+    /** A worker: takes the oldest pending push and pushes what it affects, with the newest PushContext. */
+    private void work() {
+        while (true) {
+            PushQueue.Item item;
+            try {
+                item = queue.dequeue();
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (item == null) {
+                return; // closed
+            }
+            Connection con = item.connection();
+            try {
+                XdsMetrics.QUEUE_TIME.record(Duration.ofNanos(System.nanoTime() - item.queuedNanos()));
+                if (!server.isConnected(con)) {
+                    continue;
+                }
+                PushContext context = server.currentPushContext();
+                for (Connection.Watch w : affected(con, item.request(), changedHosts(item.request()))) {
+                    try {
+                        server.push(con, w, context);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
+                                + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
+                    }
+                }
+                XdsMetrics.CONVERGENCE.record(Duration.between(item.request().start(), java.time.Instant.now()));
+            } finally {
+                queue.done(con);
+            }
+        }
+    }
+
+    private static Set<String> changedHosts(PushRequest request) {
+        Set<String> hosts = new HashSet<>();
+        for (ConfigKey k : request.configsUpdated()) {
+            if (k.kind().equals("ServiceEntry")) {
+                hosts.add(k.name());
+            }
+        }
+        return hosts;
     }
 
     /** Full: every watched type (CDS, EDS, LDS, RDS order). Incremental: EDS of the changed services. */
@@ -151,6 +177,7 @@ final class PushPipeline implements AutoCloseable {
 
     @Override
     public void close() {
+        queue.close();
         debouncer.shutdownNow();
         workers.shutdownNow();
     }
