@@ -85,6 +85,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             sweeper = new ConnectionSweeper(this, ownAgeLimit ? maxAge : null);
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
+            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
+                    () -> Generators.cache.size()).description("Current size of xds cache"));
             Generators.syncz = new SyncStatusGenerator(this::connections);
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
                     () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));

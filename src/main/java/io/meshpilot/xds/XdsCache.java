@@ -44,6 +44,11 @@ final class XdsCache {
         this.enabled = enabled;
     }
 
+    /** Entries held: xds_cache_size, registered by the DiscoveryServer over the current cache. */
+    int size() {
+        return clusters.size() + endpoints.size();
+    }
+
     /** All outbound clusters of a push version (sidecars' wildcard CDS). */
     List<Any> clusters(long pushVersion, String scope, Supplier<List<Any>> build) {
         if (!enabled) {
