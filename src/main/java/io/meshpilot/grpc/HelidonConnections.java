@@ -24,6 +24,8 @@ final class HelidonConnections {
     private static final System.Logger LOG = System.getLogger(HelidonConnections.class.getName());
     private static final Field CONTEXT;
     private static final Field CHANNEL;
+    /** One lock per socket: writes to the streams of one connection go one at a time. */
+    private static final java.util.Map<SocketChannel, Object> WRITE_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
 
     static {
         Field context = null;
@@ -54,7 +56,18 @@ final class HelidonConnections {
             return TransportConnection.UNWATCHED;
         }
         keepalive(channel, interval, timeout);
+        Object writeLock = WRITE_LOCKS.computeIfAbsent(channel, c -> new Object());
+        if (WRITE_LOCKS.size() > 1024) {
+            WRITE_LOCKS.keySet().removeIf(c -> !c.isOpen());
+        }
         return new TransportConnection() {
+            @Override
+            public void write(Runnable write) {
+                synchronized (writeLock) {
+                    write.run();
+                }
+            }
+
             @Override
             public boolean open() {
                 return channel.isOpen();

@@ -78,7 +78,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> out) {
-        Outbox outbox = new Outbox(out, "sotw-" + ids.incrementAndGet());
+        Outbox outbox = new Outbox(out, TransportConnection.current(), "sotw-" + ids.incrementAndGet());
         return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
                 (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport),
                 server::process);
@@ -86,7 +86,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(StreamObserver<DeltaDiscoveryResponse> out) {
-        Outbox outbox = new Outbox(out, "delta-" + ids.incrementAndGet());
+        Outbox outbox = new Outbox(out, TransportConnection.current(), "delta-" + ids.incrementAndGet());
         return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
                 DeltaDiscoveryRequest::getTypeUrl,
                 (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport, true),

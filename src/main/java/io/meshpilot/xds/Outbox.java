@@ -24,6 +24,7 @@ import java.util.function.Consumer;
  */
 final class Outbox {
     private final ServerCallStreamObserver<?> call;
+    private final io.meshpilot.grpc.TransportConnection transport;
     private final String name;
     private final Map<Connection.Watch, Runnable> unsent = new LinkedHashMap<>();
     private Consumer<RuntimeException> onFailure = e -> { };
@@ -33,8 +34,9 @@ final class Outbox {
     private long written;
 
     /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback. */
-    Outbox(StreamObserver<?> out, String name) {
+    Outbox(StreamObserver<?> out, io.meshpilot.grpc.TransportConnection transport, String name) {
         this.call = out instanceof ServerCallStreamObserver<?> s ? s : null;
+        this.transport = transport;
         this.name = name;
         if (call != null) {
             call.setOnReadyHandler(this::kick);
@@ -91,7 +93,7 @@ final class Outbox {
                 it.remove();
             }
             try {
-                next.run();
+                transport.write(next);
                 synchronized (this) {
                     written++;
                 }
