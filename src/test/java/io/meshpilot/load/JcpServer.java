@@ -1,0 +1,151 @@
+package io.meshpilot.load;
+
+import com.google.protobuf.Struct;
+import com.google.protobuf.UInt32Value;
+import com.google.protobuf.Value;
+import io.envoyproxy.controlplane.cache.v3.SimpleCache;
+import io.envoyproxy.controlplane.cache.v3.Snapshot;
+import io.envoyproxy.controlplane.server.V3DiscoveryServer;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.HealthStatus;
+import io.envoyproxy.envoy.config.core.v3.Locality;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * java-control-plane ({@code io.envoyproxy.controlplane:server}) as the load tool's comparison
+ * target: its stock {@link V3DiscoveryServer} over a {@link SimpleCache} (one group for every
+ * node) on a grpc-java Netty server, serving the clusters and endpoints MeshPilot serves for the
+ * load tool's generated config (S services x E endpoints): the same names, content and order.
+ *
+ * <p>{@code java ... io.meshpilot.load.JcpServer <services> <endpoints>} prints
+ * {@code java-control-plane: grpc=<port> ready}, then reads commands from stdin, one per line:
+ * {@code change} sets a snapshot with every endpoint's port moved (from 19000+e to 20000+e, the
+ * change MeshPilot gets through its config file), answering {@code changed}; {@code heap}
+ * answers {@code heap: <used heap bytes>} (the JVM's heap usage, as MeshPilot's
+ * {@code memory_usedHeap_bytes}; the load tool runs {@code jcmd GC.run} first).
+ */
+public final class JcpServer {
+    static final String GROUP = "all";
+
+    private JcpServer() {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        int services = Integer.parseInt(argv[0]);
+        int endpoints = Integer.parseInt(argv[1]);
+        SimpleCache<String> cache = new SimpleCache<>(node -> GROUP);
+        List<Cluster> clusters = clusters(services);
+        // clusters and endpoints versioned separately: an endpoint change re-sends EDS only,
+        // as MeshPilot's incremental push does
+        cache.setSnapshot(GROUP, Snapshot.create(clusters, "1", assignments(services, endpoints, 19000), "1",
+                List.of(), "1", List.of(), "1", List.of(), "1"));
+        V3DiscoveryServer discovery = new V3DiscoveryServer(cache);
+        Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .maxInboundMessageSize(4 * 1024 * 1024)
+                .addService(discovery.getAggregatedDiscoveryServiceImpl())
+                .build().start();
+        System.out.println("java-control-plane: grpc=" + server.getPort() + " ready");
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        int version = 1;
+        String line;
+        while ((line = in.readLine()) != null) {
+            switch (line.trim()) {
+                case "change" -> {
+                    version++;
+                    int base = version % 2 == 0 ? 20000 : 19000;
+                    cache.setSnapshot(GROUP, Snapshot.create(clusters, "1", assignments(services, endpoints, base),
+                            Integer.toString(version), List.of(), "1", List.of(), "1", List.of(), "1"));
+                    System.out.println("changed");
+                }
+                case "heap" -> System.out.println("heap: "
+                        + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+                default -> System.out.println("unknown command: " + line);
+            }
+            System.out.flush();
+        }
+        server.shutdownNow();
+    }
+
+    static String host(int s) {
+        return "svc-" + s + ".default.svc.cluster.local";
+    }
+
+    static String clusterName(int s) {
+        return "outbound|8080||" + host(s);
+    }
+
+    /** Services in MeshPilot's order: by host name. */
+    static List<Integer> byHost(int services) {
+        TreeMap<String, Integer> hosts = new TreeMap<>();
+        for (int s = 0; s < services; s++) {
+            hosts.put(host(s), s);
+        }
+        return List.copyOf(hosts.values());
+    }
+
+    /** As MeshPilot's ClusterBuilder: EDS over ADS, round robin (the default), nothing else. */
+    static List<Cluster> clusters(int services) {
+        List<Cluster> out = new ArrayList<>();
+        for (int s : byHost(services)) {
+            out.add(Cluster.newBuilder().setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
+                            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
+                    .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                    .build());
+        }
+        return out;
+    }
+
+    /**
+     * As MeshPilot's EndpointBuilder for the load tool's WorkloadEntries: one (empty) locality
+     * weighted by its endpoints, each endpoint healthy, weight 1, with Istio's metadata
+     * (workload {@code <name>;<namespace>}, tlsMode disabled: no service account).
+     */
+    static List<ClusterLoadAssignment> assignments(int services, int endpoints, int basePort) {
+        List<ClusterLoadAssignment> out = new ArrayList<>();
+        for (int s : byHost(services)) {
+            LocalityLbEndpoints.Builder group = LocalityLbEndpoints.newBuilder()
+                    .setLocality(Locality.getDefaultInstance());
+            for (int e = 0; e < endpoints; e++) {
+                String address = "10." + (s / 250) + "." + (s % 250) + "." + (e + 1);
+                group.addLbEndpoints(LbEndpoint.newBuilder()
+                        .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
+                                SocketAddress.newBuilder().setAddress(address).setPortValue(basePort + e))))
+                        .setHealthStatus(HealthStatus.HEALTHY)
+                        .setLoadBalancingWeight(UInt32Value.of(1))
+                        .setMetadata(metadata("svc-" + s + "-" + e, "default")));
+            }
+            out.add(ClusterLoadAssignment.newBuilder().setClusterName(clusterName(s))
+                    .addEndpoints(group.setLoadBalancingWeight(UInt32Value.of(endpoints))).build());
+        }
+        return out;
+    }
+
+    private static Metadata metadata(String workload, String namespace) {
+        Struct istio = Struct.newBuilder()
+                .putFields("workload", Value.newBuilder().setStringValue(workload + ";" + namespace).build()).build();
+        Struct tls = Struct.newBuilder()
+                .putFields("tlsMode", Value.newBuilder().setStringValue("disabled").build()).build();
+        return Metadata.newBuilder().putFilterMetadata("istio", istio)
+                .putFilterMetadata("envoy.transport_socket_match", tls).build();
+    }
+}
