@@ -12,17 +12,26 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,7 +44,10 @@ import java.util.regex.Pattern;
  * (state of the world: wildcard CDS, then EDS for every cluster it lists, ACKing every
  * response), and reports: time until every proxy has a complete config; after an endpoint
  * change in every service, time until every proxy has the new EDS; bytes sent; NACKs and
- * failed streams; the server's heap per connected proxy (after a GC, via jcmd).
+ * failed streams; the server's heap per connected proxy (after a GC, via jcmd). Then, unless
+ * {@code --compare false}, the same proxies against java-control-plane ({@link JcpServer}:
+ * its V3DiscoveryServer and SimpleCache serving the same clusters and endpoints, in its own
+ * process with the same JVM flags), and a side-by-side summary against the issue's targets.
  */
 public final class XdsLoad {
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
@@ -46,24 +58,61 @@ public final class XdsLoad {
         int services = intArg(argv, "--services", 100);
         int endpoints = intArg(argv, "--endpoints", 2);
         String transport = strArg(argv, "--grpcTransport", "helidon");
-        Path dir = Files.createTempDirectory("meshpilot-load");
-        Path config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("services.yaml"), config(services, endpoints, 19000));
-        Process server = startServer(dir, transport, proxies);
-        try {
-            int[] ports = awaitPorts(server);
-            int http = ports[0];
-            int grpc = ports[1];
-            int monitoring = ports[2];
-            long heapIdle = heapAfterGc(server.pid(), monitoring);
-            System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s%n", proxies, services,
-                    endpoints, transport);
-
-            List<ManagedChannel> channels = new ArrayList<>();
-            for (int i = 0; i < Math.max(1, proxies / 100); i++) {
-                channels.add(NettyChannelBuilder.forAddress("127.0.0.1", grpc).usePlaintext()
-                        .maxInboundMessageSize(64 * 1024 * 1024).build());
+        boolean compare = !"false".equals(strArg(argv, "--compare", "true"));
+        System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s%n", proxies, services,
+                endpoints, transport);
+        // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
+        // server, so that neither measured server meets a cold client
+        try (Target t = JcpTarget.start(services, endpoints)) {
+            warmUp(t, Math.min(proxies, 200), services);
+        }
+        System.gc();
+        Result meshpilot;
+        try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
+            meshpilot = run(t, proxies, services, endpoints);
+        }
+        boolean ok = meshpilot.ok();
+        if (compare) {
+            System.gc();
+            System.out.printf("%nsame load against java-control-plane %s (V3DiscoveryServer, SimpleCache, grpc-java Netty)%n",
+                    JCP_VERSION);
+            Result jcp;
+            try (Target t = JcpTarget.start(services, endpoints)) {
+                jcp = run(t, proxies, services, endpoints);
             }
+            ok &= jcp.ok();
+            compare(meshpilot, jcp, transport, proxies);
+        }
+        if (!ok) {
+            System.exit(1);
+        }
+    }
+
+    static final String JCP_VERSION = "1.0.49";
+
+    /** What one run measured. */
+    record Result(String server, int proxies, long[] complete, long completeAllMs, long[] fanout, long fanoutAllMs,
+                  long heapIdle, long heapConnected, long responses, long bytes, long nacks, long failed,
+                  Map<String, Cluster> clusters, Map<String, ClusterLoadAssignment> before,
+                  Map<String, ClusterLoadAssignment> after) {
+        boolean ok() {
+            return complete.length == proxies && fanout.length == proxies && failed == 0;
+        }
+
+        double kibPerProxy() {
+            return (heapConnected - heapIdle) / 1024.0 / proxies;
+        }
+    }
+
+    /** The same proxies against one server: complete config, heap per proxy, fan-out of a change. */
+    static Result run(Target server, int proxies, int services, int endpoints) throws Exception {
+        long heapIdle = server.heapAfterGc();
+        List<ManagedChannel> channels = new ArrayList<>();
+        for (int i = 0; i < Math.max(1, proxies / 100); i++) {
+            channels.add(NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
+                    .maxInboundMessageSize(64 * 1024 * 1024).build());
+        }
+        try {
             List<SimulatedProxy> sims = new ArrayList<>();
             CountDownLatch complete = new CountDownLatch(proxies);
             long t0 = System.nanoTime();
@@ -72,44 +121,298 @@ public final class XdsLoad {
                 sims.add(p);
                 p.start();
             }
-            boolean all = complete.await(10, TimeUnit.MINUTES);
+            complete.await(10, TimeUnit.MINUTES);
             long connectMs = (System.nanoTime() - t0) / 1_000_000;
             long[] firstConfig = sims.stream().mapToLong(s -> s.completeMs).filter(v -> v >= 0).sorted().toArray();
             System.out.printf("complete config: %d/%d proxies in %d ms (p50 %d ms, p99 %d ms, max %d ms)%n",
-                    firstConfig.length, proxies, connectMs, pct(firstConfig, 50), pct(firstConfig, 99), pct(firstConfig, 100));
-            long heapConnected = heapAfterGc(server.pid(), monitoring);
+                    firstConfig.length, proxies, connectMs, pct(firstConfig, 50), pct(firstConfig, 99),
+                    pct(firstConfig, 100));
+            Map<String, ClusterLoadAssignment> before = new TreeMap<>(sims.get(0).assignments);
+            long heapConnected = server.heapAfterGc();
             System.out.printf("server heap: %.1f MB idle, %.1f MB with %d proxies: %.1f KiB per connected proxy%n",
                     heapIdle / 1048576.0, heapConnected / 1048576.0, proxies, (heapConnected - heapIdle) / 1024.0 / proxies);
 
-            // an endpoint change in every service: one file rewrite, every WorkloadEntry's port moves
+            // an endpoint change in every service: every endpoint's port moves from 19000+e to 20000+e
             CountDownLatch updated = new CountDownLatch(proxies);
             sims.forEach(s -> s.expectPort(20000, updated));
             long t1 = System.nanoTime();
+            server.change(services, endpoints);
+            updated.await(10, TimeUnit.MINUTES);
+            long fanoutMs = (System.nanoTime() - t1) / 1_000_000;
+            long[] fanout = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
+            System.out.printf("push fan-out after an endpoint change in every service: %d/%d proxies in %d ms "
+                            + "(p50 %d ms, p99 %d ms; %s)%n",
+                    fanout.length, proxies, fanoutMs, pct(fanout, 50), pct(fanout, 99), server.changeNote());
+            long bytes = sims.stream().mapToLong(s -> s.bytes.get()).sum();
+            long responses = sims.stream().mapToLong(s -> s.responses.get()).sum();
+            long nacks = sims.stream().mapToLong(s -> s.nacks.get()).sum();
+            long failed = sims.stream().filter(s -> s.failure != null).count();
+            System.out.printf("traffic: %d responses, %.1f MB; NACKs sent %d; failed streams %d%n", responses,
+                    bytes / 1048576.0, nacks, failed);
+            sims.stream().filter(s -> s.failure != null).limit(3)
+                    .forEach(s -> System.out.println("  failure: " + s.failure));
+            String stats = server.stats();
+            if (!stats.isEmpty()) {
+                System.out.println("server: " + stats);
+            }
+            return new Result(server.name(), proxies, firstConfig, connectMs, fanout, fanoutMs, heapIdle, heapConnected,
+                    responses, bytes, nacks, failed, new TreeMap<>(sims.get(0).clusters0),
+                    before, new TreeMap<>(sims.get(0).assignments));
+        } finally {
+            channels.forEach(ManagedChannel::shutdownNow);
+        }
+    }
+
+    /** Unmeasured: n proxies get a complete config, then disconnect. */
+    static void warmUp(Target server, int n, int services) throws Exception {
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
+                .maxInboundMessageSize(64 * 1024 * 1024).build();
+        try {
+            CountDownLatch complete = new CountDownLatch(n);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                new SimulatedProxy(i + 1, channel, complete, t0, services).start();
+            }
+            complete.await(5, TimeUnit.MINUTES);
+            System.out.printf("(tool warm-up: %d proxies against a throwaway java-control-plane in %d ms, not measured)%n",
+                    n, (System.nanoTime() - t0) / 1_000_000);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** The side-by-side summary: MeshPilot against java-control-plane, with the targets. */
+    static void compare(Result mp, Result jcp, String transport, int proxies) {
+        System.out.printf("%n== side by side: %d proxies; MeshPilot on its %s gRPC transport, java-control-plane %s "
+                + "on grpc-java Netty%n", proxies, transport, JCP_VERSION);
+        double complete = ratio(mp.completeAllMs(), jcp.completeAllMs());
+        System.out.printf("complete config for all: meshpilot %.1f s vs java-control-plane %.1f s (ratio %.2f; "
+                        + "target <= 1: %s)%n", mp.completeAllMs() / 1000.0, jcp.completeAllMs() / 1000.0, complete,
+                complete <= 1 ? "met" : "MISSED");
+        System.out.printf("  p50 %.1f s vs %.1f s, p99 %.1f s vs %.1f s%n", pct(mp.complete(), 50) / 1000.0,
+                pct(jcp.complete(), 50) / 1000.0, pct(mp.complete(), 99) / 1000.0, pct(jcp.complete(), 99) / 1000.0);
+        double fanout = ratio(mp.fanoutAllMs(), jcp.fanoutAllMs());
+        System.out.printf("fan-out to all: meshpilot %.2f s vs java-control-plane %.2f s (ratio %.2f; target <= 0.5: %s)%n",
+                mp.fanoutAllMs() / 1000.0, jcp.fanoutAllMs() / 1000.0, fanout, fanout <= 0.5 ? "met" : "MISSED");
+        System.out.printf("  p50 %.2f s vs %.2f s, p99 %.2f s vs %.2f s; MeshPilot's clock starts at the file rewrite "
+                        + "(includes its file watch and 100 ms debounce), java-control-plane's when the tool sends "
+                        + "`change` (a new snapshot)%n", pct(mp.fanout(), 50) / 1000.0, pct(jcp.fanout(), 50) / 1000.0,
+                pct(mp.fanout(), 99) / 1000.0, pct(jcp.fanout(), 99) / 1000.0);
+        System.out.printf("heap per connected proxy: meshpilot %.1f KiB vs java-control-plane %.1f KiB "
+                        + "(target for MeshPilot < 500 KiB: %s)%n", mp.kibPerProxy(), jcp.kibPerProxy(),
+                mp.kibPerProxy() < 500 ? "met" : "MISSED");
+        System.out.printf("traffic: meshpilot %d responses, %.1f MB, %d NACKs, %d failed streams; "
+                        + "java-control-plane %d responses, %.1f MB, %d NACKs, %d failed streams%n",
+                mp.responses(), mp.bytes() / 1048576.0, mp.nacks(), mp.failed(), jcp.responses(),
+                jcp.bytes() / 1048576.0, jcp.nacks(), jcp.failed());
+        System.out.println("resources (proxy 0): " + sameResources(mp, jcp));
+    }
+
+    static double ratio(long a, long b) {
+        return b == 0 ? Double.NaN : (double) a / b;
+    }
+
+    /** Whether both servers sent proxy 0 the same clusters and assignments, before and after the change. */
+    static String sameResources(Result mp, Result jcp) {
+        String d = diff("clusters", mp.clusters(), jcp.clusters());
+        d = d != null ? d : diff("assignments before the change", mp.before(), jcp.before());
+        d = d != null ? d : diff("assignments after the change", mp.after(), jcp.after());
+        return d != null ? "DIFFERENT: " + d : "identical (" + mp.clusters().size() + " clusters, "
+                + mp.after().size() + " assignments, before and after the change)";
+    }
+
+    static <M> String diff(String what, Map<String, M> a, Map<String, M> b) {
+        if (!a.keySet().equals(b.keySet())) {
+            return what + ": names differ (" + a.size() + " vs " + b.size() + ")";
+        }
+        for (var e : a.entrySet()) {
+            if (!e.getValue().equals(b.get(e.getKey()))) {
+                return what + ": " + e.getKey() + "\nmeshpilot:\n" + e.getValue() + "java-control-plane:\n"
+                        + b.get(e.getKey());
+            }
+        }
+        return null;
+    }
+
+    /** A server under load, as its own process. */
+    interface Target extends AutoCloseable {
+        String name();
+
+        int grpcPort();
+
+        /** Used heap after a full GC ({@code jcmd GC.run}). */
+        long heapAfterGc() throws Exception;
+
+        /** Moves every endpoint's port from 19000+e to 20000+e. */
+        void change(int services, int endpoints) throws Exception;
+
+        String changeNote();
+
+        String stats() throws Exception;
+    }
+
+    /** MeshPilot from its jar, config from a watched directory. */
+    static final class MeshPilotTarget implements Target {
+        final Process process;
+        final Path config;
+        final int grpc;
+        final int monitoring;
+
+        private MeshPilotTarget(Process process, Path config, int grpc, int monitoring) {
+            this.process = process;
+            this.config = config;
+            this.grpc = grpc;
+            this.monitoring = monitoring;
+        }
+
+        static MeshPilotTarget start(int services, int endpoints, String transport, int proxies) throws Exception {
+            Path dir = Files.createTempDirectory("meshpilot-load");
+            Path config = Files.createDirectories(dir.resolve("config"));
+            Files.writeString(config.resolve("services.yaml"), config(services, endpoints, 19000));
+            Process server = startServer(dir, transport, proxies);
+            try {
+                int[] ports = awaitPorts(server);
+                return new MeshPilotTarget(server, config, ports[1], ports[2]);
+            } catch (Exception e) {
+                server.destroy();
+                throw e;
+            }
+        }
+
+        @Override
+        public String name() {
+            return "meshpilot";
+        }
+
+        @Override
+        public int grpcPort() {
+            return grpc;
+        }
+
+        @Override
+        public long heapAfterGc() throws Exception {
+            return XdsLoad.heapAfterGc(process.pid(), monitoring);
+        }
+
+        @Override
+        public void change(int services, int endpoints) throws Exception {
+            // one file rewrite: every WorkloadEntry's port moves
             Path tmp = config.resolve(".services.tmp");
             Files.writeString(tmp, config(services, endpoints, 20000));
             Files.move(tmp, config.resolve("services.yaml"), StandardCopyOption.ATOMIC_MOVE);
-            boolean fanned = updated.await(10, TimeUnit.MINUTES);
-            long[] fanout = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
-            System.out.printf("push fan-out after an endpoint change in every service: %d/%d proxies in %d ms "
-                            + "(p50 %d ms, p99 %d ms; includes the file watch and %s debounce)%n",
-                    fanout.length, proxies, (System.nanoTime() - t1) / 1_000_000, pct(fanout, 50), pct(fanout, 99),
-                    "PILOT_DEBOUNCE_AFTER");
-            long bytes = sims.stream().mapToLong(s -> s.bytes.get()).sum();
-            long responses = sims.stream().mapToLong(s -> s.responses.get()).sum();
-            long failed = sims.stream().filter(s -> s.failure != null).count();
-            System.out.printf("traffic: %d responses, %.1f MB; NACKs sent 0; failed streams %d%n", responses,
-                    bytes / 1048576.0, failed);
-            sims.stream().filter(s -> s.failure != null).limit(3)
-                    .forEach(s -> System.out.println("  failure: " + s.failure));
+        }
+
+        @Override
+        public String changeNote() {
+            return "from the file rewrite: includes the file watch and the 100 ms PILOT_DEBOUNCE_AFTER";
+        }
+
+        @Override
+        public String stats() throws Exception {
             String metrics = get(monitoring, "/metrics");
-            System.out.println("server: " + grep(metrics, "pilot_xds{") + ", " + grep(metrics, "pilot_total_xds_rejects"));
-            channels.forEach(ManagedChannel::shutdownNow);
-            if (!all || !fanned) {
-                System.exit(1);
+            return grep(metrics, "pilot_xds{") + ", " + grep(metrics, "pilot_total_xds_rejects");
+        }
+
+        @Override
+        public void close() throws Exception {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** {@link JcpServer}: java-control-plane in its own JVM, same flags and heap as MeshPilot's. */
+    static final class JcpTarget implements Target {
+        final Process process;
+        final int grpc;
+        final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
+        final Writer in;
+
+        private JcpTarget(Process process, int grpc, BufferedReader out) {
+            this.process = process;
+            this.grpc = grpc;
+            this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    out.lines().forEach(l -> {
+                        if (l.startsWith("heap: ") || l.equals("changed")) {
+                            replies.add(l);
+                        } else {
+                            System.out.println("  java-control-plane: " + l);
+                        }
+                    });
+                } catch (java.io.UncheckedIOException e) {
+                    // the server was stopped: its output is closed
+                }
+            });
+        }
+
+        static JcpTarget start(int services, int endpoints) throws Exception {
+            String java = ProcessHandle.current().info().command().orElse("java");
+            List<String> cmd = new ArrayList<>(SERVER_JVM_FLAGS);
+            cmd.addFirst(java);
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), JcpServer.class.getName(),
+                    Integer.toString(services), Integer.toString(endpoints)));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            Pattern ready = Pattern.compile("java-control-plane: grpc=(\\d+) ready");
+            List<String> early = new ArrayList<>();
+            String line;
+            while ((line = out.readLine()) != null) {
+                Matcher m = ready.matcher(line);
+                if (m.find()) {
+                    return new JcpTarget(p, Integer.parseInt(m.group(1)), out);
+                }
+                early.add(line);
             }
-        } finally {
-            server.destroy();
-            server.waitFor(30, TimeUnit.SECONDS);
+            p.destroy();
+            throw new IllegalStateException("java-control-plane did not start:\n" + String.join("\n", early));
+        }
+
+        @Override
+        public String name() {
+            return "java-control-plane";
+        }
+
+        @Override
+        public int grpcPort() {
+            return grpc;
+        }
+
+        @Override
+        public long heapAfterGc() throws Exception {
+            jcmdGc(process.pid());
+            command("heap");
+            String reply = replies.poll(60, TimeUnit.SECONDS);
+            if (reply == null || !reply.startsWith("heap: ")) {
+                throw new IllegalStateException("java-control-plane did not report its heap: " + reply);
+            }
+            return Long.parseLong(reply.substring("heap: ".length()));
+        }
+
+        @Override
+        public void change(int services, int endpoints) throws Exception {
+            command("change");
+        }
+
+        @Override
+        public String changeNote() {
+            return "from the `change` command: a new SimpleCache snapshot";
+        }
+
+        @Override
+        public String stats() {
+            return "";
+        }
+
+        private void command(String c) throws java.io.IOException {
+            in.write(c + "\n");
+            in.flush();
+        }
+
+        @Override
+        public void close() throws Exception {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
         }
     }
 
@@ -122,6 +425,10 @@ public final class XdsLoad {
         final int services;
         final AtomicLong bytes = new AtomicLong();
         final AtomicInteger responses = new AtomicInteger();
+        final AtomicInteger nacks = new AtomicInteger();
+        /** Proxy 0 keeps what it was sent, to compare the servers' resources. */
+        final Map<String, Cluster> clusters0 = new ConcurrentHashMap<>();
+        final Map<String, ClusterLoadAssignment> assignments = new ConcurrentHashMap<>();
         volatile long completeMs = -1;
         volatile long updatedMs = -1;
         volatile int expectedPort;
@@ -129,7 +436,9 @@ public final class XdsLoad {
         volatile long updateStart;
         volatile Throwable failure;
         private StreamObserver<DiscoveryRequest> out;
-        private List<String> clusters = List.of();
+        private List<String> clusterNames = List.of();
+        /** The last version ACKed per type, which a NACK repeats. */
+        private final Map<String, String> acked = new HashMap<>();
 
         SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services) {
             this.id = id;
@@ -180,15 +489,25 @@ public final class XdsLoad {
                 if (r.getTypeUrl().equals(CDS)) {
                     List<String> names = new ArrayList<>();
                     for (var a : r.getResourcesList()) {
-                        names.add(a.unpack(Cluster.class).getName());
+                        Cluster c = a.unpack(Cluster.class);
+                        names.add(c.getName());
+                        if (id == 0) {
+                            clusters0.put(c.getName(), c);
+                        }
                     }
                     send(ack(r, List.of()));
-                    if (!names.equals(clusters)) {
-                        clusters = names;
+                    if (!names.equals(clusterNames)) {
+                        clusterNames = names;
                         send(DiscoveryRequest.newBuilder().setTypeUrl(EDS).addAllResourceNames(names).build());
                     }
                 } else if (r.getTypeUrl().equals(EDS)) {
-                    send(ack(r, clusters));
+                    if (id == 0) {
+                        for (var a : r.getResourcesList()) {
+                            ClusterLoadAssignment cla = a.unpack(ClusterLoadAssignment.class);
+                            assignments.put(cla.getClusterName(), cla);
+                        }
+                    }
+                    send(ack(r, clusterNames));
                     if (completeMs < 0 && r.getResourcesCount() >= services) {
                         completeMs = (System.nanoTime() - t0) / 1_000_000;
                         complete.countDown();
@@ -204,11 +523,18 @@ public final class XdsLoad {
                     }
                 }
             } catch (InvalidProtocolBufferException e) {
-                failure = e;
+                // what Envoy does with a resource it cannot read: NACK (the previous version, an error)
+                nacks.incrementAndGet();
+                send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
+                        .setVersionInfo(acked.getOrDefault(r.getTypeUrl(), "")).setResponseNonce(r.getNonce())
+                        .addAllResourceNames(r.getTypeUrl().equals(EDS) ? clusterNames : List.of())
+                        .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(3).setMessage(String.valueOf(e.getMessage())))
+                        .build());
             }
         }
 
-        private static DiscoveryRequest ack(DiscoveryResponse r, List<String> names) {
+        private DiscoveryRequest ack(DiscoveryResponse r, List<String> names) {
+            acked.put(r.getTypeUrl(), r.getVersionInfo());
             return DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
                     .setResponseNonce(r.getNonce()).addAllResourceNames(names).build();
         }
@@ -232,11 +558,15 @@ public final class XdsLoad {
         return y.toString();
     }
 
+    /** Both servers' JVM flags: the same heap for MeshPilot and java-control-plane. */
+    static final List<String> SERVER_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "-Xmx2g");
+
     static Process startServer(Path dir, String transport, int proxies) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         String home = System.getProperty("meshpilot.home", ".");
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx2g",
-                "-Dmeshpilot.home=" + home, "-jar", Path.of(home, "target/meshpilot.jar").toString(), "discovery",
+        List<String> cmd = new ArrayList<>(SERVER_JVM_FLAGS);
+        cmd.addFirst(java);
+        cmd.addAll(List.of("-Dmeshpilot.home=" + home, "-jar", Path.of(home, "target/meshpilot.jar").toString(), "discovery",
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--grpcTransport", transport,
                 "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString()));
@@ -271,10 +601,15 @@ public final class XdsLoad {
     }
 
     static long heapAfterGc(long pid, int monitoring) throws Exception {
-        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
-        new ProcessBuilder(jcmd, Long.toString(pid), "GC.run").redirectErrorStream(true).start().waitFor(60, TimeUnit.SECONDS);
+        jcmdGc(pid);
         String m = grep(get(monitoring, "/metrics"), "memory_usedHeap_bytes");
         return (long) Double.parseDouble(m.substring(m.lastIndexOf(' ') + 1));
+    }
+
+    static void jcmdGc(long pid) throws Exception {
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        new ProcessBuilder(jcmd, Long.toString(pid), "GC.run").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(60, TimeUnit.SECONDS);
     }
 
     static String get(int port, String path) throws Exception {
