@@ -14,6 +14,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
@@ -63,8 +66,8 @@ public final class XdsLoad {
                 endpoints, transport);
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
         // server, so that neither measured server meets a cold client
-        try (Target t = JcpTarget.start(services, endpoints)) {
-            warmUp(t, Math.min(proxies, 200), services);
+        try (Target t = JcpTarget.start(services, endpoints, true)) {
+            warmUp(t, Math.min(proxies, 200), services, endpoints);
         }
         System.gc();
         Result meshpilot;
@@ -77,7 +80,7 @@ public final class XdsLoad {
             System.out.printf("%nsame load against java-control-plane %s (V3DiscoveryServer, SimpleCache, grpc-java Netty)%n",
                     JCP_VERSION);
             Result jcp;
-            try (Target t = JcpTarget.start(services, endpoints)) {
+            try (Target t = JcpTarget.start(services, endpoints, false)) {
                 jcp = run(t, proxies, services, endpoints);
             }
             ok &= jcp.ok();
@@ -93,6 +96,7 @@ public final class XdsLoad {
     /** What one run measured. */
     record Result(String server, int proxies, long[] complete, long completeAllMs, long[] fanout, long fanoutAllMs,
                   long heapIdle, long heapConnected, long responses, long bytes, long nacks, long failed,
+                  double cpuComplete, double cpuFanout,
                   Map<String, Cluster> clusters, Map<String, ClusterLoadAssignment> before,
                   Map<String, ClusterLoadAssignment> after) {
         boolean ok() {
@@ -115,9 +119,10 @@ public final class XdsLoad {
         try {
             List<SimulatedProxy> sims = new ArrayList<>();
             CountDownLatch complete = new CountDownLatch(proxies);
+            Cpu cpu = new Cpu(server.pid());
             long t0 = System.nanoTime();
             for (int i = 0; i < proxies; i++) {
-                SimulatedProxy p = new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services);
+                SimulatedProxy p = new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services, endpoints);
                 sims.add(p);
                 p.start();
             }
@@ -127,6 +132,8 @@ public final class XdsLoad {
             System.out.printf("complete config: %d/%d proxies in %d ms (p50 %d ms, p99 %d ms, max %d ms)%n",
                     firstConfig.length, proxies, connectMs, pct(firstConfig, 50), pct(firstConfig, 99),
                     pct(firstConfig, 100));
+            System.out.println("  " + cpu.phase());
+            double cpuComplete = cpu.lastServerSeconds;
             Map<String, ClusterLoadAssignment> before = new TreeMap<>(sims.get(0).assignments);
             long heapConnected = server.heapAfterGc();
             System.out.printf("server heap: %.1f MB idle, %.1f MB with %d proxies: %.1f KiB per connected proxy%n",
@@ -135,16 +142,23 @@ public final class XdsLoad {
             // an endpoint change in every service: every endpoint's port moves from 19000+e to 20000+e
             CountDownLatch updated = new CountDownLatch(proxies);
             sims.forEach(s -> s.expectPort(20000, updated));
+            long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
+            long bytesBefore = sims.stream().mapToLong(s -> s.bytes.get()).sum();
+            cpu.phase();
             long t1 = System.nanoTime();
             server.change(services, endpoints);
             updated.await(10, TimeUnit.MINUTES);
             long fanoutMs = (System.nanoTime() - t1) / 1_000_000;
             long[] fanout = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
             System.out.printf("push fan-out after an endpoint change in every service: %d/%d proxies in %d ms "
-                            + "(p50 %d ms, p99 %d ms; %s)%n",
-                    fanout.length, proxies, fanoutMs, pct(fanout, 50), pct(fanout, 99), server.changeNote());
+                            + "(first %d ms, p50 %d ms, p99 %d ms; %s)%n",
+                    fanout.length, proxies, fanoutMs, fanout.length == 0 ? -1 : fanout[0], pct(fanout, 50),
+                    pct(fanout, 99), server.changeNote());
             long bytes = sims.stream().mapToLong(s -> s.bytes.get()).sum();
             long responses = sims.stream().mapToLong(s -> s.responses.get()).sum();
+            System.out.printf("  %s; %d responses, %.1f MB until then%n", cpu.phase(), responses - responsesBefore,
+                    (bytes - bytesBefore) / 1048576.0);
+            double cpuFanout = cpu.lastServerSeconds;
             long nacks = sims.stream().mapToLong(s -> s.nacks.get()).sum();
             long failed = sims.stream().filter(s -> s.failure != null).count();
             System.out.printf("traffic: %d responses, %.1f MB; NACKs sent %d; failed streams %d%n", responses,
@@ -156,7 +170,7 @@ public final class XdsLoad {
                 System.out.println("server: " + stats);
             }
             return new Result(server.name(), proxies, firstConfig, connectMs, fanout, fanoutMs, heapIdle, heapConnected,
-                    responses, bytes, nacks, failed, new TreeMap<>(sims.get(0).clusters0),
+                    responses, bytes, nacks, failed, cpuComplete, cpuFanout, new TreeMap<>(sims.get(0).clusters0),
                     before, new TreeMap<>(sims.get(0).assignments));
         } finally {
             channels.forEach(ManagedChannel::shutdownNow);
@@ -164,20 +178,57 @@ public final class XdsLoad {
     }
 
     /** Unmeasured: n proxies get a complete config, then disconnect. */
-    static void warmUp(Target server, int n, int services) throws Exception {
+    static void warmUp(Target server, int n, int services, int endpoints) throws Exception {
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
                 .maxInboundMessageSize(64 * 1024 * 1024).build();
         try {
             CountDownLatch complete = new CountDownLatch(n);
             long t0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
-                new SimulatedProxy(i + 1, channel, complete, t0, services).start();
+                new SimulatedProxy(i + 1, channel, complete, t0, services, endpoints).start();
             }
             complete.await(5, TimeUnit.MINUTES);
             System.out.printf("(tool warm-up: %d proxies against a throwaway java-control-plane in %d ms, not measured)%n",
                     n, (System.nanoTime() - t0) / 1_000_000);
         } finally {
             channel.shutdownNow();
+        }
+    }
+
+    /**
+     * CPU seconds of the server process and of this tool per phase, and the machine's load
+     * average: on a shared 2-core machine, whether a wall-clock number was disturbed.
+     */
+    static final class Cpu {
+        final ProcessHandle server;
+        long serverNanos;
+        long toolNanos;
+        double load;
+        double lastServerSeconds;
+
+        Cpu(long pid) {
+            server = ProcessHandle.of(pid).orElseThrow();
+            serverNanos = cpuNanos(server);
+            toolNanos = cpuNanos(ProcessHandle.current());
+            load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        }
+
+        /** What the phase since the last call used; starts the next phase. */
+        String phase() {
+            long s = cpuNanos(server);
+            long t = cpuNanos(ProcessHandle.current());
+            double l = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+            lastServerSeconds = (s - serverNanos) / 1e9;
+            String out = String.format("CPU: server %.1f s, load tool %.1f s; load average %.1f -> %.1f",
+                    lastServerSeconds, (t - toolNanos) / 1e9, load, l);
+            serverNanos = s;
+            toolNanos = t;
+            load = l;
+            return out;
+        }
+
+        static long cpuNanos(ProcessHandle p) {
+            return p.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
         }
     }
 
@@ -198,6 +249,10 @@ public final class XdsLoad {
                         + "(includes its file watch and 100 ms debounce), java-control-plane's when the tool sends "
                         + "`change` (a new snapshot)%n", pct(mp.fanout(), 50) / 1000.0, pct(jcp.fanout(), 50) / 1000.0,
                 pct(mp.fanout(), 99) / 1000.0, pct(jcp.fanout(), 99) / 1000.0);
+        System.out.printf("server CPU seconds (less disturbed by a busy machine than wall time): complete config "
+                        + "%.1f vs %.1f (ratio %.2f), fan-out %.1f vs %.1f (ratio %.2f)%n", mp.cpuComplete(),
+                jcp.cpuComplete(), mp.cpuComplete() / jcp.cpuComplete(), mp.cpuFanout(), jcp.cpuFanout(),
+                mp.cpuFanout() / jcp.cpuFanout());
         System.out.printf("heap per connected proxy: meshpilot %.1f KiB vs java-control-plane %.1f KiB "
                         + "(target for MeshPilot < 500 KiB: %s)%n", mp.kibPerProxy(), jcp.kibPerProxy(),
                 mp.kibPerProxy() < 500 ? "met" : "MISSED");
@@ -238,6 +293,8 @@ public final class XdsLoad {
     interface Target extends AutoCloseable {
         String name();
 
+        long pid();
+
         int grpcPort();
 
         /** Used heap after a full GC ({@code jcmd GC.run}). */
@@ -270,8 +327,10 @@ public final class XdsLoad {
             Path config = Files.createDirectories(dir.resolve("config"));
             Files.writeString(config.resolve("services.yaml"), config(services, endpoints, 19000));
             Process server = startServer(dir, transport, proxies);
+            Path log = dir.resolve("server.log");
+            System.out.println("(MeshPilot's output: " + log + ")");
             try {
-                int[] ports = awaitPorts(server);
+                int[] ports = awaitPorts(server, log);
                 return new MeshPilotTarget(server, config, ports[1], ports[2]);
             } catch (Exception e) {
                 server.destroy();
@@ -282,6 +341,11 @@ public final class XdsLoad {
         @Override
         public String name() {
             return "meshpilot";
+        }
+
+        @Override
+        public long pid() {
+            return process.pid();
         }
 
         @Override
@@ -327,26 +391,20 @@ public final class XdsLoad {
         final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
         final Writer in;
 
-        private JcpTarget(Process process, int grpc, BufferedReader out) {
+        private JcpTarget(Process process, int grpc, BufferedReader out, Writer log) {
             this.process = process;
             this.grpc = grpc;
             this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread.ofPlatform().daemon().start(() -> {
-                try {
-                    out.lines().forEach(l -> {
-                        if (l.startsWith("heap: ") || l.equals("changed")) {
-                            replies.add(l);
-                        } else {
-                            System.out.println("  java-control-plane: " + l);
-                        }
-                    });
-                } catch (java.io.UncheckedIOException e) {
-                    // the server was stopped: its output is closed
+            Thread.ofPlatform().daemon().start(() -> copy(out, log, l -> {
+                boolean reply = l.startsWith("heap: ") || l.equals("changed");
+                if (reply) {
+                    replies.add(l);
                 }
-            });
+                return reply;
+            }));
         }
 
-        static JcpTarget start(int services, int endpoints) throws Exception {
+        static JcpTarget start(int services, int endpoints, boolean warmUp) throws Exception {
             String java = ProcessHandle.current().info().command().orElse("java");
             List<String> cmd = new ArrayList<>(SERVER_JVM_FLAGS);
             cmd.addFirst(java);
@@ -354,23 +412,34 @@ public final class XdsLoad {
                     Integer.toString(services), Integer.toString(endpoints)));
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            Path log = Files.createTempFile("jcp-load", ".log");
+            if (!warmUp) {
+                System.out.println("(java-control-plane's output: " + log + ")");
+            }
+            Writer w = Files.newBufferedWriter(log);
             Pattern ready = Pattern.compile("java-control-plane: grpc=(\\d+) ready");
-            List<String> early = new ArrayList<>();
             String line;
             while ((line = out.readLine()) != null) {
+                w.write(line + "\n");
                 Matcher m = ready.matcher(line);
                 if (m.find()) {
-                    return new JcpTarget(p, Integer.parseInt(m.group(1)), out);
+                    w.flush();
+                    return new JcpTarget(p, Integer.parseInt(m.group(1)), out, w);
                 }
-                early.add(line);
             }
+            w.close();
             p.destroy();
-            throw new IllegalStateException("java-control-plane did not start:\n" + String.join("\n", early));
+            throw new IllegalStateException("java-control-plane did not start; see " + log);
         }
 
         @Override
         public String name() {
             return "java-control-plane";
+        }
+
+        @Override
+        public long pid() {
+            return process.pid();
         }
 
         @Override
@@ -423,6 +492,7 @@ public final class XdsLoad {
         final CountDownLatch complete;
         final long t0;
         final int services;
+        final int endpoints;
         final AtomicLong bytes = new AtomicLong();
         final AtomicInteger responses = new AtomicInteger();
         final AtomicInteger nacks = new AtomicInteger();
@@ -433,6 +503,10 @@ public final class XdsLoad {
         volatile long updatedMs = -1;
         volatile int expectedPort;
         volatile CountDownLatch updated;
+        /** During the fan-out: the services whose new assignment this proxy has not yet got. */
+        volatile BitSet pending;
+        /** Whether this proxy has counted down the fan-out latch (updated, or its stream failed). */
+        final AtomicBoolean fanoutCounted = new AtomicBoolean();
         volatile long updateStart;
         volatile Throwable failure;
         private StreamObserver<DiscoveryRequest> out;
@@ -440,12 +514,13 @@ public final class XdsLoad {
         /** The last version ACKed per type, which a NACK repeats. */
         private final Map<String, String> acked = new HashMap<>();
 
-        SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services) {
+        SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services, int endpoints) {
             this.id = id;
             this.channel = channel;
             this.complete = complete;
             this.t0 = t0;
             this.services = services;
+            this.endpoints = endpoints;
         }
 
         void start() {
@@ -460,6 +535,11 @@ public final class XdsLoad {
                     failure = t;
                     if (completeMs < 0) {
                         complete.countDown();
+                    }
+                    // a failed stream is not waited for (there is no reconnect): it counts as failed
+                    CountDownLatch u = updated;
+                    if (u != null && fanoutCounted.compareAndSet(false, true)) {
+                        u.countDown();
                     }
                 }
 
@@ -476,10 +556,34 @@ public final class XdsLoad {
             out.onNext(r);
         }
 
+        /**
+         * From now on, counts the proxy as updated once it holds, for every service, an
+         * assignment with all its endpoints on ports from {@code port} (over one response or
+         * several: a server may push a partial or intermediate EDS first).
+         */
         void expectPort(int port, CountDownLatch latch) {
             updateStart = System.nanoTime();
             expectedPort = port;
             updated = latch;
+            BitSet all = new BitSet(services);
+            all.set(0, services);
+            pending = all;
+            if (failure != null && fanoutCounted.compareAndSet(false, true)) {
+                latch.countDown();
+            }
+        }
+
+        private boolean moved(ClusterLoadAssignment cla) {
+            int n = 0;
+            for (var group : cla.getEndpointsList()) {
+                for (var e : group.getLbEndpointsList()) {
+                    if (e.getEndpoint().getAddress().getSocketAddress().getPortValue() < expectedPort) {
+                        return false;
+                    }
+                    n++;
+                }
+            }
+            return n == endpoints;
         }
 
         private void handle(DiscoveryResponse r) {
@@ -501,10 +605,18 @@ public final class XdsLoad {
                         send(DiscoveryRequest.newBuilder().setTypeUrl(EDS).addAllResourceNames(names).build());
                     }
                 } else if (r.getTypeUrl().equals(EDS)) {
-                    if (id == 0) {
+                    BitSet waiting = pending;
+                    boolean fanningOut = waiting != null && updatedMs < 0;
+                    if (id == 0 || fanningOut) {
                         for (var a : r.getResourcesList()) {
                             ClusterLoadAssignment cla = a.unpack(ClusterLoadAssignment.class);
-                            assignments.put(cla.getClusterName(), cla);
+                            if (id == 0) {
+                                assignments.put(cla.getClusterName(), cla);
+                            }
+                            int service = serviceIndex(cla.getClusterName());
+                            if (fanningOut && service >= 0 && moved(cla)) {
+                                waiting.clear(service);
+                            }
                         }
                     }
                     send(ack(r, clusterNames));
@@ -512,14 +624,9 @@ public final class XdsLoad {
                         completeMs = (System.nanoTime() - t0) / 1_000_000;
                         complete.countDown();
                     }
-                    CountDownLatch u = updated;
-                    if (u != null && updatedMs < 0 && r.getResourcesCount() > 0) {
-                        ClusterLoadAssignment cla = r.getResources(0).unpack(ClusterLoadAssignment.class);
-                        if (cla.getEndpointsCount() > 0 && cla.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress()
-                                .getSocketAddress().getPortValue() >= expectedPort) {
-                            updatedMs = (System.nanoTime() - updateStart) / 1_000_000;
-                            u.countDown();
-                        }
+                    if (fanningOut && waiting.isEmpty() && fanoutCounted.compareAndSet(false, true)) {
+                        updatedMs = (System.nanoTime() - updateStart) / 1_000_000;
+                        updated.countDown();
                     }
                 }
             } catch (InvalidProtocolBufferException e) {
@@ -537,6 +644,20 @@ public final class XdsLoad {
             acked.put(r.getTypeUrl(), r.getVersionInfo());
             return DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
                     .setResponseNonce(r.getNonce()).addAllResourceNames(names).build();
+        }
+    }
+
+    /** The service of a cluster {@code outbound|8080||svc-<i>.default.svc.cluster.local}, or -1. */
+    static int serviceIndex(String cluster) {
+        int from = cluster.indexOf("||svc-");
+        int to = cluster.indexOf('.', from + 1);
+        if (from < 0 || to < 0) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(cluster.substring(from + 6, to));
+        } catch (NumberFormatException e) {
+            return -1;
         }
     }
 
@@ -576,28 +697,42 @@ public final class XdsLoad {
         return pb.start();
     }
 
-    static int[] awaitPorts(Process p) throws Exception {
-        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()));
+    /** Waits for MeshPilot's ports and readiness; its output goes on to {@code log}. */
+    static int[] awaitPorts(Process p, Path log) throws Exception {
+        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        Writer w = Files.newBufferedWriter(log);
         Pattern servers = Pattern.compile("http=(\\d+) grpc=(\\d+) grpc-secure=\\d+ monitoring=(\\d+)");
         String line;
         int[] ports = null;
         while ((line = r.readLine()) != null) {
+            w.write(line + "\n");
             Matcher m = servers.matcher(line);
             if (m.find()) {
                 ports = new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))};
             }
             if (line.contains("io.meshpilot.startup: ready") && ports != null) {
-                Thread.ofPlatform().daemon().start(() -> {
-                    try {
-                        r.lines().forEach(l -> { });
-                    } catch (java.io.UncheckedIOException e) {
-                        // the server was stopped: its output is closed
-                    }
-                });
+                w.flush();
+                Thread.ofPlatform().daemon().start(() -> copy(r, w, l -> false));
                 return ports;
             }
         }
-        throw new IllegalStateException("the server did not start");
+        w.close();
+        throw new IllegalStateException("the server did not start; see " + log);
+    }
+
+    /** Copies a server's output lines to its log, flushed, until it ends; {@code taken} lines are not. */
+    static void copy(BufferedReader from, Writer to, java.util.function.Predicate<String> taken) {
+        try (to) {
+            String l;
+            while ((l = from.readLine()) != null) {
+                if (!taken.test(l)) {
+                    to.write(l + "\n");
+                    to.flush();
+                }
+            }
+        } catch (java.io.IOException e) {
+            // the server was stopped: its output is closed
+        }
     }
 
     static long heapAfterGc(long pid, int monitoring) throws Exception {
