@@ -1,6 +1,8 @@
 package io.meshpilot.load;
 
-import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.WireFormat;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
@@ -573,17 +575,9 @@ public final class XdsLoad {
             }
         }
 
-        private boolean moved(ClusterLoadAssignment cla) {
-            int n = 0;
-            for (var group : cla.getEndpointsList()) {
-                for (var e : group.getLbEndpointsList()) {
-                    if (e.getEndpoint().getAddress().getSocketAddress().getPortValue() < expectedPort) {
-                        return false;
-                    }
-                    n++;
-                }
-            }
-            return n == endpoints;
+        /** Whether an assignment has all its endpoints, each on a port from the expected one. */
+        private boolean moved(Ports p) {
+            return p.count == endpoints && p.min >= expectedPort;
         }
 
         private void handle(DiscoveryResponse r) {
@@ -607,14 +601,18 @@ public final class XdsLoad {
                 } else if (r.getTypeUrl().equals(EDS)) {
                     BitSet waiting = pending;
                     boolean fanningOut = waiting != null && updatedMs < 0;
-                    if (id == 0 || fanningOut) {
+                    if (id == 0) {
                         for (var a : r.getResourcesList()) {
                             ClusterLoadAssignment cla = a.unpack(ClusterLoadAssignment.class);
-                            if (id == 0) {
-                                assignments.put(cla.getClusterName(), cla);
-                            }
-                            int service = serviceIndex(cla.getClusterName());
-                            if (fanningOut && service >= 0 && moved(cla)) {
+                            assignments.put(cla.getClusterName(), cla);
+                        }
+                    }
+                    if (fanningOut) {
+                        // read without building every assignment: the tool's own CPU is kept for the servers
+                        for (var a : r.getResourcesList()) {
+                            Ports p = Ports.of(a.getValue());
+                            int service = serviceIndex(p.cluster);
+                            if (service >= 0 && moved(p)) {
                                 waiting.clear(service);
                             }
                         }
@@ -629,7 +627,7 @@ public final class XdsLoad {
                         updated.countDown();
                     }
                 }
-            } catch (InvalidProtocolBufferException e) {
+            } catch (java.io.IOException e) {
                 // what Envoy does with a resource it cannot read: NACK (the previous version, an error)
                 nacks.incrementAndGet();
                 send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
@@ -644,6 +642,44 @@ public final class XdsLoad {
             acked.put(r.getTypeUrl(), r.getVersionInfo());
             return DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
                     .setResponseNonce(r.getNonce()).addAllResourceNames(names).build();
+        }
+    }
+
+    /**
+     * The cluster name and endpoint ports of a serialized ClusterLoadAssignment, read without
+     * building it: CLA.endpoints(2).lb_endpoints(2).endpoint(1).address(1).socket_address(1).port_value(3).
+     */
+    static final class Ports {
+        private static final int[] PORT_PATH = {2, 2, 1, 1, 1, 3};
+        String cluster = "";
+        int count;
+        int min = Integer.MAX_VALUE;
+
+        static Ports of(ByteString cla) throws java.io.IOException {
+            Ports p = new Ports();
+            p.walk(cla.newCodedInput(), 0);
+            return p;
+        }
+
+        private void walk(CodedInputStream in, int depth) throws java.io.IOException {
+            int tag;
+            while ((tag = in.readTag()) != 0) {
+                int field = WireFormat.getTagFieldNumber(tag);
+                if (depth == 0 && field == 1 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                    cluster = in.readStringRequireUtf8();
+                } else if (field == PORT_PATH[depth] && depth == PORT_PATH.length - 1
+                        && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
+                    count++;
+                    min = Math.min(min, in.readUInt32());
+                } else if (field == PORT_PATH[depth] && depth < PORT_PATH.length - 1
+                        && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                    int limit = in.pushLimit(in.readRawVarint32());
+                    walk(in, depth + 1);
+                    in.popLimit(limit);
+                } else {
+                    in.skipField(tag);
+                }
+            }
         }
     }
 
