@@ -587,11 +587,11 @@ public final class XdsLoad {
                 if (r.getTypeUrl().equals(CDS)) {
                     List<String> names = new ArrayList<>();
                     for (var a : r.getResourcesList()) {
-                        Cluster c = a.unpack(Cluster.class);
-                        names.add(c.getName());
                         if (id == 0) {
+                            Cluster c = a.unpack(Cluster.class);
                             clusters0.put(c.getName(), c);
                         }
+                        names.add(name(a.getValue()));
                     }
                     send(ack(r, List.of()));
                     if (!names.equals(clusterNames)) {
@@ -643,6 +643,19 @@ public final class XdsLoad {
             return DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
                     .setResponseNonce(r.getNonce()).addAllResourceNames(names).build();
         }
+    }
+
+    /** The name (field 1) of a serialized Cluster, read without building it. */
+    static String name(ByteString cluster) throws java.io.IOException {
+        CodedInputStream in = cluster.newCodedInput();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            if (WireFormat.getTagFieldNumber(tag) == 1 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                return in.readStringRequireUtf8();
+            }
+            in.skipField(tag);
+        }
+        return "";
     }
 
     /**
