@@ -251,6 +251,9 @@ public final class XdsLoad {
                         + "(includes its file watch and 100 ms debounce), java-control-plane's when the tool sends "
                         + "`change` (a new snapshot)%n", pct(mp.fanout(), 50) / 1000.0, pct(jcp.fanout(), 50) / 1000.0,
                 pct(mp.fanout(), 99) / 1000.0, pct(jcp.fanout(), 99) / 1000.0);
+        System.out.printf("  first proxy updated after %.2f s vs %.2f s; from the first to the last: %.2f s vs %.2f s%n",
+                first(mp.fanout()) / 1000.0, first(jcp.fanout()) / 1000.0,
+                (mp.fanoutAllMs() - first(mp.fanout())) / 1000.0, (jcp.fanoutAllMs() - first(jcp.fanout())) / 1000.0);
         System.out.printf("server CPU seconds (less disturbed by a busy machine than wall time): complete config "
                         + "%.1f vs %.1f (ratio %.2f), fan-out %.1f vs %.1f (ratio %.2f)%n", mp.cpuComplete(),
                 jcp.cpuComplete(), mp.cpuComplete() / jcp.cpuComplete(), mp.cpuFanout(), jcp.cpuFanout(),
@@ -263,6 +266,10 @@ public final class XdsLoad {
                 mp.responses(), mp.bytes() / 1048576.0, mp.nacks(), mp.failed(), jcp.responses(),
                 jcp.bytes() / 1048576.0, jcp.nacks(), jcp.failed());
         System.out.println("resources (proxy 0): " + sameResources(mp, jcp));
+    }
+
+    static long first(long[] sorted) {
+        return sorted.length == 0 ? -1 : sorted[0];
     }
 
     static double ratio(long a, long b) {
@@ -376,7 +383,9 @@ public final class XdsLoad {
         @Override
         public String stats() throws Exception {
             String metrics = get(monitoring, "/metrics");
-            return grep(metrics, "pilot_xds{") + ", " + grep(metrics, "pilot_total_xds_rejects");
+            String pushes = Arrays.stream(metrics.split("\n")).filter(l -> l.startsWith("pilot_xds_pushes{"))
+                    .map(l -> l.replaceAll(",?mp_scope=\"[a-z]+\",?", "")).collect(java.util.stream.Collectors.joining(", "));
+            return grep(metrics, "pilot_xds{") + ", " + grep(metrics, "pilot_total_xds_rejects") + ", " + pushes;
         }
 
         @Override
