@@ -27,6 +27,7 @@ public class ServerMetrics {
 
     /** Registered once the components have started, just before readiness turns on. */
     void register(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
+        io.meshpilot.monitoring.RegistryGeneration.advance();
         long startMillis = ManagementFactory.getRuntimeMXBean().getStartTime();
         Metrics.getOrCreate(Gauge.builder("istiod_uptime_seconds",
                         () -> (System.currentTimeMillis() - startMillis) / 1000.0)

@@ -123,8 +123,9 @@ public final class PushContext {
      * istiod's exportTo rule: an empty list means the mesh default (itself empty: everyone);
      * {@code *} everyone, {@code ~} no one, {@code .} the owner's namespace, else the names.
      */
-    static boolean exported(List<String> exportTo, List<String> meshDefault, String owner, String viewer) {
-        List<String> to = exportTo.isEmpty() ? meshDefault : exportTo;
+    static boolean exported(java.util.Collection<String> exportTo, List<String> meshDefault, String owner,
+                            String viewer) {
+        java.util.Collection<String> to = exportTo.isEmpty() ? meshDefault : exportTo;
         if (to.isEmpty() || to.contains("*")) {
             return true;
         }
@@ -179,7 +180,7 @@ public final class PushContext {
     }
 
     public boolean visible(Service s, ProxyScope scope) {
-        return exported(List.copyOf(s.exportTo()), defaults.serviceExportTo(), s.namespace(), scope.namespace())
+        return exported(s.exportTo(), defaults.serviceExportTo(), s.namespace(), scope.namespace())
                 && scope.egressAllows(s);
     }
 

@@ -22,7 +22,9 @@ public final class IstioCounter {
     private final List<String> labels;
     private final String help;
     private final Map<List<String>, LongAdder> series = new ConcurrentHashMap<>();
-    private volatile io.helidon.metrics.api.MeterRegistry registry;
+    private volatile long exported = -1;
+    /** One-label series by their value, for the hot path. */
+    private final Map<String, LongAdder> single = new ConcurrentHashMap<>();
 
     private IstioCounter(String name, List<String> labels, String help) {
         this.name = name;
@@ -49,17 +51,28 @@ public final class IstioCounter {
     }
 
     public void add(String labelValue, long n) {
-        adder(List.of(labelValue)).add(n);
+        LongAdder a = single.get(labelValue); // the hot path: no key list, no registry check
+        if (a != null && exported == RegistryGeneration.current()) {
+            a.add(n);
+            return;
+        }
+        a = adder(List.of(labelValue));
+        single.putIfAbsent(labelValue, a);
+        a.add(n);
     }
 
     private LongAdder adder(List<String> values) {
         if (values.size() != labels.size()) {
             throw new IllegalArgumentException(name + " has labels " + labels);
         }
-        io.helidon.metrics.api.MeterRegistry current = Metrics.globalRegistry();
-        if (current != registry) { // a restarted container (tests): export the series in its registry
-            registry = current;
-            series.forEach(this::export);
+        long generation = RegistryGeneration.current();
+        if (generation != exported) { // a restarted container (tests): export the series in its registry
+            synchronized (this) {
+                if (generation != exported) {
+                    exported = generation;
+                    series.forEach(this::export);
+                }
+            }
         }
         return series.computeIfAbsent(values, v -> {
             LongAdder adder = new LongAdder();

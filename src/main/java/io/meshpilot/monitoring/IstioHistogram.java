@@ -24,7 +24,7 @@ public final class IstioHistogram {
     private final double[] buckets;
     private final Map<String, DistributionSummary> series = new ConcurrentHashMap<>();
     /** The registry the series live in; a restarted container (tests) brings a new one. */
-    private volatile io.helidon.metrics.api.MeterRegistry registry;
+    private volatile long registered = -1;
 
     private IstioHistogram(String name, String label, String help, double[] buckets) {
         this.name = name;
@@ -43,10 +43,14 @@ public final class IstioHistogram {
     }
 
     public void record(String labelValue, Duration d) {
-        io.helidon.metrics.api.MeterRegistry current = Metrics.globalRegistry();
-        if (current != registry) {
-            series.clear();
-            registry = current;
+        long generation = RegistryGeneration.current();
+        if (generation != registered) { // a restarted container (tests): register anew in its registry
+            synchronized (this) {
+                if (generation != registered) {
+                    series.clear();
+                    registered = generation;
+                }
+            }
         }
         series.computeIfAbsent(labelValue, this::register).record(d.toNanos() / 1e9);
     }

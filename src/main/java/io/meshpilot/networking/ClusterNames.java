@@ -14,12 +14,18 @@ public final class ClusterNames {
     }
 
     public static Outbound parseOutbound(String name) {
-        String[] p = name.split("\\|", -1);
-        if (p.length != 4 || !p[0].equals("outbound")) {
+        // by hand, not split(): this runs for every cluster of every EDS push
+        if (!name.startsWith("outbound|")) {
+            return null;
+        }
+        int a = "outbound|".length();
+        int b = name.indexOf('|', a);
+        int c = b < 0 ? -1 : name.indexOf('|', b + 1);
+        if (c < 0 || name.indexOf('|', c + 1) >= 0) {
             return null;
         }
         try {
-            return new Outbound(Integer.parseInt(p[1]), p[2], p[3]);
+            return new Outbound(Integer.parseInt(name, a, b, 10), name.substring(b + 1, c), name.substring(c + 1));
         } catch (NumberFormatException e) {
             return null;
         }

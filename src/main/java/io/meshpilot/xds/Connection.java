@@ -4,7 +4,6 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +18,7 @@ public final class Connection {
     /** One type's subscription and sync state. */
     public static final class Watch {
         final String typeUrl;
-        volatile Set<String> names = Set.of();
+        volatile SubscribedNames names = SubscribedNames.EMPTY;
         volatile boolean wildcard;
         volatile String nonceSent = "";
         volatile String versionSent = "";
@@ -230,7 +229,8 @@ public final class Connection {
         }
     }
 
-    static Set<String> copy(java.util.List<String> names) {
-        return Set.copyOf(new HashSet<>(names));
+    /** A subscription's names (hashed for ACK checks, sorted once for pushes). */
+    static SubscribedNames sorted(java.util.Collection<String> names) {
+        return SubscribedNames.of(names);
     }
 }

@@ -300,7 +300,6 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     void process(Connection con, io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest req) {
         String type = req.getTypeUrl();
         Connection.Watch w = con.watch(type);
-        java.util.Set<String> names = Connection.copy(req.getResourceNamesList());
         if (!req.getResponseNonce().isEmpty()) {
             if (!req.getResponseNonce().equals(w.nonceSent)) {
                 LOG.log(Level.DEBUG, () -> "stale nonce ignored proxy=" + con.proxy().id() + " type=" + type);
@@ -317,10 +316,11 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             w.nonceAcked = req.getResponseNonce();
             w.versionAcked = req.getVersionInfo();
             w.nackError = "";
-            if (names.equals(w.names)) {
-                return;
+            if (w.names.sameAs(req.getResourceNamesList())) {
+                return; // a plain ACK: the subscription did not change
             }
         }
+        SubscribedNames names = Connection.sorted(req.getResourceNamesList());
         w.names = names;
         w.wildcard = names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER))
                 || names.contains("*");
@@ -371,7 +371,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         if (req.getResourceNamesUnsubscribeList().contains("*")) {
             w.wildcard = false;
         }
-        w.names = java.util.Set.copyOf(names);
+        w.names = Connection.sorted(names);
         push(con, w, pushContext.get());
     }
 

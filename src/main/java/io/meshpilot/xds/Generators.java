@@ -37,7 +37,7 @@ final class Generators {
     static final Generator EDS = (proxy, push, names, wildcard) -> {
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
-        for (String n : new TreeSet<>(names)) {
+        for (String n : ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
@@ -60,7 +60,7 @@ final class Generators {
             return cache.clusters(push.version(), scope.key(),
                     () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
         } else {
-            for (String n : new TreeSet<>(names)) {
+            for (String n : ordered(names)) {
                 ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
             }
         }
@@ -70,7 +70,7 @@ final class Generators {
     static final Generator GRPC_LDS = (proxy, push, names, wildcard) -> {
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
-        for (String n : new TreeSet<>(names)) {
+        for (String n : ordered(names)) {
             var l = n.startsWith(GrpcInboundListenerBuilder.PREFIX) ? GrpcInboundListenerBuilder.build(n, proxy, push)
                     : GrpcListenerBuilder.build(n, scope, push);
             if (l != null) {
@@ -83,7 +83,7 @@ final class Generators {
     static final Generator GRPC_RDS = (proxy, push, names, wildcard) -> {
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
-        for (String n : new TreeSet<>(names)) {
+        for (String n : ordered(names)) {
             var r = GrpcRouteBuilder.build(n, scope, push);
             if (r != null) {
                 out.add(Any.pack(r));
@@ -91,6 +91,14 @@ final class Generators {
         }
         return out;
     };
+
+    /**
+     * The names in a stable order. Subscriptions are stored sorted once (Connection.sorted),
+     * so pushes do not sort a thousand names per proxy again.
+     */
+    static Iterable<String> ordered(java.util.Set<String> names) {
+        return names instanceof SubscribedNames ? names : new TreeSet<>(names);
+    }
 
     static final Generator EMPTY = (proxy, push, names, wildcard) -> List.of();
 

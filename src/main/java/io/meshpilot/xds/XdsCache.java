@@ -32,6 +32,8 @@ final class XdsCache {
     private final boolean enabled;
     private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
     private final Map<EndpointsKey, Any> endpoints = new ConcurrentHashMap<>();
+    /** The cached assignments of each host, so an endpoint change evicts without scanning the cache. */
+    private final Map<String, Set<EndpointsKey>> keysByHost = new ConcurrentHashMap<>();
     /** Bumped on every invalidation of a host: a build that raced one is not stored. */
     private final Map<String, java.util.concurrent.atomic.AtomicLong> hostGenerations = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong allGeneration = new java.util.concurrent.atomic.AtomicLong();
@@ -82,7 +84,11 @@ final class XdsCache {
         Any built = build.get();
         // store only if no invalidation happened while building (it may have read old endpoints)
         if (built != null && o != null && all == allGeneration.get() && host == generation(o.host()).get()) {
+            keysByHost.computeIfAbsent(o.host(), h -> ConcurrentHashMap.newKeySet()).add(key);
             endpoints.put(key, built);
+            if (all != allGeneration.get() || host != generation(o.host()).get()) {
+                endpoints.remove(key, built); // an invalidation slipped in between the check and the put
+            }
         }
         return built;
     }
@@ -92,13 +98,19 @@ final class XdsCache {
         if (hosts.isEmpty()) {
             return;
         }
-        hosts.forEach(h -> generation(h).incrementAndGet());
-        int before = endpoints.size();
-        endpoints.keySet().removeIf(k -> {
-            ClusterNames.Outbound o = ClusterNames.parseOutbound(k.cluster());
-            return o == null || hosts.contains(o.host());
-        });
-        EVICTIONS.add("eds", before - endpoints.size());
+        int evicted = 0;
+        for (String h : hosts) {
+            generation(h).incrementAndGet(); // first: a build racing this is then not stored
+            Set<EndpointsKey> keys = keysByHost.remove(h);
+            if (keys != null) {
+                for (EndpointsKey k : keys) {
+                    if (endpoints.remove(k) != null) {
+                        evicted++;
+                    }
+                }
+            }
+        }
+        EVICTIONS.add("eds", evicted);
     }
 
     /** A new PushContext: subsets and services may have changed under every assignment. */
@@ -106,5 +118,6 @@ final class XdsCache {
         allGeneration.incrementAndGet();
         EVICTIONS.add("eds", endpoints.size());
         endpoints.clear();
+        keysByHost.clear();
     }
 }

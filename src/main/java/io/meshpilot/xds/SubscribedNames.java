@@ -1,0 +1,60 @@
+package io.meshpilot.xds;
+
+import java.util.AbstractSet;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The resource names of one subscription: hashed for membership (every ACK compares the
+ * names it repeats) and sorted once for iteration (every push walks them in a stable order).
+ * Immutable.
+ */
+final class SubscribedNames extends AbstractSet<String> {
+    static final SubscribedNames EMPTY = new SubscribedNames(List.of());
+
+    private final Set<String> members;
+    private final List<String> ordered;
+
+    private SubscribedNames(Collection<String> names) {
+        this.members = Set.copyOf(new HashSet<>(names));
+        String[] sorted = members.toArray(String[]::new);
+        Arrays.sort(sorted);
+        this.ordered = List.of(sorted);
+    }
+
+    static SubscribedNames of(Collection<String> names) {
+        return names.isEmpty() ? EMPTY : new SubscribedNames(names);
+    }
+
+    /** Whether {@code names} (a request's list, possibly with repeats) is exactly this subscription. */
+    boolean sameAs(List<String> names) {
+        if (names.size() < members.size()) {
+            return false;
+        }
+        for (String n : names) {
+            if (!members.contains(n)) {
+                return false;
+            }
+        }
+        return names.size() == members.size() || Set.copyOf(names).size() == members.size();
+    }
+
+    @Override
+    public boolean contains(Object o) {
+        return members.contains(o);
+    }
+
+    @Override
+    public Iterator<String> iterator() {
+        return ordered.iterator();
+    }
+
+    @Override
+    public int size() {
+        return members.size();
+    }
+}
