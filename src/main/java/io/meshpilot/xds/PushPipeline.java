@@ -84,6 +84,12 @@ final class PushPipeline implements AutoCloseable {
             pending = null;
             scheduled = false;
             XdsMetrics.DEBOUNCE_TIME.record(java.time.Duration.ofNanos(now - firstAt));
+            if (ready != null) {
+                // istiod's "Push debounce stable" line
+                LOG.log(Level.INFO, "push debounce stable full=" + ready.full() + " configs=" + ready.configsUpdated().size()
+                        + " reasons=" + ready.reasons() + " debounced=" + TimeUnit.NANOSECONDS.toMillis(now - firstAt)
+                        + " ms quiet=" + TimeUnit.NANOSECONDS.toMillis(quiet) + " ms");
+            }
         }
         if (ready != null) {
             run(ready);

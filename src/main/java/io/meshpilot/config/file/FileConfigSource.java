@@ -286,7 +286,13 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                     }
                     registerTree(); // directories created since
                 }
-                scan();
+                long t0 = System.nanoTime();
+                ScanResult r = scan();
+                if (!r.changed().isEmpty()) {
+                    LOG.log(Level.INFO, "config dir changed dir=" + root + " changed=" + r.changed().size() + " configs="
+                            + r.configs() + " rejected=" + r.errors() + " in "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
+                }
             } catch (InterruptedException | ClosedWatchServiceException e) {
                 return;
             } catch (IOException | RuntimeException e) {
