@@ -67,6 +67,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
+    private final SharedResponses shared = new SharedResponses();
     private volatile XdsCache cache = new XdsCache(false);
     /** For each config object: its resourceVersion and the first push version that carried it. */
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
@@ -75,8 +76,9 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
-            grpcServices.register(new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
-                    java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null),
+            AdsService ads = new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
+                    java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null);
+            grpcServices.register(() -> shared.withSharedBytes(ads.bindService()),
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
@@ -388,6 +390,18 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
         Generator g = Generators.forType(w.typeUrl(), con.proxy());
+        if (g != null && (w.typeUrl().equals(TypeUrls.CLUSTER) || w.typeUrl().equals(TypeUrls.ENDPOINT))) {
+            // CDS and EDS depend only on what the key names: shared by every proxy asking the same
+            var key = new SharedResponses.Key(w.typeUrl(), push.version(), cache.endpointGeneration(),
+                    push.scope(con.proxy()).key(), con.proxy().proxyless(), w.wildcard(), w.names());
+            con.send(w, shared.get(key, () -> io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+                    .setTypeUrl(w.typeUrl())
+                    .setVersionInfo(Long.toString(push.version()))
+                    .setNonce(java.util.UUID.randomUUID().toString())
+                    .addAllResources(g.generate(con.proxy(), push, w.names(), w.wildcard()))
+                    .build()));
+            return;
+        }
         java.util.List<com.google.protobuf.Any> resources;
         if (g == null) {
             LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + con.proxy().id() + " type=" + w.typeUrl());

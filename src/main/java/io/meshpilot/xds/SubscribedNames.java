@@ -18,12 +18,28 @@ final class SubscribedNames extends AbstractSet<String> {
 
     private final Set<String> members;
     private final List<String> ordered;
+    private final int hash;
 
     private SubscribedNames(Collection<String> names) {
         this.members = Set.copyOf(new HashSet<>(names));
         String[] sorted = members.toArray(String[]::new);
         Arrays.sort(sorted);
         this.ordered = List.of(sorted);
+        this.hash = members.hashCode();
+    }
+
+    /** Computed once: shared responses are looked up by their names. */
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (o instanceof SubscribedNames other) {
+            return other == this || other.hash == hash && other.members.equals(members);
+        }
+        return super.equals(o);
     }
 
     static SubscribedNames of(Collection<String> names) {

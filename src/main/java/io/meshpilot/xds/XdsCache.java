@@ -37,6 +37,7 @@ final class XdsCache {
     /** Bumped on every invalidation of a host: a build that raced one is not stored. */
     private final Map<String, java.util.concurrent.atomic.AtomicLong> hostGenerations = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong allGeneration = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong endpointGeneration = new java.util.concurrent.atomic.AtomicLong();
 
     private java.util.concurrent.atomic.AtomicLong generation(String host) {
         return hostGenerations.computeIfAbsent(host, h -> new java.util.concurrent.atomic.AtomicLong());
@@ -93,11 +94,17 @@ final class XdsCache {
         return built;
     }
 
+    /** Bumped on every endpoint change: what was generated from endpoints before is stale. */
+    long endpointGeneration() {
+        return endpointGeneration.get();
+    }
+
     /** Endpoints of these hosts changed. */
     void invalidateHosts(Set<String> hosts) {
         if (hosts.isEmpty()) {
             return;
         }
+        endpointGeneration.incrementAndGet();
         int evicted = 0;
         for (String h : hosts) {
             generation(h).incrementAndGet(); // first: a build racing this is then not stored
@@ -115,6 +122,7 @@ final class XdsCache {
 
     /** A new PushContext: subsets and services may have changed under every assignment. */
     void invalidateAll() {
+        endpointGeneration.incrementAndGet();
         allGeneration.incrementAndGet();
         EVICTIONS.add("eds", endpoints.size());
         endpoints.clear();

@@ -251,4 +251,23 @@ class AdsProtocolTest {
             assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.NOT_SENT, cds.get("syncz-debug.default"), cds.toString());
         }
     }
+
+    /** Proxies asking the same CDS/EDS at the same versions share one response (built and encoded once). */
+    @Test
+    void identicalSubscriptionsShareOneResponse() throws Exception {
+        try (AdsClient a = sidecar("share-a"); AdsClient b = sidecar("share-b"); AdsClient other = sidecar("share-c")) {
+            a.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS, RATINGS));
+            b.subscribe(TypeUrls.ENDPOINT, List.of(RATINGS, REVIEWS));
+            other.subscribe(TypeUrls.ENDPOINT, List.of(RATINGS));
+            DiscoveryResponse ra = a.await(TypeUrls.ENDPOINT, WAIT);
+            DiscoveryResponse rb = b.await(TypeUrls.ENDPOINT, WAIT);
+            DiscoveryResponse rc = other.await(TypeUrls.ENDPOINT, WAIT);
+            if (ra.getVersionInfo().equals(rb.getVersionInfo())) { // no push from another test in between
+                assertEquals(ra, rb, "the same names in another order: the same response, nonce included");
+            }
+            assertEquals(2, ra.getResourcesCount());
+            assertEquals(1, rc.getResourcesCount(), "other names: its own response");
+            assertTrue(!rc.getNonce().equals(ra.getNonce()));
+        }
+    }
 }
