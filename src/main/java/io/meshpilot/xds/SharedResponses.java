@@ -26,6 +26,13 @@ final class SharedResponses {
                boolean wildcard, Set<String> names) {
     }
 
+    /**
+     * At most this many distinct responses are kept per push version and endpoint generation:
+     * sidecars of one scope share one; proxyless clients that each ask for their own names
+     * would otherwise keep a response each until the next change.
+     */
+    static final int MAX_SHARED = 256;
+
     private final Map<Key, DiscoveryResponse> byKey = new ConcurrentHashMap<>();
     private final Map<DiscoveryResponse, byte[]> bytes = Collections.synchronizedMap(new IdentityHashMap<>());
     private volatile long pushVersion = -1;
@@ -43,6 +50,9 @@ final class SharedResponses {
                     endpointGeneration = key.endpointGeneration();
                 }
             }
+        }
+        if (byKey.size() >= MAX_SHARED && !byKey.containsKey(key)) {
+            return build.get(); // many different subscriptions (proxyless clients): not worth keeping them all
         }
         return byKey.computeIfAbsent(key, k -> {
             DiscoveryResponse r = build.get();

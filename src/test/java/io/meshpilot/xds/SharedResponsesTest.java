@@ -1,0 +1,47 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.MethodDescriptor;
+import io.grpc.protobuf.ProtoUtils;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Shared responses: built once per key and version, encoded once, bounded, dropped on a newer version. */
+class SharedResponsesTest {
+    static SharedResponses.Key key(long version, long endpoints, String... names) {
+        return new SharedResponses.Key(TypeUrls.ENDPOINT, version, endpoints, "default", false, false,
+                SubscribedNames.of(List.of(names)));
+    }
+
+    @Test
+    void builtOnceEncodedOnceAndDroppedOnNewerVersions() throws Exception {
+        SharedResponses shared = new SharedResponses();
+        AtomicInteger builds = new AtomicInteger();
+        java.util.function.Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
+                .setVersionInfo("v" + builds.incrementAndGet()).setNonce("n").build();
+        DiscoveryResponse first = shared.get(key(1, 1, "a", "b"), build);
+        assertSame(first, shared.get(key(1, 1, "b", "a"), build), "the same names in another order");
+        assertEquals(1, builds.get());
+
+        MethodDescriptor.Marshaller<DiscoveryResponse> m = shared.marshaller(
+                ProtoUtils.marshaller(DiscoveryResponse.getDefaultInstance()));
+        assertEquals(first, m.parse(m.stream(first)), "the shared bytes are the response's encoding");
+        assertEquals(first.getSerializedSize(), m.stream(first).available());
+
+        assertNotSame(first, shared.get(key(1, 2, "a", "b"), build), "an endpoint change builds anew");
+        assertNotSame(first, shared.get(key(2, 2, "a", "b"), build), "a new push version builds anew");
+        assertEquals(3, builds.get());
+
+        for (int i = 0; i < SharedResponses.MAX_SHARED + 10; i++) {
+            shared.get(key(2, 2, "n" + i), build);
+        }
+        int before = builds.get();
+        shared.get(key(2, 2, "n" + (SharedResponses.MAX_SHARED + 5)), build);
+        assertEquals(before + 1, builds.get(), "beyond the bound responses are built per proxy, not kept");
+    }
+}
