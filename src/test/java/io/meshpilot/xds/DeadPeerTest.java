@@ -73,6 +73,35 @@ class DeadPeerTest {
         }
     }
 
+    /**
+     * --keepaliveMaxServerConnectionAge: an ADS stream older than the age is ended (Netty:
+     * GOAWAY, then the 10 s grace; Helidon: the sweep ends it with UNAVAILABLE) so the proxy
+     * reconnects, and it leaves /debug/connections.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"helidon", "netty"})
+    void streamsOlderThanTheMaximumConnectionAgeAreEnded(String transport, @TempDir Path dir) throws Exception {
+        java.nio.file.Files.createDirectories(dir.resolve("config"));
+        try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport,
+                "--keepaliveMaxServerConnectionAge", "1s");
+             io.meshpilot.testing.AdsClient c = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+                     "sidecar~10.0.0.1~aged.default~default.svc.cluster.local", java.util.Map.of())) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            c.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20));
+            long start = System.nanoTime();
+            Throwable t = c.awaitError(java.time.Duration.ofSeconds(40));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            System.out.printf("%s: stream ended after %.1f s (age 1s): %s%n", transport, seconds, t);
+            assertTrue(t != null, transport + ": the stream was not ended");
+            assertEquals(io.grpc.Status.Code.UNAVAILABLE, io.grpc.Status.fromThrowable(t).getCode(), String.valueOf(t));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (connections(server.ports().get("http")) > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertEquals(0, connections(server.ports().get("http")), transport);
+        }
+    }
+
     private static int connections(int http) {
         return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonArray().size();
     }
