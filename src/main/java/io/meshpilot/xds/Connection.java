@@ -228,9 +228,4 @@ public final class Connection {
             // the stream is already gone
         }
     }
-
-    /** A subscription's names (hashed for ACK checks, sorted once for pushes). */
-    static SubscribedNames sorted(java.util.Collection<String> names) {
-        return SubscribedNames.of(names);
-    }
 }

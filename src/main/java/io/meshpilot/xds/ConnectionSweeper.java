@@ -54,8 +54,8 @@ final class ConnectionSweeper implements AutoCloseable {
 
     /** The connection's age limit: the same jitter for a connection every time it is looked at. */
     private Duration jittered(Connection c) {
-        long jitter = (long) (maxAge.toMillis() * 0.1 * new java.util.Random(c.id().hashCode()).nextDouble());
-        return maxAge.plusMillis(jitter);
+        double fraction = Math.floorMod(c.id().hashCode(), 1000) / 1000.0; // 0 to 0.999, fixed per connection
+        return maxAge.plusMillis((long) (maxAge.toMillis() * 0.1 * fraction));
     }
 
     @Override

@@ -322,7 +322,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 return; // a plain ACK: the subscription did not change
             }
         }
-        SubscribedNames names = Connection.sorted(req.getResourceNamesList());
+        SubscribedNames names = SubscribedNames.of(req.getResourceNamesList());
         w.names = names;
         w.wildcard = names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER))
                 || names.contains("*");
@@ -373,7 +373,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         if (req.getResourceNamesUnsubscribeList().contains("*")) {
             w.wildcard = false;
         }
-        w.names = Connection.sorted(names);
+        w.names = SubscribedNames.of(names);
         push(con, w, pushContext.get());
     }
 

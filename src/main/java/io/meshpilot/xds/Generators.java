@@ -93,7 +93,7 @@ final class Generators {
     };
 
     /**
-     * The names in a stable order. Subscriptions are stored sorted once (Connection.sorted),
+     * The names in a stable order. Subscriptions are stored sorted once (SubscribedNames),
      * so pushes do not sort a thousand names per proxy again.
      */
     static Iterable<String> ordered(java.util.Set<String> names) {
