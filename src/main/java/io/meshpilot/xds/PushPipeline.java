@@ -4,9 +4,12 @@ import io.meshpilot.bootstrap.PilotFeatures;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushRequest;
+import io.meshpilot.model.TriggerReason;
 import io.meshpilot.networking.ClusterNames;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -34,7 +37,7 @@ final class PushPipeline implements AutoCloseable {
             r -> Thread.ofPlatform().daemon().name("push-debounce").unstarted(r));
     private final ExecutorService workers;
     private final PushQueue queue = new PushQueue();
-    private PushRequest pending;
+    private Pending pending;
     private long firstAt;
     private long lastAt;
     private boolean scheduled;
@@ -57,10 +60,11 @@ final class PushPipeline implements AutoCloseable {
             return;
         }
         long now = System.nanoTime();
-        pending = pending == null ? request : pending.merge(request);
-        if (pending == request) {
+        if (pending == null) {
+            pending = new Pending();
             firstAt = now;
         }
+        pending.add(request);
         lastAt = now;
         if (!scheduled) {
             scheduled = true;
@@ -80,7 +84,7 @@ final class PushPipeline implements AutoCloseable {
                 debouncer.schedule(this::check, Math.max(next, 1_000_000), TimeUnit.NANOSECONDS);
                 return;
             }
-            ready = pending;
+            ready = pending == null ? null : pending.request();
             pending = null;
             scheduled = false;
             XdsMetrics.DEBOUNCE_TIME.record(java.time.Duration.ofNanos(now - firstAt));
@@ -150,14 +154,48 @@ final class PushPipeline implements AutoCloseable {
         }
     }
 
-    private static Set<String> changedHosts(PushRequest request) {
+    /** The services a request changed; workers share the answer for the request they all push. */
+    private Set<String> changedHosts(PushRequest request) {
+        HostsOf last = lastHosts;
+        if (last != null && last.request() == request) {
+            return last.hosts();
+        }
         Set<String> hosts = new HashSet<>();
         for (ConfigKey k : request.configsUpdated()) {
             if (k.kind().equals("ServiceEntry")) {
                 hosts.add(k.name());
             }
         }
-        return hosts;
+        HostsOf computed = new HostsOf(request, Set.copyOf(hosts));
+        lastHosts = computed;
+        return computed.hosts();
+    }
+
+    private record HostsOf(PushRequest request, Set<String> hosts) {
+    }
+
+    private volatile HostsOf lastHosts;
+
+    /**
+     * The requests being debounced, merged in place: merging 2,000 endpoint events one
+     * immutable request at a time copied the growing key set each time (quadratic).
+     */
+    private static final class Pending {
+        private boolean full;
+        private final Set<ConfigKey> keys = new HashSet<>();
+        private final Set<TriggerReason> reasons = EnumSet.noneOf(TriggerReason.class);
+        private Instant start;
+
+        void add(PushRequest r) {
+            full |= r.full();
+            keys.addAll(r.configsUpdated());
+            reasons.addAll(r.reasons());
+            start = start == null || r.start().isBefore(start) ? r.start() : start;
+        }
+
+        PushRequest request() {
+            return new PushRequest(full, keys, reasons, start);
+        }
     }
 
     /** Full: every watched type (CDS, EDS, LDS, RDS order). Incremental: EDS of the changed services. */

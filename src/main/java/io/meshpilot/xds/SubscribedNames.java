@@ -18,6 +18,8 @@ final class SubscribedNames extends AbstractSet<String> {
 
     private final Set<String> members;
     private final List<String> ordered;
+    /** The names in the order they were requested (the same String objects as the members). */
+    private final String[] asRequested;
     private final int hash;
 
     private SubscribedNames(Collection<String> names) {
@@ -25,6 +27,7 @@ final class SubscribedNames extends AbstractSet<String> {
         String[] sorted = members.toArray(String[]::new);
         Arrays.sort(sorted);
         this.ordered = List.of(sorted);
+        this.asRequested = names.toArray(String[]::new);
         this.hash = members.hashCode();
     }
 
@@ -51,12 +54,32 @@ final class SubscribedNames extends AbstractSet<String> {
         if (names.size() < members.size()) {
             return false;
         }
+        if (inRequestedOrder(names)) {
+            return true;
+        }
         for (String n : names) {
             if (!members.contains(n)) {
                 return false;
             }
         }
-        return names.size() == members.size() || Set.copyOf(names).size() == members.size();
+        // every name is a member; they are all of them only if as many distinct ("a, a" is not "a, b")
+        return new HashSet<>(names).size() == members.size();
+    }
+
+    /**
+     * Envoy repeats a subscription in the order it first sent it; comparing in that order
+     * walks two arrays instead of hashing every name into the set (an ACK of 1,000 EDS names).
+     */
+    private boolean inRequestedOrder(List<String> names) {
+        if (names.size() != asRequested.length) {
+            return false;
+        }
+        for (int i = 0; i < asRequested.length; i++) {
+            if (!asRequested[i].equals(names.get(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

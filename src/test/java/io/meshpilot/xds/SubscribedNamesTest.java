@@ -1,0 +1,47 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SubscribedNamesTest {
+    private static List<String> fresh(String... names) {
+        // new String objects, as a parsed request carries
+        List<String> l = new ArrayList<>();
+        for (String n : names) {
+            l.add(new String(n.toCharArray()));
+        }
+        return l;
+    }
+
+    @Test
+    void anAckRepeatingTheSubscriptionIsTheSameInAnyOrderOrWithRepeats() {
+        SubscribedNames s = SubscribedNames.of(List.of("b", "a", "c"));
+        assertTrue(s.sameAs(fresh("b", "a", "c")), "same order");
+        assertTrue(s.sameAs(fresh("c", "b", "a")), "other order");
+        assertTrue(s.sameAs(fresh("a", "b", "c", "a")), "a repeat");
+    }
+
+    @Test
+    void aChangedSubscriptionIsNotTheSame() {
+        SubscribedNames s = SubscribedNames.of(List.of("b", "a", "c"));
+        assertFalse(s.sameAs(fresh("b", "a")), "one fewer");
+        assertFalse(s.sameAs(fresh("b", "a", "d")), "one replaced, same size");
+        assertFalse(s.sameAs(fresh("b", "a", "c", "d")), "one more");
+        assertFalse(s.sameAs(fresh("b", "a", "a")), "a repeat instead of a name");
+        assertFalse(SubscribedNames.EMPTY.sameAs(fresh("a")));
+        assertTrue(SubscribedNames.EMPTY.sameAs(List.of()));
+    }
+
+    @Test
+    void iteratesSortedAndComparesAsASet() {
+        SubscribedNames s = SubscribedNames.of(List.of("b", "a", "c", "a"));
+        assertEquals(List.of("a", "b", "c"), new ArrayList<>(s));
+        assertEquals(SubscribedNames.of(List.of("c", "b", "a")), s);
+        assertEquals(SubscribedNames.of(List.of("c", "b", "a")).hashCode(), s.hashCode());
+    }
+}
