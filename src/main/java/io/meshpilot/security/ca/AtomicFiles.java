@@ -1,0 +1,60 @@
+package io.meshpilot.security.ca;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * Replaces a file so that a crash leaves either the old content or the new, never a torn
+ * file: write a temporary file in the same directory, fsync it, rename it over the target,
+ * fsync the directory so the rename itself is durable.
+ */
+final class AtomicFiles {
+    private AtomicFiles() {
+    }
+
+    static void write(Path target, String content, boolean ownerOnly) throws IOException {
+        Path dir = target.toAbsolutePath().getParent();
+        Path tmp = dir.resolve("." + target.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp); // left by an earlier crash; never the live file
+        Set<StandardOpenOption> options = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        FileAttribute<?>[] attrs = ownerOnly && posix(dir)
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
+                : new FileAttribute<?>[0];
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, options, attrs)) {
+                ByteBuffer buf = ByteBuffer.wrap(content.getBytes(StandardCharsets.US_ASCII));
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+                ch.force(true);
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        syncDirectory(dir);
+    }
+
+    /** Makes creations, renames and deletions in {@code dir} durable. */
+    static void syncDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException | UnsupportedOperationException e) {
+            // some platforms cannot open or fsync a directory; the rename is still atomic there
+        }
+    }
+
+    static boolean posix(Path dir) {
+        return dir.getFileSystem().supportedFileAttributeViews().contains("posix");
+    }
+}

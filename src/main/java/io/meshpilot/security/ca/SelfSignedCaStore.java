@@ -1,0 +1,166 @@
+package io.meshpilot.security.ca;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Keeps a self-signed root on disk, the file counterpart of istiod's {@code istio-ca-secret}:
+ * created on first start, reused exactly afterwards, never replaced behind the operator's back.
+ *
+ * <p>Files under the state directory: {@code root-cert.pem}, {@code root-key.pem} (0600),
+ * {@code previous-root-certs.pem} (earlier roots of the same key, kept in the trust bundle
+ * after a rotation until they expire) and, only while a first root is being written,
+ * {@code root-ca.creating}. The marker is what tells an interrupted creation (safe to redo:
+ * nothing was ever signed with it) from a root someone damaged (an error, files untouched).
+ */
+public final class SelfSignedCaStore {
+    public static final String CERT_FILE = "root-cert.pem";
+    public static final String KEY_FILE = "root-key.pem";
+    public static final String PREVIOUS_ROOTS_FILE = "previous-root-certs.pem";
+    public static final String CREATING_MARKER = "root-ca.creating";
+
+    private static final System.Logger LOG = System.getLogger(SelfSignedCaStore.class.getName());
+
+    private SelfSignedCaStore() {
+    }
+
+    /**
+     * The root in {@code stateDir}, created on first use. An expired root is re-issued at once
+     * with the same key (what istiod's rotator does at its first check); anything damaged is a
+     * {@link CaLoadException} and the files stay as they are.
+     */
+    public static CaMaterial loadOrCreate(Path stateDir, SelfSignedOptions opts, Clock clock) {
+        Path certFile = stateDir.resolve(CERT_FILE);
+        Path keyFile = stateDir.resolve(KEY_FILE);
+        Path previousFile = stateDir.resolve(PREVIOUS_ROOTS_FILE);
+        try {
+            createDirectory(stateDir);
+            if (Files.exists(stateDir.resolve(CREATING_MARKER))) {
+                LOG.log(System.Logger.Level.WARNING, "an earlier start stopped while creating the root CA in "
+                        + stateDir + "; creating it again");
+                Files.deleteIfExists(certFile);
+                Files.deleteIfExists(keyFile);
+                Files.deleteIfExists(previousFile);
+                return create(stateDir, opts, clock.instant());
+            }
+            boolean cert = Files.exists(certFile);
+            boolean key = Files.exists(keyFile);
+            if (!cert && !key) {
+                if (Files.exists(previousFile)) {
+                    throw new CaLoadException(previousFile, "present without " + CERT_FILE + " and " + KEY_FILE
+                            + "; the root was removed, restore it or remove this file too");
+                }
+                return create(stateDir, opts, clock.instant());
+            }
+            if (!key) {
+                throw new CaLoadException(keyFile, "missing while " + CERT_FILE + " exists; restore it, or remove "
+                        + CERT_FILE + " to create a new root (every workload certificate then changes trust)");
+            }
+            if (!cert) {
+                throw new CaLoadException(certFile, "missing while " + KEY_FILE + " exists; restore it, or remove "
+                        + KEY_FILE + " to create a new root (every workload certificate then changes trust)");
+            }
+        } catch (IOException e) {
+            throw new CaLoadException(stateDir, "cannot prepare the CA state directory: " + e.getMessage(), e);
+        }
+        Instant now = clock.instant();
+        CaMaterial loaded = load(stateDir, now);
+        if (!now.isBefore(loaded.signingCertificate().getNotAfter().toInstant())) {
+            CaMaterial renewed = SelfSignedRoot.reissue(loaded, opts.ttl(), now);
+            LOG.log(System.Logger.Level.WARNING, "self-signed root in " + stateDir + " expired at "
+                    + loaded.signingCertificate().getNotAfter().toInstant() + "; re-issued it with the same key");
+            saveRotated(stateDir, renewed);
+            return renewed;
+        }
+        return loaded;
+    }
+
+    /**
+     * Writes a rotated root: the earlier roots first, then the new root-cert.pem, each by
+     * atomic rename. A crash in between leaves the old root in both files, which loads fine.
+     * The key file is never rewritten.
+     */
+    public static void saveRotated(Path stateDir, CaMaterial rotated) {
+        if (rotated.origin().kind() != CaMaterial.Kind.SELF_SIGNED) {
+            throw new IllegalArgumentException("only a self-signed root is kept in " + stateDir);
+        }
+        List<X509Certificate> previous = rotated.roots().stream()
+                .filter(r -> !r.equals(rotated.signingCertificate())).toList();
+        Path previousFile = stateDir.resolve(PREVIOUS_ROOTS_FILE);
+        try {
+            if (previous.isEmpty()) {
+                Files.deleteIfExists(previousFile);
+            } else {
+                AtomicFiles.write(previousFile, Pem.certificates(previous), false);
+            }
+            AtomicFiles.write(stateDir.resolve(CERT_FILE), Pem.certificate(rotated.signingCertificate()), false);
+        } catch (IOException e) {
+            throw new CaLoadException(stateDir.resolve(CERT_FILE), "cannot write the rotated root: " + e.getMessage(), e);
+        }
+    }
+
+    private static CaMaterial create(Path stateDir, SelfSignedOptions opts, Instant now) throws IOException {
+        Path marker = stateDir.resolve(CREATING_MARKER);
+        AtomicFiles.write(marker, "root CA creation in progress\n", false);
+        KeyPair pair = opts.generateKeyPair();
+        X509Certificate cert = SelfSignedRoot.issue(pair.getPublic(), pair.getPrivate(),
+                SelfSignedRoot.subjectFor(opts.org()), opts.ttl(), now);
+        AtomicFiles.write(stateDir.resolve(KEY_FILE), Pem.privateKey(pair.getPrivate()), true);
+        AtomicFiles.write(stateDir.resolve(CERT_FILE), Pem.certificate(cert), false);
+        Files.delete(marker);
+        AtomicFiles.syncDirectory(stateDir);
+        LOG.log(System.Logger.Level.INFO, "created a self-signed root CA in " + stateDir + ": "
+                + cert.getSubjectX500Principal() + " until " + cert.getNotAfter().toInstant());
+        return new CaMaterial(cert, pair.getPrivate(), List.of(), List.of(cert),
+                new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, stateDir));
+    }
+
+    private static CaMaterial load(Path stateDir, Instant now) {
+        Path certFile = stateDir.resolve(CERT_FILE);
+        Path keyFile = stateDir.resolve(KEY_FILE);
+        List<X509Certificate> certs = Pem.readCertificates(certFile);
+        if (certs.size() != 1) {
+            throw new CaLoadException(certFile, "holds " + certs.size() + " certificates, expected the one self-signed root");
+        }
+        X509Certificate cert = certs.getFirst();
+        PrivateKey key = Pem.readPrivateKey(keyFile);
+        ChainVerifier.checkSigningPair(cert, certFile, key, keyFile);
+        if (!ChainVerifier.selfSigned(cert)) {
+            throw new CaLoadException(certFile, "certificate " + cert.getSubjectX500Principal() + " is not self-signed");
+        }
+        List<X509Certificate> roots = new ArrayList<>(List.of(cert));
+        Path previousFile = stateDir.resolve(PREVIOUS_ROOTS_FILE);
+        if (Files.exists(previousFile)) {
+            for (X509Certificate old : Pem.readCertificates(previousFile)) {
+                if (!old.getPublicKey().equals(cert.getPublicKey())) {
+                    throw new CaLoadException(previousFile, "certificate " + old.getSubjectX500Principal()
+                            + " is not for the key in " + KEY_FILE);
+                }
+                if (!roots.contains(old) && old.getNotAfter().toInstant().isAfter(now)) {
+                    roots.add(old);
+                }
+            }
+        }
+        return new CaMaterial(cert, key, List.of(), roots, new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, stateDir));
+    }
+
+    private static void createDirectory(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            return;
+        }
+        if (AtomicFiles.posix(dir)) {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } else {
+            Files.createDirectories(dir);
+        }
+    }
+}
