@@ -38,6 +38,15 @@ public final class CsrRejectedException extends Exception {
         public boolean callerError() {
             return callerError;
         }
+
+        /** istiod's caerror type, the label of citadel_server_csr_sign_err_count. */
+        public String istioErrorType() {
+            return switch (this) {
+                case TTL_TOO_LONG -> "TTL_ERROR";
+                case SIGNING_FAILED -> "CERT_GEN_ERROR";
+                default -> "CSR_ERROR";
+            };
+        }
     }
 
     private final Reason reason;

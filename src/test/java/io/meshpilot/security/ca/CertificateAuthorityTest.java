@@ -123,6 +123,7 @@ class CertificateAuthorityTest {
                 () -> ca.sign(csr, List.of(ID), Duration.ofHours(48).plusSeconds(1)));
         assertEquals(Reason.TTL_TOO_LONG, e.reason());
         assertTrue(e.reason().callerError());
+        assertEquals("TTL_ERROR", e.reason().istioErrorType());
         assertTrue(e.getMessage().contains("max allowed TTL"), e.getMessage());
     }
 
@@ -156,6 +157,7 @@ class CertificateAuthorityTest {
                 () -> ca.sign(csrs.ecCsr("exp", "prime256v1", null), List.of(ID), null));
         assertEquals(Reason.SIGNING_FAILED, e.reason());
         assertTrue(!e.reason().callerError());
+        assertEquals("CERT_GEN_ERROR", e.reason().istioErrorType());
         assertTrue(e.getMessage().contains("expired"), e.getMessage());
     }
 
