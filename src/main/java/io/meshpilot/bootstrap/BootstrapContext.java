@@ -1,5 +1,6 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.security.CaSetup;
 import io.meshpilot.security.ServingCertificate;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicReference;
@@ -11,8 +12,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * to beans. One server per JVM, as Helidon MP allows.
  *
  * @param runtimeDir private directory for files that live as long as the process
+ * @param ca         the CA and the serving certificate it issued (component 4, made before the container)
  */
-public record BootstrapContext(PilotArgs args, ServingCertificate servingCertificate, Path runtimeDir) {
+public record BootstrapContext(PilotArgs args, ServingCertificate servingCertificate, Path runtimeDir, CaSetup ca) {
     private static final AtomicReference<BootstrapContext> CURRENT = new AtomicReference<>();
 
     static void install(BootstrapContext ctx) {

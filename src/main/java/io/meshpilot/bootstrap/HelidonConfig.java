@@ -17,6 +17,9 @@ final class HelidonConfig {
     private HelidonConfig() {
     }
 
+    /** grpc-java's default maximum inbound message size. */
+    static final int GRPC_MAX_MESSAGE = 4 * 1024 * 1024;
+
     static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
         Map<String, String> c = new HashMap<>();
         c.put("config_ordinal", ORDINAL);
@@ -59,6 +62,9 @@ final class HelidonConfig {
                                    ServingCertificate cert) {
         socket(c, index, name, address, cert);
         c.put("server.sockets." + index + ".idle-connection-timeout", "PT8760H");
+        // grpc-java's inbound limit (4 MiB) instead of Helidon's 2 MiB, so both transports take
+        // the same messages; above it Helidon 4.4 cancels the call without sending a status
+        c.put("server.sockets." + index + ".protocols.grpc.max-read-buffer-size", Integer.toString(GRPC_MAX_MESSAGE));
     }
 
     private static void socket(Map<String, String> c, int index, String name, ListenAddress address,
@@ -71,7 +77,7 @@ final class HelidonConfig {
         if (cert != null) {
             c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
             c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());
-            c.put(p + "tls.trust.pem.certificates.resource.path", cert.chainFile().toString());
+            c.put(p + "tls.trust.pem.certificates.resource.path", cert.trustFile().toString());
             c.put(p + "tls.client-auth", "OPTIONAL");
             c.put(p + "tls.endpoint-identification-algorithm", "NONE");
         }

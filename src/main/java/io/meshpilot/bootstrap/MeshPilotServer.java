@@ -2,7 +2,9 @@ package io.meshpilot.bootstrap;
 
 import io.helidon.config.mp.MpConfigSources;
 import io.helidon.microprofile.server.Server;
+import io.meshpilot.security.CaSetup;
 import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.security.ca.CaLoadException;
 import jakarta.enterprise.inject.spi.CDI;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -92,9 +94,14 @@ public final class MeshPilotServer implements AutoCloseable {
         try {
             runtimeDir = Files.createTempDirectory("meshpilot-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            ServingCertificate cert = ServingCertificate.selfSigned(args.namespace(), args.domainSuffix(),
-                    runtimeDir.resolve("tls"));
-            BootstrapContext.install(new BootstrapContext(args, cert, runtimeDir));
+            CaSetup ca;
+            try {
+                ca = CaSetup.create(args, runtimeDir.resolve("tls"));
+            } catch (CaLoadException e) {
+                throw new ComponentStartException(Component.CA, e.getMessage(), e);
+            }
+            ServingCertificate cert = ca.serving();
+            BootstrapContext.install(new BootstrapContext(args, cert, runtimeDir, ca));
             Config config = ConfigProviderResolver.instance().getBuilder()
                     .withSources(MpConfigSources.create("meshpilot-flags", HelidonConfig.fromArgs(args, cert)))
                     .addDefaultSources()

@@ -28,11 +28,21 @@ public record PilotArgs(
         Duration shutdownDuration,
         GrpcTransportKind grpcTransport,
         PilotFeatures features,
+        Ca ca,
         List<String> ignoredArguments) {
 
     public PilotArgs {
         registries = List.copyOf(registries);
         ignoredArguments = List.copyOf(ignoredArguments);
+    }
+
+    /**
+     * Where the self-signed CA keeps its root without Kubernetes, and its key type.
+     *
+     * @param stateDir --caStateDir: the root certificate and key, created once and reused
+     * @param ecdsa    --caKeyType EC: an ECDSA P-256 root instead of istiod's RSA default
+     */
+    public record Ca(Path stateDir, boolean ecdsa) {
     }
 
     /**

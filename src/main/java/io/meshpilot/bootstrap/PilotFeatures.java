@@ -20,6 +20,7 @@ import java.util.function.Function;
  * @param maxWorkloadCertTtl   MAX_WORKLOAD_CERT_TTL
  * @param enableDebugOnHttp    ENABLE_DEBUG_ON_HTTP: serve /debug/* at all
  * @param enableXdsCache       PILOT_ENABLE_XDS_CACHE: share generated resources across proxies
+ * @param ca                   the self-signed CA's CITADEL_* settings and ISTIOD_CUSTOM_HOST
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -33,7 +34,25 @@ public record PilotFeatures(
         Duration defaultWorkloadCertTtl,
         Duration maxWorkloadCertTtl,
         boolean enableDebugOnHttp,
-        boolean enableXdsCache) {
+        boolean enableXdsCache,
+        Ca ca) {
+
+    /**
+     * istiod's self-signed CA settings.
+     *
+     * @param rsaKeySize         CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE (2048)
+     * @param selfSignedTtl      CITADEL_SELF_SIGNED_CA_CERT_TTL (87600h, ten years)
+     * @param rootCheckInterval  CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL (1h)
+     * @param gracePercentile    CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE (20): rotate the
+     *                           root when less than this share of its life is left
+     * @param customHosts        ISTIOD_CUSTOM_HOST: extra DNS names for istiod's certificate
+     */
+    public record Ca(int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
+                     java.util.List<String> customHosts) {
+        public Ca {
+            customHosts = java.util.List.copyOf(customHosts);
+        }
+    }
 
     /** istiod's auto value for both throttles: 15 + 5 per CPU, at most 100. */
     static int autoThrottle() {
@@ -56,7 +75,28 @@ public record PilotFeatures(
                 r.duration("DEFAULT_WORKLOAD_CERT_TTL", "24h"),
                 r.duration("MAX_WORKLOAD_CERT_TTL", "2160h"),
                 r.bool("ENABLE_DEBUG_ON_HTTP", true),
-                r.bool("PILOT_ENABLE_XDS_CACHE", true));
+                r.bool("PILOT_ENABLE_XDS_CACHE", true),
+                new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
+                        r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
+                        percentile(r), java.util.Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
+                                .map(String::trim).filter(h -> !h.isEmpty()).toList()));
+    }
+
+    private static int rsaKeySize(EnvReader r) {
+        int bits = r.integer("CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE", 2048);
+        if (bits < 2048) {
+            throw new IllegalArgumentException("CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE=" + bits + ": must be at least 2048");
+        }
+        return bits;
+    }
+
+    private static int percentile(EnvReader r) {
+        int p = r.integer("CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE", 20);
+        if (p > 100) {
+            throw new IllegalArgumentException("CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE=" + p
+                    + ": must be between 0 and 100");
+        }
+        return p;
     }
 
     /** Typed env access; every parse error names the variable and the bad value. */

@@ -5,7 +5,6 @@ import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.grpc.GrpcTransport;
 import io.meshpilot.grpc.HelidonGrpcTransport;
 import io.meshpilot.grpc.NettyGrpcTransport;
-import io.meshpilot.security.ServingCertificate;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
@@ -31,7 +30,7 @@ public class Servers {
     GrpcServices grpcServices;
 
     @Inject
-    ServingCertificate servingCertificate;
+    io.meshpilot.security.IstiodCertificates certificates;
 
     @Inject
     StartupRecorder recorder;
@@ -60,7 +59,7 @@ public class Servers {
             helidon.serverNamedRoutingBuilder(ListenerNames.WEBHOOK);
         }
         transport = args.grpcTransport() == GrpcTransportKind.NETTY
-                ? new NettyGrpcTransport(grpcServices, args, servingCertificate)
+                ? new NettyGrpcTransport(grpcServices, args, certificates.servingTls())
                 : new HelidonGrpcTransport(helidon, grpcServices, args);
         try {
             checkPortsFree(l);

@@ -83,6 +83,14 @@ public final class DiscoveryCommand implements Callable<Integer> {
     @Option(names = "--grpcTransport", description = "Server for the gRPC ports: helidon or netty. Default: ${DEFAULT-VALUE}.")
     String grpcTransport = "helidon";
 
+    @Option(names = "--caStateDir", description = "Where the self-signed CA keeps its root certificate and key "
+            + "(no Kubernetes): created once, reused on every start. Default: var/ca under the installation.")
+    String caStateDir;
+
+    @Option(names = "--caKeyType", description = "Key type of a new self-signed root: RSA (istiod's default; "
+            + "CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE bits) or EC (P-256). Default: ${DEFAULT-VALUE}.")
+    String caKeyType = "RSA";
+
     private Function<String, String> env = System::getenv;
 
     /** Replaces the process environment; for tests. */
@@ -174,9 +182,15 @@ public final class DiscoveryCommand implements Callable<Integer> {
                 duration("keepaliveMaxServerConnectionAge", keepaliveMaxServerConnectionAge));
 
         PilotFeatures features = PilotFeatures.fromEnv(env);
+        boolean ecdsa = switch (caKeyType.trim().toUpperCase(java.util.Locale.ROOT)) {
+            case "RSA" -> false;
+            case "EC", "ECDSA" -> true;
+            default -> throw new IllegalArgumentException("--caKeyType \"" + caKeyType + "\": expected RSA or EC");
+        };
+        var ca = new PilotArgs.Ca(caStateDir != null ? Path.of(caStateDir) : home.resolve("var/ca"), ecdsa);
         List<String> ignored = spec == null ? List.of() : spec.commandLine().getUnmatchedArguments();
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, mesh, networks, ns, domain, cluster,
-                listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ignored);
+                listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
     }
 
     private static Duration duration(String flag, String value) {

@@ -4,13 +4,14 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.meshpilot.bootstrap.ListenAddress;
 import io.meshpilot.bootstrap.ListenerNames;
 import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.security.ServingTls;
 import io.meshpilot.util.GoDuration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,13 +32,13 @@ public final class NettyGrpcTransport implements GrpcTransport {
 
     private final GrpcServices services;
     private final PilotArgs args;
-    private final ServingCertificate certificate;
+    private final ServingTls tls;
     private final Map<String, Server> servers = new LinkedHashMap<>();
 
-    public NettyGrpcTransport(GrpcServices services, PilotArgs args, ServingCertificate certificate) {
+    public NettyGrpcTransport(GrpcServices services, PilotArgs args, ServingTls tls) {
         this.services = services;
         this.args = args;
-        this.certificate = certificate;
+        this.tls = tls;
     }
 
     @Override
@@ -59,8 +60,9 @@ public final class NettyGrpcTransport implements GrpcTransport {
         }
         if (secure) {
             try {
-                SslContext ssl = GrpcSslContexts.forServer(certificate.chainFile().toFile(), certificate.keyFile().toFile())
-                        .trustManager(certificate.certificate())
+                // swappable managers: a renewed certificate or new roots apply to the next handshake
+                SslContext ssl = GrpcSslContexts.configure(SslContextBuilder.forServer(tls.keyManager()))
+                        .trustManager(tls.trustManager())
                         .clientAuth(ClientAuth.OPTIONAL)
                         .build();
                 b.sslContext(ssl);

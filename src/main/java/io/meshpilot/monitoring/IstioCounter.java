@@ -32,6 +32,11 @@ public final class IstioCounter {
         this.help = help;
     }
 
+    /** The counter {@code name} without labels. */
+    public static IstioCounter of(String name, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(), help));
+    }
+
     /** The counter {@code name} with one label (e.g. "type"); the same instance for the same name. */
     public static IstioCounter of(String name, String label, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help));
@@ -40,6 +45,11 @@ public final class IstioCounter {
     /** The counter {@code name} with two labels (e.g. "node", "err"). */
     public static IstioCounter of(String name, String label1, String label2, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
+    }
+
+    /** Increments a counter without labels. */
+    public void increment() {
+        adder(List.of()).increment();
     }
 
     public void increment(String labelValue) {

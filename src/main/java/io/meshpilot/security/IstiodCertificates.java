@@ -1,33 +1,208 @@
 package io.meshpilot.security;
 
+import io.helidon.common.tls.Tls;
+import io.helidon.common.tls.TlsClientAuth;
+import io.helidon.microprofile.server.ServerCdiExtension;
+import io.meshpilot.bootstrap.BootstrapContext;
 import io.meshpilot.bootstrap.Component;
+import io.meshpilot.bootstrap.ComponentStartException;
+import io.meshpilot.bootstrap.GrpcTransportKind;
+import io.meshpilot.bootstrap.ListenerNames;
+import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.bootstrap.StartupOrder;
 import io.meshpilot.bootstrap.StartupRecorder;
+import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.model.Environment;
+import io.meshpilot.security.ca.CaMaterial;
+import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.SelfSignedRootRotator;
+import io.meshpilot.security.jwt.JwtAuthenticator;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.BeforeDestroyed;
 import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.inject.Inject;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Component 4 (CA / RA), foundation part: owns istiod's serving certificate for 15012 and
- * 15017. Until the CA issue lands this is the self-signed certificate made at start-up; the
- * CA will issue it instead and rotate it.
+ * Component 4 (CA / RA): the CA made before the container ({@link CaSetup}), the CSR service
+ * on the secure port, istiod's authenticators (client certificate, then JWT_RULE's token
+ * authenticator), the trust bundle (CA roots plus MeshConfig caCertificates), and the
+ * timers: istiod's serving certificate renewed half way through its life, the self-signed
+ * root checked every CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL and rotated in its grace
+ * period. New certificates and roots reach the secure sockets without closing connections.
  */
 @ApplicationScoped
 public class IstiodCertificates {
-    @Inject
-    ServingCertificate serving;
+    private static final System.Logger LOG = System.getLogger(IstiodCertificates.class.getName());
 
     @Inject
     StartupRecorder recorder;
 
+    @Inject
+    GrpcServices grpcServices;
+
+    @Inject
+    Authenticators authenticators;
+
+    @Inject
+    Environment environment;
+
+    @Inject
+    PilotArgs args;
+
+    @Inject
+    BeanManager beanManager;
+
+    private CaSetup setup;
+    private volatile ServingCertificate serving;
+    private volatile TrustBundle trustBundle;
+    private ServingTls servingTls;
+    private ScheduledExecutorService timer;
+    private JwtAuthenticator jwt;
+
     void start(@Observes @Priority(StartupOrder.CA) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.CA, () -> "serving certificate self-signed at start (no CA yet) dns="
-                + serving.dnsNames() + " notAfter=" + serving.certificate().getNotAfter().toInstant());
+        recorder.run(Component.CA, () -> {
+            setup = BootstrapContext.current().ca();
+            serving = setup.serving();
+            trustBundle = TrustBundle.of(setup.ca().material().roots(), meshPems());
+            servingTls = new ServingTls(serving, trustBundle.certificates());
+            String rule = args.features().jwtRule();
+            try {
+                JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
+                        .ifPresent(a -> {
+                            jwt = a;
+                            authenticators.register(a);
+                        });
+            } catch (IllegalArgumentException e) {
+                throw new ComponentStartException(Component.CA, e.getMessage(), e);
+            }
+            grpcServices.register(new CertificateService(authenticators, setup::ca), GrpcServices.Ports.SECURE_ONLY);
+            CaMetrics.expiryGauges(() -> setup.ca().material().root().getNotAfter().toInstant().getEpochSecond(),
+                    () -> setup.ca().material().signingCertificate().getNotAfter().toInstant().getEpochSecond());
+            environment.addMeshHandler(this::meshChanged);
+            timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
+            scheduleRenewal();
+            if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED) {
+                long every = args.features().ca().rootCheckInterval().toMillis();
+                timer.scheduleWithFixedDelay(this::checkRoot, every, every, TimeUnit.MILLISECONDS);
+            }
+            CaMaterial m = setup.ca().material();
+            return "CA " + m.origin() + " root=" + m.root().getSubjectX500Principal() + " notAfter="
+                    + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
+                    + " notAfter=" + serving.certificate().getNotAfter().toInstant()
+                    + (rule.isBlank() ? "" : "; JWT_RULE authenticator");
+        });
+    }
+
+    void stop(@Observes @BeforeDestroyed(ApplicationScoped.class) Object event) {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        if (jwt != null) {
+            jwt.close();
+        }
+    }
+
+    public CertificateAuthority ca() {
+        return setup.ca();
+    }
+
+    public CaMaterial material() {
+        return setup.ca().material();
     }
 
     public ServingCertificate serving() {
         return serving;
+    }
+
+    public TrustBundle trustBundle() {
+        return trustBundle;
+    }
+
+    /** Swappable TLS managers for the Netty transport's secure port. */
+    public ServingTls servingTls() {
+        return servingTls;
+    }
+
+    private List<String> meshPems() {
+        return environment.mesh().getCaCertificatesList().stream()
+                .filter(c -> c.hasPem()).map(c -> c.getPem()).toList();
+    }
+
+    private void meshChanged() {
+        TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
+        if (!next.certificates().equals(trustBundle.certificates())) {
+            trustBundle = next;
+            LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
+                    + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
+            applyTls();
+        }
+    }
+
+    private void scheduleRenewal() {
+        long delay = Math.max(Duration.between(Instant.now(), serving.renewAt()).toMillis(), 1000);
+        timer.schedule(this::renewServing, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /** istiod's own certificate, renewed before it expires; open connections keep going. */
+    void renewServing() {
+        try {
+            serving = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(), trustBundle.certificates(),
+                    setup.tlsDir());
+            applyTls();
+            LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)
+                    + " notAfter=" + serving.certificate().getNotAfter().toInstant());
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "serving certificate renewal failed (retrying in a minute): " + e.getMessage(), e);
+            timer.schedule(this::renewServing, 1, TimeUnit.MINUTES);
+            return;
+        }
+        scheduleRenewal();
+    }
+
+    /** The self-signed root, rotated in its grace period with the same key; both roots stay trusted. */
+    void checkRoot() {
+        try {
+            var rotator = new SelfSignedRootRotator(args.features().ca().selfSignedTtl(), args.features().ca().gracePercentile());
+            var rotated = rotator.rotateAndSave(setup.ca().material(), setup.stateDir(), Instant.now());
+            if (rotated.isPresent()) {
+                setup.ca().update(rotated.get());
+                trustBundle = TrustBundle.of(rotated.get().roots(), meshPems());
+                LOG.log(Level.WARNING, "self-signed root rotated: new notAfter="
+                        + rotated.get().root().getNotAfter().toInstant() + "; the old root stays in the trust bundle");
+                renewServing();
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "root certificate check failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** New handshakes on the secure sockets use the current certificate and trust bundle. */
+    private void applyTls() {
+        servingTls.update(serving, trustBundle.certificates());
+        Tls tls = Tls.builder()
+                .privateKey(serving.privateKey())
+                .privateKeyCertChain(serving.chain())
+                .trust(trustBundle.certificates())
+                .clientAuth(TlsClientAuth.OPTIONAL)
+                .endpointIdentificationAlgorithm("NONE")
+                .build();
+        ServerCdiExtension server = beanManager.getExtension(ServerCdiExtension.class);
+        PilotArgs.Listeners l = args.listeners();
+        if (l.secureGrpc() != null && args.grpcTransport() == GrpcTransportKind.HELIDON) {
+            server.reloadTls(ListenerNames.GRPC_SECURE, tls);
+        }
+        if (l.https() != null) {
+            server.reloadTls(ListenerNames.WEBHOOK, tls);
+        }
     }
 }

@@ -1,120 +1,124 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.IssuedChain;
+import io.meshpilot.security.ca.Pem;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.List;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x509.BasicConstraints;
-import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
-import org.bouncycastle.asn1.x509.Extension;
-import org.bouncycastle.asn1.x509.GeneralName;
-import org.bouncycastle.asn1.x509.GeneralNames;
-import org.bouncycastle.asn1.x509.KeyPurposeId;
-import org.bouncycastle.asn1.x509.KeyUsage;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
- * istiod's TLS serving certificate for the secure gRPC (15012) and webhook (15017) ports.
- * Until the CA issues one, this is a self-signed certificate made at start for istiod's DNS
- * names; the files it writes are what Helidon's socket TLS config and the Netty transport read.
+ * istiod's TLS serving certificate for the secure gRPC (15012) and webhook (15017) ports,
+ * issued by our CA for istiod's DNS names. The files are what Helidon's socket TLS config
+ * reads at start; later renewals reach the sockets as in-memory key material.
  *
- * @param certificate the leaf (self-signed for now)
- * @param privateKey  its key
- * @param dnsNames    the DNS SANs
+ * @param certificate the leaf
+ * @param privateKey  its key (EC P-256)
+ * @param chain       the leaf, intermediates and root, as presented to clients
+ * @param dnsNames    the names it was issued for
+ * @param issuedAt    when it was issued (renewal is planned from here, not from the backdated notBefore)
  * @param keyFile     PEM private key (mode 0600)
- * @param chainFile   PEM certificate chain
+ * @param chainFile   PEM certificate chain (leaf first)
+ * @param trustFile   PEM roots client certificates are verified against (the trust bundle at issue time)
  */
-public record ServingCertificate(X509Certificate certificate, PrivateKey privateKey, List<String> dnsNames,
-                                 Path keyFile, Path chainFile) {
+public record ServingCertificate(X509Certificate certificate, PrivateKey privateKey, List<X509Certificate> chain,
+                                 List<String> dnsNames, Instant issuedAt, Path keyFile, Path chainFile,
+                                 Path trustFile) {
+    public ServingCertificate {
+        chain = List.copyOf(chain);
+        dnsNames = List.copyOf(dnsNames);
+    }
 
-    /** Creates a self-signed EC P-256 certificate for istiod's names and writes it under {@code dir}. */
-    public static ServingCertificate selfSigned(String namespace, String domainSuffix, Path dir) {
+    /** istiod's names: its Service in {@code namespace}, ISTIOD_CUSTOM_HOST names, and localhost when embedded. */
+    public static List<String> istiodNames(String namespace, String domainSuffix, List<String> customHosts,
+                                           boolean embedded) {
         List<String> names = new ArrayList<>(List.of(
                 "istiod." + namespace + ".svc",
                 "istiod." + namespace + ".svc." + domainSuffix,
-                "istiod-remote." + namespace + ".svc",
-                "localhost"));
+                "istiod-remote." + namespace + ".svc"));
+        customHosts.stream().filter(h -> !names.contains(h)).forEach(names::add);
+        if (embedded) {
+            names.add("localhost");
+        }
+        return names;
+    }
+
+    /**
+     * Issues a new serving certificate from {@code ca} for a fresh EC P-256 key and writes it
+     * under {@code dir} (each file replaced atomically).
+     */
+    public static ServingCertificate issue(CertificateAuthority ca, List<String> names, Duration ttl,
+                                           List<X509Certificate> trust, Path dir) {
         try {
             KeyPairGenerator gen = KeyPairGenerator.getInstance("EC");
             gen.initialize(new ECGenParameterSpec("secp256r1"), new SecureRandom());
             KeyPair kp = gen.generateKeyPair();
             Instant now = Instant.now();
-            X500Name subject = new X500Name("O=MeshPilot,CN=istiod." + namespace + ".svc");
-            var builder = new JcaX509v3CertificateBuilder(subject, new BigInteger(127, new SecureRandom()),
-                    Date.from(now.minus(Duration.ofMinutes(5))), Date.from(now.plus(Duration.ofDays(90))),
-                    subject, kp.getPublic());
-            List<GeneralName> sans = new ArrayList<>();
-            names.forEach(n -> sans.add(new GeneralName(GeneralName.dNSName, n)));
-            sans.add(new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
-            sans.add(new GeneralName(GeneralName.iPAddress, "::1"));
-            var ext = new JcaX509ExtensionUtils();
-            builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(sans.toArray(GeneralName[]::new)));
-            builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
-            builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment));
-            builder.addExtension(Extension.extendedKeyUsage, false,
-                    new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
-            builder.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(kp.getPublic()));
-            var signer = new JcaContentSignerBuilder("SHA256withECDSA").build(kp.getPrivate());
-            X509Certificate cert = new JcaX509CertificateConverter().getCertificate(builder.build(signer));
-
+            IssuedChain issued = ca.issueServing(kp.getPublic(), names, ttl);
+            List<X509Certificate> chain = new ArrayList<>();
+            for (String pem : issued.certChain()) {
+                chain.add(parse(pem));
+            }
             Files.createDirectories(dir);
             Path key = dir.resolve("key.pem");
-            Path chain = dir.resolve("cert-chain.pem");
+            Path chainFile = dir.resolve("cert-chain.pem");
+            Path trustFile = dir.resolve("trust-bundle.pem");
             // PKCS#8 ("PRIVATE KEY"): what Helidon and Netty read for every key type
-            writeOwnerOnly(key, pem(new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(kp.getPrivate(), null).generate()));
-            Files.writeString(chain, pem(cert));
-            return new ServingCertificate(cert, kp.getPrivate(), List.copyOf(names), key, chain);
+            replace(key, Pem.privateKey(kp.getPrivate()), true);
+            replace(chainFile, String.join("", issued.certChain()), false);
+            replace(trustFile, Pem.certificates(trust), false);
+            return new ServingCertificate(chain.getFirst(), kp.getPrivate(), chain, names, now, key, chainFile, trustFile);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the serving certificate under " + dir, e);
-        } catch (java.security.GeneralSecurityException | OperatorCreationException e) {
+        } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException("cannot create the serving certificate: " + e.getMessage(), e);
         }
     }
 
-    private static void writeOwnerOnly(Path file, String content) throws IOException {
-        Files.deleteIfExists(file);
-        try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        } catch (UnsupportedOperationException e) {
-            Files.createFile(file);
-        }
-        Files.writeString(file, content);
+    /** When to renew: half way through its life, as istiod renews workload certificates. */
+    public Instant renewAt() {
+        return issuedAt.plus(Duration.between(issuedAt, certificate.getNotAfter().toInstant()).dividedBy(2));
     }
 
-    static String pem(Object o) throws IOException {
-        StringWriter sw = new StringWriter();
-        try (JcaPEMWriter w = new JcaPEMWriter(sw)) {
-            w.writeObject(o);
+    private static X509Certificate parse(String pem) throws CertificateException {
+        return (X509Certificate) CertificateFactory.getInstance("X.509")
+                .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    /** Writes next to the target and renames over it, so a reader never sees half a file. */
+    private static void replace(Path file, String content, boolean ownerOnly) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp);
+        if (ownerOnly) {
+            try {
+                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            } catch (UnsupportedOperationException e) {
+                Files.createFile(tmp);
+            }
         }
-        return sw.toString();
+        Files.writeString(tmp, content);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** The certificate in PEM, e.g. for clients that want to trust it. */
     public String certificatePem() {
-        try {
-            return pem(certificate);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return Pem.certificate(certificate);
     }
 }

@@ -742,7 +742,8 @@ public final class XdsLoad {
         cmd.addAll(List.of("-Dmeshpilot.home=" + home, "-jar", Path.of(home, "target/meshpilot.jar").toString(), "discovery",
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--grpcTransport", transport,
-                "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString()));
+                "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString(),
+                "--caStateDir", dir.resolve("ca").toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         // a load test measures serving, not admission: let every simulated proxy in at once
         pb.environment().put("PILOT_MAX_REQUESTS_PER_SECOND", Integer.toString(Math.max(100, proxies * 2)));

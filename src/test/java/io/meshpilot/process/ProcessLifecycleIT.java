@@ -36,7 +36,8 @@ class ProcessLifecycleIT {
         List<String> f = new ArrayList<>(List.of("discovery",
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
-                "--meshConfig", dir.resolve("mesh").toString(), "--configDir", dir.toString()));
+                "--meshConfig", dir.resolve("mesh").toString(), "--configDir", dir.toString(),
+                "--caStateDir", dir.resolveSibling(dir.getFileName() + "-ca").toString(), "--caKeyType", "EC"));
         f.addAll(List.of(extra));
         return f.toArray(String[]::new);
     }

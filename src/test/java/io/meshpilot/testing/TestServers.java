@@ -23,7 +23,9 @@ public final class TestServers {
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
                 "--meshConfig", dir.resolve("mesh").toString(),
                 "--networksConfig", dir.resolve("meshNetworks").toString(),
-                "--configDir", dir.resolve("config").toString()));
+                "--configDir", dir.resolve("config").toString(),
+                // each server its own CA root; EC keys are made in milliseconds, RSA 2048 can take a second
+                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
         f.addAll(List.of(extra));
         return f;
     }

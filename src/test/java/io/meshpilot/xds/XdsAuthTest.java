@@ -45,10 +45,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * XDS_AUTH: on the secure port a stream needs an authenticated caller whose SPIFFE identity
  * is of the proxy's namespace (and service account); the plaintext port is not authenticated.
  */
-class XdsAuthTest {
+public class XdsAuthTest {
 
     /** The first answer of a one-request ADS stream, or the status it was refused with. */
-    static Object firstAnswer(io.grpc.Channel channel, String nodeId) throws Exception {
+    public static Object firstAnswer(io.grpc.Channel channel, String nodeId) throws Exception {
         CompletableFuture<Object> result = new CompletableFuture<>();
         var requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
             @Override

@@ -1,5 +1,7 @@
 package io.meshpilot.security.ca;
 
+import io.meshpilot.testing.OpenSsl;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,34 +1,35 @@
-package io.meshpilot.security.ca;
+package io.meshpilot.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import io.meshpilot.security.ca.IssuedChain;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The real openssl CLI, run in one directory: makes keys, CSRs and CAs, and checks what we issue. */
-final class OpenSsl {
+public final class OpenSsl {
     /** Only a guard against a hung process, never a performance assertion. */
     private static final long TIMEOUT_SECONDS = 120;
 
     private final Path dir;
 
-    OpenSsl(Path dir) {
+    public OpenSsl(Path dir) {
         this.dir = dir;
     }
 
-    Path dir() {
+    public Path dir() {
         return dir;
     }
 
-    record Result(int exit, String output) {
+    public record Result(int exit, String output) {
     }
 
-    Result tryRun(String... args) {
+    public Result tryRun(String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add("openssl");
         cmd.addAll(List.of(args));
@@ -49,7 +50,7 @@ final class OpenSsl {
         }
     }
 
-    String run(String... args) {
+    public String run(String... args) {
         Result r = tryRun(args);
         if (r.exit() != 0) {
             fail("openssl " + String.join(" ", args) + " exited " + r.exit() + ":\n" + r.output());
@@ -57,7 +58,7 @@ final class OpenSsl {
         return r.output();
     }
 
-    Path write(String name, String content) {
+    public Path write(String name, String content) {
         try {
             return Files.writeString(dir.resolve(name), content);
         } catch (IOException e) {
@@ -65,7 +66,7 @@ final class OpenSsl {
         }
     }
 
-    String read(String name) {
+    public String read(String name) {
         try {
             return Files.readString(dir.resolve(name));
         } catch (IOException e) {
@@ -77,7 +78,7 @@ final class OpenSsl {
      * A CSR for a new key; {@code keySpec} is openssl's -newkey argument ("rsa:2048", "ec", "ed25519"),
      * {@code curve} the EC curve or null, {@code san} an -addext subjectAltName value or null.
      */
-    String csr(String name, String keySpec, String curve, String san) {
+    public String csr(String name, String keySpec, String curve, String san) {
         List<String> args = new ArrayList<>(List.of("req", "-new", "-newkey", keySpec, "-nodes",
                 "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/O=workload"));
         if (curve != null) {
@@ -90,16 +91,16 @@ final class OpenSsl {
         return read(name + ".csr");
     }
 
-    String rsaCsr(String name, int bits, String san) {
+    public String rsaCsr(String name, int bits, String san) {
         return csr(name, "rsa:" + bits, null, san);
     }
 
-    String ecCsr(String name, String curve, String san) {
+    public String ecCsr(String name, String curve, String san) {
         return csr(name, "ec", curve, san);
     }
 
     /** openssl's extension sections for the CAs the tests build. */
-    void writeConfig() {
+    public void writeConfig() {
         write("ca.cnf", """
                 [req]
                 distinguished_name = dn
@@ -129,11 +130,11 @@ final class OpenSsl {
     }
 
     /** A self-signed root: {@code name}-cert.pem and {@code name}-key.pem; keySpec as openssl -newkey, "ec" is P-256. */
-    void root(String name, String cn, String keySpec) {
+    public void root(String name, String cn, String keySpec) {
         root(name, cn, keySpec, 3650);
     }
 
-    void root(String name, String cn, String keySpec, int days) {
+    public void root(String name, String cn, String keySpec, int days) {
         writeConfig();
         List<String> args = new ArrayList<>(List.of("req", "-x509", "-newkey", keySpec, "-nodes",
                 "-keyout", name + "-key.pem", "-out", name + "-cert.pem",
@@ -145,7 +146,7 @@ final class OpenSsl {
     }
 
     /** A certificate for a new key signed by {@code issuer}: {@code name}-cert.pem and {@code name}-key.pem. */
-    void issue(String name, String cn, String keySpec, String issuer, String section, int days) {
+    public void issue(String name, String cn, String keySpec, String issuer, String section, int days) {
         writeConfig();
         List<String> req = new ArrayList<>(List.of("req", "-new", "-newkey", keySpec, "-nodes",
                 "-keyout", name + "-key.pem", "-out", name + ".csr", "-subj", "/O=Istio/CN=" + cn));
@@ -159,7 +160,7 @@ final class OpenSsl {
     }
 
     /** {@code openssl verify -x509_strict}: the output, which says "OK" on success. */
-    Result verify(String rootFile, String untrustedFile, String leafFile) {
+    public Result verify(String rootFile, String untrustedFile, String leafFile) {
         List<String> args = new ArrayList<>(List.of("verify", "-x509_strict", "-CAfile", rootFile));
         if (untrustedFile != null) {
             args.addAll(List.of("-untrusted", untrustedFile));
@@ -169,7 +170,7 @@ final class OpenSsl {
     }
 
     /** Writes an issued chain as leaf.pem, intermediates.pem and root.pem, and verifies the leaf against the root. */
-    Result verifyChain(IssuedChain chain) {
+    public Result verifyChain(IssuedChain chain) {
         List<String> c = chain.certChain();
         write("leaf.pem", c.getFirst());
         write("root.pem", c.getLast());
@@ -180,7 +181,7 @@ final class OpenSsl {
         return verify("root.pem", untrusted.isEmpty() ? null : "intermediates.pem", "leaf.pem");
     }
 
-    String text(String certFile) {
+    public String text(String certFile) {
         return run("x509", "-in", certFile, "-noout", "-text");
     }
 }

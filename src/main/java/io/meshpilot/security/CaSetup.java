@@ -1,0 +1,59 @@
+package io.meshpilot.security;
+
+import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.bootstrap.PilotFeatures;
+import io.meshpilot.bootstrap.ServerMode;
+import io.meshpilot.security.ca.CaLoadException;
+import io.meshpilot.security.ca.CaLoader;
+import io.meshpilot.security.ca.CaMaterial;
+import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.SelfSignedCaStore;
+import io.meshpilot.security.ca.SelfSignedOptions;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+
+/**
+ * The part of component 4 (CA) that must exist before the container starts, because the
+ * secure sockets are configured with istiod's serving certificate when Helidon boots: the CA
+ * material (plugged-in from ROOT_CA_DIR when it holds CA files, as istiod; otherwise the
+ * self-signed root kept in --caStateDir, created once), the signing CA, and the first serving
+ * certificate it issues.
+ *
+ * @param ca          the signing CA
+ * @param serving     istiod's first serving certificate
+ * @param names       the names it is issued for (renewals use the same)
+ * @param servingTtl  its lifetime (DEFAULT_WORKLOAD_CERT_TTL, renewed half way)
+ * @param tlsDir      where its files are written
+ * @param stateDir    the self-signed root's directory (rotations are written there)
+ */
+public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<String> names,
+                      java.time.Duration servingTtl, Path tlsDir, Path stateDir) {
+
+    /**
+     * Loads or creates the CA and issues the serving certificate.
+     *
+     * @throws CaLoadException with the file and the reason when CA files are damaged; nothing is
+     *                         written over them
+     */
+    public static CaSetup create(PilotArgs args, Path tlsDir) {
+        PilotFeatures f = args.features();
+        Path rootCaDir = Path.of(f.rootCaDir());
+        CaMaterial material;
+        if (CaLoader.hasPluggedIn(rootCaDir)) {
+            material = CaLoader.loadPluggedIn(rootCaDir);
+        } else {
+            SelfSignedOptions options = SelfSignedOptions.defaults()
+                    .withKeyType(args.ca().ecdsa() ? SelfSignedOptions.KeyType.EC_P256 : SelfSignedOptions.KeyType.RSA)
+                    .withRsaKeySize(f.ca().rsaKeySize())
+                    .withTtl(f.ca().selfSignedTtl());
+            material = SelfSignedCaStore.loadOrCreate(args.ca().stateDir(), options, Clock.systemUTC());
+        }
+        CertificateAuthority ca = new CertificateAuthority(material, f.defaultWorkloadCertTtl(),
+                f.maxWorkloadCertTtl(), Clock.systemUTC());
+        List<String> names = ServingCertificate.istiodNames(args.namespace(), args.domainSuffix(), f.ca().customHosts(),
+                args.mode() == ServerMode.EMBEDDED);
+        ServingCertificate serving = ServingCertificate.issue(ca, names, f.defaultWorkloadCertTtl(), material.roots(), tlsDir);
+        return new CaSetup(ca, serving, names, f.defaultWorkloadCertTtl(), tlsDir, args.ca().stateDir());
+    }
+}

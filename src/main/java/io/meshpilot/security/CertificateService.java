@@ -1,0 +1,107 @@
+package io.meshpilot.security;
+
+import io.grpc.BindableService;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
+import io.meshpilot.api.security.v1alpha1.IstioCertificateResponse;
+import io.meshpilot.grpc.CallPeer;
+import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.CsrRejectedException;
+import io.meshpilot.security.ca.CsrRejectedException.Reason;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+/**
+ * istiod's {@code istio.v1.auth.IstioCertificateService/CreateCertificate} on the secure port:
+ * authenticates the caller with istiod's authenticators, then signs the CSR for the caller's
+ * identities only. Every refusal is a gRPC status that says why (UNAUTHENTICATED,
+ * PERMISSION_DENIED, INVALID_ARGUMENT); bad input never surfaces as an internal error.
+ */
+public final class CertificateService implements BindableService {
+    public static final String SERVICE = "istio.v1.auth.IstioCertificateService";
+    /** The method, also for clients (tests, the benchmark): no generated stubs in this build. */
+    public static final MethodDescriptor<IstioCertificateRequest, IstioCertificateResponse> CREATE_CERTIFICATE =
+            MethodDescriptor.<IstioCertificateRequest, IstioCertificateResponse>newBuilder()
+                    .setType(MethodDescriptor.MethodType.UNARY)
+                    .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "CreateCertificate"))
+                    .setRequestMarshaller(ProtoUtils.marshaller(IstioCertificateRequest.getDefaultInstance()))
+                    .setResponseMarshaller(ProtoUtils.marshaller(IstioCertificateResponse.getDefaultInstance()))
+                    .build();
+    /** istiod's metadata key for a node agent asking on behalf of a workload. */
+    static final String IMPERSONATED_IDENTITY = "ImpersonatedIdentity";
+
+    /** Rejections counted as citadel_server_csr_parsing_err_count; the rest as sign errors. */
+    private static final java.util.Set<Reason> PARSING = java.util.EnumSet.of(Reason.MALFORMED_CSR,
+            Reason.BAD_CSR_SIGNATURE, Reason.TOO_LARGE);
+    private static final System.Logger LOG = System.getLogger(CertificateService.class.getName());
+
+    private final Authenticators authenticators;
+    private final Supplier<CertificateAuthority> ca;
+
+    public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca) {
+        this.authenticators = authenticators;
+        this.ca = ca;
+    }
+
+    @Override
+    public ServerServiceDefinition bindService() {
+        return ServerServiceDefinition.builder(SERVICE)
+                .addMethod(CREATE_CERTIFICATE, ServerCalls.asyncUnaryCall(this::createCertificate))
+                .build();
+    }
+
+    void createCertificate(IstioCertificateRequest request, StreamObserver<IstioCertificateResponse> response) {
+        CaMetrics.CSR_COUNT.increment();
+        CallPeer peer = CallPeer.current().orElse(null);
+        String from = peer == null ? "?" : String.valueOf(peer.remoteAddress());
+        Authenticator.Caller caller;
+        try {
+            if (peer == null) {
+                throw new Authenticator.AuthenticationException("no peer information for the call");
+            }
+            caller = authenticators.authenticate(peer, CallPeer.currentHeaders());
+        } catch (Authenticator.AuthenticationException e) {
+            CaMetrics.AUTHENTICATION_FAILURE.increment();
+            LOG.log(Level.WARNING, "CSR refused peer=" + from + ": " + e.getMessage());
+            response.onError(Status.UNAUTHENTICATED.withDescription("request authenticate failure: " + e.getMessage())
+                    .asRuntimeException());
+            return;
+        }
+        if (request.hasMetadata() && request.getMetadata().containsFields(IMPERSONATED_IDENTITY)) {
+            // istiod lets only trusted node agents on Kubernetes ask for someone else; there are none here
+            LOG.log(Level.WARNING, "CSR refused peer=" + from + " identities=" + caller.identities()
+                    + ": impersonation requested");
+            response.onError(Status.PERMISSION_DENIED.withDescription(
+                    "caller " + caller.identities() + " may not request a certificate for another identity")
+                    .asRuntimeException());
+            return;
+        }
+        try {
+            var chain = ca.get().sign(request.getCsr(), caller.identities(),
+                    Duration.ofSeconds(request.getValidityDuration()));
+            CaMetrics.SUCCESS.increment();
+            LOG.log(Level.DEBUG, () -> "CSR signed peer=" + from + " identities=" + caller.identities()
+                    + " by=" + caller.authenticator());
+            response.onNext(IstioCertificateResponse.newBuilder().addAllCertChain(chain.istioResponseChain()).build());
+            response.onCompleted();
+        } catch (CsrRejectedException e) {
+            String reason = e.reason().name().toLowerCase(java.util.Locale.ROOT);
+            if (PARSING.contains(e.reason())) {
+                CaMetrics.CSR_PARSING_ERROR.increment(reason);
+            } else {
+                CaMetrics.SIGN_ERROR.increment(e.reason().istioErrorType());
+            }
+            LOG.log(Level.WARNING, "CSR rejected peer=" + from + " identities=" + caller.identities()
+                    + " reason=" + reason + ": " + e.getMessage());
+            Status status = e.reason() == Reason.SAN_NOT_ALLOWED ? Status.PERMISSION_DENIED
+                    : e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;
+            response.onError(status.withDescription(e.getMessage()).asRuntimeException());
+        }
+    }
+}

@@ -1,0 +1,211 @@
+package io.meshpilot.security;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ClientInterceptors;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.stub.MetadataUtils;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.security.ca.Pem;
+import io.meshpilot.testing.OpenSsl;
+import io.meshpilot.testing.TestServers;
+import io.meshpilot.xds.XdsAuthTest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The CA across starts and configurations: a plugged-in root and intermediate, the
+ * self-signed root kept across restarts, damaged CA files stopping start-up untouched, and
+ * XDS_AUTH on 15012 with identities from the CA's authenticators.
+ */
+class CaLifecycleTest {
+
+    /** The chain the secure port presents to a client that trusts only {@code root} and checks the name. */
+    static List<X509Certificate> presentedChain(int port, X509Certificate root) throws Exception {
+        var tmf = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
+        var ks = java.security.KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setCertificateEntry("root", root);
+        tmf.init(ks);
+        var ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+        ctx.init(null, tmf.getTrustManagers(), null);
+        try (SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket("localhost", port)) {
+            var params = socket.getSSLParameters();
+            params.setEndpointIdentificationAlgorithm("HTTPS");
+            params.setApplicationProtocols(new String[] {"h2"});
+            socket.setSSLParameters(params);
+            socket.startHandshake();
+            List<X509Certificate> chain = new ArrayList<>();
+            for (var c : socket.getSession().getPeerCertificates()) {
+                chain.add((X509Certificate) c);
+            }
+            return chain;
+        }
+    }
+
+    @Test
+    void aPluggedInRootAndIntermediateSignLeavesAndIstiodsOwnCertificate(@TempDir Path dir) throws Exception {
+        OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
+        ossl.root("root", "Plugged Root", "rsa:2048");
+        ossl.issue("int", "Plugged Intermediate", "ec", "root", "v3_int", 730);
+        Path cacerts = Files.createDirectories(dir.resolve("cacerts"));
+        Files.copy(ossl.dir().resolve("int-cert.pem"), cacerts.resolve("ca-cert.pem"));
+        Files.copy(ossl.dir().resolve("int-key.pem"), cacerts.resolve("ca-key.pem"));
+        Files.writeString(cacerts.resolve("cert-chain.pem"), ossl.read("int-cert.pem") + ossl.read("root-cert.pem"));
+        Files.copy(ossl.dir().resolve("root-cert.pem"), cacerts.resolve("root-cert.pem"));
+        Files.createDirectories(dir.resolve("config"));
+        Tokens tokens = new Tokens("k1");
+        Path jwks = Files.writeString(dir.resolve("jwks.json"), tokens.jwks());
+
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("ROOT_CA_DIR", cacerts.toString(),
+                "JWT_RULE", Tokens.rule(jwks)))) {
+            X509Certificate root = CertificateServiceTest.parse(ossl.read("root-cert.pem"));
+            X509Certificate intermediate = CertificateServiceTest.parse(ossl.read("int-cert.pem"));
+            assertEquals(root, server.bean(IstiodCertificates.class).material().root());
+            assertTrue(server.bean(IstiodCertificates.class).material().origin().toString().startsWith("plugged-in"));
+
+            ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
+            try {
+                String csr = ossl.rsaCsr("w", 2048, null);
+                Object r = CaClient.create(ch, tokens.sign(Tokens.serviceAccount("default", "bookinfo")),
+                        CaClient.request(csr, 600));
+                assertTrue(r instanceof List, String.valueOf(r));
+                @SuppressWarnings("unchecked")
+                List<String> chain = (List<String>) r;
+                assertEquals(3, chain.size(), "leaf, intermediate, root");
+                assertEquals(intermediate, CertificateServiceTest.parse(chain.get(1)));
+                ossl.write("leaf.pem", chain.getFirst());
+                ossl.write("untrusted.pem", chain.get(1));
+                String out = ossl.run("verify", "-CAfile", "root-cert.pem", "-untrusted", "untrusted.pem", "leaf.pem");
+                assertTrue(out.contains("leaf.pem: OK"), out);
+            } finally {
+                ch.shutdownNow();
+            }
+            // istiod's own certificate: issued by the intermediate, verified by a client trusting only the root
+            List<X509Certificate> presented = presentedChain(server.ports().get("grpc-secure"), root);
+            assertEquals(intermediate, presented.get(1), "the intermediate is presented");
+            presented.getFirst().verify(intermediate.getPublicKey());
+        }
+    }
+
+    @Test
+    void theSelfSignedRootSurvivesRestartsAndADamagedKeyStopsStartUpUntouched(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        X509Certificate first;
+        try (MeshPilotServer server = TestServers.start(dir)) {
+            first = server.bean(IstiodCertificates.class).material().root();
+        }
+        Path key = dir.resolve("ca/root-key.pem");
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(key)));
+        try (MeshPilotServer server = TestServers.start(dir)) {
+            assertEquals(first, server.bean(IstiodCertificates.class).material().root(), "the same root after a restart");
+            // and workloads chain to it
+            X509Certificate presented = presentedChain(server.ports().get("grpc-secure"), first).getFirst();
+            presented.verify(first.getPublicKey());
+        }
+
+        byte[] damagedKey = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".getBytes();
+        Files.write(key, damagedKey);
+        byte[] cert = Files.readAllBytes(dir.resolve("ca/root-cert.pem"));
+        var failure = assertThrows(MeshPilotServer.StartupFailure.class, () -> TestServers.start(dir).close());
+        assertTrue(failure.getMessage().startsWith("ca: root-key.pem: "),
+                failure.getMessage());
+        assertArrayEquals(damagedKey, Files.readAllBytes(key), "the key file is left as it was");
+        assertArrayEquals(cert, Files.readAllBytes(dir.resolve("ca/root-cert.pem")), "the certificate too");
+    }
+
+    @Test
+    void xdsAuthOnTheSecurePortTakesTheIdentityFromATokenOrRefuses(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        Tokens tokens = new Tokens("k1");
+        Path jwks = Files.writeString(dir.resolve("jwks.json"), tokens.jwks());
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("XDS_AUTH", "true", "JWT_RULE", Tokens.rule(jwks)))) {
+            X509Certificate root = server.bean(IstiodCertificates.class).material().root();
+            ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
+            try {
+                String node = "sidecar~10.0.0.1~productpage-1.default~default.svc.cluster.local";
+                Object refused = XdsAuthTest.firstAnswer(ch, node);
+                assertEquals(Status.Code.UNAUTHENTICATED, ((Status) refused).getCode(), String.valueOf(refused));
+
+                Metadata md = new Metadata();
+                md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                        "Bearer " + tokens.sign(Tokens.serviceAccount("default", "bookinfo-productpage")));
+                var withToken = ClientInterceptors.intercept(ch, MetadataUtils.newAttachHeadersInterceptor(md));
+                assertTrue(XdsAuthTest.firstAnswer(withToken, node) instanceof DiscoveryResponse, "a token of the namespace");
+
+                Metadata other = new Metadata();
+                other.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                        "Bearer " + tokens.sign(Tokens.serviceAccount("kube-system", "admin")));
+                Object denied = XdsAuthTest.firstAnswer(
+                        ClientInterceptors.intercept(ch, MetadataUtils.newAttachHeadersInterceptor(other)), node);
+                assertEquals(Status.Code.PERMISSION_DENIED, ((Status) denied).getCode(), String.valueOf(denied));
+            } finally {
+                ch.shutdownNow();
+                ch.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void meshCaCertificatesJoinTheTrustBundle(@TempDir Path dir) throws Exception {
+        OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
+        ossl.root("extra", "Extra Root", "ec");
+        Files.createDirectories(dir.resolve("config"));
+        String extra = ossl.read("extra-cert.pem");
+        StringBuilder mesh = new StringBuilder("caCertificates:\n- pem: |\n");
+        extra.lines().forEach(l -> mesh.append("    ").append(l).append('\n'));
+        Files.writeString(dir.resolve("mesh"), mesh);
+        try (MeshPilotServer server = TestServers.start(dir)) {
+            TrustBundle bundle = server.bean(IstiodCertificates.class).trustBundle();
+            assertEquals(2, bundle.certificates().size(), bundle.sources().toString());
+            assertEquals(List.of("ca", "meshConfig.caCertificates[0]"), bundle.sources());
+            assertEquals(CertificateServiceTest.parse(extra), bundle.certificates().get(1));
+            assertNotEquals(bundle.certificates().get(0), bundle.certificates().get(1));
+            assertTrue(bundle.pem().contains(Pem.certificate(bundle.certificates().get(1)).trim()));
+        }
+    }
+
+    @Test
+    void aSelfSignedRootInItsGracePeriodIsRotatedWithTheSameKeyAndTheOldRootStaysTrusted(@TempDir Path dir)
+            throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        // a 30 s root checked every second, due once less than 90% of its life is left: rotated after about 3 s
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("CITADEL_SELF_SIGNED_CA_CERT_TTL", "30s",
+                "CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1s",
+                "CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE", "90"))) {
+            IstiodCertificates certs = server.bean(IstiodCertificates.class);
+            X509Certificate first = certs.material().root();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (certs.material().root().equals(first) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            X509Certificate rotated = certs.material().root();
+            assertNotEquals(first, rotated, "rotated in its grace period");
+            assertEquals(first.getPublicKey(), rotated.getPublicKey(), "with the same key");
+            assertTrue(certs.trustBundle().certificates().containsAll(List.of(rotated, first)),
+                    "both roots are trusted until workloads have new certificates");
+            // a certificate issued under the old root still verifies with the new one (same key and subject)
+            X509Certificate served = presentedChain(server.ports().get("grpc-secure"), rotated).getFirst();
+            served.verify(rotated.getPublicKey());
+            X509Certificate stored = io.meshpilot.security.ca.SelfSignedCaStore.loadOrCreate(dir.resolve("ca"),
+                    io.meshpilot.security.ca.SelfSignedOptions.defaults(), java.time.Clock.systemUTC()).root();
+            assertNotEquals(first, stored, "a restart loads a rotated root");
+            assertEquals(first.getPublicKey(), stored.getPublicKey());
+        }
+    }
+}

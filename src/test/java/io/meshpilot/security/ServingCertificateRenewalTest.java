@@ -1,0 +1,96 @@
+package io.meshpilot.security;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.TestServers;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * istiod's serving certificate is renewed half way through its life and swapped on the
+ * secure port: new handshakes see the new certificate, and a stream opened before the
+ * renewal keeps working. Both gRPC transports.
+ */
+class ServingCertificateRenewalTest {
+    static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+
+    @ParameterizedTest
+    @ValueSource(strings = {"helidon", "netty"})
+    void aRenewedCertificateReachesNewHandshakesWithoutDroppingOpenStreams(String transport, @TempDir Path dir)
+            throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        // a 6 s serving certificate: renewed after about 3 s
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("DEFAULT_WORKLOAD_CERT_TTL", "6s", "XDS_AUTH", "false"),
+                "--grpcTransport", transport)) {
+            IstiodCertificates certs = server.bean(IstiodCertificates.class);
+            X509Certificate root = certs.material().root();
+            int port = server.ports().get("grpc-secure");
+            BigInteger before = CaLifecycleTest.presentedChain(port, root).getFirst().getSerialNumber();
+            assertEquals(certs.serving().certificate().getSerialNumber(), before);
+
+            ManagedChannel ch = CaClient.channel(port, List.of(root), null, null);
+            LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+            StreamObserver<DiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(ch)
+                    .streamAggregatedResources(new StreamObserver<>() {
+                        @Override
+                        public void onNext(DiscoveryResponse r) {
+                            events.add(r);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            events.add(t);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            events.add("completed");
+                        }
+                    });
+            try {
+                Node node = Node.newBuilder().setId("sidecar~10.0.0.1~a.default~default.svc.cluster.local").build();
+                requests.onNext(DiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
+                Object first = events.poll(20, TimeUnit.SECONDS);
+                assertTrue(first instanceof DiscoveryResponse, String.valueOf(first));
+
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (certs.serving().certificate().getSerialNumber().equals(before) && System.nanoTime() < deadline) {
+                    Thread.sleep(100);
+                }
+                BigInteger renewed = certs.serving().certificate().getSerialNumber();
+                assertNotEquals(before, renewed, "renewed half way through its life");
+                assertEquals(renewed, CaLifecycleTest.presentedChain(port, root).getFirst().getSerialNumber(),
+                        "a new handshake gets the renewed certificate");
+
+                // the stream from before the renewal still answers
+                DiscoveryResponse r = (DiscoveryResponse) first;
+                requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setResponseNonce(r.getNonce())
+                        .setVersionInfo(r.getVersionInfo()).addResourceNames("outbound|80||other.default.svc.cluster.local")
+                        .build());
+                Object second = events.poll(20, TimeUnit.SECONDS);
+                assertTrue(second instanceof DiscoveryResponse, "the open stream kept working: " + second);
+            } finally {
+                requests.onCompleted();
+                ch.shutdownNow();
+            }
+        }
+    }
+}
