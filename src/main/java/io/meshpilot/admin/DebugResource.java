@@ -222,6 +222,9 @@ public class DebugResource {
             o.addProperty("connectedAt", c.connectedAt().toString());
             o.addProperty("unsent", c.unsent());
             o.addProperty("replaced", c.replaced());
+            com.google.gson.JsonArray ids = new com.google.gson.JsonArray();
+            c.identities().forEach(ids::add);
+            o.add("identities", ids);
             out.add(o);
         }
         return out.toString();

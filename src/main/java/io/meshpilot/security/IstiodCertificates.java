@@ -68,6 +68,7 @@ public class IstiodCertificates {
     private ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
+    private java.util.concurrent.ScheduledFuture<?> renewal;
 
     void start(@Observes @Priority(StartupOrder.CA) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.CA, () -> {
@@ -141,29 +142,38 @@ public class IstiodCertificates {
     private void meshChanged() {
         TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
         if (!next.certificates().equals(trustBundle.certificates())) {
+            applyTls(serving, next);
             trustBundle = next;
             LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
                     + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
-            applyTls();
         }
     }
 
     private void scheduleRenewal() {
         long delay = Math.max(Duration.between(Instant.now(), serving.renewAt()).toMillis(), 1000);
-        timer.schedule(this::renewServing, delay, TimeUnit.MILLISECONDS);
+        schedule(delay);
+    }
+
+    /** One pending renewal at a time (a root rotation renews early and replaces it); timer thread only. */
+    private void schedule(long delayMillis) {
+        if (renewal != null) {
+            renewal.cancel(false);
+        }
+        renewal = timer.schedule(this::renewServing, delayMillis, TimeUnit.MILLISECONDS);
     }
 
     /** istiod's own certificate, renewed before it expires; open connections keep going. */
     void renewServing() {
         try {
-            serving = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(), trustBundle.certificates(),
-                    setup.tlsDir());
-            applyTls();
+            ServingCertificate next = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(),
+                    trustBundle.certificates(), setup.tlsDir());
+            applyTls(next, trustBundle);
+            serving = next; // published once the sockets present it
             LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)
                     + " notAfter=" + serving.certificate().getNotAfter().toInstant());
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "serving certificate renewal failed (retrying in a minute): " + e.getMessage(), e);
-            timer.schedule(this::renewServing, 1, TimeUnit.MINUTES);
+            schedule(TimeUnit.MINUTES.toMillis(1));
             return;
         }
         scheduleRenewal();
@@ -187,12 +197,12 @@ public class IstiodCertificates {
     }
 
     /** New handshakes on the secure sockets use the current certificate and trust bundle. */
-    private void applyTls() {
-        servingTls.update(serving, trustBundle.certificates());
+    private void applyTls(ServingCertificate cert, TrustBundle bundle) {
+        servingTls.update(cert, bundle.certificates());
         Tls tls = Tls.builder()
-                .privateKey(serving.privateKey())
-                .privateKeyCertChain(serving.chain())
-                .trust(trustBundle.certificates())
+                .privateKey(cert.privateKey())
+                .privateKeyCertChain(cert.chain())
+                .trust(bundle.certificates())
                 .clientAuth(TlsClientAuth.OPTIONAL)
                 .endpointIdentificationAlgorithm("NONE")
                 .build();

@@ -38,11 +38,11 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
      * XDS_AUTH on the secure port (istiod's authenticate + authorize): the caller must be
      * authenticated, and one of its identities must be of the proxy's namespace (and service
      * account, when the node names one). The plaintext port is not authenticated, as istiod's
-     * 15010. Returns null when the stream may go on.
+     * 15010. Returns the refusal, or the caller's identities (none when not authenticated).
      */
-    private Status authorize(CallPeer caller, java.util.function.Function<String, String> headers, Proxy proxy) {
+    private Authorization authorize(CallPeer caller, java.util.function.Function<String, String> headers, Proxy proxy) {
         if (authenticators == null || caller == null || !caller.secure()) {
-            return null;
+            return new Authorization(null, java.util.List.of());
         }
         io.meshpilot.security.Authenticator.Caller who;
         try {
@@ -50,19 +50,24 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         } catch (io.meshpilot.security.Authenticator.AuthenticationException e) {
             LOG.log(Level.WARNING, "xDS authentication failed proxy=" + proxy.id() + " peer=" + caller.remoteAddress()
                     + ": " + e.getMessage());
-            return Status.UNAUTHENTICATED.withDescription(e.getMessage());
+            return new Authorization(Status.UNAUTHENTICATED.withDescription(e.getMessage()), java.util.List.of());
         }
         for (String id : who.identities()) {
             String[] p = id.replaceFirst("^spiffe://[^/]+/", "").split("/");
             if (p.length == 4 && p[0].equals("ns") && p[2].equals("sa") && p[1].equals(proxy.namespace())
                     && (proxy.serviceAccount().isEmpty() || p[3].equals(proxy.serviceAccount()))) {
-                return null;
+                return new Authorization(null, who.identities());
             }
         }
         LOG.log(Level.WARNING, "xDS authorization failed proxy=" + proxy.id() + " identities=" + who.identities());
-        return Status.PERMISSION_DENIED.withDescription("authorization failed: no identity in " + who.identities()
-                + " matches namespace " + proxy.namespace()
-                + (proxy.serviceAccount().isEmpty() ? "" : " and service account " + proxy.serviceAccount()));
+        return new Authorization(Status.PERMISSION_DENIED.withDescription("authorization failed: no identity in "
+                + who.identities() + " matches namespace " + proxy.namespace()
+                + (proxy.serviceAccount().isEmpty() ? "" : " and service account " + proxy.serviceAccount())),
+                who.identities());
+    }
+
+    /** The outcome of XDS_AUTH: a refusal, or go on with the caller's identities. */
+    private record Authorization(Status denied, java.util.List<String> identities) {
     }
 
     /** istiod's new-stream admission; a refused stream gets RESOURCE_EXHAUSTED. */
@@ -150,12 +155,13 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 }
                 try {
                     Proxy proxy = Proxy.fromNode(node.apply(request));
-                    Status denied = authorize(caller, headers, proxy);
-                    if (denied != null) {
-                        fail(denied);
+                    Authorization auth = authorize(caller, headers, proxy);
+                    if (auth.denied() != null) {
+                        fail(auth.denied());
                         return;
                     }
                     connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer, transport);
+                    connection.authenticatedAs(auth.identities());
                 } catch (IllegalArgumentException e) {
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
                     return;

@@ -85,6 +85,7 @@ public final class Connection {
     private final Proxy proxy;
     private final String peer;
     private final Instant connectedAt = Instant.now();
+    private volatile java.util.List<String> identities = java.util.List.of();
     private final StreamObserver<DiscoveryResponse> out;
     private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
@@ -129,6 +130,15 @@ public final class Connection {
 
     public String peer() {
         return peer;
+    }
+
+    /** The identities XDS_AUTH authenticated the stream with (empty on the plaintext port or without XDS_AUTH). */
+    public java.util.List<String> identities() {
+        return identities;
+    }
+
+    void authenticatedAs(java.util.List<String> ids) {
+        identities = java.util.List.copyOf(ids);
     }
 
     public Instant connectedAt() {

@@ -281,7 +281,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         });
         connections.put(c.id(), c);
         LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
-                + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy"));
+                + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy")
+                + (c.identities().isEmpty() ? "" : " identities=" + c.identities()));
     }
 
     void disconnected(Connection c) {

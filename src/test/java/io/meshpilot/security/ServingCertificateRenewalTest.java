@@ -37,8 +37,8 @@ class ServingCertificateRenewalTest {
     void aRenewedCertificateReachesNewHandshakesWithoutDroppingOpenStreams(String transport, @TempDir Path dir)
             throws Exception {
         Files.createDirectories(dir.resolve("config"));
-        // a 6 s serving certificate: renewed after about 3 s
-        try (MeshPilotServer server = TestServers.start(dir, Map.of("DEFAULT_WORKLOAD_CERT_TTL", "6s", "XDS_AUTH", "false"),
+        // a 10 s serving certificate: renewed after about 5 s
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("DEFAULT_WORKLOAD_CERT_TTL", "10s", "XDS_AUTH", "false"),
                 "--grpcTransport", transport)) {
             IstiodCertificates certs = server.bean(IstiodCertificates.class);
             X509Certificate root = certs.material().root();
