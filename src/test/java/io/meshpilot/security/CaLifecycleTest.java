@@ -14,6 +14,7 @@ import io.grpc.Status;
 import io.grpc.stub.MetadataUtils;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.security.ca.Pem;
+import io.meshpilot.testing.AdsStream;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.xds.XdsAuthTest;
@@ -148,31 +149,16 @@ class CaLifecycleTest {
                 var withToken = ClientInterceptors.intercept(ch, MetadataUtils.newAttachHeadersInterceptor(md));
                 assertTrue(XdsAuthTest.firstAnswer(withToken, node) instanceof DiscoveryResponse, "a token of the namespace");
                 // a stream kept open: the identity is stored on its connection
-                var answers = new java.util.concurrent.LinkedBlockingQueue<Object>();
-                var requests = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc.newStub(withToken)
-                        .streamAggregatedResources(new io.grpc.stub.StreamObserver<>() {
-                            @Override
-                            public void onNext(DiscoveryResponse r) {
-                                answers.add(r);
-                            }
-
-                            @Override
-                            public void onError(Throwable t) {
-                                answers.add(t);
-                            }
-
-                            @Override
-                            public void onCompleted() {
-                            }
-                        });
-                requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
-                        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId(node))
-                        .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
-                assertTrue(answers.poll(20, TimeUnit.SECONDS) instanceof DiscoveryResponse);
-                assertTrue(server.bean(io.meshpilot.xds.DiscoveryServer.class).connections().stream()
-                        .anyMatch(c -> c.identities().equals(List.of("spiffe://cluster.local/ns/default/sa/bookinfo-productpage"))),
-                        "the identity is stored on the connection");
-                requests.onCompleted();
+                try (AdsStream stream = AdsStream.open(withToken)) {
+                    stream.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
+                            .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId(node))
+                            .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
+                    assertTrue(stream.next(20) instanceof DiscoveryResponse);
+                    assertTrue(server.bean(io.meshpilot.xds.DiscoveryServer.class).connections().stream()
+                            .anyMatch(c -> c.identities().equals(
+                                    List.of("spiffe://cluster.local/ns/default/sa/bookinfo-productpage"))),
+                            "the identity is stored on the connection");
+                }
 
                 Metadata other = new Metadata();
                 other.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),

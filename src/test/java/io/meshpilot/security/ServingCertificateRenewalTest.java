@@ -5,12 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.envoyproxy.envoy.config.core.v3.Node;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.AdsStream;
 import io.meshpilot.testing.TestServers;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -18,7 +17,6 @@ import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -47,28 +45,11 @@ class ServingCertificateRenewalTest {
             assertEquals(certs.serving().certificate().getSerialNumber(), before);
 
             ManagedChannel ch = CaClient.channel(port, List.of(root), null, null);
-            LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
-            StreamObserver<DiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(ch)
-                    .streamAggregatedResources(new StreamObserver<>() {
-                        @Override
-                        public void onNext(DiscoveryResponse r) {
-                            events.add(r);
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                            events.add(t);
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            events.add("completed");
-                        }
-                    });
+            AdsStream stream = AdsStream.open(ch);
             try {
                 Node node = Node.newBuilder().setId("sidecar~10.0.0.1~a.default~default.svc.cluster.local").build();
-                requests.onNext(DiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
-                Object first = events.poll(20, TimeUnit.SECONDS);
+                stream.send(DiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
+                Object first = stream.next(20);
                 assertTrue(first instanceof DiscoveryResponse, String.valueOf(first));
 
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -82,13 +63,13 @@ class ServingCertificateRenewalTest {
 
                 // the stream from before the renewal still answers
                 DiscoveryResponse r = (DiscoveryResponse) first;
-                requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setResponseNonce(r.getNonce())
+                stream.send(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setResponseNonce(r.getNonce())
                         .setVersionInfo(r.getVersionInfo()).addResourceNames("outbound|80||other.default.svc.cluster.local")
                         .build());
-                Object second = events.poll(20, TimeUnit.SECONDS);
+                Object second = stream.next(20);
                 assertTrue(second instanceof DiscoveryResponse, "the open stream kept working: " + second);
             } finally {
-                requests.onCompleted();
+                stream.close();
                 ch.shutdownNow();
             }
         }

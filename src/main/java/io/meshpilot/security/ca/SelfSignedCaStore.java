@@ -1,6 +1,9 @@
 package io.meshpilot.security.ca;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -27,6 +30,8 @@ public final class SelfSignedCaStore {
     public static final String KEY_FILE = "root-key.pem";
     public static final String PREVIOUS_ROOTS_FILE = "previous-root-certs.pem";
     public static final String CREATING_MARKER = "root-ca.creating";
+    /** Held while the directory is read or written. */
+    public static final String LOCK_FILE = "root-ca.lock";
 
     private static final System.Logger LOG = System.getLogger(SelfSignedCaStore.class.getName());
 
@@ -39,6 +44,32 @@ public final class SelfSignedCaStore {
      * {@link CaLoadException} and the files stay as they are.
      */
     public static CaMaterial loadOrCreate(Path stateDir, SelfSignedOptions opts, Clock clock) {
+        return locked(stateDir, () -> loadOrCreateLocked(stateDir, opts, clock));
+    }
+
+    /**
+     * Runs {@code work} holding the state directory's lock: two processes sharing a directory
+     * (two instances on one host) must not both create a root, nor take the other's creation
+     * in progress for an interrupted one.
+     */
+    private static <T> T locked(Path stateDir, java.util.function.Supplier<T> work) {
+        try {
+            createDirectory(stateDir);
+        } catch (IOException e) {
+            throw new CaLoadException(stateDir, "cannot prepare the CA state directory: " + e.getMessage(), e);
+        }
+        synchronized (SelfSignedCaStore.class) { // a FileLock is held per process, not per thread
+            try (FileChannel channel = FileChannel.open(stateDir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE); FileLock lock = channel.lock()) {
+                return work.get();
+            } catch (IOException e) {
+                throw new CaLoadException(stateDir.resolve(LOCK_FILE), "cannot lock the CA state directory: "
+                        + e.getMessage(), e);
+            }
+        }
+    }
+
+    private static CaMaterial loadOrCreateLocked(Path stateDir, SelfSignedOptions opts, Clock clock) {
         Path certFile = stateDir.resolve(CERT_FILE);
         Path keyFile = stateDir.resolve(KEY_FILE);
         Path previousFile = stateDir.resolve(PREVIOUS_ROOTS_FILE);
@@ -78,7 +109,7 @@ public final class SelfSignedCaStore {
             CaMaterial renewed = SelfSignedRoot.reissue(loaded, opts.ttl(), now);
             LOG.log(System.Logger.Level.WARNING, "self-signed root in " + stateDir + " expired at "
                     + loaded.signingCertificate().getNotAfter().toInstant() + "; re-issued it with the same key");
-            saveRotated(stateDir, renewed);
+            saveRotatedLocked(stateDir, renewed);
             return renewed;
         }
         return loaded;
@@ -90,6 +121,13 @@ public final class SelfSignedCaStore {
      * The key file is never rewritten.
      */
     public static void saveRotated(Path stateDir, CaMaterial rotated) {
+        locked(stateDir, () -> {
+            saveRotatedLocked(stateDir, rotated);
+            return null;
+        });
+    }
+
+    private static void saveRotatedLocked(Path stateDir, CaMaterial rotated) {
         if (rotated.origin().kind() != CaMaterial.Kind.SELF_SIGNED) {
             throw new IllegalArgumentException("only a self-signed root is kept in " + stateDir);
         }

@@ -58,6 +58,23 @@ class SelfSignedCaStoreTest {
     }
 
     @Test
+    void startsRacingForOneDirectoryGetOneRoot() throws Exception {
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<CaMaterial>> starts = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                starts.add(pool.submit(() -> load(EC)));
+            }
+            X509Certificate root = starts.getFirst().get().root();
+            for (var f : starts) {
+                assertEquals(root, f.get().root(), "every start loads the one root created");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void createdOnceWithIstiodDefaultsThenReusedExactly() throws Exception {
         CaMaterial first = load(SelfSignedOptions.defaults());
         X509Certificate root = first.signingCertificate();
@@ -74,7 +91,8 @@ class SelfSignedCaStoreTest {
         assertEquals("self-signed " + state(), first.origin().toString());
         assertEquals("rw-------", PosixFilePermissions.toString(
                 Files.getPosixFilePermissions(state().resolve(SelfSignedCaStore.KEY_FILE))));
-        assertEquals(List.of("root-cert.pem", "root-key.pem"), List.copyOf(snapshot().keySet()), "no marker or temp files");
+        assertEquals(List.of("root-ca.lock", "root-cert.pem", "root-key.pem"), List.copyOf(snapshot().keySet()),
+                "no marker or temp files (the lock file stays)");
 
         Map<String, byte[]> files = snapshot();
         CaMaterial second = load(SelfSignedOptions.defaults().withKeyType(SelfSignedOptions.KeyType.EC_P256));
@@ -171,7 +189,7 @@ class SelfSignedCaStoreTest {
         Files.writeString(state().resolve(SelfSignedCaStore.CREATING_MARKER), "x");
         Files.writeString(state().resolve(SelfSignedCaStore.KEY_FILE), "half written");
         CaMaterial m = load(EC);
-        assertEquals(List.of("root-cert.pem", "root-key.pem"), List.copyOf(snapshot().keySet()));
+        assertEquals(List.of("root-ca.lock", "root-cert.pem", "root-key.pem"), List.copyOf(snapshot().keySet()));
         assertArrayEquals(m.signingKey().getEncoded(), Pem.readPrivateKey(state().resolve(SelfSignedCaStore.KEY_FILE)).getEncoded());
     }
 
