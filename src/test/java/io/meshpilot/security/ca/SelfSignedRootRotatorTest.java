@@ -98,7 +98,7 @@ class SelfSignedRootRotatorTest {
         CaMaterial reloaded = SelfSignedCaStore.loadOrCreate(state, EC, Clock.systemUTC());
         assertEquals(rotated.signingCertificate(), reloaded.signingCertificate());
         assertEquals(rotated.roots(), reloaded.roots());
-        assertEquals(List.of(".", "previous-root-certs.pem", "root-cert.pem", "root-key.pem"),
+        assertEquals(List.of(".", "previous-root-certs.pem", "root-ca.lock", "root-cert.pem", "root-key.pem"),
                 Files.walk(state).map(p -> state.relativize(p).toString()).map(s -> s.isEmpty() ? "." : s).sorted().toList());
     }
 
