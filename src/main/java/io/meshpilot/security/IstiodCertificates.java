@@ -89,11 +89,12 @@ public class IstiodCertificates {
             grpcServices.register(new CertificateService(authenticators, setup::ca), GrpcServices.Ports.SECURE_ONLY);
             CaMetrics.expiryGauges(() -> setup.ca().material().root().getNotAfter().toInstant().getEpochSecond(),
                     () -> setup.ca().material().signingCertificate().getNotAfter().toInstant().getEpochSecond());
-            environment.addMeshHandler(this::meshChanged);
+            // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
             timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
+            environment.addMeshHandler(() -> timer.execute(this::meshChanged));
             scheduleRenewal();
-            if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED) {
-                long every = args.features().ca().rootCheckInterval().toMillis();
+            long every = args.features().ca().rootCheckInterval().toMillis();
+            if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED && every > 0) {
                 timer.scheduleWithFixedDelay(this::checkRoot, every, every, TimeUnit.MILLISECONDS);
             }
             CaMaterial m = setup.ca().material();
@@ -140,12 +141,16 @@ public class IstiodCertificates {
     }
 
     private void meshChanged() {
-        TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
-        if (!next.certificates().equals(trustBundle.certificates())) {
-            applyTls(serving, next);
-            trustBundle = next;
-            LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
-                    + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
+        try {
+            TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
+            if (!next.certificates().equals(trustBundle.certificates())) {
+                applyTls(serving, next);
+                trustBundle = next;
+                LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
+                        + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "trust bundle update failed; the previous one stays in force: " + e.getMessage(), e);
         }
     }
 
