@@ -1,7 +1,6 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.security.CaSetup;
-import io.meshpilot.security.ServingCertificate;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -14,7 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * @param runtimeDir private directory for files that live as long as the process
  * @param ca         the CA and the serving certificate it issued (component 4, made before the container)
  */
-public record BootstrapContext(PilotArgs args, ServingCertificate servingCertificate, Path runtimeDir, CaSetup ca) {
+public record BootstrapContext(PilotArgs args, Path runtimeDir, CaSetup ca) {
     private static final AtomicReference<BootstrapContext> CURRENT = new AtomicReference<>();
 
     static void install(BootstrapContext ctx) {

@@ -1,6 +1,5 @@
 package io.meshpilot.bootstrap;
 
-import io.meshpilot.security.ServingCertificate;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
@@ -21,11 +20,6 @@ public class BootstrapProducers {
         return BootstrapContext.current().args();
     }
 
-    @Produces
-    @Singleton
-    ServingCertificate servingCertificate() {
-        return BootstrapContext.current().servingCertificate();
-    }
 
     @Inject
     StartupRecorder recorder;

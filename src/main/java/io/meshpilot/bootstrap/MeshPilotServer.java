@@ -101,7 +101,7 @@ public final class MeshPilotServer implements AutoCloseable {
                 throw new ComponentStartException(Component.CA, e.getMessage(), e);
             }
             ServingCertificate cert = ca.serving();
-            BootstrapContext.install(new BootstrapContext(args, cert, runtimeDir, ca));
+            BootstrapContext.install(new BootstrapContext(args, runtimeDir, ca));
             Config config = ConfigProviderResolver.instance().getBuilder()
                     .withSources(MpConfigSources.create("meshpilot-flags", HelidonConfig.fromArgs(args, cert)))
                     .addDefaultSources()

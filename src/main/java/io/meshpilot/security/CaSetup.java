@@ -43,6 +43,9 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
         if (CaLoader.hasPluggedIn(rootCaDir)) {
             material = CaLoader.loadPluggedIn(rootCaDir);
         } else {
+            // istiod names the root's Organization after the trust domain; the mesh file is not
+            // loaded yet at this point, so a new root says cluster.local (identities are unaffected).
+            // A lone ROOT_CA_DIR/root-cert.pem (extra roots for a self-signed CA in istiod) is not read.
             SelfSignedOptions options = SelfSignedOptions.defaults()
                     .withKeyType(args.ca().ecdsa() ? SelfSignedOptions.KeyType.EC_P256 : SelfSignedOptions.KeyType.RSA)
                     .withRsaKeySize(f.ca().rsaKeySize())
@@ -53,6 +56,9 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
                 f.maxWorkloadCertTtl(), Clock.systemUTC());
         List<String> names = ServingCertificate.istiodNames(args.namespace(), args.domainSuffix(), f.ca().customHosts(),
                 args.mode() == ServerMode.EMBEDDED);
+        // istiod issues its DNS certificate for the CA's lifetime and re-issues it when the root
+        // changes; here it lives DEFAULT_WORKLOAD_CERT_TTL and is renewed half way (and on a root
+        // rotation), so renewal runs routinely instead of once a decade
         ServingCertificate serving = ServingCertificate.issue(ca, names, f.defaultWorkloadCertTtl(), material.roots(), tlsDir);
         return new CaSetup(ca, serving, names, f.defaultWorkloadCertTtl(), tlsDir, args.ca().stateDir());
     }

@@ -73,13 +73,16 @@ public final class CertificateService implements BindableService {
                     .asRuntimeException());
             return;
         }
-        if (request.hasMetadata() && request.getMetadata().containsFields(IMPERSONATED_IDENTITY)) {
-            // istiod lets only trusted node agents on Kubernetes ask for someone else; there are none here
+        String impersonated = request.getMetadata().getFieldsOrDefault(IMPERSONATED_IDENTITY,
+                com.google.protobuf.Value.getDefaultInstance()).getStringValue();
+        if (!impersonated.isEmpty()) {
+            // istiod lets only trusted node agents (Kubernetes) ask for another identity and
+            // answers everyone else as an authentication failure; there are none here yet
+            CaMetrics.AUTHENTICATION_FAILURE.increment();
             LOG.log(Level.WARNING, "CSR refused peer=" + from + " identities=" + caller.identities()
-                    + ": impersonation requested");
-            response.onError(Status.PERMISSION_DENIED.withDescription(
-                    "caller " + caller.identities() + " may not request a certificate for another identity")
-                    .asRuntimeException());
+                    + ": impersonation of " + impersonated + " requested");
+            response.onError(Status.UNAUTHENTICATED.withDescription("request impersonation authentication failure: "
+                    + caller.identities() + " may not request a certificate for " + impersonated).asRuntimeException());
             return;
         }
         try {

@@ -68,6 +68,7 @@ public class IstiodCertificates {
     private ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
+    private SelfSignedRootRotator rotator;
     private java.util.concurrent.ScheduledFuture<?> renewal;
 
     void start(@Observes @Priority(StartupOrder.CA) @Initialized(ApplicationScoped.class) Object event) {
@@ -75,7 +76,10 @@ public class IstiodCertificates {
             setup = BootstrapContext.current().ca();
             serving = setup.serving();
             trustBundle = TrustBundle.of(setup.ca().material().roots(), meshPems());
-            servingTls = new ServingTls(serving, trustBundle.certificates());
+            // client certificates must chain to our CA's roots only, as istiod's peer verifier:
+            // MeshConfig caCertificates are for workloads to trust, not callers to be trusted by
+            servingTls = new ServingTls(serving, setup.ca().material().roots());
+            rotator = new SelfSignedRootRotator(args.features().ca().selfSignedTtl(), args.features().ca().gracePercentile());
             String rule = args.features().jwtRule();
             try {
                 JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
@@ -92,6 +96,7 @@ public class IstiodCertificates {
             // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
             timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
             environment.addMeshHandler(() -> timer.execute(this::meshChanged));
+            timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
             scheduleRenewal();
             long every = args.features().ca().rootCheckInterval().toMillis();
             if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED && every > 0) {
@@ -144,8 +149,7 @@ public class IstiodCertificates {
         try {
             TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
             if (!next.certificates().equals(trustBundle.certificates())) {
-                applyTls(serving, next);
-                trustBundle = next;
+                trustBundle = next; // what workloads are told to trust; the sockets keep trusting the CA roots
                 LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
                         + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
             }
@@ -171,8 +175,8 @@ public class IstiodCertificates {
     void renewServing() {
         try {
             ServingCertificate next = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(),
-                    trustBundle.certificates(), setup.tlsDir());
-            applyTls(next, trustBundle);
+                    setup.ca().material().roots(), setup.tlsDir());
+            applyTls(next);
             serving = next; // published once the sockets present it
             LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)
                     + " notAfter=" + serving.certificate().getNotAfter().toInstant());
@@ -187,7 +191,6 @@ public class IstiodCertificates {
     /** The self-signed root, rotated in its grace period with the same key; both roots stay trusted. */
     void checkRoot() {
         try {
-            var rotator = new SelfSignedRootRotator(args.features().ca().selfSignedTtl(), args.features().ca().gracePercentile());
             var rotated = rotator.rotateAndSave(setup.ca().material(), setup.stateDir(), Instant.now());
             if (rotated.isPresent()) {
                 setup.ca().update(rotated.get());
@@ -202,12 +205,13 @@ public class IstiodCertificates {
     }
 
     /** New handshakes on the secure sockets use the current certificate and trust bundle. */
-    private void applyTls(ServingCertificate cert, TrustBundle bundle) {
-        servingTls.update(cert, bundle.certificates());
+    private void applyTls(ServingCertificate cert) {
+        List<java.security.cert.X509Certificate> roots = setup.ca().material().roots();
+        servingTls.update(cert, roots);
         Tls tls = Tls.builder()
                 .privateKey(cert.privateKey())
                 .privateKeyCertChain(cert.chain())
-                .trust(bundle.certificates())
+                .trust(roots)
                 .clientAuth(TlsClientAuth.OPTIONAL)
                 .endpointIdentificationAlgorithm("NONE")
                 .build();

@@ -116,9 +116,4 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
         Files.writeString(tmp, content);
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
-
-    /** The certificate in PEM, e.g. for clients that want to trust it. */
-    public String certificatePem() {
-        return Pem.certificate(certificate);
-    }
 }

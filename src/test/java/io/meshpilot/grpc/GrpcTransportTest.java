@@ -30,7 +30,7 @@ class GrpcTransportTest {
     @ValueSource(strings = {"helidon", "netty"})
     void healthAndPeerOnBothPorts(String transport, @TempDir Path dir) throws Exception {
         try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport)) {
-            ServingCertificate cert = server.bean(ServingCertificate.class);
+            ServingCertificate cert = server.bean(io.meshpilot.security.IstiodCertificates.class).serving();
             int plain = server.ports().get("grpc");
             int secure = server.ports().get("grpc-secure");
 

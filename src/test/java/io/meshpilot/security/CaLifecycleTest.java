@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The CA across starts and configurations: a plugged-in root and intermediate, the
@@ -173,8 +175,10 @@ class CaLifecycleTest {
         }
     }
 
-    @Test
-    void meshCaCertificatesJoinTheTrustBundle(@TempDir Path dir) throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"helidon", "netty"})
+    void meshCaCertificatesJoinTheTrustBundleButDoNotAuthenticateCallers(String transport, @TempDir Path dir)
+            throws Exception {
         OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
         ossl.root("extra", "Extra Root", "ec");
         Files.createDirectories(dir.resolve("config"));
@@ -182,13 +186,30 @@ class CaLifecycleTest {
         StringBuilder mesh = new StringBuilder("caCertificates:\n- pem: |\n");
         extra.lines().forEach(l -> mesh.append("    ").append(l).append('\n'));
         Files.writeString(dir.resolve("mesh"), mesh);
-        try (MeshPilotServer server = TestServers.start(dir)) {
+        // a workload certificate from that CA, for a mesh identity
+        ossl.run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", "w.key", "-out", "w.csr", "-subj", "/O=w", "-addext",
+                "subjectAltName=URI:spiffe://cluster.local/ns/default/sa/bookinfo");
+        ossl.run("x509", "-req", "-in", "w.csr", "-CA", "extra-cert.pem", "-CAkey", "extra-key.pem",
+                "-set_serial", "7", "-days", "1", "-copy_extensions", "copy", "-out", "w.pem");
+        try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport)) {
             TrustBundle bundle = server.bean(IstiodCertificates.class).trustBundle();
             assertEquals(2, bundle.certificates().size(), bundle.sources().toString());
             assertEquals(List.of("ca", "meshConfig.caCertificates[0]"), bundle.sources());
             assertEquals(CertificateServiceTest.parse(extra), bundle.certificates().get(1));
             assertNotEquals(bundle.certificates().get(0), bundle.certificates().get(1));
             assertTrue(bundle.pem().contains(Pem.certificate(bundle.certificates().get(1)).trim()));
+
+            // istiod's peer verifier trusts the CA's roots only: a caller holding that
+            // certificate is no one (its certificate is not even asked for)
+            ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(bundle.certificates().get(0)),
+                    ossl.dir().resolve("w.pem"), ossl.dir().resolve("w.key"));
+            try {
+                Object r = CaClient.create(ch, null, CaClient.request(ossl.ecCsr("x", "prime256v1", null), 0));
+                assertEquals(Status.Code.UNAUTHENTICATED, CaClient.code(r), String.valueOf(r));
+            } finally {
+                ch.shutdownNow();
+            }
         }
     }
 
@@ -196,7 +217,8 @@ class CaLifecycleTest {
     void aSelfSignedRootInItsGracePeriodIsRotatedWithTheSameKeyAndTheOldRootStaysTrusted(@TempDir Path dir)
             throws Exception {
         Files.createDirectories(dir.resolve("config"));
-        // a 30 s root checked every second, due once less than 90% of its life is left: rotated after about 3 s
+        // a 30 s root (150 s counting the 2-minute backdating) checked every second, due with less
+        // than 90% of its life left: rotated at the first check
         try (MeshPilotServer server = TestServers.start(dir, Map.of("CITADEL_SELF_SIGNED_CA_CERT_TTL", "30s",
                 "CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1s",
                 "CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE", "90"))) {
@@ -211,9 +233,14 @@ class CaLifecycleTest {
             assertEquals(first.getPublicKey(), rotated.getPublicKey(), "with the same key");
             assertTrue(certs.trustBundle().certificates().containsAll(List.of(rotated, first)),
                     "both roots are trusted until workloads have new certificates");
-            // a certificate issued under the old root still verifies with the new one (same key and subject)
-            X509Certificate served = presentedChain(server.ports().get("grpc-secure"), rotated).getFirst();
-            served.verify(rotated.getPublicKey());
+            // istiod's certificate is re-issued under the new root, and a client trusting only it connects
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (certs.serving().chain().getLast().equals(first) && System.nanoTime() < until) {
+                Thread.sleep(100);
+            }
+            X509Certificate servedRoot = certs.serving().chain().getLast();
+            assertNotEquals(first, servedRoot, "the serving certificate was re-issued under a rotated root");
+            presentedChain(server.ports().get("grpc-secure"), servedRoot);
             X509Certificate stored = io.meshpilot.security.ca.SelfSignedCaStore.loadOrCreate(dir.resolve("ca"),
                     io.meshpilot.security.ca.SelfSignedOptions.defaults(), java.time.Clock.systemUTC()).root();
             assertNotEquals(first, stored, "a restart loads a rotated root");

@@ -231,7 +231,7 @@ class CertificateServiceTest {
                         () -> CaClient.create(channel, token(), CaClient.request(otherSan, 0))),
                 new Abuse("CSR for istiod's DNS name", Status.Code.PERMISSION_DENIED, "",
                         () -> CaClient.create(channel, token(), CaClient.request(dnsSan, 0))),
-                new Abuse("impersonation through metadata", Status.Code.PERMISSION_DENIED, "another identity",
+                new Abuse("impersonation through metadata", Status.Code.UNAUTHENTICATED, "impersonation",
                         () -> CaClient.create(channel, token(), CaClient.request(goodCsr, 0).toBuilder()
                                 .setMetadata(com.google.protobuf.Struct.newBuilder().putFields("ImpersonatedIdentity",
                                         com.google.protobuf.Value.newBuilder().setStringValue(

@@ -93,7 +93,7 @@ public class XdsAuthTest {
     void theSecurePortAuthenticatesWhenXdsAuthIsOn(String xdsAuth, @TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("config"));
         try (MeshPilotServer server = TestServers.start(dir, Map.of("XDS_AUTH", xdsAuth))) {
-            ServingCertificate cert = server.bean(ServingCertificate.class);
+            ServingCertificate cert = server.bean(io.meshpilot.security.IstiodCertificates.class).serving();
             String node = "sidecar~10.0.0.1~a.default~default.svc.cluster.local";
             ManagedChannel withoutCert = tls(server.ports().get("grpc-secure"), cert, false);
             // a client certificate without a SPIFFE identity (the serving certificate: trusted, no spiffe:// SAN)

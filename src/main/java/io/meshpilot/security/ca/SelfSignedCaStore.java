@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Keeps a self-signed root on disk, the file counterpart of istiod's {@code istio-ca-secret}:
@@ -160,6 +161,30 @@ public final class SelfSignedCaStore {
                 + cert.getSubjectX500Principal() + " until " + cert.getNotAfter().toInstant());
         return new CaMaterial(cert, pair.getPrivate(), List.of(), List.of(cert),
                 new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, stateDir));
+    }
+
+    /**
+     * One root check against what is on disk, under the directory's lock: another instance
+     * sharing the directory may have rotated already (then its root is adopted and checked
+     * instead of ours), and a key that changed under us is never overwritten with a root for
+     * the old key.
+     *
+     * @return the material to use from now on, or empty when nothing changed
+     */
+    public static Optional<CaMaterial> checkRotation(Path stateDir, CaMaterial current, SelfSignedRootRotator rotator,
+                                                     Instant now) {
+        return locked(stateDir, () -> {
+            CaMaterial onDisk = load(stateDir, now);
+            if (!java.util.Arrays.equals(onDisk.signingKey().getEncoded(), current.signingKey().getEncoded())) {
+                throw new CaLoadException(stateDir.resolve(KEY_FILE), "changed on disk while this instance runs; "
+                        + "not rotating over it (restart to load the new root)");
+            }
+            boolean adopted = !onDisk.signingCertificate().equals(current.signingCertificate());
+            CaMaterial base = adopted ? onDisk : current;
+            Optional<CaMaterial> rotated = rotator.rotateIfDue(base, now);
+            rotated.ifPresent(m -> saveRotatedLocked(stateDir, m));
+            return rotated.isPresent() ? rotated : adopted ? Optional.of(onDisk) : Optional.<CaMaterial>empty();
+        });
     }
 
     private static CaMaterial load(Path stateDir, Instant now) {

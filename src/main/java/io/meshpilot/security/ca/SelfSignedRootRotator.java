@@ -14,8 +14,8 @@ import java.util.Optional;
  * is issued for the same key and subject, so that certificates signed under the old root still
  * verify against the new one.
  *
- * <p>Deviations: istiod re-reads its Secret at each check (other replicas may have rotated);
- * the files here have one writer. istiod's new trust bundle holds only the new root; here the
+ * <p>As istiod re-reads its Secret at each check, {@link SelfSignedCaStore#checkRotation} re-reads
+ * the directory under its lock (another instance may share it). Deviation: istiod's new trust bundle holds only the new root; here the
  * old root stays in {@link CaMaterial#roots()} until it expires, so a client that pinned the old
  * certificate keeps working while workloads renew.
  */
@@ -69,10 +69,11 @@ public final class SelfSignedRootRotator {
         return Optional.of(SelfSignedRoot.reissue(current, caCertTtl, now));
     }
 
-    /** {@link #rotateIfDue}, and when it rotates, the new root written to {@code stateDir} before it is returned. */
+    /**
+     * {@link #rotateIfDue} against the directory's current state, the new root written there
+     * before it is returned (see {@link SelfSignedCaStore#checkRotation}).
+     */
     public Optional<CaMaterial> rotateAndSave(CaMaterial current, Path stateDir, Instant now) {
-        Optional<CaMaterial> rotated = rotateIfDue(current, now);
-        rotated.ifPresent(m -> SelfSignedCaStore.saveRotated(stateDir, m));
-        return rotated;
+        return SelfSignedCaStore.checkRotation(stateDir, current, this, now);
     }
 }

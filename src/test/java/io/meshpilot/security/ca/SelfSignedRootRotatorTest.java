@@ -87,6 +87,36 @@ class SelfSignedRootRotatorTest {
     }
 
     @Test
+    void aRootRotatedByAnotherInstanceIsAdoptedNotRotatedAgain() throws Exception {
+        CaMaterial mine = root();
+        Path state = work.resolve("state");
+        // another instance sharing the directory rotates first
+        CaMaterial theirs = new SelfSignedRootRotator(Duration.ofDays(3650), 100)
+                .rotateAndSave(mine, state, Instant.now()).orElseThrow();
+        // our check (not due for a fresh root at 20%) adopts theirs instead of writing over it
+        CaMaterial adopted = new SelfSignedRootRotator(Duration.ofDays(3650), 20)
+                .rotateAndSave(mine, state, Instant.now()).orElseThrow();
+        assertEquals(theirs.signingCertificate(), adopted.signingCertificate());
+        assertEquals(List.of(theirs.signingCertificate(), mine.signingCertificate()), adopted.roots());
+    }
+
+    @Test
+    void aKeyReplacedOnDiskIsNeverOverwrittenWithARootForTheOldKey() throws Exception {
+        CaMaterial mine = root();
+        Path state = work.resolve("state");
+        Path other = work.resolve("other");
+        SelfSignedCaStore.loadOrCreate(other, EC, Clock.systemUTC());
+        for (String f : List.of(SelfSignedCaStore.KEY_FILE, SelfSignedCaStore.CERT_FILE)) {
+            Files.copy(other.resolve(f), state.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        byte[] cert = Files.readAllBytes(state.resolve(SelfSignedCaStore.CERT_FILE));
+        var e = org.junit.jupiter.api.Assertions.assertThrows(CaLoadException.class, () ->
+                new SelfSignedRootRotator(Duration.ofDays(3650), 100).rotateAndSave(mine, state, Instant.now()));
+        assertTrue(e.getMessage().contains("changed on disk"), e.getMessage());
+        assertArrayEquals(cert, Files.readAllBytes(state.resolve(SelfSignedCaStore.CERT_FILE)));
+    }
+
+    @Test
     void rotationIsPersistedAndReloaded() throws Exception {
         CaMaterial old = root();
         Path state = work.resolve("state");
