@@ -4,10 +4,12 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -20,14 +22,21 @@ import java.util.Optional;
  * CDS: outbound clusters ({@code outbound|port|subset|host}) per service port and per
  * DestinationRule subset: EDS for mesh endpoints, STRICT_DNS (LOGICAL_DNS for
  * DNS_ROUND_ROBIN and for gRPC) with the endpoints inline for DNS resolution, ORIGINAL_DST
- * for resolution NONE (not for gRPC); with the DestinationRule's load-balancer policy (subset policy over
- * host policy), endpoints over ADS. Envoy's fuller traffic policy (connection pools, outlier
- * detection, TLS) comes with the Envoy config issue. Proxyless gRPC clients get only the
+ * for resolution NONE (not for gRPC); endpoints over ADS. Envoy clusters get the DestinationRule's
+ * traffic policy for their port and subset ({@link TrafficPolicies}): load balancer, connection
+ * pool and outlier detection ({@link ClusterTrafficPolicy}); TLS is still to come. Proxyless
+ * gRPC clients get only the load-balancer policy (the subset's over the host's), and only the
  * policies gRPC implements over {@code lb_policy} (round robin, ring hash), as istiod's gRPC
  * generator: grpc-js-xds NACKs a whole CDS response holding a {@code LEAST_REQUEST} (or
  * {@code RANDOM}) cluster.
  */
 public final class ClusterBuilder {
+    /**
+     * The mesh config's connect timeout (10s) and TCP keepalive (none) as istiod defaults them:
+     * the PushContext does not carry the loaded MeshConfig yet, so its own values cannot apply.
+     */
+    private static final MeshConfig MESH_DEFAULTS = new MeshConfigLoader().defaults();
+
     private ClusterBuilder() {
     }
 
@@ -50,23 +59,17 @@ public final class ClusterBuilder {
         if (svc == null || svc.port(o.port()).isEmpty()) {
             return Optional.empty();
         }
-        TrafficPolicy policy = TrafficPolicy.getDefaultInstance();
         var dr = push.destinationRule(o.host(), scope).map(c -> (DestinationRule) c.spec());
-        if (dr.isPresent()) {
-            policy = dr.get().getTrafficPolicy();
-            if (!o.subset().isEmpty()) {
-                Optional<Subset> subset = dr.get().getSubsetsList().stream()
-                        .filter(s -> s.getName().equals(o.subset())).findFirst();
-                if (subset.isEmpty()) {
-                    return Optional.empty();
-                }
-                if (subset.get().hasTrafficPolicy() && subset.get().getTrafficPolicy().hasLoadBalancer()) {
-                    policy = subset.get().getTrafficPolicy();
-                }
+        Subset subset = null;
+        if (!o.subset().isEmpty()) {
+            subset = dr.flatMap(d -> d.getSubsetsList().stream()
+                    .filter(s -> s.getName().equals(o.subset())).findFirst()).orElse(null);
+            if (subset == null) {
+                return Optional.empty();
             }
-        } else if (!o.subset().isEmpty()) {
-            return Optional.empty();
         }
+        TrafficPolicy hostPolicy = dr.map(DestinationRule::getTrafficPolicy).orElse(TrafficPolicy.getDefaultInstance());
+        TrafficPolicy policy = proxyless ? grpcPolicy(hostPolicy, subset) : envoyPolicy(hostPolicy, subset, o.port());
         Cluster.Builder c = Cluster.newBuilder().setName(name)
                 .setLbPolicy(proxyless ? grpcLbPolicy(policy) : lbPolicy(policy));
         switch (svc.resolution()) {
@@ -95,7 +98,28 @@ public final class ClusterBuilder {
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
                             .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)));
         }
+        if (!proxyless) {
+            // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
+            c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
+            ClusterTrafficPolicy.apply(c, policy, MESH_DEFAULTS);
+        }
         return Optional.of(c.build());
+    }
+
+    /** Envoy's policy for the cluster: istiod's port-level selection and subset merge. */
+    private static TrafficPolicy envoyPolicy(TrafficPolicy host, Subset subset, int port) {
+        if (subset == null) {
+            return TrafficPolicies.forPort(host, port);
+        }
+        return TrafficPolicies.forSubset(host, subset.hasTrafficPolicy() ? subset.getTrafficPolicy() : null, port);
+    }
+
+    /** gRPC's policy as before the Envoy traffic policy: the subset's when it sets a load balancer. */
+    private static TrafficPolicy grpcPolicy(TrafficPolicy host, Subset subset) {
+        if (subset != null && subset.hasTrafficPolicy() && subset.getTrafficPolicy().hasLoadBalancer()) {
+            return subset.getTrafficPolicy();
+        }
+        return host;
     }
 
     /**

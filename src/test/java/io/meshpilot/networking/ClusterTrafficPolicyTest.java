@@ -1,0 +1,322 @@
+package io.meshpilot.networking;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.Duration;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.registry.RecordingUpdates;
+import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DestinationRule traffic policy on Envoy outbound clusters, each setting checked at the Envoy
+ * field istiod maps it to; a PushContext built from a real validating store and the
+ * ServiceEntry registry, as the server builds it.
+ */
+class ClusterTrafficPolicyTest {
+    static final String HOST = "web.shop.svc.cluster.local";
+    static final long UNLIMITED = 4294967295L;
+    static final ProxyScope SCOPE = ProxyScope.of("shop");
+
+    MemoryConfigStore store;
+    RecordingUpdates updates;
+    ServiceEntryRegistry registry;
+    final ConfigParser parser = new ConfigParser(Schemas.PILOT);
+
+    @BeforeEach
+    void setUp() throws Exception {
+        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
+        updates = new RecordingUpdates();
+        registry = new ServiceEntryRegistry(store, updates, () -> "cluster.local", "Kubernetes");
+        for (String kind : List.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup")) {
+            store.registerEventHandler(kind, registry::onConfigEvent);
+        }
+        store.run();
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: web, namespace: shop}
+                spec:
+                  hosts: [web.shop.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  ports: [{number: 80, name: http, protocol: HTTP}, {number: 8080, name: http-admin, protocol: HTTP}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.0.0.1, labels: {version: v1}}, {address: 10.0.0.2, labels: {version: v2}}]
+                """);
+    }
+
+    @AfterEach
+    void tearDown() {
+        store.close();
+    }
+
+    void apply(String yaml) throws Exception {
+        ConfigParser.Result r = parser.parse("test.yaml", yaml);
+        assertEquals(List.of(), r.errors());
+        for (Config c : r.configs()) {
+            store.create(c);
+        }
+        assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
+    }
+
+    void destinationRule(String spec) throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: web, namespace: shop}
+                spec:
+                  host: web.shop.svc.cluster.local
+                """ + spec.indent(2));
+    }
+
+    Cluster cluster(int port, String subset, boolean proxyless) {
+        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                "cluster.local", 1);
+        return ClusterBuilder.build(ClusterNames.outbound(port, subset, HOST), push, SCOPE, proxyless).orElseThrow();
+    }
+
+    Cluster cluster(int port, String subset) {
+        return cluster(port, subset, false);
+    }
+
+    static CircuitBreakers.Thresholds thresholds(Cluster c) {
+        assertEquals(1, c.getCircuitBreakers().getThresholdsCount(), c.toString());
+        return c.getCircuitBreakers().getThresholds(0);
+    }
+
+    static long u(com.google.protobuf.UInt32Value v) {
+        return Integer.toUnsignedLong(v.getValue());
+    }
+
+    static HttpProtocolOptions httpOptions(Cluster c) throws InvalidProtocolBufferException {
+        assertEquals(List.of(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS),
+                List.copyOf(c.getTypedExtensionProtocolOptionsMap().keySet()));
+        return c.getTypedExtensionProtocolOptionsMap().get(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(HttpProtocolOptions.class);
+    }
+
+    static Duration seconds(long s) {
+        return Duration.newBuilder().setSeconds(s).build();
+    }
+
+    @Test
+    void withoutDestinationRuleIstiodDefaults() {
+        Cluster c = cluster(80, "");
+        CircuitBreakers.Thresholds t = thresholds(c);
+        assertEquals(UNLIMITED, u(t.getMaxConnections()));
+        assertEquals(UNLIMITED, u(t.getMaxPendingRequests()));
+        assertEquals(UNLIMITED, u(t.getMaxRequests()));
+        assertEquals(UNLIMITED, u(t.getMaxRetries()));
+        assertTrue(t.getTrackRemaining());
+        assertTrue(t.hasMaxConnections() && t.hasMaxPendingRequests() && t.hasMaxRequests() && t.hasMaxRetries());
+        assertEquals(seconds(10), c.getConnectTimeout(), "the mesh default connect timeout");
+        assertTrue(c.hasCommonLbConfig());
+        assertFalse(c.getCommonLbConfig().hasHealthyPanicThreshold());
+        assertFalse(c.hasOutlierDetection());
+        assertFalse(c.hasUpstreamConnectionOptions());
+        assertEquals(0, c.getTypedExtensionProtocolOptionsCount());
+        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, c.getLbPolicy());
+    }
+
+    @Test
+    void hostLevelConnectionPoolAndOutlierDetection() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  loadBalancer: {simple: LEAST_REQUEST}
+                  connectionPool:
+                    tcp:
+                      maxConnections: 100
+                      connectTimeout: 3s
+                      tcpKeepalive: {probes: 5, time: 7200s, interval: 75s}
+                      maxConnectionDuration: 3600s
+                      idleTimeout: 1800s
+                    http:
+                      http1MaxPendingRequests: 20
+                      http2MaxRequests: 30
+                      maxRetries: 4
+                      idleTimeout: 15s
+                      maxRequestsPerConnection: 6
+                  outlierDetection:
+                    consecutive5xxErrors: 5
+                    consecutiveGatewayErrors: 0
+                    interval: 10s
+                    baseEjectionTime: 30s
+                    maxEjectionPercent: 50
+                    minHealthPercent: 25
+                    splitExternalLocalOriginErrors: true
+                    consecutiveLocalOriginFailures: 2
+                """);
+        Cluster c = cluster(80, "");
+        assertEquals(Cluster.LbPolicy.LEAST_REQUEST, c.getLbPolicy());
+        CircuitBreakers.Thresholds t = thresholds(c);
+        assertEquals(100, u(t.getMaxConnections()), "tcp.maxConnections");
+        assertEquals(20, u(t.getMaxPendingRequests()), "http.http1MaxPendingRequests");
+        assertEquals(30, u(t.getMaxRequests()), "http.http2MaxRequests");
+        assertEquals(4, u(t.getMaxRetries()), "http.maxRetries");
+        assertTrue(t.getTrackRemaining());
+        assertEquals(seconds(3), c.getConnectTimeout(), "tcp.connectTimeout");
+
+        var ka = c.getUpstreamConnectionOptions().getTcpKeepalive();
+        assertEquals(5, u(ka.getKeepaliveProbes()));
+        assertEquals(7200, u(ka.getKeepaliveTime()));
+        assertEquals(75, u(ka.getKeepaliveInterval()));
+
+        HttpProtocolOptions options = httpOptions(c);
+        var common = options.getCommonHttpProtocolOptions();
+        assertEquals(seconds(15), common.getIdleTimeout(), "http.idleTimeout wins over tcp.idleTimeout");
+        assertEquals(6, u(common.getMaxRequestsPerConnection()));
+        assertEquals(seconds(3600), common.getMaxConnectionDuration(), "tcp.maxConnectionDuration");
+        assertTrue(options.getExplicitHttpConfig().hasHttpProtocolOptions(), "Envoy requires an upstream protocol");
+
+        var od = c.getOutlierDetection();
+        assertEquals(0, u(od.getEnforcingSuccessRate()));
+        assertTrue(od.hasEnforcingSuccessRate());
+        assertEquals(5, u(od.getConsecutive5Xx()));
+        assertEquals(100, u(od.getEnforcingConsecutive5Xx()));
+        assertTrue(od.hasConsecutiveGatewayFailure(), "set to 0: present, not enforced");
+        assertEquals(0, u(od.getConsecutiveGatewayFailure()));
+        assertTrue(od.hasEnforcingConsecutiveGatewayFailure());
+        assertEquals(0, u(od.getEnforcingConsecutiveGatewayFailure()));
+        assertEquals(seconds(10), od.getInterval());
+        assertEquals(seconds(30), od.getBaseEjectionTime());
+        assertEquals(50, u(od.getMaxEjectionPercent()));
+        assertTrue(od.getSplitExternalLocalOriginErrors());
+        assertEquals(2, u(od.getConsecutiveLocalOriginFailure()));
+        assertEquals(100, u(od.getEnforcingConsecutiveLocalOriginFailure()));
+        assertTrue(od.hasEnforcingLocalOriginSuccessRate());
+        assertEquals(0, u(od.getEnforcingLocalOriginSuccessRate()));
+        assertEquals(25.0, c.getCommonLbConfig().getHealthyPanicThreshold().getValue(), "minHealthPercent");
+    }
+
+    @Test
+    void unsetValuesLeaveEnvoyDefaults() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  connectionPool:
+                    tcp: {idleTimeout: 1800s, tcpKeepalive: {time: 60s}}
+                  outlierDetection: {consecutive5xxErrors: 2}
+                """);
+        Cluster c = cluster(80, "");
+        CircuitBreakers.Thresholds t = thresholds(c);
+        assertEquals(ClusterTrafficPolicy.defaultThresholds(), t);
+        assertEquals(seconds(10), c.getConnectTimeout());
+        var ka = c.getUpstreamConnectionOptions().getTcpKeepalive();
+        assertEquals(60, u(ka.getKeepaliveTime()));
+        assertFalse(ka.hasKeepaliveProbes() || ka.hasKeepaliveInterval(), "OS defaults for the rest");
+        var common = httpOptions(c).getCommonHttpProtocolOptions();
+        assertEquals(seconds(1800), common.getIdleTimeout(), "tcp.idleTimeout without http.idleTimeout");
+        assertFalse(common.hasMaxRequestsPerConnection() || common.hasMaxConnectionDuration());
+        var od = c.getOutlierDetection();
+        assertFalse(od.hasConsecutiveGatewayFailure() || od.hasInterval() || od.hasBaseEjectionTime()
+                || od.hasMaxEjectionPercent() || od.getSplitExternalLocalOriginErrors()
+                || od.hasEnforcingLocalOriginSuccessRate());
+        assertTrue(c.getCommonLbConfig().hasHealthyPanicThreshold(), "unset minHealthPercent: 0, panic mode off");
+        assertEquals(0.0, c.getCommonLbConfig().getHealthyPanicThreshold().getValue());
+    }
+
+    @Test
+    void portLevelSettingsReplaceTheHostPolicyForTheirPort() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  connectionPool: {tcp: {maxConnections: 100}}
+                  outlierDetection: {consecutive5xxErrors: 5}
+                  portLevelSettings:
+                  - port: {number: 8080}
+                    loadBalancer: {simple: RANDOM}
+                    connectionPool: {tcp: {maxConnections: 7}}
+                """);
+        Cluster admin = cluster(8080, "");
+        assertEquals(7, u(thresholds(admin).getMaxConnections()));
+        assertEquals(Cluster.LbPolicy.RANDOM, admin.getLbPolicy());
+        assertFalse(admin.hasOutlierDetection(), "not inherited from the host level");
+        Cluster web = cluster(80, "");
+        assertEquals(100, u(thresholds(web).getMaxConnections()));
+        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, web.getLbPolicy());
+        assertEquals(5, u(web.getOutlierDetection().getConsecutive5Xx()));
+    }
+
+    @Test
+    void subsetPolicyOverridesAndMergesWithTheHostPolicy() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  loadBalancer: {simple: RANDOM}
+                  connectionPool: {tcp: {maxConnections: 100}}
+                subsets:
+                - name: v1
+                  labels: {version: v1}
+                  trafficPolicy:
+                    connectionPool: {tcp: {maxConnections: 1}}
+                - name: v2
+                  labels: {version: v2}
+                  trafficPolicy:
+                    outlierDetection: {consecutive5xxErrors: 9}
+                    portLevelSettings:
+                    - port: {number: 8080}
+                      connectionPool: {http: {maxRetries: 2}}
+                """);
+        Cluster v1 = cluster(80, "v1");
+        assertEquals(1, u(thresholds(v1).getMaxConnections()), "the subset's connection pool");
+        assertEquals(Cluster.LbPolicy.RANDOM, v1.getLbPolicy(), "the host's load balancer");
+        assertFalse(v1.hasOutlierDetection());
+
+        Cluster v2 = cluster(80, "v2");
+        assertEquals(100, u(thresholds(v2).getMaxConnections()), "the host's connection pool");
+        assertEquals(9, u(v2.getOutlierDetection().getConsecutive5Xx()), "and the subset's outlier detection");
+        assertEquals(Cluster.LbPolicy.RANDOM, v2.getLbPolicy());
+
+        Cluster v2admin = cluster(8080, "v2");
+        assertEquals(UNLIMITED, u(thresholds(v2admin).getMaxConnections()), "the subset's port entry replaces it");
+        assertEquals(2, u(thresholds(v2admin).getMaxRetries()));
+        assertFalse(v2admin.hasOutlierDetection());
+        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, v2admin.getLbPolicy());
+
+        assertEquals(100, u(thresholds(cluster(80, "")).getMaxConnections()), "the service's own cluster");
+    }
+
+    @Test
+    void proxylessClustersGetOnlyTheLoadBalancer() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  loadBalancer: {consistentHash: {httpHeaderName: x-user}}
+                  connectionPool: {tcp: {maxConnections: 100, connectTimeout: 3s}, http: {idleTimeout: 15s}}
+                  outlierDetection: {consecutive5xxErrors: 5, minHealthPercent: 20}
+                  portLevelSettings:
+                  - port: {number: 80}
+                    loadBalancer: {simple: ROUND_ROBIN}
+                subsets:
+                - name: v1
+                  labels: {version: v1}
+                  trafficPolicy:
+                    connectionPool: {tcp: {maxConnections: 1}}
+                """);
+        ConfigSource ads = ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
+                .setResourceApiVersion(ApiVersion.V3).build();
+        for (String subset : List.of("", "v1")) {
+            String name = ClusterNames.outbound(80, subset, HOST);
+            Cluster expected = Cluster.newBuilder().setName(name).setType(Cluster.DiscoveryType.EDS)
+                    .setLbPolicy(Cluster.LbPolicy.RING_HASH)
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ads)).build();
+            assertEquals(expected, cluster(80, subset, true), "as before the Envoy traffic policy: " + name);
+        }
+        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, cluster(80, "", false).getLbPolicy(), "Envoy: the port entry");
+    }
+}
