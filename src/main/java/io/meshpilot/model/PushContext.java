@@ -39,6 +39,12 @@ public final class PushContext {
     private final Instant builtAt;
     private final Duration buildTime;
     private final long version;
+    private final MeshConfig mesh;
+
+    /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
+    public MeshConfig mesh() {
+        return mesh;
+    }
 
     /** The mesh config's visibility defaults. */
     private record MeshDefaults(List<String> serviceExportTo, List<String> virtualServiceExportTo,
@@ -53,8 +59,9 @@ public final class PushContext {
 
     private PushContext(Map<String, Service> services, Map<String, Map<String, List<Config>>> virtualServices,
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
-                        MeshDefaults defaults, EndpointIndex endpoints, String domainSuffix, Duration buildTime,
-                        long version) {
+                        MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
+                        Duration buildTime, long version) {
+        this.mesh = mesh;
         this.servicesByHost = Map.copyOf(services);
         Map<String, Map<String, List<Config>>> vs = new HashMap<>();
         virtualServices.forEach((gw, byHost) -> {
@@ -108,7 +115,7 @@ public final class PushContext {
         for (Config c : oldestFirst(store.list("Sidecar", null))) {
             sidecars.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
         }
-        return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), endpoints, domainSuffix,
+        return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints, domainSuffix,
                 Duration.ofNanos(System.nanoTime() - t0), version);
     }
 

@@ -4,12 +4,10 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
-import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
-import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -31,12 +29,6 @@ import java.util.Optional;
  * {@code RANDOM}) cluster.
  */
 public final class ClusterBuilder {
-    /**
-     * The mesh config's connect timeout (10s) and TCP keepalive (none) as istiod defaults them:
-     * the PushContext does not carry the loaded MeshConfig yet, so its own values cannot apply.
-     */
-    private static final MeshConfig MESH_DEFAULTS = new MeshConfigLoader().defaults();
-
     private ClusterBuilder() {
     }
 
@@ -101,7 +93,7 @@ public final class ClusterBuilder {
         if (!proxyless) {
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
-            ClusterTrafficPolicy.apply(c, policy, MESH_DEFAULTS);
+            ClusterTrafficPolicy.apply(c, policy, push.mesh());
         }
         return Optional.of(c.build());
     }

@@ -89,8 +89,11 @@ class ClusterTrafficPolicyTest {
     }
 
     Cluster cluster(int port, String subset, boolean proxyless) {
-        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
-                "cluster.local", 1);
+        return cluster(port, subset, proxyless, new MeshConfigLoader().defaults());
+    }
+
+    Cluster cluster(int port, String subset, boolean proxyless, io.meshpilot.api.mesh.v1alpha1.MeshConfig mesh) {
+        PushContext push = PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
         return ClusterBuilder.build(ClusterNames.outbound(port, subset, HOST), push, SCOPE, proxyless).orElseThrow();
     }
 
@@ -116,6 +119,14 @@ class ClusterTrafficPolicyTest {
 
     static Duration seconds(long s) {
         return Duration.newBuilder().setSeconds(s).build();
+    }
+
+    @Test
+    void theMeshConnectTimeoutAppliesUnlessTheDestinationRuleSetsOne() throws Exception {
+        var mesh = new MeshConfigLoader().defaults().toBuilder().setConnectTimeout(seconds(3)).build();
+        assertEquals(seconds(3), cluster(80, "", false, mesh).getConnectTimeout());
+        destinationRule("trafficPolicy: {connectionPool: {tcp: {connectTimeout: 7s}}}");
+        assertEquals(seconds(7), cluster(80, "", false, mesh).getConnectTimeout());
     }
 
     @Test
