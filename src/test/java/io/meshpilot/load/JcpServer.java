@@ -102,7 +102,10 @@ public final class JcpServer {
         return List.copyOf(hosts.values());
     }
 
-    /** As MeshPilot's ClusterBuilder: EDS over ADS, round robin (the default), nothing else. */
+    /**
+     * As MeshPilot's ClusterBuilder for a service without a DestinationRule: EDS over ADS, round
+     * robin, the mesh's 10 s connect timeout, istiod's unlimited circuit-breaker thresholds.
+     */
     static List<Cluster> clusters(int services) {
         List<Cluster> out = new ArrayList<>();
         for (int s : byHost(services)) {
@@ -110,6 +113,10 @@ public final class JcpServer {
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
                             .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
                     .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                    .setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance())
+                    .setConnectTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(10))
+                    .setCircuitBreakers(io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers.newBuilder()
+                            .addThresholds(io.meshpilot.networking.ClusterTrafficPolicy.defaultThresholds()))
                     .build());
         }
         return out;
