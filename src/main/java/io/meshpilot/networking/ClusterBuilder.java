@@ -94,6 +94,13 @@ public final class ClusterBuilder {
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
             ClusterTrafficPolicy.apply(c, policy, push.mesh());
+            // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh
+            boolean autoMtls = !push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue();
+            if (policy.hasTls() || autoMtls && !svc.meshExternal() && svc.resolution() != io.meshpilot.model.Resolution.PASSTHROUGH) {
+                var accounts = push.endpoints().shards(svc.hostname(), svc.namespace());
+                UpstreamTls.apply(c, policy.getTls(), policy.hasTls(), UpstreamTls.sni(o.port(), o.subset(), o.host()),
+                        accounts == null ? java.util.Set.of() : accounts.serviceAccounts());
+            }
         }
         return Optional.of(c.build());
     }

@@ -104,12 +104,17 @@ public final class JcpServer {
 
     /**
      * As MeshPilot's ClusterBuilder for a service without a DestinationRule: EDS over ADS, round
-     * robin, the mesh's 10 s connect timeout, istiod's unlimited circuit-breaker thresholds.
+     * robin, the mesh's 10 s connect timeout, istiod's unlimited circuit-breaker thresholds,
+     * auto mTLS.
      */
     static List<Cluster> clusters(int services) {
         List<Cluster> out = new ArrayList<>();
         for (int s : byHost(services)) {
-            out.add(Cluster.newBuilder().setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
+            Cluster.Builder c = Cluster.newBuilder();
+            // auto mTLS for the mesh-internal services, no service accounts on their endpoints
+            io.meshpilot.networking.UpstreamTls.autoMtls(c, io.meshpilot.networking.UpstreamTls.sni(8080, "",
+                    clusterName(s).substring(clusterName(s).lastIndexOf('|') + 1)), java.util.Set.of());
+            out.add(c.setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
                             .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
                     .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)

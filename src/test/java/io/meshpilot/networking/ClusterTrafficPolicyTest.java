@@ -330,4 +330,114 @@ class ClusterTrafficPolicyTest {
         }
         assertEquals(Cluster.LbPolicy.ROUND_ROBIN, cluster(80, "", false).getLbPolicy(), "Envoy: the port entry");
     }
+
+    // --- upstream TLS ---
+
+    static io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext tlsContext(
+            io.envoyproxy.envoy.config.core.v3.TransportSocket socket) throws InvalidProtocolBufferException {
+        assertEquals(UpstreamTls.TLS_SOCKET, socket.getName());
+        return socket.getTypedConfig().unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext.class);
+    }
+
+    @Test
+    void withoutARuleTlsMeshServicesGetAutoMtlsByEndpointLabel() throws Exception {
+        Cluster c = cluster(80, "");
+        assertTrue(!c.hasTransportSocket(), "auto mTLS decides per endpoint, not for the cluster");
+        assertEquals(List.of("tlsMode-istio", "tlsMode-disabled"),
+                c.getTransportSocketMatchesList().stream().map(Cluster.TransportSocketMatch::getName).toList());
+        var istio = c.getTransportSocketMatches(0);
+        assertEquals("istio", istio.getMatch().getFieldsOrThrow("tlsMode").getStringValue());
+        var ctx = tlsContext(istio.getTransportSocket());
+        assertEquals("outbound_.80_._.web.shop.svc.cluster.local", ctx.getSni());
+        var common = ctx.getCommonTlsContext();
+        assertEquals("default", common.getTlsCertificateSdsSecretConfigs(0).getName());
+        assertEquals("sds-grpc", common.getTlsCertificateSdsSecretConfigs(0).getSdsConfig().getApiConfigSource()
+                .getGrpcServices(0).getEnvoyGrpc().getClusterName());
+        assertEquals("ROOTCA", common.getCombinedValidationContext().getValidationContextSdsSecretConfig().getName());
+        assertEquals(List.of("istio-peer-exchange", "istio"), common.getAlpnProtocolsList());
+        assertEquals(0, c.getTransportSocketMatches(1).getMatch().getFieldsCount(), "everything else: plaintext");
+        assertEquals("envoy.transport_sockets.raw_buffer", c.getTransportSocketMatches(1).getTransportSocket().getName());
+    }
+
+    @Test
+    void istioMutualFromTheRuleChecksTheServiceAccountsOfTheEndpoints() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: reviews, namespace: shop}
+                spec:
+                  hosts: [reviews.shop.svc.cluster.local]
+                  ports: [{number: 9080, name: http, protocol: HTTP}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.0.1.1, serviceAccount: reviews, labels: {version: v1}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: reviews, namespace: shop}
+                spec:
+                  host: reviews.shop.svc.cluster.local
+                  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
+                  subsets: [{name: v1, labels: {version: v1}}]
+                """);
+        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                "cluster.local", 1);
+        Cluster c = ClusterBuilder.build("outbound|9080|v1|reviews.shop.svc.cluster.local", push, SCOPE, false).orElseThrow();
+        assertEquals(0, c.getTransportSocketMatchesCount(), "the rule's TLS, not auto mTLS");
+        var ctx = tlsContext(c.getTransportSocket());
+        assertEquals("outbound_.9080_.v1_.reviews.shop.svc.cluster.local", ctx.getSni());
+        assertEquals(List.of("spiffe://cluster.local/ns/shop/sa/reviews"), ctx.getCommonTlsContext()
+                .getCombinedValidationContext().getDefaultValidationContext().getMatchTypedSubjectAltNamesList().stream()
+                .map(m -> m.getMatcher().getExact()).toList());
+    }
+
+    @Test
+    void disableFromTheRuleMeansPlaintextWithoutAutoMtls() throws Exception {
+        destinationRule("trafficPolicy: {tls: {mode: DISABLE}}");
+        Cluster c = cluster(80, "");
+        assertTrue(!c.hasTransportSocket() && c.getTransportSocketMatchesCount() == 0, c.toString());
+    }
+
+    @Test
+    void simpleTlsWithFilesAndMutualWithACredentialName() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  tls: {mode: SIMPLE, caCertificates: /etc/certs/ca.pem, sni: web.example.com, subjectAltNames: [web.example.com]}
+                  portLevelSettings:
+                  - port: {number: 8080}
+                    tls: {mode: MUTUAL, credentialName: web-client}
+                """);
+        var simple = tlsContext(cluster(80, "").getTransportSocket());
+        assertEquals("web.example.com", simple.getSni());
+        var validation = simple.getCommonTlsContext().getValidationContext();
+        assertEquals("/etc/certs/ca.pem", validation.getTrustedCa().getFilename());
+        assertEquals("web.example.com", validation.getMatchTypedSubjectAltNames(0).getMatcher().getExact());
+        assertEquals(0, simple.getCommonTlsContext().getTlsCertificatesCount(), "SIMPLE presents no client certificate");
+
+        var mutual = tlsContext(cluster(8080, "").getTransportSocket()).getCommonTlsContext();
+        assertEquals("kubernetes://web-client", mutual.getTlsCertificateSdsSecretConfigs(0).getName());
+        assertEquals("kubernetes://web-client-cacert",
+                mutual.getCombinedValidationContext().getValidationContextSdsSecretConfig().getName());
+    }
+
+    @Test
+    void noAutoMtlsForMeshExternalServicesOrWhenTheMeshTurnsItOff() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: ext, namespace: shop}
+                spec:
+                  hosts: [api.example.com]
+                  location: MESH_EXTERNAL
+                  ports: [{number: 443, name: tls, protocol: TLS}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.9.9.9}]
+                """);
+        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                "cluster.local", 1);
+        Cluster ext = ClusterBuilder.build("outbound|443||api.example.com", push, SCOPE, false).orElseThrow();
+        assertEquals(0, ext.getTransportSocketMatchesCount());
+        var off = new MeshConfigLoader().defaults().toBuilder()
+                .setEnableAutoMtls(com.google.protobuf.BoolValue.of(false)).build();
+        assertEquals(0, cluster(80, "", false, off).getTransportSocketMatchesCount());
+    }
 }

@@ -1,0 +1,146 @@
+package io.meshpilot.networking;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.DataSource;
+import io.envoyproxy.envoy.config.core.v3.GrpcService;
+import io.envoyproxy.envoy.config.core.v3.TransportSocket;
+import io.envoyproxy.envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
+import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
+import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Upstream TLS of outbound clusters, as istiod sets it from a DestinationRule's {@code tls}:
+ * ISTIO_MUTUAL presents the workload certificate and checks the peer against the mesh roots,
+ * both fetched by SDS from the Istio agent ({@code default} and {@code ROOTCA} over the
+ * agent's {@code sds-grpc} cluster); SIMPLE and MUTUAL use the files or the
+ * {@code credentialName} secret the rule names. Without a rule's TLS, auto mTLS: endpoints
+ * labelled {@code tlsMode: istio} get Istio mutual TLS, the others plaintext.
+ */
+public final class UpstreamTls {
+    /** The transport socket's name in Envoy. */
+    public static final String TLS_SOCKET = "envoy.transport_sockets.tls";
+    /** The Istio agent's SDS cluster in the sidecar's bootstrap. */
+    public static final String SDS_CLUSTER = "sds-grpc";
+    /** SDS name of the workload certificate. */
+    public static final String DEFAULT_SECRET = "default";
+    /** SDS name of the mesh roots. */
+    public static final String ROOT_SECRET = "ROOTCA";
+    /** ALPN istiod offers on Istio mutual TLS (metadata exchange, then Istio). */
+    static final List<String> ISTIO_ALPN = List.of("istio-peer-exchange", "istio");
+
+    private UpstreamTls() {
+    }
+
+    /**
+     * Sets the cluster's transport socket for {@code tls} (the rule's, for this port and
+     * subset), or auto mTLS when the rule sets none.
+     *
+     * @param sni             istiod's SNI for the cluster: {@code outbound_.<port>_.<subset>_.<host>}
+     * @param serviceAccounts the identities of the service's endpoints (SPIFFE URIs)
+     */
+    static void apply(Cluster.Builder c, ClientTLSSettings tls, boolean ruleSetsTls, String sni,
+                      Collection<String> serviceAccounts) {
+        if (!ruleSetsTls) {
+            autoMtls(c, sni, serviceAccounts);
+            return;
+        }
+        switch (tls.getMode()) {
+            case ISTIO_MUTUAL -> c.setTransportSocket(socket(istioMutual(sni, serviceAccounts)));
+            case SIMPLE, MUTUAL -> c.setTransportSocket(socket(external(tls)));
+            default -> {
+                // DISABLE: plaintext, no socket and no auto mTLS
+            }
+        }
+    }
+
+    /** Auto mTLS: the endpoint's tlsMode label (EDS metadata) picks Istio mutual TLS or plaintext. */
+    public static void autoMtls(Cluster.Builder c, String sni, Collection<String> serviceAccounts) {
+        c.addTransportSocketMatches(Cluster.TransportSocketMatch.newBuilder().setName("tlsMode-istio")
+                .setMatch(Struct.newBuilder().putFields("tlsMode", Value.newBuilder().setStringValue("istio").build()))
+                .setTransportSocket(socket(istioMutual(sni, serviceAccounts))));
+        c.addTransportSocketMatches(Cluster.TransportSocketMatch.newBuilder().setName("tlsMode-disabled")
+                .setMatch(Struct.getDefaultInstance())
+                .setTransportSocket(TransportSocket.newBuilder().setName("envoy.transport_sockets.raw_buffer")
+                        .setTypedConfig(Any.pack(RawBuffer.getDefaultInstance()))));
+    }
+
+    /** istiod's SNI of an outbound cluster: {@code outbound_.9080_.v1_.reviews.default.svc.cluster.local}. */
+    public static String sni(int port, String subset, String host) {
+        return "outbound_." + port + "_." + subset + "_." + host;
+    }
+
+    static UpstreamTlsContext istioMutual(String sni, Collection<String> serviceAccounts) {
+        CertificateValidationContext.Builder validation = CertificateValidationContext.newBuilder();
+        serviceAccounts.stream().sorted().forEach(sa -> validation.addMatchTypedSubjectAltNames(
+                SubjectAltNameMatcher.newBuilder().setSanType(SubjectAltNameMatcher.SanType.URI)
+                        .setMatcher(StringMatcher.newBuilder().setExact(sa))));
+        return UpstreamTlsContext.newBuilder().setSni(sni).setCommonTlsContext(CommonTlsContext.newBuilder()
+                .addTlsCertificateSdsSecretConfigs(sds(DEFAULT_SECRET))
+                .setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
+                        .setDefaultValidationContext(validation)
+                        .setValidationContextSdsSecretConfig(sds(ROOT_SECRET)))
+                .addAllAlpnProtocols(ISTIO_ALPN)).build();
+    }
+
+    /** SIMPLE and MUTUAL toward a service outside the mesh: the rule's files, or its credentialName by SDS. */
+    static UpstreamTlsContext external(ClientTLSSettings tls) {
+        CommonTlsContext.Builder common = CommonTlsContext.newBuilder();
+        CertificateValidationContext.Builder validation = CertificateValidationContext.newBuilder();
+        tls.getSubjectAltNamesList().forEach(san -> validation.addMatchTypedSubjectAltNames(
+                SubjectAltNameMatcher.newBuilder().setSanType(SubjectAltNameMatcher.SanType.DNS)
+                        .setMatcher(StringMatcher.newBuilder().setExact(san))));
+        if (!tls.getCredentialName().isEmpty()) {
+            // the gateway-style secret reference istiod uses: the agent fetches it (and its "-cacert")
+            String secret = "kubernetes://" + tls.getCredentialName();
+            if (tls.getMode() == ClientTLSSettings.TLSmode.MUTUAL) {
+                common.addTlsCertificateSdsSecretConfigs(sds(secret));
+            }
+            common.setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
+                    .setDefaultValidationContext(validation).setValidationContextSdsSecretConfig(sds(secret + "-cacert")));
+        } else {
+            if (!tls.getCaCertificates().isEmpty()) {
+                validation.setTrustedCa(DataSource.newBuilder().setFilename(tls.getCaCertificates()));
+            }
+            if (tls.getMode() == ClientTLSSettings.TLSmode.MUTUAL) {
+                common.addTlsCertificates(TlsCertificate.newBuilder()
+                        .setCertificateChain(DataSource.newBuilder().setFilename(tls.getClientCertificate()))
+                        .setPrivateKey(DataSource.newBuilder().setFilename(tls.getPrivateKey())));
+            }
+            common.setValidationContext(validation);
+        }
+        UpstreamTlsContext.Builder ctx = UpstreamTlsContext.newBuilder().setCommonTlsContext(common);
+        if (!tls.getSni().isEmpty()) {
+            ctx.setSni(tls.getSni());
+        }
+        return ctx.build();
+    }
+
+    /** A secret fetched from the Istio agent over its SDS cluster, as istiod references it. */
+    public static SdsSecretConfig sds(String name) {
+        return SdsSecretConfig.newBuilder().setName(name).setSdsConfig(ConfigSource.newBuilder()
+                .setApiConfigSource(ApiConfigSource.newBuilder().setApiType(ApiConfigSource.ApiType.GRPC)
+                        .setTransportApiVersion(ApiVersion.V3).setSetNodeOnFirstMessageOnly(true)
+                        .addGrpcServices(GrpcService.newBuilder().setEnvoyGrpc(
+                                GrpcService.EnvoyGrpc.newBuilder().setClusterName(SDS_CLUSTER))))
+                .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                .setResourceApiVersion(ApiVersion.V3)).build();
+    }
+
+    private static TransportSocket socket(UpstreamTlsContext ctx) {
+        return TransportSocket.newBuilder().setName(TLS_SOCKET).setTypedConfig(Any.pack(ctx)).build();
+    }
+}
