@@ -40,6 +40,7 @@ public final class PushContext {
     private final Duration buildTime;
     private final long version;
     private final MeshConfig mesh;
+    private final List<Config> peerAuthentications;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -60,8 +61,9 @@ public final class PushContext {
     private PushContext(Map<String, Service> services, Map<String, Map<String, List<Config>>> virtualServices,
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
                         MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
-                        Duration buildTime, long version) {
+                        Duration buildTime, long version, List<Config> peerAuthentications) {
         this.mesh = mesh;
+        this.peerAuthentications = List.copyOf(peerAuthentications);
         this.servicesByHost = Map.copyOf(services);
         Map<String, Map<String, List<Config>>> vs = new HashMap<>();
         virtualServices.forEach((gw, byHost) -> {
@@ -115,8 +117,9 @@ public final class PushContext {
         for (Config c : oldestFirst(store.list("Sidecar", null))) {
             sidecars.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
         }
+        List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
         return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints, domainSuffix,
-                Duration.ofNanos(System.nanoTime() - t0), version);
+                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications);
     }
 
     private static List<Config> oldestFirst(List<Config> configs) {
@@ -235,6 +238,16 @@ public final class PushContext {
             }
         }
         return exported.stream().findFirst();
+    }
+
+    /** Every PeerAuthentication of the mesh, oldest first (the inbound mTLS mode is derived from them). */
+    public List<Config> peerAuthentications() {
+        return peerAuthentications;
+    }
+
+    /** The mesh config's root namespace (istio-system unless set). */
+    public String rootNamespace() {
+        return defaults.rootNamespace();
     }
 
     public EndpointIndex endpoints() {

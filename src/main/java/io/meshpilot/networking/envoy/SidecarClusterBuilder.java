@@ -1,0 +1,128 @@
+package io.meshpilot.networking.envoy;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Duration;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.BindConfig;
+import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.model.Protocol;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.ClusterTrafficPolicy;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The clusters a sidecar's listeners need beside the outbound service clusters (istiod's
+ * cluster_builder): {@code BlackHoleCluster} (STATIC, no endpoints: connections to it fail),
+ * {@code PassthroughCluster} (ORIGINAL_DST: to wherever the application connected, the
+ * downstream's HTTP version upstream), {@code InboundPassthroughCluster} (the same for inbound
+ * traffic to ports no service declares, bound to 127.0.0.6 so iptables does not capture it
+ * again) and one {@code inbound|<port>||} cluster per port of the proxy's own workload.
+ * Inbound clusters follow the mesh's inboundTrafficPolicy: PASSTHROUGH (the default) sends
+ * to the original destination, the pod IP, from 127.0.0.6; LOCALHOST sends to
+ * 127.0.0.1:port (STATIC).
+ */
+public final class SidecarClusterBuilder {
+    /** The source address istiod binds inbound upstream connections to (iptables lets it through). */
+    static final String INBOUND_PASSTHROUGH_BIND = "127.0.0.6";
+    /** The longest protobuf Duration (istiod disables inbound ORIGINAL_DST host cleanup with it). */
+    static final Duration MAX_DURATION = Duration.newBuilder().setSeconds(315576000000L).build();
+
+    private SidecarClusterBuilder() {
+    }
+
+    /** BlackHole, Passthrough, InboundPassthrough and the inbound clusters of {@code proxy}, names unique. */
+    public static List<Cluster> extraClusters(Proxy proxy, PushContext push, ProxyScope scope) {
+        MeshConfig mesh = push.mesh();
+        List<Cluster> out = new ArrayList<>();
+        out.add(blackHole(mesh));
+        Cluster passthrough = passthrough(mesh);
+        out.add(passthrough);
+        out.add(passthrough.toBuilder().setName(EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER)
+                .setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND)).build());
+        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
+            out.add(inbound(p, mesh));
+        }
+        return out;
+    }
+
+    /** istiod's inbound cluster name ({@code model.BuildInboundSubsetKey}). */
+    public static String inboundName(int port) {
+        return "inbound|" + port + "||";
+    }
+
+    static Cluster blackHole(MeshConfig mesh) {
+        return Cluster.newBuilder().setName(EnvoyFilters.BLACKHOLE_CLUSTER)
+                .setType(Cluster.DiscoveryType.STATIC)
+                .setConnectTimeout(connectTimeout(mesh))
+                .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                .setAltStatName(EnvoyFilters.delimited(EnvoyFilters.BLACKHOLE_CLUSTER))
+                .build();
+    }
+
+    static Cluster passthrough(MeshConfig mesh) {
+        Cluster.Builder c = Cluster.newBuilder().setName(EnvoyFilters.PASSTHROUGH_CLUSTER)
+                .setType(Cluster.DiscoveryType.ORIGINAL_DST)
+                .setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
+                .setAltStatName(EnvoyFilters.delimited(EnvoyFilters.PASSTHROUGH_CLUSTER));
+        ClusterTrafficPolicy.apply(c, TrafficPolicy.getDefaultInstance(), mesh); // default circuit breakers
+        c.setConnectTimeout(connectTimeout(mesh));
+        c.putTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, Any.pack(useDownstreamProtocol()));
+        return c.build();
+    }
+
+    static Cluster inbound(InboundPorts.InboundPort p, MeshConfig mesh) {
+        String name = inboundName(p.targetPort());
+        Cluster.Builder c = Cluster.newBuilder().setName(name).setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
+        ClusterTrafficPolicy.apply(c, TrafficPolicy.getDefaultInstance(), mesh);
+        c.setConnectTimeout(connectTimeout(mesh));
+        boolean localhost = mesh.getInboundTrafficPolicy().getMode()
+                == MeshConfig.InboundTrafficPolicy.Mode.LOCALHOST;
+        if (localhost) {
+            c.setType(Cluster.DiscoveryType.STATIC).setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                    .setLoadAssignment(ClusterLoadAssignment.newBuilder().setClusterName(name)
+                            .addEndpoints(LocalityLbEndpoints.newBuilder().addLbEndpoints(LbEndpoint.newBuilder()
+                                    .setEndpoint(Endpoint.newBuilder()
+                                            .setAddress(EnvoyFilters.address("127.0.0.1", p.targetPort()))))));
+        } else {
+            c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
+                    .setCleanupInterval(MAX_DURATION)
+                    .setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND));
+        }
+        Protocol protocol = p.servicePort().protocol();
+        if (protocol == Protocol.HTTP2 || protocol == Protocol.GRPC || protocol == Protocol.GRPC_WEB) {
+            c.putTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, Any.pack(
+                    HttpProtocolOptions.newBuilder().setExplicitHttpConfig(HttpProtocolOptions.ExplicitHttpConfig
+                            .newBuilder().setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance())).build()));
+        } else if (protocol == Protocol.UNSUPPORTED) {
+            c.putTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, Any.pack(useDownstreamProtocol()));
+        }
+        return c.build();
+    }
+
+    private static HttpProtocolOptions useDownstreamProtocol() {
+        return HttpProtocolOptions.newBuilder().setUseDownstreamProtocolConfig(
+                HttpProtocolOptions.UseDownstreamHttpConfig.newBuilder()
+                        .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
+                        .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance())).build();
+    }
+
+    private static BindConfig bindTo(String ip) {
+        return BindConfig.newBuilder().setSourceAddress(SocketAddress.newBuilder().setAddress(ip).setPortValue(0)).build();
+    }
+
+    private static Duration connectTimeout(MeshConfig mesh) {
+        return mesh.hasConnectTimeout() ? mesh.getConnectTimeout() : Duration.newBuilder().setSeconds(10).build();
+    }
+}

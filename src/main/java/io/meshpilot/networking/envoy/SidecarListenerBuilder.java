@@ -1,0 +1,32 @@
+package io.meshpilot.networking.envoy;
+
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * LDS for an Envoy sidecar, in istiod's order: the per-service-port outbound listeners, then
+ * {@code virtualOutbound}, then {@code virtualInbound}. The clusters they name are outbound
+ * service clusters ({@link io.meshpilot.networking.ClusterBuilder}) and
+ * {@link #extraClusters}.
+ */
+public final class SidecarListenerBuilder {
+    private SidecarListenerBuilder() {
+    }
+
+    public static List<Listener> listeners(Proxy proxy, PushContext push, ProxyScope scope) {
+        List<Listener> out = new ArrayList<>(SidecarOutboundListenerBuilder.outbound(proxy, push, scope));
+        out.add(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope));
+        out.add(SidecarInboundListenerBuilder.virtualInbound(proxy, push));
+        return out;
+    }
+
+    /** The non-service clusters the listeners reference (see {@link SidecarClusterBuilder}). */
+    public static List<Cluster> extraClusters(Proxy proxy, PushContext push, ProxyScope scope) {
+        return SidecarClusterBuilder.extraClusters(proxy, push, scope);
+    }
+}

@@ -1,0 +1,216 @@
+package io.meshpilot.networking.envoy;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.BoolValue;
+import com.google.protobuf.UInt32Value;
+import io.envoyproxy.envoy.config.core.v3.CidrRange;
+import io.envoyproxy.envoy.config.core.v3.TrafficDirection;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.FilterChainMatch;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
+import io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpInspector;
+import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Protocol;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import io.meshpilot.networking.ClusterNames;
+import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A sidecar's outbound listeners (istiod's buildSidecarOutboundListeners and the virtual
+ * outbound listener). None binds a port: iptables sends outbound connections to
+ * {@code virtualOutbound} (0.0.0.0:15001, use_original_dst), which hands each one to the
+ * listener of its original destination, or keeps it when there is none: to
+ * {@code PassthroughCluster} under ALLOW_ANY, to {@code BlackHoleCluster} under REGISTRY_ONLY
+ * (connections to 15001 itself always to BlackHoleCluster).
+ * <ul>
+ * <li>HTTP-family service ports (HTTP, HTTP2, gRPC, gRPC-Web): one {@code 0.0.0.0_<port>}
+ * listener per port, shared by every service on it, with an HttpConnectionManager taking the
+ * route configuration {@code "<port>"} over ADS.</li>
+ * <li>Other TCP protocols (TCP, TLS, HTTPS, Mongo, Redis, MySQL, ...): {@code <vip>_<port>} with
+ * tcp_proxy to {@code outbound|<port>||<host>}; a service without a VIP gets
+ * {@code 0.0.0.0_<port>}, unless an HTTP or another listener already holds it (then the oldest
+ * service wins, as istiod, and the others are logged).</li>
+ * <li>Ports of unknown protocol (istiod's sniffing): {@code 0.0.0.0_<port>} with TLS and HTTP
+ * inspectors; per service with a VIP one chain for HTTP (ALPN http/1.1 or h2c, to the RDS
+ * route {@code "<port>"}) and one for the rest (tcp_proxy), both matched on the VIP; the
+ * catch-all pair goes to RDS and to the VIP-less service (or the pass-through cluster).</li>
+ * </ul>
+ * UDP ports get no listener; ports equal to the capture ports (15001, 15006) are skipped so
+ * addresses stay unique.
+ */
+public final class SidecarOutboundListenerBuilder {
+    private static final System.Logger LOG = System.getLogger(SidecarOutboundListenerBuilder.class.getName());
+    static final String CATCHALL_TCP_CHAIN = "virtualOutbound-catchall-tcp";
+    static final String BLACKHOLE_CHAIN = "virtualOutbound-blackhole";
+    static final String PASSTHROUGH_CHAIN = "PassthroughFilterChain";
+
+    private SidecarOutboundListenerBuilder() {
+    }
+
+    /** The cluster unknown destinations go to under the proxy's outbound traffic policy. */
+    static String egressCluster(Proxy proxy, PushContext push, ProxyScope scope) {
+        return EnvoyFilters.allowAny(push.mesh(), scope, proxy) ? EnvoyFilters.PASSTHROUGH_CLUSTER
+                : EnvoyFilters.BLACKHOLE_CLUSTER;
+    }
+
+    public static Listener virtualOutbound(Proxy proxy, PushContext push, ProxyScope scope) {
+        int capture = EnvoyFilters.outboundCapturePort(push.mesh());
+        String egress = egressCluster(proxy, push, scope);
+        return Listener.newBuilder().setName(EnvoyFilters.VIRTUAL_OUTBOUND)
+                .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, capture))
+                .setUseOriginalDst(BoolValue.of(true))
+                .setTrafficDirection(TrafficDirection.OUTBOUND)
+                .addFilterChains(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
+                        .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
+                        .addFilters(EnvoyFilters.tcpProxy(EnvoyFilters.BLACKHOLE_CLUSTER, EnvoyFilters.BLACKHOLE_CLUSTER)))
+                .addFilterChains(FilterChain.newBuilder().setName(CATCHALL_TCP_CHAIN)
+                        .addFilters(EnvoyFilters.tcpProxy(egress, egress)))
+                .build();
+    }
+
+    /** A service port seen from this proxy, with the service's VIP (null without one). */
+    private record Target(Service service, Port port, String vip) {
+        String cluster() {
+            return ClusterNames.outbound(port.port(), null, service.hostname());
+        }
+    }
+
+    /** The per-service-port listeners, ordered by name. */
+    public static List<Listener> outbound(Proxy proxy, PushContext push, ProxyScope scope) {
+        MeshConfig mesh = push.mesh();
+        int out = EnvoyFilters.outboundCapturePort(mesh);
+        int in = EnvoyFilters.inboundCapturePort(mesh);
+        List<Service> services = new ArrayList<>(push.services(scope));
+        services.sort(Comparator.comparing((Service s) -> s.creationTime() == null ? Instant.EPOCH : s.creationTime())
+                .thenComparing(Service::hostname));
+        TreeSet<Integer> httpPorts = new TreeSet<>();
+        Map<Integer, List<Target>> autoPorts = new TreeMap<>();
+        Map<String, Target> tcpByVip = new TreeMap<>();
+        Map<Integer, Target> tcpWildcard = new TreeMap<>();
+        for (Service s : services) {
+            String vip = vip(s, proxy);
+            for (Port p : s.ports()) {
+                int n = p.port();
+                if (n == out || n == in || p.protocol() == Protocol.UDP) {
+                    continue;
+                }
+                Target t = new Target(s, p, vip);
+                if (p.protocol().isHttp()) {
+                    httpPorts.add(n);
+                } else if (p.protocol() == Protocol.UNSUPPORTED) {
+                    autoPorts.computeIfAbsent(n, k -> new ArrayList<>()).add(t);
+                } else if (vip != null) {
+                    Target old = tcpByVip.putIfAbsent(vip + "_" + n, t);
+                    if (old != null && !old.service().hostname().equals(s.hostname())) {
+                        LOG.log(Level.WARNING, "outbound listener " + vip + "_" + n + ": " + s.hostname()
+                                + " conflicts with " + old.service().hostname() + " proxy=" + proxy.id());
+                    }
+                } else {
+                    tcpWildcard.putIfAbsent(n, t);
+                }
+            }
+        }
+        Map<String, Listener> listeners = new TreeMap<>();
+        for (int port : httpPorts) {
+            String name = EnvoyFilters.WILDCARD + "_" + port;
+            listeners.put(name, listener(name, EnvoyFilters.WILDCARD, port, List.of(FilterChain.newBuilder()
+                    .addFilters(EnvoyFilters.rdsHcm("outbound_" + name, String.valueOf(port))).build()), List.of()));
+        }
+        String egress = egressCluster(proxy, push, scope);
+        autoPorts.forEach((port, targets) -> {
+            String name = EnvoyFilters.WILDCARD + "_" + port;
+            if (httpPorts.contains(port)) {
+                LOG.log(Level.DEBUG, "port " + port + " of unknown protocol served by the HTTP listener " + name);
+                return;
+            }
+            listeners.put(name, sniffing(name, port, targets, tcpWildcard.get(port), egress));
+        });
+        tcpWildcard.forEach((port, t) -> {
+            String name = EnvoyFilters.WILDCARD + "_" + port;
+            if (listeners.containsKey(name)) {
+                if (!autoPorts.containsKey(port)) {
+                    LOG.log(Level.WARNING, "outbound listener " + name + ": TCP service " + t.service().hostname()
+                            + " without a VIP conflicts with an HTTP listener proxy=" + proxy.id());
+                }
+                return;
+            }
+            listeners.put(name, listener(name, EnvoyFilters.WILDCARD, port, List.of(FilterChain.newBuilder()
+                    .addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build()), List.of()));
+        });
+        tcpByVip.forEach((name, t) -> listeners.put(name, listener(name, t.vip(), t.port().port(), List.of(
+                FilterChain.newBuilder().addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build()),
+                List.of())));
+        return List.copyOf(listeners.values());
+    }
+
+    private static Listener sniffing(String name, int port, List<Target> targets, Target tcpWithoutVip,
+                                     String egress) {
+        List<FilterChain> chains = new ArrayList<>();
+        Target wildcard = tcpWithoutVip;
+        Map<String, Target> byVip = new LinkedHashMap<>();
+        for (Target t : targets) {
+            if (t.vip() == null) {
+                wildcard = wildcard == null ? t : wildcard;
+            } else {
+                byVip.putIfAbsent(t.vip(), t);
+            }
+        }
+        Filter rds = EnvoyFilters.rdsHcm("outbound_" + name, String.valueOf(port));
+        byVip.forEach((vip, t) -> {
+            CidrRange cidr = CidrRange.newBuilder().setAddressPrefix(vip)
+                    .setPrefixLen(UInt32Value.of(vip.contains(":") ? 128 : 32)).build();
+            chains.add(FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder().addPrefixRanges(cidr)
+                    .addAllApplicationProtocols(SidecarInboundListenerBuilder.PLAINTEXT_HTTP_ALPNS)).addFilters(rds).build());
+            chains.add(FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder().addPrefixRanges(cidr))
+                    .addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build());
+        });
+        chains.add(FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder()
+                .addAllApplicationProtocols(SidecarInboundListenerBuilder.PLAINTEXT_HTTP_ALPNS)).addFilters(rds).build());
+        String fallback = wildcard == null ? egress : wildcard.cluster();
+        chains.add(FilterChain.newBuilder().setName(wildcard == null ? PASSTHROUGH_CHAIN : "")
+                .addFilters(EnvoyFilters.tcpProxy(fallback, fallback)).build());
+        return listener(name, EnvoyFilters.WILDCARD, port, chains, List.of(
+                ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
+                        .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())).build(),
+                ListenerFilter.newBuilder().setName(EnvoyFilters.HTTP_INSPECTOR)
+                        .setTypedConfig(Any.pack(HttpInspector.getDefaultInstance())).build()));
+    }
+
+    private static Listener listener(String name, String ip, int port, List<FilterChain> chains,
+                                     List<ListenerFilter> filters) {
+        Listener.Builder l = Listener.newBuilder().setName(name).setAddress(EnvoyFilters.address(ip, port))
+                .setTrafficDirection(TrafficDirection.OUTBOUND)
+                .setBindToPort(BoolValue.of(false))
+                .addAllFilterChains(chains)
+                .addAllListenerFilters(filters);
+        if (!filters.isEmpty()) {
+            l.setContinueOnListenerFiltersTimeout(true);
+        }
+        return l.build();
+    }
+
+    /** The VIP the proxy reaches {@code s} at: its cluster's, else the default address; null without one. */
+    static String vip(Service s, Proxy proxy) {
+        List<String> clusterVips = s.clusterVips().get(proxy.clusterId());
+        if (clusterVips != null && !clusterVips.isEmpty()) {
+            return clusterVips.get(0);
+        }
+        String a = s.defaultAddress();
+        return a == null || a.isEmpty() || a.equals(Service.UNSPECIFIED_IP) ? null : a;
+    }
+}
