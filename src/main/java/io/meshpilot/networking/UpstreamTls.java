@@ -129,14 +129,13 @@ public final class UpstreamTls {
         return ctx.build();
     }
 
-    /** A secret fetched from the Istio agent over its SDS cluster, as istiod references it. */
+    /** A secret fetched from the Istio agent over its SDS cluster (istiod's ConstructSdsSecretConfig). */
     public static SdsSecretConfig sds(String name) {
         return SdsSecretConfig.newBuilder().setName(name).setSdsConfig(ConfigSource.newBuilder()
                 .setApiConfigSource(ApiConfigSource.newBuilder().setApiType(ApiConfigSource.ApiType.GRPC)
                         .setTransportApiVersion(ApiVersion.V3).setSetNodeOnFirstMessageOnly(true)
                         .addGrpcServices(GrpcService.newBuilder().setEnvoyGrpc(
                                 GrpcService.EnvoyGrpc.newBuilder().setClusterName(SDS_CLUSTER))))
-                .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
                 .setResourceApiVersion(ApiVersion.V3)).build();
     }
 

@@ -1,9 +1,5 @@
 package io.meshpilot.networking.envoy;
 
-import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
-import io.envoyproxy.envoy.config.core.v3.ApiVersion;
-import io.envoyproxy.envoy.config.core.v3.ConfigSource;
-import io.envoyproxy.envoy.config.core.v3.GrpcService;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
@@ -21,9 +17,9 @@ import java.util.List;
  * {@code istio-peer-exchange} first (metadata exchange), HTTP chains {@code h2, http/1.1}.
  */
 final class InboundTls {
-    static final String SDS_CLUSTER = "sds-grpc";
-    static final String SDS_DEFAULT = "default";
-    static final String SDS_ROOT = "ROOTCA";
+    static final String SDS_CLUSTER = io.meshpilot.networking.UpstreamTls.SDS_CLUSTER;
+    static final String SDS_DEFAULT = io.meshpilot.networking.UpstreamTls.DEFAULT_SECRET;
+    static final String SDS_ROOT = io.meshpilot.networking.UpstreamTls.ROOT_SECRET;
     static final List<String> ALPN_HTTP = List.of("h2", "http/1.1");
     static final List<String> ALPN_TCP = List.of("istio-peer-exchange", "h2", "http/1.1");
     static final List<String> CIPHERS = List.of("ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
@@ -32,16 +28,9 @@ final class InboundTls {
     private InboundTls() {
     }
 
-    /** An SDS reference to {@code name} served by the agent (istiod's ConstructSdsSecretConfig). */
+    /** An SDS reference to {@code name} served by the agent. */
     static SdsSecretConfig sds(String name) {
-        return SdsSecretConfig.newBuilder().setName(name).setSdsConfig(ConfigSource.newBuilder()
-                .setApiConfigSource(ApiConfigSource.newBuilder()
-                        .setApiType(ApiConfigSource.ApiType.GRPC)
-                        .setSetNodeOnFirstMessageOnly(true)
-                        .setTransportApiVersion(ApiVersion.V3)
-                        .addGrpcServices(GrpcService.newBuilder().setEnvoyGrpc(
-                                GrpcService.EnvoyGrpc.newBuilder().setClusterName(SDS_CLUSTER))))
-                .setResourceApiVersion(ApiVersion.V3)).build();
+        return io.meshpilot.networking.UpstreamTls.sds(name);
     }
 
     static DownstreamTlsContext context(boolean http, MeshConfig mesh) {
