@@ -118,12 +118,7 @@ public final class GrpcRouteBuilder {
     }
 
     private static StringMatcher string(StringMatch s) {
-        return switch (s.getMatchTypeCase()) {
-            case EXACT -> StringMatcher.newBuilder().setExact(s.getExact()).build();
-            case PREFIX -> StringMatcher.newBuilder().setPrefix(s.getPrefix()).build();
-            case REGEX -> StringMatcher.newBuilder().setSafeRegex(RegexMatcher.newBuilder().setRegex(s.getRegex())).build();
-            default -> StringMatcher.newBuilder().setPrefix("").build();
-        };
+        return io.meshpilot.networking.envoy.HttpRouteTranslator.stringMatcher(s);
     }
 
     private static HTTPFault fault(HTTPFaultInjection f) {

@@ -3,11 +3,11 @@ package io.meshpilot.networking.grpcgen;
 import java.util.Locale;
 
 /** gRPC status names (Istio's abort.grpcStatus, e.g. "UNAVAILABLE") to their codes. */
-final class GrpcStatus {
+public final class GrpcStatus {
     private GrpcStatus() {
     }
 
-    static int code(String name) {
+    public static int code(String name) {
         try {
             return io.grpc.Status.Code.valueOf(name.toUpperCase(Locale.ROOT)).value();
         } catch (IllegalArgumentException e) {

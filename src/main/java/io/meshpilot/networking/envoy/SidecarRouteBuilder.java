@@ -1,0 +1,243 @@
+package io.meshpilot.networking.envoy;
+
+import com.google.protobuf.BoolValue;
+import com.google.protobuf.UInt32Value;
+import io.envoyproxy.envoy.config.route.v3.Decorator;
+import io.envoyproxy.envoy.config.route.v3.DirectResponseAction;
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.config.route.v3.RouteAction;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.RouteMatch;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
+import io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy;
+import io.meshpilot.api.networking.v1alpha3.Sidecar;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Protocol;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Resolution;
+import io.meshpilot.model.Service;
+import io.meshpilot.networking.ClusterNames;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * RDS for Envoy sidecars: the outbound route configuration named by a port ({@code "9080"}),
+ * as istiod builds it (BuildSidecarOutboundVirtualHosts): one virtual host
+ * {@code <hostname>:<port>} per visible service with an HTTP (or sniffed) port of that number,
+ * its routes from the first VirtualService bound to {@code mesh} for the host, else one
+ * {@code default} route to {@code outbound|port||host}; then the catch-all virtual host
+ * {@code allow_any} (PassthroughCluster) or {@code block_all} (502) by outbound traffic policy.
+ */
+public final class SidecarRouteBuilder {
+    public static final String PASSTHROUGH_CLUSTER = "PassthroughCluster";
+    public static final String ALLOW_ANY = "allow_any";
+    public static final String BLOCK_ALL = "block_all";
+    /** istiod's limit for direct response bodies (1 MiB, Envoy's default is 4 KiB). */
+    static final int MAX_DIRECT_RESPONSE_BODY = 1024 * 1024;
+
+    private SidecarRouteBuilder() {
+    }
+
+    /** The route configuration for a proxy whose labels are unknown (sourceLabels not evaluated). */
+    public static Optional<RouteConfiguration> build(String routeName, PushContext push, ProxyScope scope) {
+        return build(routeName, push, scope, null);
+    }
+
+    /**
+     * @param proxyLabels the proxy's labels, for VirtualService {@code sourceLabels}; null when
+     *                    unknown (such matches are then kept). Results depend on them only when a
+     *                    VirtualService uses sourceLabels.
+     * @return empty for a route name that is not a port number
+     */
+    public static Optional<RouteConfiguration> build(String routeName, PushContext push, ProxyScope scope,
+                                                     Map<String, String> proxyLabels) {
+        int port;
+        try {
+            port = Integer.parseInt(routeName);
+        } catch (NumberFormatException e) {
+            return Optional.empty(); // "host:port" (sniffed) and unix-socket names are not served here
+        }
+        if (port <= 0 || port > 65535) {
+            return Optional.empty();
+        }
+        String proxyDomain = scope.namespace() + ".svc." + push.domainSuffix();
+        HTTPRetry meshRetry = push.mesh().hasDefaultHttpRetryPolicy() ? push.mesh().getDefaultHttpRetryPolicy() : null;
+
+        // one virtual host per service with the port; the routes of its VirtualService, else the default
+        record Pending(Service service, List<Route> routes) {
+        }
+        List<Pending> pending = new ArrayList<>();
+        for (Service s : push.services(scope)) {
+            Optional<Port> p = s.port(port);
+            if (p.isEmpty() || !httpOrSniffed(p.get().protocol()) || s.wildcard()) {
+                continue;
+            }
+            List<Route> routes = null;
+            for (Config vs : push.virtualServices(PushContext.MESH_GATEWAY, s.hostname(), scope)) {
+                VirtualService spec = (VirtualService) vs.spec();
+                List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
+                        vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry));
+                if (!r.isEmpty()) {
+                    routes = r; // the oldest VirtualService with routes for this port wins
+                    break;
+                }
+            }
+            if (routes == null) {
+                routes = List.of(defaultRoute(s.hostname(), port, meshRetry));
+            }
+            pending.add(new Pending(s, routes));
+        }
+        pending.sort(Comparator.comparing(p -> p.service().hostname() + ":" + port));
+
+        Set<String> knownFqdn = new HashSet<>();
+        for (Pending p : pending) {
+            knownFqdn.add(p.service().hostname());
+            knownFqdn.add(p.service().hostname() + ":" + port);
+        }
+        Set<String> used = new HashSet<>();
+        RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName)
+                .setValidateClusters(BoolValue.of(false))
+                .setMaxDirectResponseBodySizeBytes(UInt32Value.of(MAX_DIRECT_RESPONSE_BODY))
+                .setIgnorePortInHostMatching(true);
+        for (Pending p : pending) {
+            Domains d = domains(p.service(), proxyDomain);
+            List<String> kept = new ArrayList<>();
+            for (String domain : d.all()) {
+                String lower = domain.toLowerCase(Locale.ROOT);
+                // an expanded short name that is itself some service's FQDN stays that service's
+                if (used.contains(lower) || d.alt().contains(domain) && knownFqdn.contains(domain)) {
+                    continue;
+                }
+                used.add(lower);
+                kept.add(domain);
+            }
+            if (!kept.isEmpty()) {
+                rc.addVirtualHosts(VirtualHost.newBuilder().setName(p.service().hostname() + ":" + port)
+                        .addAllDomains(kept).addAllRoutes(p.routes()).setIncludeRequestAttemptCount(true));
+            }
+        }
+        rc.addVirtualHosts(catchAll(push.mesh(), scope));
+        return Optional.of(rc.build());
+    }
+
+    /** istiod's IsHTTPOrSniffed: HTTP-family ports, and ports of unknown protocol (sniffed). */
+    static boolean httpOrSniffed(Protocol p) {
+        return p.isHttp() || p == Protocol.UNSUPPORTED;
+    }
+
+    /** istiod's default outbound route: prefix "/", no timeout, the default retry policy. */
+    static Route defaultRoute(String hostname, int port, HTTPRetry meshRetry) {
+        RouteAction.Builder action = RouteAction.newBuilder().setCluster(ClusterNames.outbound(port, "", hostname))
+                .setTimeout(HttpRouteTranslator.NO_TIMEOUT).setMaxGrpcTimeout(HttpRouteTranslator.NO_TIMEOUT);
+        var retry = HttpRouteTranslator.retryPolicy(meshRetry);
+        if (retry != null) {
+            action.setRetryPolicy(retry);
+        }
+        return Route.newBuilder().setName("default")
+                .setMatch(HttpRouteTranslator.routeMatch(null))
+                .setDecorator(Decorator.newBuilder().setOperation(hostname + ":" + port + "/*"))
+                .setRoute(action).build();
+    }
+
+    /** The domains of a service's virtual host in order, and which of them are expanded short names. */
+    record Domains(List<String> all, Set<String> alt) {
+    }
+
+    /**
+     * istiod's generateVirtualHostDomains for sidecars, which match hosts ignoring the port
+     * ({@code ignore_port_in_host_matching}), so no {@code :port} forms: the FQDN, the short
+     * forms valid from the proxy's namespace ({@code name}, {@code name.ns}, {@code name.ns.svc}
+     * in its own namespace; {@code name.ns}, {@code name.ns.svc} elsewhere; none for hosts that
+     * are not {@code <name>.<ns>.svc.<suffix>}), then the VIPs.
+     */
+    static Domains domains(Service s, String proxyDomain) {
+        String host = s.hostname();
+        List<String> alt = altHosts(host, proxyDomain);
+        LinkedHashSet<String> all = new LinkedHashSet<>();
+        all.add(host);
+        all.addAll(alt);
+        if (s.resolution() == Resolution.PASSTHROUGH && "Kubernetes".equals(s.registry())) {
+            // headless Kubernetes services: pods are also addressed as <pod>.<service>...
+            for (String d : List.copyOf(all)) {
+                all.add("*." + d);
+            }
+        }
+        for (String vip : addresses(s)) {
+            all.add(vip.contains(":") ? "[" + vip + "]" : vip);
+        }
+        return new Domains(List.copyOf(all), Set.copyOf(alt));
+    }
+
+    private static List<String> altHosts(String host, String proxyDomain) {
+        int pd = proxyDomain.indexOf(".svc.");
+        if (pd <= 0 || !host.endsWith(proxyDomain.substring(pd))) {
+            return List.of(); // not a Kubernetes-style name of this cluster domain: short forms could clash
+        }
+        int ih = host.indexOf(".svc.");
+        int dot = host.indexOf('.');
+        if (ih <= 0 || dot + 1 > ih) {
+            return List.of();
+        }
+        String nameNs = host.substring(0, ih);
+        if (host.substring(dot + 1, ih).equals(proxyDomain.substring(0, pd))) {
+            return List.of(host.substring(0, dot), nameNs + ".svc", nameNs);
+        }
+        return List.of(nameNs, nameNs + ".svc");
+    }
+
+    /** The service's addresses: its VIP and the per-cluster VIPs (none for 0.0.0.0). */
+    private static List<String> addresses(Service s) {
+        LinkedHashSet<String> out = new LinkedHashSet<>();
+        if (!s.defaultAddress().isEmpty() && !Service.UNSPECIFIED_IP.equals(s.defaultAddress())) {
+            out.add(s.defaultAddress());
+        }
+        s.clusterVips().values().forEach(l -> l.stream()
+                .filter(a -> !a.isEmpty() && !Service.UNSPECIFIED_IP.equals(a)).forEach(out::add));
+        return List.copyOf(out);
+    }
+
+    /**
+     * The last virtual host, domains "*": with ALLOW_ANY (the Sidecar's outboundTrafficPolicy,
+     * else the mesh's) to PassthroughCluster without a timeout, else a 502 direct response.
+     */
+    static VirtualHost catchAll(MeshConfig mesh, ProxyScope scope) {
+        boolean allowAny;
+        String cluster = PASSTHROUGH_CLUSTER;
+        if (scope.sidecar() != null && ((Sidecar) scope.sidecar().spec()).hasOutboundTrafficPolicy()) {
+            OutboundTrafficPolicy p = ((Sidecar) scope.sidecar().spec()).getOutboundTrafficPolicy();
+            allowAny = p.getMode() == OutboundTrafficPolicy.Mode.ALLOW_ANY;
+            if (p.hasEgressProxy()) {
+                // unknown traffic goes to the named egress proxy instead (its port, else 0, as istiod)
+                var d = p.getEgressProxy();
+                cluster = ClusterNames.outbound(d.hasPort() ? d.getPort().getNumber() : 0, d.getSubset(), d.getHost());
+            }
+        } else {
+            allowAny = mesh.getOutboundTrafficPolicy().getMode() != MeshConfig.OutboundTrafficPolicy.Mode.REGISTRY_ONLY;
+        }
+        RouteMatch all = RouteMatch.newBuilder().setPrefix("/").build();
+        if (allowAny) {
+            return VirtualHost.newBuilder().setName(ALLOW_ANY).addDomains("*").setIncludeRequestAttemptCount(true)
+                    .addRoutes(Route.newBuilder().setName(ALLOW_ANY).setMatch(all)
+                            .setRoute(RouteAction.newBuilder().setCluster(cluster)
+                                    .setTimeout(HttpRouteTranslator.NO_TIMEOUT)
+                                    .setMaxGrpcTimeout(HttpRouteTranslator.NO_TIMEOUT)))
+                    .build();
+        }
+        return VirtualHost.newBuilder().setName(BLOCK_ALL).addDomains("*").setIncludeRequestAttemptCount(true)
+                .addRoutes(Route.newBuilder().setName(BLOCK_ALL).setMatch(all)
+                        .setDirectResponse(DirectResponseAction.newBuilder().setStatus(502)))
+                .build();
+    }
+}

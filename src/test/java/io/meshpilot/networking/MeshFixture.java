@@ -1,0 +1,61 @@
+package io.meshpilot.networking;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.registry.RecordingUpdates;
+import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real validating config store with the ServiceEntry registry on it, as the server wires
+ * them, for tests that build a PushContext from Istio YAML. Close it after the test.
+ */
+public final class MeshFixture implements AutoCloseable {
+    public final MemoryConfigStore store;
+    public final RecordingUpdates updates;
+    public final ServiceEntryRegistry registry;
+    private final ConfigParser parser = new ConfigParser(Schemas.PILOT);
+
+    public MeshFixture() {
+        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
+        updates = new RecordingUpdates();
+        registry = new ServiceEntryRegistry(store, updates, () -> "cluster.local", "Kubernetes");
+        for (String kind : List.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup")) {
+            store.registerEventHandler(kind, registry::onConfigEvent);
+        }
+        store.run();
+    }
+
+    /** Applies Istio YAML (one or more documents); fails the test on any validation error. */
+    public MeshFixture apply(String yaml) throws Exception {
+        ConfigParser.Result r = parser.parse("test.yaml", yaml);
+        assertEquals(List.of(), r.errors());
+        for (Config c : r.configs()) {
+            store.create(c);
+        }
+        assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
+        return this;
+    }
+
+    public PushContext push() {
+        return push(new MeshConfigLoader().defaults());
+    }
+
+    public PushContext push(MeshConfig mesh) {
+        return PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}
