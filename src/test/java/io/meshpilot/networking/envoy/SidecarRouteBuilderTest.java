@@ -127,8 +127,8 @@ class SidecarRouteBuilderTest {
 
     @Test
     void oneVirtualHostPerHttpServiceThenCatchAllAndNoDuplicateDomains() throws Exception {
-        // a second "reviews" in another namespace: its short forms must not collide with ours
-        mesh.apply(entry("reviews", "other", "10.0.0.13", "http", "HTTP"));
+        // a second "reviews" in another namespace, with the same VIP: the VIP stays with the first
+        mesh.apply(entry("reviews", "other", "10.0.0.10", "http", "HTTP"));
         RouteConfiguration rc = build();
         assertEquals(List.of(RATINGS + ":9080", REVIEWS + ":9080", "reviews.other.svc.cluster.local:9080", "allow_any"),
                 rc.getVirtualHostsList().stream().map(VirtualHost::getName).toList()); // db is TCP: no virtual host
@@ -138,6 +138,8 @@ class SidecarRouteBuilderTest {
                 assertTrue(seen.add(d), "duplicate domain " + d);
             }
         }
+        assertEquals(List.of("reviews.other.svc.cluster.local", "reviews.other", "reviews.other.svc"),
+                vhost(rc, "reviews.other.svc.cluster.local:9080").getDomainsList());
         assertEquals("9080", rc.getName());
         assertTrue(rc.getIgnorePortInHostMatching());
         assertEquals(BoolValue.of(false), rc.getValidateClusters());
