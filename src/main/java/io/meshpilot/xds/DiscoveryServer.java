@@ -393,8 +393,14 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         Generator g = Generators.forType(w.typeUrl(), con.proxy());
         if (g != null && (w.typeUrl().equals(TypeUrls.CLUSTER) || w.typeUrl().equals(TypeUrls.ENDPOINT))) {
             // CDS and EDS depend only on what the key names: shared by every proxy asking the same
+            // a sidecar's wildcard CDS also holds its own inbound clusters: those ports join the scope
+            String scope = push.scope(con.proxy()).key();
+            if (w.wildcard() && w.typeUrl().equals(TypeUrls.CLUSTER) && !con.proxy().proxyless()
+                    && con.proxy().type() == io.meshpilot.model.Proxy.Type.SIDECAR) {
+                scope = scope + "|inbound:" + io.meshpilot.networking.envoy.SidecarClusterBuilder.inboundKey(con.proxy(), push);
+            }
             var key = new SharedResponses.Key(w.typeUrl(), push.version(), cache.endpointGeneration(),
-                    push.scope(con.proxy()).key(), con.proxy().proxyless(), w.wildcard(), w.names());
+                    scope, con.proxy().proxyless(), w.wildcard(), w.names());
             con.send(w, shared.get(key, () -> io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
                     .setTypeUrl(w.typeUrl())
                     .setVersionInfo(Long.toString(push.version()))

@@ -6,6 +6,9 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.envoy.SidecarClusterBuilder;
+import io.meshpilot.networking.envoy.SidecarListenerBuilder;
+import io.meshpilot.networking.envoy.SidecarRouteBuilder;
 import io.meshpilot.networking.grpcgen.GrpcInboundListenerBuilder;
 import io.meshpilot.networking.grpcgen.GrpcListenerBuilder;
 import io.meshpilot.networking.grpcgen.GrpcRouteBuilder;
@@ -17,8 +20,8 @@ import java.util.TreeSet;
 /**
  * Which generator serves which type for which proxy (istiod picks by the GENERATOR metadata,
  * then the proxy type): proxyless gRPC clients get the gRPC generator's LDS/RDS and the
- * shared CDS/EDS; Envoy sidecars get CDS and EDS here, their LDS and RDS come with the Envoy
- * config issue (answered empty until then).
+ * shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS and RDS; gateways (router
+ * proxies) get CDS and EDS, their listeners and routes come with the gateway work.
  */
 final class Generators {
     private Generators() {
@@ -57,12 +60,56 @@ final class Generators {
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();
         if (wildcard && !proxy.proxyless()) {
-            return cache.clusters(push.version(), scope.key(),
+            List<Any> shared = cache.clusters(push.version(), scope.key(),
                     () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
+            if (proxy.type() != Proxy.Type.SIDECAR) {
+                return shared; // gateways' own clusters come with the gateway work
+            }
+            // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
+            List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
+            List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
+            all.addAll(shared);
+            all.addAll(meshClusters(push));
+            all.addAll(inbound);
+            return all;
         } else {
             for (String n : ordered(names)) {
                 ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
             }
+        }
+        return out;
+    };
+
+    /** BlackHole/Passthrough clusters of the push's mesh config, packed once per push. */
+    private static volatile Map.Entry<Long, List<Any>> meshClusters;
+
+    private static List<Any> meshClusters(io.meshpilot.model.PushContext push) {
+        var cached = meshClusters;
+        if (cached != null && cached.getKey() == push.version()) {
+            return cached.getValue();
+        }
+        List<Any> packed = SidecarClusterBuilder.meshClusters(push.mesh()).stream().map(Any::pack).toList();
+        meshClusters = Map.entry(push.version(), packed);
+        return packed;
+    }
+
+    /** Envoy sidecars' LDS (istiod's wildcard listener set); gateways' come with the gateway work. */
+    static final Generator ENVOY_LDS = (proxy, push, names, wildcard) -> {
+        if (proxy.type() != Proxy.Type.SIDECAR) {
+            return List.of();
+        }
+        return SidecarListenerBuilder.listeners(proxy, push, push.scope(proxy)).stream().map(Any::pack).toList();
+    };
+
+    /** Envoy sidecars' RDS: one route configuration per outbound HTTP port the listeners name. */
+    static final Generator ENVOY_RDS = (proxy, push, names, wildcard) -> {
+        if (proxy.type() != Proxy.Type.SIDECAR) {
+            return List.of();
+        }
+        ProxyScope scope = push.scope(proxy);
+        List<Any> out = new ArrayList<>();
+        for (String n : ordered(names)) {
+            SidecarRouteBuilder.build(n, push, scope, proxy.labels()).ifPresent(r -> out.add(Any.pack(r)));
         }
         return out;
     };
@@ -113,6 +160,6 @@ final class Generators {
     // looked up on every push of every connection: built once
     private static final Map<String, Generator> PROXYLESS = Map.of(TypeUrls.LISTENER, GRPC_LDS, TypeUrls.ROUTE, GRPC_RDS,
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
-    private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, EMPTY, TypeUrls.ROUTE, EMPTY,
+    private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, ENVOY_LDS, TypeUrls.ROUTE, ENVOY_RDS,
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
 }

@@ -124,6 +124,9 @@ public final class JcpServer {
                             .addThresholds(io.meshpilot.networking.ClusterTrafficPolicy.defaultThresholds()))
                     .build());
         }
+        // then BlackHole/Passthrough/InboundPassthrough, as every sidecar gets them
+        out.addAll(io.meshpilot.networking.envoy.SidecarClusterBuilder.meshClusters(
+                new io.meshpilot.mesh.MeshConfigLoader().defaults()));
         return out;
     }
 

@@ -102,7 +102,10 @@ class AdsProtocolTest {
             }).toList();
             assertTrue(names.contains(REVIEWS) && names.contains("outbound|9080|v3|reviews.default.svc.cluster.local"),
                     names.toString());
-            assertEquals(4 + 3 + 2 + 1 + 1, names.size(), "a cluster per service port and per subset: " + names);
+            assertEquals(4 + 3 + 2 + 1 + 1, names.stream().filter(n -> n.startsWith("outbound|")).count(),
+                    "a cluster per service port and per subset: " + names);
+            assertEquals(List.of("BlackHoleCluster", "PassthroughCluster", "InboundPassthroughCluster"),
+                    names.subList(names.size() - 3, names.size()), "then istiod's sidecar clusters (no workload: no inbound)");
             c.ack(cds, List.of());
             c.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS));
             ClusterLoadAssignment cla = c.await(TypeUrls.ENDPOINT, WAIT).getResources(0).unpack(ClusterLoadAssignment.class);

@@ -115,6 +115,7 @@ class VisibilityTest {
         }
     }
 
+    /** The outbound clusters a sidecar of {@code namespace} gets (its BlackHole/Passthrough clusters aside). */
     static Set<String> clustersOf(String namespace) throws Exception {
         try (AdsClient c = new AdsClient(grpc, "sidecar~10.0.0.1~p." + namespace + "~" + namespace + ".svc.cluster.local",
                 Map.of("NAMESPACE", namespace))) {
@@ -122,7 +123,10 @@ class VisibilityTest {
             DiscoveryResponse r = c.await(TypeUrls.CLUSTER, WAIT);
             Set<String> names = new TreeSet<>();
             for (var a : r.getResourcesList()) {
-                names.add(a.unpack(Cluster.class).getName());
+                String name = a.unpack(Cluster.class).getName();
+                if (name.startsWith("outbound|")) {
+                    names.add(name);
+                }
             }
             return names;
         }

@@ -44,15 +44,29 @@ public final class SidecarClusterBuilder {
 
     /** BlackHole, Passthrough, InboundPassthrough and the inbound clusters of {@code proxy}, names unique. */
     public static List<Cluster> extraClusters(Proxy proxy, PushContext push, ProxyScope scope) {
-        MeshConfig mesh = push.mesh();
-        List<Cluster> out = new ArrayList<>();
-        out.add(blackHole(mesh));
+        List<Cluster> out = new ArrayList<>(meshClusters(push.mesh()));
+        out.addAll(inboundClusters(proxy, push));
+        return out;
+    }
+
+    /** BlackHole, Passthrough and InboundPassthrough: the same for every sidecar of a mesh config. */
+    public static List<Cluster> meshClusters(MeshConfig mesh) {
         Cluster passthrough = passthrough(mesh);
-        out.add(passthrough);
-        out.add(passthrough.toBuilder().setName(EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER)
+        return List.of(blackHole(mesh), passthrough, passthrough.toBuilder()
+                .setName(EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER)
                 .setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND)).build());
+    }
+
+    /** What the inbound clusters of {@code proxy} depend on: proxies with equal keys get equal clusters. */
+    public static String inboundKey(Proxy proxy, PushContext push) {
+        return InboundPorts.key(proxy, push);
+    }
+
+    /** The inbound clusters of {@code proxy}'s own workload ports. */
+    public static List<Cluster> inboundClusters(Proxy proxy, PushContext push) {
+        List<Cluster> out = new ArrayList<>();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
-            out.add(inbound(p, mesh));
+            out.add(inbound(p, push.mesh()));
         }
         return out;
     }
