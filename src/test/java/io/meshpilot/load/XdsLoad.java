@@ -594,7 +594,9 @@ public final class XdsLoad {
                             Cluster c = a.unpack(Cluster.class);
                             clusters0.put(c.getName(), c);
                         }
-                        names.add(name(a.getValue()));
+                        if (edsCluster(a.getValue())) { // as Envoy: EDS only for EDS clusters
+                            names.add(name(a.getValue()));
+                        }
                     }
                     send(ack(r, List.of()));
                     if (!names.equals(clusterNames)) {
@@ -649,6 +651,19 @@ public final class XdsLoad {
     }
 
     /** The name (field 1) of a serialized Cluster, read without building it. */
+    /** Whether a serialized Cluster's {@code type} (field 2) is EDS (3), read without building it. */
+    static boolean edsCluster(ByteString cluster) throws java.io.IOException {
+        CodedInputStream in = cluster.newCodedInput();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            if (WireFormat.getTagFieldNumber(tag) == 2 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
+                return in.readEnum() == Cluster.DiscoveryType.EDS_VALUE;
+            }
+            in.skipField(tag);
+        }
+        return false; // STATIC, the default, is not sent
+    }
+
     static String name(ByteString cluster) throws java.io.IOException {
         CodedInputStream in = cluster.newCodedInput();
         int tag;
