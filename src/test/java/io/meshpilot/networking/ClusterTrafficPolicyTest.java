@@ -12,17 +12,10 @@ import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
-import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
-import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
-import io.meshpilot.registry.RecordingUpdates;
-import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,20 +30,11 @@ class ClusterTrafficPolicyTest {
     static final long UNLIMITED = 4294967295L;
     static final ProxyScope SCOPE = ProxyScope.of("shop");
 
-    MemoryConfigStore store;
-    RecordingUpdates updates;
-    ServiceEntryRegistry registry;
-    final ConfigParser parser = new ConfigParser(Schemas.PILOT);
+    MeshFixture fixture;
 
     @BeforeEach
     void setUp() throws Exception {
-        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
-        updates = new RecordingUpdates();
-        registry = new ServiceEntryRegistry(store, updates, () -> "cluster.local", "Kubernetes");
-        for (String kind : List.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup")) {
-            store.registerEventHandler(kind, registry::onConfigEvent);
-        }
-        store.run();
+        fixture = new MeshFixture();
         apply("""
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
@@ -66,16 +50,11 @@ class ClusterTrafficPolicyTest {
 
     @AfterEach
     void tearDown() {
-        store.close();
+        fixture.close();
     }
 
     void apply(String yaml) throws Exception {
-        ConfigParser.Result r = parser.parse("test.yaml", yaml);
-        assertEquals(List.of(), r.errors());
-        for (Config c : r.configs()) {
-            store.create(c);
-        }
-        assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
+        fixture.apply(yaml);
     }
 
     void destinationRule(String spec) throws Exception {
@@ -93,7 +72,7 @@ class ClusterTrafficPolicyTest {
     }
 
     Cluster cluster(int port, String subset, boolean proxyless, io.meshpilot.api.mesh.v1alpha1.MeshConfig mesh) {
-        PushContext push = PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
+        PushContext push = fixture.push(mesh);
         return ClusterBuilder.build(ClusterNames.outbound(port, subset, HOST), push, SCOPE, proxyless).orElseThrow();
     }
 
@@ -379,8 +358,7 @@ class ClusterTrafficPolicyTest {
                   trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
                   subsets: [{name: v1, labels: {version: v1}}]
                 """);
-        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
-                "cluster.local", 1);
+        PushContext push = fixture.push();
         Cluster c = ClusterBuilder.build("outbound|9080|v1|reviews.shop.svc.cluster.local", push, SCOPE, false).orElseThrow();
         assertEquals(0, c.getTransportSocketMatchesCount(), "the rule's TLS, not auto mTLS");
         var ctx = tlsContext(c.getTransportSocket());
@@ -432,8 +410,7 @@ class ClusterTrafficPolicyTest {
                   resolution: STATIC
                   endpoints: [{address: 10.9.9.9}]
                 """);
-        PushContext push = PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
-                "cluster.local", 1);
+        PushContext push = fixture.push();
         Cluster ext = ClusterBuilder.build("outbound|443||api.example.com", push, SCOPE, false).orElseThrow();
         assertEquals(0, ext.getTransportSocketMatchesCount());
         var off = new MeshConfigLoader().defaults().toBuilder()

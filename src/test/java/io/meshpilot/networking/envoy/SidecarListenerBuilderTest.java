@@ -1,5 +1,7 @@
 package io.meshpilot.networking.envoy;
 
+import io.meshpilot.networking.MeshFixture;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -15,25 +17,18 @@ import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3
 import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
-import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
-import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
-import io.meshpilot.registry.RecordingUpdates;
-import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,23 +42,14 @@ import org.junit.jupiter.api.Test;
 class SidecarListenerBuilderTest {
     static final String WEB = "web.shop.svc.cluster.local";
 
-    MemoryConfigStore store;
-    RecordingUpdates updates;
-    ServiceEntryRegistry registry;
-    final ConfigParser parser = new ConfigParser(Schemas.PILOT);
+    MeshFixture fixture;
     final Proxy proxy = new Proxy("sidecar~10.0.0.1~web-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
             List.of("10.0.0.1"), "web-1.shop", "shop.svc.cluster.local", "shop", Map.of("app", "web"), "Kubernetes",
             "1.24.0", "", "", "", Locality.NONE);
 
     @BeforeEach
     void setUp() throws Exception {
-        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
-        updates = new RecordingUpdates();
-        registry = new ServiceEntryRegistry(store, updates, () -> "cluster.local", "Kubernetes");
-        for (String kind : List.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup")) {
-            store.registerEventHandler(kind, registry::onConfigEvent);
-        }
-        store.run();
+        fixture = new MeshFixture();
         apply("""
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
@@ -103,20 +89,15 @@ class SidecarListenerBuilderTest {
 
     @AfterEach
     void tearDown() {
-        store.close();
+        fixture.close();
     }
 
     void apply(String yaml) throws Exception {
-        ConfigParser.Result r = parser.parse("test.yaml", yaml);
-        assertEquals(List.of(), r.errors());
-        for (Config c : r.configs()) {
-            store.create(c);
-        }
-        assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
+        fixture.apply(yaml);
     }
 
     PushContext push(MeshConfig mesh) {
-        return PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
+        return fixture.push(mesh);
     }
 
     PushContext push() {
