@@ -227,7 +227,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         com.google.gson.JsonObject out = new com.google.gson.JsonObject();
         io.meshpilot.model.PushContext push = pushContext.get();
         com.google.protobuf.util.JsonFormat.Printer printer = com.google.protobuf.util.JsonFormat.printer()
-                .usingTypeRegistry(ENVOY_TYPES).omittingInsignificantWhitespace();
+                .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
         con.watches().forEach((type, w) -> {
             Generator g = Generators.forType(type, con.proxy());
             com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
@@ -245,15 +245,6 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         return java.util.Optional.of(out.toString());
     }
 
-    private static final com.google.protobuf.TypeRegistry ENVOY_TYPES = com.google.protobuf.TypeRegistry.newBuilder()
-            .add(io.envoyproxy.envoy.config.listener.v3.Listener.getDescriptor())
-            .add(io.envoyproxy.envoy.config.route.v3.RouteConfiguration.getDescriptor())
-            .add(io.envoyproxy.envoy.config.cluster.v3.Cluster.getDescriptor())
-            .add(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDescriptor())
-            .build();
 
     private static long parse(String version) {
         try {

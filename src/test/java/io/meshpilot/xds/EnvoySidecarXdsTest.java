@@ -139,9 +139,12 @@ class EnvoySidecarXdsTest {
         r.getRoute().getRequestMirrorPoliciesList().forEach(m -> out.add(m.getCluster()));
     }
 
+    /** The resources, each also printed as JSON with the registry /debug/config_dump uses (every typed config known). */
     static <T extends com.google.protobuf.Message> List<T> unpack(DiscoveryResponse r, Class<T> type) throws Exception {
+        var printer = com.google.protobuf.util.JsonFormat.printer().usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY);
         List<T> out = new ArrayList<>();
         for (Any a : r.getResourcesList()) {
+            printer.print(a); // throws for a typed config the registry does not know
             out.add(a.unpack(type));
         }
         return out;

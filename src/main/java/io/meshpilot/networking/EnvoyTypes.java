@@ -1,0 +1,33 @@
+package io.meshpilot.networking;
+
+import com.google.protobuf.TypeRegistry;
+
+/**
+ * Every message type our Envoy resources carry in an {@code Any} (resources and their typed
+ * configs), for printing them as JSON ({@code /debug/config_dump}): a type missing here
+ * prints as nothing useful, so a new typed config joins this list.
+ */
+public final class EnvoyTypes {
+    public static final TypeRegistry REGISTRY = TypeRegistry.newBuilder()
+            .add(io.envoyproxy.envoy.config.listener.v3.Listener.getDescriptor())
+            .add(io.envoyproxy.envoy.config.route.v3.RouteConfiguration.getDescriptor())
+            .add(io.envoyproxy.envoy.config.cluster.v3.Cluster.getDescriptor())
+            .add(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.cors.v3.CorsPolicy.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.listener.original_dst.v3.OriginalDst.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpInspector.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate.getDescriptor())
+            .build();
+
+    private EnvoyTypes() {
+    }
+}
