@@ -178,7 +178,8 @@ public final class XdsLoad {
             System.out.printf("traffic: %d responses, %.1f MB; NACKs sent %d; failed streams %d%n", responses,
                     bytes / 1048576.0, nacks, failed);
             sims.stream().filter(s -> s.failure != null).limit(3)
-                    .forEach(s -> System.out.println("  failure: " + s.failure));
+                    .forEach(s -> System.out.println("  failure: " + s.failure
+                            + (s.failure.getCause() == null ? "" : " caused by " + s.failure.getCause())));
             String stats = server.stats();
             if (!stats.isEmpty()) {
                 System.out.println("server: " + stats);
