@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.ca.AtomicFiles;
 import io.meshpilot.security.ca.CertificateAuthority;
 import io.meshpilot.security.ca.IssuedChain;
 import io.meshpilot.security.ca.Pem;
@@ -9,8 +10,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
@@ -62,7 +61,7 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
 
     /**
      * Issues a new serving certificate from {@code ca} for a fresh EC P-256 key and writes it
-     * under {@code dir} (each file replaced atomically).
+     * under {@code dir} (each file replaced atomically and durably).
      */
     public static ServingCertificate issue(CertificateAuthority ca, List<String> names, Duration ttl,
                                            List<X509Certificate> trust, Path dir) {
@@ -81,9 +80,9 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
             Path chainFile = dir.resolve("cert-chain.pem");
             Path trustFile = dir.resolve("trust-bundle.pem");
             // PKCS#8 ("PRIVATE KEY"): what Helidon and Netty read for every key type
-            replace(key, Pem.privateKey(kp.getPrivate()), true);
-            replace(chainFile, String.join("", issued.certChain()), false);
-            replace(trustFile, Pem.certificates(trust), false);
+            AtomicFiles.write(key, Pem.privateKey(kp.getPrivate()), true);
+            AtomicFiles.write(chainFile, String.join("", issued.certChain()), false);
+            AtomicFiles.write(trustFile, Pem.certificates(trust), false);
             return new ServingCertificate(chain.getFirst(), kp.getPrivate(), chain, names, now, key, chainFile, trustFile);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the serving certificate under " + dir, e);
@@ -100,20 +99,5 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
     private static X509Certificate parse(String pem) throws CertificateException {
         return (X509Certificate) CertificateFactory.getInstance("X.509")
                 .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
-    }
-
-    /** Writes next to the target and renames over it, so a reader never sees half a file. */
-    private static void replace(Path file, String content, boolean ownerOnly) throws IOException {
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.deleteIfExists(tmp);
-        if (ownerOnly) {
-            try {
-                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            } catch (UnsupportedOperationException e) {
-                Files.createFile(tmp);
-            }
-        }
-        Files.writeString(tmp, content);
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 }

@@ -18,11 +18,12 @@ import java.util.Set;
  * file: write a temporary file in the same directory, fsync it, rename it over the target,
  * fsync the directory so the rename itself is durable.
  */
-final class AtomicFiles {
+public final class AtomicFiles {
     private AtomicFiles() {
     }
 
-    static void write(Path target, String content, boolean ownerOnly) throws IOException {
+    /** Replaces {@code target} with {@code content} (ASCII); {@code ownerOnly}: mode 0600 where POSIX. */
+    public static void write(Path target, String content, boolean ownerOnly) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp");
         Files.deleteIfExists(tmp); // left by an earlier crash; never the live file
