@@ -41,6 +41,7 @@ public final class PushContext {
     private final long version;
     private final MeshConfig mesh;
     private final List<Config> peerAuthentications;
+    private final List<Config> gateways;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -61,8 +62,9 @@ public final class PushContext {
     private PushContext(Map<String, Service> services, Map<String, Map<String, List<Config>>> virtualServices,
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
                         MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
-                        Duration buildTime, long version, List<Config> peerAuthentications) {
+                        Duration buildTime, long version, List<Config> peerAuthentications, List<Config> gateways) {
         this.mesh = mesh;
+        this.gateways = List.copyOf(gateways);
         this.peerAuthentications = List.copyOf(peerAuthentications);
         this.servicesByHost = Map.copyOf(services);
         Map<String, Map<String, List<Config>>> vs = new HashMap<>();
@@ -118,8 +120,9 @@ public final class PushContext {
             sidecars.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
         }
         List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
+        List<Config> gateways = oldestFirst(store.list("Gateway", null));
         return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints, domainSuffix,
-                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications);
+                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways);
     }
 
     private static List<Config> oldestFirst(List<Config> configs) {
@@ -238,6 +241,25 @@ public final class PushContext {
             }
         }
         return exported.stream().findFirst();
+    }
+
+    /**
+     * The VirtualServices bound to {@code gateway} ({@code namespace/name}) that are exported to
+     * {@code proxyNamespace}, oldest first, each once (istiod's VirtualServicesForGateway).
+     */
+    public List<Config> virtualServicesForGateway(String gateway, String proxyNamespace) {
+        java.util.LinkedHashSet<Config> out = new java.util.LinkedHashSet<>();
+        virtualServicesByGateway.getOrDefault(gateway, Map.of()).values().forEach(out::addAll);
+        return out.stream().filter(c -> exported(((VirtualService) c.spec()).getExportToList(),
+                        defaults.virtualServiceExportTo(), c.namespace(), proxyNamespace))
+                .sorted(Comparator.comparing((Config c) -> c.creationTimestamp() == null ? Instant.EPOCH
+                        : c.creationTimestamp()).thenComparing(Config::key))
+                .toList();
+    }
+
+    /** Every Gateway of the mesh, oldest first (a router proxy takes those whose selector matches its labels). */
+    public List<Config> gateways() {
+        return gateways;
     }
 
     /** Every PeerAuthentication of the mesh, oldest first (the inbound mTLS mode is derived from them). */

@@ -44,7 +44,7 @@ public final class ClusterBuilder {
      */
     public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope, boolean proxyless) {
         ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
-        if (o == null) {
+        if (o == null || !name.startsWith("outbound|")) { // SNI-DNAT clusters are the gateway builder's
             return Optional.empty();
         }
         Service svc = push.service(o.host(), scope).orElse(null);

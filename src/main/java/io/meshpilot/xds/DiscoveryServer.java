@@ -389,6 +389,10 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             if (w.wildcard() && w.typeUrl().equals(TypeUrls.CLUSTER) && !con.proxy().proxyless()
                     && con.proxy().type() == io.meshpilot.model.Proxy.Type.SIDECAR) {
                 scope = scope + "|inbound:" + io.meshpilot.networking.envoy.SidecarClusterBuilder.inboundKey(con.proxy(), push);
+            } else if (w.wildcard() && w.typeUrl().equals(TypeUrls.CLUSTER) && !con.proxy().proxyless()) {
+                // a gateway's CDS adds BlackHole and its AUTO_PASSTHROUGH clusters
+                scope = scope + "|router:" + io.meshpilot.networking.envoy.GatewayClusterBuilder.key(
+                        io.meshpilot.networking.envoy.MergedGateway.of(con.proxy(), push));
             }
             var key = new SharedResponses.Key(w.typeUrl(), push.version(), cache.endpointGeneration(),
                     scope, con.proxy().proxyless(), w.wildcard(), w.names());

@@ -6,6 +6,10 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.envoy.GatewayClusterBuilder;
+import io.meshpilot.networking.envoy.GatewayListenerBuilder;
+import io.meshpilot.networking.envoy.GatewayRouteBuilder;
+import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarClusterBuilder;
 import io.meshpilot.networking.envoy.SidecarListenerBuilder;
 import io.meshpilot.networking.envoy.SidecarRouteBuilder;
@@ -21,7 +25,7 @@ import java.util.TreeSet;
  * Which generator serves which type for which proxy (istiod picks by the GENERATOR metadata,
  * then the proxy type): proxyless gRPC clients get the gRPC generator's LDS/RDS and the
  * shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS and RDS; gateways (router
- * proxies) get CDS and EDS, their listeners and routes come with the gateway work.
+ * proxies) get the listeners, routes and clusters of the Gateways that select them.
  */
 final class Generators {
     private Generators() {
@@ -63,7 +67,13 @@ final class Generators {
             List<Any> shared = cache.clusters(push.version(), scope.key(),
                     () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
             if (proxy.type() != Proxy.Type.SIDECAR) {
-                return shared; // gateways' own clusters come with the gateway work
+                // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
+                List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
+                        .stream().map(Any::pack).toList();
+                List<Any> all = new ArrayList<>(shared.size() + gateway.size());
+                all.addAll(shared);
+                all.addAll(gateway);
+                return all;
             }
             // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
             List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
@@ -93,18 +103,24 @@ final class Generators {
         return packed;
     }
 
-    /** Envoy sidecars' LDS (istiod's wildcard listener set); gateways' come with the gateway work. */
+    /** Envoy LDS: istiod's wildcard listener set for sidecars, the merged Gateways' listeners for routers. */
     static final Generator ENVOY_LDS = (proxy, push, names, wildcard) -> {
         if (proxy.type() != Proxy.Type.SIDECAR) {
-            return List.of();
+            return GatewayListenerBuilder.listeners(proxy, push, MergedGateway.of(proxy, push)).stream()
+                    .map(Any::pack).toList();
         }
         return SidecarListenerBuilder.listeners(proxy, push, push.scope(proxy)).stream().map(Any::pack).toList();
     };
 
-    /** Envoy sidecars' RDS: one route configuration per outbound HTTP port the listeners name. */
+    /** Envoy RDS: per outbound HTTP port for sidecars; per gateway port or HTTPS server for routers. */
     static final Generator ENVOY_RDS = (proxy, push, names, wildcard) -> {
         if (proxy.type() != Proxy.Type.SIDECAR) {
-            return List.of();
+            MergedGateway merged = MergedGateway.of(proxy, push);
+            List<Any> out = new ArrayList<>();
+            for (String n : ordered(names)) {
+                GatewayRouteBuilder.build(n, proxy, push, merged).ifPresent(r -> out.add(Any.pack(r)));
+            }
+            return out;
         }
         ProxyScope scope = push.scope(proxy);
         List<Any> out = new ArrayList<>();

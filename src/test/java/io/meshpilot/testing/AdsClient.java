@@ -36,7 +36,9 @@ public final class AdsClient implements AutoCloseable {
     public AdsClient(int port, String nodeId, Map<String, String> metadata) {
         channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
         Struct.Builder md = Struct.newBuilder();
-        metadata.forEach((k, v) -> md.putFields(k, Value.newBuilder().setStringValue(v).build()));
+        // a JSON object (LABELS) is sent as a struct, as the Istio agent does; anything else as a string
+        metadata.forEach((k, v) -> md.putFields(k, v.startsWith("{") ? structValue(v)
+                : Value.newBuilder().setStringValue(v).build()));
         node = Node.newBuilder().setId(nodeId).setMetadata(md).build();
         requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
             @Override
@@ -138,5 +140,15 @@ public final class AdsClient implements AutoCloseable {
             // already closed
         }
         channel.shutdownNow();
+    }
+
+    private static Value structValue(String json) {
+        Struct.Builder b = Struct.newBuilder();
+        try {
+            com.google.protobuf.util.JsonFormat.parser().merge(json, b);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("metadata value is not a JSON object: " + json, e);
+        }
+        return Value.newBuilder().setStructValue(b).build();
     }
 }

@@ -44,6 +44,24 @@ class EnvoySidecarXdsTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
+        java.nio.file.Files.writeString(dir.resolve("config/gateway.yaml"), """
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: bookinfo-gateway, namespace: default}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ["*"]}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: bookinfo, namespace: default}
+                spec:
+                  hosts: ["*"]
+                  gateways: [bookinfo-gateway]
+                  http:
+                  - match: [{uri: {exact: /productpage}}]
+                    route: [{destination: {host: productpage, port: {number: 9080}}}]
+                """);
         server = TestServers.start(dir);
     }
 
@@ -111,6 +129,37 @@ class EnvoySidecarXdsTest {
             Set<String> missing = new TreeSet<>(referenced);
             missing.removeAll(clusters);
             assertEquals(Set.of(), missing, "clusters referenced by listeners and routes but not in CDS");
+        }
+    }
+
+    @Test
+    void anIngressGatewayGetsItsListenerRoutesAndTheClustersTheyName() throws Exception {
+        try (AdsClient c = new AdsClient(server.ports().get("grpc"),
+                "router~10.0.0.9~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local",
+                Map.of("NAMESPACE", "istio-system", "LABELS", "{\"istio\":\"ingressgateway\"}"))) {
+            c.subscribe(TypeUrls.LISTENER, List.of());
+            DiscoveryResponse lds = c.await(TypeUrls.LISTENER, WAIT);
+            List<Listener> listeners = unpack(lds, Listener.class);
+            assertEquals(List.of("0.0.0.0_8080"), listeners.stream().map(Listener::getName).toList());
+            HttpConnectionManager hcm = listeners.get(0).getFilterChains(0).getFilters(0).getTypedConfig()
+                    .unpack(HttpConnectionManager.class);
+            assertEquals("http.8080", hcm.getRds().getRouteConfigName());
+            c.ack(lds, List.of());
+
+            c.subscribe(TypeUrls.ROUTE, List.of("http.8080"));
+            DiscoveryResponse rds = c.await(TypeUrls.ROUTE, WAIT);
+            RouteConfiguration rc = unpack(rds, RouteConfiguration.class).get(0);
+            Set<String> referenced = new TreeSet<>();
+            clustersOf(rc, referenced);
+            assertEquals(Set.of("outbound|9080||productpage.default.svc.cluster.local"), referenced);
+            c.ack(rds, List.of("http.8080"));
+
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            Set<String> clusters = new TreeSet<>();
+            unpack(c.await(TypeUrls.CLUSTER, WAIT), Cluster.class).forEach(cl -> clusters.add(cl.getName()));
+            assertTrue(clusters.containsAll(referenced), clusters.toString());
+            assertTrue(clusters.contains("BlackHoleCluster") && !clusters.contains("PassthroughCluster")
+                    && clusters.stream().noneMatch(n -> n.startsWith("inbound|")), "istiod's gateway CDS: " + clusters);
         }
     }
 

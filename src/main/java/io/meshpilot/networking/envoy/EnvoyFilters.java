@@ -61,6 +61,31 @@ final class EnvoyFilters {
     }
 
     /**
+     * The HTTP filters of istiod's outbound and gateway connection managers that plain Envoy
+     * has: fault and CORS (idle unless a route carries their per-route config), then the
+     * router. Istio's own filters (metadata exchange, stats, ALPN) need istio-proxy's build.
+     */
+    static java.util.List<HttpFilter> outboundHttpFilters() {
+        return java.util.List.of(
+                HttpFilter.newBuilder().setName(HttpRouteTranslator.FAULT_FILTER).setTypedConfig(Any.pack(
+                        io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDefaultInstance())).build(),
+                HttpFilter.newBuilder().setName(HttpRouteTranslator.CORS_FILTER).setTypedConfig(Any.pack(
+                        io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors.getDefaultInstance())).build(),
+                router());
+    }
+
+    /** The route configuration {@code routeName} over ADS, without an initial fetch timeout, as istiod. */
+    static io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds rds(String routeName) {
+        return io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds.newBuilder()
+                .setRouteConfigName(routeName)
+                .setConfigSource(ConfigSource.newBuilder()
+                        .setAds(AggregatedConfigSource.getDefaultInstance())
+                        .setInitialFetchTimeout(Duration.getDefaultInstance())
+                        .setResourceApiVersion(ApiVersion.V3))
+                .build();
+    }
+
+    /**
      * The connection manager fields istiod's buildHTTPConnectionManager sets for every sidecar
      * HCM: codec AUTO, path normalization (the mesh default), escaped slashes kept, the
      * downstream address not used, websocket upgrades, no stream idle timeout.
@@ -79,13 +104,8 @@ final class EnvoyFilters {
     /** An outbound HCM taking routes {@code routeName} over ADS (no initial fetch timeout, as istiod). */
     static Filter rdsHcm(String statPrefix, String routeName) {
         HttpConnectionManager hcm = hcm(statPrefix)
-                .setRds(io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds.newBuilder()
-                        .setRouteConfigName(routeName)
-                        .setConfigSource(ConfigSource.newBuilder()
-                                .setAds(AggregatedConfigSource.getDefaultInstance())
-                                .setInitialFetchTimeout(Duration.getDefaultInstance())
-                                .setResourceApiVersion(ApiVersion.V3)))
-                .addHttpFilters(router())
+                .setRds(rds(routeName))
+                .addAllHttpFilters(outboundHttpFilters())
                 .build();
         return Filter.newBuilder().setName(HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
     }

@@ -68,7 +68,22 @@ public final class HttpRouteTranslator {
      * {@code sourceLabels} are not evaluated), and the mesh's default retry policy (null: none).
      */
     public record Context(int port, String vsNamespace, String vsName, String proxyNamespace,
-                          Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry) {
+                          Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry,
+                          String gateway, PushContext push) {
+        /** For sidecars: matches naming gateways apply only if they name {@code mesh}. */
+        public Context(int port, String vsNamespace, String vsName, String proxyNamespace,
+                       Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry) {
+            this(port, vsNamespace, vsName, proxyNamespace, proxyLabels, domainSuffix, meshRetry,
+                    PushContext.MESH_GATEWAY, null);
+        }
+
+        /**
+         * @param gateway {@link PushContext#MESH_GATEWAY} for sidecars, else the gateway's
+         *                {@code namespace/name}: a match naming gateways applies only if it names this one
+         * @param push    to find a destination's only port when the destination names none (may be null)
+         */
+        public Context {
+        }
     }
 
     /**
@@ -124,7 +139,15 @@ public final class HttpRouteTranslator {
             return true;
         }
         if (m.getGatewaysCount() > 0) {
-            return m.getGatewaysList().contains(PushContext.MESH_GATEWAY);
+            boolean named = false;
+            for (String g : m.getGatewaysList()) {
+                // short gateway names in a VirtualService are relative to its namespace
+                String full = g.equals(PushContext.MESH_GATEWAY) || g.contains("/") ? g : ctx.vsNamespace() + "/" + g;
+                named |= full.equals(ctx.gateway());
+            }
+            if (!named) {
+                return false;
+            }
         }
         // sourceLabels need the proxy's labels; when the caller does not know them they are not evaluated
         if (ctx.proxyLabels() != null
@@ -257,6 +280,13 @@ public final class HttpRouteTranslator {
     static String cluster(Destination d, Context ctx) {
         String host = PushContext.resolve(d.getHost(), ctx.vsNamespace(), ctx.domainSuffix());
         int port = d.hasPort() ? d.getPort().getNumber() : ctx.port();
+        if (!d.hasPort() && ctx.push() != null) {
+            // istiod's GetDestinationCluster: a service with a single port is reached on that port
+            var only = ctx.push().service(host).filter(s -> s.ports().size() == 1);
+            if (only.isPresent()) {
+                port = only.get().ports().get(0).port();
+            }
+        }
         return ClusterNames.outbound(port, d.getSubset(), host);
     }
 

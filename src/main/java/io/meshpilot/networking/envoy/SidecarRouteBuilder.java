@@ -88,7 +88,8 @@ public final class SidecarRouteBuilder {
             for (Config vs : push.virtualServices(PushContext.MESH_GATEWAY, s.hostname(), scope)) {
                 VirtualService spec = (VirtualService) vs.spec();
                 List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
-                        vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry));
+                        vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry,
+                        PushContext.MESH_GATEWAY, push));
                 if (!r.isEmpty()) {
                     routes = r; // the oldest VirtualService with routes for this port wins
                     break;

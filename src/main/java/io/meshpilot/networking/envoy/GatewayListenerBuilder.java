@@ -1,0 +1,245 @@
+package io.meshpilot.networking.envoy;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.BoolValue;
+import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.TrafficDirection;
+import io.envoyproxy.envoy.config.core.v3.TransportSocket;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.FilterChainMatch;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
+import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.meshpilot.api.networking.v1alpha3.DestinationRule;
+import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
+import io.meshpilot.api.networking.v1alpha3.TCPRoute;
+import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
+import io.meshpilot.api.networking.v1alpha3.TLSRoute;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Protocol;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * LDS for gateways (istiod's buildGatewayListeners): one listener {@code 0.0.0.0_<port>}
+ * per merged server port, bound to the port.
+ * <ul>
+ *   <li>plaintext HTTP servers: one chain with a connection manager on {@code http.<port>};</li>
+ *   <li>HTTPS that terminates TLS: a chain per server, matched by SNI, with the server's TLS
+ *       and its own route configuration;</li>
+ *   <li>TLS passthrough: a chain per VirtualService {@code tls} match, by its SNI hosts, to a
+ *       tcp_proxy; AUTO_PASSTHROUGH: a chain per service port (and subset) whose SNI is the
+ *       SNI-DNAT cluster name {@code outbound_.<port>_.<subset>_.<host>};</li>
+ *   <li>TCP, or TLS terminated here: the first VirtualService {@code tcp} route that matches.</li>
+ * </ul>
+ * A port left without any chain (no VirtualService for a TCP server) gets no listener: Envoy
+ * refuses listeners without chains.
+ */
+public final class GatewayListenerBuilder {
+    private static final System.Logger LOG = System.getLogger(GatewayListenerBuilder.class.getName());
+    /** istiod's allIstioMtlsALPNs: what a sidecar's Istio mTLS client offers. */
+    static final List<String> ISTIO_MTLS_ALPNS = List.of("istio", "istio-peer-exchange", "istio-http/1.0",
+            "istio-http/1.1", "istio-h2");
+    /** The server header gateways send (istiod's EnvoyServerName). */
+    static final String SERVER_NAME = "istio-envoy";
+
+    private GatewayListenerBuilder() {
+    }
+
+    public static List<Listener> listeners(Proxy proxy, PushContext push, MergedGateway merged) {
+        List<Listener> out = new ArrayList<>();
+        ProxyScope scope = push.scope(proxy);
+        for (MergedGateway.ServerPort port : merged.ports()) {
+            String name = EnvoyFilters.WILDCARD + "_" + port.number();
+            List<FilterChain> chains = new ArrayList<>();
+            if (port.http()) {
+                chains.add(FilterChain.newBuilder()
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName())).build());
+            } else {
+                for (MergedGateway.GatewayServer server : port.servers()) {
+                    chains.addAll(serverChains(server, proxy, push, scope));
+                }
+            }
+            if (chains.isEmpty()) {
+                LOG.log(System.Logger.Level.INFO, "gateway {0}: no listener on port {1}: no VirtualService "
+                        + "routes its servers", proxy.id(), port.number());
+                continue;
+            }
+            Listener.Builder l = Listener.newBuilder().setName(name)
+                    .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, port.number()))
+                    .setTrafficDirection(TrafficDirection.OUTBOUND)
+                    .addAllFilterChains(chains);
+            if (chains.stream().anyMatch(c -> c.getFilterChainMatch().getServerNamesCount() > 0
+                    || c.getFilterChainMatch().getApplicationProtocolsCount() > 0)) {
+                l.addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
+                        .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())));
+            }
+            out.add(l.build());
+        }
+        return out;
+    }
+
+    private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, Proxy proxy, PushContext push,
+                                                  ProxyScope scope) {
+        int port = server.server().getPort().getNumber();
+        if (server.terminatesHttps()) {
+            String statPrefix = server.server().getName().isEmpty()
+                    ? "outbound_" + EnvoyFilters.WILDCARD + "_" + port : server.server().getName();
+            return List.of(FilterChain.newBuilder()
+                    .setFilterChainMatch(sni(server.sniHosts()))
+                    .setTransportSocket(tls(server, true))
+                    .addFilters(hcm(statPrefix, server.routeName())).build());
+        }
+        if (server.autoPassthrough()) {
+            return autoPassthrough(server, push, scope);
+        }
+        if (server.passthrough()) {
+            return tlsRoutes(server, proxy, push);
+        }
+        // TCP, or TLS terminated here and forwarded as TCP
+        Filter tcp = tcpRoute(server, proxy, push);
+        if (tcp == null) {
+            return List.of();
+        }
+        FilterChain.Builder chain = FilterChain.newBuilder().addFilters(tcp);
+        if (server.server().hasTls()) {
+            chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
+        }
+        return List.of(chain.build());
+    }
+
+    /** The first {@code tcp} route of a VirtualService bound to the server's Gateway whose match fits the server. */
+    private static Filter tcpRoute(MergedGateway.GatewayServer server, Proxy proxy, PushContext push) {
+        for (Config vs : push.virtualServicesForGateway(server.gateway(), proxy.namespace())) {
+            VirtualService spec = (VirtualService) vs.spec();
+            if (!hostsMatch(server.hosts(), spec, vs.namespace())) {
+                continue;
+            }
+            for (TCPRoute r : spec.getTcpList()) {
+                boolean matches = r.getMatchCount() == 0;
+                for (L4MatchAttributes m : r.getMatchList()) {
+                    matches |= l4Match(m.getPort(), m.getGatewaysList(), server, vs.namespace());
+                }
+                if (matches && r.getRouteCount() > 0) {
+                    return TcpRouteTranslator.tcpProxy(r.getRouteList(), server.server().getPort().getNumber(), vs,
+                            push);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** SNI passthrough: a chain per {@code tls} match, skipping SNI names an earlier chain already claimed. */
+    private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push) {
+        List<FilterChain> out = new ArrayList<>();
+        Set<String> claimed = new HashSet<>();
+        for (Config vs : push.virtualServicesForGateway(server.gateway(), proxy.namespace())) {
+            VirtualService spec = (VirtualService) vs.spec();
+            if (!hostsMatch(server.hosts(), spec, vs.namespace())) {
+                continue;
+            }
+            for (TLSRoute r : spec.getTlsList()) {
+                for (TLSMatchAttributes m : r.getMatchList()) {
+                    if (!l4Match(m.getPort(), m.getGatewaysList(), server, vs.namespace()) || r.getRouteCount() == 0) {
+                        continue;
+                    }
+                    if (m.getSniHostsList().stream().anyMatch(claimed::contains)) {
+                        LOG.log(System.Logger.Level.INFO, "gateway {0}: VirtualService {1}: tls match {2} skipped: "
+                                + "SNI already routed on port {3}", proxy.id(), vs.key(), m.getSniHostsList(),
+                                server.server().getPort().getNumber());
+                        continue;
+                    }
+                    claimed.addAll(m.getSniHostsList());
+                    out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
+                            .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
+                                    server.server().getPort().getNumber(), vs, push)).build());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** AUTO_PASSTHROUGH: the client names the cluster in its SNI; only Istio mTLS clients are let through. */
+    private static List<FilterChain> autoPassthrough(MergedGateway.GatewayServer server, PushContext push,
+                                                     ProxyScope scope) {
+        List<FilterChain> out = new ArrayList<>();
+        for (Service s : push.services(scope)) {
+            if (s.meshExternal() || server.hosts().stream().noneMatch(h ->
+                    GatewayRouteBuilder.matches(h.contains("/") ? h.substring(h.indexOf('/') + 1) : h, s.hostname()))) {
+                continue;
+            }
+            List<String> subsets = new ArrayList<>();
+            subsets.add("");
+            push.destinationRule(s.hostname(), scope).ifPresent(dr -> ((DestinationRule) dr.spec()).getSubsetsList()
+                    .forEach(sub -> subsets.add(sub.getName())));
+            for (Port p : s.ports()) {
+                if (p.protocol() == Protocol.UDP) {
+                    continue;
+                }
+                for (String subset : subsets) {
+                    String cluster = GatewayClusterBuilder.sniDnatName(p.port(), subset, s.hostname());
+                    out.add(FilterChain.newBuilder()
+                            .setFilterChainMatch(FilterChainMatch.newBuilder().addServerNames(cluster)
+                                    .addAllApplicationProtocols(ISTIO_MTLS_ALPNS))
+                            .addFilters(EnvoyFilters.tcpProxy(cluster, cluster)).build());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether a VirtualService host falls under one of the server's hosts (namespace-restricted ones included). */
+    private static boolean hostsMatch(List<String> serverHosts, VirtualService vs, String vsNamespace) {
+        return !GatewayRouteBuilder.intersect(serverHosts, vs, vsNamespace).isEmpty();
+    }
+
+    /** istiod's l4SingleMatch: the match's port (if any) is the server's, its gateways (if any) name this one. */
+    private static boolean l4Match(int port, List<String> gateways, MergedGateway.GatewayServer server,
+                                   String vsNamespace) {
+        if (port != 0 && port != server.server().getPort().getNumber()) {
+            return false;
+        }
+        if (gateways.isEmpty()) {
+            return true;
+        }
+        return gateways.stream().map(g -> g.contains("/") ? g : vsNamespace + "/" + g)
+                .anyMatch(server.gateway()::equals);
+    }
+
+    private static FilterChainMatch sni(List<String> hosts) {
+        return FilterChainMatch.newBuilder().addAllServerNames(hosts).build();
+    }
+
+    private static TransportSocket tls(MergedGateway.GatewayServer server, boolean http) {
+        return TransportSocket.newBuilder().setName(EnvoyFilters.TLS_TRANSPORT_SOCKET)
+                .setTypedConfig(Any.pack(GatewayTls.context(server.server().getTls(), http))).build();
+    }
+
+    /**
+     * istiod's gateway connection manager: the client address is the peer's (use_remote_address),
+     * client certificate details sanitized and set, and the {@code istio-envoy} server header.
+     */
+    static Filter hcm(String statPrefix, String routeName) {
+        HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
+                .setUseRemoteAddress(BoolValue.of(true))
+                .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
+                .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
+                        .setSubject(BoolValue.of(true)).setCert(true).setUri(true).setDns(true))
+                .setServerName(SERVER_NAME)
+                .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
+                .setRds(EnvoyFilters.rds(routeName))
+                .addAllHttpFilters(EnvoyFilters.outboundHttpFilters())
+                .build();
+        return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
+    }
+}
