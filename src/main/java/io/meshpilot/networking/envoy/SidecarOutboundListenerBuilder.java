@@ -149,12 +149,9 @@ public final class SidecarOutboundListenerBuilder {
                 }
                 return;
             }
-            listeners.put(name, listener(name, EnvoyFilters.WILDCARD, port, List.of(FilterChain.newBuilder()
-                    .addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build()), List.of()));
+            listeners.put(name, tcpListener(name, EnvoyFilters.WILDCARD, t, proxy, push, scope));
         });
-        tcpByVip.forEach((name, t) -> listeners.put(name, listener(name, t.vip(), t.port().port(), List.of(
-                FilterChain.newBuilder().addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build()),
-                List.of())));
+        tcpByVip.forEach((name, t) -> listeners.put(name, tcpListener(name, t.vip(), t, proxy, push, scope)));
         return List.copyOf(listeners.values());
     }
 
@@ -189,6 +186,16 @@ public final class SidecarOutboundListenerBuilder {
                         .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())).build(),
                 ListenerFilter.newBuilder().setName(EnvoyFilters.HTTP_INSPECTOR)
                         .setTypedConfig(Any.pack(HttpInspector.getDefaultInstance())).build()));
+    }
+
+    /** A TCP or TLS service port: its VirtualService's tcp/tls routes, SNI chains behind the TLS inspector. */
+    private static Listener tcpListener(String name, String ip, Target t, Proxy proxy, PushContext push,
+                                        ProxyScope scope) {
+        List<FilterChain> chains = SidecarTcpRoutes.chains(t.service(), t.port(), proxy, push, scope);
+        List<ListenerFilter> filters = chains.size() > 1 ? List.of(ListenerFilter.newBuilder()
+                .setName(EnvoyFilters.TLS_INSPECTOR).setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())).build())
+                : List.of();
+        return listener(name, ip, t.port().port(), chains, filters);
     }
 
     private static Listener listener(String name, String ip, int port, List<FilterChain> chains,

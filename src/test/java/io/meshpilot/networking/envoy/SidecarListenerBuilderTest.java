@@ -156,6 +156,59 @@ class SidecarListenerBuilderTest {
     }
 
     @Test
+    void tcpAndTlsPortsFollowTheirVirtualServiceRoutes() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: api, namespace: other}
+                spec:
+                  hosts: [api.other.svc.cluster.local]
+                  addresses: [240.0.0.3]
+                  location: MESH_INTERNAL
+                  ports: [{number: 443, name: tls, protocol: TLS}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.0.1.3}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: db, namespace: other}
+                spec:
+                  hosts: [db.other.svc.cluster.local]
+                  tcp:
+                  - match: [{port: 3306, sourceLabels: {app: other}}]
+                    route: [{destination: {host: pg.example.com, port: {number: 5432}}}]
+                  - match: [{port: 3306}]
+                    route:
+                    - {destination: {host: db.other.svc.cluster.local, subset: v2}, weight: 25}
+                    - {destination: {host: db.other.svc.cluster.local, subset: v1}, weight: 75}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: api, namespace: other}
+                spec:
+                  hosts: [api.other.svc.cluster.local]
+                  tls:
+                  - match: [{sniHosts: [api.other.svc.cluster.local], port: 443}]
+                    route: [{destination: {host: api.other.svc.cluster.local, subset: v2}}]
+                """);
+        List<Listener> ls = listeners(push());
+        Listener db = named(ls, "240.0.0.2_3306");
+        assertEquals(1, db.getFilterChainsCount());
+        TcpProxy weighted = tcp(db.getFilterChains(0).getFilters(0));
+        assertEquals("db.other", weighted.getStatPrefix(), "weighted TCP routes count under the VirtualService");
+        assertEquals(List.of("outbound|3306|v2|db.other.svc.cluster.local", "outbound|3306|v1|db.other.svc.cluster.local"),
+                weighted.getWeightedClusters().getClustersList().stream().map(c -> c.getName()).toList());
+
+        Listener api = named(ls, "240.0.0.3_443");
+        assertEquals(EnvoyFilters.TLS_INSPECTOR, api.getListenerFilters(0).getName());
+        assertEquals(List.of("api.other.svc.cluster.local"),
+                api.getFilterChains(0).getFilterChainMatch().getServerNamesList());
+        assertEquals("outbound|443|v2|api.other.svc.cluster.local", tcp(api.getFilterChains(0).getFilters(0)).getCluster());
+        assertEquals("outbound|443||api.other.svc.cluster.local", tcp(api.getFilterChains(1).getFilters(0)).getCluster(),
+                "other SNI names reach the service itself");
+    }
+
+    @Test
     void unknownProtocolPortIsSniffed() throws Exception {
         Listener l = named(listeners(push()), "0.0.0.0_7000");
         assertEquals(List.of(EnvoyFilters.TLS_INSPECTOR, EnvoyFilters.HTTP_INSPECTOR),
