@@ -42,6 +42,8 @@ public final class PushContext {
     private final MeshConfig mesh;
     private final List<Config> peerAuthentications;
     private final List<Config> gateways;
+    /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
+    private final Map<String, Config> delegates;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -62,8 +64,10 @@ public final class PushContext {
     private PushContext(Map<String, Service> services, Map<String, Map<String, List<Config>>> virtualServices,
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
                         MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
-                        Duration buildTime, long version, List<Config> peerAuthentications, List<Config> gateways) {
+                        Duration buildTime, long version, List<Config> peerAuthentications, List<Config> gateways,
+                        Map<String, Config> delegates) {
         this.mesh = mesh;
+        this.delegates = Map.copyOf(delegates);
         this.gateways = List.copyOf(gateways);
         this.peerAuthentications = List.copyOf(peerAuthentications);
         this.servicesByHost = Map.copyOf(services);
@@ -99,8 +103,13 @@ public final class PushContext {
             services.putIfAbsent(s.hostname(), s);
         }
         Map<String, Map<String, List<Config>>> vs = new HashMap<>();
+        Map<String, Config> delegates = new HashMap<>();
         for (Config c : oldestFirst(store.list("VirtualService", null))) {
             VirtualService spec = (VirtualService) c.spec();
+            if (spec.getHostsCount() == 0) {
+                delegates.put(c.namespace() + "/" + c.name(), c);
+                continue;
+            }
             List<String> gateways = spec.getGatewaysCount() == 0 ? List.of(MESH_GATEWAY) : spec.getGatewaysList();
             for (String gw : gateways) {
                 String gateway = gw.equals(MESH_GATEWAY) || gw.contains("/") ? gw : c.namespace() + "/" + gw;
@@ -122,7 +131,7 @@ public final class PushContext {
         List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
         List<Config> gateways = oldestFirst(store.list("Gateway", null));
         return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints, domainSuffix,
-                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways);
+                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways, delegates);
     }
 
     private static List<Config> oldestFirst(List<Config> configs) {
@@ -255,6 +264,19 @@ public final class PushContext {
                 .sorted(Comparator.comparing((Config c) -> c.creationTimestamp() == null ? Instant.EPOCH
                         : c.creationTimestamp()).thenComparing(Config::key))
                 .toList();
+    }
+
+    /**
+     * A delegate VirtualService (one without hosts) by namespace and name, if it is exported to
+     * {@code rootNamespace}, the namespace of the VirtualService delegating to it.
+     */
+    public Optional<Config> delegateVirtualService(String namespace, String name, String rootNamespace) {
+        Config c = delegates.get(namespace + "/" + name);
+        if (c == null || !exported(((VirtualService) c.spec()).getExportToList(), defaults.virtualServiceExportTo(),
+                c.namespace(), rootNamespace)) {
+            return Optional.empty();
+        }
+        return Optional.of(c);
     }
 
     /** Every Gateway of the mesh, oldest first (a router proxy takes those whose selector matches its labels). */

@@ -91,21 +91,31 @@ public final class HttpRouteTranslator {
      * apply to this port, gateway or source are left out, and nothing after a catch-all route.
      */
     public static List<Route> routes(List<HTTPRoute> http, Context ctx) {
-        List<Route> out = new ArrayList<>();
+        // a route delegating to another VirtualService stands for that one's routes, translated where it lives
+        List<DelegateRoutes.Expanded> expanded = new ArrayList<>();
         for (HTTPRoute r : http) {
             if (r.hasDelegate()) {
-                continue; // delegate VirtualServices are not supported yet
+                expanded.addAll(DelegateRoutes.expand(r, ctx.vsNamespace(), ctx.vsName(), ctx.push()));
+            } else {
+                expanded.add(new DelegateRoutes.Expanded(r, null));
             }
+        }
+        List<Route> out = new ArrayList<>();
+        for (DelegateRoutes.Expanded e : expanded) {
+            HTTPRoute r = e.route();
+            Context rctx = e.from() == null ? ctx : new Context(ctx.port(), e.from().namespace(), e.from().name(),
+                    ctx.proxyNamespace(), ctx.proxyLabels(), ctx.domainSuffix(), ctx.meshRetry(), ctx.gateway(),
+                    ctx.push());
             boolean catchAll = false;
             if (r.getMatchCount() == 0) {
-                Route route = translate(r, null, ctx);
+                Route route = translate(r, null, rctx);
                 if (route != null) {
                     out.add(route);
                 }
                 catchAll = true;
             } else {
                 for (HTTPMatchRequest m : r.getMatchList()) {
-                    Route route = translate(r, m, ctx);
+                    Route route = translate(r, m, rctx);
                     if (route != null) {
                         out.add(route);
                         if (isCatchAll(route)) {

@@ -272,6 +272,67 @@ class SidecarRouteBuilderTest {
     }
 
     @Test
+    void delegateVirtualServicesStandForTheirRoutesNarrowedByTheRootMatch() throws Exception {
+        mesh.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: root, namespace: bookinfo}
+                spec:
+                  hosts: [reviews]
+                  http:
+                  - match: [{uri: {prefix: /api}, headers: {team: {exact: a}}}]
+                    delegate: {name: api-routes, namespace: other}
+                  - route: [{destination: {host: reviews}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: api-routes, namespace: other}
+                spec:
+                  http:
+                  - match: [{uri: {prefix: /api/v2}}, {uri: {prefix: /other}}]
+                    route: [{destination: {host: ratings}}]
+                  - match: [{uri: {exact: /api/health}, headers: {team: {exact: b}}}]
+                    route: [{destination: {host: ratings}}]
+                  - route: [{destination: {host: ratings, subset: v1}}]
+                """);
+        List<Route> routes = vhost(build(), REVIEWS + ":9080").getRoutesList();
+        assertEquals(3, routes.size(), routes.toString());
+        // /other is outside /api and team b contradicts team a: both combinations are dropped
+        assertEquals("/api/v2", routes.get(0).getMatch().getPrefix());
+        assertEquals("team", routes.get(0).getMatch().getHeaders(0).getName(), "the root's header condition is kept");
+        assertEquals("outbound|9080||" + RATINGS, routes.get(0).getRoute().getCluster(),
+                "short hosts resolve in the delegate's namespace");
+        assertEquals("/api", routes.get(1).getMatch().getPrefix(), "a delegate route without match takes the root's");
+        assertEquals("outbound|9080|v1|" + RATINGS, routes.get(1).getRoute().getCluster());
+        assertEquals("outbound|9080||" + REVIEWS, routes.get(2).getRoute().getCluster());
+    }
+
+    @Test
+    void aDelegateNotExportedToTheRootIsIgnored() throws Exception {
+        mesh.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: root, namespace: bookinfo}
+                spec:
+                  hosts: [reviews]
+                  http:
+                  - match: [{uri: {prefix: /api}}]
+                    delegate: {name: private, namespace: other}
+                  - route: [{destination: {host: reviews}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: private, namespace: other}
+                spec:
+                  exportTo: ["."]
+                  http: [{route: [{destination: {host: ratings}}]}]
+                """);
+        List<Route> routes = vhost(build(), REVIEWS + ":9080").getRoutesList();
+        assertEquals(1, routes.size());
+        assertEquals("outbound|9080||" + REVIEWS, routes.get(0).getRoute().getCluster());
+    }
+
+    @Test
     void matchGatewaysOtherThanMeshAreLeftOut() throws Exception {
         List<Route> r = routes("""
                 - name: gw
