@@ -16,6 +16,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
@@ -88,7 +89,7 @@ public final class UpstreamTls {
         serviceAccounts.stream().sorted().forEach(sa -> validation.addMatchTypedSubjectAltNames(
                 SubjectAltNameMatcher.newBuilder().setSanType(SubjectAltNameMatcher.SanType.URI)
                         .setMatcher(StringMatcher.newBuilder().setExact(sa))));
-        return UpstreamTlsContext.newBuilder().setSni(sni).setCommonTlsContext(CommonTlsContext.newBuilder()
+        return UpstreamTlsContext.newBuilder().setSni(sni).setCommonTlsContext(defaultCommon()
                 .addTlsCertificateSdsSecretConfigs(sds(DEFAULT_SECRET))
                 .setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
                         .setDefaultValidationContext(validation)
@@ -96,9 +97,19 @@ public final class UpstreamTls {
                 .addAllAlpnProtocols(ISTIO_ALPN)).build();
     }
 
+    /**
+     * istiod's defaultUpstreamCommonTLSContext, the base of every upstream TLS context it builds
+     * (ISTIO_MUTUAL, SIMPLE, MUTUAL): TLS 1.2 to 1.3.
+     */
+    static CommonTlsContext.Builder defaultCommon() {
+        return CommonTlsContext.newBuilder().setTlsParams(TlsParameters.newBuilder()
+                .setTlsMinimumProtocolVersion(TlsParameters.TlsProtocol.TLSv1_2)
+                .setTlsMaximumProtocolVersion(TlsParameters.TlsProtocol.TLSv1_3));
+    }
+
     /** SIMPLE and MUTUAL toward a service outside the mesh: the rule's files, or its credentialName by SDS. */
     static UpstreamTlsContext external(ClientTLSSettings tls) {
-        CommonTlsContext.Builder common = CommonTlsContext.newBuilder();
+        CommonTlsContext.Builder common = defaultCommon();
         CertificateValidationContext.Builder validation = CertificateValidationContext.newBuilder();
         tls.getSubjectAltNamesList().forEach(san -> validation.addMatchTypedSubjectAltNames(
                 SubjectAltNameMatcher.newBuilder().setSanType(SubjectAltNameMatcher.SanType.DNS)
