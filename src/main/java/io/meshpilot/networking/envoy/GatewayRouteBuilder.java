@@ -73,7 +73,10 @@ public final class GatewayRouteBuilder {
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName)
                 .setValidateClusters(BoolValue.of(false))
                 .setMaxDirectResponseBodySizeBytes(com.google.protobuf.UInt32Value.of(
-                        SidecarRouteBuilder.MAX_DIRECT_RESPONSE_BODY)); // ports are in the domains instead
+                        SidecarRouteBuilder.MAX_DIRECT_RESPONSE_BODY))
+                // istiod's buildGatewayHTTPRouteConfig: Host "bookinfo.com:8080" matches the
+                // domain "bookinfo.com" (for Envoy; proxyless gRPC does not take gateway routes)
+                .setIgnorePortInHostMatching(true);
         if (byHost.isEmpty()) {
             // no route: Envoy answers 404 (NR) on this port
             rc.addVirtualHosts(VirtualHost.newBuilder()
@@ -130,15 +133,11 @@ public final class GatewayRouteBuilder {
     }
 
     /**
-     * istiod's gateway domains: the host, and the host on any port (clients behind a load
-     * balancer send other ports); a wildcard host keeps the server port, as Envoy allows one
-     * wildcard per domain.
+     * istiod's gateway domains: the host alone; the route configuration ignores the port in
+     * Host (clients behind a load balancer send other ports).
      */
     static List<String> domains(String host, int port) {
-        if (host.equals("*")) {
-            return List.of("*");
-        }
-        return List.of(host, host.startsWith("*") ? host + ":" + port : host + ":*");
+        return List.of(host);
     }
 
     /** istiod's SortVHostRoutes: merged routes keep their order, catch-all routes move to the end. */

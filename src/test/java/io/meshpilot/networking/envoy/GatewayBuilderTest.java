@@ -173,7 +173,7 @@ class GatewayBuilderTest {
 
         VirtualHost redirect = route("http.81").getVirtualHosts(0);
         assertEquals("shop.example.com:81", redirect.getName());
-        assertEquals(List.of("shop.example.com", "shop.example.com:*"), redirect.getDomainsList());
+        assertEquals(List.of("shop.example.com"), redirect.getDomainsList());
         assertEquals(VirtualHost.TlsRequirementType.ALL, redirect.getRequireTls());
     }
 
@@ -236,8 +236,10 @@ class GatewayBuilderTest {
                 .getValidationContextSdsSecretConfig().getName());
         assertTrue(istio.getRequireClientCertificate().getValue());
 
-        VirtualHost vh = route("https.443.https-shop.secure.istio-system").getVirtualHosts(0);
-        assertEquals(List.of("shop.example.com", "shop.example.com:*"), vh.getDomainsList());
+        var shopRoutes = route("https.443.https-shop.secure.istio-system");
+        assertTrue(shopRoutes.getIgnorePortInHostMatching(), "the port in Host is ignored, as from istiod");
+        VirtualHost vh = shopRoutes.getVirtualHosts(0);
+        assertEquals(List.of("shop.example.com"), vh.getDomainsList());
         assertEquals("outbound|9080||" + PRODUCTPAGE, vh.getRoutes(0).getRoute().getCluster(),
                 "a destination without a port goes to its service's only port");
         assertEquals("blackhole:443", route("https.443.https-admin.secure.istio-system").getVirtualHosts(0).getName());
