@@ -86,9 +86,13 @@ public final class ClusterBuilder {
                 }
                 c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED);
             }
+            // istiod's maybeApplyEdsConfig: named service, over ADS, no initial fetch timeout (Envoy's is 15 s)
             default -> c.setType(Cluster.DiscoveryType.EDS)
-                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
-                            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)));
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(name)
+                            .setEdsConfig(ConfigSource.newBuilder()
+                                    .setAds(AggregatedConfigSource.getDefaultInstance())
+                                    .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                                    .setResourceApiVersion(ApiVersion.V3)));
         }
         if (!proxyless) {
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
@@ -158,18 +162,23 @@ public final class ClusterBuilder {
         return lbPolicy(policy) == Cluster.LbPolicy.RING_HASH ? Cluster.LbPolicy.RING_HASH : Cluster.LbPolicy.ROUND_ROBIN;
     }
 
+    /**
+     * Envoy's policy: istiod's default is LEAST_REQUEST (defaultLBAlgorithm, since Istio 1.14;
+     * ROUND_ROBIN only with ENABLE_LEGACY_LB_ALGORITHM_DEFAULT), also when a load balancer is set
+     * without a simple policy (locality settings alone).
+     */
     private static Cluster.LbPolicy lbPolicy(TrafficPolicy policy) {
         if (!policy.hasLoadBalancer()) {
-            return Cluster.LbPolicy.ROUND_ROBIN;
+            return Cluster.LbPolicy.LEAST_REQUEST;
         }
         LoadBalancerSettings lb = policy.getLoadBalancer();
         if (lb.hasConsistentHash()) {
             return Cluster.LbPolicy.RING_HASH;
         }
         return switch (lb.getSimple()) {
-            case LEAST_REQUEST, LEAST_CONN -> Cluster.LbPolicy.LEAST_REQUEST;
+            case ROUND_ROBIN -> Cluster.LbPolicy.ROUND_ROBIN;
             case RANDOM -> Cluster.LbPolicy.RANDOM;
-            default -> Cluster.LbPolicy.ROUND_ROBIN;
+            default -> Cluster.LbPolicy.LEAST_REQUEST;
         };
     }
 }

@@ -103,8 +103,8 @@ public final class JcpServer {
     }
 
     /**
-     * As MeshPilot's ClusterBuilder for a service without a DestinationRule: EDS over ADS, round
-     * robin, the mesh's 10 s connect timeout, istiod's unlimited circuit-breaker thresholds,
+     * As MeshPilot's ClusterBuilder for a service without a DestinationRule: EDS over ADS, least
+     * request, the mesh's 10 s connect timeout, istiod's unlimited circuit-breaker thresholds,
      * auto mTLS.
      */
     static List<Cluster> clusters(int services) {
@@ -115,9 +115,12 @@ public final class JcpServer {
             io.meshpilot.networking.UpstreamTls.autoMtls(c, io.meshpilot.networking.UpstreamTls.sni(8080, "",
                     clusterName(s).substring(clusterName(s).lastIndexOf('|') + 1)), java.util.Set.of());
             out.add(c.setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
-                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
-                            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
-                    .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(clusterName(s))
+                            .setEdsConfig(ConfigSource.newBuilder()
+                                    .setAds(AggregatedConfigSource.getDefaultInstance())
+                                    .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                                    .setResourceApiVersion(ApiVersion.V3)))
+                    .setLbPolicy(Cluster.LbPolicy.LEAST_REQUEST)
                     .setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance())
                     .setConnectTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(10))
                     .setCircuitBreakers(io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers.newBuilder()

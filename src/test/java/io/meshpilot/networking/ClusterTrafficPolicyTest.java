@@ -124,7 +124,7 @@ class ClusterTrafficPolicyTest {
         assertFalse(c.hasOutlierDetection());
         assertFalse(c.hasUpstreamConnectionOptions());
         assertEquals(0, c.getTypedExtensionProtocolOptionsCount());
-        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, c.getLbPolicy());
+        assertEquals(Cluster.LbPolicy.LEAST_REQUEST, c.getLbPolicy(), "istiod's default algorithm");
     }
 
     @Test
@@ -240,7 +240,7 @@ class ClusterTrafficPolicyTest {
         assertFalse(admin.hasOutlierDetection(), "not inherited from the host level");
         Cluster web = cluster(80, "");
         assertEquals(100, u(thresholds(web).getMaxConnections()));
-        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, web.getLbPolicy());
+        assertEquals(Cluster.LbPolicy.LEAST_REQUEST, web.getLbPolicy());
         assertEquals(5, u(web.getOutlierDetection().getConsecutive5Xx()));
     }
 
@@ -277,7 +277,7 @@ class ClusterTrafficPolicyTest {
         assertEquals(UNLIMITED, u(thresholds(v2admin).getMaxConnections()), "the subset's port entry replaces it");
         assertEquals(2, u(thresholds(v2admin).getMaxRetries()));
         assertFalse(v2admin.hasOutlierDetection());
-        assertEquals(Cluster.LbPolicy.ROUND_ROBIN, v2admin.getLbPolicy());
+        assertEquals(Cluster.LbPolicy.LEAST_REQUEST, v2admin.getLbPolicy());
 
         assertEquals(100, u(thresholds(cluster(80, "")).getMaxConnections()), "the service's own cluster");
     }
@@ -299,12 +299,14 @@ class ClusterTrafficPolicyTest {
                     connectionPool: {tcp: {maxConnections: 1}}
                 """);
         ConfigSource ads = ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
+                .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
                 .setResourceApiVersion(ApiVersion.V3).build();
         for (String subset : List.of("", "v1")) {
             String name = ClusterNames.outbound(80, subset, HOST);
             Cluster expected = Cluster.newBuilder().setName(name).setType(Cluster.DiscoveryType.EDS)
                     .setLbPolicy(Cluster.LbPolicy.RING_HASH)
-                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ads)).build();
+                    .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(name).setEdsConfig(ads))
+                    .build();
             assertEquals(expected, cluster(80, subset, true), "as before the Envoy traffic policy: " + name);
         }
         assertEquals(Cluster.LbPolicy.ROUND_ROBIN, cluster(80, "", false).getLbPolicy(), "Envoy: the port entry");

@@ -44,6 +44,7 @@ class GoldenConfigTest {
     static final Path HOME = Path.of(System.getProperty("meshpilot.home", "."));
     static final Path GOLDEN = HOME.resolve("src/test/resources/golden");
     static final boolean UPDATE = Boolean.getBoolean("golden.update");
+    static final java.util.concurrent.atomic.AtomicLong VERSIONS = new java.util.concurrent.atomic.AtomicLong(1_000_000);
 
     /** The productpage pod of the Kubernetes sample (its address in {@link #BASE_WORKLOADS}). */
     static final Proxy PRODUCTPAGE = new Proxy("sidecar~10.10.0.1~productpage-v1-7c6d8b9f5-x2x4k.default~default.svc.cluster.local",
@@ -85,7 +86,9 @@ class GoldenConfigTest {
             mesh.apply(Files.readString(HOME.resolve("etc/config/bookinfo/services.yaml")));
             mesh.apply(baseWorkloads());
             mesh.apply(Files.readString(GOLDEN.resolve("samples").resolve(sample)));
-            PushContext push = mesh.push();
+            // a version of its own: the generators' caches are keyed by push version and shared in this JVM
+            PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
+                    new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local", VERSIONS.incrementAndGet());
             String dir = sample.substring(0, sample.length() - ".yaml".length());
             check(GOLDEN.resolve(dir).resolve("productpage.json"), ProxyConfig.of(PRODUCTPAGE, push).json());
             check(GOLDEN.resolve(dir).resolve("ingressgateway.json"), ProxyConfig.of(INGRESS, push).json());

@@ -61,11 +61,11 @@ final class EnvoyFilters {
     }
 
     /**
-     * The HTTP filters of istiod's outbound and gateway connection managers that plain Envoy
-     * has: fault and CORS (idle unless a route carries their per-route config), then the
+     * The HTTP filters of istiod's connection managers (outbound, inbound, gateway) that plain
+     * Envoy has: fault and CORS (idle unless a route carries their per-route config), then the
      * router. Istio's own filters (metadata exchange, stats, ALPN) need istio-proxy's build.
      */
-    static java.util.List<HttpFilter> outboundHttpFilters() {
+    static java.util.List<HttpFilter> httpFilters() {
         return java.util.List.of(
                 HttpFilter.newBuilder().setName(HttpRouteTranslator.FAULT_FILTER).setTypedConfig(Any.pack(
                         io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDefaultInstance())).build(),
@@ -105,7 +105,7 @@ final class EnvoyFilters {
     static Filter rdsHcm(String statPrefix, String routeName) {
         HttpConnectionManager hcm = hcm(statPrefix)
                 .setRds(rds(routeName))
-                .addAllHttpFilters(outboundHttpFilters())
+                .addAllHttpFilters(httpFilters())
                 .build();
         return Filter.newBuilder().setName(HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
     }

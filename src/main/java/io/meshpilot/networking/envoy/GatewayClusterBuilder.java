@@ -70,6 +70,9 @@ public final class GatewayClusterBuilder {
                             .ifPresent(c -> {
                                 Cluster.Builder b = c.toBuilder().setName(name).clearTransportSocket()
                                         .clearTransportSocketMatches();
+                                if (b.hasEdsClusterConfig()) {
+                                    b.getEdsClusterConfigBuilder().setServiceName(name);
+                                }
                                 if (b.hasLoadAssignment()) {
                                     b.setLoadAssignment(b.getLoadAssignment().toBuilder().setClusterName(name));
                                 }

@@ -227,7 +227,8 @@ public final class GatewayListenerBuilder {
 
     /**
      * istiod's gateway connection manager: the client address is the peer's (use_remote_address),
-     * client certificate details sanitized and set, and the {@code istio-envoy} server header.
+     * client certificate details sanitized and set, the {@code istio-envoy} server header, and
+     * 100-continue passed on to the upstream.
      */
     static Filter hcm(String statPrefix, String routeName) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
@@ -236,9 +237,10 @@ public final class GatewayListenerBuilder {
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(BoolValue.of(true)).setCert(true).setUri(true).setDns(true))
                 .setServerName(SERVER_NAME)
+                .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
-                .addAllHttpFilters(EnvoyFilters.outboundHttpFilters())
+                .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
     }

@@ -202,7 +202,7 @@ public final class SidecarInboundListenerBuilder {
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
-                .addHttpFilters(EnvoyFilters.router());
+                .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();
         if (p == Protocol.HTTP2 || p == Protocol.GRPC || p == Protocol.GRPC_WEB) {
             hcm.setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance());
