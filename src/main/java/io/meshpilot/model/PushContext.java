@@ -44,6 +44,8 @@ public final class PushContext {
     private final List<Config> gateways;
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
+    /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
+    private PushDiagnostics diagnostics = PushDiagnostics.EMPTY;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -130,8 +132,12 @@ public final class PushContext {
         }
         List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
         List<Config> gateways = oldestFirst(store.list("Gateway", null));
-        return new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints, domainSuffix,
-                Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways, delegates);
+        PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
+                domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
+                delegates);
+        // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
+        push.diagnostics = ConfigConflicts.detect(push);
+        return push;
     }
 
     private static List<Config> oldestFirst(List<Config> configs) {
@@ -313,6 +319,21 @@ public final class PushContext {
 
     public Duration buildTime() {
         return buildTime;
+    }
+
+    /** Conflicting or unsupported config of this push (istiod's ProxyStatus); empty when none. */
+    public PushDiagnostics diagnostics() {
+        return diagnostics;
+    }
+
+    /** VirtualServices by gateway, then resolved host, oldest first (for {@link ConfigConflicts}). */
+    Map<String, Map<String, List<Config>>> virtualServiceIndex() {
+        return virtualServicesByGateway;
+    }
+
+    /** DestinationRules by resolved host, oldest first (for {@link ConfigConflicts}). */
+    Map<String, List<Config>> destinationRuleIndex() {
+        return destinationRulesByHost;
     }
 
     /** Increases with every full push; the version proxies are sent. */

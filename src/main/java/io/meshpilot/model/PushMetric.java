@@ -1,0 +1,50 @@
+package io.meshpilot.model;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A kind of problem a push records (istiod's push-status metrics): its name is both the key
+ * of {@code ProxyStatus} in {@code /debug/push_status} and a Prometheus gauge set to the
+ * number of entries in the PushContext in force. Every metric made with {@link #of} is
+ * exported (0 while a push has none), as istiod exports its list of push metrics.
+ *
+ * @param name istiod's metric name where istiod has one
+ * @param help the gauge's help text
+ */
+public record PushMetric(String name, String help) {
+    private static final Map<String, PushMetric> KNOWN = new ConcurrentHashMap<>();
+
+    /** istiod's DuplicatedDomains: for sidecars only the oldest VirtualService of a host applies. */
+    public static final PushMetric DUPLICATED_DOMAINS = of("pilot_vservice_dup_domain",
+            "Virtual services with dup domains.");
+    /** istiod's DuplicatedSubsets: the first DestinationRule defining a subset of a host wins. */
+    public static final PushMetric DUPLICATED_SUBSETS = of("pilot_destrule_subsets",
+            "Duplicate subsets across destination rules for same host");
+    /**
+     * Ours (istiod has no gauge for it): a route destination names a subset that the host's
+     * DestinationRule, as seen from the VirtualService's namespace, does not define. The
+     * route is still sent to {@code outbound|port|subset|host}; that cluster does not
+     * exist, so Envoy answers 503 (NC) on that route, as with istiod.
+     */
+    public static final PushMetric UNDEFINED_SUBSETS = of("pilot_vservice_undefined_subset",
+            "Virtual service route destinations whose subset no destination rule defines.");
+
+    public PushMetric {
+        if (!name.matches("[a-zA-Z_:][a-zA-Z0-9_:]*")) {
+            throw new IllegalArgumentException("not a Prometheus metric name: " + name);
+        }
+    }
+
+    /** The metric {@code name}, declared once (the same instance for the same name). */
+    public static PushMetric of(String name, String help) {
+        return KNOWN.computeIfAbsent(name, n -> new PushMetric(n, help));
+    }
+
+    /** Every metric declared so far, by name. */
+    public static List<PushMetric> known() {
+        return KNOWN.values().stream().sorted(Comparator.comparing(PushMetric::name)).toList();
+    }
+}
