@@ -174,7 +174,11 @@ public class DebugResource {
         return out.toString();
     }
 
-    /** {@code /debug/push_status}: the PushContext in force (version, when and how fast it was built, sizes). */
+    /**
+     * {@code /debug/push_status}: the PushContext in force (version, when and how fast it was
+     * built, sizes) and istiod's {@code ProxyStatus}: the conflicting or unsupported config the
+     * push went on without.
+     */
     @GET
     @Path("push_status")
     @Produces(MediaType.APPLICATION_JSON)
@@ -189,7 +193,32 @@ public class DebugResource {
             o.addProperty("virtualServices", p.virtualServiceCount());
             o.addProperty("connections", xds.connections().size());
         }
+        o.add("ProxyStatus", proxyStatus(p));
         return o.toString();
+    }
+
+    /**
+     * istiod's ProxyStatus: metric name, then key, then {@code {proxy, message}} (proxy left
+     * out when empty, as istiod's omitempty); {@code {}} when the push has no problems.
+     */
+    static com.google.gson.JsonObject proxyStatus(io.meshpilot.model.PushContext p) {
+        com.google.gson.JsonObject status = new com.google.gson.JsonObject();
+        if (p == null) {
+            return status;
+        }
+        p.diagnostics().all().forEach((metric, entries) -> {
+            com.google.gson.JsonObject byKey = new com.google.gson.JsonObject();
+            entries.forEach((key, e) -> {
+                com.google.gson.JsonObject entry = new com.google.gson.JsonObject();
+                if (!e.proxy().isEmpty()) {
+                    entry.addProperty("proxy", e.proxy());
+                }
+                entry.addProperty("message", e.message());
+                byKey.add(key, entry);
+            });
+            status.add(metric, byKey);
+        });
+        return status;
     }
 
     /** {@code /debug/config_dump?proxyID=}: what that proxy gets now, per type (400 without proxyID, 404 when not connected). */

@@ -73,6 +73,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.Map<io.meshpilot.model.ConfigKey, String> pushedRevision =
             new java.util.concurrent.ConcurrentHashMap<>();
+    private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(pushContext::get);
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
@@ -96,6 +97,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 io.meshpilot.model.PushContext p = pushContext.get();
                 return p == null ? 0 : p.virtualServiceCount();
             }).description("Total virtual services known to pilot."));
+            pushStatusGauges.registerKnown();
             return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
                     + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
                     + args.features().pushThrottle() + ", new streams " + args.features().maxRequestsPerSecond() + "/s";
@@ -112,6 +114,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             }
         }
         pushContext.set(buildPushContext());
+        installed(pushContext.get());
         LOG.log(Level.INFO, "push context ready version=" + pushContext.get().version() + " services="
                 + pushContext.get().services().size() + " in " + pushContext.get().buildTime().toMillis() + " ms");
     }
@@ -162,6 +165,18 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     void setPushContext(io.meshpilot.model.PushContext push) {
         cache.invalidateAll();
         pushContext.set(push);
+        installed(push);
+    }
+
+    /** A new PushContext is in force: its problems are in the gauges and, when there are any, the log. */
+    private void installed(io.meshpilot.model.PushContext push) {
+        pushStatusGauges.registerKnown();
+        if (!push.diagnostics().isEmpty()) {
+            java.util.StringJoiner counts = new java.util.StringJoiner(" ");
+            push.diagnostics().all().forEach((metric, entries) -> counts.add(metric + "=" + entries.size()));
+            LOG.log(Level.WARNING, "push context version=" + push.version() + " applies what it can; config problems: "
+                    + counts + " (details in /debug/push_status)");
+        }
     }
 
     /** A full push of version {@code version} carries these config objects (at their current revisions). */

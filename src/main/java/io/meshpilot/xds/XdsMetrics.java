@@ -1,6 +1,9 @@
 package io.meshpilot.xds;
 
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushMetric;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.monitoring.IstioHistogram;
 
 /** istiod's push-pipeline metrics (names, labels and buckets as istiod exports them). */
@@ -28,5 +31,31 @@ final class XdsMetrics {
     static IstioCounter rejects(String shortType) {
         return IstioCounter.of("pilot_xds_" + shortType + "_reject", "node", "err",
                 "Pilot rejected " + shortType.toUpperCase(java.util.Locale.ROOT) + " configs.");
+    }
+
+    /**
+     * istiod's push-status gauges (PushContext.UpdateMetrics): one per {@link PushMetric},
+     * valued the number of its entries in the PushContext in force (0 before the first push).
+     * Metrics declared after start-up are registered when a push that knows them is installed.
+     */
+    static final class PushStatusGauges {
+        private final java.util.function.Supplier<PushContext> current;
+        private final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        PushStatusGauges(java.util.function.Supplier<PushContext> current) {
+            this.current = current;
+        }
+
+        /** Registers the gauges of every metric declared so far (idempotent). */
+        void registerKnown() {
+            for (PushMetric m : PushMetric.known()) {
+                if (registered.add(m.name())) {
+                    IstioGauge.register(m.name(), m.help(), () -> {
+                        PushContext p = current.get();
+                        return p == null ? 0 : p.diagnostics().count(m);
+                    });
+                }
+            }
+        }
     }
 }
