@@ -18,6 +18,7 @@ public record PilotArgs(
         List<String> registries,
         String kubeconfig,
         Path configDir,
+        Path credentialsDir,
         Path meshConfigFile,
         Path networksConfigFile,
         String namespace,

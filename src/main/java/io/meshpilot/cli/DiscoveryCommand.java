@@ -38,6 +38,11 @@ public final class DiscoveryCommand implements Callable<Integer> {
     @Option(names = "--configDir", description = "Directory of Istio YAML config, watched. Default in embedded mode: etc/config.")
     String configDir;
 
+    @Option(names = "--credentialsDir", description = "Directory of Kubernetes Secret manifests (YAML) holding TLS "
+            + "credentials for gateways (credentialName, served over SDS), watched; empty disables. "
+            + "Default in embedded mode: etc/credentials; a missing directory means no credentials.")
+    String credentialsDir;
+
     @Option(names = "--meshConfig", description = "Mesh config file (YAML). Default: etc/istio/config/mesh; missing means Istio's defaults.")
     String meshConfig;
 
@@ -152,6 +157,11 @@ public final class DiscoveryCommand implements Callable<Integer> {
         if (cfgDir != null && Files.exists(cfgDir) && !Files.isDirectory(cfgDir)) {
             throw new IllegalArgumentException("--configDir " + cfgDir + " is not a directory");
         }
+        Path credDir = credentialsDir != null ? (credentialsDir.isBlank() ? null : Path.of(credentialsDir))
+                : mode == ServerMode.EMBEDDED ? home.resolve("etc/credentials") : null;
+        if (credDir != null && Files.exists(credDir) && !Files.isDirectory(credDir)) {
+            throw new IllegalArgumentException("--credentialsDir " + credDir + " is not a directory");
+        }
 
         String ns = namespace != null ? namespace : orDefault(env.apply("POD_NAMESPACE"), "istio-system");
         String cluster = clusterId != null ? clusterId : orDefault(env.apply("CLUSTER_ID"), "Kubernetes");
@@ -189,7 +199,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
         };
         var ca = new PilotArgs.Ca(caStateDir != null ? Path.of(caStateDir) : home.resolve("var/ca"), ecdsa);
         List<String> ignored = spec == null ? List.of() : spec.commandLine().getUnmatchedArguments();
-        return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, mesh, networks, ns, domain, cluster,
+        return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
     }
 

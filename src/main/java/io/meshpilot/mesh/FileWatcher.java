@@ -21,11 +21,16 @@ import java.util.function.Consumer;
  * becomes one callback. Watches each file's directory, because the file itself may be
  * replaced rather than written. Also polls, so a directory created after start or a missed
  * event is still noticed. One daemon thread; {@link #close()} ends it.
+ *
+ * <p>{@link #directory} watches every file directly inside one directory instead (files
+ * added, changed or removed; hidden files ignored), for directories of credentials.
  */
 public final class FileWatcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FileWatcher.class.getName());
 
     private final List<Path> files;
+    /** Directories whose direct children are watched (empty for a fixed file list). */
+    private final List<Path> directories;
     private final Duration debounce;
     private final Duration poll;
     private final Consumer<Set<Path>> onChange;
@@ -35,7 +40,23 @@ public final class FileWatcher implements AutoCloseable {
 
     public FileWatcher(String name, List<Path> files, Duration debounce, Duration poll, Consumer<Set<Path>> onChange)
             throws IOException {
+        this(name, files, List.of(), debounce, poll, onChange);
+    }
+
+    /**
+     * Watches the files directly inside {@code dir} (not below it; hidden files ignored): calls
+     * back with the files added, changed or removed. A directory that does not exist yet is
+     * polled for.
+     */
+    public static FileWatcher directory(String name, Path dir, Duration debounce, Duration poll,
+                                        Consumer<Set<Path>> onChange) throws IOException {
+        return new FileWatcher(name, List.of(), List.of(dir), debounce, poll, onChange);
+    }
+
+    private FileWatcher(String name, List<Path> files, List<Path> directories, Duration debounce, Duration poll,
+                        Consumer<Set<Path>> onChange) throws IOException {
         this.files = files.stream().map(p -> p.toAbsolutePath().normalize()).toList();
+        this.directories = directories.stream().map(p -> p.toAbsolutePath().normalize()).toList();
         this.debounce = debounce;
         this.poll = poll;
         this.onChange = onChange;
@@ -48,8 +69,10 @@ public final class FileWatcher implements AutoCloseable {
     private final Set<Path> registered = new HashSet<>();
 
     private void registerDirectories() {
-        for (Path f : files) {
-            Path dir = f.getParent();
+        List<Path> watched = new java.util.ArrayList<>();
+        files.forEach(f -> watched.add(f.getParent()));
+        watched.addAll(directories);
+        for (Path dir : watched) {
             if (dir != null && !registered.contains(dir) && Files.isDirectory(dir)) {
                 try {
                     dir.register(service, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
@@ -63,7 +86,7 @@ public final class FileWatcher implements AutoCloseable {
     }
 
     private void loop() {
-        Snapshot last = Snapshot.of(files);
+        Snapshot last = Snapshot.of(watchedFiles());
         while (!closed) {
             try {
                 WatchKey key = service.poll(poll.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -78,7 +101,7 @@ public final class FileWatcher implements AutoCloseable {
                     }
                 }
                 registerDirectories();
-                Snapshot now = Snapshot.of(files);
+                Snapshot now = Snapshot.of(watchedFiles());
                 Set<Path> changed = now.changedSince(last);
                 last = now;
                 if (!changed.isEmpty()) {
@@ -92,6 +115,23 @@ public final class FileWatcher implements AutoCloseable {
                 return;
             }
         }
+    }
+
+    /** The fixed files plus what the watched directories hold now. */
+    private List<Path> watchedFiles() {
+        if (directories.isEmpty()) {
+            return files;
+        }
+        List<Path> all = new java.util.ArrayList<>(files);
+        for (Path dir : directories) {
+            try (var list = Files.list(dir)) {
+                list.filter(p -> !p.getFileName().toString().startsWith(".")).filter(Files::isRegularFile)
+                        .forEach(all::add);
+            } catch (IOException | java.io.UncheckedIOException e) {
+                // absent or unreadable now: its files count as gone
+            }
+        }
+        return all;
     }
 
     @Override
@@ -120,6 +160,11 @@ public final class FileWatcher implements AutoCloseable {
             hashes.forEach((p, h) -> {
                 if (!java.util.Objects.equals(h, before.hashes.get(p))) {
                     out.add(p);
+                }
+            });
+            before.hashes.forEach((p, h) -> {
+                if (h != null && !hashes.containsKey(p)) {
+                    out.add(p); // a directory's file that is gone
                 }
             });
             return out;

@@ -71,59 +71,91 @@ public final class Pem {
     }
 
     static List<X509Certificate> parseCertificates(String text, Path file) {
+        try {
+            return certificatesIn(text);
+        } catch (IllegalArgumentException e) {
+            throw new CaLoadException(file, e.getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Every certificate in PEM {@code text}, in order; at least one.
+     *
+     * @throws IllegalArgumentException saying why, when the text holds anything else or no certificate
+     */
+    public static List<X509Certificate> certificatesIn(String text) {
         List<X509Certificate> certs = new ArrayList<>();
         JcaX509CertificateConverter converter = new JcaX509CertificateConverter();
         try (PEMParser parser = new PEMParser(new StringReader(text))) {
             Object o;
             while ((o = parser.readObject()) != null) {
                 if (!(o instanceof X509CertificateHolder holder)) {
-                    throw new CaLoadException(file, "holds " + describe(o) + " where a CERTIFICATE was expected");
+                    throw new IllegalArgumentException("holds " + describe(o) + " where a CERTIFICATE was expected");
                 }
                 certs.add(converter.getCertificate(holder));
             }
-        } catch (CaLoadException e) {
+        } catch (IllegalArgumentException e) {
             throw e;
         } catch (IOException | CertificateException | RuntimeException e) {
-            throw new CaLoadException(file, "not a PEM certificate: " + e.getMessage(), e);
+            throw new IllegalArgumentException("not a PEM certificate: " + e.getMessage(), e);
         }
         if (certs.isEmpty()) {
-            throw new CaLoadException(file, "not a PEM certificate: no CERTIFICATE block found");
+            throw new IllegalArgumentException("not a PEM certificate: no CERTIFICATE block found");
         }
         return certs;
     }
 
     /** The one private key in {@code file}. Encrypted keys are refused: there is no passphrase to ask for. */
     static PrivateKey readPrivateKey(Path file) {
+        try {
+            return privateKeyIn(read(file));
+        } catch (IllegalArgumentException e) {
+            throw new CaLoadException(file, e.getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * The one private key in PEM {@code text} (PKCS#1, SEC1 or PKCS#8). Encrypted keys are
+     * refused: there is no passphrase to ask for.
+     *
+     * @throws IllegalArgumentException saying why, when there is no key, more than one, or something else
+     */
+    public static PrivateKey privateKeyIn(String text) {
         List<PrivateKey> keys = new ArrayList<>();
         JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
-        try (PEMParser parser = new PEMParser(new StringReader(read(file)))) {
+        try (PEMParser parser = new PEMParser(new StringReader(text))) {
             Object o;
             while ((o = parser.readObject()) != null) {
                 switch (o) {
                     case ASN1ObjectIdentifier ignored -> { } // "EC PARAMETERS" block openssl writes before an EC key
                     case PEMKeyPair pair -> keys.add(converter.getPrivateKey(pair.getPrivateKeyInfo()));
                     case PrivateKeyInfo info -> keys.add(converter.getPrivateKey(info));
-                    case PKCS8EncryptedPrivateKeyInfo ignored -> throw encrypted(file);
-                    case PEMEncryptedKeyPair ignored -> throw encrypted(file);
-                    default -> throw new CaLoadException(file, "holds " + describe(o) + " where a private key was expected");
+                    case PKCS8EncryptedPrivateKeyInfo ignored -> throw encrypted();
+                    case PEMEncryptedKeyPair ignored -> throw encrypted();
+                    default -> throw new IllegalArgumentException("holds " + describe(o) + " where a private key was expected");
                 }
             }
-        } catch (CaLoadException e) {
+        } catch (IllegalArgumentException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            throw new CaLoadException(file, "not a PEM private key: " + e.getMessage(), e);
+            throw new IllegalArgumentException("not a PEM private key: " + e.getMessage(), e);
         }
         if (keys.isEmpty()) {
-            throw new CaLoadException(file, "not a PEM private key: no PRIVATE KEY block found");
+            throw new IllegalArgumentException("not a PEM private key: no PRIVATE KEY block found");
         }
         if (keys.size() > 1) {
-            throw new CaLoadException(file, "holds " + keys.size() + " private keys, expected one");
+            throw new IllegalArgumentException("holds " + keys.size() + " private keys, expected one");
         }
         return keys.getFirst();
     }
 
-    private static CaLoadException encrypted(Path file) {
-        return new CaLoadException(file, "encrypted private keys are not supported; store it unencrypted with mode 0600");
+    /** Whether {@code key} is the private half of {@code certificate}'s public key (signs and verifies a probe). */
+    public static boolean keyMatches(PrivateKey key, X509Certificate certificate) {
+        return KeyPolicy.keyMatches(key, certificate.getPublicKey());
+    }
+
+    private static IllegalArgumentException encrypted() {
+        return new IllegalArgumentException("encrypted private keys are not supported; store it unencrypted with mode 0600");
     }
 
     /** The file as text; ISO-8859-1 so that binary garbage still decodes and fails as "not PEM". */
