@@ -9,7 +9,9 @@ public enum TriggerReason {
     GLOBAL("global"),
     NETWORKS("networks"),
     UNKNOWN("unknown"),
-    DEBUG("debug");
+    DEBUG("debug"),
+    /** A TLS credential (Secret) changed: an SDS-only push (istiod's SecretTrigger). */
+    SECRET("secret");
 
     private final String label;
 

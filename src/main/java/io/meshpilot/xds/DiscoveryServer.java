@@ -60,6 +60,13 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     @Inject
     io.meshpilot.security.Authenticators authenticators;
 
+    /**
+     * TLS credentials (gateways' credentialName): SDS serves them, and a change pushes SDS.
+     * Also what a PushContext build can ask {@code credentials.exists(namespace, name)}.
+     */
+    @Inject
+    io.meshpilot.security.credentials.CredentialsController credentials;
+
     private final List<Consumer<PushRequest>> listeners = new CopyOnWriteArrayList<>();
     private final java.util.Map<String, Connection> connections = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicReference<io.meshpilot.model.PushContext> pushContext =
@@ -91,6 +98,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
                     () -> Generators.cache.size()).description("Current size of xds cache"));
             Generators.syncz = new SyncStatusGenerator(this::connections);
+            Generators.sds = new SecretGenerator(() -> credentials);
+            credentials.addListener(this::credentialsUpdate);
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
                     () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
@@ -248,6 +257,9 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
             if (g != null) {
                 for (com.google.protobuf.Any a : g.generate(con.proxy(), push, w.names(), w.wildcard())) {
+                    if (type.equals(TypeUrls.SECRET)) {
+                        a = SecretGenerator.redacted(a); // never a private key in a dump
+                    }
                     try {
                         resources.add(com.google.gson.JsonParser.parseString(printer.print(a)));
                     } catch (com.google.protobuf.InvalidProtocolBufferException e) {
@@ -300,7 +312,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private static void rejected(Connection con, String type, int code) {
         String shortType = TypeUrls.shortName(type);
         XDS_REJECTS.increment(shortType);
-        if (shortType.length() == 3) { // lds, rds, cds, eds
+        if (shortType.length() == 3 && !shortType.equals("sds")) { // lds, rds, cds, eds
             XdsMetrics.rejects(shortType).increment(con.proxy().id(), Integer.toString(code));
         }
     }
@@ -439,6 +451,23 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     public void configUpdate(PushRequest request) {
         INBOUND_UPDATES.increment("config");
         push(request);
+    }
+
+    /**
+     * TLS credentials added, changed or removed: an SDS-only push (istiod's SecretTrigger,
+     * not full) to the proxies watching one of them; no new PushContext.
+     */
+    public void credentialsUpdate(java.util.Set<ConfigKey> secrets) {
+        if (secrets.isEmpty()) {
+            return;
+        }
+        INBOUND_UPDATES.increment("config");
+        push(PushRequest.incremental(TriggerReason.SECRET, secrets.toArray(ConfigKey[]::new)));
+    }
+
+    /** The TLS credentials of this server (what a PushContext build checks credentialName against). */
+    public io.meshpilot.security.credentials.CredentialStore credentials() {
+        return credentials;
     }
 
     /** A service added, changed or deleted by a registry: a full push naming it. */

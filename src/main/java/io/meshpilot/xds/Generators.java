@@ -25,7 +25,8 @@ import java.util.TreeSet;
  * Which generator serves which type for which proxy (istiod picks by the GENERATOR metadata,
  * then the proxy type): proxyless gRPC clients get the gRPC generator's LDS/RDS and the
  * shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS and RDS; gateways (router
- * proxies) get the listeners, routes and clusters of the Gateways that select them.
+ * proxies) get the listeners, routes and clusters of the Gateways that select them. Envoy
+ * proxies get SDS (gateways' credentialName secrets) from {@link SecretGenerator}.
  */
 final class Generators {
     private Generators() {
@@ -33,6 +34,12 @@ final class Generators {
 
     /** Shared across proxies; set by the DiscoveryServer at start. */
     static volatile XdsCache cache = new XdsCache(false);
+
+    /**
+     * SDS over the running server's credentials; set by the DiscoveryServer at start. Envoy
+     * proxies only (proxyless gRPC clients get their certificates from their agent).
+     */
+    static volatile Generator sds = new SecretGenerator(() -> io.meshpilot.security.credentials.CredentialStore.EMPTY);
 
     /** istio.io/debug/syncz over the connections of the running DiscoveryServer; set at start. */
     static volatile Generator syncz = (proxy, push, names, wildcard) -> List.of();
@@ -177,5 +184,6 @@ final class Generators {
     private static final Map<String, Generator> PROXYLESS = Map.of(TypeUrls.LISTENER, GRPC_LDS, TypeUrls.ROUTE, GRPC_RDS,
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
     private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, ENVOY_LDS, TypeUrls.ROUTE, ENVOY_RDS,
-            TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
+            TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS,
+            TypeUrls.SECRET, (proxy, push, names, wildcard) -> sds.generate(proxy, push, names, wildcard));
 }

@@ -198,25 +198,38 @@ final class PushPipeline implements AutoCloseable {
         }
     }
 
-    /** Full: every watched type (CDS, EDS, LDS, RDS order). Incremental: EDS of the changed services. */
+    /**
+     * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
+     * a Secret is. Incremental: EDS of the changed services; SDS when a Secret the proxy
+     * watches changed.
+     */
     private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
         if (request.full()) {
-            return List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE).stream()
+            List<String> types = SecretGenerator.needsPush(request.configsUpdated())
+                    ? List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.SECRET)
+                    : List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE);
+            return types.stream()
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
                     .toList();
         }
+        List<Connection.Watch> out = new java.util.ArrayList<>(2);
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
-        if (eds == null) {
-            return List.of();
-        }
-        for (String cluster : eds.names()) {
-            ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
-            if (o != null && hosts.contains(o.host())) {
-                return List.of(eds);
+        if (eds != null && !hosts.isEmpty()) {
+            for (String cluster : eds.names()) {
+                ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
+                if (o != null && hosts.contains(o.host())) {
+                    out.add(eds);
+                    break;
+                }
             }
         }
-        return List.of();
+        Connection.Watch sds = watches.get(TypeUrls.SECRET);
+        if (sds != null && !con.proxy().proxyless()
+                && SecretGenerator.watches(con.proxy(), sds.names(), request.configsUpdated())) {
+            out.add(sds);
+        }
+        return out;
     }
 
     @Override

@@ -19,6 +19,8 @@ final class ResourceNames {
                 case TypeUrls.ROUTE -> a.unpack(RouteConfiguration.class).getName();
                 case TypeUrls.CLUSTER -> a.unpack(Cluster.class).getName();
                 case TypeUrls.ENDPOINT -> a.unpack(ClusterLoadAssignment.class).getClusterName();
+                case TypeUrls.SECRET -> a.unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.class)
+                        .getName();
                 default -> "";
             };
         } catch (InvalidProtocolBufferException e) {

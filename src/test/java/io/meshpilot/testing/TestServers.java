@@ -24,6 +24,7 @@ public final class TestServers {
                 "--meshConfig", dir.resolve("mesh").toString(),
                 "--networksConfig", dir.resolve("meshNetworks").toString(),
                 "--configDir", dir.resolve("config").toString(),
+                "--credentialsDir", dir.resolve("credentials").toString(),
                 // each server its own CA root; EC keys are made in milliseconds, RSA 2048 can take a second
                 "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
         f.addAll(List.of(extra));

@@ -12,13 +12,14 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 
 /**
- * The credentials of the running server (istiod's credentials controller): the
- * {@code --credentialsDir} store, loaded with the config stores and watched; an empty store
- * without a directory. Kubernetes Secrets plug in here later as another
- * {@link CredentialStore}. Inject this and call {@link #store()}.
+ * The credentials of the running server (istiod's credentials controller), itself the
+ * {@link CredentialStore} everyone injects: it delegates to the {@code --credentialsDir}
+ * store (loaded with the config stores, watched), or to an empty one without a directory.
+ * Kubernetes Secrets plug in later with {@link #use(CredentialStore)}; listeners registered
+ * here follow the store in use, so nobody has to re-subscribe.
  */
 @ApplicationScoped
-public class CredentialsController {
+public class CredentialsController implements CredentialStore {
     private static final System.Logger LOG = System.getLogger(CredentialsController.class.getName());
     /** Loaded with the config stores, before the DiscoveryServer subscribes to changes. */
     static final int PRIORITY = StartupOrder.CONFIG_STORES + 50;
@@ -28,6 +29,14 @@ public class CredentialsController {
 
     private volatile CredentialStore store = CredentialStore.EMPTY;
     private volatile DirectoryCredentialStore directory;
+    private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Listener forward = keys -> listeners.forEach(l -> {
+        try {
+            l.changed(keys);
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "credential listener failed", e);
+        }
+    });
 
     void start(@Observes @Priority(PRIORITY) @Initialized(ApplicationScoped.class) Object event) {
         if (args.credentialsDir() == null) {
@@ -45,12 +54,64 @@ public class CredentialsController {
                     + " (loaded once, not reloaded)");
         }
         directory = d;
-        store = d;
+        use(d);
     }
 
-    /** The credential store now (never null; empty without a credentials source). */
+    /**
+     * Serves credentials from {@code next} from now on (the Kubernetes Secrets controller);
+     * listeners hear about every credential that differs between the two.
+     */
+    public synchronized void use(CredentialStore next) {
+        CredentialStore before = store;
+        before.removeListener(forward);
+        store = next;
+        next.addListener(forward);
+        java.util.Set<io.meshpilot.model.ConfigKey> changed = new java.util.HashSet<>();
+        before.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
+        next.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
+        changed.removeIf(k -> {
+            var a = before.get(k.namespace(), k.name());
+            var b = next.get(k.namespace(), k.name());
+            return a.isPresent() && a.get().sameContent(b.orElse(null));
+        });
+        if (!changed.isEmpty()) {
+            forward.changed(java.util.Set.copyOf(changed));
+        }
+    }
+
+    /** The credential store in use now (never null; empty without a credentials source). */
     public CredentialStore store() {
         return store;
+    }
+
+    @Override
+    public java.util.Optional<Credential> get(String namespace, String name) {
+        return store.get(namespace, name);
+    }
+
+    @Override
+    public boolean exists(String namespace, String name) {
+        return store.exists(namespace, name);
+    }
+
+    @Override
+    public java.util.Optional<String> caCertificate(String namespace, String name) {
+        return store.caCertificate(namespace, name);
+    }
+
+    @Override
+    public java.util.Collection<Credential> all() {
+        return store.all();
+    }
+
+    @Override
+    public void addListener(Listener l) {
+        listeners.add(l);
+    }
+
+    @Override
+    public void removeListener(Listener l) {
+        listeners.remove(l);
     }
 
     /** The --credentialsDir store, or null when there is none. */
