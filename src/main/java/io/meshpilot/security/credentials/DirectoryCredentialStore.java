@@ -76,7 +76,15 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
     }
 
     /** Reads the directory now and applies what changed; listeners hear about it. Serialized. */
-    public synchronized ScanResult scan() {
+    public ScanResult scan() {
+        return scan(Set.of());
+    }
+
+    /**
+     * As {@link #scan()}, re-reading {@code changed} even when size, time and inode look the
+     * same (a same-size rewrite within the file system's timestamp granularity).
+     */
+    synchronized ScanResult scan(Set<Path> changed) {
         Map<Path, BasicFileAttributes> present = new TreeMap<>();
         if (Files.isDirectory(root)) {
             try (Stream<Path> list = Files.list(root)) {
@@ -99,7 +107,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         files.keySet().removeIf(p -> !present.containsKey(p));
         for (Map.Entry<Path, BasicFileAttributes> e : present.entrySet()) {
             FileState old = files.get(e.getKey());
-            if (old == null || !old.sameFile(e.getValue())) {
+            if (old == null || !old.sameFile(e.getValue()) || changed.contains(e.getKey())) {
                 files.put(e.getKey(), read(e.getKey(), e.getValue(), old));
             }
         }
@@ -213,7 +221,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
     public ScanResult start() throws IOException {
         ScanResult first = scan();
         watcher = FileWatcher.directory("credentials", root, DEBOUNCE, POLL, changed -> {
-            ScanResult r = scan();
+            ScanResult r = scan(changed);
             if (!r.changed().isEmpty()) {
                 LOG.log(Level.INFO, "credentials reloaded dir=" + root + " changed=" + new java.util.TreeSet<>(r.changed())
                         + " credentials=" + r.credentials() + " rejected=" + r.problems().size());
