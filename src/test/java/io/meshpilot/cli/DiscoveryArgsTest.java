@@ -43,12 +43,20 @@ class DiscoveryArgsTest {
         assertEquals(List.of(), a.registries(), "no Kubernetes configured: ServiceEntry registry only");
         Path home = Path.of(System.getProperty("meshpilot.home", "."));
         assertEquals(home.resolve("etc/config"), a.configDir());
+        assertEquals(home.resolve("etc/credentials"), a.credentialsDir());
         assertEquals(home.resolve("etc/istio/config/mesh"), a.meshConfigFile());
         assertEquals(Duration.ofMillis(100), a.features().debounceAfter());
         assertEquals(Duration.ofSeconds(10), a.features().debounceMax());
         assertTrue(a.features().pushThrottle() >= 20 && a.features().pushThrottle() <= 100);
         assertEquals(Duration.ofHours(24), a.features().defaultWorkloadCertTtl());
         assertEquals(Duration.ofDays(90), a.features().maxWorkloadCertTtl());
+    }
+
+    @Test
+    void credentialsDirIsAFlagEmptyDisablesItAndKubernetesHasNoneByDefault() {
+        assertEquals(Path.of("/srv/creds"), parse(Map.of(), "--credentialsDir", "/srv/creds").credentialsDir());
+        assertEquals(null, parse(Map.of(), "--credentialsDir", "").credentialsDir());
+        assertEquals(null, parse(Map.of("KUBECONFIG", "/tmp/kc")).credentialsDir());
     }
 
     @Test
