@@ -36,6 +36,7 @@ public final class FileWatcher implements AutoCloseable {
     private final Consumer<Set<Path>> onChange;
     private final WatchService service;
     private final Thread thread;
+    private final Snapshot initial;
     private volatile boolean closed;
 
     public FileWatcher(String name, List<Path> files, Duration debounce, Duration poll, Consumer<Set<Path>> onChange)
@@ -62,6 +63,8 @@ public final class FileWatcher implements AutoCloseable {
         this.onChange = onChange;
         this.service = FileSystems.getDefault().newWatchService();
         registerDirectories();
+        // taken before the constructor returns: a change right after it is a change
+        this.initial = Snapshot.of(watchedFiles());
         this.thread = Thread.ofPlatform().daemon().name("file-watcher-" + name).unstarted(this::loop);
         thread.start();
     }
@@ -86,7 +89,7 @@ public final class FileWatcher implements AutoCloseable {
     }
 
     private void loop() {
-        Snapshot last = Snapshot.of(watchedFiles());
+        Snapshot last = initial;
         while (!closed) {
             try {
                 WatchKey key = service.poll(poll.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);

@@ -103,6 +103,9 @@ final class SecretGenerator implements Generator {
         List<Any> out = new ArrayList<>();
         List<String> denied = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
+            if (n.equals("*")) {
+                continue; // SDS has no wildcard: nothing to list
+            }
             Ref r = parse(n, proxy.namespace());
             if (r == null) {
                 CERTIFICATE_ERRORS.increment();

@@ -227,7 +227,9 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
                         + " credentials=" + r.credentials() + " rejected=" + r.problems().size());
             }
         });
-        return first;
+        // what changed between the first scan and the watcher's first look is not lost
+        ScanResult again = scan();
+        return again.changed().isEmpty() ? first : again;
     }
 
     @Override
