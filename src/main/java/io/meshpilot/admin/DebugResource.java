@@ -193,7 +193,7 @@ public class DebugResource {
             o.addProperty("virtualServices", p.virtualServiceCount());
             o.addProperty("connections", xds.connections().size());
         }
-        o.add("ProxyStatus", proxyStatus(p));
+        o.add("ProxyStatus", proxyStatus(p == null ? null : xds.diagnostics()));
         return o.toString();
     }
 
@@ -201,12 +201,12 @@ public class DebugResource {
      * istiod's ProxyStatus: metric name, then key, then {@code {proxy, message}} (proxy left
      * out when empty, as istiod's omitempty); {@code {}} when the push has no problems.
      */
-    static com.google.gson.JsonObject proxyStatus(io.meshpilot.model.PushContext p) {
+    static com.google.gson.JsonObject proxyStatus(io.meshpilot.model.PushDiagnostics d) {
         com.google.gson.JsonObject status = new com.google.gson.JsonObject();
-        if (p == null) {
+        if (d == null) {
             return status;
         }
-        p.diagnostics().all().forEach((metric, entries) -> {
+        d.all().forEach((metric, entries) -> {
             com.google.gson.JsonObject byKey = new com.google.gson.JsonObject();
             entries.forEach((key, e) -> {
                 com.google.gson.JsonObject entry = new com.google.gson.JsonObject();

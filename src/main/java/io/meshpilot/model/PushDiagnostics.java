@@ -58,6 +58,16 @@ public final class PushDiagnostics {
         private Builder() {
         }
 
+        /** Records every entry of {@code other} (another check's findings). */
+        public Builder addAll(PushDiagnostics other) {
+            other.all().forEach((metric, entries) -> {
+                PushMetric m = PushMetric.known().stream().filter(k -> k.name().equals(metric)).findFirst()
+                        .orElseGet(() -> PushMetric.of(metric, metric));
+                entries.forEach((key, e) -> add(m, key, e.proxy(), e.message()));
+            });
+            return this;
+        }
+
         /** Records a problem that concerns every proxy. */
         public Builder add(PushMetric metric, String key, String message) {
             return add(metric, key, "", message);

@@ -80,7 +80,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.Map<io.meshpilot.model.ConfigKey, String> pushedRevision =
             new java.util.concurrent.ConcurrentHashMap<>();
-    private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(pushContext::get);
+    private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(this::diagnostics);
 
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
@@ -106,6 +106,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                 io.meshpilot.model.PushContext p = pushContext.get();
                 return p == null ? 0 : p.virtualServiceCount();
             }).description("Total virtual services known to pilot."));
+            // live checks declare their metrics too: load them before the gauges are registered
+            java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
             pushStatusGauges.registerKnown();
             return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
                     + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
@@ -175,6 +177,26 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         cache.invalidateAll();
         pushContext.set(push);
         installed(push);
+    }
+
+    /**
+     * The problems of the PushContext in force plus those checked against live state: a
+     * connected gateway's credentialName that names no credential (credentials change without
+     * a new PushContext). What /debug/push_status and the push-status gauges show.
+     */
+    public io.meshpilot.model.PushDiagnostics diagnostics() {
+        io.meshpilot.model.PushContext push = pushContext.get();
+        if (push == null) {
+            return io.meshpilot.model.PushDiagnostics.EMPTY;
+        }
+        java.util.List<io.meshpilot.model.Proxy> routers = connections().stream().map(Connection::proxy)
+                .filter(p -> p.type() == io.meshpilot.model.Proxy.Type.ROUTER && !p.proxyless()).toList();
+        if (routers.isEmpty()) {
+            return push.diagnostics();
+        }
+        var out = io.meshpilot.model.PushDiagnostics.builder().addAll(push.diagnostics());
+        io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists, out);
+        return out.build();
     }
 
     /** A new PushContext is in force: its problems are in the gauges and, when there are any, the log. */

@@ -35,14 +35,15 @@ final class XdsMetrics {
 
     /**
      * istiod's push-status gauges (PushContext.UpdateMetrics): one per {@link PushMetric},
-     * valued the number of its entries in the PushContext in force (0 before the first push).
+     * valued the number of its entries in the PushContext in force and the live checks
+     * ({@link DiscoveryServer#diagnostics()}; 0 before the first push).
      * Metrics declared after start-up are registered when a push that knows them is installed.
      */
     static final class PushStatusGauges {
-        private final java.util.function.Supplier<PushContext> current;
+        private final java.util.function.Supplier<io.meshpilot.model.PushDiagnostics> current;
         private final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-        PushStatusGauges(java.util.function.Supplier<PushContext> current) {
+        PushStatusGauges(java.util.function.Supplier<io.meshpilot.model.PushDiagnostics> current) {
             this.current = current;
         }
 
@@ -50,10 +51,7 @@ final class XdsMetrics {
         void registerKnown() {
             for (PushMetric m : PushMetric.known()) {
                 if (registered.add(m.name())) {
-                    IstioGauge.register(m.name(), m.help(), () -> {
-                        PushContext p = current.get();
-                        return p == null ? 0 : p.diagnostics().count(m);
-                    });
+                    IstioGauge.register(m.name(), m.help(), () -> current.get().count(m));
                 }
             }
         }

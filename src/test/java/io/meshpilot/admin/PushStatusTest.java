@@ -131,4 +131,46 @@ class PushStatusTest {
         assertEquals(0, gauge(DUP));
         assertEquals(1, gauge(UNDEFINED));
     }
+
+    @Test
+    void aConnectedGatewaysMissingCredentialShowsUntilTheSecretAppears() throws Exception {
+        String missing = "pilot_gateway_credential_missing";
+        Http.Reply r = Http.send(http, "/api/v1/configs/networking.istio.io/v1/gateways/istio-system/secure", "PUT", """
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: secure, namespace: istio-system}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - port: {number: 443, name: https, protocol: HTTPS}
+                    hosts: [shop.example.com]
+                    tls: {mode: SIMPLE, credentialName: shop-cert}
+                """, null);
+        assertEquals(201, r.status(), r.body());
+        String id = "router~10.0.0.9~ingress-1.istio-system~istio-system.svc.cluster.local";
+        try (var gateway = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"), id,
+                Map.of("NAMESPACE", "istio-system", "LABELS", "{\"istio\":\"ingressgateway\"}"))) {
+            gateway.subscribe(io.meshpilot.xds.TypeUrls.LISTENER, java.util.List.of());
+            // the push goes on: the gateway gets its HTTPS listener, with the credential as an SDS reference
+            var lds = gateway.await(io.meshpilot.xds.TypeUrls.LISTENER, java.time.Duration.ofSeconds(20));
+            assertEquals(1, lds.getResourcesCount(), lds.toString());
+
+            JsonObject s = awaitPushStatus(o -> o.getAsJsonObject("ProxyStatus").has(missing));
+            JsonObject entries = s.getAsJsonObject("ProxyStatus").getAsJsonObject(missing);
+            JsonObject entry = entries.getAsJsonObject("istio-system/secure|443|istio-system/shop-cert");
+            assertEquals(id, entry.get("proxy").getAsString(), entries.toString());
+            assertTrue(entry.get("message").getAsString().contains("credentialName \"shop-cert\" not found"),
+                    entry.toString());
+            assertEquals(1, gauge(missing));
+
+            var cert = io.meshpilot.security.credentials.TestCredentials.selfSigned("shop.example.com");
+            io.meshpilot.security.credentials.TestCredentials.write(java.nio.file.Files.createDirectories(
+                    dir.resolve("credentials")), "shop.yaml", io.meshpilot.security.credentials.TestCredentials
+                    .tlsSecret("istio-system", "shop-cert", cert.cert(), cert.key(), null));
+            awaitPushStatus(o -> !o.getAsJsonObject("ProxyStatus").has(missing));
+            assertEquals(0, gauge(missing));
+        } finally {
+            Http.send(http, "/api/v1/configs/networking.istio.io/v1/gateways/istio-system/secure", "DELETE", null, null);
+        }
+    }
 }
