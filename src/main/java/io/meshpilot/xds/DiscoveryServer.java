@@ -430,43 +430,52 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
-        Generator g = Generators.forType(w.typeUrl(), con.proxy());
-        if (g != null && (w.typeUrl().equals(TypeUrls.CLUSTER) || w.typeUrl().equals(TypeUrls.ENDPOINT))) {
+        con.send(w, sotwResponse(con.proxy(), w.typeUrl(), w.names(), w.wildcard(), push, cache, shared));
+    }
+
+    /**
+     * The state-of-the-world response for one watch of one proxy. Static over the cache and
+     * shared responses it is given so that the sidecar translation benchmark (test helper
+     * {@code io.meshpilot.xds.SidecarXds}) measures exactly the path a push takes.
+     */
+    static io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwResponse(io.meshpilot.model.Proxy proxy,
+            String typeUrl, java.util.Set<String> names, boolean wildcard, io.meshpilot.model.PushContext push,
+            XdsCache cache, SharedResponses shared) {
+        Generator g = Generators.forType(typeUrl, proxy);
+        if (g != null && (typeUrl.equals(TypeUrls.CLUSTER) || typeUrl.equals(TypeUrls.ENDPOINT))) {
             // CDS and EDS depend only on what the key names: shared by every proxy asking the same
             // a sidecar's wildcard CDS also holds its own inbound clusters: those ports join the scope
-            String scope = push.scope(con.proxy()).key();
-            if (w.wildcard() && w.typeUrl().equals(TypeUrls.CLUSTER) && !con.proxy().proxyless()
-                    && con.proxy().type() == io.meshpilot.model.Proxy.Type.SIDECAR) {
-                scope = scope + "|inbound:" + io.meshpilot.networking.envoy.SidecarClusterBuilder.inboundKey(con.proxy(), push);
-            } else if (w.wildcard() && w.typeUrl().equals(TypeUrls.CLUSTER) && !con.proxy().proxyless()) {
+            String scope = push.scope(proxy).key();
+            if (wildcard && typeUrl.equals(TypeUrls.CLUSTER) && !proxy.proxyless()
+                    && proxy.type() == io.meshpilot.model.Proxy.Type.SIDECAR) {
+                scope = scope + "|inbound:" + io.meshpilot.networking.envoy.SidecarClusterBuilder.inboundKey(proxy, push);
+            } else if (wildcard && typeUrl.equals(TypeUrls.CLUSTER) && !proxy.proxyless()) {
                 // a gateway's CDS adds BlackHole and its AUTO_PASSTHROUGH clusters
                 scope = scope + "|router:" + io.meshpilot.networking.envoy.GatewayClusterBuilder.key(
-                        io.meshpilot.networking.envoy.MergedGateway.of(con.proxy(), push));
+                        io.meshpilot.networking.envoy.MergedGateway.of(proxy, push));
             }
-            var key = new SharedResponses.Key(w.typeUrl(), push.version(), cache.endpointGeneration(),
-                    scope, con.proxy().proxyless(), w.wildcard(), w.names());
-            con.send(w, shared.get(key, () -> io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
-                    .setTypeUrl(w.typeUrl())
+            var key = new SharedResponses.Key(typeUrl, push.version(), cache.endpointGeneration(),
+                    scope, proxy.proxyless(), wildcard, names);
+            return shared.get(key, () -> io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+                    .setTypeUrl(typeUrl)
                     .setVersionInfo(Long.toString(push.version()))
                     .setNonce(java.util.UUID.randomUUID().toString())
-                    .addAllResources(g.generate(con.proxy(), push, w.names(), w.wildcard()))
-                    .build()));
-            return;
+                    .addAllResources(g.generate(proxy, push, names, wildcard))
+                    .build());
         }
         java.util.List<com.google.protobuf.Any> resources;
         if (g == null) {
-            LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + con.proxy().id() + " type=" + w.typeUrl());
+            LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + proxy.id() + " type=" + typeUrl);
             resources = java.util.List.of();
         } else {
-            resources = g.generate(con.proxy(), push, w.names(), w.wildcard());
+            resources = g.generate(proxy, push, names, wildcard);
         }
-        var response = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
-                .setTypeUrl(w.typeUrl())
+        return io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+                .setTypeUrl(typeUrl)
                 .setVersionInfo(Long.toString(push.version()))
                 .setNonce(java.util.UUID.randomUUID().toString())
                 .addAllResources(resources)
                 .build();
-        con.send(w, response);
     }
 
     /** A config change (any kind but the ServiceEntry registry's own): always a full push. */

@@ -61,6 +61,11 @@ final class SharedResponses {
         });
     }
 
+    /** The bytes of a shared response (encoded once when it was built), or null for any other response. */
+    byte[] encoded(DiscoveryResponse response) {
+        return bytes.get(response);
+    }
+
     /** {@code ads} with the state-of-the-world response marshaller replaced by {@link #marshaller}. */
     @SuppressWarnings("unchecked")
     io.grpc.ServerServiceDefinition withSharedBytes(io.grpc.ServerServiceDefinition ads) {
@@ -87,7 +92,7 @@ final class SharedResponses {
         return new MethodDescriptor.Marshaller<>() {
             @Override
             public InputStream stream(DiscoveryResponse value) {
-                byte[] encoded = bytes.get(value);
+                byte[] encoded = encoded(value);
                 return encoded == null ? usual.stream(value) : new Encoded(encoded);
             }
 
