@@ -94,29 +94,47 @@ public final class SidecarXds implements AutoCloseable {
 
     /** The builders directly, as a server without the cache: everything built, packed and serialized. */
     public static Config uncached(Proxy proxy, PushContext push, Subscriptions subs) {
-        ProxyScope scope = push.scope(proxy);
-        List<Any> clusters = new ArrayList<>();
-        ClusterBuilder.all(push, scope).forEach(c -> clusters.add(Any.pack(c)));
-        SidecarClusterBuilder.meshClusters(push.mesh()).forEach(c -> clusters.add(Any.pack(c)));
-        SidecarClusterBuilder.inboundClusters(proxy, push).forEach(c -> clusters.add(Any.pack(c)));
-        List<Any> endpoints = new ArrayList<>();
-        for (String n : subs.edsClusters()) {
-            EndpointBuilder.build(n, push, scope).ifPresent(a -> endpoints.add(Any.pack(a)));
-        }
-        List<Any> listeners = packed(SidecarListenerBuilder.listeners(proxy, push, scope));
-        List<Any> routes = new ArrayList<>();
-        for (String n : subs.routes()) {
-            SidecarRouteBuilder.build(n, push, scope, proxy.labels()).ifPresent(r -> routes.add(Any.pack(r)));
-        }
-        DiscoveryResponse cds = response(TypeUrls.CLUSTER, push, clusters);
-        DiscoveryResponse eds = response(TypeUrls.ENDPOINT, push, endpoints);
-        DiscoveryResponse lds = response(TypeUrls.LISTENER, push, listeners);
-        DiscoveryResponse rds = response(TypeUrls.ROUTE, push, routes);
+        DiscoveryResponse cds = cds(proxy, push);
+        DiscoveryResponse eds = eds(proxy, push, subs);
+        DiscoveryResponse lds = lds(proxy, push);
+        DiscoveryResponse rds = rds(proxy, push, subs);
         long bytes = 0;
         for (DiscoveryResponse r : List.of(cds, eds, lds, rds)) {
             bytes += r.toByteArray().length; // what the gRPC marshaller does for each stream
         }
         return new Config(cds, eds, lds, rds, bytes);
+    }
+
+    /** Uncached CDS: istiod's sidecar order, outbound, then BlackHole/Passthrough, then inbound. */
+    public static DiscoveryResponse cds(Proxy proxy, PushContext push) {
+        List<Any> clusters = packed(ClusterBuilder.all(push, push.scope(proxy)));
+        clusters.addAll(packed(SidecarClusterBuilder.meshClusters(push.mesh())));
+        clusters.addAll(packed(SidecarClusterBuilder.inboundClusters(proxy, push)));
+        return response(TypeUrls.CLUSTER, push, clusters);
+    }
+
+    /** Uncached EDS: one assignment per subscribed cluster. */
+    public static DiscoveryResponse eds(Proxy proxy, PushContext push, Subscriptions subs) {
+        ProxyScope scope = push.scope(proxy);
+        List<Any> endpoints = new ArrayList<>();
+        for (String n : subs.edsClusters()) {
+            EndpointBuilder.build(n, push, scope).ifPresent(a -> endpoints.add(Any.pack(a)));
+        }
+        return response(TypeUrls.ENDPOINT, push, endpoints);
+    }
+
+    public static DiscoveryResponse lds(Proxy proxy, PushContext push) {
+        return response(TypeUrls.LISTENER, push, packed(SidecarListenerBuilder.listeners(proxy, push, push.scope(proxy))));
+    }
+
+    /** Uncached RDS: one route configuration per subscribed route name. */
+    public static DiscoveryResponse rds(Proxy proxy, PushContext push, Subscriptions subs) {
+        ProxyScope scope = push.scope(proxy);
+        List<Any> routes = new ArrayList<>();
+        for (String n : subs.routes()) {
+            SidecarRouteBuilder.build(n, push, scope, proxy.labels()).ifPresent(r -> routes.add(Any.pack(r)));
+        }
+        return response(TypeUrls.ROUTE, push, routes);
     }
 
     /** The server's push path with the cache and shared responses: see the class comment. */
