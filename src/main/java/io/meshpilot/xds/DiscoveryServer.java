@@ -137,7 +137,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     /** Delta: only resources whose version the proxy does not hold, plus what no longer exists. */
     private void pushDelta(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
-        Generator g = Generators.forType(w.typeUrl(), con.proxy());
+        Generator g = Generators.forConnection(w.typeUrl(), con);
         java.util.List<com.google.protobuf.Any> resources = g == null ? java.util.List.of()
                 : g.generate(con.proxy(), push, w.names(), w.wildcard());
         var response = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
@@ -275,7 +275,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         com.google.protobuf.util.JsonFormat.Printer printer = com.google.protobuf.util.JsonFormat.printer()
                 .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
         con.watches().forEach((type, w) -> {
-            Generator g = Generators.forType(type, con.proxy());
+            Generator g = Generators.forConnection(type, con);
             com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
             if (g != null) {
                 for (com.google.protobuf.Any a : g.generate(con.proxy(), push, w.names(), w.wildcard())) {
@@ -430,18 +430,19 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
-        con.send(w, sotwResponse(con.proxy(), w.typeUrl(), w.names(), w.wildcard(), push, cache, shared));
+        Generator g = Generators.forConnection(w.typeUrl(), con); // SDS is bound to the stream's identities
+        con.send(w, sotwResponse(con.proxy(), g, w.typeUrl(), w.names(), w.wildcard(), push, cache, shared));
     }
 
     /**
-     * The state-of-the-world response for one watch of one proxy. Static over the cache and
-     * shared responses it is given so that the sidecar translation benchmark (test helper
-     * {@code io.meshpilot.xds.SidecarXds}) measures exactly the path a push takes.
+     * The state-of-the-world response for one watch of one proxy, from generator {@code g}
+     * (null: a type nobody serves). Static over the cache and shared responses it is given so
+     * that the sidecar translation benchmark (test helper {@code io.meshpilot.xds.SidecarXds})
+     * measures exactly the path a push takes.
      */
     static io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwResponse(io.meshpilot.model.Proxy proxy,
-            String typeUrl, java.util.Set<String> names, boolean wildcard, io.meshpilot.model.PushContext push,
-            XdsCache cache, SharedResponses shared) {
-        Generator g = Generators.forType(typeUrl, proxy);
+            Generator g, String typeUrl, java.util.Set<String> names, boolean wildcard,
+            io.meshpilot.model.PushContext push, XdsCache cache, SharedResponses shared) {
         if (g != null && (typeUrl.equals(TypeUrls.CLUSTER) || typeUrl.equals(TypeUrls.ENDPOINT))) {
             // CDS and EDS depend only on what the key names: shared by every proxy asking the same
             // a sidecar's wildcard CDS also holds its own inbound clusters: those ports join the scope

@@ -37,9 +37,10 @@ final class Generators {
 
     /**
      * SDS over the running server's credentials; set by the DiscoveryServer at start. Envoy
-     * proxies only (proxyless gRPC clients get their certificates from their agent).
+     * proxies only (proxyless gRPC clients get their certificates from their agent), and only
+     * through {@link #forConnection}: what a stream may have depends on its verified identities.
      */
-    static volatile Generator sds = new SecretGenerator(() -> io.meshpilot.security.credentials.CredentialStore.EMPTY);
+    static volatile SecretGenerator sds = new SecretGenerator(() -> io.meshpilot.security.credentials.CredentialStore.EMPTY);
 
     /** istio.io/debug/syncz over the connections of the running DiscoveryServer; set at start. */
     static volatile Generator syncz = (proxy, push, names, wildcard) -> List.of();
@@ -172,7 +173,23 @@ final class Generators {
 
     static final Generator EMPTY = (proxy, push, names, wildcard) -> List.of();
 
-    /** The generator for a type and proxy, or null for a type nobody serves. */
+    /**
+     * The generator for a type on one stream, or null for a type nobody serves: as
+     * {@link #forType}, but SDS is bound to the identities XDS_AUTH verified on the stream
+     * ({@link SecretGenerator#forCaller}). Every xDS response of a connection is generated
+     * through this.
+     */
+    static Generator forConnection(String typeUrl, Connection con) {
+        if (typeUrl.equals(TypeUrls.SECRET) && !con.proxy().proxyless()) {
+            return sds.forCaller(con.identities());
+        }
+        return forType(typeUrl, con.proxy());
+    }
+
+    /**
+     * The generator for a type and proxy, or null for a type nobody serves. SDS here has no
+     * verified identity and serves nothing: streams use {@link #forConnection}.
+     */
     static Generator forType(String typeUrl, Proxy proxy) {
         if (typeUrl.equals(TypeUrls.DEBUG_SYNCZ)) {
             return syncz;
@@ -185,5 +202,5 @@ final class Generators {
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
     private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, ENVOY_LDS, TypeUrls.ROUTE, ENVOY_RDS,
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS,
-            TypeUrls.SECRET, (proxy, push, names, wildcard) -> sds.generate(proxy, push, names, wildcard));
+            TypeUrls.SECRET, (proxy, push, names, wildcard) -> sds.generate(proxy, List.of(), names));
 }

@@ -25,13 +25,22 @@ import java.util.function.Supplier;
  * {@code credentialName}, asked for as {@code kubernetes://<name>} (the proxy's namespace) or
  * {@code kubernetes://<namespace>/<name>}. A name ending in {@code -cacert} gets only the CA
  * part as a {@code validation_context}; any other a {@code tls_certificate} with the chain and
- * key inline. A proxy gets Secrets of its own namespace only (istiod also asks Kubernetes RBAC;
- * there is none here). Unparsable names, other namespaces and missing credentials are left
- * out, logged and counted in {@code pilot_sds_certificate_errors_total}: one bad reference
- * does not break the others. Nothing here goes through the shared XdsCache: private keys are
- * built per request and held nowhere else.
+ * key inline.
+ *
+ * <p>Who gets what is decided by the stream's verified identities, never by what the node
+ * claims: {@link #forCaller} binds the generator to the SPIFFE identities
+ * ({@code spiffe://<trust-domain>/ns/<ns>/sa/<sa>}) XDS_AUTH authenticated the stream with
+ * (see {@link Connection#identities()}), and every SDS response of a stream is generated
+ * through it. A stream without a verified identity (the plaintext port 15010, or XDS_AUTH off)
+ * gets no Secret at all, as istiod ("Ensure you are connecting over TLS port and are
+ * authenticated"). An authenticated stream gets Secrets of a namespace one of its identities
+ * names only (istiod then asks Kubernetes RBAC; there is none here, so anything else is
+ * refused). Refusals, unparsable names and missing credentials are left out (not a stream
+ * error), logged with the proxy id and counted in {@code pilot_sds_certificate_errors_total}:
+ * one bad reference does not break the others. Nothing here goes through the shared XdsCache:
+ * private keys are built per request and held nowhere else.
  */
-final class SecretGenerator implements Generator {
+final class SecretGenerator {
     private static final System.Logger LOG = System.getLogger(SecretGenerator.class.getName());
     static final String PREFIX = "kubernetes://";
     static final IstioCounter CERTIFICATE_ERRORS = IstioCounter.of("pilot_sds_certificate_errors_total",
@@ -97,8 +106,53 @@ final class SecretGenerator implements Generator {
         return false;
     }
 
-    @Override
-    public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
+    /**
+     * The SDS generator of one stream, bound to the identities XDS_AUTH verified on it (empty:
+     * not authenticated, nothing is served). The only way SDS resources are generated.
+     */
+    Generator forCaller(List<String> identities) {
+        List<String> verified = List.copyOf(identities);
+        return (proxy, push, names, wildcard) -> generate(proxy, verified, names);
+    }
+
+    /**
+     * The namespace of a SPIFFE identity {@code spiffe://<trust-domain>/ns/<ns>/sa/<sa>}, or
+     * null when it is not of that form.
+     */
+    static String identityNamespace(String identity) {
+        if (identity == null || !identity.startsWith("spiffe://")) {
+            return null;
+        }
+        String rest = identity.substring("spiffe://".length());
+        int slash = rest.indexOf('/');
+        if (slash <= 0) {
+            return null; // no trust domain
+        }
+        String[] p = rest.substring(slash + 1).split("/", -1);
+        if (p.length != 4 || !p[0].equals("ns") || !p[2].equals("sa") || p[1].isEmpty() || p[3].isEmpty()) {
+            return null;
+        }
+        return p[1];
+    }
+
+    List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {
+        Set<String> allowed = new java.util.TreeSet<>();
+        for (String id : identities) {
+            String ns = identityNamespace(id);
+            if (ns != null) {
+                allowed.add(ns);
+            }
+        }
+        if (allowed.isEmpty()) {
+            if (names.stream().anyMatch(n -> !n.equals("*"))) {
+                CERTIFICATE_ERRORS.increment();
+                LOG.log(Level.WARNING, "proxy " + proxy.id() + " is not authorized to receive secrets: "
+                        + (identities.isEmpty() ? "the stream has no verified identity" : "no identity of the form "
+                        + "spiffe://<trust-domain>/ns/<namespace>/sa/<name> in " + identities)
+                        + ". Ensure you are connecting over TLS port and are authenticated (XDS_AUTH)");
+            }
+            return List.of();
+        }
         CredentialStore credentials = store.get();
         List<Any> out = new ArrayList<>();
         List<String> denied = new ArrayList<>();
@@ -113,7 +167,7 @@ final class SecretGenerator implements Generator {
                         + " (expected " + PREFIX + "<name> or " + PREFIX + "<namespace>/<name>)");
                 continue;
             }
-            if (!r.namespace().equals(proxy.namespace())) {
+            if (!allowed.contains(r.namespace())) {
                 denied.add(n);
                 continue;
             }
@@ -131,11 +185,11 @@ final class SecretGenerator implements Generator {
         }
         if (!denied.isEmpty()) {
             CERTIFICATE_ERRORS.increment();
-            LOG.log(Level.WARNING, "proxy " + proxy.id() + " (namespace " + proxy.namespace()
+            LOG.log(Level.WARNING, "proxy " + proxy.id() + " (verified namespaces " + allowed
                     + ") attempted to access unauthorized certificates "
                     + String.join(", ", denied.subList(0, Math.min(3, denied.size())))
                     + (denied.size() > 3 ? " and " + (denied.size() - 3) + " more" : "")
-                    + ": a proxy gets secrets of its own namespace only");
+                    + ": a proxy gets secrets of its verified identity's namespace only");
         }
         return out;
     }

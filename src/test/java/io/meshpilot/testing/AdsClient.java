@@ -34,7 +34,12 @@ public final class AdsClient implements AutoCloseable {
     private boolean first = true;
 
     public AdsClient(int port, String nodeId, Map<String, String> metadata) {
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        this(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), nodeId, metadata);
+    }
+
+    /** Over {@code channel} (e.g. TLS to the secure port with a workload certificate); closed with the client. */
+    public AdsClient(ManagedChannel channel, String nodeId, Map<String, String> metadata) {
+        this.channel = channel;
         Struct.Builder md = Struct.newBuilder();
         // a JSON object (LABELS) is sent as a struct, as the Istio agent does; anything else as a string
         metadata.forEach((k, v) -> md.putFields(k, v.startsWith("{") ? structValue(v)

@@ -9,36 +9,64 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.security.IstiodCertificates;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.TestCredentials;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.TestServers;
+import java.io.ByteArrayInputStream;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** SDS over a real ADS stream: a gateway (router proxy) in istio-system gets its credentialName Secrets. */
+/**
+ * SDS over a real ADS stream: a gateway (router proxy) in istio-system, authenticated on the
+ * secure port with a workload certificate of istio-system from the server's CA, gets its
+ * credentialName Secrets; without a verified identity (the plaintext port), or with one of
+ * another namespace, it gets none.
+ */
 class SdsTest {
     static final Duration WAIT = Duration.ofSeconds(20);
     /** Long enough for a push the pipeline would have made (debounce 100 ms) to arrive. */
     static final Duration NOTHING_MORE = Duration.ofMillis(1500);
     static final String CRED = "kubernetes://bookinfo-cred";
     static final String CACERT = "kubernetes://bookinfo-cred-cacert";
+    static final String GATEWAY_ID = "spiffe://cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account";
+    static final String DEFAULT_ID = "spiffe://cluster.local/ns/default/sa/bookinfo-gateway";
 
     @TempDir
     static Path dir;
     static MeshPilotServer server;
     static int grpc;
+    static int grpcSecure;
     static TestCredentials.Pem2 gateway;
     static TestCredentials.Pem2 root;
 
@@ -53,6 +81,7 @@ class SdsTest {
         write(dir.resolve("credentials"), "other.yaml", tlsSecret("bookinfo", "other-cred", other.cert(), other.key(), null));
         server = TestServers.start(dir);
         grpc = server.ports().get("grpc");
+        grpcSecure = server.ports().get("grpc-secure");
     }
 
     @AfterAll
@@ -62,9 +91,48 @@ class SdsTest {
         }
     }
 
-    static AdsClient gateway(String pod) {
-        return new AdsClient(grpc, "router~10.0.0.9~" + pod + ".istio-system~istio-system.svc.cluster.local",
-                Map.of("NAMESPACE", "istio-system", "ISTIO_VERSION", "1.26.0"));
+    static String gatewayNode(String pod) {
+        return "router~10.0.0.9~" + pod + ".istio-system~istio-system.svc.cluster.local";
+    }
+
+    static final Map<String, String> GATEWAY_METADATA = Map.of("NAMESPACE", "istio-system", "ISTIO_VERSION", "1.26.0");
+
+    /** A gateway in istio-system on the secure port, authenticated as an istio-system identity. */
+    static AdsClient gateway(String pod) throws Exception {
+        return new AdsClient(mtls(GATEWAY_ID), gatewayNode(pod), GATEWAY_METADATA);
+    }
+
+    /**
+     * A TLS channel to the secure port (15012) presenting a workload certificate for
+     * {@code identity}, issued by the server's CA as the Istio agent would get it.
+     */
+    static ManagedChannel mtls(String identity) throws Exception {
+        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+        g.initialize(256);
+        KeyPair kp = g.generateKeyPair();
+        var csr = new JcaPKCS10CertificationRequestBuilder(new X500Name("O=cluster.local"), kp.getPublic())
+                .build(new JcaContentSignerBuilder("SHA256withECDSA").build(kp.getPrivate()));
+        StringWriter pem = new StringWriter();
+        try (JcaPEMWriter w = new JcaPEMWriter(pem)) {
+            w.writeObject(csr);
+        }
+        IstiodCertificates certs = server.bean(IstiodCertificates.class);
+        List<String> chain = certs.ca().sign(pem.toString(), List.of(identity), Duration.ofHours(1)).certChain();
+        CertificateFactory cf = CertificateFactory.getInstance("X.509");
+        X509Certificate[] presented = new X509Certificate[chain.size() - 1]; // leaf and intermediates, not the root
+        for (int i = 0; i < presented.length; i++) {
+            presented[i] = (X509Certificate) cf.generateCertificate(
+                    new ByteArrayInputStream(chain.get(i).getBytes(StandardCharsets.US_ASCII)));
+        }
+        var ssl = GrpcSslContexts.forClient().trustManager(certs.material().root()).keyManager(kp.getPrivate(), presented);
+        // the serving certificate names istiod's Service and localhost
+        return NettyChannelBuilder.forAddress("localhost", grpcSecure).sslContext(ssl.build()).build();
+    }
+
+    static Node node(String id, Map<String, String> metadata) {
+        Struct.Builder md = Struct.newBuilder();
+        metadata.forEach((k, v) -> md.putFields(k, Value.newBuilder().setStringValue(v).build()));
+        return Node.newBuilder().setId(id).setMetadata(md).build();
     }
 
     static Map<String, Secret> secrets(DiscoveryResponse r) throws Exception {
@@ -98,8 +166,7 @@ class SdsTest {
             c.ack(r, List.of(CRED, CACERT));
 
             // the config dump shows the secret, never its key
-            String dump = server.bean(DiscoveryServer.class).configDump(
-                    "router~10.0.0.9~ingress-1.istio-system~istio-system.svc.cluster.local").orElseThrow();
+            String dump = server.bean(DiscoveryServer.class).configDump(gatewayNode("ingress-1")).orElseThrow();
             assertTrue(dump.contains("sds") && dump.contains("[redacted]"), dump);
             assertFalse(dump.contains(java.util.Base64.getEncoder().encodeToString(
                     gateway.key().getBytes(StandardCharsets.US_ASCII))), "no private key in the dump");
@@ -140,5 +207,74 @@ class SdsTest {
         }
         assertTrue(server.bean(CredentialsController.class).exists("bookinfo", "other-cred"),
                 "it exists, the proxy just may not have it");
+    }
+
+    @Test
+    void theSameRequestOnThePlaintextPortGetsNothingAndIsCounted() throws Exception {
+        long errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
+        try (AdsClient c = new AdsClient(grpc, gatewayNode("plain-1"), GATEWAY_METADATA)) {
+            c.subscribe(TypeUrls.SECRET, List.of(CRED, CACERT));
+            DiscoveryResponse r = c.await(TypeUrls.SECRET, WAIT);
+            assertEquals(0, r.getResourcesCount(), "no verified identity, no secret: " + r);
+            assertEquals(1, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore,
+                    "one refusal for the request");
+            assertTrue(server.bean(DiscoveryServer.class).connections().stream()
+                    .filter(con -> con.proxy().id().equals(gatewayNode("plain-1")))
+                    .allMatch(con -> con.identities().isEmpty()), "the plaintext stream has no identity");
+            // still served otherwise: the refusal is not a stream error
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            assertTrue(c.await(TypeUrls.CLUSTER, WAIT).getResourcesCount() > 0);
+            assertNull(c.error());
+        }
+    }
+
+    @Test
+    void anIdentityOfAnotherNamespaceGetsNoIstioSystemSecret() throws Exception {
+        // claiming istio-system in the node metadata: XDS_AUTH refuses the stream before SDS
+        try (AdsClient c = new AdsClient(mtls(DEFAULT_ID), gatewayNode("claims-1"), GATEWAY_METADATA)) {
+            c.subscribe(TypeUrls.SECRET, List.of(CRED, CACERT));
+            Throwable e = c.awaitError(WAIT);
+            assertEquals(Status.Code.PERMISSION_DENIED, e == null ? null : Status.fromThrowable(e).getCode(),
+                    String.valueOf(e));
+            assertTrue(c.received().isEmpty(), "nothing served: " + c.received());
+        }
+
+        // a gateway of its own namespace (default) naming the istio-system Secret explicitly
+        long errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
+        try (AdsClient c = new AdsClient(mtls(DEFAULT_ID), "router~10.0.0.10~gw-1.default~default.svc.cluster.local",
+                Map.of("NAMESPACE", "default", "ISTIO_VERSION", "1.26.0"))) {
+            c.subscribe(TypeUrls.SECRET, List.of("kubernetes://istio-system/bookinfo-cred",
+                    "kubernetes://istio-system/bookinfo-cred-cacert"));
+            DiscoveryResponse r = c.await(TypeUrls.SECRET, WAIT);
+            assertEquals(0, r.getResourcesCount(), r.toString());
+            assertEquals(1, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore, "one refusal for the request");
+            assertNull(c.error(), "left out, not a stream error");
+        }
+
+        // the generator itself decides by the verified identity, not the namespace the node claims
+        SecretGenerator sds = new SecretGenerator(() -> server.bean(CredentialsController.class));
+        Proxy claimsIstioSystem = Proxy.fromNode(node(gatewayNode("claims-2"), GATEWAY_METADATA));
+        errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
+        assertEquals(List.of(), sds.forCaller(List.of(DEFAULT_ID)).generate(claimsIstioSystem, null,
+                Set.of(CRED, "kubernetes://istio-system/bookinfo-cred"), false));
+        assertEquals(List.of(), sds.forCaller(List.of()).generate(claimsIstioSystem, null, Set.of(CRED), false));
+        assertEquals(List.of(), sds.forCaller(List.of("spiffe://cluster.local/not-a-workload"))
+                .generate(claimsIstioSystem, null, Set.of(CRED), false));
+        assertEquals(3, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
+        assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
+                false).size(), "any verified identity of the Secret's namespace will do");
+        assertEquals(0, Generators.forType(TypeUrls.SECRET, claimsIstioSystem)
+                .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
+    }
+
+    @Test
+    void identityNamespaces() {
+        assertEquals("istio-system", SecretGenerator.identityNamespace(GATEWAY_ID));
+        assertEquals("default", SecretGenerator.identityNamespace("spiffe://example.org/ns/default/sa/a"));
+        assertNull(SecretGenerator.identityNamespace("spiffe://cluster.local/ns/default"));
+        assertNull(SecretGenerator.identityNamespace("spiffe:///ns/default/sa/a"));
+        assertNull(SecretGenerator.identityNamespace("spiffe://cluster.local/ns//sa/a"));
+        assertNull(SecretGenerator.identityNamespace("spiffe://cluster.local/ns/default/sa/a/extra"));
+        assertNull(SecretGenerator.identityNamespace("https://cluster.local/ns/default/sa/a"));
     }
 }

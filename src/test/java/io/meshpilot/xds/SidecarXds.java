@@ -152,7 +152,8 @@ public final class SidecarXds implements AutoCloseable {
     }
 
     private DiscoveryResponse sotw(Proxy proxy, String typeUrl, Set<String> names, boolean wildcard, PushContext push) {
-        return DiscoveryServer.sotwResponse(proxy, typeUrl, names, wildcard, push, cache, shared);
+        return DiscoveryServer.sotwResponse(proxy, Generators.forType(typeUrl, proxy), typeUrl, names, wildcard, push,
+                cache, shared);
     }
 
     private static List<Any> packed(List<? extends Message> resources) {
