@@ -61,7 +61,10 @@ public final class UpstreamTls {
         }
         switch (tls.getMode()) {
             case ISTIO_MUTUAL -> c.setTransportSocket(socket(istioMutual(sni, serviceAccounts)));
-            case SIMPLE, MUTUAL -> c.setTransportSocket(socket(external(tls)));
+            case SIMPLE, MUTUAL -> {
+                c.setTransportSocket(socket(external(tls)));
+                autoSniAndSan(c, tls);
+            }
             default -> {
                 // DISABLE: plaintext, no socket and no auto mTLS
             }
@@ -125,19 +128,62 @@ public final class UpstreamTls {
         } else {
             if (!tls.getCaCertificates().isEmpty()) {
                 validation.setTrustedCa(DataSource.newBuilder().setFilename(tls.getCaCertificates()));
+            } else if (verifies(tls)) {
+                // istiod's VERIFY_CERTIFICATE_AT_CLIENT: no CA named means the system's roots, from the agent
+                common.setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
+                        .setDefaultValidationContext(validation).setValidationContextSdsSecretConfig(sds(SYSTEM_ROOTS)));
             }
             if (tls.getMode() == ClientTLSSettings.TLSmode.MUTUAL) {
                 common.addTlsCertificates(TlsCertificate.newBuilder()
                         .setCertificateChain(DataSource.newBuilder().setFilename(tls.getClientCertificate()))
                         .setPrivateKey(DataSource.newBuilder().setFilename(tls.getPrivateKey())));
             }
-            common.setValidationContext(validation);
+            if (!common.hasCombinedValidationContext()) {
+                common.setValidationContext(validation);
+            }
         }
         UpstreamTlsContext.Builder ctx = UpstreamTlsContext.newBuilder().setCommonTlsContext(common);
         if (!tls.getSni().isEmpty()) {
             ctx.setSni(tls.getSni());
         }
         return ctx.build();
+    }
+
+    /** The agent's SDS resource for the system's trusted roots (istiod's file-root: prefix, path "system"). */
+    static final String SYSTEM_ROOTS = "file-root:system";
+
+    /** Whether the server's certificate is verified: unless {@code insecureSkipVerify}. */
+    private static boolean verifies(ClientTLSSettings tls) {
+        return !(tls.hasInsecureSkipVerify() && tls.getInsecureSkipVerify().getValue());
+    }
+
+    /**
+     * istiod's setAutoSniAndAutoSanValidation (ENABLE_AUTO_SNI, VERIFY_CERTIFICATE_AT_CLIENT):
+     * without an SNI Envoy sends the request's host as SNI, and without subject alt names it
+     * checks the server certificate against that host.
+     */
+    private static void autoSniAndSan(Cluster.Builder c, ClientTLSSettings tls) {
+        boolean autoSni = tls.getSni().isEmpty();
+        boolean autoSan = autoSni && tls.getSubjectAltNamesCount() == 0 && verifies(tls);
+        if (!autoSni) {
+            return;
+        }
+        String key = ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS;
+        io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.Builder options;
+        try {
+            options = c.containsTypedExtensionProtocolOptions(key)
+                    ? c.getTypedExtensionProtocolOptionsOrThrow(key)
+                            .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class).toBuilder()
+                    : io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.newBuilder()
+                            .setExplicitHttpConfig(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+                                    .ExplicitHttpConfig.newBuilder().setHttpProtocolOptions(
+                                            io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions.getDefaultInstance()));
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException("our own HttpProtocolOptions do not unpack", e);
+        }
+        options.setUpstreamHttpProtocolOptions(io.envoyproxy.envoy.config.core.v3.UpstreamHttpProtocolOptions.newBuilder()
+                .setAutoSni(true).setAutoSanValidation(autoSan));
+        c.putTypedExtensionProtocolOptions(key, Any.pack(options.build()));
     }
 
     /** A secret fetched from the Istio agent over its SDS cluster (istiod's ConstructSdsSecretConfig). */

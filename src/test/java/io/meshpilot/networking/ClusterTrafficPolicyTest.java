@@ -400,6 +400,33 @@ class ClusterTrafficPolicyTest {
     }
 
     @Test
+    void simpleTlsWithoutCaOrSniVerifiesAgainstSystemRootsWithAutoSniAndSan() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  tls: {mode: SIMPLE}
+                  portLevelSettings:
+                  - port: {number: 8080}
+                    tls: {mode: SIMPLE, insecureSkipVerify: true}
+                """);
+        Cluster c = cluster(80, "");
+        var common = tlsContext(c.getTransportSocket()).getCommonTlsContext();
+        assertEquals("file-root:system", common.getCombinedValidationContext().getValidationContextSdsSecretConfig()
+                .getName(), "no CA named: the system's roots, from the agent");
+        var options = c.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class);
+        assertTrue(options.getUpstreamHttpProtocolOptions().getAutoSni(), "the request's host is the SNI");
+        assertTrue(options.getUpstreamHttpProtocolOptions().getAutoSanValidation(), "and the certificate's name");
+        assertTrue(options.hasExplicitHttpConfig(), "Envoy requires an upstream protocol choice");
+
+        Cluster insecure = cluster(8080, "");
+        var skip = tlsContext(insecure.getTransportSocket()).getCommonTlsContext();
+        assertFalse(skip.hasCombinedValidationContext(), "insecureSkipVerify: nothing to verify against");
+        assertFalse(insecure.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .getUpstreamHttpProtocolOptions().getAutoSanValidation());
+    }
+
+    @Test
     void noAutoMtlsForMeshExternalServicesOrWhenTheMeshTurnsItOff() throws Exception {
         apply("""
                 apiVersion: networking.istio.io/v1

@@ -102,6 +102,7 @@ public final class SidecarOutboundListenerBuilder {
         Map<Integer, List<Target>> autoPorts = new TreeMap<>();
         Map<String, Target> tcpByVip = new TreeMap<>();
         Map<Integer, Target> tcpWildcard = new TreeMap<>();
+        Map<Integer, List<Target>> tlsWildcard = new TreeMap<>();
         for (Service s : services) {
             String vip = vip(s, proxy);
             for (Port p : s.ports()) {
@@ -120,6 +121,8 @@ public final class SidecarOutboundListenerBuilder {
                         LOG.log(Level.WARNING, "outbound listener " + vip + "_" + n + ": " + s.hostname()
                                 + " conflicts with " + old.service().hostname() + " proxy=" + proxy.id());
                     }
+                } else if (p.protocol() == Protocol.TLS || p.protocol() == Protocol.HTTPS) {
+                    tlsWildcard.computeIfAbsent(n, k -> new ArrayList<>()).add(t); // told apart by SNI
                 } else {
                     tcpWildcard.putIfAbsent(n, t);
                 }
@@ -152,6 +155,20 @@ public final class SidecarOutboundListenerBuilder {
             listeners.put(name, tcpListener(name, EnvoyFilters.WILDCARD, t, proxy, push, scope));
         });
         tcpByVip.forEach((name, t) -> listeners.put(name, tcpListener(name, t.vip(), t, proxy, push, scope)));
+        tlsWildcard.forEach((port, targets) -> {
+            String name = EnvoyFilters.WILDCARD + "_" + port;
+            if (listeners.containsKey(name)) {
+                LOG.log(Level.WARNING, "outbound listener " + name + ": TLS services without a VIP "
+                        + targets.stream().map(t -> t.service().hostname()).toList()
+                        + " conflict with another listener on the port proxy=" + proxy.id());
+                return;
+            }
+            List<FilterChain> chains = SidecarTcpRoutes.wildcardTlsChains(targets.stream()
+                    .map(t -> Map.entry(t.service(), t.port())).toList(), proxy, push, scope, egress);
+            listeners.put(name, listener(name, EnvoyFilters.WILDCARD, port, chains, List.of(ListenerFilter.newBuilder()
+                    .setName(EnvoyFilters.TLS_INSPECTOR).setTypedConfig(Any.pack(TlsInspector.getDefaultInstance()))
+                    .build())));
+        });
         return List.copyOf(listeners.values());
     }
 

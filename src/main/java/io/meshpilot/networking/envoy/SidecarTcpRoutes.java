@@ -38,23 +38,55 @@ final class SidecarTcpRoutes {
         boolean tls = port.protocol() == Protocol.TLS || port.protocol() == Protocol.HTTPS;
         Set<String> claimed = new HashSet<>();
         if (tls) {
-            for (Config vs : virtualServices) {
-                for (TLSRoute r : ((VirtualService) vs.spec()).getTlsList()) {
-                    for (TLSMatchAttributes m : r.getMatchList()) {
-                        if (r.getRouteCount() == 0 || !applies(m.getPort(), m.getGatewaysList(), m.getSourceLabelsMap(),
-                                m.getSourceNamespace(), port, proxy, vs.namespace())
-                                || m.getSniHostsList().stream().anyMatch(claimed::contains)) {
-                            continue;
-                        }
-                        claimed.addAll(m.getSniHostsList());
-                        out.add(FilterChain.newBuilder()
-                                .setFilterChainMatch(FilterChainMatch.newBuilder().addAllServerNames(m.getSniHostsList()))
-                                .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(), port.port(), vs, push)).build());
+            out.addAll(sniChains(virtualServices, port, proxy, push, claimed));
+        }
+        out.add(FilterChain.newBuilder().addFilters(tcpRoute(virtualServices, service, port, proxy, push)).build());
+        return out;
+    }
+
+    /**
+     * A TLS port of services without a VIP, on the wildcard listener: nothing in the address
+     * tells the services apart, so each gets its VirtualService's SNI chains and a chain for
+     * its own hostname as SNI (istiod's SNI match for TLS without a VIP); other TLS traffic on
+     * the port goes to {@code fallback} (passthrough or blackhole by outbound traffic policy).
+     */
+    static List<FilterChain> wildcardTlsChains(List<Map.Entry<Service, Port>> services, Proxy proxy, PushContext push,
+                                               ProxyScope scope, String fallback) {
+        List<FilterChain> out = new ArrayList<>();
+        Set<String> claimed = new HashSet<>();
+        for (Map.Entry<Service, Port> e : services) {
+            Service service = e.getKey();
+            Port port = e.getValue();
+            List<Config> virtualServices = push.virtualServices(PushContext.MESH_GATEWAY, service.hostname(), scope);
+            out.addAll(sniChains(virtualServices, port, proxy, push, claimed));
+            if (claimed.add(service.hostname())) {
+                out.add(FilterChain.newBuilder()
+                        .setFilterChainMatch(FilterChainMatch.newBuilder().addServerNames(service.hostname()))
+                        .addFilters(tcpRoute(virtualServices, service, port, proxy, push)).build());
+            }
+        }
+        out.add(FilterChain.newBuilder().addFilters(EnvoyFilters.tcpProxy(fallback, fallback)).build());
+        return out;
+    }
+
+    private static List<FilterChain> sniChains(List<Config> virtualServices, Port port, Proxy proxy, PushContext push,
+                                               Set<String> claimed) {
+        List<FilterChain> out = new ArrayList<>();
+        for (Config vs : virtualServices) {
+            for (TLSRoute r : ((VirtualService) vs.spec()).getTlsList()) {
+                for (TLSMatchAttributes m : r.getMatchList()) {
+                    if (r.getRouteCount() == 0 || !applies(m.getPort(), m.getGatewaysList(), m.getSourceLabelsMap(),
+                            m.getSourceNamespace(), port, proxy, vs.namespace())
+                            || m.getSniHostsList().stream().anyMatch(claimed::contains)) {
+                        continue;
                     }
+                    claimed.addAll(m.getSniHostsList());
+                    out.add(FilterChain.newBuilder()
+                            .setFilterChainMatch(FilterChainMatch.newBuilder().addAllServerNames(m.getSniHostsList()))
+                            .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(), port.port(), vs, push)).build());
                 }
             }
         }
-        out.add(FilterChain.newBuilder().addFilters(tcpRoute(virtualServices, service, port, proxy, push)).build());
         return out;
     }
 

@@ -209,6 +209,27 @@ class SidecarListenerBuilderTest {
     }
 
     @Test
+    void tlsServicesWithoutAVipAreToldApartBySni() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: external, namespace: other}
+                spec:
+                  hosts: [api.example.com, www.example.org]
+                  location: MESH_EXTERNAL
+                  ports: [{number: 443, name: https, protocol: HTTPS}]
+                  resolution: DNS
+                """);
+        Listener l = named(listeners(push()), "0.0.0.0_443");
+        assertEquals(EnvoyFilters.TLS_INSPECTOR, l.getListenerFilters(0).getName());
+        assertEquals(List.of(List.of("api.example.com"), List.of("www.example.org"), List.of()),
+                l.getFilterChainsList().stream().map(c -> c.getFilterChainMatch().getServerNamesList()).toList());
+        assertEquals("outbound|443||www.example.org", tcp(l.getFilterChains(1).getFilters(0)).getCluster());
+        assertEquals("PassthroughCluster", tcp(l.getFilterChains(2).getFilters(0)).getCluster(),
+                "other TLS on the port is not sent to either service");
+    }
+
+    @Test
     void unknownProtocolPortIsSniffed() throws Exception {
         Listener l = named(listeners(push()), "0.0.0.0_7000");
         assertEquals(List.of(EnvoyFilters.TLS_INSPECTOR, EnvoyFilters.HTTP_INSPECTOR),
