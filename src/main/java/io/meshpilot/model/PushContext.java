@@ -285,6 +285,25 @@ public final class PushContext {
         return Optional.of(c);
     }
 
+    private volatile Boolean routesDependOnProxyLabels;
+
+    /**
+     * Whether some VirtualService for sidecars (or a delegate) matches on {@code sourceLabels}:
+     * only then do two proxies of one scope get different sidecar routes.
+     */
+    public boolean routesDependOnProxyLabels() {
+        Boolean cached = routesDependOnProxyLabels;
+        if (cached == null) {
+            java.util.stream.Stream<Config> all = java.util.stream.Stream.concat(
+                    virtualServicesByGateway.getOrDefault(MESH_GATEWAY, Map.of()).values().stream()
+                            .flatMap(List::stream), delegates.values().stream());
+            cached = all.anyMatch(c -> ((VirtualService) c.spec()).getHttpList().stream()
+                    .flatMap(r -> r.getMatchList().stream()).anyMatch(m -> m.getSourceLabelsCount() > 0));
+            routesDependOnProxyLabels = cached; // the same answer whoever computes it first
+        }
+        return cached;
+    }
+
     /** Every Gateway of the mesh, oldest first (a router proxy takes those whose selector matches its labels). */
     public List<Config> gateways() {
         return gateways;

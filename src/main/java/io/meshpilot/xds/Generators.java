@@ -131,9 +131,16 @@ final class Generators {
             return out;
         }
         ProxyScope scope = push.scope(proxy);
+        // shared by the proxies of a scope; per labels only when some VirtualService matches on sourceLabels
+        String key = push.routesDependOnProxyLabels() ? scope.key() + "|labels:" + new java.util.TreeMap<>(proxy.labels())
+                : scope.key();
         List<Any> out = new ArrayList<>();
         for (String n : ordered(names)) {
-            SidecarRouteBuilder.build(n, push, scope, proxy.labels()).ifPresent(r -> out.add(Any.pack(r)));
+            Any r = cache.routes(push.version(), key, n, () -> SidecarRouteBuilder.build(n, push, scope, proxy.labels())
+                    .map(Any::pack).orElse(null));
+            if (r != null) {
+                out.add(r);
+            }
         }
         return out;
     };

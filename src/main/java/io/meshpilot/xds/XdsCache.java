@@ -29,7 +29,13 @@ final class XdsCache {
     private record EndpointsKey(String cluster, String rule) {
     }
 
+    /** One RDS route configuration of a push version for one proxy scope (and labels, when routes depend on them). */
+    private record RoutesKey(long pushVersion, String scope, String route) {
+    }
+
     private final boolean enabled;
+    private final Map<RoutesKey, Any> routes = new ConcurrentHashMap<>();
+    private volatile long routesVersion = -1;
     private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
     private final Map<EndpointsKey, Any> endpoints = new ConcurrentHashMap<>();
     /** The cached assignments of each host, so an endpoint change evicts without scanning the cache. */
@@ -49,7 +55,38 @@ final class XdsCache {
 
     /** Entries held: xds_cache_size, registered by the DiscoveryServer over the current cache. */
     int size() {
-        return clusters.size() + endpoints.size();
+        return clusters.size() + endpoints.size() + routes.size();
+    }
+
+    /**
+     * A sidecar's route configuration of a push version: routes depend on the PushContext only
+     * (services, VirtualServices, DestinationRules, Sidecars), never on endpoints, so they are
+     * shared by every proxy of the same {@code scope} until the next full push. Null from
+     * {@code build} (a name that is no route) is not cached.
+     */
+    Any routes(long pushVersion, String scope, String route, Supplier<Any> build) {
+        if (!enabled) {
+            return build.get();
+        }
+        RoutesKey key = new RoutesKey(pushVersion, scope, route);
+        Any hit = routes.get(key);
+        READS.increment(hit == null ? "miss" : "hit");
+        if (hit != null) {
+            return hit;
+        }
+        Any built = build.get();
+        if (built != null && pushVersion >= routesVersion) {
+            if (pushVersion > routesVersion) {
+                synchronized (routes) {
+                    if (pushVersion > routesVersion) {
+                        routes.clear(); // older versions are never read again
+                        routesVersion = pushVersion;
+                    }
+                }
+            }
+            routes.put(key, built);
+        }
+        return built;
     }
 
     /** All outbound clusters of a push version (sidecars' wildcard CDS). */

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,6 +53,7 @@ class SidecarXdsTest {
             SidecarXds.Config next = xds.cached(second, push, SidecarXds.subscriptions(second, push));
             assertSame(warm.cds(), next.cds(), "the second proxy of the scope gets the shared CDS response");
             assertSame(warm.eds(), next.eds(), "and the shared EDS response");
+            assertSame(warm.rds().getResources(0), next.rds().getResources(0), "and the scope's cached routes");
             SidecarXds.Config direct = SidecarXds.uncached(second, push, SidecarXds.subscriptions(second, push));
             for (int t = 0; t < 4; t++) {
                 assertEquals(direct.responses().get(t).getResourcesList(), next.responses().get(t).getResourcesList(),
@@ -59,6 +61,45 @@ class SidecarXdsTest {
             }
             assertEquals(direct.bytes(), next.bytes(), "responses differ only in their nonces, of equal length");
             assertTrue(config.bytes() > 100_000, "100 services: " + config.bytes() + " bytes");
+        }
+    }
+
+    @Test
+    void routesAreSharedPerScopeUnlessAVirtualServiceMatchesSourceLabels() throws Exception {
+        try (GeneratedMesh mesh = GeneratedMesh.of(10); SidecarXds xds = new SidecarXds()) {
+            Proxy v1 = GeneratedMesh.sidecar(0, 1);
+            Proxy v2 = GeneratedMesh.sidecar(0, 2);
+            PushContext push = mesh.push();
+            assertFalse(push.routesDependOnProxyLabels());
+            var names = io.meshpilot.xds.SubscribedNames.of(Set.of("8080"));
+            assertSame(Generators.ENVOY_RDS.generate(v1, push, names, false).get(0),
+                    Generators.ENVOY_RDS.generate(v2, push, names, false).get(0));
+
+            mesh.fixture().apply("""
+                    apiVersion: networking.istio.io/v1
+                    kind: VirtualService
+                    metadata: {name: canary, namespace: %s}
+                    spec:
+                      hosts: [%s]
+                      http:
+                      - match: [{sourceLabels: {version: v2}}]
+                        route: [{destination: {host: %s, subset: v2}}]
+                      - route: [{destination: {host: %s}}]
+                    """.formatted(GeneratedMesh.namespace(3), GeneratedMesh.hostname(3), GeneratedMesh.hostname(3),
+                    GeneratedMesh.hostname(3)));
+            PushContext next = PushContext.build(mesh.fixture().registry, mesh.fixture().store,
+                    mesh.fixture().updates.index, new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                    push.version() + 1);
+            assertTrue(next.routesDependOnProxyLabels());
+            var r1 = Generators.ENVOY_RDS.generate(v1, next, names, false).get(0).unpack(RouteConfiguration.class);
+            var r2 = Generators.ENVOY_RDS.generate(v2, next, names, false).get(0).unpack(RouteConfiguration.class);
+            String host = GeneratedMesh.hostname(3) + ":8080";
+            String to1 = r1.getVirtualHostsList().stream().filter(v -> v.getName().equals(host)).findFirst()
+                    .orElseThrow().getRoutes(0).getRoute().getCluster();
+            String to2 = r2.getVirtualHostsList().stream().filter(v -> v.getName().equals(host)).findFirst()
+                    .orElseThrow().getRoutes(0).getRoute().getCluster();
+            assertEquals("outbound|8080||" + GeneratedMesh.hostname(3), to1, "v1 does not match the source labels");
+            assertEquals("outbound|8080|v2|" + GeneratedMesh.hostname(3), to2, "v2 does: its own cached routes");
         }
     }
 }
