@@ -1,7 +1,10 @@
 package io.meshpilot.networking.envoy;
 
 import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.api.networking.v1alpha3.IstioIngressListener;
+import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.model.Port;
+import io.meshpilot.model.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
@@ -14,7 +17,8 @@ import java.util.TreeMap;
 
 /**
  * The ports a sidecar's own workload serves (istiod's service targets): every endpoint of a
- * service whose address is one of the proxy's IPs, one entry per workload (target) port. When
+ * service whose address is one of the proxy's IPs, one entry per workload (target) port; or,
+ * when the proxy's Sidecar declares ingress listeners, exactly those ports. When
  * several services select the workload on one target port the oldest service wins, as istiod
  * (which also takes that service's protocol).
  */
@@ -22,8 +26,21 @@ final class InboundPorts {
     private InboundPorts() {
     }
 
-    /** One workload port and the service port it serves. */
-    record InboundPort(int targetPort, Port servicePort, Service service) {
+    /**
+     * One workload port and the service port it serves.
+     *
+     * @param service         the service whose endpoint this is; null for a Sidecar ingress port no service targets
+     * @param defaultEndpoint a Sidecar ingress listener's {@code defaultEndpoint} ({@code 127.0.0.1:8080},
+     *                        {@code 0.0.0.0:8080}, {@code unix://...}); null: the original destination
+     */
+    record InboundPort(int targetPort, Port servicePort, Service service, String defaultEndpoint) {
+        InboundPort(int targetPort, Port servicePort, Service service) {
+            this(targetPort, servicePort, service, null);
+        }
+
+        String hostname() {
+            return service == null ? "" : service.hostname();
+        }
     }
 
     static List<InboundPort> of(Proxy proxy, PushContext push) {
@@ -37,7 +54,29 @@ final class InboundPorts {
         for (Candidate c : mine) {
             byPort.putIfAbsent(c.port().targetPort(), c.port());
         }
+        var sidecar = push.scope(proxy).sidecar();
+        if (sidecar != null && ((Sidecar) sidecar.spec()).getIngressCount() > 0) {
+            return ingress((Sidecar) sidecar.spec(), byPort);
+        }
         return List.copyOf(byPort.values());
+    }
+
+    /**
+     * istiod with Sidecar ingress listeners: exactly those ports, each to its
+     * {@code defaultEndpoint}, named after the service that targets the port if one does.
+     */
+    private static List<InboundPort> ingress(Sidecar sidecar, Map<Integer, InboundPort> services) {
+        Map<Integer, InboundPort> out = new TreeMap<>();
+        for (IstioIngressListener l : sidecar.getIngressList()) {
+            int number = l.getPort().getNumber();
+            InboundPort served = services.get(number);
+            Protocol protocol = l.getPort().getProtocol().isEmpty() ? Protocol.fromPortName(l.getPort().getName())
+                    : Protocol.parse(l.getPort().getProtocol());
+            Port port = new Port(l.getPort().getName(), number, protocol);
+            out.putIfAbsent(number, new InboundPort(number, port, served == null ? null : served.service(),
+                    l.getDefaultEndpoint().isEmpty() ? null : l.getDefaultEndpoint()));
+        }
+        return List.copyOf(out.values());
     }
 
     /** An inbound port of the endpoint at some address, with its service's age rank. */
@@ -86,7 +125,8 @@ final class InboundPorts {
         StringBuilder sb = new StringBuilder();
         for (InboundPort p : of(proxy, push)) {
             sb.append(p.targetPort()).append('/').append(p.servicePort().name()).append('/')
-                    .append(p.service().hostname()).append(',');
+                    .append(p.servicePort().protocol()).append('/').append(p.hostname()).append('/')
+                    .append(p.defaultEndpoint()).append(',');
         }
         return sb.toString();
     }

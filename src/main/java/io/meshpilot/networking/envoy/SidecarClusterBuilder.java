@@ -103,7 +103,9 @@ public final class SidecarClusterBuilder {
         c.setConnectTimeout(connectTimeout(mesh));
         boolean localhost = mesh.getInboundTrafficPolicy().getMode()
                 == MeshConfig.InboundTrafficPolicy.Mode.LOCALHOST;
-        if (localhost) {
+        if (p.defaultEndpoint() != null) {
+            defaultEndpoint(c, name, p.defaultEndpoint());
+        } else if (localhost) {
             c.setType(Cluster.DiscoveryType.STATIC).setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
                     .setLoadAssignment(ClusterLoadAssignment.newBuilder().setClusterName(name)
                             .addEndpoints(LocalityLbEndpoints.newBuilder().addLbEndpoints(LbEndpoint.newBuilder()
@@ -123,6 +125,37 @@ public final class SidecarClusterBuilder {
             c.putTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, Any.pack(useDownstreamProtocol()));
         }
         return c.build();
+    }
+
+    /**
+     * A Sidecar ingress listener's {@code defaultEndpoint}: a unix socket or a loopback address
+     * is a static endpoint; {@code 0.0.0.0:<port>} / {@code [::]:<port>} is the original
+     * destination address on that port (istiod's upstream_port_override).
+     */
+    private static void defaultEndpoint(Cluster.Builder c, String name, String endpoint) {
+        io.envoyproxy.envoy.config.core.v3.Address address;
+        if (endpoint.startsWith("unix://")) {
+            address = io.envoyproxy.envoy.config.core.v3.Address.newBuilder().setPipe(
+                    io.envoyproxy.envoy.config.core.v3.Pipe.newBuilder().setPath(endpoint.substring("unix://".length())))
+                    .build();
+        } else {
+            int colon = endpoint.lastIndexOf(':');
+            String host = endpoint.substring(0, colon).replace("[", "").replace("]", "");
+            int port = Integer.parseInt(endpoint.substring(colon + 1));
+            if (host.equals("0.0.0.0") || host.equals("::")) {
+                c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
+                        .setCleanupInterval(MAX_DURATION)
+                        .setOriginalDstLbConfig(Cluster.OriginalDstLbConfig.newBuilder()
+                                .setUpstreamPortOverride(com.google.protobuf.UInt32Value.of(port)))
+                        .setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND));
+                return;
+            }
+            address = EnvoyFilters.address(host, port);
+        }
+        c.setType(Cluster.DiscoveryType.STATIC).setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
+                .setLoadAssignment(ClusterLoadAssignment.newBuilder().setClusterName(name)
+                        .addEndpoints(LocalityLbEndpoints.newBuilder().addLbEndpoints(LbEndpoint.newBuilder()
+                                .setEndpoint(Endpoint.newBuilder().setAddress(address)))));
     }
 
     private static HttpProtocolOptions useDownstreamProtocol() {

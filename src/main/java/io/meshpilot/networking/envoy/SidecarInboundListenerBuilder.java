@@ -143,7 +143,7 @@ public final class SidecarInboundListenerBuilder {
         passthrough.forEach((port, mode) -> chains.addAll(chains(new ChainConfig(port, 0, "", Protocol.UNSUPPORTED,
                 EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh)));
         for (InboundPorts.InboundPort p : ports) {
-            chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.service().hostname(),
+            chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.hostname(),
                     p.servicePort().protocol(), SidecarClusterBuilder.inboundName(p.targetPort()), false),
                     policy.mode(p.targetPort()), mesh));
         }

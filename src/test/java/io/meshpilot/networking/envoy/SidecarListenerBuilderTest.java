@@ -230,6 +230,42 @@ class SidecarListenerBuilderTest {
     }
 
     @Test
+    void sidecarIngressListenersReplaceTheServicePortsAndGoToTheirDefaultEndpoint() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Sidecar
+                metadata: {name: web, namespace: shop}
+                spec:
+                  workloadSelector: {labels: {app: web}}
+                  ingress:
+                  - port: {number: 8080, protocol: HTTP, name: http}
+                    defaultEndpoint: 127.0.0.1:18080
+                  - port: {number: 9443, protocol: TCP, name: tcp-admin}
+                    defaultEndpoint: 0.0.0.0:9444
+                  - port: {number: 7070, protocol: GRPC, name: grpc}
+                    defaultEndpoint: unix:///var/run/app.sock
+                  egress: [{hosts: ["./*"]}]
+                """);
+        PushContext push = push();
+        Listener inbound = named(listeners(push), "virtualInbound");
+        Set<Integer> ports = new java.util.TreeSet<>();
+        inbound.getFilterChainsList().forEach(c -> ports.add(c.getFilterChainMatch().getDestinationPort().getValue()));
+        assertEquals(Set.of(0, 15006, 7070, 8080, 9443), ports, "the ingress ports, not the service's 80/9000/7000");
+
+        var clusters = SidecarClusterBuilder.inboundClusters(proxy, push);
+        assertEquals(List.of("inbound|7070||", "inbound|8080||", "inbound|9443||"),
+                clusters.stream().map(c -> c.getName()).toList());
+        var pipe = clusters.get(0).getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress();
+        assertEquals("/var/run/app.sock", pipe.getPipe().getPath());
+        var loopback = clusters.get(1).getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress();
+        assertEquals("127.0.0.1", loopback.getSocketAddress().getAddress());
+        assertEquals(18080, loopback.getSocketAddress().getPortValue());
+        assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.ORIGINAL_DST, clusters.get(2).getType());
+        assertEquals(9444, clusters.get(2).getOriginalDstLbConfig().getUpstreamPortOverride().getValue(),
+                "0.0.0.0:<port>: the original destination address on that port");
+    }
+
+    @Test
     void unknownProtocolPortIsSniffed() throws Exception {
         Listener l = named(listeners(push()), "0.0.0.0_7000");
         assertEquals(List.of(EnvoyFilters.TLS_INSPECTOR, EnvoyFilters.HTTP_INSPECTOR),
