@@ -288,8 +288,9 @@ public final class PushContext {
     private volatile Boolean routesDependOnProxyLabels;
 
     /**
-     * Whether some VirtualService for sidecars (or a delegate) matches on {@code sourceLabels}:
-     * only then do two proxies of one scope get different sidecar routes.
+     * Whether some VirtualService for sidecars (or a delegate) matches on {@code sourceLabels}
+     * (HTTP, TCP or TLS): only then do two proxies of one scope get different sidecar routes
+     * and outbound listeners.
      */
     public boolean routesDependOnProxyLabels() {
         Boolean cached = routesDependOnProxyLabels;
@@ -297,8 +298,15 @@ public final class PushContext {
             java.util.stream.Stream<Config> all = java.util.stream.Stream.concat(
                     virtualServicesByGateway.getOrDefault(MESH_GATEWAY, Map.of()).values().stream()
                             .flatMap(List::stream), delegates.values().stream());
-            cached = all.anyMatch(c -> ((VirtualService) c.spec()).getHttpList().stream()
-                    .flatMap(r -> r.getMatchList().stream()).anyMatch(m -> m.getSourceLabelsCount() > 0));
+            cached = all.anyMatch(c -> {
+                VirtualService vs = (VirtualService) c.spec();
+                return vs.getHttpList().stream().flatMap(r -> r.getMatchList().stream())
+                        .anyMatch(m -> m.getSourceLabelsCount() > 0)
+                        || vs.getTcpList().stream().flatMap(r -> r.getMatchList().stream())
+                        .anyMatch(m -> m.getSourceLabelsCount() > 0)
+                        || vs.getTlsList().stream().flatMap(r -> r.getMatchList().stream())
+                        .anyMatch(m -> m.getSourceLabelsCount() > 0);
+            });
             routesDependOnProxyLabels = cached; // the same answer whoever computes it first
         }
         return cached;

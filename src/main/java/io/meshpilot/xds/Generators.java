@@ -117,7 +117,17 @@ final class Generators {
             return GatewayListenerBuilder.listeners(proxy, push, MergedGateway.of(proxy, push)).stream()
                     .map(Any::pack).toList();
         }
-        return SidecarListenerBuilder.listeners(proxy, push, push.scope(proxy)).stream().map(Any::pack).toList();
+        // outbound listeners are shared by the scope's proxies of one cluster (VIPs are per cluster);
+        // virtualInbound holds the proxy's own ports and PeerAuthentication: built per proxy
+        ProxyScope scope = push.scope(proxy);
+        String key = scope.key() + "|cluster:" + proxy.clusterId() + (push.routesDependOnProxyLabels()
+                ? "|labels:" + new java.util.TreeMap<>(proxy.labels()) : "");
+        List<Any> outbound = cache.outboundListeners(push.version(), key,
+                () -> SidecarListenerBuilder.outboundListeners(proxy, push, scope).stream().map(Any::pack).toList());
+        List<Any> all = new ArrayList<>(outbound.size() + 1);
+        all.addAll(outbound);
+        all.add(Any.pack(SidecarListenerBuilder.inboundListener(proxy, push)));
+        return all;
     };
 
     /** Envoy RDS: per outbound HTTP port for sidecars; per gateway port or HTTPS server for routers. */

@@ -29,13 +29,17 @@ final class XdsCache {
     private record EndpointsKey(String cluster, String rule) {
     }
 
-    /** One RDS route configuration of a push version for one proxy scope (and labels, when routes depend on them). */
-    private record RoutesKey(long pushVersion, String scope, String route) {
+    /**
+     * A resource (or list) of one push version for one proxy scope: sidecar route
+     * configurations by name, and sidecar outbound listeners ({@code name} "").
+     */
+    private record ScopedKey(long pushVersion, String type, String scope, String name) {
     }
 
     private final boolean enabled;
-    private final Map<RoutesKey, Any> routes = new ConcurrentHashMap<>();
-    private volatile long routesVersion = -1;
+    /** Per push version: cleared when a newer version is first stored (older ones are never read again). */
+    private final Map<ScopedKey, Object> scoped = new ConcurrentHashMap<>();
+    private volatile long scopedVersion = -1;
     private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
     private final Map<EndpointsKey, Any> endpoints = new ConcurrentHashMap<>();
     /** The cached assignments of each host, so an endpoint change evicts without scanning the cache. */
@@ -55,7 +59,7 @@ final class XdsCache {
 
     /** Entries held: xds_cache_size, registered by the DiscoveryServer over the current cache. */
     int size() {
-        return clusters.size() + endpoints.size() + routes.size();
+        return clusters.size() + endpoints.size() + scoped.size();
     }
 
     /**
@@ -65,26 +69,39 @@ final class XdsCache {
      * {@code build} (a name that is no route) is not cached.
      */
     Any routes(long pushVersion, String scope, String route, Supplier<Any> build) {
+        return scoped(new ScopedKey(pushVersion, "rds", scope, route), build);
+    }
+
+    /**
+     * A sidecar's outbound listeners (per service port, and virtualOutbound) of a push version:
+     * like routes, they depend on the PushContext and the proxy's scope only.
+     */
+    List<Any> outboundListeners(long pushVersion, String scope, Supplier<List<Any>> build) {
+        return scoped(new ScopedKey(pushVersion, "lds", scope, ""), () -> List.copyOf(build.get()));
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> T scoped(ScopedKey key, Supplier<T> build) {
         if (!enabled) {
             return build.get();
         }
-        RoutesKey key = new RoutesKey(pushVersion, scope, route);
-        Any hit = routes.get(key);
+        Object hit = scoped.get(key);
         READS.increment(hit == null ? "miss" : "hit");
         if (hit != null) {
-            return hit;
+            return (T) hit;
         }
-        Any built = build.get();
-        if (built != null && pushVersion >= routesVersion) {
-            if (pushVersion > routesVersion) {
-                synchronized (routes) {
-                    if (pushVersion > routesVersion) {
-                        routes.clear(); // older versions are never read again
-                        routesVersion = pushVersion;
+        T built = build.get();
+        long version = key.pushVersion();
+        if (built != null && version >= scopedVersion) {
+            if (version > scopedVersion) {
+                synchronized (scoped) {
+                    if (version > scopedVersion) {
+                        scoped.clear(); // older versions are never read again
+                        scopedVersion = version;
                     }
                 }
             }
-            routes.put(key, built);
+            scoped.put(key, built);
         }
         return built;
     }

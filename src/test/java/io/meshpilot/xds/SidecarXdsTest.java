@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,6 +55,9 @@ class SidecarXdsTest {
             assertSame(warm.cds(), next.cds(), "the second proxy of the scope gets the shared CDS response");
             assertSame(warm.eds(), next.eds(), "and the shared EDS response");
             assertSame(warm.rds().getResources(0), next.rds().getResources(0), "and the scope's cached routes");
+            assertSame(warm.lds().getResources(0), next.lds().getResources(0), "and its cached outbound listeners");
+            assertNotSame(warm.lds().getResources(warm.lds().getResourcesCount() - 1),
+                    next.lds().getResources(next.lds().getResourcesCount() - 1), "virtualInbound is the proxy's own");
             SidecarXds.Config direct = SidecarXds.uncached(second, push, SidecarXds.subscriptions(second, push));
             for (int t = 0; t < 4; t++) {
                 assertEquals(direct.responses().get(t).getResourcesList(), next.responses().get(t).getResourcesList(),

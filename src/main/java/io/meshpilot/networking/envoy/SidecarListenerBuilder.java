@@ -19,10 +19,25 @@ public final class SidecarListenerBuilder {
     }
 
     public static List<Listener> listeners(Proxy proxy, PushContext push, ProxyScope scope) {
+        List<Listener> out = new ArrayList<>(outboundListeners(proxy, push, scope));
+        out.add(inboundListener(proxy, push));
+        return out;
+    }
+
+    /**
+     * The per-service-port listeners and {@code virtualOutbound}: they depend on the proxy's
+     * scope, its cluster (VIPs) and, only when a VirtualService matches on sourceLabels, its
+     * labels (see {@link PushContext#routesDependOnProxyLabels()}).
+     */
+    public static List<Listener> outboundListeners(Proxy proxy, PushContext push, ProxyScope scope) {
         List<Listener> out = new ArrayList<>(SidecarOutboundListenerBuilder.outbound(proxy, push, scope));
         out.add(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope));
-        out.add(SidecarInboundListenerBuilder.virtualInbound(proxy, push));
         return out;
+    }
+
+    /** {@code virtualInbound}: the proxy's own workload ports under its PeerAuthentication. */
+    public static Listener inboundListener(Proxy proxy, PushContext push) {
+        return SidecarInboundListenerBuilder.virtualInbound(proxy, push);
     }
 
     /** The non-service clusters the listeners reference (see {@link SidecarClusterBuilder}). */
