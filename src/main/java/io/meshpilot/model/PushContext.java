@@ -45,7 +45,7 @@ public final class PushContext {
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
-    private PushDiagnostics diagnostics = PushDiagnostics.EMPTY;
+    private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -162,6 +162,9 @@ public final class PushContext {
 
     /** The Sidecar that applies to {@code proxy} (istiod's order) and what it lets the proxy see. */
     public ProxyScope scope(Proxy proxy) {
+        if (proxy.type() == Proxy.Type.ROUTER) {
+            return ProxyScope.of(proxy.namespace()); // istiod: Sidecar resources never apply to gateways
+        }
         Config sidecar = null;
         List<Config> own = sidecarsByNamespace.getOrDefault(proxy.namespace(), List.of());
         for (Config c : own) {

@@ -56,7 +56,9 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             String[] p = id.replaceFirst("^spiffe://[^/]+/", "").split("/");
             if (p.length == 4 && p[0].equals("ns") && p[2].equals("sa") && p[1].equals(proxy.namespace())
                     && (proxy.serviceAccount().isEmpty() || p[3].equals(proxy.serviceAccount()))) {
-                return new Authorization(null, who.identities());
+                // istiod keeps the one identity that matched as the proxy's verified identity: SDS is
+                // authorized against it alone, not against every SAN the certificate carries
+                return new Authorization(null, java.util.List.of(id));
             }
         }
         LOG.log(Level.WARNING, "xDS authorization failed proxy=" + proxy.id() + " identities=" + who.identities());

@@ -189,13 +189,34 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         if (push == null) {
             return io.meshpilot.model.PushDiagnostics.EMPTY;
         }
+        // every gauge scrape and push_status read asks: computed once per push, connect or credential change
+        long changes = liveStateChanges.get();
+        DiagnosticsMemo memo = diagnosticsMemo;
+        if (memo != null && memo.push() == push && memo.changes() == changes) {
+            return memo.diagnostics();
+        }
+        io.meshpilot.model.PushDiagnostics d = liveDiagnostics(push);
+        diagnosticsMemo = new DiagnosticsMemo(push, changes, d);
+        return d;
+    }
+
+    /** Counts connects, disconnects and credential changes: what the live checks depend on besides the push. */
+    private final java.util.concurrent.atomic.AtomicLong liveStateChanges = new java.util.concurrent.atomic.AtomicLong();
+    private volatile DiagnosticsMemo diagnosticsMemo;
+
+    private record DiagnosticsMemo(io.meshpilot.model.PushContext push, long changes,
+                                   io.meshpilot.model.PushDiagnostics diagnostics) {
+    }
+
+    private io.meshpilot.model.PushDiagnostics liveDiagnostics(io.meshpilot.model.PushContext push) {
         java.util.List<io.meshpilot.model.Proxy> routers = connections().stream().map(Connection::proxy)
                 .filter(p -> p.type() == io.meshpilot.model.Proxy.Type.ROUTER && !p.proxyless()).toList();
         if (routers.isEmpty()) {
             return push.diagnostics();
         }
         var out = io.meshpilot.model.PushDiagnostics.builder().addAll(push.diagnostics());
-        io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists, out);
+        io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists,
+                (ns, name) -> credentials.caCertificate(ns, name).isPresent(), out);
         return out.build();
     }
 
@@ -320,6 +341,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             disconnected(c);
         });
         connections.put(c.id(), c);
+        liveStateChanges.incrementAndGet();
         LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
                 + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy")
                 + (c.identities().isEmpty() ? "" : " identities=" + c.identities()));
@@ -327,6 +349,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
 
     void disconnected(Connection c) {
         if (connections.remove(c.id()) != null) {
+            liveStateChanges.incrementAndGet();
             LOG.log(Level.INFO, "xDS disconnected proxy=" + c.proxy().id() + " connection=" + c.id());
         }
     }
@@ -490,6 +513,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
      * not full) to the proxies watching one of them; no new PushContext.
      */
     public void credentialsUpdate(java.util.Set<ConfigKey> secrets) {
+        liveStateChanges.incrementAndGet();
         if (secrets.isEmpty()) {
             return;
         }

@@ -219,5 +219,5 @@ final class Generators {
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS);
     private static final Map<String, Generator> ENVOY = Map.of(TypeUrls.LISTENER, ENVOY_LDS, TypeUrls.ROUTE, ENVOY_RDS,
             TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, EDS,
-            TypeUrls.SECRET, (proxy, push, names, wildcard) -> sds.generate(proxy, List.of(), names));
+            TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
 }

@@ -27,6 +27,15 @@ public final class GatewayCredentialCheck {
      */
     public static void run(PushContext push, Iterable<Proxy> routers, BiPredicate<String, String> exists,
                            PushDiagnostics.Builder out) {
+        run(push, routers, exists, (ns, name) -> true, out);
+    }
+
+    /**
+     * @param hasCa whether the CA part exists for a credential name ({@code <name>-cacert} or
+     *              the credential's own CA): MUTUAL servers need it to verify clients
+     */
+    public static void run(PushContext push, Iterable<Proxy> routers, BiPredicate<String, String> exists,
+                           BiPredicate<String, String> hasCa, PushDiagnostics.Builder out) {
         for (Proxy proxy : routers) {
             for (MergedGateway.ServerPort port : MergedGateway.of(proxy, push).ports()) {
                 for (MergedGateway.GatewayServer server : port.servers()) {
@@ -38,6 +47,15 @@ public final class GatewayCredentialCheck {
                         case SIMPLE, MUTUAL, OPTIONAL_MUTUAL -> !tls.getCredentialName().isEmpty();
                         default -> false;
                     };
+                    if (usesCredential && exists.test(proxy.namespace(), tls.getCredentialName())
+                            && tls.getMode() != ServerTLSSettings.TLSmode.SIMPLE
+                            && !hasCa.test(proxy.namespace(), tls.getCredentialName() + "-cacert")) {
+                        out.add(MISSING_CREDENTIAL, server.gateway() + "|" + port.number() + "|"
+                                        + proxy.namespace() + "/" + tls.getCredentialName() + "-cacert", proxy.id(),
+                                "Gateway " + server.gateway() + " port " + port.number() + ": " + tls.getMode()
+                                        + " needs a CA: neither \"" + tls.getCredentialName() + "-cacert\" nor \""
+                                        + tls.getCredentialName() + "\" has one in namespace " + proxy.namespace());
+                    }
                     if (usesCredential && !exists.test(proxy.namespace(), tls.getCredentialName())) {
                         out.add(MISSING_CREDENTIAL, server.gateway() + "|" + port.number() + "|"
                                         + proxy.namespace() + "/" + tls.getCredentialName(), proxy.id(),

@@ -28,6 +28,7 @@ import io.meshpilot.model.Service;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -66,9 +67,18 @@ public final class GatewayListenerBuilder {
                 chains.add(FilterChain.newBuilder()
                         .addFilters(hcm("outbound_" + name, port.httpRouteName())).build());
             } else {
+                // the first chain for a match wins: Envoy refuses a listener with two equal matches
+                Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    chains.addAll(serverChains(server, proxy, push, scope));
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope)) {
+                        if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
+                            LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
+                                    + "is already there; skipped", proxy.id(), server.gateway(),
+                                    c.getFilterChainMatch().getServerNamesList(), port.number());
+                        }
+                    }
                 }
+                chains.addAll(byMatch.values());
             }
             if (chains.isEmpty()) {
                 LOG.log(System.Logger.Level.INFO, "gateway {0}: no listener on port {1}: no VirtualService "
@@ -89,12 +99,11 @@ public final class GatewayListenerBuilder {
         return out;
     }
 
-    private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, Proxy proxy, PushContext push,
-                                                  ProxyScope scope) {
-        int port = server.server().getPort().getNumber();
+    private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
+                                                  PushContext push, ProxyScope scope) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
-                    ? "outbound_" + EnvoyFilters.WILDCARD + "_" + port : server.server().getName();
+                    ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))

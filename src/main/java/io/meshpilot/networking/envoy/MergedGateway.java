@@ -19,8 +19,11 @@ import java.util.Map;
  * configuration {@code http.<port>}, or TLS/TCP servers, which get one filter chain each
  * (HTTPS servers that terminate TLS have their own route configuration
  * {@code https.<port>.<portName>.<gateway>.<namespace>}). A server that does not fit the
- * port's kind, or a second plain TCP server on a port, is dropped and listed in
- * {@link #rejected()}; the rest still apply.
+ * port's kind, a second plain TCP server on a port, or a TLS server for a host another one on
+ * the port already serves, is dropped and listed in {@link #rejected()}; the rest still apply.
+ * Port numbers are the listener ports: a server port that a service of the gateway's own
+ * workload maps to a target port (80 to 8080 for the stock ingress gateway) listens on the
+ * target port, as istiod's resolvePorts; route names carry it too ({@code http.8080}).
  *
  * @param ports    the listener ports in the order their first server appeared (oldest Gateway first)
  * @param rejected why a server was left out, one line each
@@ -128,7 +131,13 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
     public static MergedGateway of(Proxy proxy, PushContext push) {
         Map<Integer, List<GatewayServer>> byPort = new LinkedHashMap<>();
         Map<Integer, Boolean> httpPort = new LinkedHashMap<>();
+        Map<Integer, java.util.Set<String>> tlsHosts = new java.util.HashMap<>();
         List<String> rejected = new ArrayList<>();
+        // istiod's resolvePorts: a server port the gateway's own service maps to a target port listens there
+        Map<Integer, Integer> targetPorts = new java.util.HashMap<>();
+        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
+            targetPorts.putIfAbsent(p.servicePort().port(), p.targetPort());
+        }
         for (Config c : push.gateways()) {
             Gateway gw = (Gateway) c.spec();
             if (!selects(gw, proxy)) {
@@ -136,7 +145,7 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
             }
             String key = c.namespace() + "/" + c.name();
             for (Server server : gw.getServersList()) {
-                int number = server.getPort().getNumber();
+                int number = targetPorts.getOrDefault(server.getPort().getNumber(), server.getPort().getNumber());
                 Protocol protocol = Protocol.parse(server.getPort().getProtocol());
                 boolean plainHttp = protocol.isHttp();
                 List<String> hosts = hosts(server, c.namespace());
@@ -162,6 +171,19 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
                     rejected.add(key + ": server " + describe(server) + " skipped: port " + number
                             + " already has a plain TCP server");
                     continue;
+                }
+                if (!plainHttp) {
+                    // istiod's CheckDuplicates: two TLS servers for one host on a port would give Envoy
+                    // two filter chains with the same match, and it would refuse the whole listener
+                    List<String> sni = gs.sniHosts().isEmpty() ? List.of("*") : gs.sniHosts();
+                    java.util.Set<String> taken = tlsHosts.computeIfAbsent(number, n -> new java.util.HashSet<>());
+                    List<String> dup = sni.stream().filter(taken::contains).toList();
+                    if (!dup.isEmpty()) {
+                        rejected.add(key + ": server " + describe(server) + " skipped: port " + number
+                                + " already serves " + dup);
+                        continue;
+                    }
+                    taken.addAll(sni);
                 }
                 httpPort.put(number, plainHttp);
                 byPort.computeIfAbsent(number, n -> new ArrayList<>()).add(gs);

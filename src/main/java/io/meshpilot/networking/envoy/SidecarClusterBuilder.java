@@ -34,6 +34,7 @@ import java.util.List;
  * 127.0.0.1:port (STATIC).
  */
 public final class SidecarClusterBuilder {
+    private static final System.Logger LOG = System.getLogger(SidecarClusterBuilder.class.getName());
     /** The source address istiod binds inbound upstream connections to (iptables lets it through). */
     static final String INBOUND_PASSTHROUGH_BIND = "127.0.0.6";
     /** The longest protobuf Duration (istiod disables inbound ORIGINAL_DST host cleanup with it). */
@@ -140,8 +141,23 @@ public final class SidecarClusterBuilder {
                     .build();
         } else {
             int colon = endpoint.lastIndexOf(':');
+            int port = -1;
+            try {
+                port = colon < 0 ? -1 : Integer.parseInt(endpoint.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                // validated config never gets here; a bad value must not fail the proxy's CDS
+            }
+            if (port <= 0 || port > 65535) {
+                LOG.log(System.Logger.Level.WARNING, "Sidecar defaultEndpoint \"" + endpoint
+                        + "\" is not host:port; " + name + " goes to the original destination");
+                c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
+                        .setCleanupInterval(MAX_DURATION).setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND));
+                return;
+            }
             String host = endpoint.substring(0, colon).replace("[", "").replace("]", "");
-            int port = Integer.parseInt(endpoint.substring(colon + 1));
+            if (host.isEmpty()) {
+                host = "127.0.0.1"; // ":<port>": the workload on loopback
+            }
             if (host.equals("0.0.0.0") || host.equals("::")) {
                 c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
                         .setCleanupInterval(MAX_DURATION)

@@ -401,4 +401,100 @@ class GatewayBuilderTest {
         assertTrue(merged.rejected().get(0).contains("istio-system/gw") && merged.rejected().get(0).contains("8443"),
                 merged.rejected().toString());
     }
+
+    @Test
+    void aServerPortTheGatewaysServiceMapsListensOnTheTargetPort() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: istio-ingressgateway, namespace: istio-system}
+                spec:
+                  hosts: [istio-ingressgateway.istio-system.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 80, name: http2, protocol: HTTP, targetPort: 8080}]
+                  endpoints: [{address: 10.0.0.50}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: gw, namespace: istio-system}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]
+                """);
+        Listener l = listeners().get(0);
+        assertEquals("0.0.0.0_8080", l.getName(), "istiod's resolvePorts: the stock gateway Service maps 80 to 8080");
+        assertEquals(8080, l.getAddress().getSocketAddress().getPortValue());
+        assertEquals("http.8080", hcm(l.getFilterChains(0)).getRds().getRouteConfigName());
+        assertEquals("blackhole:80", route("http.8080").getVirtualHosts(0).getName(), "virtual hosts keep the server port");
+    }
+
+    @Test
+    void sidecarResourcesDoNotNarrowWhatAGatewaySees() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Sidecar
+                metadata: {name: default, namespace: istio-system}
+                spec:
+                  egress: [{hosts: ["./*"]}]
+                """);
+        PushContext push = fixture.push();
+        assertEquals(null, push.scope(ingress).sidecar(), "istiod gives gateways the default scope");
+        assertTrue(push.services(push.scope(ingress)).stream().anyMatch(x -> x.hostname().equals(PRODUCTPAGE)));
+    }
+
+    @Test
+    void aSecondTlsServerForAHostOnThePortIsLeftOut() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: a, namespace: istio-system}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - port: {number: 443, name: https, protocol: HTTPS}
+                    hosts: [shop.example.com]
+                    tls: {mode: SIMPLE, credentialName: a-cert}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: b, namespace: default}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - port: {number: 443, name: https-b, protocol: HTTPS}
+                    hosts: [shop.example.com, other.example.com]
+                    tls: {mode: SIMPLE, credentialName: b-cert}
+                """);
+        MergedGateway merged = MergedGateway.of(ingress, fixture.push());
+        assertEquals(1, merged.ports().get(0).servers().size());
+        assertTrue(merged.rejected().get(0).contains("shop.example.com"), merged.rejected().toString());
+        Listener l = listeners().get(0);
+        assertEquals(1, l.getFilterChainsCount(), "one chain per SNI match: Envoy refuses duplicates");
+    }
+
+    @Test
+    void aMutualServerWhoseCredentialHasNoCaIsReported() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: m, namespace: istio-system}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - port: {number: 443, name: https, protocol: HTTPS}
+                    hosts: [admin.example.com]
+                    tls: {mode: MUTUAL, credentialName: admin-cert}
+                """);
+        var out = io.meshpilot.model.PushDiagnostics.builder();
+        GatewayCredentialCheck.run(fixture.push(), List.of(ingress), (ns, n) -> n.equals("admin-cert"),
+                (ns, n) -> false, out);
+        var entries = out.build().entries(GatewayCredentialCheck.MISSING_CREDENTIAL);
+        assertEquals(List.of("istio-system/m|443|istio-system/admin-cert-cacert"), List.copyOf(entries.keySet()));
+        assertEquals(ingress.id(), entries.values().iterator().next().proxy());
+
+        var none = io.meshpilot.model.PushDiagnostics.builder();
+        GatewayCredentialCheck.run(fixture.push(), List.of(ingress), (ns, n) -> true, (ns, n) -> true, none);
+        assertTrue(none.build().isEmpty(), "certificate and CA there: nothing to report");
+    }
 }
