@@ -98,6 +98,7 @@ public final class ClusterBuilder {
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
             ClusterTrafficPolicy.apply(c, policy, push.mesh());
+            ClusterTrafficPolicy.http2(c, svc.port(o.port()).get().protocol(), policy, push.mesh());
             // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh
             boolean autoMtls = !push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue();
             if (policy.hasTls() || autoMtls && !svc.meshExternal() && svc.resolution() != io.meshpilot.model.Resolution.PASSTHROUGH) {

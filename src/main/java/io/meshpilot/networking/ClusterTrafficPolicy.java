@@ -169,4 +169,40 @@ public final class ClusterTrafficPolicy {
                     .setValue(od.getMinHealthPercent()));
         }
     }
+
+    /**
+     * istiod's setH2Options: a service port speaking HTTP/2 (HTTP2, gRPC, gRPC-Web), or an HTTP
+     * port the DestinationRule (else the mesh's {@code h2UpgradePolicy}) upgrades, gets HTTP/2
+     * to the upstream, keeping the common HTTP options the connection pool set. Without it
+     * Envoy would speak HTTP/1.1 upstream and gRPC would fail.
+     */
+    public static void http2(Cluster.Builder c, io.meshpilot.model.Protocol port, TrafficPolicy policy, MeshConfig mesh) {
+        boolean h2 = port == io.meshpilot.model.Protocol.HTTP2 || port == io.meshpilot.model.Protocol.GRPC
+                || port == io.meshpilot.model.Protocol.GRPC_WEB;
+        if (!h2 && port == io.meshpilot.model.Protocol.HTTP) {
+            var rule = policy.getConnectionPool().getHttp().getH2UpgradePolicy();
+            h2 = rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.UPGRADE
+                    || rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.DEFAULT
+                    && mesh.getH2UpgradePolicy() == MeshConfig.H2UpgradePolicy.UPGRADE;
+        }
+        if (!h2) {
+            return;
+        }
+        HttpProtocolOptions.Builder options;
+        try {
+            options = c.containsTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS)
+                    ? c.getTypedExtensionProtocolOptionsOrThrow(HTTP_PROTOCOL_OPTIONS).unpack(HttpProtocolOptions.class)
+                            .toBuilder()
+                    : HttpProtocolOptions.newBuilder();
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException("our own HttpProtocolOptions do not unpack", e);
+        }
+        var http2 = io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions.newBuilder();
+        int streams = policy.getConnectionPool().getHttp().getMaxConcurrentStreams();
+        if (streams > 0) {
+            http2.setMaxConcurrentStreams(UInt32Value.of(streams));
+        }
+        options.setExplicitHttpConfig(HttpProtocolOptions.ExplicitHttpConfig.newBuilder().setHttp2ProtocolOptions(http2));
+        c.putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, Any.pack(options.build()));
+    }
 }

@@ -427,6 +427,50 @@ class ClusterTrafficPolicyTest {
     }
 
     @Test
+    void http2AndGrpcPortsAndUpgradedHttpPortsSpeakHttp2Upstream() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: rpc, namespace: shop}
+                spec:
+                  hosts: [rpc.shop.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  ports: [{number: 9090, name: grpc, protocol: GRPC}, {number: 8080, name: http, protocol: HTTP}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.9.9.8}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: rpc, namespace: shop}
+                spec:
+                  host: rpc.shop.svc.cluster.local
+                  trafficPolicy:
+                    connectionPool: {http: {maxConcurrentStreams: 50, idleTimeout: 30s}}
+                    portLevelSettings:
+                    - port: {number: 8080}
+                      connectionPool: {http: {h2UpgradePolicy: UPGRADE}}
+                """);
+        PushContext push = fixture.push();
+        Cluster grpc = ClusterBuilder.build("outbound|9090||rpc.shop.svc.cluster.local", push, SCOPE, false).orElseThrow();
+        var options = grpc.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class);
+        assertTrue(options.getExplicitHttpConfig().hasHttp2ProtocolOptions(), "gRPC needs HTTP/2 upstream");
+        assertEquals(50, options.getExplicitHttpConfig().getHttp2ProtocolOptions().getMaxConcurrentStreams().getValue());
+        assertEquals(seconds(30), options.getCommonHttpProtocolOptions().getIdleTimeout(), "pool options kept");
+
+        Cluster upgraded = ClusterBuilder.build("outbound|8080||rpc.shop.svc.cluster.local", push, SCOPE, false)
+                .orElseThrow();
+        assertTrue(upgraded.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .getExplicitHttpConfig().hasHttp2ProtocolOptions(), "h2UpgradePolicy UPGRADE");
+        Cluster plain = cluster(80, "");
+        assertFalse(plain.containsTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                && plain.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
+                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .getExplicitHttpConfig().hasHttp2ProtocolOptions(), "plain HTTP stays HTTP/1.1");
+    }
+
+    @Test
     void noAutoMtlsForMeshExternalServicesOrWhenTheMeshTurnsItOff() throws Exception {
         apply("""
                 apiVersion: networking.istio.io/v1
