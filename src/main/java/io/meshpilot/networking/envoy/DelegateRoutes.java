@@ -51,11 +51,30 @@ final class DelegateRoutes {
             if (leaf.hasDelegate()) {
                 continue; // one level only
             }
-            List<HTTPMatchRequest> merged = merge(root.getMatchList(), leaf.getMatchList());
+            // short gateway names mean different Gateways in the two namespaces: compare them resolved
+            List<HTTPMatchRequest> merged = merge(resolved(root.getMatchList(), rootNamespace),
+                    resolved(leaf.getMatchList(), d.get().namespace()));
             if (merged == null) {
                 continue; // every combination contradicts: the leaf route can never match here
             }
             out.add(new Expanded(leaf.toBuilder().clearMatch().addAllMatch(merged).build(), d.get()));
+        }
+        return out;
+    }
+
+    /** The matches with their {@code gateways} as {@code namespace/name} (or {@code mesh}). */
+    private static List<HTTPMatchRequest> resolved(List<HTTPMatchRequest> matches, String namespace) {
+        List<HTTPMatchRequest> out = new ArrayList<>(matches.size());
+        for (HTTPMatchRequest m : matches) {
+            if (m.getGatewaysCount() == 0) {
+                out.add(m);
+                continue;
+            }
+            HTTPMatchRequest.Builder b = m.toBuilder().clearGateways();
+            for (String g : m.getGatewaysList()) {
+                b.addGateways(g.equals(PushContext.MESH_GATEWAY) || g.contains("/") ? g : namespace + "/" + g);
+            }
+            out.add(b.build());
         }
         return out;
     }

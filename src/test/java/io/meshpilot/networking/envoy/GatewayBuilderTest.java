@@ -497,4 +497,38 @@ class GatewayBuilderTest {
         GatewayCredentialCheck.run(fixture.push(), List.of(ingress), (ns, n) -> true, (ns, n) -> true, none);
         assertTrue(none.build().isEmpty(), "certificate and CA there: nothing to report");
     }
+
+    @Test
+    void aDelegatesGatewayMatchesAreComparedWithTheRootsResolvedInTheirOwnNamespaces() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: gw, namespace: istio-system}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: root, namespace: istio-system}
+                spec:
+                  hosts: ["*"]
+                  gateways: [gw]
+                  http:
+                  - match: [{uri: {prefix: /shop}, gateways: [gw]}]
+                    delegate: {name: shop, namespace: default}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: shop, namespace: default}
+                spec:
+                  http:
+                  - match: [{uri: {prefix: /shop/cart}, gateways: [istio-system/gw]}]
+                    route: [{destination: {host: productpage}}]
+                """);
+        List<Route> routes = route("http.80").getVirtualHosts(0).getRoutesList();
+        assertEquals(1, routes.size(), "gw in istio-system is istio-system/gw: the leaf fits inside the root");
+        assertEquals("/shop/cart", routes.get(0).getMatch().getPrefix());
+        assertEquals("outbound|9080||" + PRODUCTPAGE, routes.get(0).getRoute().getCluster());
+    }
 }
