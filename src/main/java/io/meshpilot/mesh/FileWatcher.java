@@ -173,8 +173,15 @@ public final class FileWatcher implements AutoCloseable {
             return out;
         }
 
+        /** Above this size a file's fingerprint is its size and modification time: a poll never reads it whole. */
+        static final long MAX_HASHED = 1024 * 1024;
+
         private static String hash(Path f) {
             try {
+                long size = Files.size(f);
+                if (size > MAX_HASHED) {
+                    return "size:" + size + ",mtime:" + Files.getLastModifiedTime(f).toMillis();
+                }
                 byte[] bytes = Files.readAllBytes(f);
                 var md = java.security.MessageDigest.getInstance("SHA-256");
                 return java.util.HexFormat.of().formatHex(md.digest(bytes));
