@@ -112,6 +112,21 @@ class GoldenConfigTest {
         }
     }
 
+    /** The copied samples are exactly ../shared/samples/bookinfo, where that directory is present. */
+    @org.junit.jupiter.api.Test
+    void theSamplesAreTheSharedBookinfoSamples() throws Exception {
+        Path shared = HOME.resolve("../shared/samples/bookinfo").normalize();
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(shared), "no " + shared + " beside the checkout");
+        List<String> names;
+        try (Stream<Path> files = Files.list(shared)) {
+            names = files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+        assertEquals(names, samples().toList(), "a sample was added or removed: copy it and generate its goldens");
+        for (String n : names) {
+            assertEquals(Files.readString(shared.resolve(n)), Files.readString(GOLDEN.resolve("samples").resolve(n)), n);
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("samples")
     void productpageSidecarAndIngressGatewayMatchTheirGoldens(String sample) throws Exception {
