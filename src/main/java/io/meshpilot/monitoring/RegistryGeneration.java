@@ -19,7 +19,8 @@ public final class RegistryGeneration {
         GENERATION.incrementAndGet();
     }
 
-    static long current() {
+    /** The current count (one volatile read): meters cached by callers are stale once it changes. */
+    public static long current() {
         return GENERATION.get();
     }
 }
