@@ -18,6 +18,7 @@ import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +27,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -68,8 +71,10 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     private final Map<ConfigKey, Map<String, List<IstioEndpoint>>> endpointsByEntry = new HashMap<>();
     private final SelectorIndex selectors = new SelectorIndex();
     private final Map<ConfigKey, WorkloadInstance> workloads = new HashMap<>();
-    private final Map<LabelPair, Set<ConfigKey>> workloadsByLabel = new HashMap<>();
-    private final Map<String, Set<ConfigKey>> workloadsByNamespace = new HashMap<>();
+    // Sorted by key: selection walks candidates in key order on every WorkloadEntry change,
+    // and copying a hashed set into a TreeSet there was the largest single cost of a change.
+    private final Map<LabelPair, SortedSet<ConfigKey>> workloadsByLabel = new HashMap<>();
+    private final Map<String, SortedSet<ConfigKey>> workloadsByNamespace = new HashMap<>();
     /** Which ServiceEntries define a hostname: keeps per-host work independent of the total. */
     private final Map<String, Set<ConfigKey>> entriesByHost = new HashMap<>();
     private final AddressAllocator addresses = new AddressAllocator();
@@ -250,15 +255,16 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     }
 
     private List<WorkloadInstance> selectWorkloads(String namespace, Map<String, String> selector) {
-        Set<ConfigKey> candidates;
+        SortedSet<ConfigKey> candidates;
         if (selector.isEmpty()) {
-            candidates = workloadsByNamespace.getOrDefault(namespace, Set.of());
+            candidates = workloadsByNamespace.getOrDefault(namespace, Collections.emptySortedSet());
         } else {
             String k = selector.keySet().stream().min(String::compareTo).orElseThrow();
-            candidates = workloadsByLabel.getOrDefault(new LabelPair(namespace, k, selector.get(k)), Set.of());
+            candidates = workloadsByLabel.getOrDefault(new LabelPair(namespace, k, selector.get(k)),
+                    Collections.emptySortedSet());
         }
         List<WorkloadInstance> out = new ArrayList<>();
-        for (ConfigKey c : new java.util.TreeSet<>(candidates)) {
+        for (ConfigKey c : candidates) { // already in key order
             WorkloadInstance w = workloads.get(c);
             if (w != null && SelectorIndex.matches(selector, w.endpoint().labels())) {
                 out.add(w);
@@ -268,9 +274,9 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     }
 
     private void indexWorkload(ConfigKey key, WorkloadInstance w) {
-        workloadsByNamespace.computeIfAbsent(key.namespace(), n -> new HashSet<>()).add(key);
+        workloadsByNamespace.computeIfAbsent(key.namespace(), n -> new TreeSet<>()).add(key);
         w.endpoint().labels().forEach((k, v) ->
-                workloadsByLabel.computeIfAbsent(new LabelPair(key.namespace(), k, v), p -> new HashSet<>()).add(key));
+                workloadsByLabel.computeIfAbsent(new LabelPair(key.namespace(), k, v), p -> new TreeSet<>()).add(key));
     }
 
     private void unindexWorkload(ConfigKey key, WorkloadInstance w) {
