@@ -154,6 +154,7 @@ public final class XdsLoad {
                     heapIdle / 1048576.0, heapConnected / 1048576.0, proxies, (heapConnected - heapIdle) / 1024.0 / proxies);
 
             // an endpoint change in every service: every endpoint's port moves from 19000+e to 20000+e
+            server.prepareChange(services, endpoints);
             CountDownLatch updated = new CountDownLatch(proxies);
             sims.forEach(s -> s.expectPort(20000, updated));
             long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
@@ -304,7 +305,14 @@ public final class XdsLoad {
         /** Used heap after a full GC ({@code jcmd GC.run}). */
         long heapAfterGc() throws Exception;
 
-        /** Moves every endpoint's port from 19000+e to 20000+e. */
+        /**
+         * Readies the change that moves every endpoint's port from 19000+e to 20000+e, without
+         * the server seeing it yet (work of the tool, outside the fan-out clock).
+         */
+        default void prepareChange(int services, int endpoints) throws Exception {
+        }
+
+        /** Makes the prepared change: the fan-out clock runs from here. */
         void change(int services, int endpoints) throws Exception;
 
         String changeNote();
@@ -363,11 +371,17 @@ public final class XdsLoad {
         }
 
         @Override
+        public void prepareChange(int services, int endpoints) throws Exception {
+            // the new file's 3,000 documents are generated and written under a hidden name first
+            // (the config source skips dot files): that is the tool's work, not the server's
+            Files.writeString(config.resolve(".services.tmp"), config(services, endpoints, 20000));
+            Thread.sleep(1000); // the directory watch sees the hidden file too: let that (empty) scan pass
+        }
+
+        @Override
         public void change(int services, int endpoints) throws Exception {
             // one file rewrite: every WorkloadEntry's port moves
-            Path tmp = config.resolve(".services.tmp");
-            Files.writeString(tmp, config(services, endpoints, 20000));
-            Files.move(tmp, config.resolve("services.yaml"), StandardCopyOption.ATOMIC_MOVE);
+            Files.move(config.resolve(".services.tmp"), config.resolve("services.yaml"), StandardCopyOption.ATOMIC_MOVE);
         }
 
         @Override
