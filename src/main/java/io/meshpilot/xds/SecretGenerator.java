@@ -8,7 +8,6 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.model.Proxy;
-import io.meshpilot.model.PushContext;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.credentials.Credential;
 import io.meshpilot.security.credentials.CredentialStore;

@@ -46,6 +46,16 @@ public final class MeshFixture implements AutoCloseable {
         return this;
     }
 
+    /** Applies a YAML file from the test resources ({@code /meshes/...}). */
+    public MeshFixture applyResource(String path) throws Exception {
+        try (var in = MeshFixture.class.getResourceAsStream(path)) {
+            if (in == null) {
+                throw new java.io.FileNotFoundException("test resource " + path);
+            }
+            return apply(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
     public PushContext push() {
         return push(new MeshConfigLoader().defaults());
     }

@@ -86,7 +86,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     }
 
     /** Files whose content is config: by extension, not hidden, not editor leftovers. */
-    static boolean isConfigFile(Path p) {
+    public static boolean isConfigFile(Path p) {
         String n = p.getFileName().toString();
         if (n.startsWith(".") || n.startsWith("#") || n.endsWith("~")) {
             return false;

@@ -10,6 +10,7 @@ import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.ClusterNames;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -21,10 +22,6 @@ import java.util.List;
  */
 public final class GatewayClusterBuilder {
     private GatewayClusterBuilder() {
-    }
-
-    static String sniDnatName(int port, String subset, String host) {
-        return ClusterNames.sniDnat(port, subset, host);
     }
 
     public static List<Cluster> gatewayClusters(PushContext push, ProxyScope scope, MergedGateway merged) {
@@ -47,11 +44,22 @@ public final class GatewayClusterBuilder {
         return b.toString();
     }
 
-    private static List<Cluster> sniDnatClusters(PushContext push, ProxyScope scope, MergedGateway merged) {
-        List<String> patterns = new ArrayList<>();
-        merged.ports().forEach(p -> p.servers().stream().filter(MergedGateway.GatewayServer::autoPassthrough)
-                .forEach(s -> s.hosts().forEach(h -> patterns.add(h.contains("/") ? h.substring(h.indexOf('/') + 1) : h))));
-        List<Cluster> out = new ArrayList<>();
+    /** A destination AUTO_PASSTHROUGH reaches by SNI: a service port, and a subset or "". */
+    record SniDnatTarget(int port, String subset, String host) {
+        String name() {
+            return ClusterNames.sniDnat(port, subset, host);
+        }
+    }
+
+    /**
+     * What AUTO_PASSTHROUGH servers with {@code serverHosts} reach (istiod's
+     * builtAutoPassthroughFilterChains and buildOutboundSniDnatClusters walk the same set):
+     * each port but UDP of each visible mesh service whose name the hosts cover, plain and per
+     * subset of its DestinationRule.
+     */
+    static List<SniDnatTarget> sniDnatTargets(Collection<String> serverHosts, PushContext push, ProxyScope scope) {
+        List<String> patterns = serverHosts.stream().map(MergedGateway::hostName).toList();
+        List<SniDnatTarget> out = new ArrayList<>();
         for (Service s : push.services(scope)) {
             if (s.meshExternal() || patterns.stream().noneMatch(h -> GatewayRouteBuilder.matches(h, s.hostname()))) {
                 continue;
@@ -61,25 +69,31 @@ public final class GatewayClusterBuilder {
             push.destinationRule(s.hostname(), scope).ifPresent(dr -> ((DestinationRule) dr.spec()).getSubsetsList()
                     .forEach(sub -> subsets.add(sub.getName())));
             for (Port p : s.ports()) {
-                if (p.protocol() == Protocol.UDP) {
-                    continue;
-                }
-                for (String subset : subsets) {
-                    String name = sniDnatName(p.port(), subset, s.hostname());
-                    ClusterBuilder.build(ClusterNames.outbound(p.port(), subset, s.hostname()), push, scope)
-                            .ifPresent(c -> {
-                                Cluster.Builder b = c.toBuilder().setName(name).clearTransportSocket()
-                                        .clearTransportSocketMatches();
-                                if (b.hasEdsClusterConfig()) {
-                                    b.getEdsClusterConfigBuilder().setServiceName(name);
-                                }
-                                if (b.hasLoadAssignment()) {
-                                    b.setLoadAssignment(b.getLoadAssignment().toBuilder().setClusterName(name));
-                                }
-                                out.add(b.build());
-                            });
+                if (p.protocol() != Protocol.UDP) {
+                    subsets.forEach(subset -> out.add(new SniDnatTarget(p.port(), subset, s.hostname())));
                 }
             }
+        }
+        return out;
+    }
+
+    private static List<Cluster> sniDnatClusters(PushContext push, ProxyScope scope, MergedGateway merged) {
+        List<String> hosts = new ArrayList<>();
+        merged.ports().forEach(p -> p.servers().stream().filter(MergedGateway.GatewayServer::autoPassthrough)
+                .forEach(s -> hosts.addAll(s.hosts())));
+        List<Cluster> out = new ArrayList<>();
+        for (SniDnatTarget t : sniDnatTargets(hosts, push, scope)) {
+            String name = t.name();
+            ClusterBuilder.build(ClusterNames.outbound(t.port(), t.subset(), t.host()), push, scope).ifPresent(c -> {
+                Cluster.Builder b = c.toBuilder().setName(name).clearTransportSocket().clearTransportSocketMatches();
+                if (b.hasEdsClusterConfig()) {
+                    b.getEdsClusterConfigBuilder().setServiceName(name);
+                }
+                if (b.hasLoadAssignment()) {
+                    b.setLoadAssignment(b.getLoadAssignment().toBuilder().setClusterName(name));
+                }
+                out.add(b.build());
+            });
         }
         return out;
     }

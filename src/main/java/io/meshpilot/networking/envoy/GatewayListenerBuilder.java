@@ -12,19 +12,15 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
-import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
-import io.meshpilot.model.Port;
-import io.meshpilot.model.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
-import io.meshpilot.model.Service;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -182,27 +178,12 @@ public final class GatewayListenerBuilder {
     private static List<FilterChain> autoPassthrough(MergedGateway.GatewayServer server, PushContext push,
                                                      ProxyScope scope) {
         List<FilterChain> out = new ArrayList<>();
-        for (Service s : push.services(scope)) {
-            if (s.meshExternal() || server.hosts().stream().noneMatch(h ->
-                    GatewayRouteBuilder.matches(h.contains("/") ? h.substring(h.indexOf('/') + 1) : h, s.hostname()))) {
-                continue;
-            }
-            List<String> subsets = new ArrayList<>();
-            subsets.add("");
-            push.destinationRule(s.hostname(), scope).ifPresent(dr -> ((DestinationRule) dr.spec()).getSubsetsList()
-                    .forEach(sub -> subsets.add(sub.getName())));
-            for (Port p : s.ports()) {
-                if (p.protocol() == Protocol.UDP) {
-                    continue;
-                }
-                for (String subset : subsets) {
-                    String cluster = GatewayClusterBuilder.sniDnatName(p.port(), subset, s.hostname());
-                    out.add(FilterChain.newBuilder()
-                            .setFilterChainMatch(FilterChainMatch.newBuilder().addServerNames(cluster)
-                                    .addAllApplicationProtocols(ISTIO_MTLS_ALPNS))
-                            .addFilters(EnvoyFilters.tcpProxy(cluster, cluster)).build());
-                }
-            }
+        for (GatewayClusterBuilder.SniDnatTarget t : GatewayClusterBuilder.sniDnatTargets(server.hosts(), push, scope)) {
+            String cluster = t.name();
+            out.add(FilterChain.newBuilder()
+                    .setFilterChainMatch(FilterChainMatch.newBuilder().addServerNames(cluster)
+                            .addAllApplicationProtocols(ISTIO_MTLS_ALPNS))
+                    .addFilters(EnvoyFilters.tcpProxy(cluster, cluster)).build());
         }
         return out;
     }

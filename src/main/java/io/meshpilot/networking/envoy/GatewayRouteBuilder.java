@@ -63,7 +63,7 @@ public final class GatewayRouteBuilder {
             if (redirect) {
                 // a redirecting server answers for its hosts even without a VirtualService
                 for (String h : server.hosts()) {
-                    String name = h.contains("/") ? h.substring(h.indexOf('/') + 1) : h;
+                    String name = MergedGateway.hostName(h);
                     byHost.computeIfAbsent(name, n -> VirtualHost.newBuilder().setName(n + ":" + port)
                                     .addAllDomains(domains(n, port)).setIncludeRequestAttemptCount(true))
                             .setRequireTls(VirtualHost.TlsRequirementType.ALL);

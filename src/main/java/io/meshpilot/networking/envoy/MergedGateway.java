@@ -65,7 +65,7 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
         public List<String> sniHosts() {
             LinkedHashSet<String> out = new LinkedHashSet<>();
             for (String h : hosts) {
-                String name = h.contains("/") ? h.substring(h.indexOf('/') + 1) : h;
+                String name = hostName(h);
                 if (name.equals("*")) {
                     return List.of();
                 }
@@ -89,6 +89,12 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
         public String httpRouteName() {
             return MergedGateway.httpRouteName(number);
         }
+    }
+
+    /** A server host without its namespace part ({@code ns/host} is {@code host}). */
+    static String hostName(String serverHost) {
+        int slash = serverHost.indexOf('/');
+        return slash < 0 ? serverHost : serverHost.substring(slash + 1);
     }
 
     public static String httpRouteName(int port) {

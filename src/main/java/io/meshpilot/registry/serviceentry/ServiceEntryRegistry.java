@@ -1,6 +1,5 @@
 package io.meshpilot.registry.serviceentry;
 
-import io.meshpilot.model.ServiceDiscovery;
 
 import io.meshpilot.api.networking.v1alpha3.ServiceEntry;
 import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;

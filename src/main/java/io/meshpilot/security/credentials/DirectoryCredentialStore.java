@@ -66,13 +66,9 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         return root;
     }
 
+    /** The same files as the config directory's: YAML or JSON, not hidden, no editor leftovers. */
     static boolean isManifest(Path p) {
-        String n = p.getFileName().toString();
-        if (n.startsWith(".") || n.startsWith("#") || n.endsWith("~")) {
-            return false;
-        }
-        String lower = n.toLowerCase(java.util.Locale.ROOT);
-        return lower.endsWith(".yaml") || lower.endsWith(".yml") || lower.endsWith(".json");
+        return io.meshpilot.config.file.FileConfigSource.isConfigFile(p);
     }
 
     /** Reads the directory now and applies what changed; listeners hear about it. Serialized. */

@@ -117,41 +117,7 @@ class BookinfoSidecarCheckTest {
     @Test
     void tcpAndSniffedListenersPassEveryCheck() throws Exception {
         try (MeshFixture mesh = new MeshFixture()) {
-            mesh.apply("""
-                    apiVersion: networking.istio.io/v1
-                    kind: ServiceEntry
-                    metadata: {name: web, namespace: shop}
-                    spec:
-                      hosts: [web.shop.svc.cluster.local]
-                      addresses: [240.0.0.1]
-                      location: MESH_INTERNAL
-                      ports:
-                      - {number: 80, name: http, protocol: HTTP, targetPort: 8080}
-                      - {number: 9000, name: tcp-data, protocol: TCP}
-                      - {number: 7000, name: misc}
-                      resolution: STATIC
-                      endpoints: [{address: 10.0.0.1, labels: {app: web}}, {address: 10.0.0.9, labels: {app: web}}]
-                    ---
-                    apiVersion: networking.istio.io/v1
-                    kind: ServiceEntry
-                    metadata: {name: db, namespace: other}
-                    spec:
-                      hosts: [db.other.svc.cluster.local]
-                      addresses: [240.0.0.2]
-                      location: MESH_INTERNAL
-                      ports: [{number: 3306, name: mongo, protocol: MONGO}, {number: 80, name: http-web, protocol: HTTP}]
-                      resolution: STATIC
-                      endpoints: [{address: 10.0.1.1}]
-                    ---
-                    apiVersion: networking.istio.io/v1
-                    kind: ServiceEntry
-                    metadata: {name: pg, namespace: other}
-                    spec:
-                      hosts: [pg.example.com]
-                      location: MESH_EXTERNAL
-                      ports: [{number: 5432, name: tcp-pg, protocol: TCP}]
-                      resolution: DNS
-                    """);
+            mesh.applyResource("/meshes/shop.yaml");
             Proxy web = new Proxy("sidecar~10.0.0.1~web-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
                     List.of("10.0.0.1"), "web-1.shop", "shop.svc.cluster.local", "shop", Map.of("app", "web"), "Kubernetes",
                     "1.24.0", "", "", "", Locality.NONE);
