@@ -64,6 +64,8 @@ public final class XdsLoad {
         int endpoints = intArg(argv, "--endpoints", 2);
         String transport = strArg(argv, "--grpcTransport", "helidon");
         boolean compare = !"false".equals(strArg(argv, "--compare", "true"));
+        String profile = strArg(argv, "--profileFanout", null);
+        int changes = Math.max(1, intArg(argv, "--changes", 3));
         System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s%n", proxies, services,
                 endpoints, transport);
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
@@ -76,7 +78,7 @@ public final class XdsLoad {
             java.io.PrintStream out = System.out;
             System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
             try {
-                run(t, proxies, services, endpoints);
+                run(t, proxies, services, endpoints, changes);
             } finally {
                 System.setOut(out);
             }
@@ -84,9 +86,11 @@ public final class XdsLoad {
                     (System.nanoTime() - t0) / 1_000_000);
         }
         System.gc();
+        // set after the warm-up: only the measured servers are recorded
+        profileDir = profile == null ? null : Files.createDirectories(Path.of(profile));
         Result meshpilot;
         try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
-            meshpilot = run(t, proxies, services, endpoints);
+            meshpilot = run(t, proxies, services, endpoints, changes);
         }
         boolean ok = meshpilot.ok();
         if (compare) {
@@ -95,7 +99,7 @@ public final class XdsLoad {
                     JCP_VERSION);
             Result jcp;
             try (Target t = JcpTarget.start(services, endpoints, false)) {
-                jcp = run(t, proxies, services, endpoints);
+                jcp = run(t, proxies, services, endpoints, changes);
             }
             ok &= jcp.ok();
             compare(meshpilot, jcp, transport, proxies);
@@ -107,14 +111,17 @@ public final class XdsLoad {
 
     static final String JCP_VERSION = "1.0.49";
 
+    /** With {@code --profileFanout DIR}: each measured server's fan-out window as a JFR recording there. */
+    static Path profileDir;
+
     /** What one run measured. */
-    record Result(String server, int proxies, long[] complete, long completeAllMs, long[] fanout, long fanoutAllMs,
+    record Result(String server, int proxies, long[] complete, long completeAllMs, Fanout cold, Fanout warm,
                   long heapIdle, long heapConnected, long responses, long bytes, long nacks, long failed,
-                  double cpuComplete, double cpuFanout,
-                  Map<String, Cluster> clusters, Map<String, ClusterLoadAssignment> before,
+                  double cpuComplete, Map<String, Cluster> clusters, Map<String, ClusterLoadAssignment> before,
                   Map<String, ClusterLoadAssignment> after) {
         boolean ok() {
-            return complete.length == proxies && fanout.length == proxies && failed == 0;
+            return complete.length == proxies && cold.times().length == proxies && warm.times().length == proxies
+                    && failed == 0;
         }
 
         double kibPerProxy() {
@@ -122,8 +129,61 @@ public final class XdsLoad {
         }
     }
 
-    /** The same proxies against one server: complete config, heap per proxy, fan-out of a change. */
-    static Result run(Target server, int proxies, int services, int endpoints) throws Exception {
+    /** One change's fan-out: per proxy the time until it had every new assignment (sorted), until all had, server CPU. */
+    record Fanout(int change, long[] times, long allMs, double serverCpu) {
+    }
+
+    /**
+     * Change {@code k} (odd: ports to 20000+e, even: back to 19000+e), timed until every proxy
+     * holds the new assignments; with {@code --profileFanout}, the server is profiled meanwhile.
+     */
+    static Fanout fanout(Target server, List<SimulatedProxy> sims, Cpu cpu, int k, int services, int endpoints)
+            throws Exception {
+        int port = k % 2 == 1 ? 20000 : 19000;
+        server.prepareChange(services, endpoints, port);
+        CountDownLatch updated = new CountDownLatch(sims.size());
+        sims.forEach(s -> s.expectPort(port, updated));
+        long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
+        long bytesBefore = sims.stream().mapToLong(s -> s.bytes.get()).sum();
+        // JFR, or async-profiler's CPU profile (kernel time included) when ASYNC_PROFILER_LIB names its library
+        String asyncProfiler = System.getenv("ASYNC_PROFILER_LIB");
+        Path recording = profileDir == null ? null : profileDir.resolve(server.name() + "-fanout-" + k
+                + (asyncProfiler == null ? ".jfr" : ".collapsed"));
+        if (recording != null) {
+            if (asyncProfiler == null) {
+                jcmd(server.pid(), "JFR.start", "name=fanout", "settings=profile");
+            } else {
+                // quoted: jcmd would read an argument with "=" as one of its own options
+                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
+            }
+        }
+        cpu.phase();
+        long t1 = System.nanoTime();
+        server.change(services, endpoints);
+        updated.await(10, TimeUnit.MINUTES);
+        long fanoutMs = (System.nanoTime() - t1) / 1_000_000;
+        String cpuLine = cpu.phase();
+        if (recording != null) {
+            if (asyncProfiler == null) {
+                jcmd(server.pid(), "JFR.stop", "name=fanout", "filename=" + recording);
+            } else {
+                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file=" + recording + "\"");
+            }
+        }
+        long[] times = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
+        System.out.printf("push fan-out after endpoint change %d in every service (%s): %d/%d proxies in %d ms "
+                        + "(first %d ms, p50 %d ms, p99 %d ms; %s)%n", k, k == 1 ? "the first since start" : "warm",
+                times.length, sims.size(), fanoutMs, times.length == 0 ? -1 : times[0], pct(times, 50),
+                pct(times, 99), server.changeNote());
+        System.out.printf("  %s; %d responses, %.1f MB until then%s%n", cpuLine,
+                sims.stream().mapToLong(s -> s.responses.get()).sum() - responsesBefore,
+                (sims.stream().mapToLong(s -> s.bytes.get()).sum() - bytesBefore) / 1048576.0,
+                recording == null ? "" : "; recorded (server only): " + recording);
+        return new Fanout(k, times, fanoutMs, cpu.lastServerSeconds);
+    }
+
+    /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
+    static Result run(Target server, int proxies, int services, int endpoints, int changes) throws Exception {
         long heapIdle = server.heapAfterGc();
         List<ManagedChannel> channels = new ArrayList<>();
         for (int i = 0; i < Math.max(1, proxies / 100); i++) {
@@ -153,27 +213,16 @@ public final class XdsLoad {
             System.out.printf("server heap: %.1f MB idle, %.1f MB with %d proxies: %.1f KiB per connected proxy%n",
                     heapIdle / 1048576.0, heapConnected / 1048576.0, proxies, (heapConnected - heapIdle) / 1024.0 / proxies);
 
-            // an endpoint change in every service: every endpoint's port moves from 19000+e to 20000+e
-            server.prepareChange(services, endpoints);
-            CountDownLatch updated = new CountDownLatch(proxies);
-            sims.forEach(s -> s.expectPort(20000, updated));
-            long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
-            long bytesBefore = sims.stream().mapToLong(s -> s.bytes.get()).sum();
-            cpu.phase();
-            long t1 = System.nanoTime();
-            server.change(services, endpoints);
-            updated.await(10, TimeUnit.MINUTES);
-            long fanoutMs = (System.nanoTime() - t1) / 1_000_000;
-            long[] fanout = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
-            System.out.printf("push fan-out after an endpoint change in every service: %d/%d proxies in %d ms "
-                            + "(first %d ms, p50 %d ms, p99 %d ms; %s)%n",
-                    fanout.length, proxies, fanoutMs, fanout.length == 0 ? -1 : fanout[0], pct(fanout, 50),
-                    pct(fanout, 99), server.changeNote());
+            // endpoint changes in every service: every endpoint's port moves from 19000+e to 20000+e and
+            // back. The first change after start-up meets each server's change path cold (MeshPilot's file
+            // parse, registry and incremental push have not run since start, java-control-plane's snapshot
+            // diff neither); later ones measure it warm, as a long-running server is.
+            List<Fanout> fanouts = new ArrayList<>();
+            for (int k = 1; k <= changes; k++) {
+                fanouts.add(fanout(server, sims, cpu, k, services, endpoints));
+            }
             long bytes = sims.stream().mapToLong(s -> s.bytes.get()).sum();
             long responses = sims.stream().mapToLong(s -> s.responses.get()).sum();
-            System.out.printf("  %s; %d responses, %.1f MB until then%n", cpu.phase(), responses - responsesBefore,
-                    (bytes - bytesBefore) / 1048576.0);
-            double cpuFanout = cpu.lastServerSeconds;
             long nacks = sims.stream().mapToLong(s -> s.nacks.get()).sum();
             long failed = sims.stream().filter(s -> s.failure != null).count();
             System.out.printf("traffic: %d responses, %.1f MB; NACKs sent %d; failed streams %d%n", responses,
@@ -185,8 +234,8 @@ public final class XdsLoad {
             if (!stats.isEmpty()) {
                 System.out.println("server: " + stats);
             }
-            return new Result(server.name(), proxies, firstConfig, connectMs, fanout, fanoutMs, heapIdle, heapConnected,
-                    responses, bytes, nacks, failed, cpuComplete, cpuFanout, new TreeMap<>(sims.get(0).clusters0),
+            return new Result(server.name(), proxies, firstConfig, connectMs, fanouts.getFirst(), fanouts.getLast(),
+                    heapIdle, heapConnected, responses, bytes, nacks, failed, cpuComplete, new TreeMap<>(sims.get(0).clusters0),
                     before, new TreeMap<>(sims.get(0).assignments));
         } finally {
             channels.forEach(ManagedChannel::shutdownNow);
@@ -240,20 +289,16 @@ public final class XdsLoad {
                 complete <= 1 ? "met" : "MISSED");
         System.out.printf("  p50 %.1f s vs %.1f s, p99 %.1f s vs %.1f s%n", pct(mp.complete(), 50) / 1000.0,
                 pct(jcp.complete(), 50) / 1000.0, pct(mp.complete(), 99) / 1000.0, pct(jcp.complete(), 99) / 1000.0);
-        double fanout = ratio(mp.fanoutAllMs(), jcp.fanoutAllMs());
-        System.out.printf("fan-out to all: meshpilot %.2f s vs java-control-plane %.2f s (ratio %.2f; target <= 0.5: %s)%n",
-                mp.fanoutAllMs() / 1000.0, jcp.fanoutAllMs() / 1000.0, fanout, fanout <= 0.5 ? "met" : "MISSED");
-        System.out.printf("  p50 %.2f s vs %.2f s, p99 %.2f s vs %.2f s; MeshPilot's clock starts at the file rewrite "
-                        + "(includes its file watch and 100 ms debounce), java-control-plane's when the tool sends "
-                        + "`change` (a new snapshot)%n", pct(mp.fanout(), 50) / 1000.0, pct(jcp.fanout(), 50) / 1000.0,
-                pct(mp.fanout(), 99) / 1000.0, pct(jcp.fanout(), 99) / 1000.0);
-        System.out.printf("  first proxy updated after %.2f s vs %.2f s; from the first to the last: %.2f s vs %.2f s%n",
-                first(mp.fanout()) / 1000.0, first(jcp.fanout()) / 1000.0,
-                (mp.fanoutAllMs() - first(mp.fanout())) / 1000.0, (jcp.fanoutAllMs() - first(jcp.fanout())) / 1000.0);
+        compareFanout("the first change since start", mp.cold(), jcp.cold());
+        if (mp.warm().change() != mp.cold().change()) {
+            compareFanout("change " + mp.warm().change() + ", both servers warm", mp.warm(), jcp.warm());
+        }
+        System.out.println("  MeshPilot's fan-out clock starts at the file rewrite (includes its file watch, 100 ms file "
+                + "debounce, parse and 100 ms push debounce), java-control-plane's when the tool sends `change` "
+                + "(a new snapshot)");
         System.out.printf("server CPU seconds (less disturbed by a busy machine than wall time): complete config "
-                        + "%.1f vs %.1f (ratio %.2f), fan-out %.1f vs %.1f (ratio %.2f)%n", mp.cpuComplete(),
-                jcp.cpuComplete(), mp.cpuComplete() / jcp.cpuComplete(), mp.cpuFanout(), jcp.cpuFanout(),
-                mp.cpuFanout() / jcp.cpuFanout());
+                        + "%.1f vs %.1f (ratio %.2f)%n", mp.cpuComplete(), jcp.cpuComplete(),
+                mp.cpuComplete() / jcp.cpuComplete());
         System.out.printf("heap per connected proxy: meshpilot %.1f KiB vs java-control-plane %.1f KiB "
                         + "(target for MeshPilot < 500 KiB: %s)%n", mp.kibPerProxy(), jcp.kibPerProxy(),
                 mp.kibPerProxy() < 500 ? "met" : "MISSED");
@@ -262,6 +307,17 @@ public final class XdsLoad {
                 mp.responses(), mp.bytes() / 1048576.0, mp.nacks(), mp.failed(), jcp.responses(),
                 jcp.bytes() / 1048576.0, jcp.nacks(), jcp.failed());
         System.out.println("resources (proxy 0): " + sameResources(mp, jcp));
+    }
+
+    static void compareFanout(String which, Fanout mp, Fanout jcp) {
+        double ratio = ratio(mp.allMs(), jcp.allMs());
+        System.out.printf("fan-out to all, %s: meshpilot %.2f s vs java-control-plane %.2f s (ratio %.2f; target <= 0.5: "
+                        + "%s)%n", which, mp.allMs() / 1000.0, jcp.allMs() / 1000.0, ratio, ratio <= 0.5 ? "met" : "MISSED");
+        System.out.printf("  p50 %.2f s vs %.2f s, p99 %.2f s vs %.2f s; first proxy updated after %.2f s vs %.2f s; "
+                        + "server CPU %.1f s vs %.1f s (ratio %.2f)%n", pct(mp.times(), 50) / 1000.0,
+                pct(jcp.times(), 50) / 1000.0, pct(mp.times(), 99) / 1000.0, pct(jcp.times(), 99) / 1000.0,
+                first(mp.times()) / 1000.0, first(jcp.times()) / 1000.0, mp.serverCpu(), jcp.serverCpu(),
+                mp.serverCpu() / jcp.serverCpu());
     }
 
     static long first(long[] sorted) {
@@ -306,10 +362,11 @@ public final class XdsLoad {
         long heapAfterGc() throws Exception;
 
         /**
-         * Readies the change that moves every endpoint's port from 19000+e to 20000+e, without
-         * the server seeing it yet (work of the tool, outside the fan-out clock).
+         * Readies the change that moves every endpoint's port to {@code port}+e (from 19000+e to
+         * 20000+e, or back), without the server seeing it yet (the tool's work, outside the
+         * fan-out clock).
          */
-        default void prepareChange(int services, int endpoints) throws Exception {
+        default void prepareChange(int services, int endpoints, int port) throws Exception {
         }
 
         /** Makes the prepared change: the fan-out clock runs from here. */
@@ -371,10 +428,10 @@ public final class XdsLoad {
         }
 
         @Override
-        public void prepareChange(int services, int endpoints) throws Exception {
+        public void prepareChange(int services, int endpoints, int port) throws Exception {
             // the new file's 3,000 documents are generated and written under a hidden name first
             // (the config source skips dot files): that is the tool's work, not the server's
-            Files.writeString(config.resolve(".services.tmp"), config(services, endpoints, 20000));
+            Files.writeString(config.resolve(".services.tmp"), config(services, endpoints, port));
             Thread.sleep(1000); // the directory watch sees the hidden file too: let that (empty) scan pass
         }
 
@@ -582,12 +639,15 @@ public final class XdsLoad {
          * several: a server may push a partial or intermediate EDS first).
          */
         void expectPort(int port, CountDownLatch latch) {
+            // set up before a change is made, while this proxy's EDS is idle: the previous change has landed
+            fanoutCounted.set(false);
+            updatedMs = -1;
             updateStart = System.nanoTime();
             expectedPort = port;
-            updated = latch;
             BitSet all = new BitSet(services);
             all.set(0, services);
             pending = all;
+            updated = latch;
             if (failure != null && fanoutCounted.compareAndSet(false, true)) {
                 latch.countDown();
             }
@@ -595,7 +655,7 @@ public final class XdsLoad {
 
         /** Whether an assignment has all its endpoints, each on a port from the expected one. */
         private boolean moved(Ports p) {
-            return p.count == endpoints && p.min >= expectedPort;
+            return p.count == endpoints && p.min == expectedPort;
         }
 
         private void handle(DiscoveryResponse r) {
@@ -825,8 +885,14 @@ public final class XdsLoad {
     }
 
     static void jcmdGc(long pid) throws Exception {
-        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
-        new ProcessBuilder(jcmd, Long.toString(pid), "GC.run").redirectErrorStream(true)
+        jcmd(pid, "GC.run");
+    }
+
+    static void jcmd(long pid, String... command) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(pid)));
+        cmd.addAll(List.of(command));
+        new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(60, TimeUnit.SECONDS);
     }
 
