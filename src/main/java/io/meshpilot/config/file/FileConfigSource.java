@@ -53,9 +53,10 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     static final Duration DEBOUNCE = Duration.ofMillis(100);
     static final Duration POLL = Duration.ofSeconds(2);
 
-    /** What one file held when last read. */
+    /** What one file held when last read; {@code reusable}: its clean documents by text (see ConfigParser). */
     private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
-                             List<Config> configs, List<DocumentError> errors, boolean unreadable) {
+                             List<Config> configs, List<DocumentError> errors, boolean unreadable,
+                             Map<String, Config> reusable) {
         /** Same size, full-precision mtime and inode: the content was not touched. */
         boolean sameFile(BasicFileAttributes a) {
             return size == a.size() && modified.equals(a.lastModifiedTime()) && java.util.Objects.equals(fileKey, a.fileKey());
@@ -151,11 +152,13 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         } catch (CharacterCodingException e) {
             return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "not valid UTF-8"));
         } catch (NoSuchFileException e) {
-            return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), false);
+            return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), false,
+                    Map.of());
         } catch (IOException e) {
             return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "cannot read: " + e.getMessage()));
         }
-        ConfigParser.Result r = parser.parse(source, text);
+        // unchanged documents of a rewritten file are not parsed again
+        ConfigParser.Result r = parser.parse(source, text, old == null ? Map.of() : old.reusable());
         for (ConfigParser.Skipped s : r.skipped()) {
             LOG.log(Level.INFO, "skipped non-Istio config file=" + source + " document=" + s.document() + " kind="
                     + s.gvk() + (s.name() == null ? "" : " name=" + s.name()));
@@ -169,13 +172,15 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         if (r.unreadable()) {
             return keep(old, attrs, r.errors().get(0));
         }
-        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(), false);
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(), false,
+                r.reusable());
     }
 
     /** A file that cannot be read now keeps the objects it had (nothing lost). */
     private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error) {
         List<Config> configs = old == null ? List.of() : old.configs();
-        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error), true);
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error), true,
+                old == null ? Map.of() : old.reusable());
     }
 
     /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */

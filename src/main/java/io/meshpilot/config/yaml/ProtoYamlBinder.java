@@ -1,21 +1,38 @@
 package io.meshpilot.config.yaml;
 
-import com.google.gson.stream.JsonWriter;
+import com.google.protobuf.BoolValue;
+import com.google.protobuf.BytesValue;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.EnumDescriptor;
+import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
-import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.DoubleValue;
+import com.google.protobuf.FloatValue;
+import com.google.protobuf.Int32Value;
+import com.google.protobuf.Int64Value;
+import com.google.protobuf.ListValue;
 import com.google.protobuf.Message;
-import com.google.protobuf.util.JsonFormat;
-import java.io.IOException;
-import java.io.StringWriter;
+import com.google.protobuf.NullValue;
+import com.google.protobuf.StringValue;
+import com.google.protobuf.Struct;
+import com.google.protobuf.UInt32Value;
+import com.google.protobuf.UInt64Value;
+import com.google.protobuf.Value;
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.FieldMaskUtil;
+import com.google.protobuf.util.Timestamps;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.text.ParseException;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -26,57 +43,51 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Binds a YAML node tree to a protobuf message the way Istio reads its YAML: proto3 JSON
- * field names (or the original proto names), enums by name, durations as {@code "10s"}.
- * Walks the tree against the message descriptor first, so every problem is reported with its
- * field path and line (unknown field, wrong type, bad enum, bad duration, two members of a
- * oneof), then lets protobuf's JsonFormat build the message.
+ * field names (or the original proto names), enums by name, durations as {@code "10s"} (or
+ * Go's {@code "1m30s"}), well-known types in their JSON forms. Builds the message directly
+ * from the nodes and reports every problem with its field path and line (unknown field, wrong
+ * type, bad enum, bad duration, two members of a oneof, a value out of range); a document
+ * with any problem binds nothing.
  */
 public final class ProtoYamlBinder {
     private static final Pattern DURATION = Pattern.compile("-?\\d+(\\.\\d{1,9})?s");
     /** Nodes visited per document: bounds what aliases can expand to. */
     private static final int MAX_NODES = 250_000;
 
-    private final JsonFormat.Parser parser = JsonFormat.parser();
-
-    /** Binds {@code node} into {@code builder} (merging over what it holds). */
+    /**
+     * Binds {@code node} into {@code builder}: the fields it names are set, lists and maps add
+     * to what the builder holds. When it throws, the builder may hold part of the document:
+     * callers bind into a fresh builder and drop it then.
+     */
     public void bind(String source, Node node, Message.Builder builder) throws YamlBindingException {
         Walk walk = new Walk();
-        StringWriter out = new StringWriter();
-        try (JsonWriter json = new JsonWriter(out)) {
-            json.setSerializeNulls(true);
-            walk.message(node, builder.getDescriptorForType(), "", json, 0);
-        } catch (IOException e) {
-            throw new IllegalStateException(e); // StringWriter does not fail
+        try {
+            walk.message(node, builder, "", 0);
         } catch (TooLarge e) {
             walk.errors.add(new FieldError("", line(node), 0, e.getMessage()));
         }
         if (!walk.errors.isEmpty()) {
             throw new YamlBindingException(source, walk.errors);
         }
-        try {
-            parser.merge(out.toString(), builder);
-        } catch (InvalidProtocolBufferException | RuntimeException e) {
-            // The walk accepts what JsonFormat accepts; this is a last line of defence.
-            throw new YamlBindingException(source, List.of(new FieldError("", line(node), 0, e.getMessage())));
-        }
     }
 
-    /** Converts a node tree to JSON text with no schema (for Struct-typed content and metadata). */
-    public static String toJson(Node node) throws YamlBindingException {
+    /** A mapping node as a {@code google.protobuf.Struct} (for Struct-typed content such as a status). */
+    public static Struct toStruct(Node node) throws YamlBindingException {
         Walk walk = new Walk();
-        StringWriter out = new StringWriter();
-        try (JsonWriter json = new JsonWriter(out)) {
-            json.setSerializeNulls(true);
-            walk.untyped(node, "", json, 0);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+        Struct struct = null;
+        try {
+            if (!(node instanceof MappingNode)) {
+                walk.error(node, "", "expected an object, got " + describe(node));
+            } else {
+                struct = walk.untyped(node, "", 0).getStructValue();
+            }
         } catch (TooLarge e) {
             walk.errors.add(new FieldError("", line(node), 0, e.getMessage()));
         }
         if (!walk.errors.isEmpty()) {
             throw new YamlBindingException("", walk.errors);
         }
-        return out.toString();
+        return struct;
     }
 
     static int line(Node n) {
@@ -93,7 +104,7 @@ public final class ProtoYamlBinder {
         }
     }
 
-    /** One document's walk: collected errors and the node budget. */
+    /** One document's walk: collected errors and the node budget. A value that failed is returned as null. */
     private static final class Walk {
         final List<FieldError> errors = new ArrayList<>();
         int nodes;
@@ -113,27 +124,26 @@ public final class ProtoYamlBinder {
             }
         }
 
-        void message(Node node, Descriptor type, String path, JsonWriter json, int depth) throws IOException {
+        /** Sets the fields {@code node} names on {@code b}; null leaves {@code b} as it is. */
+        void message(Node node, Message.Builder b, String path, int depth) {
             count(depth);
             if (isNull(node)) {
-                json.nullValue();
                 return;
             }
             if (!(node instanceof MappingNode map)) {
-                error(node, path, "expected an object (" + type.getName() + "), got " + describe(node));
-                json.nullValue();
+                error(node, path, "expected an object (" + b.getDescriptorForType().getName() + "), got " + describe(node));
                 return;
             }
-            Map<OneofDescriptor, String> oneofSeen = new HashMap<>();
-            java.util.Set<String> keys = new java.util.HashSet<>();
-            json.beginObject();
+            Descriptor type = b.getDescriptorForType();
+            Map<OneofDescriptor, String> oneofSeen = null;
+            Set<String> keys = new HashSet<>();
             for (NodeTuple t : map.getValue()) {
                 String key = scalarText(t.getKeyNode());
-                String fieldPath = path.isEmpty() ? key : path + "." + key;
                 if (key == null) {
                     error(t.getKeyNode(), path, "keys must be strings");
                     continue;
                 }
+                String fieldPath = path.isEmpty() ? key : path + "." + key;
                 if (!keys.add(key)) {
                     error(t.getKeyNode(), fieldPath, "duplicate key \"" + key + "\"");
                     continue;
@@ -148,16 +158,15 @@ public final class ProtoYamlBinder {
                 }
                 OneofDescriptor oneof = f.getRealContainingOneof();
                 if (oneof != null && !isNull(t.getValueNode())) {
+                    oneofSeen = oneofSeen == null ? new HashMap<>() : oneofSeen;
                     String other = oneofSeen.putIfAbsent(oneof, key);
                     if (other != null) {
                         error(t.getKeyNode(), fieldPath, "only one of \"" + other + "\" and \"" + key + "\" may be set");
                         continue;
                     }
                 }
-                json.name(f.getJsonName());
-                field(t.getValueNode(), f, fieldPath, json, depth + 1);
+                field(t.getValueNode(), f, b, fieldPath, depth + 1);
             }
-            json.endObject();
         }
 
         private static FieldDescriptor byJsonName(Descriptor type, String key) {
@@ -169,274 +178,400 @@ public final class ProtoYamlBinder {
             return null;
         }
 
-        void field(Node node, FieldDescriptor f, String path, JsonWriter json, int depth) throws IOException {
+        /** One field of {@code b}: null (or ~) leaves it unset, as protobuf's JSON reading does. */
+        void field(Node node, FieldDescriptor f, Message.Builder b, String path, int depth) {
             if (isNull(node)) {
-                json.nullValue();
+                if (!f.isRepeated() && isValue(f)) {
+                    b.setField(f, NULL_VALUE); // a Value field holds null itself
+                }
                 return;
             }
             if (f.isMapField()) {
                 if (!(node instanceof MappingNode map)) {
                     error(node, path, "expected a map, got " + describe(node));
-                    json.nullValue();
                     return;
                 }
+                FieldDescriptor keyField = f.getMessageType().findFieldByName("key");
                 FieldDescriptor valueField = f.getMessageType().findFieldByName("value");
-                java.util.Set<String> keys = new java.util.HashSet<>();
-                json.beginObject();
+                Set<String> keys = new HashSet<>();
                 for (NodeTuple t : map.getValue()) {
                     String key = scalarText(t.getKeyNode());
                     if (key == null) {
                         error(t.getKeyNode(), path, "map keys must be scalars");
                         continue;
                     }
+                    String entryPath = path + "[" + key + "]";
                     if (!keys.add(key)) {
-                        error(t.getKeyNode(), path + "[" + key + "]", "duplicate key \"" + key + "\"");
+                        error(t.getKeyNode(), entryPath, "duplicate key \"" + key + "\"");
                         continue;
                     }
-                    json.name(key);
-                    single(t.getValueNode(), valueField, path + "[" + key + "]", json, depth + 1);
+                    Message.Builder entry = b.newBuilderForField(f);
+                    Object k = mapKey(t.getKeyNode(), key, keyField, entryPath);
+                    Object v = element(t.getValueNode(), valueField, entry, entryPath, depth + 1, "a map value");
+                    if (k != null && v != null) {
+                        entry.setField(keyField, k);
+                        entry.setField(valueField, v);
+                        b.addRepeatedField(f, entry.build());
+                    }
                 }
-                json.endObject();
             } else if (f.isRepeated()) {
                 if (!(node instanceof SequenceNode seq)) {
                     error(node, path, "expected a list, got " + describe(node));
-                    json.nullValue();
                     return;
                 }
-                json.beginArray();
                 int i = 0;
                 for (Node item : seq.getValue()) {
-                    single(item, f, path + "[" + i++ + "]", json, depth + 1);
-                }
-                json.endArray();
-            } else {
-                single(node, f, path, json, depth);
-            }
-        }
-
-        void single(Node node, FieldDescriptor f, String path, JsonWriter json, int depth) throws IOException {
-            count(depth);
-            if (isNull(node)) {
-                json.nullValue();
-                return;
-            }
-            switch (f.getJavaType()) {
-                case MESSAGE -> wellKnownOrMessage(node, f.getMessageType(), path, json, depth);
-                case ENUM -> enumValue(node, f.getEnumType(), path, json);
-                case BOOLEAN -> bool(node, path, json);
-                case INT, LONG -> integer(node, f.getType(), path, json);
-                case FLOAT, DOUBLE -> decimal(node, path, json);
-                case STRING -> string(node, path, json);
-                case BYTE_STRING -> string(node, path, json);
-                default -> throw new IllegalStateException("unhandled type " + f.getJavaType());
-            }
-        }
-
-        void wellKnownOrMessage(Node node, Descriptor type, String path, JsonWriter json, int depth) throws IOException {
-            switch (type.getFullName()) {
-                case "google.protobuf.Duration" -> {
-                    String s = scalarText(node);
-                    String seconds = s == null ? null : durationSeconds(s);
-                    if (!(node instanceof ScalarNode) || seconds == null) {
-                        error(node, path, "invalid duration " + describe(node)
-                                + " (expected e.g. \"10s\", \"500ms\", \"5m\", \"1h30m\")");
-                        json.nullValue();
-                    } else {
-                        json.value(seconds);
+                    Object v = element(item, f, b, path + "[" + i++ + "]", depth + 1, "a list item");
+                    if (v != null) {
+                        b.addRepeatedField(f, v);
                     }
                 }
-                case "google.protobuf.Timestamp", "google.protobuf.FieldMask" -> string(node, path, json);
+            } else {
+                Object v = single(node, f, b, path, depth);
+                if (v != null) {
+                    b.setField(f, v);
+                }
+            }
+        }
+
+        /** A list item or map value: null only where the type is {@code google.protobuf.Value}. */
+        private Object element(Node node, FieldDescriptor f, Message.Builder parent, String path, int depth, String what) {
+            if (isNull(node)) {
+                count(depth);
+                if (isValue(f)) {
+                    return NULL_VALUE;
+                }
+                error(node, path, what + " cannot be null");
+                return null;
+            }
+            return single(node, f, parent, path, depth);
+        }
+
+        /** Map keys are text in YAML as in JSON; a non-string key type reads it as that type. */
+        private Object mapKey(Node node, String key, FieldDescriptor keyField, String path) {
+            return switch (keyField.getJavaType()) {
+                case STRING -> key;
+                case BOOLEAN -> switch (key) {
+                    case "true" -> Boolean.TRUE;
+                    case "false" -> Boolean.FALSE;
+                    default -> {
+                        error(node, path, "map key must be true or false, got \"" + key + "\"");
+                        yield null;
+                    }
+                };
+                case INT, LONG -> integer(node, key, keyField.getType(), path);
+                default -> throw new IllegalStateException("protobuf has no " + keyField.getJavaType() + " map keys");
+            };
+        }
+
+        /**
+         * One value of {@code f}'s type, or null after reporting why it does not fit.
+         * {@code parent} makes the builder of a nested message.
+         */
+        Object single(Node node, FieldDescriptor f, Message.Builder parent, String path, int depth) {
+            count(depth);
+            return switch (f.getJavaType()) {
+                case MESSAGE -> wellKnownOrMessage(node, f, parent, path, depth);
+                case ENUM -> enumValue(node, f.getEnumType(), path);
+                case BOOLEAN -> bool(node, path);
+                case INT, LONG -> wholeNumber(node, f.getType(), path);
+                case FLOAT -> floatValue(node, path);
+                case DOUBLE -> decimal(node, path);
+                case STRING -> string(node, path);
+                case BYTE_STRING -> bytes(node, path);
+            };
+        }
+
+        Object wellKnownOrMessage(Node node, FieldDescriptor f, Message.Builder parent, String path, int depth) {
+            return switch (f.getMessageType().getFullName()) {
+                case "google.protobuf.Duration" -> {
+                    String s = node instanceof ScalarNode ? scalarText(node) : null;
+                    String seconds = s == null ? null : durationSeconds(s);
+                    if (seconds != null) {
+                        try {
+                            yield Durations.parse(seconds);
+                        } catch (ParseException e) {
+                            // beyond Duration's range: reported below
+                        }
+                    }
+                    error(node, path, "invalid duration " + describe(node)
+                            + " (expected e.g. \"10s\", \"500ms\", \"5m\", \"1h30m\")");
+                    yield null;
+                }
+                case "google.protobuf.Timestamp" -> {
+                    String s = string(node, path);
+                    try {
+                        yield s == null ? null : Timestamps.parse(s);
+                    } catch (ParseException e) {
+                        error(node, path, "invalid timestamp \"" + s + "\" (expected RFC 3339, e.g. \"2026-01-01T00:00:00Z\")");
+                        yield null;
+                    }
+                }
+                case "google.protobuf.FieldMask" -> {
+                    String s = string(node, path);
+                    yield s == null ? null : FieldMaskUtil.fromJsonString(s);
+                }
                 case "google.protobuf.Struct" -> {
                     if (!(node instanceof MappingNode)) {
                         error(node, path, "expected an object, got " + describe(node));
-                        json.nullValue();
-                    } else {
-                        untyped(node, path, json, depth);
+                        yield null;
                     }
+                    Value v = untyped(node, path, depth);
+                    yield v == null ? null : v.getStructValue();
                 }
                 case "google.protobuf.ListValue" -> {
                     if (!(node instanceof SequenceNode)) {
                         error(node, path, "expected a list, got " + describe(node));
-                        json.nullValue();
-                    } else {
-                        untyped(node, path, json, depth);
+                        yield null;
                     }
+                    Value v = untyped(node, path, depth);
+                    yield v == null ? null : v.getListValue();
                 }
-                case "google.protobuf.Value" -> untyped(node, path, json, depth);
-                case "google.protobuf.BoolValue" -> bool(node, path, json);
-                case "google.protobuf.Int32Value", "google.protobuf.UInt32Value" ->
-                        integer(node, FieldDescriptor.Type.INT32, path, json);
-                case "google.protobuf.Int64Value", "google.protobuf.UInt64Value" ->
-                        integer(node, FieldDescriptor.Type.INT64, path, json);
-                case "google.protobuf.FloatValue", "google.protobuf.DoubleValue" -> decimal(node, path, json);
-                case "google.protobuf.StringValue", "google.protobuf.BytesValue" -> string(node, path, json);
+                case "google.protobuf.Value" -> untyped(node, path, depth);
+                case "google.protobuf.BoolValue" -> bool(node, path) instanceof Boolean v ? BoolValue.of(v) : null;
+                case "google.protobuf.Int32Value" ->
+                        wholeNumber(node, FieldDescriptor.Type.INT32, path) instanceof Integer v ? Int32Value.of(v) : null;
+                case "google.protobuf.UInt32Value" ->
+                        wholeNumber(node, FieldDescriptor.Type.UINT32, path) instanceof Integer v ? UInt32Value.of(v) : null;
+                case "google.protobuf.Int64Value" ->
+                        wholeNumber(node, FieldDescriptor.Type.INT64, path) instanceof Long v ? Int64Value.of(v) : null;
+                case "google.protobuf.UInt64Value" ->
+                        wholeNumber(node, FieldDescriptor.Type.UINT64, path) instanceof Long v ? UInt64Value.of(v) : null;
+                case "google.protobuf.FloatValue" -> floatValue(node, path) instanceof Float v ? FloatValue.of(v) : null;
+                case "google.protobuf.DoubleValue" -> decimal(node, path) instanceof Double v ? DoubleValue.of(v) : null;
+                case "google.protobuf.StringValue" -> string(node, path) instanceof String v ? StringValue.of(v) : null;
+                case "google.protobuf.BytesValue" -> bytes(node, path) instanceof ByteString v ? BytesValue.of(v) : null;
                 case "google.protobuf.Any" -> {
                     error(node, path, "google.protobuf.Any fields are not supported here");
-                    json.nullValue();
+                    yield null;
                 }
-                default -> message(node, type, path, json, depth);
-            }
+                default -> {
+                    Message.Builder nested = parent.newBuilderForField(f);
+                    message(node, nested, path, depth);
+                    yield nested.build();
+                }
+            };
         }
 
-        void enumValue(Node node, EnumDescriptor type, String path, JsonWriter json) throws IOException {
+        Object enumValue(Node node, EnumDescriptor type, String path) {
             String s = scalarText(node);
-            if (!(node instanceof ScalarNode) || s == null) {
+            if (!(node instanceof ScalarNode scalar) || s == null) {
                 error(node, path, "expected one of " + enumNames(type) + ", got " + describe(node));
-                json.nullValue();
-                return;
+                return null;
             }
-            if (((ScalarNode) node).getTag().equals(Tag.INT)) {
+            if (scalar.getTag().equals(Tag.INT)) {
                 try {
-                    json.value(Integer.parseInt(s));
-                    return;
+                    int number = Integer.parseInt(s);
+                    EnumValueDescriptor v = type.isClosed() ? type.findValueByNumber(number)
+                            : type.findValueByNumberCreatingIfUnknown(number);
+                    if (v != null) {
+                        return v;
+                    }
                 } catch (NumberFormatException e) {
                     // fall through to the name check and its error
                 }
             }
-            if (type.findValueByName(s) == null) {
+            EnumValueDescriptor v = type.findValueByName(s);
+            if (v == null) {
                 error(node, path, "unknown value \"" + s + "\", expected one of " + enumNames(type));
-                json.nullValue();
-                return;
             }
-            json.value(s);
+            return v;
         }
 
         private static String enumNames(EnumDescriptor type) {
-            return type.getValues().stream().map(v -> v.getName()).toList().toString();
+            return type.getValues().stream().map(EnumValueDescriptor::getName).toList().toString();
         }
 
-        void bool(Node node, String path, JsonWriter json) throws IOException {
+        Object bool(Node node, String path) {
             if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
-                json.value(parseBool(s.getValue()));
-            } else if (node instanceof ScalarNode s && (s.getValue().equals("true") || s.getValue().equals("false"))) {
-                json.value(Boolean.parseBoolean(s.getValue())); // quoted "true"
-            } else {
-                error(node, path, "expected true or false, got " + describe(node));
-                json.nullValue();
+                return parseBool(s.getValue());
             }
+            if (node instanceof ScalarNode s && (s.getValue().equals("true") || s.getValue().equals("false"))) {
+                return Boolean.parseBoolean(s.getValue()); // quoted "true"
+            }
+            error(node, path, "expected true or false, got " + describe(node));
+            return null;
         }
 
-        void integer(Node node, FieldDescriptor.Type type, String path, JsonWriter json) throws IOException {
-            BigInteger v = null;
-            if (node instanceof ScalarNode s) {
-                v = parseInteger(s.getValue());
-            }
+        /** A whole number of a protobuf integer type, as the Java value protobuf stores for it (unsigned as bits). */
+        Object wholeNumber(Node node, FieldDescriptor.Type type, String path) {
+            BigInteger v = node instanceof ScalarNode s ? parseInteger(s.getValue()) : null;
             if (v == null) {
                 error(node, path, "expected a whole number, got " + describe(node));
-                json.nullValue();
-                return;
+                return null;
             }
+            return inRange(node, v, type, path);
+        }
+
+        private Object integer(Node node, String text, FieldDescriptor.Type type, String path) {
+            BigInteger v = parseInteger(text);
+            if (v == null) {
+                error(node, path, "expected a whole number, got \"" + text + "\"");
+                return null;
+            }
+            return inRange(node, v, type, path);
+        }
+
+        private Object inRange(Node node, BigInteger v, FieldDescriptor.Type type, String path) {
             BigInteger min;
             BigInteger max;
+            boolean wide;
             switch (type) {
                 case INT32, SINT32, SFIXED32 -> {
                     min = BigInteger.valueOf(Integer.MIN_VALUE);
                     max = BigInteger.valueOf(Integer.MAX_VALUE);
+                    wide = false;
                 }
                 case UINT32, FIXED32 -> {
                     min = BigInteger.ZERO;
                     max = BigInteger.valueOf(0xFFFFFFFFL);
+                    wide = false;
                 }
                 case UINT64, FIXED64 -> {
                     min = BigInteger.ZERO;
                     max = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+                    wide = true;
                 }
                 default -> {
                     min = BigInteger.valueOf(Long.MIN_VALUE);
                     max = BigInteger.valueOf(Long.MAX_VALUE);
+                    wide = true;
                 }
             }
             if (v.compareTo(min) < 0 || v.compareTo(max) > 0) {
                 error(node, path, "number " + v + " is out of range [" + min + ", " + max + "]");
-                json.nullValue();
-                return;
+                return null;
             }
-            json.value(v);
+            return wide ? (Object) v.longValue() : (Object) v.intValue();
         }
 
-        void decimal(Node node, String path, JsonWriter json) throws IOException {
+        Object floatValue(Node node, String path) {
+            if (!(decimal(node, path) instanceof Double d)) {
+                return null;
+            }
+            if (Double.isFinite(d) && Math.abs(d) > Float.MAX_VALUE) {
+                error(node, path, "number " + scalarText(node) + " is out of range for a float");
+                return null;
+            }
+            return d.floatValue();
+        }
+
+        Object decimal(Node node, String path) {
             if (node instanceof ScalarNode s && (s.getTag().equals(Tag.INT) || s.getTag().equals(Tag.FLOAT)
                     || s.getTag().equals(Tag.STR))) {
                 String v = s.getValue().replace("_", "");
                 try {
                     double d = switch (v.toLowerCase(java.util.Locale.ROOT)) {
-                        case ".inf", "+.inf" -> Double.POSITIVE_INFINITY;
-                        case "-.inf" -> Double.NEGATIVE_INFINITY;
-                        case ".nan" -> Double.NaN;
-                        default -> Double.parseDouble(v);
+                        case ".inf", "+.inf", "infinity" -> Double.POSITIVE_INFINITY;
+                        case "-.inf", "-infinity" -> Double.NEGATIVE_INFINITY;
+                        case ".nan", "nan" -> Double.NaN;
+                        default -> new BigDecimal(v).doubleValue();
                     };
-                    if (Double.isNaN(d) || Double.isInfinite(d)) {
-                        json.value(Double.isNaN(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
-                    } else {
-                        json.value(new BigDecimal(v));
+                    if (Double.isInfinite(d) && !v.toLowerCase(java.util.Locale.ROOT).contains("inf")) {
+                        error(node, path, "number " + v + " is out of range for a double");
+                        return null;
                     }
-                    return;
+                    return d;
                 } catch (NumberFormatException e) {
                     // reported below
                 }
             }
             error(node, path, "expected a number, got " + describe(node));
-            json.nullValue();
+            return null;
         }
 
-        void string(Node node, String path, JsonWriter json) throws IOException {
+        String string(Node node, String path) {
             if (node instanceof ScalarNode s && (s.getTag().equals(Tag.STR) || s.getTag().equals(Tag.TIMESTAMP)
                     || s.getTag().equals(Tag.BINARY))) {
-                json.value(s.getValue());
-            } else {
-                error(node, path, "expected a string, got " + describe(node)
-                        + (node instanceof ScalarNode ? " (quote it to make it a string)" : ""));
-                json.nullValue();
+                return s.getValue();
+            }
+            error(node, path, "expected a string, got " + describe(node)
+                    + (node instanceof ScalarNode ? " (quote it to make it a string)" : ""));
+            return null;
+        }
+
+        /** Bytes are base64 text, as in protobuf's JSON (standard or URL-safe alphabet). */
+        Object bytes(Node node, String path) {
+            String s = string(node, path);
+            if (s == null) {
+                return null;
+            }
+            String text = s.replaceAll("\\s", "");
+            try {
+                return ByteString.copyFrom(Base64.getDecoder().decode(text));
+            } catch (IllegalArgumentException e) {
+                try {
+                    return ByteString.copyFrom(Base64.getUrlDecoder().decode(text));
+                } catch (IllegalArgumentException e2) {
+                    error(node, path, "expected base64 text, got " + describe(node));
+                    return null;
+                }
             }
         }
 
-        /** Schema-less conversion (Struct, Value, metadata). */
-        void untyped(Node node, String path, JsonWriter json, int depth) throws IOException {
+        /** Schema-less content (Struct, Value, ListValue): numbers become doubles, as in protobuf's JSON. */
+        Value untyped(Node node, String path, int depth) {
             count(depth);
             if (node instanceof MappingNode map) {
-                java.util.Set<String> keys = new java.util.HashSet<>();
-                json.beginObject();
+                Struct.Builder struct = Struct.newBuilder();
+                Set<String> keys = new HashSet<>();
                 for (NodeTuple t : map.getValue()) {
                     String key = scalarText(t.getKeyNode());
                     if (key == null) {
                         error(t.getKeyNode(), path, "keys must be scalars");
                         continue;
                     }
+                    String keyPath = path.isEmpty() ? key : path + "." + key;
                     if (!keys.add(key)) {
-                        error(t.getKeyNode(), path.isEmpty() ? key : path + "." + key, "duplicate key \"" + key + "\"");
+                        error(t.getKeyNode(), keyPath, "duplicate key \"" + key + "\"");
                         continue;
                     }
-                    json.name(key);
-                    untyped(t.getValueNode(), path.isEmpty() ? key : path + "." + key, json, depth + 1);
+                    Value v = untyped(t.getValueNode(), keyPath, depth + 1);
+                    if (v != null) {
+                        struct.putFields(key, v);
+                    }
                 }
-                json.endObject();
-            } else if (node instanceof SequenceNode seq) {
-                json.beginArray();
+                return Value.newBuilder().setStructValue(struct).build();
+            }
+            if (node instanceof SequenceNode seq) {
+                ListValue.Builder list = ListValue.newBuilder();
                 int i = 0;
                 for (Node item : seq.getValue()) {
-                    untyped(item, path + "[" + i++ + "]", json, depth + 1);
-                }
-                json.endArray();
-            } else {
-                ScalarNode s = (ScalarNode) node;
-                Tag tag = s.getTag();
-                if (tag.equals(Tag.NULL)) {
-                    json.nullValue();
-                } else if (tag.equals(Tag.BOOL)) {
-                    json.value(parseBool(s.getValue()));
-                } else if (tag.equals(Tag.INT) && parseInteger(s.getValue()) != null) {
-                    json.value(parseInteger(s.getValue()));
-                } else if (tag.equals(Tag.FLOAT)) {
-                    try {
-                        json.value(new BigDecimal(s.getValue().replace("_", "")));
-                    } catch (NumberFormatException e) {
-                        json.value(s.getValue()); // .inf / .nan have no JSON number form
+                    Value v = untyped(item, path + "[" + i++ + "]", depth + 1);
+                    if (v != null) {
+                        list.addValues(v);
                     }
-                } else {
-                    json.value(s.getValue());
+                }
+                return Value.newBuilder().setListValue(list).build();
+            }
+            ScalarNode s = (ScalarNode) node;
+            Tag tag = s.getTag();
+            if (tag.equals(Tag.NULL)) {
+                return NULL_VALUE;
+            }
+            if (tag.equals(Tag.BOOL)) {
+                return Value.newBuilder().setBoolValue(parseBool(s.getValue())).build();
+            }
+            if (tag.equals(Tag.INT) && parseInteger(s.getValue()) instanceof BigInteger i) {
+                return Value.newBuilder().setNumberValue(i.doubleValue()).build();
+            }
+            if (tag.equals(Tag.FLOAT)) {
+                try {
+                    return Value.newBuilder().setNumberValue(new BigDecimal(s.getValue().replace("_", "")).doubleValue())
+                            .build();
+                } catch (NumberFormatException e) {
+                    // .inf / .nan have no JSON number form: kept as their text
                 }
             }
+            return Value.newBuilder().setStringValue(s.getValue()).build();
         }
+    }
+
+    private static final Value NULL_VALUE = Value.newBuilder().setNullValue(NullValue.NULL_VALUE).build();
+
+    private static boolean isValue(FieldDescriptor f) {
+        return f.getJavaType() == FieldDescriptor.JavaType.MESSAGE
+                && f.getMessageType().getFullName().equals("google.protobuf.Value");
     }
 
     /**
