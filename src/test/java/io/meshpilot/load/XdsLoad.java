@@ -151,7 +151,8 @@ public final class XdsLoad {
                 + (asyncProfiler == null ? ".jfr" : ".collapsed"));
         if (recording != null) {
             if (asyncProfiler == null) {
-                jcmd(server.pid(), "JFR.start", "name=fanout", "settings=profile");
+                // every JIT compilation, however short: what the compiler threads spend the window on
+                jcmd(server.pid(), "JFR.start", "name=fanout", "settings=profile", "+jdk.Compilation#threshold=0ms");
             } else {
                 // quoted: jcmd would read an argument with "=" as one of its own options
                 jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
@@ -293,8 +294,8 @@ public final class XdsLoad {
         if (mp.warm().change() != mp.cold().change()) {
             compareFanout("change " + mp.warm().change() + ", both servers warm", mp.warm(), jcp.warm());
         }
-        System.out.println("  MeshPilot's fan-out clock starts at the file rewrite (includes its file watch, 100 ms file "
-                + "debounce, parse and 100 ms push debounce), java-control-plane's when the tool sends `change` "
+        System.out.println("  MeshPilot's fan-out clock starts at the file rewrite (an atomic rename: includes its file "
+                + "watch, parse, registry and 100 ms push debounce), java-control-plane's when the tool sends `change` "
                 + "(a new snapshot)");
         System.out.printf("server CPU seconds (less disturbed by a busy machine than wall time): complete config "
                         + "%.1f vs %.1f (ratio %.2f)%n", mp.cpuComplete(), jcp.cpuComplete(),
@@ -443,7 +444,7 @@ public final class XdsLoad {
 
         @Override
         public String changeNote() {
-            return "from the file rewrite: includes the file watch and the 100 ms PILOT_DEBOUNCE_AFTER";
+            return "from the file rewrite: includes the file watch, parse and the 100 ms PILOT_DEBOUNCE_AFTER";
         }
 
         @Override

@@ -20,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -50,7 +51,10 @@ import java.util.stream.Stream;
  */
 public final class FileConfigSource implements ConfigStoreController, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FileConfigSource.class.getName());
+    /** Quiet time after a config file was written in place, before it is read. */
     static final Duration DEBOUNCE = Duration.ofMillis(100);
+    /** Quiet time after files were only created, renamed or deleted (whole files). */
+    static final Duration SETTLE = Duration.ofMillis(10);
     static final Duration POLL = Duration.ofSeconds(2);
 
     /** What one file held when last read; {@code reusable}: its clean documents by text (see ConfigParser). */
@@ -282,13 +286,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                     Thread.sleep(POLL.toMillis());
                 }
                 if (key != null) {
-                    key.pollEvents();
-                    key.reset();
-                    WatchKey more;
-                    while ((more = watch.poll(DEBOUNCE.toMillis(), TimeUnit.MILLISECONDS)) != null) {
-                        more.pollEvents();
-                        more.reset();
-                    }
+                    settle(key);
                     registerTree(); // directories created since
                 }
                 long t0 = System.nanoTime();
@@ -304,6 +302,37 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                 LOG.log(Level.WARNING, "config dir watch: " + e.getMessage());
             }
         }
+    }
+
+    /**
+     * Waits until the burst of changes that {@code first} opened is over. A config file written
+     * in place (modified) may be read half-written, so that waits for {@link #DEBOUNCE} without
+     * events. Files only created, renamed into place or deleted are whole: an atomic replace (a
+     * temp file renamed over the old one, as Kubernetes volume updates and careful tools do)
+     * waits {@link #SETTLE}, enough to collect the rename's own events. A new file still being
+     * written has no objects to lose; its writes are modifications and wait again.
+     */
+    private void settle(WatchKey first) throws InterruptedException {
+        boolean inPlace = drain(first);
+        WatchKey more;
+        while ((more = watch.poll((inPlace ? DEBOUNCE : SETTLE).toMillis(), TimeUnit.MILLISECONDS)) != null) {
+            inPlace |= drain(more);
+        }
+    }
+
+    /** Takes a key's events; whether any was a config file modified in place (or events were lost). */
+    private static boolean drain(WatchKey key) {
+        boolean inPlace = false;
+        for (WatchEvent<?> e : key.pollEvents()) {
+            if (e.kind() == StandardWatchEventKinds.OVERFLOW) {
+                inPlace = true;
+            } else if (e.kind() == StandardWatchEventKinds.ENTRY_MODIFY && e.context() instanceof Path name
+                    && isConfigFile(name)) {
+                inPlace = true;
+            }
+        }
+        key.reset();
+        return inPlace;
     }
 
     @Override

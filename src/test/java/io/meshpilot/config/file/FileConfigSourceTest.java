@@ -156,6 +156,31 @@ class FileConfigSourceTest {
     }
 
     @Test
+    void aFileWrittenInPlaceIsReadOnlyOnceTheWritesPause() throws Exception {
+        Path f = dir.resolve("routes.yaml");
+        Files.writeString(f, vs("a", "a.example.com") + "---\n" + vs("b", "b.example.com"));
+        run();
+        // rewritten in place in two writes with a pause shorter than the quiet time: a read in
+        // between would find only "a" and delete "b"
+        try (var out = Files.newBufferedWriter(f)) {
+            out.write(vs("a", "a2.example.com") + "---\n");
+            out.flush();
+            Thread.sleep(FileConfigSource.DEBOUNCE.toMillis() / 3);
+            out.write(vs("b", "b.example.com"));
+        }
+        ConfigEvent update = next();
+        assertEquals(ConfigEvent.Type.UPDATE, update.type());
+        assertEquals("a2.example.com", host(update.current()));
+        // a later, atomic change shows every event of the first one has arrived: "b" was never deleted
+        Path tmp = dir.resolve(".routes.tmp");
+        Files.writeString(tmp, vs("a", "a3.example.com") + "---\n" + vs("b", "b.example.com"));
+        Files.move(tmp, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        ConfigEvent last = next();
+        assertEquals("a3.example.com", host(last.current()));
+        assertEquals(List.of(), List.copyOf(events), "nothing but the two updates of a");
+    }
+
+    @Test
     void aFilesObjectsChangeAsASet() throws Exception {
         Path f = dir.resolve("set.yaml");
         Files.writeString(f, vs("a", "a.example.com") + "---\n" + vs("b", "b.example.com"));
