@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Both gRPC transports serve the same services on 15010 (plaintext) and 15012 (TLS with the
  * serving certificate): the standard health service answers SERVING, and the peer seam
- * reports listener, TLS state and the client's certificate the same way.
+ * reports listener, TLS state and the client's certificate the same way. Responses are not
+ * compressed, as istiod's are not, although grpc-java's client offers gzip.
  */
 class GrpcTransportTest {
 
@@ -34,7 +35,9 @@ class GrpcTransportTest {
             int plain = server.ports().get("grpc");
             int secure = server.ports().get("grpc-secure");
 
-            ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", plain).usePlaintext().build();
+            java.util.List<String> encodings = new java.util.concurrent.CopyOnWriteArrayList<>();
+            ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", plain).usePlaintext()
+                    .intercept(responseEncodings(encodings)).build();
             // TLS: trust the serving certificate's chain (it ends at the CA root), and present it
             // as the client certificate too: the server trusts what chains to its root.
             ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", secure)
@@ -58,6 +61,7 @@ class GrpcTransportTest {
                 String plainPeer = ClientCalls.blockingUnaryCall(plaintext, PeerEchoService.WHO,
                         io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
                 assertTrue(plainPeer.startsWith("grpc|secure=false|certs=0|remote=/127.0.0.1:"), plainPeer);
+                assertEquals(java.util.List.of("identity", "identity"), encodings, transport);
                 String tlsPeer = ClientCalls.blockingUnaryCall(tls, PeerEchoService.WHO,
                         io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
                 // the client's chain as sent: istiod's leaf (empty subject, names in SANs, as istiod) and the root
@@ -67,5 +71,29 @@ class GrpcTransportTest {
                 tls.shutdownNow();
             }
         }
+    }
+
+    /** Records each response's {@code grpc-encoding} header ("identity" when there is none). */
+    private static io.grpc.ClientInterceptor responseEncodings(java.util.List<String> into) {
+        io.grpc.Metadata.Key<String> encoding = io.grpc.Metadata.Key.of("grpc-encoding", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+        return new io.grpc.ClientInterceptor() {
+            @Override
+            public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method,
+                                                                 io.grpc.CallOptions options, io.grpc.Channel next) {
+                return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                    @Override
+                    public void start(Listener<R> listener, io.grpc.Metadata headers) {
+                        super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                            @Override
+                            public void onHeaders(io.grpc.Metadata responseHeaders) {
+                                String e = responseHeaders.get(encoding);
+                                into.add(e == null ? "identity" : e);
+                                super.onHeaders(responseHeaders);
+                            }
+                        }, headers);
+                    }
+                };
+            }
+        };
     }
 }
