@@ -74,7 +74,27 @@ class ConfigParserReuseTest {
         assertEquals(1, YamlDocuments.split("----\na: 1\n").size(), "four dashes start no document");
         assertNull(YamlDocuments.split("%YAML 1.1\n---\na: 1\n"));
         assertNull(YamlDocuments.split("a: 1\n...\n---\nb: 2\n"));
+        assertNull(YamlDocuments.split("a: 1\r---\nb: 2\n"), "a line break the splitter does not count");
+        assertEquals(2, YamlDocuments.split("a: 1\r\n---\r\nb: 2\r\n").size());
         assertEquals(List.of(new YamlDocuments.Part(0, "")), YamlDocuments.split(""));
+    }
+
+    @Test
+    void theAliasLimitCountsOverTheWholeFile() {
+        // each document alone stays under SnakeYAML's limit of aliases; the file does not
+        StringBuilder file = new StringBuilder();
+        for (int d = 0; d < 3; d++) {
+            file.append("apiVersion: networking.istio.io/v1\nkind: WorkloadEntry\nmetadata: {name: w").append(d)
+                    .append("}\nspec:\n  address: 10.0.0.1\n  labels: &l {a: b}\n");
+            for (int i = 0; i < 20; i++) {
+                file.append("  x").append(i).append(": [*l]\n");
+            }
+            file.append("---\n");
+        }
+        assertNull(YamlDocuments.split(file.toString()), "a stream with anchors is parsed whole");
+        ConfigParser.Result r = parser.parse("f.yaml", file.toString());
+        assertTrue(r.unreadable(), r.errors().toString());
+        assertTrue(r.errors().get(0).reason().contains("aliases"), r.errors().toString());
     }
 
     @Test

@@ -643,15 +643,16 @@ public final class XdsLoad {
          * several: a server may push a partial or intermediate EDS first).
          */
         void expectPort(int port, CountDownLatch latch) {
-            // set up before a change is made, while this proxy's EDS is idle: the previous change has landed
-            fanoutCounted.set(false);
-            updatedMs = -1;
-            updateStart = System.nanoTime();
+            // set up before a change is made, while this proxy's EDS is idle: the previous change has
+            // landed. The new latch first, so that a stream failing meanwhile counts it down
+            updated = latch;
             expectedPort = port;
             BitSet all = new BitSet(services);
             all.set(0, services);
             pending = all;
-            updated = latch;
+            updateStart = System.nanoTime();
+            updatedMs = -1;
+            fanoutCounted.set(false);
             if (failure != null && fanoutCounted.compareAndSet(false, true)) {
                 latch.countDown();
             }
@@ -659,7 +660,7 @@ public final class XdsLoad {
 
         /** Whether an assignment has all its endpoints, each on a port from the expected one. */
         private boolean moved(Ports p) {
-            return p.count == endpoints && p.min == expectedPort;
+            return p.count == endpoints && p.min == expectedPort && p.max == expectedPort + endpoints - 1;
         }
 
         private void handle(DiscoveryResponse r) {
@@ -764,6 +765,7 @@ public final class XdsLoad {
         String cluster = "";
         int count;
         int min = Integer.MAX_VALUE;
+        int max = Integer.MIN_VALUE;
 
         static Ports of(ByteString cla) throws java.io.IOException {
             Ports p = new Ports();
@@ -780,7 +782,9 @@ public final class XdsLoad {
                 } else if (field == PORT_PATH[depth] && depth == PORT_PATH.length - 1
                         && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
                     count++;
-                    min = Math.min(min, in.readUInt32());
+                    int port = in.readUInt32();
+                    min = Math.min(min, port);
+                    max = Math.max(max, port);
                 } else if (field == PORT_PATH[depth] && depth < PORT_PATH.length - 1
                         && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                     int limit = in.pushLimit(in.readRawVarint32());

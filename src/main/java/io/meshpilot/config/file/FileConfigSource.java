@@ -305,12 +305,14 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     }
 
     /**
-     * Waits until the burst of changes that {@code first} opened is over. A config file written
-     * in place (modified) may be read half-written, so that waits for {@link #DEBOUNCE} without
-     * events. Files only created, renamed into place or deleted are whole: an atomic replace (a
-     * temp file renamed over the old one, as Kubernetes volume updates and careful tools do)
-     * waits {@link #SETTLE}, enough to collect the rename's own events. A new file still being
-     * written has no objects to lose; its writes are modifications and wait again.
+     * Waits until the burst of changes that {@code first} opened is over. The quick path
+     * ({@link #SETTLE}, enough to collect a rename's own events) is for bursts that only put
+     * whole config files into place: an atomic replace (a hidden temp file renamed over the
+     * old one, as Kubernetes volume updates and careful tools do) shows as the config file
+     * created and hidden files changing. Anything else waits for {@link #DEBOUNCE} without
+     * events: a config file written in place (it may be read half-written), one deleted (it may
+     * be about to be written again: an editor's save, {@code rm} then {@code cp}), and a new
+     * directory or other name (a copy of a tree whose files are still being written).
      */
     private void settle(WatchKey first) throws InterruptedException {
         boolean inPlace = drain(first);
@@ -320,15 +322,18 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         }
     }
 
-    /** Takes a key's events; whether any was a config file modified in place (or events were lost). */
+    /** Takes a key's events; whether any needs the long wait (see {@link #settle}), or events were lost. */
     private static boolean drain(WatchKey key) {
         boolean inPlace = false;
         for (WatchEvent<?> e : key.pollEvents()) {
-            if (e.kind() == StandardWatchEventKinds.OVERFLOW) {
+            if (!(e.context() instanceof Path name) || e.kind() == StandardWatchEventKinds.OVERFLOW) {
                 inPlace = true;
-            } else if (e.kind() == StandardWatchEventKinds.ENTRY_MODIFY && e.context() instanceof Path name
-                    && isConfigFile(name)) {
-                inPlace = true;
+            } else if (isConfigFile(name)) {
+                inPlace |= e.kind() != StandardWatchEventKinds.ENTRY_CREATE;
+            } else {
+                // hidden names (temp files, Kubernetes' ..data) are not read; a directory or
+                // other new name may be a tree still being copied
+                inPlace |= !name.getFileName().toString().startsWith(".") && e.kind() == StandardWatchEventKinds.ENTRY_CREATE;
             }
         }
         key.reset();

@@ -137,6 +137,7 @@ public final class ProtoYamlBinder {
             Descriptor type = b.getDescriptorForType();
             Map<OneofDescriptor, String> oneofSeen = null;
             Set<String> keys = new HashSet<>();
+            Map<FieldDescriptor, String> fieldsSeen = new HashMap<>();
             for (NodeTuple t : map.getValue()) {
                 String key = scalarText(t.getKeyNode());
                 if (key == null) {
@@ -154,6 +155,12 @@ public final class ProtoYamlBinder {
                 }
                 if (f == null) {
                     error(t.getKeyNode(), fieldPath, "unknown field \"" + key + "\" in " + type.getFullName());
+                    continue;
+                }
+                String sameField = fieldsSeen.putIfAbsent(f, key);
+                if (sameField != null) {
+                    // exportTo and export_to are one field: protobuf's JSON reading rejects it twice
+                    error(t.getKeyNode(), fieldPath, "\"" + sameField + "\" and \"" + key + "\" are the same field");
                     continue;
                 }
                 OneofDescriptor oneof = f.getRealContainingOneof();
@@ -259,7 +266,7 @@ public final class ProtoYamlBinder {
                         yield null;
                     }
                 };
-                case INT, LONG -> integer(node, key, keyField.getType(), path);
+                case INT, LONG -> decimalKey(node, key, keyField.getType(), path);
                 default -> throw new IllegalStateException("protobuf has no " + keyField.getJavaType() + " map keys");
             };
         }
@@ -403,10 +410,16 @@ public final class ProtoYamlBinder {
             return inRange(node, v, type, path);
         }
 
-        private Object integer(Node node, String text, FieldDescriptor.Type type, String path) {
-            BigInteger v = parseInteger(text);
+        /** An integer map key: map keys are text, read as plain decimal (as protobuf's JSON reading does). */
+        private Object decimalKey(Node node, String text, FieldDescriptor.Type type, String path) {
+            BigInteger v;
+            try {
+                v = text.matches("[-+]?\\d+") ? new BigInteger(text) : null;
+            } catch (NumberFormatException e) {
+                v = null;
+            }
             if (v == null) {
-                error(node, path, "expected a whole number, got \"" + text + "\"");
+                error(node, path, "map key must be a whole number, got \"" + text + "\"");
                 return null;
             }
             return inRange(node, v, type, path);
@@ -496,7 +509,7 @@ public final class ProtoYamlBinder {
             if (s == null) {
                 return null;
             }
-            String text = s.replaceAll("\\s", "");
+            String text = s.replace("\r", "").replace("\n", ""); // line breaks only, as Go's decoder
             try {
                 return ByteString.copyFrom(Base64.getDecoder().decode(text));
             } catch (IllegalArgumentException e) {

@@ -165,7 +165,8 @@ class FileConfigSourceTest {
         try (var out = Files.newBufferedWriter(f)) {
             out.write(vs("a", "a2.example.com") + "---\n");
             out.flush();
-            Thread.sleep(FileConfigSource.DEBOUNCE.toMillis() / 3);
+            // longer than the quick path's wait, well within the long one (room for a busy machine)
+            Thread.sleep(FileConfigSource.SETTLE.toMillis() + 15);
             out.write(vs("b", "b.example.com"));
         }
         ConfigEvent update = next();

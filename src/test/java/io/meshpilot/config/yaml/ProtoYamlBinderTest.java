@@ -141,6 +141,26 @@ class ProtoYamlBinderTest {
     }
 
     @Test
+    void aFieldNamedTwiceUnderItsTwoNamesIsRejected() {
+        YamlBindingException e = assertThrows(YamlBindingException.class, () -> binder.bind("t",
+                node("exportTo: [a]\nexport_to: [b]"), VirtualService.newBuilder()));
+        assertEquals("export_to", e.first().path());
+        assertEquals("\"exportTo\" and \"export_to\" are the same field", e.first().reason());
+    }
+
+    @Test
+    void integerMapKeysAreDecimalTextAsInProtobufJson() throws Exception {
+        io.meshpilot.api.security.v1beta1.PeerAuthentication.Builder b =
+                io.meshpilot.api.security.v1beta1.PeerAuthentication.newBuilder();
+        binder.bind("t", node("portLevelMtls: {\"010\": {mode: STRICT}, 8080: {mode: DISABLE}}"), b);
+        assertEquals(java.util.Set.of(10, 8080), b.getPortLevelMtlsMap().keySet());
+        YamlBindingException e = assertThrows(YamlBindingException.class, () -> binder.bind("t",
+                node("portLevelMtls: {\"0x50\": {mode: STRICT}}"),
+                io.meshpilot.api.security.v1beta1.PeerAuthentication.newBuilder()));
+        assertEquals("map key must be a whole number, got \"0x50\"", e.first().reason());
+    }
+
+    @Test
     void structsKeepNumbersAsDoublesAndNullsAsNull() throws Exception {
         Struct s = ProtoYamlBinder.toStruct(node("{a: 1, b: [true, ~, x], c: {d: 2.5}}"));
         Struct.Builder expected = Struct.newBuilder();
