@@ -650,8 +650,7 @@ public final class XdsLoad {
             BitSet all = new BitSet(services);
             all.set(0, services);
             pending = all;
-            updateStart = System.nanoTime();
-            updatedMs = -1;
+            updatedMs = -1; // the clock (updateStart) is set when the change is made
             fanoutCounted.set(false);
             if (failure != null && fanoutCounted.compareAndSet(false, true)) {
                 latch.countDown();
