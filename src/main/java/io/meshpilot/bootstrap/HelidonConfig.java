@@ -68,11 +68,12 @@ final class HelidonConfig {
         // grpc-java's inbound limit (4 MiB) instead of Helidon's 2 MiB, so both transports take
         // the same messages; above it Helidon 4.4 cancels the call without sending a status
         c.put("server.sockets." + index + ".protocols.grpc.max-read-buffer-size", Integer.toString(GRPC_MAX_MESSAGE));
-        // Helidon gzips every response to a client that accepts gzip (grpc-java's clients do;
-        // istiod does not compress). That is most of the server's CPU in an xDS fan-out, but
-        // with it off (protocols.grpc.enable-compression=false) 2,000 proxies' initial configs
-        // outgrew a 2 GiB heap on Helidon 4.4 (cause not found yet; docs/PERFORMANCE.md), so
-        // Helidon keeps its default and the Netty transport is the fast one for now
+        // Helidon gzips every response to a client that accepts gzip (grpc-java's clients
+        // do; Envoy does not, and istiod never compresses). Off, grpc-java clients would get
+        // what Envoy gets, but in the load tool (100 streams per connection, responses of
+        // 300-700 KB) Helidon 4.4 then sent malformed HTTP/2 frames now and then
+        // (docs/PERFORMANCE.md), so the default stays. HelidonResponseMemory bounds what
+        // uncompressed responses hold.
     }
 
     private static void socket(Map<String, String> c, int index, String name, ListenAddress address,

@@ -18,6 +18,7 @@ public final class HelidonGrpcTransport implements GrpcTransport {
     private final ServerCdiExtension server;
     private final GrpcServices services;
     private final PilotArgs args;
+    private final HelidonResponseMemory responseMemory = HelidonResponseMemory.forThisHeap();
 
     public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, PilotArgs args) {
         this.server = server;
@@ -40,8 +41,9 @@ public final class HelidonGrpcTransport implements GrpcTransport {
 
     private GrpcRouting.Builder routing(String listener, boolean secure) {
         GrpcRouting.Builder b = GrpcRouting.builder();
-        // grpc-java runs the last-added interceptor first: peer info, then call accounting.
-        b.intercept(new ServerInterceptor[] {services.activeCalls(), PeerInterceptors.helidon(
+        // Helidon runs them in this order (the first is handed Helidon's own call, which
+        // response memory needs): response memory, call accounting, peer info.
+        b.intercept(new ServerInterceptor[] {responseMemory, services.activeCalls(), PeerInterceptors.helidon(
                 ListenerNames.display(listener), args.keepalive().interval(), args.keepalive().timeout())});
         for (ServerServiceDefinition def : services.servicesFor(secure)) {
             b.service(def);

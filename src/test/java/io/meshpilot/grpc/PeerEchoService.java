@@ -28,6 +28,13 @@ public class PeerEchoService {
             .setRequestMarshaller(new Utf8())
             .setResponseMarshaller(new Utf8())
             .build();
+    /** Answers a string of as many 'x' as the request's decimal number: a response of a chosen size. */
+    public static final MethodDescriptor<String, String> PAD = MethodDescriptor.<String, String>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("meshpilot.test.PeerEcho/Pad")
+            .setRequestMarshaller(new Utf8())
+            .setResponseMarshaller(new Utf8())
+            .build();
 
     @Inject
     GrpcServices services;
@@ -40,6 +47,10 @@ public class PeerEchoService {
                             + (p.certificates().isEmpty() ? "" : "|" + p.certificates().get(0).getSubjectX500Principal().getName())
                             + "|remote=" + p.remoteAddress()).orElse("no peer");
                     out.onNext(answer);
+                    out.onCompleted();
+                }))
+                .addMethod(PAD, ServerCalls.asyncUnaryCall((req, out) -> {
+                    out.onNext("x".repeat(Integer.parseInt(req)));
                     out.onCompleted();
                 }))
                 .build(), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
