@@ -46,8 +46,8 @@ import java.util.regex.Pattern;
 /**
  * The xDS load tool ({@code bin/load}): starts MeshPilot as its own process with generated
  * config (S ServiceEntries x E WorkloadEntries), connects N simulated Envoy-like proxies
- * (state of the world: wildcard CDS, then EDS for every cluster it lists, ACKing every
- * response), and reports: time until every proxy has a complete config; after an endpoint
+ * (each on its own connection and not offering gzip, as Envoy; state of the world: wildcard
+ * CDS, then EDS for every cluster it lists, ACKing every response), and reports: time until every proxy has a complete config; after an endpoint
  * change in every service, time until every proxy has the new EDS; bytes sent; NACKs and
  * failed streams; the server's heap per connected proxy (after a GC, via jcmd). Then, unless
  * {@code --compare false}, the same proxies against java-control-plane ({@link JcpServer}:
@@ -55,6 +55,7 @@ import java.util.regex.Pattern;
  * process with the same JVM flags), and a side-by-side summary against the issue's targets.
  */
 public final class XdsLoad {
+    private static final AtomicBoolean ACCEPT_GZIP = new AtomicBoolean();
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
     static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 
@@ -66,8 +67,14 @@ public final class XdsLoad {
         boolean compare = !"false".equals(strArg(argv, "--compare", "true"));
         String profile = strArg(argv, "--profileFanout", null);
         int changes = Math.max(1, intArg(argv, "--changes", 3));
-        System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s%n", proxies, services,
-                endpoints, transport);
+        // Like Envoy sidecars by default: one connection per proxy, gzip not offered. Earlier
+        // runs put 100 streams on a connection and offered gzip as grpc-java's client does
+        // (Helidon then compresses every response): --streamsPerConnection 100 --acceptGzip true
+        int perConnection = Math.max(1, intArg(argv, "--streamsPerConnection", 1));
+        ACCEPT_GZIP.set("true".equals(strArg(argv, "--acceptGzip", "false")));
+        System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s, %d streams per connection, "
+                + "gzip %s%n", proxies, services, endpoints, transport, perConnection,
+                ACCEPT_GZIP.get() ? "accepted" : "not accepted");
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
         // server, so that neither measured server meets a cold client
         // with the same size and phases as the measured runs: a 200-proxy warm-up left the
@@ -78,7 +85,7 @@ public final class XdsLoad {
             java.io.PrintStream out = System.out;
             System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
             try {
-                run(t, proxies, services, endpoints, changes);
+                run(t, proxies, services, endpoints, changes, perConnection);
             } finally {
                 System.setOut(out);
             }
@@ -90,7 +97,7 @@ public final class XdsLoad {
         profileDir = profile == null ? null : Files.createDirectories(Path.of(profile));
         Result meshpilot;
         try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
-            meshpilot = run(t, proxies, services, endpoints, changes);
+            meshpilot = run(t, proxies, services, endpoints, changes, perConnection);
         }
         boolean ok = meshpilot.ok();
         if (compare) {
@@ -99,7 +106,7 @@ public final class XdsLoad {
                     JCP_VERSION);
             Result jcp;
             try (Target t = JcpTarget.start(services, endpoints, false)) {
-                jcp = run(t, proxies, services, endpoints, changes);
+                jcp = run(t, proxies, services, endpoints, changes, perConnection);
             }
             ok &= jcp.ok();
             compare(meshpilot, jcp, transport, proxies);
@@ -187,12 +194,17 @@ public final class XdsLoad {
     }
 
     /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
-    static Result run(Target server, int proxies, int services, int endpoints, int changes) throws Exception {
+    static Result run(Target server, int proxies, int services, int endpoints, int changes, int perConnection)
+            throws Exception {
         long heapIdle = server.heapAfterGc();
         List<ManagedChannel> channels = new ArrayList<>();
-        for (int i = 0; i < Math.max(1, proxies / 100); i++) {
-            channels.add(NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
-                    .maxInboundMessageSize(64 * 1024 * 1024).build());
+        for (int i = 0; i < Math.max(1, (proxies + perConnection - 1) / perConnection); i++) {
+            NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
+                    .maxInboundMessageSize(64 * 1024 * 1024);
+            if (!ACCEPT_GZIP.get()) {
+                b.decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true));
+            }
+            channels.add(b.build());
         }
         try {
             List<SimulatedProxy> sims = new ArrayList<>();
