@@ -69,11 +69,10 @@ final class HelidonConfig {
         // the same messages; above it Helidon 4.4 cancels the call without sending a status
         c.put("server.sockets." + index + ".protocols.grpc.max-read-buffer-size", Integer.toString(GRPC_MAX_MESSAGE));
         // Helidon gzips every response to a client that accepts gzip (grpc-java's clients
-        // do; Envoy does not, and istiod never compresses). Off, grpc-java clients would get
-        // what Envoy gets, but in the load tool (100 streams per connection, responses of
-        // 300-700 KB) Helidon 4.4 then sent malformed HTTP/2 frames now and then
-        // (docs/PERFORMANCE.md), so the default stays. HelidonResponseMemory bounds what
-        // uncompressed responses hold.
+        // do; Envoy does not, and istiod never compresses). It stays on: with it off, the load
+        // tool's grpc-java clients (100 streams per connection, responses of 300-700 KB)
+        // received malformed HTTP/2 frames from Helidon 4.4 in 3 of 5 runs, cause not found
+        // (docs/PERFORMANCE.md). Uncompressed responses: see HelidonResponseBuffers.
     }
 
     private static void socket(Map<String, String> c, int index, String name, ListenAddress address,

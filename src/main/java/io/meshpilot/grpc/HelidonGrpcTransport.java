@@ -18,7 +18,7 @@ public final class HelidonGrpcTransport implements GrpcTransport {
     private final ServerCdiExtension server;
     private final GrpcServices services;
     private final PilotArgs args;
-    private final HelidonResponseMemory responseMemory = HelidonResponseMemory.forThisHeap();
+    private final HelidonResponseBuffers responseBuffers = new HelidonResponseBuffers();
 
     public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, PilotArgs args) {
         this.server = server;
@@ -41,9 +41,9 @@ public final class HelidonGrpcTransport implements GrpcTransport {
 
     private GrpcRouting.Builder routing(String listener, boolean secure) {
         GrpcRouting.Builder b = GrpcRouting.builder();
-        // Helidon runs them in this order (the first is handed Helidon's own call, which
-        // response memory needs): response memory, call accounting, peer info.
-        b.intercept(new ServerInterceptor[] {responseMemory, services.activeCalls(), PeerInterceptors.helidon(
+        // Helidon runs them in this order (the first is handed Helidon's own call, which the
+        // buffer release needs): response buffers, call accounting, peer info.
+        b.intercept(new ServerInterceptor[] {responseBuffers, services.activeCalls(), PeerInterceptors.helidon(
                 ListenerNames.display(listener), args.keepalive().interval(), args.keepalive().timeout())});
         for (ServerServiceDefinition def : services.servicesFor(secure)) {
             b.service(def);

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * offers gzip: grpc-java's server answers uncompressed, as istiod does; Helidon's gzips (kept,
  * see HelidonConfig.grpcSocket: this test shows when that changes). A client that does not
  * offer gzip, as Envoy, gets large responses uncompressed, and Helidon's call then gives its
- * response buffer back (HelidonResponseMemory).
+ * response buffer back (HelidonResponseBuffers).
  */
 class GrpcTransportTest {
 
@@ -72,14 +72,15 @@ class GrpcTransportTest {
                         .decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true))
                         .intercept(responseEncodings(envoyLikeEncodings)).build();
                 try {
-                    long released = HelidonResponseMemory.released();
+                    long released = HelidonResponseBuffers.released();
                     String large = ClientCalls.blockingUnaryCall(envoyLike, PeerEchoService.PAD,
                             io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "300000");
                     assertEquals(300_000, large.length());
                     assertEquals(java.util.List.of("identity"), envoyLikeEncodings, transport);
-                    // Helidon's call kept a 300 KB buffer until the interceptor took it back; Netty has none
-                    assertEquals(transport.equals("helidon") ? released + 1 : released,
-                            HelidonResponseMemory.released(), transport);
+                    if (transport.equals("helidon")) {
+                        // the call would have kept its 300 KB buffer; the interceptor took it back
+                        assertTrue(HelidonResponseBuffers.released() > released, "Helidon's response buffer released");
+                    }
                 } finally {
                     envoyLike.shutdownNow();
                 }

@@ -46,16 +46,15 @@ import java.util.regex.Pattern;
 /**
  * The xDS load tool ({@code bin/load}): starts MeshPilot as its own process with generated
  * config (S ServiceEntries x E WorkloadEntries), connects N simulated Envoy-like proxies
- * (each on its own connection and not offering gzip, as Envoy; state of the world: wildcard
- * CDS, then EDS for every cluster it lists, ACKing every response), and reports: time until every proxy has a complete config; after an endpoint
- * change in every service, time until every proxy has the new EDS; bytes sent; NACKs and
+ * (by default each on its own connection and not offering gzip, as Envoy; state of the world:
+ * wildcard CDS, then EDS for every cluster it lists, ACKing every response), and reports:
+ * time until every proxy has a complete config; after an endpoint change in every service, time until every proxy has the new EDS; bytes sent; NACKs and
  * failed streams; the server's heap per connected proxy (after a GC, via jcmd). Then, unless
  * {@code --compare false}, the same proxies against java-control-plane ({@link JcpServer}:
  * its V3DiscoveryServer and SimpleCache serving the same clusters and endpoints, in its own
  * process with the same JVM flags), and a side-by-side summary against the issue's targets.
  */
 public final class XdsLoad {
-    private static final AtomicBoolean ACCEPT_GZIP = new AtomicBoolean();
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
     static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 
@@ -70,11 +69,11 @@ public final class XdsLoad {
         // Like Envoy sidecars by default: one connection per proxy, gzip not offered. Earlier
         // runs put 100 streams on a connection and offered gzip as grpc-java's client does
         // (Helidon then compresses every response): --streamsPerConnection 100 --acceptGzip true
-        int perConnection = Math.max(1, intArg(argv, "--streamsPerConnection", 1));
-        ACCEPT_GZIP.set("true".equals(strArg(argv, "--acceptGzip", "false")));
+        Clients clients = new Clients(Math.max(1, intArg(argv, "--streamsPerConnection", 1)),
+                "true".equals(strArg(argv, "--acceptGzip", "false")));
         System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s, %d streams per connection, "
-                + "gzip %s%n", proxies, services, endpoints, transport, perConnection,
-                ACCEPT_GZIP.get() ? "accepted" : "not accepted");
+                + "gzip %s%n", proxies, services, endpoints, transport, clients.streamsPerConnection(),
+                clients.acceptGzip() ? "accepted" : "not accepted");
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
         // server, so that neither measured server meets a cold client
         // with the same size and phases as the measured runs: a 200-proxy warm-up left the
@@ -85,7 +84,7 @@ public final class XdsLoad {
             java.io.PrintStream out = System.out;
             System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
             try {
-                run(t, proxies, services, endpoints, changes, perConnection);
+                run(t, proxies, services, endpoints, changes, clients);
             } finally {
                 System.setOut(out);
             }
@@ -97,7 +96,7 @@ public final class XdsLoad {
         profileDir = profile == null ? null : Files.createDirectories(Path.of(profile));
         Result meshpilot;
         try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
-            meshpilot = run(t, proxies, services, endpoints, changes, perConnection);
+            meshpilot = run(t, proxies, services, endpoints, changes, clients);
         }
         boolean ok = meshpilot.ok();
         if (compare) {
@@ -106,7 +105,7 @@ public final class XdsLoad {
                     JCP_VERSION);
             Result jcp;
             try (Target t = JcpTarget.start(services, endpoints, false)) {
-                jcp = run(t, proxies, services, endpoints, changes, perConnection);
+                jcp = run(t, proxies, services, endpoints, changes, clients);
             }
             ok &= jcp.ok();
             compare(meshpilot, jcp, transport, proxies);
@@ -194,14 +193,19 @@ public final class XdsLoad {
     }
 
     /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
-    static Result run(Target server, int proxies, int services, int endpoints, int changes, int perConnection)
+    /** How the simulated proxies connect: streams sharing one connection, and whether they offer gzip. */
+    record Clients(int streamsPerConnection, boolean acceptGzip) {
+    }
+
+    static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients)
             throws Exception {
         long heapIdle = server.heapAfterGc();
         List<ManagedChannel> channels = new ArrayList<>();
-        for (int i = 0; i < Math.max(1, (proxies + perConnection - 1) / perConnection); i++) {
+        int connections = Math.max(1, (proxies + clients.streamsPerConnection() - 1) / clients.streamsPerConnection());
+        for (int i = 0; i < connections; i++) {
             NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
                     .maxInboundMessageSize(64 * 1024 * 1024);
-            if (!ACCEPT_GZIP.get()) {
+            if (!clients.acceptGzip()) {
                 b.decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true));
             }
             channels.add(b.build());

@@ -1,0 +1,91 @@
+package io.meshpilot.grpc;
+
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.helidon.common.buffers.BufferData;
+import java.lang.reflect.Field;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Takes back the response buffer a Helidon 4.4 gRPC call would keep for its whole life. The
+ * call serializes each response into one buffer, grown to the largest response it ever sent
+ * ({@code GrpcProtocolHandler}'s {@code writeBufferData}). xDS streams live for hours, and an
+ * uncompressed CDS or EDS answer (Envoy does not offer gzip) runs to hundreds of kilobytes:
+ * 2,000 sidecars held over 1 GB that way. After each response, a buffer over 64 KiB is swapped
+ * for an empty one; Helidon allocates one of the right size for the next response.
+ *
+ * <p>The field is private, reached by reflection like {@link HelidonConnections}; when it
+ * cannot be reached the interceptor only warns, and {@link #released()} lets a test see that
+ * it still works. Must be the outermost interceptor, the one handed Helidon's own call.
+ */
+final class HelidonResponseBuffers implements ServerInterceptor {
+    private static final System.Logger LOG = System.getLogger(HelidonResponseBuffers.class.getName());
+    /** Buffers up to this size are kept: small responses reuse them. */
+    static final int KEPT = 64 * 1024;
+    private static final LongAdder RELEASED = new LongAdder();
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
+    private static final ClassValue<Field> BUFFER_FIELD = new ClassValue<>() {
+        @Override
+        protected Field computeValue(Class<?> type) {
+            try {
+                Field f = type.getDeclaredField("writeBufferData");
+                if (f.getType() != BufferData.class) {
+                    return null;
+                }
+                f.setAccessible(true);
+                return f;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return null;
+            }
+        }
+    };
+
+    /** Response buffers taken back from Helidon calls since start. */
+    static long released() {
+        return RELEASED.sum();
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                       ServerCallHandler<Q, R> next) {
+        Field buffer = BUFFER_FIELD.get(call.getClass());
+        if (buffer == null) {
+            warnOnce("cannot reach the response buffer of Helidon's gRPC call " + call.getClass().getName());
+            return next.startCall(call, headers);
+        }
+        return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            public void sendMessage(R message) {
+                try {
+                    super.sendMessage(message);
+                } finally {
+                    release(call, buffer);
+                }
+            }
+        }, headers);
+    }
+
+    /** Runs on the thread that sent: one call's responses are written one at a time (Outbox). */
+    private static void release(ServerCall<?, ?> call, Field buffer) {
+        try {
+            // capacity() is what is left to write: measured after a reset, as Helidon does
+            // before it reuses the buffer (the frames were copied out before sendMessage returned)
+            if (buffer.get(call) instanceof BufferData b && b.reset().capacity() > KEPT) {
+                buffer.set(call, BufferData.create(0));
+                RELEASED.increment();
+            }
+        } catch (IllegalAccessException | RuntimeException e) {
+            warnOnce("cannot release the response buffer of Helidon's gRPC call: " + e);
+        }
+    }
+
+    private static void warnOnce(String what) {
+        if (WARNED.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, what + ": each stream keeps its largest response's buffer");
+        }
+    }
+}
