@@ -45,14 +45,15 @@ import java.util.regex.Pattern;
 
 /**
  * The xDS load tool ({@code bin/load}): starts MeshPilot as its own process with generated
- * config (S ServiceEntries x E WorkloadEntries), connects N simulated Envoy-like proxies
- * (by default each on its own connection and not offering gzip, as Envoy; state of the world:
- * wildcard CDS, then EDS for every cluster it lists, ACKing every response), and reports:
- * time until every proxy has a complete config; after an endpoint change in every service, time until every proxy has the new EDS; bytes sent; NACKs and
- * failed streams; the server's heap per connected proxy (after a GC, via jcmd). Then, unless
- * {@code --compare false}, the same proxies against java-control-plane ({@link JcpServer}:
- * its V3DiscoveryServer and SimpleCache serving the same clusters and endpoints, in its own
- * process with the same JVM flags), and a side-by-side summary against the issue's targets.
+ * config (S ServiceEntries x E WorkloadEntries), connects N simulated Envoy-like proxies (by
+ * default each on its own connection and not offering gzip, as Envoy; state of the world:
+ * wildcard CDS, then EDS for every cluster it lists, ACKing every response), and reports: time
+ * until every proxy has a complete config; after an endpoint change in every service, time
+ * until every proxy has the new EDS; bytes sent; NACKs and failed streams; the server's heap
+ * per connected proxy (after a GC, via jcmd). Then, unless {@code --compare false}, the same
+ * proxies against java-control-plane ({@link JcpServer}: its V3DiscoveryServer and SimpleCache
+ * serving the same clusters and endpoints, in its own process with the same JVM flags), and a
+ * side-by-side summary against the issue's targets.
  */
 public final class XdsLoad {
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
@@ -192,11 +193,11 @@ public final class XdsLoad {
         return new Fanout(k, times, fanoutMs, cpu.lastServerSeconds);
     }
 
-    /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
     /** How the simulated proxies connect: streams sharing one connection, and whether they offer gzip. */
     record Clients(int streamsPerConnection, boolean acceptGzip) {
     }
 
+    /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
     static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients)
             throws Exception {
         long heapIdle = server.heapAfterGc();
