@@ -1,33 +1,44 @@
 package io.meshpilot.xds;
 
+import java.lang.ref.WeakReference;
 import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 
 /**
  * The resource names of one subscription: hashed for membership (every ACK compares the
  * names it repeats) and sorted once for iteration (every push walks them in a stable order).
  * Immutable.
+ *
+ * <p>Proxies that request the same names in the same order share one instance (sidecars of a
+ * scope ask for the same 1,000 EDS clusters, in the order of the CDS response they share). The
+ * names are then held once instead of once per proxy (most of a sidecar's memory in the
+ * server), and a shared response is found by an identity comparison instead of comparing
+ * 1,000 names per push.
  */
 final class SubscribedNames extends AbstractSet<String> {
     static final SubscribedNames EMPTY = new SubscribedNames(List.of());
+    /** Keyed by the requested list each instance holds, so an entry lives as long as its instance. */
+    private static final Map<List<String>, WeakReference<SubscribedNames>> SHARED = new WeakHashMap<>();
 
     private final Set<String> members;
     private final List<String> ordered;
     /** The names in the order they were requested (the same String objects as the members). */
-    private final String[] asRequested;
+    private final List<String> asRequested;
     private final int hash;
 
-    private SubscribedNames(Collection<String> names) {
-        this.members = Set.copyOf(new HashSet<>(names));
+    private SubscribedNames(List<String> requested) {
+        this.members = Set.copyOf(new HashSet<>(requested));
         String[] sorted = members.toArray(String[]::new);
         Arrays.sort(sorted);
         this.ordered = List.of(sorted);
-        this.asRequested = names.toArray(String[]::new);
+        this.asRequested = requested;
         this.hash = members.hashCode();
     }
 
@@ -45,8 +56,32 @@ final class SubscribedNames extends AbstractSet<String> {
         return super.equals(o);
     }
 
+    /** The subscription to {@code names}, shared with every other subscription to them in that order. */
     static SubscribedNames of(Collection<String> names) {
-        return names.isEmpty() ? EMPTY : new SubscribedNames(names);
+        if (names.isEmpty()) {
+            return EMPTY;
+        }
+        List<String> requested = List.copyOf(names);
+        SubscribedNames existing = shared(requested);
+        if (existing != null) {
+            return existing;
+        }
+        SubscribedNames created = new SubscribedNames(requested);
+        synchronized (SHARED) {
+            SubscribedNames raced = shared(requested);
+            if (raced != null) {
+                return raced;
+            }
+            SHARED.put(created.asRequested, new WeakReference<>(created));
+        }
+        return created;
+    }
+
+    private static SubscribedNames shared(List<String> requested) {
+        synchronized (SHARED) {
+            WeakReference<SubscribedNames> ref = SHARED.get(requested);
+            return ref == null ? null : ref.get();
+        }
     }
 
     /** Whether {@code names} (a request's list, possibly with repeats) is exactly this subscription. */
@@ -71,11 +106,11 @@ final class SubscribedNames extends AbstractSet<String> {
      * walks two arrays instead of hashing every name into the set (an ACK of 1,000 EDS names).
      */
     private boolean inRequestedOrder(List<String> names) {
-        if (names.size() != asRequested.length) {
+        if (names.size() != asRequested.size()) {
             return false;
         }
-        for (int i = 0; i < asRequested.length; i++) {
-            if (!asRequested[i].equals(names.get(i))) {
+        for (int i = 0; i < asRequested.size(); i++) {
+            if (!asRequested.get(i).equals(names.get(i))) {
                 return false;
             }
         }

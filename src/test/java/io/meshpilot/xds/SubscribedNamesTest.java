@@ -2,6 +2,8 @@ package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -43,5 +45,20 @@ class SubscribedNamesTest {
         assertEquals(List.of("a", "b", "c"), new ArrayList<>(s));
         assertEquals(SubscribedNames.of(List.of("c", "b", "a")), s);
         assertEquals(SubscribedNames.of(List.of("c", "b", "a")).hashCode(), s.hashCode());
+    }
+
+    @Test
+    void proxiesRequestingTheSameNamesInTheSameOrderShareOneSubscription() {
+        SubscribedNames first = SubscribedNames.of(fresh("x-b", "x-a", "x-c"));
+        SubscribedNames second = SubscribedNames.of(fresh("x-b", "x-a", "x-c"));
+        assertSame(first, second, "the same names in the same order: one instance");
+        // the names are held once: the second request's String objects are not kept
+        assertSame(first.iterator().next(), second.iterator().next());
+
+        SubscribedNames reordered = SubscribedNames.of(fresh("x-c", "x-b", "x-a"));
+        assertNotSame(first, reordered, "another order is its own instance (an ACK compares in its order)");
+        assertEquals(first, reordered, "and still the same set");
+        assertTrue(reordered.sameAs(fresh("x-c", "x-b", "x-a")));
+        assertNotSame(first, SubscribedNames.of(fresh("x-b", "x-a")), "other names");
     }
 }
