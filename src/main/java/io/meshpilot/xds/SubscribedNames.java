@@ -16,89 +16,96 @@ import java.util.WeakHashMap;
  * names it repeats) and sorted once for iteration (every push walks them in a stable order).
  * Immutable.
  *
- * <p>Proxies that request the same names in the same order share one instance (sidecars of a
- * scope ask for the same 1,000 EDS clusters, in the order of the CDS response they share). The
- * names are then held once instead of once per proxy (most of a sidecar's memory in the
- * server), and a shared response is found by an identity comparison instead of comparing
- * 1,000 names per push.
+ * <p>Subscriptions to the same names share one instance, whatever order they were asked in
+ * (sidecars of a scope ask for the same 1,000 EDS clusters). The names are then held once
+ * instead of once per proxy (they were most of a sidecar's memory in the server), and the
+ * shared response of those proxies is found by an identity comparison instead of comparing
+ * 1,000 names per push. An ACK is compared in the order of the first request for the names,
+ * else name by name.
  */
 final class SubscribedNames extends AbstractSet<String> {
-    static final SubscribedNames EMPTY = new SubscribedNames(List.of());
-    /** Keyed by the requested list each instance holds, so an entry lives as long as its instance. */
-    private static final Map<List<String>, WeakReference<SubscribedNames>> SHARED = new WeakHashMap<>();
+    static final SubscribedNames EMPTY = new SubscribedNames(new Key(Set.of()), List.of());
+    /** Weak keys held by their instance: an entry goes when no subscription uses it any more. */
+    private static final Map<Key, WeakReference<SubscribedNames>> SHARED = new WeakHashMap<>();
 
-    private final Set<String> members;
+    /** The names with their hash, computed once: lookups in {@link #SHARED} happen under its lock. */
+    private record Key(Set<String> names, int hash) {
+        Key(Set<String> names) {
+            this(names, names.hashCode());
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.hash == hash && k.names.equals(names);
+        }
+    }
+
+    private final Key key;
     private final List<String> ordered;
-    /** The names in the order they were requested (the same String objects as the members). */
+    /** The names in the order of the first request for them (repeats included). */
     private final List<String> asRequested;
-    private final int hash;
 
-    private SubscribedNames(List<String> requested) {
-        this.members = Set.copyOf(new HashSet<>(requested));
-        String[] sorted = members.toArray(String[]::new);
+    private SubscribedNames(Key key, List<String> requested) {
+        this.key = key;
+        String[] sorted = key.names().toArray(String[]::new);
         Arrays.sort(sorted);
         this.ordered = List.of(sorted);
         this.asRequested = requested;
-        this.hash = members.hashCode();
     }
 
     /** Computed once: shared responses are looked up by their names. */
     @Override
     public int hashCode() {
-        return hash;
+        return key.hash();
     }
 
     @Override
     public boolean equals(Object o) {
         if (o instanceof SubscribedNames other) {
-            return other == this || other.hash == hash && other.members.equals(members);
+            return other == this || other.key.equals(key);
         }
         return super.equals(o);
     }
 
-    /** The subscription to {@code names}, shared with every other subscription to them in that order. */
+    /** The subscription to {@code names}, shared with every other subscription to the same names. */
     static SubscribedNames of(Collection<String> names) {
         if (names.isEmpty()) {
             return EMPTY;
         }
-        List<String> requested = List.copyOf(names);
-        SubscribedNames existing = shared(requested);
-        if (existing != null) {
-            return existing;
-        }
-        SubscribedNames created = new SubscribedNames(requested);
+        Key key = new Key(Set.copyOf(new HashSet<>(names)));
         synchronized (SHARED) {
-            SubscribedNames raced = shared(requested);
-            if (raced != null) {
-                return raced;
+            WeakReference<SubscribedNames> ref = SHARED.get(key);
+            SubscribedNames existing = ref == null ? null : ref.get();
+            if (existing != null) {
+                return existing;
             }
-            SHARED.put(created.asRequested, new WeakReference<>(created));
-        }
-        return created;
-    }
-
-    private static SubscribedNames shared(List<String> requested) {
-        synchronized (SHARED) {
-            WeakReference<SubscribedNames> ref = SHARED.get(requested);
-            return ref == null ? null : ref.get();
+            SubscribedNames created = new SubscribedNames(key, List.copyOf(names));
+            SHARED.remove(key); // a dead instance's entry keeps its own key object on put
+            SHARED.put(key, new WeakReference<>(created));
+            return created;
         }
     }
 
     /** Whether {@code names} (a request's list, possibly with repeats) is exactly this subscription. */
     boolean sameAs(List<String> names) {
-        if (names.size() < members.size()) {
+        if (names.size() < key.names().size()) {
             return false;
         }
         if (inRequestedOrder(names)) {
             return true;
         }
         for (String n : names) {
-            if (!members.contains(n)) {
+            if (!key.names().contains(n)) {
                 return false;
             }
         }
         // every name is a member; they are all of them only if as many distinct ("a, a" is not "a, b")
-        return new HashSet<>(names).size() == members.size();
+        return new HashSet<>(names).size() == key.names().size();
     }
 
     /**
@@ -119,7 +126,7 @@ final class SubscribedNames extends AbstractSet<String> {
 
     @Override
     public boolean contains(Object o) {
-        return members.contains(o);
+        return key.names().contains(o);
     }
 
     @Override
@@ -129,6 +136,6 @@ final class SubscribedNames extends AbstractSet<String> {
 
     @Override
     public int size() {
-        return members.size();
+        return key.names().size();
     }
 }

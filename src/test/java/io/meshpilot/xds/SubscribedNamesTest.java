@@ -3,9 +3,11 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -48,17 +50,31 @@ class SubscribedNamesTest {
     }
 
     @Test
-    void proxiesRequestingTheSameNamesInTheSameOrderShareOneSubscription() {
-        SubscribedNames first = SubscribedNames.of(fresh("x-b", "x-a", "x-c"));
-        SubscribedNames second = SubscribedNames.of(fresh("x-b", "x-a", "x-c"));
-        assertSame(first, second, "the same names in the same order: one instance");
+    void subscriptionsToTheSameNamesShareOneInstanceHoldingTheFirstRequestsStrings() {
+        List<String> firstRequest = fresh("x-b", "x-a", "x-c");
+        List<String> secondRequest = fresh("x-b", "x-a", "x-c");
+        SubscribedNames first = SubscribedNames.of(firstRequest);
+        SubscribedNames second = SubscribedNames.of(secondRequest);
+        assertSame(first, second, "the same names: one instance");
         // the names are held once: the second request's String objects are not kept
-        assertSame(first.iterator().next(), second.iterator().next());
+        assertSame(firstRequest.get(1), second.iterator().next());
+        assertNotSame(secondRequest.get(1), second.iterator().next());
 
-        SubscribedNames reordered = SubscribedNames.of(fresh("x-c", "x-b", "x-a"));
-        assertNotSame(first, reordered, "another order is its own instance (an ACK compares in its order)");
-        assertEquals(first, reordered, "and still the same set");
-        assertTrue(reordered.sameAs(fresh("x-c", "x-b", "x-a")));
+        List<String> reordered = fresh("x-c", "x-b", "x-a");
+        assertSame(first, SubscribedNames.of(reordered), "another order: the same instance");
+        assertTrue(first.sameAs(reordered), "an ACK in that order is still the same subscription");
         assertNotSame(first, SubscribedNames.of(fresh("x-b", "x-a")), "other names");
+    }
+
+    @Test
+    void aSubscriptionNoProxyHoldsIsNotKept() throws InterruptedException {
+        WeakReference<SubscribedNames> gone = new WeakReference<>(SubscribedNames.of(fresh("gc-a", "gc-b")));
+        for (int i = 0; i < 50 && gone.get() != null; i++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertNull(gone.get(), "the shared table must not hold subscriptions alive");
+        SubscribedNames again = SubscribedNames.of(fresh("gc-a", "gc-b"));
+        assertTrue(again.sameAs(fresh("gc-b", "gc-a")));
     }
 }
