@@ -22,19 +22,9 @@ import java.nio.charset.StandardCharsets;
  */
 @ApplicationScoped
 public class PeerEchoService {
-    public static final MethodDescriptor<String, String> WHO = MethodDescriptor.<String, String>newBuilder()
-            .setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("meshpilot.test.PeerEcho/Who")
-            .setRequestMarshaller(new Utf8())
-            .setResponseMarshaller(new Utf8())
-            .build();
+    public static final MethodDescriptor<String, String> WHO = unary("Who");
     /** Answers a string of as many 'x' as the request's decimal number: a response of a chosen size. */
-    public static final MethodDescriptor<String, String> PAD = MethodDescriptor.<String, String>newBuilder()
-            .setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("meshpilot.test.PeerEcho/Pad")
-            .setRequestMarshaller(new Utf8())
-            .setResponseMarshaller(new Utf8())
-            .build();
+    public static final MethodDescriptor<String, String> PAD = unary("Pad");
 
     @Inject
     GrpcServices services;
@@ -54,6 +44,15 @@ public class PeerEchoService {
                     out.onCompleted();
                 }))
                 .build(), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+    }
+
+    private static MethodDescriptor<String, String> unary(String method) {
+        return MethodDescriptor.<String, String>newBuilder()
+                .setType(MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName("meshpilot.test.PeerEcho/" + method)
+                .setRequestMarshaller(new Utf8())
+                .setResponseMarshaller(new Utf8())
+                .build();
     }
 
     /** UTF-8 string marshaller. */
