@@ -75,6 +75,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
     private final SharedResponses shared = new SharedResponses();
+    private final RequestNames requestNames = new RequestNames();
     private volatile XdsCache cache = new XdsCache(false);
     /** For each config object: its resourceVersion and the first push version that carried it. */
     private final java.util.Map<io.meshpilot.model.ConfigKey, long[]> pushedIn = new java.util.concurrent.ConcurrentHashMap<>();
@@ -86,7 +87,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
             AdsService ads = new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
                     java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null);
-            grpcServices.register(() -> shared.withSharedBytes(ads.bindService()),
+            grpcServices.register(() -> shared.withSharedBytes(ads.bindService(), requestNames),
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();

@@ -1,0 +1,168 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.UnknownFieldSet;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RequestNamesTest {
+    private static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
+    private static List<String> clusters(int n, String suffix) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            names.add("outbound|8080||svc-" + i + ".default.svc.cluster.local" + suffix);
+        }
+        return names;
+    }
+
+    private static DiscoveryRequest ack(String nonce, List<String> names) {
+        return DiscoveryRequest.newBuilder().setTypeUrl(EDS).setVersionInfo("v-" + nonce).setResponseNonce(nonce)
+                .addAllResourceNames(names).build();
+    }
+
+    @Test
+    void anAckRepeatingTheNamesGetsTheFirstRequestsStringsAndEveryOtherField() {
+        RequestNames reader = new RequestNames();
+        DiscoveryRequest first = DiscoveryRequest.newBuilder(ack("", clusters(1000, "")))
+                .setNode(Node.newBuilder().setId("sidecar~10.0.0.1~a.default~default.svc.cluster.local")).build();
+        DiscoveryRequest a = reader.parse(first.toByteArray());
+        assertEquals(first, a);
+
+        DiscoveryRequest second = ack("7", clusters(1000, "")); // new Strings, same bytes
+        DiscoveryRequest b = reader.parse(second.toByteArray());
+        assertEquals(second, b, "every field as the usual parser reads it");
+        assertEquals(1, reader.reused());
+        for (int i = 0; i < 1000; i++) {
+            assertSame(a.getResourceNames(i), b.getResourceNames(i), "name " + i + " is the first request's String");
+        }
+    }
+
+    @Test
+    void differentNamesOfTheSameLengthAreDecoded() {
+        RequestNames reader = new RequestNames();
+        reader.parse(ack("1", clusters(1000, "-a")).toByteArray());
+        DiscoveryRequest other = ack("2", clusters(1000, "-b"));
+        assertEquals(other, reader.parse(other.toByteArray()));
+        assertEquals(0, reader.reused());
+    }
+
+    @Test
+    void fieldsOnBothSidesOfTheNamesAndUnknownFieldsAreKept() {
+        RequestNames reader = new RequestNames();
+        DiscoveryRequest r = DiscoveryRequest.newBuilder(ack("3", clusters(100, "")))
+                .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(3).setMessage("bad cluster"))
+                .setUnknownFields(UnknownFieldSet.newBuilder().addField(99,
+                        UnknownFieldSet.Field.newBuilder().addVarint(5).build()).build())
+                .build();
+        reader.parse(r.toByteArray());
+        DiscoveryRequest again = reader.parse(r.toByteArray());
+        assertEquals(r, again);
+        assertEquals(1, reader.reused());
+    }
+
+    @Test
+    void namesInterruptedByAnotherFieldOrShortListsGoToTheUsualParser() throws Exception {
+        RequestNames reader = new RequestNames();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        CodedOutputStream c = CodedOutputStream.newInstance(out);
+        List<String> names = clusters(100, "");
+        for (int i = 0; i < 50; i++) {
+            c.writeString(3, names.get(i));
+        }
+        c.writeString(4, EDS); // valid protobuf, but not one run of names
+        for (int i = 50; i < 100; i++) {
+            c.writeString(3, names.get(i));
+        }
+        c.flush();
+        assertNull(reader.parse(out.toByteArray()));
+        assertNull(reader.parse(ack("4", List.of("outbound|80||a.default.svc.cluster.local")).toByteArray()),
+                "short list");
+        assertNull(reader.parse(new byte[] {(byte) 0x1a, 0x7f, 'x'}), "truncated");
+
+        // through the marshaller, the usual parser then reads (or rejects) them
+        MethodDescriptor.Marshaller<DiscoveryRequest> m = reader.marshaller(
+                AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+        DiscoveryRequest parsed = m.parse(new ByteArrayInputStream(out.toByteArray()));
+        assertEquals(names, parsed.getResourceNamesList());
+        assertEquals(EDS, parsed.getTypeUrl());
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                () -> m.parse(new ByteArrayInputStream(new byte[] {(byte) 0x1a, 0x7f, 'x'})));
+        assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
+    }
+
+    @Test
+    void invalidUtf8InALongListIsRejectedAsTheUsualParserRejectsIt() throws Exception {
+        RequestNames reader = new RequestNames();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        CodedOutputStream c = CodedOutputStream.newInstance(out);
+        for (String n : clusters(100, "")) {
+            c.writeString(3, n);
+        }
+        c.writeByteArray(3, new byte[] {(byte) 0xff, (byte) 0xfe}); // a name that is not UTF-8
+        c.flush();
+        assertNull(reader.parse(out.toByteArray()));
+        MethodDescriptor.Marshaller<DiscoveryRequest> m = reader.marshaller(
+                AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+        assertThrows(StatusRuntimeException.class, () -> m.parse(new ByteArrayInputStream(out.toByteArray())));
+    }
+
+    /** As Helidon 4.4's request stream: knows its length, and answers 0 instead of -1 at the end. */
+    private static final class ZeroAtEnd extends ByteArrayInputStream implements io.grpc.KnownLength {
+        ZeroAtEnd(byte[] bytes) {
+            super(bytes);
+        }
+
+        @Override
+        public synchronized int read(byte[] b, int off, int len) {
+            return Math.max(0, super.read(b, off, len));
+        }
+    }
+
+    @Test
+    void aStreamThatAnswersZeroAtItsEndIsReadToItsLength() {
+        RequestNames reader = new RequestNames();
+        MethodDescriptor.Marshaller<DiscoveryRequest> m = reader.marshaller(
+                AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+        DiscoveryRequest r = ack("5", clusters(100, ""));
+        assertEquals(r, assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+                () -> m.parse(new ZeroAtEnd(r.toByteArray()))));
+        DiscoveryRequest small = ack("6", List.of("a"));
+        assertEquals(small, assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+                () -> m.parse(new ZeroAtEnd(small.toByteArray()))));
+    }
+
+    @Test
+    void onlyTheMostRecentListsAreKept() {
+        RequestNames reader = new RequestNames();
+        DiscoveryRequest oldest = ack("0", clusters(100, "-0"));
+        DiscoveryRequest firstParse = reader.parse(oldest.toByteArray());
+        for (int i = 1; i <= RequestNames.MAX_LISTS; i++) {
+            reader.parse(ack("x", clusters(100, "-" + i)).toByteArray());
+        }
+        DiscoveryRequest again = reader.parse(oldest.toByteArray());
+        assertNotNull(again);
+        assertNotSame(firstParse.getResourceNames(0), again.getResourceNames(0), "the oldest list was let go");
+        assertEquals(0, reader.reused());
+        // the newest ones are still there
+        reader.parse(ack("y", clusters(100, "-" + RequestNames.MAX_LISTS)).toByteArray());
+        assertEquals(1, reader.reused());
+    }
+}
