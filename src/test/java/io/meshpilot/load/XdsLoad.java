@@ -2,6 +2,7 @@ package io.meshpilot.load;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.UnsafeByteOperations;
 import com.google.protobuf.WireFormat;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -9,8 +10,11 @@ import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -156,6 +160,8 @@ public final class XdsLoad {
         String asyncProfiler = System.getenv("ASYNC_PROFILER_LIB");
         Path recording = profileDir == null ? null : profileDir.resolve(server.name() + "-fanout-" + k
                 + (asyncProfiler == null ? ".jfr" : ".collapsed"));
+        // the tool's own garbage is collected before the clock starts, not in a measured window
+        System.gc();
         if (recording != null) {
             if (asyncProfiler == null) {
                 // every JIT compilation, however short: what the compiler threads spend the window on
@@ -163,10 +169,10 @@ public final class XdsLoad {
             } else {
                 // quoted: jcmd would read an argument with "=" as one of its own options
                 jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
+                // and the tool itself, which shares the 2 cores: where its CPU in the window goes
+                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
             }
         }
-        // the tool's own garbage is collected before the clock starts, not in a measured window
-        System.gc();
         cpu.phase();
         long t1 = System.nanoTime();
         sims.forEach(s -> s.updateStart = t1); // each proxy's time counts from the change, as the total does
@@ -179,6 +185,8 @@ public final class XdsLoad {
                 jcmd(server.pid(), "JFR.stop", "name=fanout", "filename=" + recording);
             } else {
                 jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file=" + recording + "\"");
+                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file="
+                        + profileDir.resolve("tool-" + server.name() + "-fanout-" + k + ".collapsed") + "\"");
             }
         }
         long[] times = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
@@ -607,8 +615,10 @@ public final class XdsLoad {
         final AtomicBoolean fanoutCounted = new AtomicBoolean();
         volatile long updateStart;
         volatile Throwable failure;
-        private StreamObserver<DiscoveryRequest> out;
+        private StreamObserver<Outgoing> out;
         private List<String> clusterNames = List.of();
+        /** {@link #clusterNames} encoded once: every EDS ACK repeats them. */
+        private ByteString encodedNames = ByteString.EMPTY;
         /** The last version ACKed per type, which a NACK repeats. */
         private final Map<String, String> acked = new HashMap<>();
 
@@ -622,10 +632,11 @@ public final class XdsLoad {
         }
 
         void start() {
-            out = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
+            out = ClientCalls.asyncBidiStreamingCall(channel.newCall(ADS, CallOptions.DEFAULT), new StreamObserver<Received>() {
                 @Override
-                public void onNext(DiscoveryResponse r) {
-                    handle(r);
+                public void onNext(Received r) {
+                    bytes.addAndGet(r.size());
+                    handle(r.response());
                 }
 
                 @Override
@@ -651,7 +662,12 @@ public final class XdsLoad {
         }
 
         synchronized void send(DiscoveryRequest r) {
-            out.onNext(r);
+            out.onNext(new Outgoing(r, ByteString.EMPTY));
+        }
+
+        /** {@code r} with the EDS subscription's names after its own fields. */
+        synchronized void sendWithNames(DiscoveryRequest r) {
+            out.onNext(new Outgoing(r, encodedNames));
         }
 
         /**
@@ -681,7 +697,6 @@ public final class XdsLoad {
 
         private void handle(DiscoveryResponse r) {
             responses.incrementAndGet();
-            bytes.addAndGet(r.getSerializedSize());
             try {
                 if (r.getTypeUrl().equals(CDS)) {
                     List<String> names = new ArrayList<>();
@@ -694,10 +709,11 @@ public final class XdsLoad {
                             names.add(name(a.getValue()));
                         }
                     }
-                    send(ack(r, List.of()));
+                    send(ack(r));
                     if (!names.equals(clusterNames)) {
                         clusterNames = names;
-                        send(DiscoveryRequest.newBuilder().setTypeUrl(EDS).addAllResourceNames(names).build());
+                        encodedNames = DiscoveryRequest.newBuilder().addAllResourceNames(names).build().toByteString();
+                        sendWithNames(DiscoveryRequest.newBuilder().setTypeUrl(EDS).build());
                     }
                 } else if (r.getTypeUrl().equals(EDS)) {
                     BitSet waiting = pending;
@@ -718,7 +734,7 @@ public final class XdsLoad {
                             }
                         }
                     }
-                    send(ack(r, clusterNames));
+                    sendWithNames(ack(r));
                     if (completeMs < 0 && r.getResourcesCount() >= services) {
                         completeMs = (System.nanoTime() - t0) / 1_000_000;
                         complete.countDown();
@@ -739,14 +755,80 @@ public final class XdsLoad {
             }
         }
 
-        private DiscoveryRequest ack(DiscoveryResponse r, List<String> names) {
+        /** An ACK's own fields; an EDS ACK is sent with the subscription's names after them. */
+        private DiscoveryRequest ack(DiscoveryResponse r) {
             acked.put(r.getTypeUrl(), r.getVersionInfo());
             return DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
-                    .setResponseNonce(r.getNonce()).addAllResourceNames(names).build();
+                    .setResponseNonce(r.getNonce()).build();
         }
     }
 
-    /** The name (field 1) of a serialized Cluster, read without building it. */
+    /**
+     * A request as the tool sends it: its fields, and resource names already encoded, written
+     * between them (encoded messages one after another read as one message with them merged).
+     */
+    record Outgoing(DiscoveryRequest fields, ByteString encodedNames) {
+    }
+
+    /** A response as the tool received it, with its size on the wire (before gRPC framing). */
+    record Received(DiscoveryResponse response, int size) {
+    }
+
+    /**
+     * ADS as the simulated proxies call it. Requests carry names encoded once per subscription
+     * (an EDS ACK repeats all 1,000). Responses are read into one array that their
+     * resources alias instead of each being copied out again (protobuf's default), and their
+     * size is taken from the wire instead of computed from the parsed message: the tool's CPU
+     * shares the 2 cores with the server it measures, so it spends as little as it can.
+     */
+    static final MethodDescriptor<Outgoing, Received> ADS = AggregatedDiscoveryServiceGrpc
+            .getStreamAggregatedResourcesMethod()
+            .toBuilder(new MethodDescriptor.Marshaller<Outgoing>() {
+                @Override
+                public java.io.InputStream stream(Outgoing r) {
+                    // in field order, as protobuf encoders (Envoy's too) write it: version_info and node, the
+                    // names, then type_url, response_nonce and error_detail
+                    DiscoveryRequest f = r.fields();
+                    DiscoveryRequest head = f.toBuilder().clearTypeUrl().clearResponseNonce().clearErrorDetail().build();
+                    DiscoveryRequest tail = DiscoveryRequest.newBuilder().setTypeUrl(f.getTypeUrl())
+                            .setResponseNonce(f.getResponseNonce()).build();
+                    if (f.hasErrorDetail()) {
+                        tail = tail.toBuilder().setErrorDetail(f.getErrorDetail()).build();
+                    }
+                    return head.toByteString().concat(r.encodedNames()).concat(tail.toByteString()).newInput();
+                }
+
+                @Override
+                public Outgoing parse(java.io.InputStream in) {
+                    throw new UnsupportedOperationException("the tool only sends requests");
+                }
+            }, new MethodDescriptor.Marshaller<Received>() {
+                @Override
+                public java.io.InputStream stream(Received r) {
+                    return r.response().toByteString().newInput();
+                }
+
+                @Override
+                public Received parse(java.io.InputStream in) {
+                    try {
+                        // gRPC's message stream knows its length
+                        byte[] b = in.readNBytes(in.available());
+                        byte[] rest = in.readAllBytes();
+                        if (rest.length > 0) {
+                            b = java.util.Arrays.copyOf(b, b.length + rest.length);
+                            System.arraycopy(rest, 0, b, b.length - rest.length, rest.length);
+                        }
+                        CodedInputStream c = UnsafeByteOperations.unsafeWrap(b).newCodedInput();
+                        c.enableAliasing(true);
+                        return new Received(DiscoveryResponse.parseFrom(c), b.length);
+                    } catch (java.io.IOException e) {
+                        throw io.grpc.Status.INTERNAL.withDescription("unreadable DiscoveryResponse: " + e.getMessage())
+                                .withCause(e).asRuntimeException();
+                    }
+                }
+            })
+            .build();
+
     /** Whether a serialized Cluster's {@code type} (field 2) is EDS (3), read without building it. */
     static boolean edsCluster(ByteString cluster) throws java.io.IOException {
         CodedInputStream in = cluster.newCodedInput();
@@ -760,6 +842,7 @@ public final class XdsLoad {
         return false; // STATIC, the default, is not sent
     }
 
+    /** The name (field 1) of a serialized Cluster, read without building it. */
     static String name(ByteString cluster) throws java.io.IOException {
         CodedInputStream in = cluster.newCodedInput();
         int tag;
@@ -821,7 +904,7 @@ public final class XdsLoad {
             return -1;
         }
         try {
-            return Integer.parseInt(cluster.substring(from + 6, to));
+            return Integer.parseInt(cluster, from + 6, to, 10);
         } catch (NumberFormatException e) {
             return -1;
         }
