@@ -83,11 +83,37 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             new java.util.concurrent.ConcurrentHashMap<>();
     private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(this::diagnostics);
 
+    /**
+     * {@code ads} with its state-of-the-world method's marshallers wrapped: responses shared by
+     * many proxies are written from their bytes ({@link SharedResponses}), and requests that
+     * repeat a recent request's names reuse its decoded names ({@link RequestNames}).
+     */
+    @SuppressWarnings("unchecked")
+    private io.grpc.ServerServiceDefinition withSotwMarshallers(io.grpc.ServerServiceDefinition ads) {
+        io.grpc.ServerServiceDefinition.Builder b = io.grpc.ServerServiceDefinition.builder(
+                ads.getServiceDescriptor().getName()); // a new descriptor: it must hold the new method instance
+        String sotw = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc
+                .getStreamAggregatedResourcesMethod().getFullMethodName();
+        for (io.grpc.ServerMethodDefinition<?, ?> m : ads.getMethods()) {
+            if (m.getMethodDescriptor().getFullMethodName().equals(sotw)) {
+                var def = (io.grpc.ServerMethodDefinition<io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest,
+                        io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse>) m;
+                var md = def.getMethodDescriptor();
+                b.addMethod(md.toBuilder(requestNames.marshaller(md.getRequestMarshaller()),
+                                shared.marshaller(md.getResponseMarshaller())).build(),
+                        def.getServerCallHandler());
+            } else {
+                b.addMethod(m);
+            }
+        }
+        return b.build();
+    }
+
     void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.DISCOVERY_SERVER, () -> {
             AdsService ads = new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
                     java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null);
-            grpcServices.register(() -> shared.withSharedBytes(ads.bindService(), requestNames),
+            grpcServices.register(() -> withSotwMarshallers(ads.bindService()),
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();

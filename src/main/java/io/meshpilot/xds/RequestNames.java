@@ -32,9 +32,14 @@ import java.util.zip.CRC32C;
 final class RequestNames {
     /** Shorter name lists are decoded as usual: a lookup would cost about as much. */
     static final int MIN_BYTES = 1024;
-    /** Distinct name lists kept (sidecars of one scope share one), and their bytes at most. */
+    /**
+     * Distinct name lists kept (sidecars of one scope share one), and the heap they may take:
+     * their bytes plus {@link #STRING_OVERHEAD} per decoded name.
+     */
     static final int MAX_LISTS = 64;
-    static final int MAX_BYTES = 16 * 1024 * 1024;
+    static final long MAX_HEAP = 32L * 1024 * 1024;
+    /** A decoded name's String and array headers and its list slot, above its characters. */
+    static final int STRING_OVERHEAD = 48;
     private static final int NAMES_TAG = 3 << 3 | 2; // resource_names, length-delimited
 
     /** The bytes of a run of names: stored copies, and probes over a request's own array. */
@@ -67,7 +72,7 @@ final class RequestNames {
     }
 
     private final Map<Span, List<String>> recent = new LinkedHashMap<>(16, 0.75f, true); // least recently used first
-    private long recentBytes;
+    private long recentHeap;
     private final LongAdder reused = new LongAdder();
 
     /** Requests whose names were taken from an earlier request instead of decoded. */
@@ -99,9 +104,10 @@ final class RequestNames {
     }
 
     /**
-     * A message's bytes. Both transports hand over streams that know their length; Helidon
-     * 4.4's answers 0 instead of -1 once read to the end, so it is read to its length, never
-     * to an end that would not come.
+     * A message's bytes. An uncompressed message comes in a stream that knows its length, on
+     * both transports; Helidon 4.4's answers 0 instead of -1 once read to the end, so such a
+     * stream is read to its length (reading to the end would never end). A decompressing
+     * stream is read to its end, as grpc-java's own parser reads it.
      */
     static byte[] readFully(InputStream stream) throws IOException {
         if (!(stream instanceof KnownLength)) {
@@ -144,7 +150,7 @@ final class RequestNames {
             Span probe = new Span(bytes, first, end, (int) crc.getValue());
             List<String> names = lookup(probe);
             if (names == null) {
-                names = List.copyOf(DiscoveryRequest.parseFrom(Arrays.copyOfRange(bytes, first, end))
+                names = List.copyOf(DiscoveryRequest.parser().parseFrom(bytes, first, end - first)
                         .getResourceNamesList());
                 remember(new Span(Arrays.copyOfRange(bytes, first, end), 0, end - first, probe.hash), names);
             } else {
@@ -166,15 +172,22 @@ final class RequestNames {
     }
 
     private synchronized void remember(Span span, List<String> names) {
-        if (span.length() > MAX_BYTES / 4 || recent.containsKey(span)) {
+        long heap = heap(span, names);
+        if (heap > MAX_HEAP / 4 || recent.containsKey(span)) {
             return;
         }
         recent.put(span, names);
-        recentBytes += span.length();
-        Iterator<Span> eldest = recent.keySet().iterator();
-        while (recent.size() > MAX_LISTS || recentBytes > MAX_BYTES) {
-            recentBytes -= eldest.next().length();
+        recentHeap += heap;
+        Iterator<Map.Entry<Span, List<String>>> eldest = recent.entrySet().iterator();
+        while (recent.size() > MAX_LISTS || recentHeap > MAX_HEAP) {
+            Map.Entry<Span, List<String>> e = eldest.next();
+            recentHeap -= heap(e.getKey(), e.getValue());
             eldest.remove();
         }
+    }
+
+    /** What a kept list takes: its bytes twice (the key, and the Strings' characters) and each String's overhead. */
+    private static long heap(Span span, List<String> names) {
+        return 2L * span.length() + (long) STRING_OVERHEAD * names.size();
     }
 }

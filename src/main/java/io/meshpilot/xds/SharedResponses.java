@@ -66,31 +66,6 @@ final class SharedResponses {
         return bytes.get(response);
     }
 
-    /**
-     * {@code ads} with the state-of-the-world response marshaller replaced by {@link #marshaller},
-     * and its requests read by {@code requests} ({@link RequestNames}).
-     */
-    @SuppressWarnings("unchecked")
-    io.grpc.ServerServiceDefinition withSharedBytes(io.grpc.ServerServiceDefinition ads, RequestNames requests) {
-        io.grpc.ServerServiceDefinition.Builder b = io.grpc.ServerServiceDefinition.builder(
-                ads.getServiceDescriptor().getName()); // a new descriptor: it must hold the new method instance
-        String sotw = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc
-                .getStreamAggregatedResourcesMethod().getFullMethodName();
-        for (io.grpc.ServerMethodDefinition<?, ?> m : ads.getMethods()) {
-            if (m.getMethodDescriptor().getFullMethodName().equals(sotw)) {
-                var def = (io.grpc.ServerMethodDefinition<io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest,
-                        DiscoveryResponse>) m;
-                var md = def.getMethodDescriptor();
-                b.addMethod(md.toBuilder(requests.marshaller(md.getRequestMarshaller()),
-                                marshaller(md.getResponseMarshaller())).build(),
-                        def.getServerCallHandler());
-            } else {
-                b.addMethod(m);
-            }
-        }
-        return b.build();
-    }
-
     /** A marshaller that writes a shared response's bytes as they are, and any other response as usual. */
     MethodDescriptor.Marshaller<DiscoveryResponse> marshaller(MethodDescriptor.Marshaller<DiscoveryResponse> usual) {
         return new MethodDescriptor.Marshaller<>() {

@@ -160,6 +160,7 @@ public final class XdsLoad {
         String asyncProfiler = System.getenv("ASYNC_PROFILER_LIB");
         Path recording = profileDir == null ? null : profileDir.resolve(server.name() + "-fanout-" + k
                 + (asyncProfiler == null ? ".jfr" : ".collapsed"));
+        Path toolRecording = profileDir == null ? null : profileDir.resolve("tool-" + server.name() + "-fanout-" + k + ".collapsed");
         // the tool's own garbage is collected before the clock starts, not in a measured window
         System.gc();
         if (recording != null) {
@@ -186,7 +187,7 @@ public final class XdsLoad {
             } else {
                 jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file=" + recording + "\"");
                 jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file="
-                        + profileDir.resolve("tool-" + server.name() + "-fanout-" + k + ".collapsed") + "\"");
+                        + toolRecording + "\"");
             }
         }
         long[] times = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
@@ -197,7 +198,8 @@ public final class XdsLoad {
         System.out.printf("  %s; %d responses, %.1f MB until then%s%n", cpuLine,
                 sims.stream().mapToLong(s -> s.responses.get()).sum() - responsesBefore,
                 (sims.stream().mapToLong(s -> s.bytes.get()).sum() - bytesBefore) / 1048576.0,
-                recording == null ? "" : "; recorded (server only): " + recording);
+                recording == null ? "" : "; recorded: " + recording + (asyncProfiler == null ? " (server)"
+                        : " and, for the tool, " + toolRecording));
         return new Fanout(k, times, fanoutMs, cpu.lastServerSeconds);
     }
 
@@ -770,7 +772,7 @@ public final class XdsLoad {
     record Outgoing(DiscoveryRequest fields, ByteString encodedNames) {
     }
 
-    /** A response as the tool received it, with its size on the wire (before gRPC framing). */
+    /** A response as the tool received it, with its size as received (decompressed, before gRPC framing). */
     record Received(DiscoveryResponse response, int size) {
     }
 
@@ -778,7 +780,7 @@ public final class XdsLoad {
      * ADS as the simulated proxies call it. Requests carry names encoded once per subscription
      * (an EDS ACK repeats all 1,000). Responses are read into one array that their
      * resources alias instead of each being copied out again (protobuf's default), and their
-     * size is taken from the wire instead of computed from the parsed message: the tool's CPU
+     * size is taken as received instead of computed from the parsed message: the tool's CPU
      * shares the 2 cores with the server it measures, so it spends as little as it can.
      */
     static final MethodDescriptor<Outgoing, Received> ADS = AggregatedDiscoveryServiceGrpc
@@ -811,12 +813,10 @@ public final class XdsLoad {
                 @Override
                 public Received parse(java.io.InputStream in) {
                     try {
-                        // gRPC's message stream knows its length
-                        byte[] b = in.readNBytes(in.available());
-                        byte[] rest = in.readAllBytes();
-                        if (rest.length > 0) {
-                            b = java.util.Arrays.copyOf(b, b.length + rest.length);
-                            System.arraycopy(rest, 0, b, b.length - rest.length, rest.length);
+                        // gRPC's message stream knows its length (a decompressing one is read to its end)
+                        byte[] b = in instanceof io.grpc.KnownLength ? new byte[in.available()] : in.readAllBytes();
+                        if (in instanceof io.grpc.KnownLength && in.readNBytes(b, 0, b.length) < b.length) {
+                            throw new java.io.EOFException("response shorter than its length");
                         }
                         CodedInputStream c = UnsafeByteOperations.unsafeWrap(b).newCodedInput();
                         c.enableAliasing(true);

@@ -78,6 +78,63 @@ class RequestNamesTest {
         assertEquals(1, reader.reused());
     }
 
+    /** Bytes as a hand-written encoder might lay them out; each case must read as one parse reads it. */
+    @Test
+    void aRequestReadAroundItsNamesIsTheRequestOneParseReads() throws Exception {
+        List<String> names = clusters(100, "");
+        Node a = Node.newBuilder().setId("sidecar~10.0.0.1~a.default~default.svc.cluster.local").build();
+        Node b = Node.newBuilder().setCluster("east").build();
+        List<byte[]> cases = new ArrayList<>();
+        // type_url on both sides (the last wins), node on both sides (they merge), the same unknown
+        // field on both sides (both kept, in order), a varint with field number 3 (an unknown field)
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        CodedOutputStream c = CodedOutputStream.newInstance(out);
+        c.writeString(4, "first-type");
+        c.writeMessage(2, a);
+        c.writeUInt64(99, 1);
+        c.writeUInt64(3, 7);
+        for (String n : names) {
+            c.writeString(3, n);
+        }
+        c.writeString(4, EDS);
+        c.writeMessage(2, b);
+        c.writeUInt64(99, 2);
+        c.writeString(5, "nonce-1");
+        c.flush();
+        cases.add(out.toByteArray());
+        // the names first, or last
+        cases.add(DiscoveryRequest.newBuilder().addAllResourceNames(names).build().toByteString()
+                .concat(DiscoveryRequest.newBuilder().setTypeUrl(EDS).setVersionInfo("v1").build().toByteString())
+                .toByteArray());
+        cases.add(DiscoveryRequest.newBuilder().setTypeUrl(EDS).setVersionInfo("v1").build().toByteString()
+                .concat(DiscoveryRequest.newBuilder().addAllResourceNames(names).build().toByteString())
+                .toByteArray());
+        for (byte[] bytes : cases) {
+            RequestNames reader = new RequestNames();
+            DiscoveryRequest once = DiscoveryRequest.parseFrom(bytes);
+            assertEquals(once, reader.parse(bytes), "decoded");
+            assertEquals(once, reader.parse(bytes), "names reused");
+            assertEquals(1, reader.reused());
+            assertEquals(once.getUnknownFields(), reader.parse(bytes).getUnknownFields());
+        }
+    }
+
+    @Test
+    void aListThatWouldTakeTooMuchHeapIsNotKept() {
+        RequestNames reader = new RequestNames();
+        // short names: few bytes each, but a String each once decoded
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 200_000; i++) {
+            many.add(Integer.toString(i, 36));
+        }
+        DiscoveryRequest r = ack("8", many);
+        DiscoveryRequest first = reader.parse(r.toByteArray());
+        DiscoveryRequest second = reader.parse(r.toByteArray());
+        assertEquals(r, second);
+        assertNotSame(first.getResourceNames(0), second.getResourceNames(0));
+        assertEquals(0, reader.reused());
+    }
+
     @Test
     void namesInterruptedByAnotherFieldOrShortListsGoToTheUsualParser() throws Exception {
         RequestNames reader = new RequestNames();
@@ -124,15 +181,34 @@ class RequestNamesTest {
         assertThrows(StatusRuntimeException.class, () -> m.parse(new ByteArrayInputStream(out.toByteArray())));
     }
 
-    /** As Helidon 4.4's request stream: knows its length, and answers 0 instead of -1 at the end. */
-    private static final class ZeroAtEnd extends ByteArrayInputStream implements io.grpc.KnownLength {
+    /**
+     * As Helidon 4.4's request stream: an InputStream over its message that knows its length
+     * and answers 0 instead of -1 at the end (InputStream.readAllBytes never returns on it).
+     */
+    private static final class ZeroAtEnd extends java.io.InputStream implements io.grpc.KnownLength {
+        private final byte[] bytes;
+        private int at;
+
         ZeroAtEnd(byte[] bytes) {
-            super(bytes);
+            this.bytes = bytes;
         }
 
         @Override
-        public synchronized int read(byte[] b, int off, int len) {
-            return Math.max(0, super.read(b, off, len));
+        public int read() {
+            return at < bytes.length ? bytes[at++] & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            int n = Math.min(len, bytes.length - at);
+            System.arraycopy(bytes, at, b, off, n);
+            at += n;
+            return n;
+        }
+
+        @Override
+        public int available() {
+            return bytes.length - at;
         }
     }
 
