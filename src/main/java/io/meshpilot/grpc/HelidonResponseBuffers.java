@@ -7,7 +7,10 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.helidon.common.buffers.BufferData;
 import java.lang.reflect.Field;
+import java.util.Deque;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -16,7 +19,11 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code GrpcProtocolHandler}'s {@code writeBufferData}). xDS streams live for hours, and an
  * uncompressed CDS or EDS answer (Envoy does not offer gzip) runs to hundreds of kilobytes:
  * 2,000 sidecars held over 1 GB that way. After each response, a buffer over 64 KiB is swapped
- * for an empty one; Helidon allocates one of the right size for the next response.
+ * for an empty one and kept in a small shared pool ({@link #POOLED} buffers, {@link #POOL_BYTES}
+ * at most); the next response of any call is written into a pooled buffer, or, when none is
+ * large enough, into one Helidon allocates. A push to 2,000 sidecars then reuses a few buffers
+ * instead of allocating 2,000 of 300-700 KB, which the garbage collector had to clear and, for
+ * those still being written, promote.
  *
  * <p>The field is private, reached by reflection like {@link HelidonConnections}; when it
  * cannot be reached the interceptor only warns, and {@link #released()} lets a test see that
@@ -24,9 +31,15 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class HelidonResponseBuffers implements ServerInterceptor {
     private static final System.Logger LOG = System.getLogger(HelidonResponseBuffers.class.getName());
-    /** Buffers up to this size are kept: small responses reuse them. */
+    /** Buffers up to this size stay with their call: small responses reuse them. */
     static final int KEPT = 64 * 1024;
+    /** Large buffers kept for the next large responses: enough for the writes that run at once on 2 cores. */
+    static final int POOLED = 16;
+    static final long POOL_BYTES = 16L * 1024 * 1024;
+    private static final Deque<BufferData> POOL = new ConcurrentLinkedDeque<>();
+    private static final AtomicLong POOLED_BYTES = new AtomicLong();
     private static final LongAdder RELEASED = new LongAdder();
+    private static final LongAdder REUSED = new LongAdder();
     private static final AtomicBoolean WARNED = new AtomicBoolean();
     private static final ClassValue<Field> BUFFER_FIELD = new ClassValue<>() {
         @Override
@@ -49,6 +62,11 @@ final class HelidonResponseBuffers implements ServerInterceptor {
         return RELEASED.sum();
     }
 
+    /** Responses that were written into a pooled buffer. */
+    static long reused() {
+        return REUSED.sum();
+    }
+
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
                                                        ServerCallHandler<Q, R> next) {
@@ -60,6 +78,7 @@ final class HelidonResponseBuffers implements ServerInterceptor {
         return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void sendMessage(R message) {
+                lend(call, buffer);
                 try {
                     super.sendMessage(message);
                 } finally {
@@ -67,6 +86,25 @@ final class HelidonResponseBuffers implements ServerInterceptor {
                 }
             }
         }, headers);
+    }
+
+    /**
+     * Before a response: a call holding only a small buffer gets the most recently pooled large
+     * one. Helidon writes into it when it is large enough, else allocates as it always does.
+     */
+    private static void lend(ServerCall<?, ?> call, Field buffer) {
+        try {
+            if (buffer.get(call) instanceof BufferData b && b.reset().capacity() <= KEPT) {
+                BufferData pooled = POOL.pollFirst();
+                if (pooled != null) {
+                    POOLED_BYTES.addAndGet(-pooled.capacity());
+                    buffer.set(call, pooled);
+                    REUSED.increment();
+                }
+            }
+        } catch (IllegalAccessException | RuntimeException e) {
+            warnOnce("cannot lend a response buffer to Helidon's gRPC call: " + e);
+        }
     }
 
     /** Runs on the thread that sent: one call's responses are written one at a time (Outbox). */
@@ -77,10 +115,24 @@ final class HelidonResponseBuffers implements ServerInterceptor {
             if (buffer.get(call) instanceof BufferData b && b.reset().capacity() > KEPT) {
                 buffer.set(call, BufferData.create(0));
                 RELEASED.increment();
+                pool(b);
             }
         } catch (IllegalAccessException | RuntimeException e) {
             warnOnce("cannot release the response buffer of Helidon's gRPC call: " + e);
         }
+    }
+
+    /** Keeps {@code b} for a later response unless the pool is full; it is the first one lent. */
+    private static void pool(BufferData b) {
+        int capacity = b.capacity();
+        if (POOL.size() >= POOLED) {
+            return;
+        }
+        if (POOLED_BYTES.addAndGet(capacity) > POOL_BYTES) {
+            POOLED_BYTES.addAndGet(-capacity); // over the byte budget: let it go
+            return;
+        }
+        POOL.offerFirst(b);
     }
 
     private static void warnOnce(String what) {

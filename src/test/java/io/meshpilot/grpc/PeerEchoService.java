@@ -40,7 +40,9 @@ public class PeerEchoService {
                     out.onCompleted();
                 }))
                 .addMethod(PAD, ServerCalls.asyncUnaryCall((req, out) -> {
-                    out.onNext("x".repeat(Integer.parseInt(req)));
+                    // "N" or "N:c": N times x, or N times c
+                    String[] n = req.split(":", 2);
+                    out.onNext((n.length == 2 ? n[1] : "x").repeat(Integer.parseInt(n[0])));
                     out.onCompleted();
                 }))
                 .build(), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
