@@ -10,6 +10,7 @@ import java.lang.reflect.Field;
 import java.util.Deque;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -20,10 +21,15 @@ import java.util.concurrent.atomic.LongAdder;
  * uncompressed CDS or EDS answer (Envoy does not offer gzip) runs to hundreds of kilobytes:
  * 2,000 sidecars held over 1 GB that way. After each response, a buffer over 64 KiB is swapped
  * for an empty one and kept in a small shared pool ({@link #POOLED} buffers, {@link #POOL_BYTES}
- * at most); the next response of any call is written into a pooled buffer, or, when none is
- * large enough, into one Helidon allocates. A push to 2,000 sidecars then reuses a few buffers
- * instead of allocating 2,000 of 300-700 KB, which the garbage collector had to clear and, for
- * those still being written, promote.
+ * at most). The next response of any call is handed the most recently pooled buffer; Helidon
+ * writes into it when it is large enough, else allocates one as it always does, and the lent
+ * one goes back to the pool. A push to 2,000 sidecars then reuses a few buffers instead of
+ * allocating 2,000 of 300-700 KB, which the garbage collector had to clear and, for those still
+ * being written, promote.
+ *
+ * <p>Lending relies on one response at a time per call (xDS streams write through their
+ * Outbox; unary calls answer once) and on Helidon copying every frame out of the buffer before
+ * {@code sendMessage} returns ({@code Http2ConnectionWriter} copies each frame it writes).
  *
  * <p>The field is private, reached by reflection like {@link HelidonConnections}; when it
  * cannot be reached the interceptor only warns, and {@link #released()} lets a test see that
@@ -31,13 +37,14 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class HelidonResponseBuffers implements ServerInterceptor {
     private static final System.Logger LOG = System.getLogger(HelidonResponseBuffers.class.getName());
-    /** Buffers up to this size stay with their call: small responses reuse them. */
+    /** Buffers up to this size may stay with their call (unless a pooled one is lent to it). */
     static final int KEPT = 64 * 1024;
-    /** Large buffers kept for the next large responses: enough for the writes that run at once on 2 cores. */
+    /** Large buffers kept for the next responses (writes that block on a slow reader hold theirs meanwhile). */
     static final int POOLED = 16;
     static final long POOL_BYTES = 16L * 1024 * 1024;
     private static final Deque<BufferData> POOL = new ConcurrentLinkedDeque<>();
     private static final AtomicLong POOLED_BYTES = new AtomicLong();
+    private static final AtomicInteger POOLED_COUNT = new AtomicInteger();
     private static final LongAdder RELEASED = new LongAdder();
     private static final LongAdder REUSED = new LongAdder();
     private static final AtomicBoolean WARNED = new AtomicBoolean();
@@ -62,7 +69,7 @@ final class HelidonResponseBuffers implements ServerInterceptor {
         return RELEASED.sum();
     }
 
-    /** Responses that were written into a pooled buffer. */
+    /** Responses that Helidon wrote into a lent pooled buffer. */
     static long reused() {
         return REUSED.sum();
     }
@@ -78,44 +85,55 @@ final class HelidonResponseBuffers implements ServerInterceptor {
         return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void sendMessage(R message) {
-                lend(call, buffer);
+                BufferData lent = lend(call, buffer);
                 try {
                     super.sendMessage(message);
                 } finally {
-                    release(call, buffer);
+                    release(call, buffer, lent);
                 }
             }
         }, headers);
     }
 
     /**
-     * Before a response: a call holding only a small buffer gets the most recently pooled large
-     * one. Helidon writes into it when it is large enough, else allocates as it always does.
+     * Before a response: a call holding only a small buffer is lent the most recently pooled
+     * one, which is returned (or null when none was lent).
      */
-    private static void lend(ServerCall<?, ?> call, Field buffer) {
+    private static BufferData lend(ServerCall<?, ?> call, Field buffer) {
         try {
             if (buffer.get(call) instanceof BufferData b && b.reset().capacity() <= KEPT) {
                 BufferData pooled = POOL.pollFirst();
                 if (pooled != null) {
+                    POOLED_COUNT.decrementAndGet();
                     POOLED_BYTES.addAndGet(-pooled.capacity());
                     buffer.set(call, pooled);
-                    REUSED.increment();
+                    return pooled;
                 }
             }
         } catch (IllegalAccessException | RuntimeException e) {
             warnOnce("cannot lend a response buffer to Helidon's gRPC call: " + e);
         }
+        return null;
     }
 
-    /** Runs on the thread that sent: one call's responses are written one at a time (Outbox). */
-    private static void release(ServerCall<?, ?> call, Field buffer) {
+    /**
+     * After a response, on the thread that sent it: a large buffer is taken from the call into
+     * the pool, and a lent buffer that Helidon replaced (too small for this response) goes back.
+     */
+    private static void release(ServerCall<?, ?> call, Field buffer, BufferData lent) {
         try {
             // capacity() is what is left to write: measured after a reset, as Helidon does
             // before it reuses the buffer (the frames were copied out before sendMessage returned)
-            if (buffer.get(call) instanceof BufferData b && b.reset().capacity() > KEPT) {
+            BufferData held = buffer.get(call) instanceof BufferData b ? b : null;
+            if (lent != null && held == lent) {
+                REUSED.increment();
+            } else if (lent != null) {
+                pool(lent.reset());
+            }
+            if (held != null && held.reset().capacity() > KEPT) {
                 buffer.set(call, BufferData.create(0));
                 RELEASED.increment();
-                pool(b);
+                pool(held);
             }
         } catch (IllegalAccessException | RuntimeException e) {
             warnOnce("cannot release the response buffer of Helidon's gRPC call: " + e);
@@ -125,11 +143,13 @@ final class HelidonResponseBuffers implements ServerInterceptor {
     /** Keeps {@code b} for a later response unless the pool is full; it is the first one lent. */
     private static void pool(BufferData b) {
         int capacity = b.capacity();
-        if (POOL.size() >= POOLED) {
+        if (POOLED_COUNT.incrementAndGet() > POOLED) {
+            POOLED_COUNT.decrementAndGet();
             return;
         }
         if (POOLED_BYTES.addAndGet(capacity) > POOL_BYTES) {
             POOLED_BYTES.addAndGet(-capacity); // over the byte budget: let it go
+            POOLED_COUNT.decrementAndGet();
             return;
         }
         POOL.offerFirst(b);

@@ -80,12 +80,12 @@ class GrpcTransportTest {
                     if (transport.equals("helidon")) {
                         // the call would have kept its 300 KB buffer; the interceptor took it back
                         assertTrue(HelidonResponseBuffers.released() > released, "Helidon's response buffer released");
-                        // and the next large response, on another call, is written into it
+                        // and the next large response, on another call, is written into it (lent from the pool)
                         long reused = HelidonResponseBuffers.reused();
                         String again = ClientCalls.blockingUnaryCall(envoyLike, PeerEchoService.PAD,
                                 io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "250000:y");
                         assertEquals("y".repeat(250_000), again, "written over the earlier response's bytes");
-                        assertTrue(HelidonResponseBuffers.reused() > reused, "a pooled buffer was lent");
+                        assertTrue(HelidonResponseBuffers.reused() > reused, "Helidon wrote into the pooled buffer");
                     }
                 } finally {
                     envoyLike.shutdownNow();

@@ -61,7 +61,14 @@ public class PeerEchoService {
     static final class Utf8 implements MethodDescriptor.Marshaller<String> {
         @Override
         public InputStream stream(String value) {
-            return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
+            return new Sized(value.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Sized up front, as protobuf's messages (and the xDS responses) are: the transports' usual path. */
+        private static final class Sized extends ByteArrayInputStream implements io.grpc.KnownLength {
+            Sized(byte[] bytes) {
+                super(bytes);
+            }
         }
 
         @Override
