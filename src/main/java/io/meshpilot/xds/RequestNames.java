@@ -5,7 +5,6 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -98,7 +97,8 @@ final class RequestNames {
                             .asRuntimeException();
                 }
                 DiscoveryRequest r = RequestNames.this.parse(bytes);
-                return r != null ? r : usual.parse(new ByteArrayInputStream(bytes));
+                // sized, so that the usual parser reads them in one piece
+                return r != null ? r : usual.parse(new SharedResponses.Encoded(bytes));
             }
         };
     }

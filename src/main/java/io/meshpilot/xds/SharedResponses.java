@@ -82,8 +82,11 @@ final class SharedResponses {
         };
     }
 
-    /** Bytes gRPC can size up front (both transports then copy them once into their buffers). */
-    private static final class Encoded extends ByteArrayInputStream implements KnownLength {
+    /**
+     * Bytes gRPC can size up front (both transports then copy them once into their buffers;
+     * grpc-java's protobuf parser reads them in one piece).
+     */
+    static final class Encoded extends ByteArrayInputStream implements KnownLength {
         Encoded(byte[] bytes) {
             super(bytes);
         }
