@@ -1,0 +1,63 @@
+package io.meshpilot.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.google.protobuf.ByteString;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import java.io.IOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The load tool decides "this proxy has the new EDS" from these reads; they must agree with protobuf's. */
+class XdsLoadPortsTest {
+
+    @Test
+    void readsServiceAndPortsOfEveryAssignmentAsProtobufDoes() throws IOException {
+        List<ClusterLoadAssignment> all = JcpServer.assignments(300, 3, 20000);
+        for (ClusterLoadAssignment cla : all) {
+            XdsLoad.Ports p = XdsLoad.Ports.of(cla.toByteString());
+            int expectedService = Integer.parseInt(cla.getClusterName().replaceAll(".*\\|\\|svc-(\\d+)\\..*", "$1"));
+            assertEquals(expectedService, p.service, cla.getClusterName());
+            var ports = cla.getEndpointsList().stream().flatMap(g -> g.getLbEndpointsList().stream())
+                    .mapToInt(e -> e.getEndpoint().getAddress().getSocketAddress().getPortValue()).toArray();
+            assertEquals(ports.length, p.count);
+            assertEquals(java.util.Arrays.stream(ports).min().orElseThrow(), p.min);
+            assertEquals(java.util.Arrays.stream(ports).max().orElseThrow(), p.max);
+        }
+    }
+
+    @Test
+    void readsAnAssignmentInsideALargerArrayAndNothingAroundIt() throws IOException {
+        // as in a received response: the assignment's bytes sit between others (which would
+        // count as more endpoints, on other ports, if the bounds leaked)
+        byte[] before = JcpServer.assignments(5, 2, 30000).get(2).toByteArray();
+        byte[] bytes = JcpServer.assignments(5, 2, 19000).get(3).toByteArray();
+        byte[] after = JcpServer.assignments(5, 2, 40000).get(4).toByteArray();
+        ByteString all = ByteString.copyFrom(before).concat(ByteString.copyFrom(bytes)).concat(ByteString.copyFrom(after));
+        XdsLoad.Ports p = XdsLoad.Ports.of(ByteString.copyFrom(all.toByteArray())
+                .substring(before.length, before.length + bytes.length));
+        assertEquals(3, p.service);
+        assertEquals(2, p.count);
+        assertEquals(19000, p.min);
+        assertEquals(19001, p.max);
+    }
+
+    @Test
+    void truncatedOrMalformedAssignmentsAreErrorsNotGuesses() {
+        byte[] bytes = JcpServer.assignments(2, 2, 19000).get(0).toByteArray();
+        ByteString truncated = ByteString.copyFrom(bytes, 0, bytes.length - 3);
+        assertThrows(IOException.class, () -> XdsLoad.Ports.of(truncated));
+        ByteString group = ByteString.copyFrom(new byte[] {0x0b}); // field 1, wire type 3 (group start)
+        assertThrows(IOException.class, () -> XdsLoad.Ports.of(group));
+    }
+
+    @Test
+    void serviceIndexOnlyFromIstioOutboundNamesOfTheToolsServices() {
+        assertEquals(42, XdsLoad.serviceIndex("outbound|8080||svc-42.default.svc.cluster.local"));
+        assertEquals(-1, XdsLoad.serviceIndex("outbound|8080||other.default.svc.cluster.local"));
+        assertEquals(-1, XdsLoad.serviceIndex("outbound|8080||svc-.default"));
+        assertEquals(-1, XdsLoad.serviceIndex("outbound|8080||svc-4x.default"));
+        assertEquals(-1, XdsLoad.serviceIndex("outbound|8080||svc-12345678901.default"));
+    }
+}
