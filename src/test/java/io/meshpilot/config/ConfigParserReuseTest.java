@@ -105,4 +105,67 @@ class ConfigParserReuseTest {
         assertFalse(r.unreadable());
         assertEquals(1, parser.parse("f.yaml", "%YAML 1.1\n---\n" + entry("a", 1), Map.of()).configs().size());
     }
+
+    /** Every outcome a document can have, many times over: more than one thread parses it. */
+    private static String mixed(int documents, int unreadableAt) {
+        StringBuilder file = new StringBuilder("# generated\n");
+        for (int d = 0; d < documents; d++) {
+            file.append(d == 0 ? "" : "---\n");
+            switch (d == unreadableAt ? -1 : d % 6) {
+                case -1 -> file.append("kind: [unclosed\n");
+                case 1 -> file.append("apiVersion: v1\nkind: Service\nmetadata: {name: s").append(d).append("}\n");
+                case 2 -> file.append("apiVersion: networking.istio.io/v1\nkind: WorkloadEntry\nmetadata: {name: w")
+                        .append(d).append("}\nspec:\n  address: 10.0.0.1\n  ports: {http: 99999}\n");
+                case 3 -> file.append("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g").append(d)
+                        .append("}\nspec:\n  selector: {\"bad key!\": x}\n  servers:\n")
+                        .append("  - port: {number: 80, name: http, protocol: HTTP}\n    hosts: [\"*\"]\n");
+                case 4 -> file.append("# only a comment\n");
+                default -> file.append(entry("e" + d, 1000 + d));
+            }
+        }
+        return file.toString();
+    }
+
+    @Test
+    void manyDocumentsParsedSideBySideGiveTheOutcomeOfOnePass() {
+        ConfigParser oneThread = new ConfigParser(Schemas.PILOT, Integer.MAX_VALUE);
+        ConfigParser sideBySide = new ConfigParser(Schemas.PILOT, 2);
+        String text = mixed(600, -1);
+        ConfigParser.Result expected = oneThread.parse("f.yaml", text);
+        ConfigParser.Result actual = sideBySide.parse("f.yaml", text);
+        assertEquals(expected.configs(), actual.configs());
+        assertEquals(expected.errors(), actual.errors());
+        assertEquals(expected.warnings(), actual.warnings());
+        assertEquals(expected.skipped(), actual.skipped());
+        assertEquals(expected.reusable(), actual.reusable());
+        // the oracle itself says what a document's outcome is, in file order
+        assertEquals(100, expected.errors().size(), expected.errors().subList(0, 2).toString());
+        assertEquals(2, expected.errors().get(0).document());
+        // the last error is document 596 of the text; the 99 comment-only ones before it hold no document
+        assertEquals(596 - 99, expected.errors().getLast().document());
+        assertEquals(100, expected.warnings().size());
+        assertEquals(3, expected.warnings().get(0).document());
+        assertEquals(100, expected.skipped().size());
+        assertEquals(1, expected.skipped().get(0).document());
+
+        // and again with most documents taken from the first parse
+        String edited = text.replace("ports: {http: 1006}", "ports: {http: 2006}")
+                .replace("ports: {http: 99999}\n---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g21}",
+                        "ports: {http: 1}\n---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g21}");
+        assertEquals(oneThread.parse("f.yaml", edited, expected.reusable()),
+                sideBySide.parse("f.yaml", edited, actual.reusable()));
+    }
+
+    @Test
+    void theFirstUnreadableDocumentDecidesWhateverTheThreads() {
+        ConfigParser oneThread = new ConfigParser(Schemas.PILOT, Integer.MAX_VALUE);
+        ConfigParser sideBySide = new ConfigParser(Schemas.PILOT, 2);
+        String text = mixed(600, 377).replace("metadata: {name: e599", "kind: [also unclosed\nmetadata: {name: e599");
+        ConfigParser.Result expected = oneThread.parse("f.yaml", text);
+        assertTrue(expected.unreadable());
+        assertEquals(expected, sideBySide.parse("f.yaml", text));
+        int line = text.substring(0, text.indexOf("kind: [unclosed")).split("\n", -1).length;
+        // SnakeYAML notices the unclosed list where the document ends: the next line
+        assertEquals(line + 1, expected.errors().getFirst().line(), expected.errors().toString());
+    }
 }
