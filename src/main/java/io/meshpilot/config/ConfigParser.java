@@ -36,16 +36,9 @@ public final class ConfigParser {
 
     private final Schemas schemas;
     private final ProtoYamlBinder binder = new ProtoYamlBinder();
-    private final int parallelFrom;
 
     public ConfigParser(Schemas schemas) {
-        this(schemas, PARALLEL_FROM);
-    }
-
-    /** {@code parallelFrom}: how many documents to parse make a parse use more than one thread. */
-    ConfigParser(Schemas schemas, int parallelFrom) {
         this.schemas = schemas;
-        this.parallelFrom = parallelFrom;
     }
 
     /** A document skipped because it is not Istio config. */
@@ -82,93 +75,42 @@ public final class ConfigParser {
         if (!cut) {
             parts = List.of(new YamlDocuments.Part(0, text)); // one stream, parsed whole, nothing reused
         }
-        // Parts are independent: the new ones are parsed side by side when there are many (a
-        // rewritten file of thousands of documents), then merged in order, so that the outcome
-        // (order, document indexes, the first unreadable part) is that of one pass.
-        Parsed[] parsed = new Parsed[parts.size()];
-        List<Integer> fresh = new ArrayList<>();
-        for (int i = 0; i < parts.size(); i++) {
-            if (!previous.containsKey(parts.get(i).text())) {
-                fresh.add(i);
-            }
-        }
-        List<YamlDocuments.Part> all = parts;
-        (fresh.size() >= parallelFrom ? fresh.parallelStream() : fresh.stream())
-                .forEach(i -> parsed[i] = parsePart(source, all.get(i)));
-
         List<Config> configs = new ArrayList<>();
         List<DocumentError> errors = new ArrayList<>();
         List<DocumentError> warnings = new ArrayList<>();
         List<Skipped> skipped = new ArrayList<>();
         Map<String, Config> reusable = new HashMap<>();
         int index = 0;
-        for (int i = 0; i < parts.size(); i++) {
-            YamlDocuments.Part part = parts.get(i);
-            Parsed p = parsed[i];
-            if (p == null) {
-                Config known = previous.get(part.text());
+        for (YamlDocuments.Part part : parts) {
+            Config known = previous.get(part.text());
+            if (known != null) {
                 configs.add(known);
                 reusable.put(part.text(), known);
                 index++;
                 continue;
             }
-            if (p.unreadable() != null) {
-                return new Result(List.of(), List.of(p.unreadable()), List.of(), List.of(), true);
+            List<Node> docs;
+            try {
+                docs = SafeYaml.documents(source, part.text());
+            } catch (YamlBindingException e) {
+                FieldError f = e.first();
+                return new Result(List.of(), List.of(new DocumentError(source, 0, at(f.line(), part.firstLine()), "", "",
+                        "", f.path(), f.reason())), List.of(), List.of(), true);
             }
-            configs.addAll(p.configs());
-            for (DocumentError e : p.errors()) {
-                errors.add(atDocument(e, index));
+            for (Node doc : docs) {
+                int before = configs.size();
+                int errorsBefore = errors.size();
+                int warningsBefore = warnings.size();
+                int skippedBefore = skipped.size();
+                document(source, index++, doc, part.firstLine(), configs, errors, warnings, skipped);
+                boolean clean = docs.size() == 1 && configs.size() == before + 1 && errors.size() == errorsBefore
+                        && warnings.size() == warningsBefore && skipped.size() == skippedBefore;
+                if (clean && cut) {
+                    reusable.put(part.text(), configs.get(before));
+                }
             }
-            for (DocumentError w : p.warnings()) {
-                warnings.add(atDocument(w, index));
-            }
-            for (Skipped k : p.skipped()) {
-                skipped.add(new Skipped(k.source(), index + k.document(), k.gvk(), k.name()));
-            }
-            boolean clean = p.documents() == 1 && p.configs().size() == 1 && p.errors().isEmpty()
-                    && p.warnings().isEmpty() && p.skipped().isEmpty();
-            if (clean && cut) {
-                reusable.put(part.text(), p.configs().getFirst());
-            }
-            index += p.documents();
         }
         return new Result(configs, errors, warnings, skipped, false, reusable);
-    }
-
-    /** Below this many documents to parse, one thread does it (handing work over costs more). */
-    static final int PARALLEL_FROM = 64;
-
-    /**
-     * One part's outcome, document indexes counted from the part's first document; or the
-     * error that makes the whole text unreadable.
-     */
-    private record Parsed(int documents, List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
-                          List<Skipped> skipped, DocumentError unreadable) {
-    }
-
-    private Parsed parsePart(String source, YamlDocuments.Part part) {
-        List<Node> docs;
-        try {
-            docs = SafeYaml.documents(source, part.text());
-        } catch (YamlBindingException e) {
-            FieldError f = e.first();
-            return new Parsed(0, List.of(), List.of(), List.of(), List.of(), new DocumentError(source, 0,
-                    at(f.line(), part.firstLine()), "", "", "", f.path(), f.reason()));
-        }
-        List<Config> configs = new ArrayList<>(1);
-        List<DocumentError> errors = new ArrayList<>(0);
-        List<DocumentError> warnings = new ArrayList<>(0);
-        List<Skipped> skipped = new ArrayList<>(0);
-        int index = 0;
-        for (Node doc : docs) {
-            document(source, index++, doc, part.firstLine(), configs, errors, warnings, skipped);
-        }
-        return new Parsed(docs.size(), configs, errors, warnings, skipped, null);
-    }
-
-    private static DocumentError atDocument(DocumentError e, int first) {
-        return first == 0 ? e : new DocumentError(e.source(), first + e.document(), e.line(), e.kind(), e.namespace(),
-                e.name(), e.path(), e.reason());
     }
 
     /** A line within a document part as a line of the whole text (0: no line known). */
