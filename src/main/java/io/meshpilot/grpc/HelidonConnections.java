@@ -18,18 +18,21 @@ import java.time.Duration;
  * <p>On each socket it turns on TCP keepalive with the timings of istiod's --keepalive*
  * flags (probes after {@code interval} idle, the connection reset after about
  * {@code interval + timeout}), so the kernel also closes connections to peers that vanished
- * without a FIN.
+ * without a FIN. At a connection's first call it also gives a plaintext connection whole
+ * socket writes ({@link DirectWriteSocket}), through the connection's writer (a third field).
  */
 final class HelidonConnections {
     private static final System.Logger LOG = System.getLogger(HelidonConnections.class.getName());
     private static final Field CONTEXT;
     private static final Field CHANNEL;
+    private static final Field WRITER;
     /** One lock per socket: writes to the streams of one connection go one at a time. */
     private static final java.util.Map<SocketChannel, Object> WRITE_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
 
     static {
         Field context = null;
         Field channel = null;
+        Field writer = null;
         try {
             context = Class.forName("io.helidon.webserver.grpc.GrpcConnectionContextImpl")
                     .getDeclaredField("connectionContext");
@@ -42,8 +45,16 @@ final class HelidonConnections {
             context = null;
             channel = null;
         }
+        try {
+            writer = Class.forName("io.helidon.webserver.ConnectionHandler").getDeclaredField("writer");
+            writer.setAccessible(true);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.log(System.Logger.Level.INFO, "Helidon's socket writes stay as they are (" + e + ")");
+            writer = null;
+        }
         CONTEXT = context;
         CHANNEL = channel;
+        WRITER = writer;
     }
 
     private HelidonConnections() {
@@ -51,12 +62,16 @@ final class HelidonConnections {
 
     /** The connection under {@code call}, with TCP keepalive applied; unwatched if it cannot be reached. */
     static TransportConnection of(GrpcConnectionContext call, Duration interval, Duration timeout) {
-        SocketChannel channel = channel(call);
+        Object connection = connection(call);
+        SocketChannel channel = channel(connection);
         if (channel == null) {
             return TransportConnection.UNWATCHED;
         }
         keepalive(channel, interval, timeout);
-        Object writeLock = WRITE_LOCKS.computeIfAbsent(channel, c -> new Object());
+        Object writeLock = WRITE_LOCKS.computeIfAbsent(channel, c -> {
+            directWrites(connection, c); // once per connection, at its first call
+            return new Object();
+        });
         if (WRITE_LOCKS.size() > 1024) {
             WRITE_LOCKS.keySet().removeIf(c -> !c.isOpen());
         }
@@ -84,16 +99,39 @@ final class HelidonConnections {
         };
     }
 
-    private static SocketChannel channel(GrpcConnectionContext call) {
+    /** Helidon's connection (its ConnectionHandler) under a call, or null. */
+    private static Object connection(GrpcConnectionContext call) {
         if (CONTEXT == null || call == null) {
             return null;
         }
         try {
             Object connection = CONTEXT.get(call);
-            return connection != null && CHANNEL.getDeclaringClass().isInstance(connection)
-                    && CHANNEL.get(connection) instanceof SocketChannel c ? c : null;
+            return connection != null && CHANNEL.getDeclaringClass().isInstance(connection) ? connection : null;
         } catch (IllegalAccessException | IllegalArgumentException e) {
             return null;
+        }
+    }
+
+    private static SocketChannel channel(Object connection) {
+        if (connection == null) {
+            return null;
+        }
+        try {
+            return CHANNEL.get(connection) instanceof SocketChannel c ? c : null;
+        } catch (IllegalAccessException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** See {@link DirectWriteSocket}: plaintext connections write each frame in one system call. */
+    private static void directWrites(Object connection, SocketChannel channel) {
+        if (WRITER == null) {
+            return;
+        }
+        try {
+            DirectWriteSocket.install(WRITER.get(connection), channel);
+        } catch (IllegalAccessException | IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "Helidon's socket writes stay as they are: " + e);
         }
     }
 

@@ -52,6 +52,7 @@ class GrpcTransportTest {
             try {
                 for (ManagedChannel ch : new ManagedChannel[] {plaintext, tls}) {
                     String which = transport + (ch == tls ? " grpc-secure" : " grpc");
+                    long directBefore = DirectWriteSocket.installed();
                     ServingStatus status;
                     try {
                         status = HealthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
@@ -60,6 +61,10 @@ class GrpcTransportTest {
                         throw new AssertionError(which + ": " + e.getStatus(), e);
                     }
                     assertEquals(ServingStatus.SERVING, status, which);
+                    if (transport.equals("helidon")) {
+                        // a plaintext connection writes each frame whole; a TLS one keeps Helidon's socket (it encrypts)
+                        assertEquals(ch == tls ? 0 : 1, DirectWriteSocket.installed() - directBefore, which);
+                    }
                 }
                 String plainPeer = ClientCalls.blockingUnaryCall(plaintext, PeerEchoService.WHO,
                         io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
