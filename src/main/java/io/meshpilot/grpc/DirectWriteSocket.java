@@ -8,6 +8,9 @@ import java.io.UncheckedIOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.Deque;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -17,7 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
  * out as three system calls and three TCP segments, 8192 + 8192 + 9 bytes. Those writes were
  * about 60% of the server's CPU while pushing EDS to 2,000 sidecars. Here a buffer goes out in
  * one write of up to {@link #CHUNK} bytes from a direct buffer: one system call, one segment
- * and one copy fewer per frame. Reads, peer information and closing stay Helidon's.
+ * and one copy fewer per frame. The direct buffers are shared (borrowed for one write, at most
+ * {@link #KEPT} kept), so their memory follows the writes in progress, not the connections.
+ * Reads, peer information and closing stay Helidon's.
  *
  * <p>Installed by replacing the socket of the connection's Helidon {@code SocketWriter}, a
  * private final field (reflection, like {@link HelidonConnections}); when that cannot be done
@@ -30,12 +35,15 @@ final class DirectWriteSocket implements HelidonSocket {
     private static final System.Logger LOG = System.getLogger(DirectWriteSocket.class.getName());
     /** One frame and its header with room to spare; larger buffers go out in pieces of this size. */
     static final int CHUNK = 64 * 1024;
+    /** Free buffers kept for the next writes; more are made while more writes are in progress. */
+    static final int KEPT = 32;
+    private static final Deque<ByteBuffer> FREE = new ConcurrentLinkedDeque<>();
+    private static final AtomicInteger FREE_COUNT = new AtomicInteger();
     private static final Field WRITER_SOCKET = writerSocketField();
     private static final LongAdder INSTALLED = new LongAdder();
 
     private final HelidonSocket helidon;
     private final SocketChannel channel;
-    private final ByteBuffer out = ByteBuffer.allocateDirect(CHUNK);
 
     private DirectWriteSocket(HelidonSocket helidon, SocketChannel channel) {
         this.helidon = helidon;
@@ -88,19 +96,45 @@ final class DirectWriteSocket implements HelidonSocket {
         return INSTALLED.sum();
     }
 
+    // Helidon writes one buffer at a time per connection (see above), so no lock here: a write
+    // blocked on a slow reader would only pin its carrier thread
     @Override
-    public synchronized void write(BufferData buffer) {
+    public void write(BufferData buffer) {
+        ByteBuffer out = borrow();
         try {
             while (!buffer.consumed()) {
                 out.clear();
                 buffer.writeTo(out, buffer.available());
                 out.flip();
-                while (out.hasRemaining()) {
+                while (out.hasRemaining()) { // a virtual thread's write may return after part of it
                     channel.write(out);
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            giveBack(out);
+        }
+    }
+
+    private static ByteBuffer borrow() {
+        ByteBuffer b = FREE.pollFirst();
+        if (b != null) {
+            FREE_COUNT.decrementAndGet();
+            return b;
+        }
+        try {
+            return ByteBuffer.allocateDirect(CHUNK);
+        } catch (OutOfMemoryError e) {
+            return ByteBuffer.allocate(CHUNK); // no direct memory left: the JDK copies this one, as for Helidon's
+        }
+    }
+
+    private static void giveBack(ByteBuffer b) {
+        if (b.isDirect() && FREE_COUNT.incrementAndGet() <= KEPT) {
+            FREE.offerFirst(b);
+        } else if (b.isDirect()) {
+            FREE_COUNT.decrementAndGet();
         }
     }
 

@@ -777,13 +777,6 @@ public final class XdsLoad {
     }
 
     /**
-     * ADS as the simulated proxies call it. Requests carry names encoded once per subscription
-     * (an EDS ACK repeats all 1,000). Responses are read into one array that their
-     * resources alias instead of each being copied out again (protobuf's default), and their
-     * size is taken as received instead of computed from the parsed message: the tool's CPU
-     * shares the 2 cores with the server it measures, so it spends as little as it can.
-     */
-    /**
      * Each gRPC executor thread reads responses into one array it keeps: a response's resources
      * alias it only until the proxy's {@code onNext} returns (gRPC parses a message and hands it
      * over on the same thread, one at a time; what a proxy keeps, it copies out). A fresh array
@@ -792,6 +785,13 @@ public final class XdsLoad {
      */
     private static final ThreadLocal<byte[]> RECEIVE_BUFFER = ThreadLocal.withInitial(() -> new byte[1 << 20]);
 
+    /**
+     * ADS as the simulated proxies call it. Requests carry names encoded once per subscription
+     * (an EDS ACK repeats all 1,000). Responses are read into one array that their
+     * resources alias instead of each being copied out again (protobuf's default), and their
+     * size is taken as received instead of computed from the parsed message: the tool's CPU
+     * shares the 2 cores with the server it measures, so it spends as little as it can.
+     */
     static final MethodDescriptor<Outgoing, Received> ADS = AggregatedDiscoveryServiceGrpc
             .getStreamAggregatedResourcesMethod()
             .toBuilder(new MethodDescriptor.Marshaller<Outgoing>() {
@@ -908,10 +908,13 @@ public final class XdsLoad {
                 int tag = (int) varint(end);
                 int field = tag >>> 3;
                 int wireType = tag & 7;
+                if (field == 0) {
+                    throw new java.io.IOException("invalid tag (field 0) at byte " + pos);
+                }
                 if (wireType == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                     int length = (int) varint(end);
                     int next = pos + length;
-                    if (length < 0 || next > end) {
+                    if (length < 0 || length > end - pos) {
                         throw new java.io.IOException("length " + length + " runs past its message at byte " + pos);
                     }
                     if (depth == 0 && field == 1) {

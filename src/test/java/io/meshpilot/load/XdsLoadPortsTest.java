@@ -50,6 +50,23 @@ class XdsLoadPortsTest {
         assertThrows(IOException.class, () -> XdsLoad.Ports.of(truncated));
         ByteString group = ByteString.copyFrom(new byte[] {0x0b}); // field 1, wire type 3 (group start)
         assertThrows(IOException.class, () -> XdsLoad.Ports.of(group));
+        ByteString fieldZero = ByteString.copyFrom(new byte[] {0x00, 0x01});
+        assertThrows(IOException.class, () -> XdsLoad.Ports.of(fieldZero));
+        // field 2, a length of 2^31 - 1 that would wrap the position around
+        ByteString huge = ByteString.copyFrom(new byte[] {0x12, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07, 0});
+        assertThrows(IOException.class, () -> XdsLoad.Ports.of(huge));
+    }
+
+    @Test
+    void fixedSizeFieldsAreSkipped() throws IOException {
+        ClusterLoadAssignment cla = JcpServer.assignments(3, 2, 19000).get(1);
+        // unknown fields 100 (fixed32) and 101 (fixed64) before the assignment's own fields
+        byte[] fixed = {(byte) 0xa5, 0x06, 1, 2, 3, 4, (byte) 0xa9, 0x06, 1, 2, 3, 4, 5, 6, 7, 8};
+        XdsLoad.Ports p = XdsLoad.Ports.of(ByteString.copyFrom(fixed).concat(cla.toByteString()));
+        assertEquals(1, p.service);
+        assertEquals(2, p.count);
+        assertEquals(19000, p.min);
+        assertThrows(IOException.class, () -> XdsLoad.Ports.of(ByteString.copyFrom(fixed, 0, 10)), "cut short");
     }
 
     @Test
