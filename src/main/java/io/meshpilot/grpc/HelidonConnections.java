@@ -28,6 +28,10 @@ final class HelidonConnections {
     private static final Field WRITER;
     /** One lock per socket: writes to the streams of one connection go one at a time. */
     private static final java.util.Map<SocketChannel, Object> WRITE_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final int PRUNE_FROM = 1024;
+    /** Size of {@link #WRITE_LOCKS} above which closed connections are swept (a sweep walks them all). */
+    private static final java.util.concurrent.atomic.AtomicInteger PRUNE_AT =
+            new java.util.concurrent.atomic.AtomicInteger(PRUNE_FROM);
 
     static {
         Field context = null;
@@ -67,13 +71,18 @@ final class HelidonConnections {
         if (channel == null) {
             return TransportConnection.UNWATCHED;
         }
-        keepalive(channel, interval, timeout);
         Object writeLock = WRITE_LOCKS.computeIfAbsent(channel, c -> {
-            directWrites(connection, c); // once per connection, at its first call
+            // once per connection, at its first call
+            keepalive(c, interval, timeout);
+            directWrites(connection, c);
             return new Object();
         });
-        if (WRITE_LOCKS.size() > 1024) {
+        int size = WRITE_LOCKS.size();
+        int at = PRUNE_AT.get();
+        if (size > at && PRUNE_AT.compareAndSet(at, Integer.MAX_VALUE)) {
+            // closed connections' entries go; the next sweep waits until the map doubles
             WRITE_LOCKS.keySet().removeIf(c -> !c.isOpen());
+            PRUNE_AT.set(Math.max(PRUNE_FROM, 2 * WRITE_LOCKS.size()));
         }
         return new TransportConnection() {
             @Override

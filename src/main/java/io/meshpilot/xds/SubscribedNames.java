@@ -77,7 +77,7 @@ final class SubscribedNames extends AbstractSet<String> {
         if (names.isEmpty()) {
             return EMPTY;
         }
-        Key key = new Key(Set.copyOf(new HashSet<>(names)));
+        Key key = new Key(Set.copyOf(names)); // drops repeats
         synchronized (SHARED) {
             WeakReference<SubscribedNames> ref = SHARED.get(key);
             SubscribedNames existing = ref == null ? null : ref.get();
