@@ -122,10 +122,12 @@ public final class GrpcRouteBuilder {
     /**
      * Istio's header match in HeaderMatcher's original fields ({@code exact_match},
      * {@code prefix_match}, {@code safe_regex_match}, {@code present_match}), never
-     * {@code string_match}: gRPC stacks read string_match only since gRFC A63 (2023), and an
-     * older one NACKs the whole route configuration (C-core 1.51: "Invalid route header matcher
-     * specified"), while every stack, new or old, still reads the original fields. An empty
-     * match, or the regex "*", means "present", as in istiod.
+     * {@code string_match}: gRPC stacks read string_match only since gRFC A63 (2023: grpc-java
+     * 9845, C-core grpc/grpc 32993, grpc-go 6313), and an older one NACKs the whole route
+     * configuration (C-core 1.51: "Invalid route header matcher specified"), while every stack,
+     * new or old, still reads the original fields. istiod sends string_match (its sidecar route
+     * translation), so these clients fail against it; here one form serves all, no version
+     * sniffing. An empty match, or the regex "*", means "present", as in istiod.
      */
     static HeaderMatcher headerMatcher(String name, StringMatch m) {
         HeaderMatcher.Builder h = HeaderMatcher.newBuilder().setName(name);
