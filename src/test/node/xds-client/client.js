@@ -17,7 +17,7 @@
 // Without PHASE arguments it reads one PHASE per line of stdin instead and prints one phase
 // result per line ({"calls":N,...} as above), until stdin ends: the caller can change the
 // mesh config between phases while the channel stays up (the protocol of the C-core client,
-// src/test/python/xds-client/client.py, so XdsClientStacksTest drives both the same way).
+// src/test/python/xds-client/client.py, so ExternalXdsClient drives both the same way).
 // Exit status: 0 when every call ended as expected, 1 when any did not, 2 on bad arguments,
 // a bad phase line or a missing bootstrap.
 'use strict';

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A third, independent xDS client for MeshPilot: gRPC C-core (the stack under Python, C++,
-Ruby and PHP gRPC), through Debian's python3-grpcio. XdsClientStacksTest runs it as a real
+Ruby and PHP gRPC), through Debian's python3-grpcio. CCoreXdsClientTest runs it as a real
 process, with the same phases as the grpc-js client (src/test/node/xds-client/client.js).
 
   GRPC_XDS_BOOTSTRAP=bootstrap.json /usr/bin/python3 client.py [--target URI]

@@ -22,9 +22,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * The one proxyless scenario every xDS client stack runs (grpc-java in {@link ProxylessGrpcTest},
- * grpc-js and gRPC C-core in {@link XdsClientStacksTest}): a ServiceEntry with three
- * WorkloadEntries, one real gRPC echo backend each answering its subset name (v1, v2, v3), a
+ * The one proxyless scenario every xDS client stack runs (grpc-java in
+ * {@link ProxylessGrpcTest}, grpc-js in {@link GrpcJsXdsClientTest}, gRPC C-core in
+ * {@link CCoreXdsClientTest}): a ServiceEntry with three WorkloadEntries, one real gRPC echo backend each answering its subset name (v1, v2, v3), a
  * DestinationRule with those subsets and a VirtualService routing {@code end-user: jason} to
  * v3, aborting {@code x-fail: yes} with UNAVAILABLE and splitting the rest 80/20 between v1 and
  * v2, all in the watched config directory. {@link #run} drives a client through it and checks:

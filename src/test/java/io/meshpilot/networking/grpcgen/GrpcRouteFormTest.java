@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The form of proxyless RDS that every gRPC xDS stack reads: header matches in HeaderMatcher's
  * original fields (C-core 1.51 NACKs {@code string_match}: "Invalid route header matcher
  * specified") and each domain of a virtual host once. The end-to-end proof with real clients is
- * {@code XdsClientStacksTest}; this checks the served resource itself, over a real ADS stream.
+ * {@code XdsClientScenario} (grpc-java, grpc-js, C-core); this checks the served resource itself, over a real ADS stream.
  */
 class GrpcRouteFormTest {
     static final String NAME = "echo.test.svc.cluster.local:7070";
