@@ -3,7 +3,7 @@
 // GrpcJsXdsClientTest runs it as a real process.
 //
 //   GRPC_XDS_BOOTSTRAP=bootstrap.json node client.js [--target URI] [--method /svc/Method]
-//       [--deadline-ms N] [--hold] PHASE...
+//       [--deadline-ms N] [--hold] [PHASE...]
 //
 // A PHASE is COUNT[@HEADER=VALUE][!CODE]: COUNT sequential unary calls, with that metadata
 // header when given, each expected to end with status CODE (a grpc status name, default OK).
@@ -13,8 +13,13 @@
 //   {"target":..,"phases":[{"calls":N,"headers":{..},"expect":"OK","ok":N,
 //     "backends":{"v1":n,..},"errors":{"UNAVAILABLE: details":n},"unexpected":0}],"unexpected":0}
 // then, with --hold, keeps the channel (and so its ADS stream) open until stdin ends, so the
-// caller can inspect the control plane's view of this connection. Exit status: 0 when every
-// call ended as expected, 1 when any did not, 2 on bad arguments or a missing bootstrap.
+// caller can inspect the control plane's view of this connection.
+// Without PHASE arguments it reads one PHASE per line of stdin instead and prints one phase
+// result per line ({"calls":N,...} as above), until stdin ends: the caller can change the
+// mesh config between phases while the channel stays up (the protocol of the C-core client,
+// src/test/python/xds-client/client.py, so ExternalXdsClient drives both the same way).
+// Exit status: 0 when every call ended as expected, 1 when any did not, 2 on bad arguments,
+// a bad phase line or a missing bootstrap.
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
@@ -45,7 +50,6 @@ function parseArgs(argv) {
     else if (a === '--hold') opts.hold = true;
     else opts.phases.push(parsePhase(a));
   }
-  if (opts.phases.length === 0) usage('no PHASE given (e.g. 100 or 10@end-user=jason or 5@x-fail=yes!UNAVAILABLE)');
   if (!(opts.deadlineMs > 0)) usage('--deadline-ms must be a positive number');
   return opts;
 }
@@ -117,6 +121,9 @@ async function main() {
   grpcXds.register();
   const Client = grpc.makeGenericClientConstructor({}, 'MeshPilotXdsClient');
   const client = new Client(opts.target, grpc.credentials.createInsecure());
+  if (opts.phases.length === 0) {
+    process.exit(await phasesFromStdin(client, opts));
+  }
   const result = { target: opts.target, phases: [], unexpected: 0 };
   for (const phase of opts.phases) {
     const r = await runPhase(client, opts, phase);
@@ -133,6 +140,20 @@ async function main() {
   }
   client.close();
   process.exit(result.unexpected === 0 ? 0 : 1);
+}
+
+// One PHASE per stdin line, one result line each; resolves to the exit status.
+async function phasesFromStdin(client, opts) {
+  const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let unexpected = 0;
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    const r = await runPhase(client, opts, parsePhase(line.trim()));
+    unexpected += r.unexpected;
+    process.stdout.write(JSON.stringify(r) + '\n');
+  }
+  client.close();
+  return unexpected === 0 ? 0 : 1;
 }
 
 main().catch((e) => {

@@ -14,15 +14,12 @@ import io.grpc.MethodDescriptor;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.ServerCalls;
 import io.grpc.xds.XdsNameResolverProvider;
 import io.meshpilot.bootstrap.MeshPilotServer;
-import io.meshpilot.testing.Http;
-import io.meshpilot.testing.TestServers;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,7 +27,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,23 +37,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * grpc-java's real xDS client ({@code xds:///echo.test.svc.cluster.local:7070}) against our
- * ADS on the plaintext port, routing to real gRPC backends declared as ServiceEntry and
- * WorkloadEntries in the config directory.
+ * grpc-java's real xDS client ({@code xds:///echo.test.svc.cluster.local:7070}) in this JVM
+ * against our ADS on the plaintext port, through {@link XdsClientScenario}, the scenario
+ * grpc-js ({@link GrpcJsXdsClientTest}) and gRPC C-core ({@link CCoreXdsClientTest}) run too;
+ * plus DNS and passthrough ServiceEntries.
  */
 class ProxylessGrpcTest {
-    static final String HOST = "echo.test.svc.cluster.local";
+    static final String HOST = XdsClientScenario.HOST;
+    static final String NODE_ID = "sidecar~127.0.0.1~client.test~test.svc.cluster.local";
     static final MethodDescriptor<String, String> WHO = MethodDescriptor.<String, String>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Echo/Who")
             .setRequestMarshaller(new Utf8()).setResponseMarshaller(new Utf8()).build();
 
     @TempDir
     static Path dir;
+    static XdsClientScenario scenario;
     static MeshPilotServer server;
-    static Server v1;
-    static Server v2;
     static ManagedChannel channel;
 
+    /** A real gRPC backend whose test.Echo/Who answers {@code name}. */
     static Server backend(String name) throws IOException {
         return Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
                 .addService(ServerServiceDefinition.builder("test.Echo")
@@ -68,49 +66,10 @@ class ProxylessGrpcTest {
                 .build().start();
     }
 
-    static String routes(String weights) {
-        return """
-                apiVersion: networking.istio.io/v1
-                kind: VirtualService
-                metadata: {name: echo, namespace: test}
-                spec:
-                  hosts: [echo]
-                  http:
-                  - match: [{headers: {end-user: {exact: jason}}}]
-                    route: [{destination: {host: echo, subset: v2}}]
-                  - match: [{headers: {x-fail: {exact: "yes"}}}]
-                    fault: {abort: {grpcStatus: UNAVAILABLE, percentage: {value: 100}}}
-                    route: [{destination: {host: echo, subset: v1}}]
-                  - route:
-                %s""".formatted(weights.strip().indent(4));
-    }
-
     @BeforeAll
     static void start() throws Exception {
-        v1 = backend("v1");
-        v2 = backend("v2");
-        Path config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("echo.yaml"), """
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: echo, namespace: test}
-                spec:
-                  hosts: [echo.test.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 7070, name: grpc, protocol: GRPC}]
-                  workloadSelector: {labels: {app: echo}}
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: WorkloadEntry
-                metadata: {name: echo-v1, namespace: test}
-                spec: {address: 127.0.0.1, ports: {grpc: %1$d}, labels: {app: echo, version: v1}, locality: r1/z1}
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: WorkloadEntry
-                metadata: {name: echo-v2, namespace: test}
-                spec: {address: 127.0.0.1, ports: {grpc: %2$d}, labels: {app: echo, version: v2}, locality: r1/z2}
-                ---
+        scenario = new XdsClientScenario(dir);
+        Files.writeString(dir.resolve("config/external.yaml"), """
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
                 metadata: {name: dns-echo, namespace: test}
@@ -129,24 +88,10 @@ class ProxylessGrpcTest {
                   location: MESH_EXTERNAL
                   resolution: NONE
                   ports: [{number: 443, name: tls, protocol: TLS}]
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: DestinationRule
-                metadata: {name: echo, namespace: test}
-                spec:
-                  host: echo
-                  subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}]
-                """.formatted(v1.getPort(), v2.getPort()));
-        Files.writeString(config.resolve("routes.yaml"), routes("""
-                    - {destination: {host: echo, subset: v1}, weight: 80}
-                    - {destination: {host: echo, subset: v2}, weight: 20}"""));
-        server = TestServers.start(dir);
-        Map<String, Object> bootstrap = Map.of(
-                "xds_servers", List.of(Map.of("server_uri", "127.0.0.1:" + server.ports().get("grpc"),
-                        "channel_creds", List.of(Map.of("type", "insecure")), "server_features", List.of("xds_v3"))),
-                "node", Map.of("id", "sidecar~127.0.0.1~client.test~test.svc.cluster.local",
-                        "metadata", Map.of("GENERATOR", "grpc", "NAMESPACE", "test")));
-        NameResolverRegistry.getDefaultRegistry().register(XdsNameResolverProvider.createForTest("xds-test", bootstrap));
+                """.formatted(scenario.v1.getPort()));
+        server = scenario.start();
+        NameResolverRegistry.getDefaultRegistry().register(
+                XdsNameResolverProvider.createForTest("xds-test", scenario.bootstrap(NODE_ID)));
         channel = Grpc.newChannelBuilder("xds-test:///" + HOST + ":7070", InsecureChannelCredentials.create()).build();
     }
 
@@ -155,11 +100,9 @@ class ProxylessGrpcTest {
         if (channel != null) {
             channel.shutdownNow();
         }
-        if (server != null) {
-            server.close();
+        if (scenario != null) {
+            scenario.close();
         }
-        v1.shutdownNow();
-        v2.shutdownNow();
     }
 
     static String call(Map<String, String> headers) {
@@ -170,41 +113,32 @@ class ProxylessGrpcTest {
                 CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withWaitForReady(), "who");
     }
 
-    static Map<String, Integer> spread(int calls) {
-        Map<String, Integer> seen = new HashMap<>();
+    /** grpc-java in this JVM as a scenario client: sequential blocking calls on one channel. */
+    static XdsClientScenario.PhaseResult phase(int calls, Map<String, String> headers, String expect) {
+        Map<String, Integer> backends = new HashMap<>();
+        Map<String, Integer> errors = new HashMap<>();
+        int ok = 0;
+        int unexpected = 0;
         for (int i = 0; i < calls; i++) {
-            seen.merge(call(Map.of()), 1, Integer::sum);
+            String code;
+            try {
+                backends.merge(call(headers), 1, Integer::sum);
+                ok++;
+                code = "OK";
+            } catch (StatusRuntimeException e) {
+                code = e.getStatus().getCode().name();
+                errors.merge(code + ": " + e.getStatus().getDescription(), 1, Integer::sum);
+            }
+            if (!code.equals(expect)) {
+                unexpected++;
+            }
         }
-        return seen;
+        return new XdsClientScenario.PhaseResult(ok, backends, errors, unexpected);
     }
 
     @Test
-    void weightedSplitHeaderMatchFaultAndALiveRouteChange() throws Exception {
-        assertEquals("[]", Http.get(server.ports().get("http"), "/api/v1/config-errors").body());
-        Map<String, Integer> seen = spread(1000);
-        int v1Calls = seen.getOrDefault("v1", 0);
-        assertTrue(Math.abs(v1Calls - 800) <= 50, "80/20 within 5 points over 1,000 calls: " + seen);
-
-        assertEquals("v2", call(Map.of("end-user", "jason")), "the header match picks its subset");
-
-        StatusRuntimeException abort = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
-                () -> call(Map.of("x-fail", "yes")));
-        assertEquals(Status.Code.UNAVAILABLE, abort.getStatus().getCode(), "the fault abort's status");
-
-        // editing the routes file moves traffic without restarting the client
-        Path tmp = dir.resolve("config/.routes.tmp");
-        Files.writeString(tmp, routes("""
-                    - {destination: {host: echo, subset: v2}, weight: 100}"""));
-        Files.move(tmp, dir.resolve("config/routes.yaml"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        // each check is 20 real calls; the push lands within the debounce plus a round trip
-        while (!spread(20).equals(Map.of("v2", 20)) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertEquals(Map.of("v2", 100), spread(100), "all traffic moved to v2");
-
-        String syncz = Http.get(server.ports().get("http"), "/debug/syncz").body();
-        assertTrue(syncz.contains("\"cluster_acked\"") && !syncz.contains("_nack"), "no NACK: " + syncz);
+    void grpcJavaRunsTheProxylessScenarioWithoutNack() throws Exception {
+        scenario.run(NODE_ID, ProxylessGrpcTest::phase);
     }
 
     /**

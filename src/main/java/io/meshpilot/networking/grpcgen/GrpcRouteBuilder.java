@@ -14,7 +14,6 @@ import io.envoyproxy.envoy.extensions.filters.common.fault.v3.FaultDelay;
 import io.envoyproxy.envoy.extensions.filters.http.fault.v3.FaultAbort;
 import io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault;
 import io.envoyproxy.envoy.type.matcher.v3.RegexMatcher;
-import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.envoyproxy.envoy.type.v3.FractionalPercent;
 import io.meshpilot.api.networking.v1alpha3.HTTPFaultInjection;
 import io.meshpilot.api.networking.v1alpha3.HTTPMatchRequest;
@@ -26,6 +25,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 
@@ -44,8 +44,10 @@ public final class GrpcRouteBuilder {
         if (hp == null || push.service(hp.host(), scope).flatMap(s -> s.port(hp.port())).isEmpty()) {
             return null;
         }
+        // the name as the client wrote it, plus the resolved host with and without the port;
+        // domains must be unique (Envoy rejects repeats) and the name often is host:port already
         VirtualHost.Builder vh = VirtualHost.newBuilder().setName(name)
-                .addDomains(name).addDomains(hp.host()).addDomains(hp.host() + ":" + hp.port());
+                .addAllDomains(new LinkedHashSet<>(List.of(name, hp.host(), hp.host() + ":" + hp.port())));
         List<Config> vss = push.virtualServices(PushContext.MESH_GATEWAY, hp.host(), scope);
         if (!vss.isEmpty()) {
             Config vsConfig = vss.get(0);
@@ -77,7 +79,7 @@ public final class GrpcRouteBuilder {
             default -> match.setPrefix("");
         }
         for (Map.Entry<String, StringMatch> h : m.getHeadersMap().entrySet()) {
-            match.addHeaders(HeaderMatcher.newBuilder().setName(h.getKey()).setStringMatch(string(h.getValue())));
+            match.addHeaders(headerMatcher(h.getKey(), h.getValue()));
         }
         RouteAction.Builder action = RouteAction.newBuilder();
         if (r.getRouteCount() == 1) {
@@ -117,8 +119,37 @@ public final class GrpcRouteBuilder {
         return ClusterNames.outbound(port, d.getDestination().getSubset(), host);
     }
 
-    private static StringMatcher string(StringMatch s) {
-        return io.meshpilot.networking.envoy.HttpRouteTranslator.stringMatcher(s);
+    /**
+     * Istio's header match in HeaderMatcher's original fields ({@code exact_match},
+     * {@code prefix_match}, {@code safe_regex_match}, {@code present_match}), never
+     * {@code string_match}: gRPC stacks read string_match only since gRFC A63 (2023: grpc-java
+     * 9845, C-core grpc/grpc 32993, grpc-go 6313), and an older one NACKs the whole route
+     * configuration (C-core 1.51: "Invalid route header matcher specified"), while every stack,
+     * new or old, still reads the original fields. istiod sends string_match (its sidecar route
+     * translation), so these clients fail against it; here one form serves all, no version
+     * sniffing. An empty match, or the regex "*", means "present", as in istiod.
+     */
+    static HeaderMatcher headerMatcher(String name, StringMatch m) {
+        HeaderMatcher.Builder h = HeaderMatcher.newBuilder().setName(name);
+        switch (m.getMatchTypeCase()) {
+            case EXACT -> h.setExactMatch(m.getExact());
+            case PREFIX -> {
+                if (m.getPrefix().isEmpty()) {
+                    h.setPresentMatch(true); // prefix_match must not be empty
+                } else {
+                    h.setPrefixMatch(m.getPrefix());
+                }
+            }
+            case REGEX -> {
+                if (m.getRegex().equals("*")) {
+                    h.setPresentMatch(true);
+                } else {
+                    h.setSafeRegexMatch(RegexMatcher.newBuilder().setRegex(m.getRegex()));
+                }
+            }
+            default -> h.setPresentMatch(true);
+        }
+        return h.build();
     }
 
     private static HTTPFault fault(HTTPFaultInjection f) {
