@@ -31,7 +31,9 @@ import java.util.Optional;
  * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
  * object JSON (or YAML) bodies. Writes go to the in-memory store after istiod's validation:
  * 422 with field errors when invalid, 409 on a stale resourceVersion or when a file owns the
- * object. {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
+ * object. Unknown fields follow {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
+ * {@code /api/v1/config-errors} lists what of --configDir is not served and why,
+ * {@code /api/v1/config-warnings} the warnings about what loaded.
  */
 @ApplicationScoped
 @Path("/api/v1")
