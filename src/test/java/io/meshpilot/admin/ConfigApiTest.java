@@ -278,15 +278,18 @@ class ConfigApiTest {
     void unknownFieldsInConfigDirFilesAreListedAsWarnings() throws Exception {
         FileConfigSource files = server.bean(ConfigController.class).files();
         Path f = dir.resolve("config/old-route.yaml");
-        Files.writeString(f, oldRoute("old-file"));
-        await(files, () -> configzHas("VirtualService", "old-file"));
-        JsonArray warnings = JsonParser.parseString(Http.get(http, "/api/v1/config-warnings").body()).getAsJsonArray();
-        JsonObject w = warnings.asList().stream().map(e -> e.getAsJsonObject())
-                .filter(o -> o.get("source").getAsString().equals("old-route.yaml")).findFirst().orElseThrow();
-        assertEquals("spec.http[0].websocketUpgrade", w.get("path").getAsString());
-        assertEquals(12, w.get("line").getAsInt());
-        assertEquals("old-file", w.get("name").getAsString());
-        Files.delete(f);
+        try {
+            Files.writeString(f, oldRoute("old-file"));
+            await(files, () -> configzHas("VirtualService", "old-file"));
+            JsonArray warnings = JsonParser.parseString(Http.get(http, "/api/v1/config-warnings").body()).getAsJsonArray();
+            JsonObject w = warnings.asList().stream().map(e -> e.getAsJsonObject())
+                    .filter(o -> o.get("source").getAsString().equals("old-route.yaml")).findFirst().orElseThrow();
+            assertEquals("spec.http[0].websocketUpgrade", w.get("path").getAsString());
+            assertEquals(12, w.get("line").getAsInt());
+            assertEquals("old-file", w.get("name").getAsString());
+        } finally {
+            Files.deleteIfExists(f);
+        }
         await(files, () -> !Http.get(http, "/api/v1/config-warnings").body().contains("old-route.yaml"));
     }
 
@@ -295,14 +298,17 @@ class ConfigApiTest {
         FileConfigSource files = server.bean(ConfigController.class).files();
         assertEquals(201, put(BASE + "team-a/twice", vs("twice", "api.example.com", "")).status());
         Path f = dir.resolve("config/twice.yaml");
-        Files.writeString(f, vs("twice", "file.example.com", ""));
-        await(files, () -> Http.get(http, BASE + "team-a/twice").body().contains("file:twice.yaml"));
-        JsonObject shadow = JsonParser.parseString(Http.get(http, "/api/v1/config-errors").body()).getAsJsonArray()
-                .asList().stream().map(e -> e.getAsJsonObject())
-                .filter(o -> o.get("source").getAsString().equals("twice.yaml")).findFirst().orElseThrow();
-        assertEquals("twice", shadow.get("name").getAsString());
-        assertTrue(shadow.get("reason").getAsString().contains("written over the API"), shadow.toString());
-        Files.delete(f);
+        try {
+            Files.writeString(f, vs("twice", "file.example.com", ""));
+            await(files, () -> Http.get(http, BASE + "team-a/twice").body().contains("file:twice.yaml"));
+            JsonObject shadow = JsonParser.parseString(Http.get(http, "/api/v1/config-errors").body()).getAsJsonArray()
+                    .asList().stream().map(e -> e.getAsJsonObject())
+                    .filter(o -> o.get("source").getAsString().equals("twice.yaml")).findFirst().orElseThrow();
+            assertEquals("twice", shadow.get("name").getAsString());
+            assertTrue(shadow.get("reason").getAsString().contains("written over the API"), shadow.toString());
+        } finally {
+            Files.deleteIfExists(f);
+        }
         await(files, () -> Http.get(http, BASE + "team-a/twice").body().contains("\"source\":\"api\"")
                 && Http.get(http, "/api/v1/config-errors").body().equals("[]"));
         assertTrue(Http.get(http, BASE + "team-a/twice").body().contains("api.example.com"), "the API's object is served again");
