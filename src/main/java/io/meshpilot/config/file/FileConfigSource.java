@@ -43,7 +43,10 @@ import java.util.function.UnaryOperator;
  * ignored); a file's objects change as a set. A document that does not validate is reported
  * and skipped, the file's other documents load; a file that stops parsing keeps its last
  * good objects until it parses again. When two files define the same object, the file that
- * sorts first owns it and the other gets an error. Read-only to API writes.
+ * sorts first owns it and the other gets an error. A path that cannot be read as config (a
+ * directory without permission, a symlink loop, a FIFO, ...) is an error with its cause and
+ * the rest of the tree loads; a directory that cannot be read keeps its files' objects.
+ * Errors and warnings are logged when they appear, not at every scan. Read-only to API writes.
  */
 public final class FileConfigSource implements ConfigStoreController, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FileConfigSource.class.getName());
