@@ -310,6 +310,7 @@ class FileConfigSourceTest {
         Files.createSymbolicLink(dir.resolve("loop.yaml"), dir.resolve("loop2.yaml"));
         Files.createSymbolicLink(dir.resolve("loop2.yaml"), dir.resolve("loop.yaml"));
         Files.createSymbolicLink(dir.resolve("dangling.yaml"), Path.of("nowhere.txt"));
+        Files.createSymbolicLink(dir.resolve("long.yaml"), Path.of("x".repeat(300))); // a name no file system takes
         Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve("pipe.yaml").toString()).start();
         assertEquals(0, mkfifo.waitFor(), "mkfifo");
         byte[] latin1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\u00e9}\n"
@@ -330,8 +331,9 @@ class FileConfigSourceTest {
             assertEquals("not a regular file (FIFO)", reasonFor(errs, "pipe.yaml"));
             assertEquals("invalid UTF-8 at byte " + (latin1.length - 3), reasonFor(errs, "latin1.yaml"));
             assertEquals("file larger than 8388608 bytes (8388609 bytes)", reasonFor(errs, "big.yaml"));
-            assertEquals(6, errs.size(), errs.toString());
-            for (String path : List.of("loop.yaml", "dangling.yaml", "pipe.yaml", "latin1.yaml", "big.yaml")) {
+            assertEquals("file name too long", reasonFor(errs, "long.yaml"));
+            assertEquals(7, errs.size(), errs.toString());
+            for (String path : List.of("loop.yaml", "dangling.yaml", "long.yaml", "pipe.yaml", "latin1.yaml", "big.yaml")) {
                 assertTrue(log.has("WARNING", path, reasonFor(errs, path)), path + " is logged with its cause: " + log.lines);
             }
             assertTrue(source.get("VirtualService", "default", "good").isPresent());
@@ -345,7 +347,7 @@ class FileConfigSourceTest {
             while (source.errors().stream().anyMatch(e -> e.source().equals("dangling.yaml")) && System.nanoTime() < deadline) {
                 events.poll(1, TimeUnit.SECONDS);
             }
-            assertEquals(5, source.errors().size(), source.errors().toString());
+            assertEquals(6, source.errors().size(), source.errors().toString());
             assertTrue(source.get("VirtualService", "default", "target").isPresent(), "the link's target loads");
             assertTrue(log.has("resolved", "dangling.yaml"), log.lines.toString());
         }
