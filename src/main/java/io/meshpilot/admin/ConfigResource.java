@@ -7,6 +7,7 @@ import io.meshpilot.config.ConfigController;
 import io.meshpilot.config.ConfigJson;
 import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.FieldValidation;
 import io.meshpilot.config.Schema;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.store.ConfigStoreException;
@@ -30,7 +31,9 @@ import java.util.Optional;
  * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
  * object JSON (or YAML) bodies. Writes go to the in-memory store after istiod's validation:
  * 422 with field errors when invalid, 409 on a stale resourceVersion or when a file owns the
- * object. {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
+ * object. Unknown fields follow {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
+ * {@code /api/v1/config-errors} lists what of --configDir is not served and why,
+ * {@code /api/v1/config-warnings} the warnings about what loaded.
  */
 @ApplicationScoped
 @Path("/api/v1")
@@ -83,12 +86,19 @@ public class ConfigResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response put(@PathParam("group") String group, @PathParam("version") String version,
                         @PathParam("kind") String kind, @PathParam("namespace") String namespace,
-                        @PathParam("name") String name, String body) {
+                        @PathParam("name") String name, @QueryParam("fieldValidation") String fieldValidation,
+                        String body) {
         Optional<Schema> schema = schema(group, version, kind);
         if (schema.isEmpty()) {
             return unknownType(group, version, kind);
         }
-        ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body);
+        FieldValidation fields;
+        try {
+            fields = FieldValidation.parse(fieldValidation);
+        } catch (IllegalArgumentException e) {
+            return error(Response.Status.BAD_REQUEST, e.getMessage(), List.of());
+        }
+        ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body, fields);
         List<DocumentError> errs = new ArrayList<>(parsed.errors());
         if (errs.isEmpty() && parsed.configs().size() != 1) {
             return error(Response.Status.BAD_REQUEST, "the body must be exactly one " + schema.get().kind()
@@ -109,10 +119,10 @@ public class ConfigResource {
             Config stored = exists ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
             Response.ResponseBuilder ok = Response.status(exists ? Response.Status.OK : Response.Status.CREATED)
                     .type(MediaType.APPLICATION_JSON).entity(withSource(stored).toString());
-            // accepted with warnings: Kubernetes' Warning header, one per warning, as istiod's webhook does
+            // accepted with warnings (unknown fields left out, istiod's validation warnings): one
+            // Kubernetes Warning header each, as the API server and istiod's webhook send them
             for (DocumentError w : parsed.warnings()) {
-                ok.header("Warning", "299 - \"" + (w.path().isEmpty() ? "" : w.path() + ": ")
-                        + w.reason().replace("\"", "'") + "\"");
+                ok.header("Warning", warningHeader(w));
             }
             return ok.build();
         } catch (ConfigStoreException e) {
@@ -186,6 +196,28 @@ public class ConfigResource {
     @Produces(MediaType.APPLICATION_JSON)
     public List<DocumentError> configErrors() {
         return controller.errors();
+    }
+
+    @GET
+    @Path("config-warnings")
+    @Produces(MediaType.APPLICATION_JSON)
+    public List<DocumentError> configWarnings() {
+        return controller.warnings();
+    }
+
+    /** RFC 7234 warn-value: code 299, agent "-", the text as a quoted-string (quotes and backslashes escaped). */
+    static String warningHeader(DocumentError w) {
+        String text = (w.path().isEmpty() ? "" : w.path() + ": ") + w.reason();
+        StringBuilder sb = new StringBuilder("299 - \"");
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '"' || c == '\\') {
+                sb.append('\\').append(c);
+            } else {
+                sb.append(c < 0x20 ? ' ' : c > 0x7e ? '?' : c); // header values are visible ASCII
+            }
+        }
+        return sb.append('"').toString();
     }
 
     private Optional<Schema> schema(String group, String version, String kind) {

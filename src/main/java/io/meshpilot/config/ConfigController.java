@@ -4,7 +4,6 @@ import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
 import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.ComponentStartException;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.bootstrap.Readiness;
 import io.meshpilot.bootstrap.StartupOrder;
@@ -22,7 +21,6 @@ import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -64,10 +62,8 @@ public class ConfigController {
             memory = new MemoryConfigStore("memory", schemas.all(), true);
             List<ConfigStoreController> stores = new ArrayList<>();
             if (args.configDir() != null) {
-                if (Files.exists(args.configDir()) && !Files.isReadable(args.configDir())) {
-                    throw new ComponentStartException(Component.CONFIG_STORES,
-                            "cannot read --configDir " + args.configDir(), null);
-                }
+                // a directory that cannot be read is reported by the source and loaded once it can be,
+                // as istiod's file monitor goes on without it
                 files = new FileConfigSource(args.configDir(), parser, schemas.all());
                 stores.add(files);
             }
@@ -105,6 +101,7 @@ public class ConfigController {
 
     private void onEvent(ConfigEvent e) {
         Config c = e.current() != null ? e.current() : e.old();
+        logShadowing(c.key());
         boolean push = ConfigChanges.needsPush(e);
         eventCounter(c.gvk().kind(), e.type(), push).increment();
         LOG.log(Level.DEBUG, () -> "config event=" + e.type() + " config=" + c.key() + " push=" + push);
@@ -172,9 +169,46 @@ public class ConfigController {
         return files;
     }
 
-    /** Documents currently rejected (from files). */
+    /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
+    private final java.util.Set<io.meshpilot.model.ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
+
+    /** Logs when a file starts or stops hiding an object written over the API. */
+    private void logShadowing(io.meshpilot.model.ConfigKey key) {
+        if (files == null) {
+            return;
+        }
+        boolean both = files.get(key.kind(), key.namespace(), key.name()).isPresent()
+                && memory.get(key.kind(), key.namespace(), key.name()).isPresent();
+        if (both && shadowLogged.add(key)) {
+            LOG.log(Level.WARNING, "config " + key + " is defined by file " + files.sourceOf(key).orElse("?")
+                    + " and was written over the API: the file's copy is served, the API's is hidden");
+        } else if (!both && shadowLogged.remove(key)) {
+            LOG.log(Level.INFO, "config " + key + " is no longer defined twice (file and API)");
+        }
+    }
+
+    /**
+     * What is not served, with reasons: documents of --configDir rejected, paths of it that
+     * cannot be read, and objects written over the API that a file hides (both sources named).
+     */
     public List<DocumentError> errors() {
-        return files == null ? List.of() : files.errors();
+        if (files == null) {
+            return List.of();
+        }
+        List<DocumentError> out = new ArrayList<>(files.errors());
+        for (AggregateConfigStore.Shadowed s : aggregate.shadowed()) {
+            Config hidden = s.hidden();
+            out.add(new DocumentError(files.sourceOf(hidden.key()).orElse(""), 0, 0, hidden.gvk().kind(),
+                    hidden.namespace(), hidden.name(), "", "this file defines the same object as one written over the API"
+                    + " (resourceVersion " + hidden.resourceVersion() + "): the file's copy is served, the API's is hidden"
+                    + " until the file no longer defines it"));
+        }
+        return out;
+    }
+
+    /** Warnings about config that loaded (from files): fields left out, istiod's validation warnings. */
+    public List<DocumentError> warnings() {
+        return files == null ? List.of() : files.warnings();
     }
 
     @PreDestroy

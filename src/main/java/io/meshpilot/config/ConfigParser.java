@@ -25,13 +25,19 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  * Reads Istio config documents (multi-document YAML, or JSON) into validated {@link Config}s.
  * Each document stands alone: a bad one is reported with its index, line, field path and
  * reason and the others still load. Documents of non-Istio kinds (Service, Deployment, ...)
- * are skipped, not errors.
+ * are skipped, not errors. Fields the schema does not know are handled as
+ * {@link FieldValidation} says: by default left out with a warning each (istiod reads stored
+ * config that way, so config written for another Istio version loads).
  */
 public final class ConfigParser {
     /** Kubernetes object names (DNS-1123 subdomain) and namespaces (DNS-1123 label). */
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
     private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
     private static final Set<String> TOP_LEVEL = Set.of("apiVersion", "kind", "metadata", "spec", "status");
+    /** Kubernetes ObjectMeta's fields (clusterName: removed in 1.24, still in old manifests). */
+    private static final Set<String> METADATA = Set.of("name", "generateName", "namespace", "selfLink", "uid",
+            "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+            "labels", "annotations", "ownerReferences", "finalizers", "managedFields", "clusterName");
     public static final String DEFAULT_NAMESPACE = "default";
 
     private final Schemas schemas;
@@ -61,15 +67,24 @@ public final class ConfigParser {
     }
 
     public Result parse(String source, String text) {
-        return parse(source, text, Map.of());
+        return parse(source, text, Map.of(), FieldValidation.WARN);
+    }
+
+    public Result parse(String source, String text, FieldValidation fields) {
+        return parse(source, text, Map.of(), fields);
+    }
+
+    public Result parse(String source, String text, Map<String, Config> previous) {
+        return parse(source, text, previous, FieldValidation.WARN);
     }
 
     /**
      * Parses {@code text}; a document whose text is a key of {@code previous} (the
      * {@code reusable} of an earlier parse) is taken from there without being parsed again.
      * A rewritten file of 3,000 documents of which a few changed parses only those few.
+     * {@code previous} must come from a parse with the same {@code fields}.
      */
-    public Result parse(String source, String text, Map<String, Config> previous) {
+    public Result parse(String source, String text, Map<String, Config> previous, FieldValidation fields) {
         List<YamlDocuments.Part> parts = text.length() > SafeYaml.MAX_CHARS ? null : YamlDocuments.split(text);
         boolean cut = parts != null;
         if (!cut) {
@@ -102,7 +117,7 @@ public final class ConfigParser {
                 int errorsBefore = errors.size();
                 int warningsBefore = warnings.size();
                 int skippedBefore = skipped.size();
-                document(source, index++, doc, part.firstLine(), configs, errors, warnings, skipped);
+                document(source, index++, doc, part.firstLine(), fields, configs, errors, warnings, skipped);
                 boolean clean = docs.size() == 1 && configs.size() == before + 1 && errors.size() == errorsBefore
                         && warnings.size() == warningsBefore && skipped.size() == skippedBefore;
                 if (clean && cut) {
@@ -118,8 +133,9 @@ public final class ConfigParser {
         return line <= 0 ? 0 : line + partFirstLine;
     }
 
-    private void document(String source, int index, Node doc, int lineOffset, List<Config> configs,
-                          List<DocumentError> errors, List<DocumentError> warnings, List<Skipped> skipped) {
+    private void document(String source, int index, Node doc, int lineOffset, FieldValidation fieldValidation,
+                          List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
+                          List<Skipped> skipped) {
         if (!(doc instanceof MappingNode map)) {
             errors.add(new DocumentError(source, index, at(line(doc), lineOffset), "", "", "", "",
                     "a config document must be an object"));
@@ -152,17 +168,30 @@ public final class ConfigParser {
         String who = name == null ? "" : name;
         if (schema == null) {
             String reason = schemas.forKind(kind)
-                    .map(s -> "version " + gvk.version() + " of " + kind + " is not served (served: " + s.versions() + ")")
+                    .map(s -> notServed(gvk, s))
                     .orElse("unknown kind " + kind + " in " + gvk.group());
             errors.add(new DocumentError(source, index, at(line(fields.get("apiVersion")), lineOffset), kind, ns, who,
                     "apiVersion", reason));
             return;
         }
         List<ValidationResult.Issue> problems = new ArrayList<>();
+        List<FieldError> unknownFields = new ArrayList<>();
         for (NodeTuple t : map.getValue()) {
             String key = scalar(t.getKeyNode());
-            if (key == null || !TOP_LEVEL.contains(key)) {
-                problems.add(new ValidationResult.Issue(key == null ? "" : key, "unknown field"));
+            if (key == null) {
+                problems.add(new ValidationResult.Issue("", "keys must be strings"));
+            } else if (!TOP_LEVEL.contains(key)) {
+                unknownFields.add(new FieldError(key, line(t.getKeyNode()), 0, "unknown field \"" + key
+                        + "\" (a Kubernetes object has apiVersion, kind, metadata, spec and status)"));
+            }
+        }
+        if (fields.get("metadata") instanceof MappingNode metaNode) {
+            for (NodeTuple t : metaNode.getValue()) {
+                String key = scalar(t.getKeyNode());
+                if (key != null && !METADATA.contains(key)) {
+                    unknownFields.add(new FieldError("metadata." + key, line(t.getKeyNode()), 0,
+                            "unknown field \"" + key + "\" in Kubernetes ObjectMeta"));
+                }
             }
         }
         if (meta == null) {
@@ -189,7 +218,10 @@ public final class ConfigParser {
         Node specNode = fields.get("spec");
         if (specNode != null) {
             try {
-                binder.bind(source, specNode, spec);
+                for (FieldError f : binder.bind(source, specNode, spec, fieldValidation != FieldValidation.STRICT)) {
+                    unknownFields.add(new FieldError(f.path().isEmpty() ? "spec" : "spec." + f.path(), f.line(), f.column(),
+                            f.reason()));
+                }
             } catch (YamlBindingException e) {
                 for (FieldError f : e.errors()) {
                     problems.add(new ValidationResult.Issue(f.path().isEmpty() ? "spec" : "spec." + f.path(), f.reason()));
@@ -205,6 +237,11 @@ public final class ConfigParser {
                 problems.add(new ValidationResult.Issue("status", "must be an object"));
             }
         }
+        if (fieldValidation == FieldValidation.STRICT) {
+            for (FieldError f : unknownFields) {
+                problems.add(new ValidationResult.Issue(f.path(), f.reason()));
+            }
+        }
         if (problems.isEmpty()) {
             Config config = new Config(gvk, name, schema.clusterScoped() ? "" : ns, labels, annotations, "", 0, null,
                     spec.build(), status);
@@ -217,6 +254,12 @@ public final class ConfigParser {
                         w.message()));
             }
             if (r.valid()) {
+                if (fieldValidation == FieldValidation.WARN) {
+                    for (FieldError f : unknownFields) {
+                        warnings.add(new DocumentError(source, index, at(f.line(), lineOffset), kind, ns, who, f.path(),
+                                f.reason() + ", ignored"));
+                    }
+                }
                 configs.add(config);
                 return;
             }
@@ -226,6 +269,17 @@ public final class ConfigParser {
             errors.add(new DocumentError(source, index, at(YamlPaths.line(doc, p.path()), lineOffset), kind, ns, who, p.path(),
                     p.message()));
         }
+    }
+
+    /** Why a known kind was not read under this apiVersion: the group is wrong, or the version. */
+    static String notServed(GroupVersionKind gvk, Schema served) {
+        String versions = String.join(", ", served.versions());
+        if (!served.group().equals(gvk.group())) {
+            return gvk.kind() + " is not in " + gvk.group() + ": it is " + served.group() + " (apiVersion "
+                    + served.group() + "/" + served.versions().get(0) + "; versions " + versions + ")";
+        }
+        return "version " + gvk.version() + " of " + served.group() + " " + gvk.kind() + " is not served (served: "
+                + versions + ")";
     }
 
     private static Map<String, String> stringMap(Node node, String path, List<ValidationResult.Issue> problems) {

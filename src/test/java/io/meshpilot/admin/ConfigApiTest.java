@@ -236,4 +236,82 @@ class ConfigApiTest {
             controller.removePushHandler(h);
         }
     }
+
+    /** A route with websocketUpgrade, a field older Istio APIs had and today's has not. */
+    static String oldRoute(String name) {
+        return vs(name, name + ".example.com", "") + "    websocketUpgrade: true\n";
+    }
+
+    @Test
+    void unknownFieldsAreDroppedWithAWarningHeaderUnlessStrictIsAskedFor() {
+        Http.Reply warn = put(BASE + "team-a/old", oldRoute("old"));
+        assertEquals(201, warn.status(), warn.body());
+        assertEquals(java.util.List.of("299 - \"spec.http[0].websocketUpgrade: unknown field \\\"websocketUpgrade\\\" in "
+                + "istio.networking.v1alpha3.HTTPRoute, ignored\""), warn.header("Warning"));
+        assertFalse(warn.body().contains("websocketUpgrade"), "the stored object has no such field: " + warn.body());
+        assertTrue(configzHas("VirtualService", "old"));
+
+        Http.Reply strict = put(BASE + "team-a/old-strict?fieldValidation=Strict", oldRoute("old-strict"));
+        assertEquals(422, strict.status(), strict.body());
+        JsonObject error = JsonParser.parseString(strict.body()).getAsJsonObject().getAsJsonArray("errors").get(0)
+                .getAsJsonObject();
+        assertEquals("spec.http[0].websocketUpgrade", error.get("path").getAsString());
+        assertEquals(12, error.get("line").getAsInt());
+        assertEquals(404, Http.get(http, BASE + "team-a/old-strict").status(), "nothing was stored");
+
+        Http.Reply ignore = put(BASE + "team-a/old-ignore?fieldValidation=Ignore", oldRoute("old-ignore"));
+        assertEquals(201, ignore.status(), ignore.body());
+        assertEquals(java.util.List.of(), ignore.header("Warning"));
+
+        Http.Reply bogus = put(BASE + "team-a/old?fieldValidation=Lenient", oldRoute("old"));
+        assertEquals(400, bogus.status(), bogus.body());
+        assertTrue(bogus.body().contains("Strict, Warn or Ignore"), bogus.body());
+
+        Http.Reply wrongType = put(BASE + "team-a/old", oldRoute("old").replace("websocketUpgrade: true", "timeout: soon"));
+        assertEquals(422, wrongType.status(), "wrong types are rejected in the default mode too: " + wrongType.body());
+        for (String name : java.util.List.of("old", "old-ignore")) {
+            assertEquals(200, Http.send(http, BASE + "team-a/" + name, "DELETE", null, null).status());
+        }
+    }
+
+    @Test
+    void unknownFieldsInConfigDirFilesAreListedAsWarnings() throws Exception {
+        FileConfigSource files = server.bean(ConfigController.class).files();
+        Path f = dir.resolve("config/old-route.yaml");
+        try {
+            Files.writeString(f, oldRoute("old-file"));
+            await(files, () -> configzHas("VirtualService", "old-file"));
+            JsonArray warnings = JsonParser.parseString(Http.get(http, "/api/v1/config-warnings").body()).getAsJsonArray();
+            JsonObject w = warnings.asList().stream().map(e -> e.getAsJsonObject())
+                    .filter(o -> o.get("source").getAsString().equals("old-route.yaml")).findFirst().orElseThrow();
+            assertEquals("spec.http[0].websocketUpgrade", w.get("path").getAsString());
+            assertEquals(12, w.get("line").getAsInt());
+            assertEquals("old-file", w.get("name").getAsString());
+        } finally {
+            Files.deleteIfExists(f);
+        }
+        await(files, () -> !Http.get(http, "/api/v1/config-warnings").body().contains("old-route.yaml"));
+    }
+
+    @Test
+    void aFileThatHidesAnApiObjectIsReportedWithBothSources() throws Exception {
+        FileConfigSource files = server.bean(ConfigController.class).files();
+        assertEquals(201, put(BASE + "team-a/twice", vs("twice", "api.example.com", "")).status());
+        Path f = dir.resolve("config/twice.yaml");
+        try {
+            Files.writeString(f, vs("twice", "file.example.com", ""));
+            await(files, () -> Http.get(http, BASE + "team-a/twice").body().contains("file:twice.yaml"));
+            JsonObject shadow = JsonParser.parseString(Http.get(http, "/api/v1/config-errors").body()).getAsJsonArray()
+                    .asList().stream().map(e -> e.getAsJsonObject())
+                    .filter(o -> o.get("source").getAsString().equals("twice.yaml")).findFirst().orElseThrow();
+            assertEquals("twice", shadow.get("name").getAsString());
+            assertTrue(shadow.get("reason").getAsString().contains("written over the API"), shadow.toString());
+        } finally {
+            Files.deleteIfExists(f);
+        }
+        await(files, () -> Http.get(http, BASE + "team-a/twice").body().contains("\"source\":\"api\"")
+                && Http.get(http, "/api/v1/config-errors").body().equals("[]"));
+        assertTrue(Http.get(http, BASE + "team-a/twice").body().contains("api.example.com"), "the API's object is served again");
+        assertEquals(200, Http.send(http, BASE + "team-a/twice", "DELETE", null, null).status());
+    }
 }

@@ -45,7 +45,12 @@ public final class ServerProcess implements AutoCloseable {
 
     /** {@code java -jar target/meshpilot.jar <args>}. */
     public static ServerProcess jar(Map<String, String> env, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
+        return jar(List.of(), env, args);
+    }
+
+    /** {@code <launcher...> java -jar target/meshpilot.jar <args>}: e.g. setpriv, to run with fewer privileges. */
+    public static ServerProcess jar(List<String> launcher, Map<String, String> env, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(launcher);
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.add("--enable-native-access=ALL-UNNAMED");
         if (Runtime.version().feature() >= 23) {

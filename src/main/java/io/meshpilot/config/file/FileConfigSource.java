@@ -12,11 +12,8 @@ import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.model.ConfigKey;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
@@ -39,7 +36,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import java.util.stream.Stream;
 
 /**
  * Istio config from a directory tree ({@code --configDir}), watched. Every {@code .yaml},
@@ -47,7 +43,10 @@ import java.util.stream.Stream;
  * ignored); a file's objects change as a set. A document that does not validate is reported
  * and skipped, the file's other documents load; a file that stops parsing keeps its last
  * good objects until it parses again. When two files define the same object, the file that
- * sorts first owns it and the other gets an error. Read-only to API writes.
+ * sorts first owns it and the other gets an error. A path that cannot be read as config (a
+ * directory without permission, a symlink loop, a FIFO, ...) is an error with its cause and
+ * the rest of the tree loads; a directory that cannot be read keeps its files' objects.
+ * Errors and warnings are logged when they appear, not at every scan. Read-only to API writes.
  */
 public final class FileConfigSource implements ConfigStoreController, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FileConfigSource.class.getName());
@@ -59,8 +58,8 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
 
     /** What one file held when last read; {@code reusable}: its clean documents by text (see ConfigParser). */
     private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
-                             List<Config> configs, List<DocumentError> errors, boolean unreadable,
-                             Map<String, Config> reusable) {
+                             List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
+                             boolean unreadable, Map<String, Config> reusable) {
         /** Same size, full-precision mtime and inode: the content was not touched. */
         boolean sameFile(BasicFileAttributes a) {
             return size == a.size() && modified.equals(a.lastModifiedTime()) && java.util.Objects.equals(fileKey, a.fileKey());
@@ -78,6 +77,11 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     private final Map<ConfigKey, Path> owners = new HashMap<>();
     private final List<Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
     private volatile List<DocumentError> errors = List.of();
+    private volatile List<DocumentError> warnings = List.of();
+    /** Paths of the tree that could not be taken at the last scan (see {@link ConfigTree}). */
+    private List<DocumentError> pathErrors = List.of();
+    private boolean rootMissingLogged;
+    private final Map<Path, WatchKey> watched = new HashMap<>();
     private volatile boolean synced;
     private volatile boolean closed;
     private boolean initialized;
@@ -100,27 +104,27 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         return lower.endsWith(".yaml") || lower.endsWith(".yml") || lower.endsWith(".json");
     }
 
-    /** Reads the tree now; applies what changed. Thread-safe; scans are serialized. */
+    /**
+     * Reads the tree now; applies what changed. Thread-safe; scans are serialized. A directory
+     * that cannot be read is reported and its files keep their objects (they may still be
+     * there); the rest of the tree loads as usual.
+     */
     public synchronized ScanResult scan() {
-        Map<Path, BasicFileAttributes> present = new TreeMap<>();
-        if (Files.isDirectory(root)) {
-            try (Stream<Path> walk = Files.walk(root)) {
-                walk.filter(p -> !hiddenBelowRoot(p)).forEach(p -> {
-                    try {
-                        BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-                        if (a.isRegularFile() && isConfigFile(p)) {
-                            present.put(p, a);
-                        }
-                    } catch (IOException e) {
-                        // vanished while walking: treated as deleted
-                    }
-                });
-            } catch (IOException | java.io.UncheckedIOException e) {
-                LOG.log(Level.WARNING, "cannot walk config dir " + root + ": " + e.getMessage());
-                return new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
-            }
+        ConfigTree.Listing listing = ConfigTree.list(root);
+        Map<Path, BasicFileAttributes> present = listing.files();
+        if (listing.rootMissing() != rootMissingLogged) {
+            rootMissingLogged = listing.rootMissing();
+            LOG.log(Level.WARNING, listing.rootMissing() ? "config dir " + root + " does not exist: no config from files"
+                    : "config dir " + root + " exists again");
         }
-        boolean changed = files.keySet().removeIf(p -> !present.containsKey(p));
+        watch(listing.directories());
+        boolean changed = files.keySet().removeIf(p -> !present.containsKey(p) && !listing.hidesFile(p));
+        List<DocumentError> problems = listing.problems().stream().map(this::pathError).toList();
+        if (!problems.equals(pathErrors)) {
+            logChanges("config dir problem ", pathErrors, problems, Level.WARNING);
+            pathErrors = problems;
+            changed = true;
+        }
         for (Map.Entry<Path, BasicFileAttributes> e : present.entrySet()) {
             FileState old = files.get(e.getKey());
             BasicFileAttributes attrs = e.getValue();
@@ -134,14 +138,47 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         return changed || !initialized ? apply() : new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
     }
 
-    private boolean hiddenBelowRoot(Path p) {
-        Path rel = root.relativize(p.toAbsolutePath().normalize());
-        for (Path part : rel) {
-            if (part.toString().startsWith(".") && !part.toString().equals(".")) {
-                return true;
+    private DocumentError pathError(ConfigTree.Problem p) {
+        String where = p.path().equals(root) ? root.toString() : root.relativize(p.path()).toString();
+        return new DocumentError(where, 0, 0, "", "", "", "", p.reason());
+    }
+
+    /** Logs what is new in {@code now} (at {@code level}) and what is gone since {@code before}. */
+    private static void logChanges(String what, List<DocumentError> before, List<DocumentError> now, Level level) {
+        Set<String> old = new HashSet<>();
+        before.forEach(e -> old.add(e.toString()));
+        Set<String> current = new HashSet<>();
+        for (DocumentError e : now) {
+            current.add(e.toString());
+            if (!old.contains(e.toString())) {
+                LOG.log(level, what + e);
             }
         }
-        return false;
+        for (DocumentError e : before) {
+            if (!current.contains(e.toString())) {
+                LOG.log(Level.INFO, what + "resolved: " + e);
+            }
+        }
+    }
+
+    /** Watches directories listed for the first time; one that cannot be watched is still polled. */
+    private void watch(Set<Path> directories) {
+        watched.keySet().retainAll(directories);
+        if (watch == null) {
+            return;
+        }
+        for (Path d : directories) {
+            WatchKey key = watched.get(d);
+            if (key == null || !key.isValid()) { // new, or deleted and created again
+                try {
+                    watched.put(d, d.register(watch, StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE));
+                } catch (IOException | ClosedWatchServiceException e) {
+                    LOG.log(Level.DEBUG, () -> "cannot watch " + d + " (" + e.getMessage() + "); polled every "
+                            + POLL.toSeconds() + "s");
+                }
+            }
+        }
     }
 
     private FileState read(Path path, BasicFileAttributes attrs, FileState old) {
@@ -150,16 +187,17 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         try {
             if (attrs.size() > SafeYaml.MAX_CHARS) {
                 return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "",
-                        "file is larger than " + SafeYaml.MAX_CHARS + " bytes"));
+                        "file larger than " + SafeYaml.MAX_CHARS + " bytes (" + attrs.size() + " bytes)"));
             }
-            text = Files.readString(path, StandardCharsets.UTF_8);
-        } catch (CharacterCodingException e) {
-            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "not valid UTF-8"));
+            text = Utf8Text.read(path);
+        } catch (Utf8Text.Invalid e) {
+            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", e.getMessage()));
         } catch (NoSuchFileException e) {
-            return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), false,
-                    Map.of());
+            return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), List.of(),
+                    false, Map.of());
         } catch (IOException e) {
-            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", "cannot read: " + e.getMessage()));
+            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "",
+                    "cannot read: " + ConfigTree.reason(e)));
         }
         // unchanged documents of a rewritten file are not parsed again
         ConfigParser.Result r = parser.parse(source, text, old == null ? Map.of() : old.reusable());
@@ -170,21 +208,24 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         for (DocumentError e : r.errors()) {
             LOG.log(Level.WARNING, "rejected config " + e);
         }
-        for (DocumentError w : r.warnings()) {
-            LOG.log(Level.INFO, "config warning " + w);
-        }
+        // a rewritten file parses its documents with warnings again: only what is new is logged
+        logChanges("config warning ", old == null ? List.of() : old.warnings(), r.warnings(), Level.WARNING);
         if (r.unreadable()) {
             return keep(old, attrs, r.errors().get(0));
         }
-        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(), false,
-                r.reusable());
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(),
+                r.warnings(), false, r.reusable());
     }
 
-    /** A file that cannot be read now keeps the objects it had (nothing lost). */
+    /** A file that cannot be read now keeps the objects it had (nothing lost); the error is logged. */
     private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error) {
+        if (old == null || !old.errors().equals(List.of(error))) {
+            LOG.log(Level.WARNING, "config file not read, " + (old == null || old.configs().isEmpty() ? "nothing loaded"
+                    : "its " + old.configs().size() + " objects kept") + ": " + error);
+        }
         List<Config> configs = old == null ? List.of() : old.configs();
-        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error), true,
-                old == null ? Map.of() : old.reusable());
+        return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error),
+                old == null ? List.of() : old.warnings(), true, old == null ? Map.of() : old.reusable());
     }
 
     /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */
@@ -192,10 +233,12 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         initialized = true;
         Map<ConfigKey, Config> wanted = new LinkedHashMap<>();
         Map<ConfigKey, Path> newOwners = new HashMap<>();
-        List<DocumentError> errs = new ArrayList<>();
+        List<DocumentError> errs = new ArrayList<>(pathErrors);
+        List<DocumentError> warns = new ArrayList<>();
         for (Map.Entry<Path, FileState> e : new TreeMap<>(files).entrySet()) {
             String source = root.relativize(e.getKey()).toString();
             errs.addAll(e.getValue().errors());
+            warns.addAll(e.getValue().warnings());
             for (Config c : e.getValue().configs()) {
                 Path owner = newOwners.putIfAbsent(c.key(), e.getKey());
                 if (owner == null) {
@@ -208,6 +251,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         }
         // errors first: whoever sees an object's event also sees the errors of the same scan
         errors = List.copyOf(errs);
+        warnings = List.copyOf(warns);
         Set<ConfigKey> changed = new HashSet<>();
         for (ConfigKey gone : new HashSet<>(owners.keySet())) {
             if (!wanted.containsKey(gone) && store.remove(gone)) {
@@ -228,9 +272,14 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         return result;
     }
 
-    /** Documents currently rejected, with reasons. */
+    /** Documents currently rejected, and paths of the tree that cannot be read, with reasons. */
     public List<DocumentError> errors() {
         return errors;
+    }
+
+    /** Warnings about documents that loaded (fields left out, istiod's validation warnings). */
+    public List<DocumentError> warnings() {
+        return warnings;
     }
 
     /** The file (relative to the root) an object came from. */
@@ -250,32 +299,20 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         return root;
     }
 
+    /** Loads the tree, then watches it (directories are registered as scans find them). */
     @Override
     public void run() {
-        ScanResult first = scan();
-        LOG.log(Level.INFO, "config dir loaded dir=" + root + " files=" + first.files() + " configs=" + first.configs()
-                + " rejected=" + first.errors());
-        store.run();
-        synced = true;
         try {
             watch = FileSystems.getDefault().newWatchService();
-            registerTree();
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot watch " + root + " (" + e.getMessage() + "); polling every " + POLL.toSeconds() + "s");
         }
+        ScanResult first = scan();
+        LOG.log(Level.INFO, "config dir loaded dir=" + root + " files=" + first.files() + " configs=" + first.configs()
+                + " rejected=" + first.errors() + " warnings=" + warnings.size());
+        store.run();
+        synced = true;
         watcher = Thread.ofPlatform().daemon().name("config-dir-watcher").start(this::loop);
-    }
-
-    private void registerTree() throws IOException {
-        if (!Files.isDirectory(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            for (Path d : walk.filter(Files::isDirectory).filter(p -> !hiddenBelowRoot(p)).toList()) {
-                d.register(watch, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
-                        StandardWatchEventKinds.ENTRY_DELETE);
-            }
-        }
     }
 
     private void loop() {
@@ -287,7 +324,6 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                 }
                 if (key != null) {
                     settle(key);
-                    registerTree(); // directories created since
                 }
                 long t0 = System.nanoTime();
                 ScanResult r = scan();
@@ -298,8 +334,8 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
                 }
             } catch (InterruptedException | ClosedWatchServiceException e) {
                 return;
-            } catch (IOException | RuntimeException e) {
-                LOG.log(Level.WARNING, "config dir watch: " + e.getMessage());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "config dir watch: " + e.getMessage(), e);
             }
         }
     }

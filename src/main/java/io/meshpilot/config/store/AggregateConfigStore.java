@@ -66,6 +66,34 @@ public final class AggregateConfigStore implements ConfigStoreController {
         return out;
     }
 
+    /** An object that more than one store holds: the first store's copy is served, the others are hidden. */
+    public record Shadowed(Config served, ConfigStoreController servedBy, Config hidden, ConfigStoreController hiddenIn) {
+    }
+
+    /**
+     * Objects hidden by a store earlier in the order (a --configDir file that defines an
+     * object written over the API): what is served and what is not, for reports.
+     */
+    public List<Shadowed> shadowed() {
+        List<Shadowed> out = new ArrayList<>();
+        for (int i = 1; i < stores.size(); i++) {
+            ConfigStoreController later = stores.get(i);
+            for (Schema schema : later.schemas()) {
+                for (Config hidden : later.list(schema.kind(), null)) {
+                    for (ConfigStoreController earlier : stores.subList(0, i)) {
+                        Optional<Config> served = earlier.get(hidden.gvk().kind(), hidden.namespace(), hidden.name());
+                        if (served.isPresent()) {
+                            out.add(new Shadowed(served.get(), earlier, hidden, later));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out.sort(Comparator.comparing(s -> s.hidden().key()));
+        return out;
+    }
+
     private ConfigStoreController writer(ConfigKey key) {
         if (writable == null) {
             throw new ConfigStoreException.ReadOnly(key, "no writable config store");

@@ -60,7 +60,19 @@ public final class ProtoYamlBinder {
      * callers bind into a fresh builder and drop it then.
      */
     public void bind(String source, Node node, Message.Builder builder) throws YamlBindingException {
-        Walk walk = new Walk();
+        bind(source, node, builder, false);
+    }
+
+    /**
+     * As {@link #bind(String, Node, Message.Builder)}; with {@code allowUnknownFields} a key
+     * that names no field of its message (at any depth) is left out instead of being an error,
+     * as istiod reads stored config (protomarshal.ApplyJSON: strict, then again allowing unknown
+     * fields), so config written for an older or newer Istio still loads. Returns the keys
+     * left out, each with its path and line; wrong types and bad values are errors either way.
+     */
+    public List<FieldError> bind(String source, Node node, Message.Builder builder, boolean allowUnknownFields)
+            throws YamlBindingException {
+        Walk walk = new Walk(allowUnknownFields);
         try {
             walk.message(node, builder, "", 0);
         } catch (TooLarge e) {
@@ -69,11 +81,12 @@ public final class ProtoYamlBinder {
         if (!walk.errors.isEmpty()) {
             throw new YamlBindingException(source, walk.errors);
         }
+        return List.copyOf(walk.unknown);
     }
 
     /** A mapping node as a {@code google.protobuf.Struct} (for Struct-typed content such as a status). */
     public static Struct toStruct(Node node) throws YamlBindingException {
-        Walk walk = new Walk();
+        Walk walk = new Walk(false);
         Struct struct = null;
         try {
             if (!(node instanceof MappingNode)) {
@@ -107,7 +120,14 @@ public final class ProtoYamlBinder {
     /** One document's walk: collected errors and the node budget. A value that failed is returned as null. */
     private static final class Walk {
         final List<FieldError> errors = new ArrayList<>();
+        /** Keys that name no field, left out (only when unknown fields are allowed). */
+        final List<FieldError> unknown = new ArrayList<>();
+        final boolean allowUnknownFields;
         int nodes;
+
+        Walk(boolean allowUnknownFields) {
+            this.allowUnknownFields = allowUnknownFields;
+        }
 
         void error(Node n, String path, String reason) {
             if (errors.size() < 50) {
@@ -154,7 +174,15 @@ public final class ProtoYamlBinder {
                     f = byJsonName(type, key);
                 }
                 if (f == null) {
-                    error(t.getKeyNode(), fieldPath, "unknown field \"" + key + "\" in " + type.getFullName());
+                    String reason = "unknown field \"" + key + "\" in " + type.getFullName();
+                    if (!allowUnknownFields) {
+                        error(t.getKeyNode(), fieldPath, reason);
+                    } else if (unknown.size() < 50) {
+                        unknown.add(new FieldError(fieldPath, line(t.getKeyNode()), column(t.getKeyNode()), reason));
+                    } else if (unknown.size() == 50) {
+                        unknown.add(new FieldError(fieldPath, line(t.getKeyNode()), column(t.getKeyNode()),
+                                "more unknown fields from here on, left out and not listed"));
+                    }
                     continue;
                 }
                 String sameField = fieldsSeen.putIfAbsent(f, key);

@@ -207,7 +207,7 @@ class FileConfigSourceTest {
                 metadata: {name: bad}
                 spec:
                   hosts: [bad.example.com]
-                  tcpRoutes: []
+                  http: [{route: [{destination: {host: bad.example.com}, weight: fifty}]}]
                 ---
                 apiVersion: networking.istio.io/v1
                 kind: Gatewayy
@@ -218,12 +218,12 @@ class FileConfigSourceTest {
         assertTrue(source.get("VirtualService", "default", "bad").isEmpty());
         List<DocumentError> errs = source.errors();
         assertEquals(2, errs.size(), errs.toString());
-        DocumentError unknownField = errs.get(0);
-        assertEquals("mixed.yaml", unknownField.source());
-        assertEquals(1, unknownField.document());
-        assertEquals(15, unknownField.line());
-        assertEquals("spec.tcpRoutes", unknownField.path());
-        assertTrue(unknownField.reason().contains("unknown field"), unknownField.reason());
+        DocumentError wrongType = errs.get(0);
+        assertEquals("mixed.yaml", wrongType.source());
+        assertEquals(1, wrongType.document());
+        assertEquals(15, wrongType.line());
+        assertEquals("spec.http[0].route[0].weight", wrongType.path());
+        assertTrue(wrongType.reason().contains("expected a whole number"), wrongType.reason());
         assertEquals(2, errs.get(1).document());
         assertTrue(errs.get(1).reason().contains("unknown kind Gatewayy"), errs.get(1).reason());
     }
@@ -259,5 +259,133 @@ class FileConfigSourceTest {
         assertEquals("from-a.example.com", host(source.get("VirtualService", "default", "dup").orElseThrow()));
         assertEquals(1, source.errors().size());
         assertTrue(source.errors().get(0).reason().contains("also defined in a.yaml"), source.errors().toString());
+    }
+
+    /** Records of the source's logger, captured without printing (test logs stay quiet). */
+    static final class CapturedLog extends java.util.logging.Handler implements AutoCloseable {
+        final java.util.logging.Logger logger = java.util.logging.Logger.getLogger(FileConfigSource.class.getName());
+        final java.util.logging.Level level = logger.getLevel();
+        final boolean parents = logger.getUseParentHandlers();
+        final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        CapturedLog() {
+            logger.setLevel(java.util.logging.Level.INFO);
+            logger.setUseParentHandlers(false);
+            logger.addHandler(this);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            lines.add(r.getLevel() + " " + r.getMessage());
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+            logger.setUseParentHandlers(parents);
+            logger.setLevel(level);
+        }
+
+        boolean has(String... parts) {
+            return lines.stream().anyMatch(l -> java.util.Arrays.stream(parts).allMatch(l::contains));
+        }
+    }
+
+    static String reasonFor(List<DocumentError> errors, String source) {
+        return errors.stream().filter(e -> e.source().equals(source)).map(DocumentError::reason).findFirst()
+                .orElseThrow(() -> new AssertionError("no error for " + source + " in " + errors));
+    }
+
+    /**
+     * Paths that cannot be read as config are each reported with the cause, in errors() and in
+     * the log, and the rest of the tree loads. All of these fail for root too.
+     */
+    @Test
+    void pathsThatAreNotReadableFilesAreReportedWithTheirCauseAndTheRestLoads() throws Exception {
+        Files.writeString(dir.resolve("good.yaml"), vs("good", "good.example.com"));
+        Files.createSymbolicLink(dir.resolve("loop.yaml"), dir.resolve("loop2.yaml"));
+        Files.createSymbolicLink(dir.resolve("loop2.yaml"), dir.resolve("loop.yaml"));
+        Files.createSymbolicLink(dir.resolve("dangling.yaml"), Path.of("nowhere.txt"));
+        Files.createSymbolicLink(dir.resolve("long.yaml"), Path.of("x".repeat(300))); // a name no file system takes
+        Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve("pipe.yaml").toString()).start();
+        assertEquals(0, mkfifo.waitFor(), "mkfifo");
+        byte[] latin1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\u00e9}\n"
+                .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        Files.write(dir.resolve("latin1.yaml"), latin1);
+        try (var big = new java.io.RandomAccessFile(dir.resolve("big.yaml").toFile(), "rw")) {
+            big.setLength(io.meshpilot.config.yaml.SafeYaml.MAX_CHARS + 1L); // sparse: no disk used
+        }
+        Files.createDirectories(dir.resolve("sub.yaml")); // a directory named like a file is entered, not an error
+        Files.writeString(dir.resolve("sub.yaml/inner.yaml"), vs("inner", "inner.example.com"));
+        Files.writeString(dir.resolve("notes"), "a FIFO or link without a config name is not config: not reported");
+        try (CapturedLog log = new CapturedLog()) {
+            run();
+            List<DocumentError> errs = source.errors();
+            assertEquals("symlink loop", reasonFor(errs, "loop.yaml"));
+            assertEquals("symlink loop", reasonFor(errs, "loop2.yaml"));
+            assertEquals("dangling symlink -> nowhere.txt", reasonFor(errs, "dangling.yaml"));
+            assertEquals("not a regular file (FIFO)", reasonFor(errs, "pipe.yaml"));
+            assertEquals("invalid UTF-8 at byte " + (latin1.length - 3), reasonFor(errs, "latin1.yaml"));
+            assertEquals("file larger than 8388608 bytes (8388609 bytes)", reasonFor(errs, "big.yaml"));
+            assertEquals("file name too long", reasonFor(errs, "long.yaml"));
+            assertEquals(7, errs.size(), errs.toString());
+            for (String path : List.of("loop.yaml", "dangling.yaml", "long.yaml", "pipe.yaml", "latin1.yaml", "big.yaml")) {
+                assertTrue(log.has("WARNING", path, reasonFor(errs, path)), path + " is logged with its cause: " + log.lines);
+            }
+            assertTrue(source.get("VirtualService", "default", "good").isPresent());
+            assertTrue(source.get("VirtualService", "default", "inner").isPresent());
+
+            // the rest of the tree keeps changing; a fixed path loads and leaves the report
+            Files.writeString(dir.resolve("later.yaml"), vs("later", "later.example.com"));
+            assertEquals("later", next().current().name());
+            Files.writeString(dir.resolve("nowhere.txt"), vs("target", "target.example.com"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (source.errors().stream().anyMatch(e -> e.source().equals("dangling.yaml")) && System.nanoTime() < deadline) {
+                events.poll(1, TimeUnit.SECONDS);
+            }
+            assertEquals(6, source.errors().size(), source.errors().toString());
+            assertTrue(source.get("VirtualService", "default", "target").isPresent(), "the link's target loads");
+            assertTrue(log.has("resolved", "dangling.yaml"), log.lines.toString());
+        }
+    }
+
+    @Test
+    void aProblemIsLoggedOnceNotAtEveryScan() throws Exception {
+        Files.createSymbolicLink(dir.resolve("loop.yaml"), dir.resolve("loop.yaml"));
+        try (CapturedLog log = new CapturedLog()) {
+            run();
+            for (int i = 0; i < 3; i++) {
+                source.scan();
+            }
+            assertEquals(1, log.lines.stream().filter(l -> l.contains("loop.yaml")).count(), log.lines.toString());
+        }
+    }
+
+    @Test
+    void unknownFieldsLoadWithAWarningListedAndLoggedOnce() throws Exception {
+        Path f = dir.resolve("old.yaml");
+        String old = vs("old", "old.example.com") + "    websocketUpgrade: true\n";
+        Files.writeString(f, old);
+        try (CapturedLog log = new CapturedLog()) {
+            run();
+            assertTrue(source.get("VirtualService", "default", "old").isPresent());
+            assertEquals(List.of(), source.errors());
+            assertEquals(1, source.warnings().size(), source.warnings().toString());
+            DocumentError w = source.warnings().get(0);
+            assertEquals("old.yaml", w.source());
+            assertEquals(9, w.line());
+            assertEquals("spec.http[0].websocketUpgrade", w.path());
+            // rewritten with one more document: the warning stays, the log does not repeat it
+            Files.writeString(f, old + "---\n" + vs("new", "new.example.com"));
+            while (!next().current().name().equals("new")) {
+                // the re-read "old" may come first
+            }
+            assertEquals(List.of(w), source.warnings());
+            assertEquals(1, log.lines.stream().filter(l -> l.contains("websocketUpgrade")).count(), log.lines.toString());
+        }
     }
 }
