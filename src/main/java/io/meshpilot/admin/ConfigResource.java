@@ -28,9 +28,10 @@ import java.util.Optional;
 
 /**
  * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
- * object JSON (or YAML) bodies. Writes go to the in-memory store after istiod's validation:
- * 422 with field errors when invalid, 409 on a stale resourceVersion or when a file owns the
- * object. {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
+ * object JSON (or YAML) bodies. Writes go to the writable store after istiod's validation
+ * and are on disk when acknowledged: 422 with field errors when invalid, 409 on a stale
+ * resourceVersion or when a file owns the object, 404 for a PUT naming a resourceVersion of
+ * an object that does not exist (any more). {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
  */
 @ApplicationScoped
 @Path("/api/v1")
@@ -106,7 +107,11 @@ public class ConfigResource {
         ConfigStore store = controller.store();
         try {
             boolean exists = store.get(c.gvk().kind(), namespace, name).isPresent();
-            Config stored = exists ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
+            // A resourceVersion says "replace the version I read": an update, never a create. The
+            // API server answers an update of a missing custom resource with 404 (CRDs do not
+            // create on update), so a deleted object is not brought back by a stale client.
+            boolean update = exists || !resourceVersion.isEmpty();
+            Config stored = update ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
             Response.ResponseBuilder ok = Response.status(exists ? Response.Status.OK : Response.Status.CREATED)
                     .type(MediaType.APPLICATION_JSON).entity(withSource(stored).toString());
             // accepted with warnings: Kubernetes' Warning header, one per warning, as istiod's webhook does
@@ -235,6 +240,9 @@ public class ConfigResource {
     private static Response storeError(ConfigStoreException e) {
         if (e instanceof ConfigStoreException.NotFound) {
             return error(Response.Status.NOT_FOUND, e.getMessage(), List.of());
+        }
+        if (e instanceof ConfigStoreException.Unavailable) {
+            return error(Response.Status.INTERNAL_SERVER_ERROR, e.getMessage() + " (the write was not made)", List.of());
         }
         if (e instanceof ConfigStoreException.Invalid inv) {
             List<DocumentError> errs = inv.result().errors().stream().map(i -> new DocumentError("request body", 0, 0,
