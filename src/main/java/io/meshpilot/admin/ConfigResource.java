@@ -22,6 +22,8 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import io.meshpilot.bootstrap.HttpLimits;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -84,10 +86,16 @@ public class ConfigResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response put(@PathParam("group") String group, @PathParam("version") String version,
                         @PathParam("kind") String kind, @PathParam("namespace") String namespace,
-                        @PathParam("name") String name, String body) {
+                        @PathParam("name") String name, InputStream bodyStream) {
         Optional<Schema> schema = schema(group, version, kind);
         if (schema.isEmpty()) {
             return unknownType(group, version, kind);
+        }
+        String body;
+        try {
+            body = RequestBodies.readUtf8(bodyStream, HttpLimits.MAX_REQUEST_BODY);
+        } catch (RequestBodies.TooLarge e) {
+            return error(413, e.getMessage(), List.of());
         }
         ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body);
         List<DocumentError> errs = new ArrayList<>(parsed.errors());

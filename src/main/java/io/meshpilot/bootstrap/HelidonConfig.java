@@ -20,6 +20,7 @@ final class HelidonConfig {
     /** grpc-java's default maximum inbound message size. */
     static final int GRPC_MAX_MESSAGE = 4 * 1024 * 1024;
 
+
     static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
         Map<String, String> c = new HashMap<>();
         c.put("config_ordinal", ORDINAL);
@@ -32,6 +33,7 @@ final class HelidonConfig {
         // Helidon leaves Nagle on; with the peer's delayed ACKs a small unary response (a CSR
         // answer) then waits ~40 ms. Go's servers, istiod's included, set TCP_NODELAY.
         c.put("server.connection-options.tcp-no-delay", "true");
+        httpLimits(c, "server.");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {
@@ -42,10 +44,10 @@ final class HelidonConfig {
             }
         }
         if (l.monitoring() != null) {
-            socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null);
+            httpLimits(c, socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null));
         }
         if (l.https() != null) {
-            socket(c, i, ListenerNames.WEBHOOK, l.https(), cert);
+            httpLimits(c, socket(c, i, ListenerNames.WEBHOOK, l.https(), cert));
         }
         // Observe endpoints go on every listener Helidon gives them; AdminAccess then keeps
         // /metrics to monitoring (istiod's 15014) and /health to http (8080).
@@ -75,8 +77,20 @@ final class HelidonConfig {
         // (docs/PERFORMANCE.md). Uncompressed responses: see HelidonResponseBuffers.
     }
 
-    private static void socket(Map<String, String> c, int index, String name, ListenAddress address,
-                               ServingCertificate cert) {
+    /**
+     * Limits of the HTTP listeners (not the gRPC ones, whose messages grpc limits): a body
+     * declared (Content-Length) or streamed (chunked) past {@link HttpLimits#MAX_REQUEST_BODY}
+     * is answered 413 by Helidon's HTTP/1 before it is read; request lines past
+     * {@link HttpLimits#MAX_REQUEST_LINE} get 414.
+     */
+    private static void httpLimits(Map<String, String> c, String prefix) {
+        c.put(prefix + "max-payload-size", Long.toString(HttpLimits.MAX_REQUEST_BODY));
+        c.put(prefix + "protocols.http_1_1.max-prologue-length", Integer.toString(HttpLimits.MAX_REQUEST_LINE));
+    }
+
+    /** Returns the socket's config prefix. */
+    private static String socket(Map<String, String> c, int index, String name, ListenAddress address,
+                                 ServingCertificate cert) {
         String p = "server.sockets." + index + ".";
         c.put(p + "name", name);
         c.put(p + "host", address.host());
@@ -90,5 +104,6 @@ final class HelidonConfig {
             c.put(p + "tls.client-auth", "OPTIONAL");
             c.put(p + "tls.endpoint-identification-algorithm", "NONE");
         }
+        return p;
     }
 }
