@@ -98,9 +98,10 @@ final class HelidonConfig {
         c.put(p + "shutdown-grace-period", SHUTDOWN_GRACE);
         c.put(p + "connection-options.tcp-no-delay", "true");
         if (cert != null) {
-            c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
-            c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());
-            c.put(p + "tls.trust.pem.certificates.resource.path", cert.trustFile().toString());
+            // PEM text in the (in-memory) config: the key never touches the disk
+            c.put(p + "tls.private-key.pem.key.resource.content-plain", cert.keyPem());
+            c.put(p + "tls.private-key.pem.cert-chain.resource.content-plain", cert.chainPem());
+            c.put(p + "tls.trust.pem.certificates.resource.content-plain", cert.trustPem());
             c.put(p + "tls.client-auth", "OPTIONAL");
             c.put(p + "tls.endpoint-identification-algorithm", "NONE");
         }
