@@ -211,6 +211,10 @@ public final class DiscoveryCommand implements Callable<Integer> {
         if (Files.exists(stateDir) && !Files.isDirectory(stateDir)) {
             throw new IllegalArgumentException("--configStateDir " + stateDir + " is not a directory");
         }
+        if (cfgDir != null && stateDir.toAbsolutePath().normalize().startsWith(cfgDir.toAbsolutePath().normalize())) {
+            // the watched source would read the kept objects as files of its own
+            throw new IllegalArgumentException("--configStateDir " + stateDir + " must not be inside --configDir " + cfgDir);
+        }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
     }

@@ -69,6 +69,9 @@ class DiscoveryArgsTest {
                     () -> parse(Map.of(), "--configStateDir", file.toString()));
             assertTrue(e.getMessage().contains("--configStateDir"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--configStateDir", " "));
+            IllegalArgumentException inside = assertThrows(IllegalArgumentException.class,
+                    () -> parse(Map.of(), "--configDir", "/srv/config", "--configStateDir", "/srv/config/state"));
+            assertTrue(inside.getMessage().contains("inside --configDir"), inside.getMessage());
         } finally {
             java.nio.file.Files.delete(file);
         }
