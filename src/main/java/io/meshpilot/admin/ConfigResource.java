@@ -2,6 +2,7 @@ package io.meshpilot.admin;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.meshpilot.bootstrap.HttpLimits;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.config.ConfigJson;
@@ -22,7 +23,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import io.meshpilot.bootstrap.HttpLimits;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +33,9 @@ import java.util.Optional;
  * object JSON (or YAML) bodies. Writes go to the writable store after istiod's validation
  * and are on disk when acknowledged: 422 with field errors when invalid, 409 on a stale
  * resourceVersion or when a file owns the object, 404 for a PUT naming a resourceVersion of
- * an object that does not exist (any more). {@code /api/v1/config-errors} lists the documents of --configDir that are rejected.
+ * an object that does not exist (any more), 413 for a body past 8 MiB.
+ * {@code /api/v1/config-errors} lists the documents of --configDir that are rejected and the
+ * kept objects of --configStateDir that could not be restored.
  */
 @ApplicationScoped
 @Path("/api/v1")
