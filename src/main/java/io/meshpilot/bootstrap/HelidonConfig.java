@@ -20,7 +20,6 @@ final class HelidonConfig {
     /** grpc-java's default maximum inbound message size. */
     static final int GRPC_MAX_MESSAGE = 4 * 1024 * 1024;
 
-
     static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
         Map<String, String> c = new HashMap<>();
         c.put("config_ordinal", ORDINAL);
