@@ -2,6 +2,7 @@ package io.meshpilot.admin;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.meshpilot.bootstrap.HttpLimits;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.config.ConfigJson;
@@ -23,16 +24,19 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
- * object JSON (or YAML) bodies. Writes go to the in-memory store after istiod's validation:
- * 422 with field errors when invalid, 409 on a stale resourceVersion or when a file owns the
- * object. Unknown fields follow {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
- * {@code /api/v1/config-errors} lists what of --configDir is not served and why,
+ * object JSON (or YAML) bodies. Writes go to the writable store after istiod's validation
+ * and are on disk when acknowledged: 422 with field errors when invalid, 409 on a stale
+ * resourceVersion or when a file owns the object, 404 for a PUT naming a resourceVersion of
+ * an object that does not exist (any more), 413 for a body past 8 MiB. Unknown fields follow
+ * {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
+ * {@code /api/v1/config-errors} lists what is not served and why (--configDir, --configStateDir),
  * {@code /api/v1/config-warnings} the warnings about what loaded.
  */
 @ApplicationScoped
@@ -87,7 +91,7 @@ public class ConfigResource {
     public Response put(@PathParam("group") String group, @PathParam("version") String version,
                         @PathParam("kind") String kind, @PathParam("namespace") String namespace,
                         @PathParam("name") String name, @QueryParam("fieldValidation") String fieldValidation,
-                        String body) {
+                        InputStream bodyStream) {
         Optional<Schema> schema = schema(group, version, kind);
         if (schema.isEmpty()) {
             return unknownType(group, version, kind);
@@ -97,6 +101,12 @@ public class ConfigResource {
             fields = FieldValidation.parse(fieldValidation);
         } catch (IllegalArgumentException e) {
             return error(Response.Status.BAD_REQUEST, e.getMessage(), List.of());
+        }
+        String body;
+        try {
+            body = RequestBodies.readUtf8(bodyStream, HttpLimits.MAX_REQUEST_BODY);
+        } catch (RequestBodies.TooLarge e) {
+            return error(413, e.getMessage(), List.of());
         }
         ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body, fields);
         List<DocumentError> errs = new ArrayList<>(parsed.errors());
@@ -116,7 +126,11 @@ public class ConfigResource {
         ConfigStore store = controller.store();
         try {
             boolean exists = store.get(c.gvk().kind(), namespace, name).isPresent();
-            Config stored = exists ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
+            // A resourceVersion says "replace the version I read": an update, never a create. The
+            // API server answers an update of a missing custom resource with 404 (CRDs do not
+            // create on update), so a deleted object is not brought back by a stale client.
+            boolean update = exists || !resourceVersion.isEmpty();
+            Config stored = update ? store.update(c.withResourceVersion(resourceVersion)) : store.create(c);
             Response.ResponseBuilder ok = Response.status(exists ? Response.Status.OK : Response.Status.CREATED)
                     .type(MediaType.APPLICATION_JSON).entity(withSource(stored).toString());
             // accepted with warnings (unknown fields left out, istiod's validation warnings): one
@@ -267,6 +281,9 @@ public class ConfigResource {
     private static Response storeError(ConfigStoreException e) {
         if (e instanceof ConfigStoreException.NotFound) {
             return error(Response.Status.NOT_FOUND, e.getMessage(), List.of());
+        }
+        if (e instanceof ConfigStoreException.Unavailable) {
+            return error(Response.Status.INTERNAL_SERVER_ERROR, e.getMessage() + " (the write was not made)", List.of());
         }
         if (e instanceof ConfigStoreException.Invalid inv) {
             List<DocumentError> errs = inv.result().errors().stream().map(i -> new DocumentError("request body", 0, 0,

@@ -1,7 +1,6 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.security.CaSetup;
-import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -10,10 +9,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * any bean runs). {@link MeshPilotServer} installs it; {@link BootstrapProducers} hands it
  * to beans. One server per JVM, as Helidon MP allows.
  *
- * @param runtimeDir private directory for files that live as long as the process
  * @param ca         the CA and the serving certificate it issued (component 4, made before the container)
  */
-public record BootstrapContext(PilotArgs args, Path runtimeDir, CaSetup ca) {
+public record BootstrapContext(PilotArgs args, CaSetup ca) {
     private static final AtomicReference<BootstrapContext> CURRENT = new AtomicReference<>();
 
     static void install(BootstrapContext ctx) {

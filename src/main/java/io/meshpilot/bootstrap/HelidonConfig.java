@@ -32,6 +32,7 @@ final class HelidonConfig {
         // Helidon leaves Nagle on; with the peer's delayed ACKs a small unary response (a CSR
         // answer) then waits ~40 ms. Go's servers, istiod's included, set TCP_NODELAY.
         c.put("server.connection-options.tcp-no-delay", "true");
+        httpLimits(c, "server.");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {
@@ -42,10 +43,10 @@ final class HelidonConfig {
             }
         }
         if (l.monitoring() != null) {
-            socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null);
+            httpLimits(c, socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null));
         }
         if (l.https() != null) {
-            socket(c, i, ListenerNames.WEBHOOK, l.https(), cert);
+            httpLimits(c, socket(c, i, ListenerNames.WEBHOOK, l.https(), cert));
         }
         // Observe endpoints go on every listener Helidon gives them; AdminAccess then keeps
         // /metrics to monitoring (istiod's 15014) and /health to http (8080).
@@ -75,8 +76,20 @@ final class HelidonConfig {
         // (docs/PERFORMANCE.md). Uncompressed responses: see HelidonResponseBuffers.
     }
 
-    private static void socket(Map<String, String> c, int index, String name, ListenAddress address,
-                               ServingCertificate cert) {
+    /**
+     * Limits of the HTTP listeners (not the gRPC ones, whose messages grpc limits): a body
+     * declared (Content-Length) or streamed (chunked) past {@link HttpLimits#MAX_REQUEST_BODY}
+     * is answered 413 by Helidon's HTTP/1 before it is read; request lines past
+     * {@link HttpLimits#MAX_REQUEST_LINE} get 414.
+     */
+    private static void httpLimits(Map<String, String> c, String prefix) {
+        c.put(prefix + "max-payload-size", Long.toString(HttpLimits.MAX_REQUEST_BODY));
+        c.put(prefix + "protocols.http_1_1.max-prologue-length", Integer.toString(HttpLimits.MAX_REQUEST_LINE));
+    }
+
+    /** Returns the socket's config prefix. */
+    private static String socket(Map<String, String> c, int index, String name, ListenAddress address,
+                                 ServingCertificate cert) {
         String p = "server.sockets." + index + ".";
         c.put(p + "name", name);
         c.put(p + "host", address.host());
@@ -84,11 +97,13 @@ final class HelidonConfig {
         c.put(p + "shutdown-grace-period", SHUTDOWN_GRACE);
         c.put(p + "connection-options.tcp-no-delay", "true");
         if (cert != null) {
-            c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
-            c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());
-            c.put(p + "tls.trust.pem.certificates.resource.path", cert.trustFile().toString());
+            // PEM text in the (in-memory) config: the key never touches the disk
+            c.put(p + "tls.private-key.pem.key.resource.content-plain", cert.keyPem());
+            c.put(p + "tls.private-key.pem.cert-chain.resource.content-plain", cert.chainPem());
+            c.put(p + "tls.trust.pem.certificates.resource.content-plain", cert.trustPem());
             c.put(p + "tls.client-auth", "OPTIONAL");
             c.put(p + "tls.endpoint-identification-algorithm", "NONE");
         }
+        return p;
     }
 }

@@ -6,18 +6,12 @@ import io.meshpilot.security.CaSetup;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import jakarta.enterprise.inject.spi.CDI;
-import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.BindException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 
@@ -32,13 +26,11 @@ public final class MeshPilotServer implements AutoCloseable {
 
     private final PilotArgs args;
     private final Server server;
-    private final Path runtimeDir;
     private final AtomicBoolean stopped = new AtomicBoolean();
 
-    private MeshPilotServer(PilotArgs args, Server server, Path runtimeDir) {
+    private MeshPilotServer(PilotArgs args, Server server) {
         this.args = args;
         this.server = server;
-        this.runtimeDir = runtimeDir;
     }
 
     /** Start-up failed; the message is the one line for the operator. */
@@ -90,18 +82,15 @@ public final class MeshPilotServer implements AutoCloseable {
         LOG.log(Level.INFO, "mode=" + args.mode().label() + " (" + args.modeReason() + ")"
                 + " configDir=" + (args.configDir() == null ? "(none)" : args.configDir())
                 + " registries=" + (args.registries().isEmpty() ? "[ServiceEntry]" : args.registries() + "+ServiceEntry"));
-        Path runtimeDir = null;
         try {
-            runtimeDir = Files.createTempDirectory("meshpilot-",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             CaSetup ca;
             try {
-                ca = CaSetup.create(args, runtimeDir.resolve("tls"));
+                ca = CaSetup.create(args);
             } catch (CaLoadException e) {
                 throw new ComponentStartException(Component.CA, e.getMessage(), e);
             }
             ServingCertificate cert = ca.serving();
-            BootstrapContext.install(new BootstrapContext(args, runtimeDir, ca));
+            BootstrapContext.install(new BootstrapContext(args, ca));
             Config config = ConfigProviderResolver.instance().getBuilder()
                     .withSources(MpConfigSources.create("meshpilot-flags", HelidonConfig.fromArgs(args, cert)))
                     .addDefaultSources()
@@ -110,11 +99,10 @@ public final class MeshPilotServer implements AutoCloseable {
                     .build();
             Server server = Server.builder().config(config).build();
             server.start();
-            return new MeshPilotServer(args, server, runtimeDir);
+            return new MeshPilotServer(args, server);
         } catch (Exception | LinkageError e) {
             closeContainerQuietly();
             BootstrapContext.clear();
-            deleteQuietly(runtimeDir);
             throw new StartupFailure(describe(e, args), e);
         }
     }
@@ -175,7 +163,6 @@ public final class MeshPilotServer implements AutoCloseable {
             server.stop();
         } finally {
             BootstrapContext.clear();
-            deleteQuietly(runtimeDir);
         }
     }
 
@@ -195,14 +182,4 @@ public final class MeshPilotServer implements AutoCloseable {
         }
     }
 
-    private static void deleteQuietly(Path dir) {
-        if (dir == null) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // temp files; the OS cleans /tmp eventually
-        }
-    }
 }

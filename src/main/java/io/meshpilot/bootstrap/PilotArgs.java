@@ -9,6 +9,9 @@ import java.util.Map;
  * Everything pilot-discovery was started with: flags, env overrides and derived values,
  * validated once. Immutable; the first component of the start-up order.
  *
+ * <p>{@code configStateDir} (--configStateDir) is where the writable store keeps the objects
+ * written over REST when embedded.
+ *
  * <p>Listener addresses are null when the flag was set to the empty string: istiod then
  * serves that listener's content on the http port instead.
  */
@@ -18,6 +21,7 @@ public record PilotArgs(
         List<String> registries,
         String kubeconfig,
         Path configDir,
+        Path configStateDir,
         Path credentialsDir,
         Path meshConfigFile,
         Path networksConfigFile,

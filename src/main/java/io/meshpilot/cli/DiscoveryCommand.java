@@ -92,6 +92,11 @@ public final class DiscoveryCommand implements Callable<Integer> {
             + "(no Kubernetes): created once, reused on every start. Default: var/ca under the installation.")
     String caStateDir;
 
+    @Option(names = "--configStateDir", description = "Where the objects written over the REST API are kept "
+            + "(no Kubernetes): each write is on disk before it is acknowledged and is loaded again at start. "
+            + "One directory per server. Default: var/config under the installation.")
+    String configStateDir;
+
     @Option(names = "--caKeyType", description = "Key type of a new self-signed root: RSA (istiod's default; "
             + "CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE bits) or EC (P-256). Default: ${DEFAULT-VALUE}.")
     String caKeyType = "RSA";
@@ -199,7 +204,18 @@ public final class DiscoveryCommand implements Callable<Integer> {
         };
         var ca = new PilotArgs.Ca(caStateDir != null ? Path.of(caStateDir) : home.resolve("var/ca"), ecdsa);
         List<String> ignored = spec == null ? List.of() : spec.commandLine().getUnmatchedArguments();
-        return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, credDir, mesh, networks, ns, domain, cluster,
+        Path stateDir = configStateDir != null ? Path.of(configStateDir) : home.resolve("var/config");
+        if (configStateDir != null && configStateDir.isBlank()) {
+            throw new IllegalArgumentException("--configStateDir must not be empty");
+        }
+        if (Files.exists(stateDir) && !Files.isDirectory(stateDir)) {
+            throw new IllegalArgumentException("--configStateDir " + stateDir + " is not a directory");
+        }
+        if (cfgDir != null && stateDir.toAbsolutePath().normalize().startsWith(cfgDir.toAbsolutePath().normalize())) {
+            // the watched source would read the kept objects as files of its own
+            throw new IllegalArgumentException("--configStateDir " + stateDir + " must not be inside --configDir " + cfgDir);
+        }
+        return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
     }
 

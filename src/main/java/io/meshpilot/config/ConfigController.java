@@ -12,7 +12,8 @@ import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.store.AggregateConfigStore;
 import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
-import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.config.store.DurableConfigStore;
+import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.monitoring.RegistryGeneration;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Priority;
@@ -31,7 +32,8 @@ import java.util.function.Consumer;
 
 /**
  * Component 5, the config stores (istiod's initConfigController): the --configDir file
- * source (read-only, watched) and the in-memory writable store, behind the aggregate cache
+ * source (read-only, watched) and the writable store of REST writes (kept in
+ * --configStateDir, loaded here, before readiness), behind the aggregate cache
  * that is the Environment's config store. Changes that need a push (see
  * {@link ConfigChanges}) go to the push handlers; the others are only counted.
  */
@@ -51,7 +53,7 @@ public class ConfigController {
     private final Schemas schemas = Schemas.PILOT;
     private final ConfigParser parser = new ConfigParser(schemas);
     private final List<Consumer<ConfigEvent>> pushHandlers = new CopyOnWriteArrayList<>();
-    private volatile MemoryConfigStore memory;
+    private volatile WritableConfigStore writable;
     private volatile FileConfigSource files;
     private volatile AggregateConfigStore aggregate;
     private volatile boolean synced;
@@ -59,7 +61,6 @@ public class ConfigController {
 
     void start(@Observes @Priority(StartupOrder.CONFIG_STORES) @Initialized(ApplicationScoped.class) Object event) {
         recorder.run(Component.CONFIG_STORES, () -> {
-            memory = new MemoryConfigStore("memory", schemas.all(), true);
             List<ConfigStoreController> stores = new ArrayList<>();
             if (args.configDir() != null) {
                 // a directory that cannot be read is reported by the source and loaded once it can be,
@@ -67,15 +68,35 @@ public class ConfigController {
                 files = new FileConfigSource(args.configDir(), parser, schemas.all());
                 stores.add(files);
             }
-            stores.add(memory);
-            aggregate = new AggregateConfigStore(stores, memory);
+            writable = openWritable();
+            for (DocumentError e : writable.errors()) {
+                LOG.log(Level.WARNING, "config state skipped: " + e);
+            }
+            stores.add(writable);
+            aggregate = new AggregateConfigStore(stores, writable);
             for (Schema s : schemas.all()) {
                 aggregate.registerEventHandler(s.kind(), this::onEvent);
             }
             readiness.register("config-synced", () -> synced);
-            return "configDir=" + (files == null ? "(none)" : files.root()) + " kinds=" + schemas.all().size()
+            return "configDir=" + (files == null ? "(none)" : files.root()) + " writable=" + writable.describe()
+                    + " restored=" + schemas.all().stream().mapToInt(s -> writable.list(s.kind(), null).size()).sum()
+                    + " skipped=" + writable.errors().size() + " kinds=" + schemas.all().size()
                     + " (stores run with the start functions, after every handler is registered)";
         });
+    }
+
+    /**
+     * The store REST writes go to. Embedded it keeps them in --configStateDir; with Kubernetes
+     * the API server is to hold them (its store implements the same interface), until then
+     * the state directory serves both modes.
+     */
+    private WritableConfigStore openWritable() {
+        try {
+            return DurableConfigStore.open(args.configStateDir(), parser, schemas.all());
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new ComponentStartException(Component.CONFIG_STORES,
+                    "cannot use --configStateDir " + args.configStateDir() + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -178,7 +199,7 @@ public class ConfigController {
             return;
         }
         boolean both = files.get(key.kind(), key.namespace(), key.name()).isPresent()
-                && memory.get(key.kind(), key.namespace(), key.name()).isPresent();
+                && writable.get(key.kind(), key.namespace(), key.name()).isPresent();
         if (both && shadowLogged.add(key)) {
             LOG.log(Level.WARNING, "config " + key + " is defined by file " + files.sourceOf(key).orElse("?")
                     + " and was written over the API: the file's copy is served, the API's is hidden");
@@ -189,13 +210,16 @@ public class ConfigController {
 
     /**
      * What is not served, with reasons: documents of --configDir rejected, paths of it that
-     * cannot be read, and objects written over the API that a file hides (both sources named).
+     * cannot be read, kept objects of --configStateDir that could not be restored, and objects
+     * written over the API that a file hides (both sources named).
      */
     public List<DocumentError> errors() {
+        List<DocumentError> state = writable == null ? List.of() : writable.errors();
         if (files == null) {
-            return List.of();
+            return state;
         }
         List<DocumentError> out = new ArrayList<>(files.errors());
+        out.addAll(state);
         for (AggregateConfigStore.Shadowed s : aggregate.shadowed()) {
             Config hidden = s.hidden();
             out.add(new DocumentError(files.sourceOf(hidden.key()).orElse(""), 0, 0, hidden.gvk().kind(),
@@ -216,8 +240,8 @@ public class ConfigController {
         if (files != null) {
             files.close();
         }
-        if (memory != null) {
-            memory.close();
+        if (writable != null) {
+            writable.close();
         }
     }
 }

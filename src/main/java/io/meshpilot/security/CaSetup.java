@@ -24,11 +24,10 @@ import java.util.List;
  * @param serving     istiod's first serving certificate
  * @param names       the names it is issued for (renewals use the same)
  * @param servingTtl  its lifetime (DEFAULT_WORKLOAD_CERT_TTL, renewed half way)
- * @param tlsDir      where its files are written
  * @param stateDir    the self-signed root's directory (rotations are written there)
  */
 public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<String> names,
-                      java.time.Duration servingTtl, Path tlsDir, Path stateDir) {
+                      java.time.Duration servingTtl, Path stateDir) {
 
     /**
      * Loads or creates the CA and issues the serving certificate.
@@ -36,7 +35,7 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
      * @throws CaLoadException with the file and the reason when CA files are damaged; nothing is
      *                         written over them
      */
-    public static CaSetup create(PilotArgs args, Path tlsDir) {
+    public static CaSetup create(PilotArgs args) {
         PilotFeatures f = args.features();
         Path rootCaDir = Path.of(f.rootCaDir());
         CaMaterial material;
@@ -59,7 +58,7 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
         // istiod issues its DNS certificate for the CA's lifetime and re-issues it when the root
         // changes; here it lives DEFAULT_WORKLOAD_CERT_TTL and is renewed half way (and on a root
         // rotation), so renewal runs routinely instead of once a decade
-        ServingCertificate serving = ServingCertificate.issue(ca, names, f.defaultWorkloadCertTtl(), material.roots(), tlsDir);
-        return new CaSetup(ca, serving, names, f.defaultWorkloadCertTtl(), tlsDir, args.ca().stateDir());
+        ServingCertificate serving = ServingCertificate.issue(ca, names, f.defaultWorkloadCertTtl(), material.roots());
+        return new CaSetup(ca, serving, names, f.defaultWorkloadCertTtl(), args.ca().stateDir());
     }
 }

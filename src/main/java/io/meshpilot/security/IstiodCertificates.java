@@ -175,7 +175,7 @@ public class IstiodCertificates {
     void renewServing() {
         try {
             ServingCertificate next = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(),
-                    setup.ca().material().roots(), setup.tlsDir());
+                    setup.ca().material().roots());
             applyTls(next);
             serving = next; // published once the sockets present it
             LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)

@@ -1,15 +1,10 @@
 package io.meshpilot.security;
 
-import io.meshpilot.security.ca.AtomicFiles;
 import io.meshpilot.security.ca.CertificateAuthority;
 import io.meshpilot.security.ca.IssuedChain;
 import io.meshpilot.security.ca.Pem;
 import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
@@ -25,24 +20,38 @@ import java.util.List;
 
 /**
  * istiod's TLS serving certificate for the secure gRPC (15012) and webhook (15017) ports,
- * issued by our CA for istiod's DNS names. The files are what Helidon's socket TLS config
- * reads at start; later renewals reach the sockets as in-memory key material.
+ * issued by our CA for istiod's DNS names. It exists in memory only: Helidon's socket TLS
+ * config takes it as PEM text at start, and renewals reach the sockets as key objects, so
+ * the private key is never written to disk (nothing is left behind by a killed process).
  *
  * @param certificate the leaf
  * @param privateKey  its key (EC P-256)
  * @param chain       the leaf, intermediates and root, as presented to clients
  * @param dnsNames    the names it was issued for
  * @param issuedAt    when it was issued (renewal is planned from here, not from the backdated notBefore)
- * @param keyFile     PEM private key (mode 0600)
- * @param chainFile   PEM certificate chain (leaf first)
- * @param trustFile   PEM roots client certificates are verified against (the trust bundle at issue time)
+ * @param trust       roots client certificates are verified against (the CA roots at issue time)
  */
 public record ServingCertificate(X509Certificate certificate, PrivateKey privateKey, List<X509Certificate> chain,
-                                 List<String> dnsNames, Instant issuedAt, Path keyFile, Path chainFile,
-                                 Path trustFile) {
+                                 List<String> dnsNames, Instant issuedAt, List<X509Certificate> trust) {
     public ServingCertificate {
         chain = List.copyOf(chain);
         dnsNames = List.copyOf(dnsNames);
+        trust = List.copyOf(trust);
+    }
+
+    /** The private key as PKCS#8 PEM ("PRIVATE KEY"): what Helidon and Netty read for every key type. */
+    public String keyPem() {
+        return Pem.privateKey(privateKey);
+    }
+
+    /** The chain as PEM, leaf first. */
+    public String chainPem() {
+        return Pem.certificates(chain);
+    }
+
+    /** The trusted roots as PEM. */
+    public String trustPem() {
+        return Pem.certificates(trust);
     }
 
     /** istiod's names: its Service in {@code namespace}, ISTIOD_CUSTOM_HOST names, and localhost when embedded. */
@@ -59,12 +68,9 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
         return names;
     }
 
-    /**
-     * Issues a new serving certificate from {@code ca} for a fresh EC P-256 key and writes it
-     * under {@code dir} (each file replaced atomically and durably).
-     */
+    /** Issues a new serving certificate from {@code ca} for a fresh EC P-256 key. */
     public static ServingCertificate issue(CertificateAuthority ca, List<String> names, Duration ttl,
-                                           List<X509Certificate> trust, Path dir) {
+                                           List<X509Certificate> trust) {
         try {
             KeyPairGenerator gen = KeyPairGenerator.getInstance("EC");
             gen.initialize(new ECGenParameterSpec("secp256r1"), new SecureRandom());
@@ -75,17 +81,7 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
             for (String pem : issued.certChain()) {
                 chain.add(parse(pem));
             }
-            Files.createDirectories(dir);
-            Path key = dir.resolve("key.pem");
-            Path chainFile = dir.resolve("cert-chain.pem");
-            Path trustFile = dir.resolve("trust-bundle.pem");
-            // PKCS#8 ("PRIVATE KEY"): what Helidon and Netty read for every key type
-            AtomicFiles.write(key, Pem.privateKey(kp.getPrivate()), true);
-            AtomicFiles.write(chainFile, String.join("", issued.certChain()), false);
-            AtomicFiles.write(trustFile, Pem.certificates(trust), false);
-            return new ServingCertificate(chain.getFirst(), kp.getPrivate(), chain, names, now, key, chainFile, trustFile);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the serving certificate under " + dir, e);
+            return new ServingCertificate(chain.getFirst(), kp.getPrivate(), chain, names, now, trust);
         } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException("cannot create the serving certificate: " + e.getMessage(), e);
         }

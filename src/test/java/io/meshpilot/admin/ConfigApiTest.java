@@ -121,6 +121,23 @@ class ConfigApiTest {
     }
 
     @Test
+    void aDeletedObjectIsNotBroughtBackByAStaleResourceVersion() {
+        Http.Reply created = put(BASE + "team-a/zombie", vs("zombie", "zombie.example.com", ""));
+        assertEquals(201, created.status(), created.body());
+        String rv = JsonParser.parseString(created.body()).getAsJsonObject().getAsJsonObject("metadata")
+                .get("resourceVersion").getAsString();
+        assertEquals(200, Http.send(http, BASE + "team-a/zombie", "DELETE", null, null).status());
+
+        // an update of the version the client read: that object is gone (the API server's 404)
+        Http.Reply stale = put(BASE + "team-a/zombie", vs("zombie", "zombie.example.com", "  resourceVersion: \"" + rv + "\""));
+        assertEquals(404, stale.status(), stale.body());
+        assertEquals(404, Http.get(http, BASE + "team-a/zombie").status());
+        // creating it anew (no resourceVersion) is still a create
+        assertEquals(201, put(BASE + "team-a/zombie", vs("zombie", "zombie.example.com", "")).status());
+        assertEquals(200, Http.send(http, BASE + "team-a/zombie", "DELETE", null, null).status());
+    }
+
+    @Test
     void invalidWritesAre422WithFieldErrors() {
         Http.Reply r = put(BASE + "team-a/bad", """
                 apiVersion: networking.istio.io/v1

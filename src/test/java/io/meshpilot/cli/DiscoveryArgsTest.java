@@ -44,6 +44,7 @@ class DiscoveryArgsTest {
         Path home = Path.of(System.getProperty("meshpilot.home", "."));
         assertEquals(home.resolve("etc/config"), a.configDir());
         assertEquals(home.resolve("etc/credentials"), a.credentialsDir());
+        assertEquals(home.resolve("var/config"), a.configStateDir());
         assertEquals(home.resolve("etc/istio/config/mesh"), a.meshConfigFile());
         assertEquals(Duration.ofMillis(100), a.features().debounceAfter());
         assertEquals(Duration.ofSeconds(10), a.features().debounceMax());
@@ -57,6 +58,23 @@ class DiscoveryArgsTest {
         assertEquals(Path.of("/srv/creds"), parse(Map.of(), "--credentialsDir", "/srv/creds").credentialsDir());
         assertEquals(null, parse(Map.of(), "--credentialsDir", "").credentialsDir());
         assertEquals(null, parse(Map.of("KUBECONFIG", "/tmp/kc")).credentialsDir());
+    }
+
+    @Test
+    void configStateDirIsAFlagAndMustBeADirectory() throws Exception {
+        assertEquals(Path.of("/srv/state"), parse(Map.of(), "--configStateDir", "/srv/state").configStateDir());
+        Path file = java.nio.file.Files.createTempFile("state", ".txt");
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> parse(Map.of(), "--configStateDir", file.toString()));
+            assertTrue(e.getMessage().contains("--configStateDir"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--configStateDir", " "));
+            IllegalArgumentException inside = assertThrows(IllegalArgumentException.class,
+                    () -> parse(Map.of(), "--configDir", "/srv/config", "--configStateDir", "/srv/config/state"));
+            assertTrue(inside.getMessage().contains("inside --configDir"), inside.getMessage());
+        } finally {
+            java.nio.file.Files.delete(file);
+        }
     }
 
     @Test

@@ -45,8 +45,8 @@ class GrpcTransportTest {
             // as the client certificate too: the server trusts what chains to its root.
             ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", secure)
                     .sslContext(GrpcSslContexts.forClient()
-                            .trustManager(cert.chainFile().toFile())
-                            .keyManager(cert.chainFile().toFile(), cert.keyFile().toFile())
+                            .trustManager(cert.chain().toArray(java.security.cert.X509Certificate[]::new))
+                            .keyManager(cert.privateKey(), cert.chain().toArray(java.security.cert.X509Certificate[]::new))
                             .build())
                     .build();
             try {

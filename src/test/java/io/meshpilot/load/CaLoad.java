@@ -86,7 +86,8 @@ public final class CaLoad {
         String[] flags = {"discovery", "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0",
             "--secureGRPCAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
             "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString(),
-            "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", keyType};
+            "--caStateDir", dir.resolve("ca").toString(), "--configStateDir", dir.resolve("state").toString(),
+            "--caKeyType", keyType};
         Map<String, String> env = Map.of("JWT_RULE", rule);
         java.util.logging.Logger.getLogger("io.meshpilot.security").setLevel(java.util.logging.Level.SEVERE);
         try (MeshPilotServer server = MeshPilotServer.start(Main.parseDiscoveryArgs(Arrays.copyOfRange(flags, 1, flags.length), env::get))) {

@@ -1021,7 +1021,7 @@ public final class XdsLoad {
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--grpcTransport", transport,
                 "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString(),
-                "--caStateDir", dir.resolve("ca").toString()));
+                "--caStateDir", dir.resolve("ca").toString(), "--configStateDir", dir.resolve("state").toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         // a load test measures serving, not admission: let every simulated proxy in at once
         pb.environment().put("PILOT_MAX_REQUESTS_PER_SECOND", Integer.toString(Math.max(100, proxies * 2)));

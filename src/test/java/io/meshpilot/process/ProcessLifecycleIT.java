@@ -33,7 +33,12 @@ class ProcessLifecycleIT {
     static final Pattern READY = Pattern.compile("io.meshpilot.startup: ready");
 
     static String[] flags(Path dir, String... extra) {
-        List<String> f = new ArrayList<>(List.of("discovery",
+        return flags(dir, dir.resolveSibling(dir.getFileName() + "-state"), extra);
+    }
+
+    /** With the REST writes kept in {@code stateDir} (one per running server: it is locked). */
+    static String[] flags(Path dir, Path stateDir, String... extra) {
+        List<String> f = new ArrayList<>(List.of("discovery", "--configStateDir", stateDir.toString(),
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
                 "--meshConfig", dir.resolve("mesh").toString(), "--configDir", dir.toString(),
@@ -67,8 +72,8 @@ class ProcessLifecycleIT {
     @Test
     @SuppressWarnings("unchecked")
     void twoInstancesRunSideBySideEachWithItsOwnPorts(@TempDir Path dir) throws Exception {
-        try (ServerProcess a = ServerProcess.jar(Map.of(), flags(dir));
-             ServerProcess b = ServerProcess.jar(Map.of(), flags(dir))) {
+        try (ServerProcess a = ServerProcess.jar(Map.of(), flags(dir, dir.resolveSibling(dir.getFileName() + "-state-a")));
+             ServerProcess b = ServerProcess.jar(Map.of(), flags(dir, dir.resolveSibling(dir.getFileName() + "-state-b")))) {
             Map<String, Integer> pa = a.awaitPorts(START);
             Map<String, Integer> pb = b.awaitPorts(START);
             a.await(READY, START);

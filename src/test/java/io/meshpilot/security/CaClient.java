@@ -32,6 +32,13 @@ final class CaClient {
         return NettyChannelBuilder.forAddress("localhost", port).sslContext(ssl.build()).build();
     }
 
+    /** A TLS channel to the secure port trusting {@code roots}, presenting {@code identity}. */
+    static ManagedChannel channel(int port, List<X509Certificate> roots, ServingCertificate identity) throws Exception {
+        var ssl = GrpcSslContexts.forClient().trustManager(roots.toArray(X509Certificate[]::new))
+                .keyManager(identity.privateKey(), identity.chain().toArray(X509Certificate[]::new));
+        return NettyChannelBuilder.forAddress("localhost", port).sslContext(ssl.build()).build();
+    }
+
     /** The cert chain, or the failure's status. */
     static Object create(io.grpc.Channel channel, String bearer, IstioCertificateRequest request) {
         return create(channel, bearer, request, Duration.ofSeconds(30));

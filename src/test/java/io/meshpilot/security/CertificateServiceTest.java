@@ -225,7 +225,7 @@ class CertificateServiceTest {
                         () -> withChannel(CaClient.channel(secure, List.of(root), openssl.dir().resolve("foreign.pem"),
                                 openssl.dir().resolve("foreign.key")), ch -> CaClient.create(ch, null, CaClient.request(goodCsr, 0)))),
                 new Abuse("client certificate without a SPIFFE identity", Status.Code.UNAUTHENTICATED, "spiffe",
-                        () -> withChannel(CaClient.channel(secure, List.of(root), serving.chainFile(), serving.keyFile()),
+                        () -> withChannel(CaClient.channel(secure, List.of(root), serving),
                                 ch -> CaClient.create(ch, null, CaClient.request(goodCsr, 0)))),
                 new Abuse("CSR for someone else's SPIFFE identity", Status.Code.PERMISSION_DENIED, "",
                         () -> CaClient.create(channel, token(), CaClient.request(otherSan, 0))),

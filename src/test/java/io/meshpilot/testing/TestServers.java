@@ -25,6 +25,8 @@ public final class TestServers {
                 "--networksConfig", dir.resolve("meshNetworks").toString(),
                 "--configDir", dir.resolve("config").toString(),
                 "--credentialsDir", dir.resolve("credentials").toString(),
+                // REST writes kept per test, never in the installation's var/config
+                "--configStateDir", dir.resolve("state").toString(),
                 // each server its own CA root; EC keys are made in milliseconds, RSA 2048 can take a second
                 "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
         f.addAll(List.of(extra));

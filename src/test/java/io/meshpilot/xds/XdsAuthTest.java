@@ -81,9 +81,10 @@ public class XdsAuthTest {
     }
 
     static ManagedChannel tls(int port, ServingCertificate cert, boolean clientCert) throws Exception {
-        var ssl = GrpcSslContexts.forClient().trustManager(cert.chainFile().toFile());
+        var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
+        var ssl = GrpcSslContexts.forClient().trustManager(chain);
         if (clientCert) {
-            ssl.keyManager(cert.chainFile().toFile(), cert.keyFile().toFile());
+            ssl.keyManager(cert.privateKey(), chain);
         }
         return NettyChannelBuilder.forAddress("127.0.0.1", port).sslContext(ssl.build()).build();
     }

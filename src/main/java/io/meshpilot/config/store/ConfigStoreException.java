@@ -64,4 +64,12 @@ public abstract sealed class ConfigStoreException extends RuntimeException {
             super(key, why);
         }
     }
+
+    /** The change could not be made durable (disk full, read-only, I/O error); nothing changed. */
+    public static final class Unavailable extends ConfigStoreException {
+        public Unavailable(ConfigKey key, String why, Throwable cause) {
+            super(key, why);
+            initCause(cause);
+        }
+    }
 }

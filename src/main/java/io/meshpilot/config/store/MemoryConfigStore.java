@@ -22,7 +22,8 @@ import java.util.function.UnaryOperator;
 /**
  * Thread-safe in-memory config store (istiod's memory store): the writable store of the
  * aggregate, and the building block of the file source. Reads are lock-free; writes are
- * serialized so resourceVersions and events follow one commit order.
+ * serialized so resourceVersions and events follow one commit order. Each change goes to its
+ * {@link ConfigPersistence} first: a change that cannot be persisted is not made.
  */
 public final class MemoryConfigStore implements ConfigStoreController, AutoCloseable {
     private final Map<String, Schema> schemas = new LinkedHashMap<>();
@@ -30,6 +31,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
     private final AtomicLong revision = new AtomicLong();
     private final EventDispatcher events;
     private final boolean validate;
+    private final ConfigPersistence persistence;
     private volatile boolean synced;
 
     /**
@@ -37,8 +39,14 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
      *                 validated while loading)
      */
     public MemoryConfigStore(String name, Collection<Schema> schemas, boolean validate) {
+        this(name, schemas, validate, ConfigPersistence.NONE);
+    }
+
+    /** A store whose every change is first made durable by {@code persistence}. */
+    public MemoryConfigStore(String name, Collection<Schema> schemas, boolean validate, ConfigPersistence persistence) {
         schemas.forEach(s -> this.schemas.put(s.kind(), s));
         this.validate = validate;
+        this.persistence = persistence;
         this.events = new EventDispatcher(name);
     }
 
@@ -110,6 +118,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
                 throw new ConfigStoreException.AlreadyExists(config.key());
             }
             Config stored = config.withMeta(nextRevision(), 1, Instant.now());
+            persistence.saved(stored);
             m.put(id, stored);
             events.submit(new ConfigEvent(ConfigEvent.Type.ADD, null, stored));
             return stored;
@@ -123,6 +132,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
             Config old = current(config);
             long gen = old.spec().equals(config.spec()) ? old.generation() : old.generation() + 1;
             Config stored = config.withStatus(old.status()).withMeta(nextRevision(), gen, old.creationTimestamp());
+            persistence.saved(stored);
             of(config.gvk().kind()).put(id(config.namespace(), config.name()), stored);
             events.submit(new ConfigEvent(ConfigEvent.Type.UPDATE, old, stored));
             return stored;
@@ -135,6 +145,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
             Config old = current(config);
             Config stored = old.withStatus(config.status()).withMeta(nextRevision(), old.generation(),
                     old.creationTimestamp());
+            persistence.saved(stored);
             of(config.gvk().kind()).put(id(config.namespace(), config.name()), stored);
             events.submit(new ConfigEvent(ConfigEvent.Type.UPDATE, old, stored));
             return stored;
@@ -179,6 +190,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
             if (resourceVersion != null && !resourceVersion.isEmpty() && !resourceVersion.equals(old.resourceVersion())) {
                 throw new ConfigStoreException.Conflict(key, resourceVersion, old.resourceVersion());
             }
+            persistence.removed(key);
             m.remove(id(namespace, name));
             events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
         }
@@ -200,6 +212,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
                     ? config.withMeta(nextRevision(), 1, Instant.now())
                     : config.withMeta(nextRevision(), old.spec().equals(config.spec()) ? old.generation()
                             : old.generation() + 1, old.creationTimestamp());
+            persistence.saved(stored);
             m.put(id, stored);
             events.submit(old == null ? new ConfigEvent(ConfigEvent.Type.ADD, null, stored)
                     : new ConfigEvent(ConfigEvent.Type.UPDATE, old, stored));
@@ -210,12 +223,39 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
     /** Removes an object if present (owning sources); returns whether it was there. */
     public boolean remove(ConfigKey key) {
         synchronized (this) {
+            if (get(key.kind(), key.namespace(), key.name()).isEmpty()) {
+                return false;
+            }
+            persistence.removed(key);
             Config old = of(key.kind()).remove(id(key.namespace(), key.name()));
             if (old != null) {
                 events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
             }
             return old != null;
         }
+    }
+
+    /**
+     * Takes back an object read from where this store persists, exactly as it was saved
+     * (resourceVersion, generation, creation time); announced as an ADD once the store runs.
+     * Later writes get resourceVersions above every restored one.
+     */
+    public void restore(Config saved) {
+        synchronized (this) {
+            schema(saved.key());
+            of(saved.gvk().kind()).put(id(saved.namespace(), saved.name()), saved);
+            try {
+                advanceRevision(Long.parseLong(saved.resourceVersion()));
+            } catch (NumberFormatException e) {
+                // not one of ours (hand-written); it cannot collide with the numbers we hand out
+            }
+            events.submit(new ConfigEvent(ConfigEvent.Type.ADD, null, saved));
+        }
+    }
+
+    /** The next resourceVersion will be above {@code floor}. */
+    public void advanceRevision(long floor) {
+        revision.accumulateAndGet(floor, Math::max);
     }
 
     private static boolean sameContent(Config a, Config b) {

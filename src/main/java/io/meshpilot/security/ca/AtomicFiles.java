@@ -24,6 +24,11 @@ public final class AtomicFiles {
 
     /** Replaces {@code target} with {@code content} (ASCII); {@code ownerOnly}: mode 0600 where POSIX. */
     public static void write(Path target, String content, boolean ownerOnly) throws IOException {
+        write(target, content.getBytes(StandardCharsets.US_ASCII), ownerOnly);
+    }
+
+    /** Replaces {@code target} with {@code content}; {@code ownerOnly}: mode 0600 where POSIX. */
+    public static void write(Path target, byte[] content, boolean ownerOnly) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp");
         Files.deleteIfExists(tmp); // left by an earlier crash; never the live file
@@ -33,7 +38,7 @@ public final class AtomicFiles {
                 : new FileAttribute<?>[0];
         try {
             try (FileChannel ch = FileChannel.open(tmp, options, attrs)) {
-                ByteBuffer buf = ByteBuffer.wrap(content.getBytes(StandardCharsets.US_ASCII));
+                ByteBuffer buf = ByteBuffer.wrap(content);
                 while (buf.hasRemaining()) {
                     ch.write(buf);
                 }
@@ -47,7 +52,7 @@ public final class AtomicFiles {
     }
 
     /** Makes creations, renames and deletions in {@code dir} durable. */
-    static void syncDirectory(Path dir) {
+    public static void syncDirectory(Path dir) {
         try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
             ch.force(true);
         } catch (IOException | UnsupportedOperationException e) {
