@@ -4,6 +4,7 @@ import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
 import io.meshpilot.bootstrap.Component;
+import io.meshpilot.bootstrap.ComponentStartException;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.bootstrap.Readiness;
 import io.meshpilot.bootstrap.StartupOrder;

@@ -109,11 +109,21 @@ class HttpLimitsTest {
         assertEquals(200, Http.get(http, "/ready").status());
     }
 
+    /**
+     * One byte over the limit, announced as curl and kubectl announce large uploads (Expect:
+     * 100-continue): the 413 comes before the body is sent. Sending the body regardless would
+     * race the server's close against the client's read of the 413 (unread bytes make the
+     * close a reset), which says nothing about the limit.
+     */
     @Test
-    void aBodyJustOverTheLimitGets413WithAReason() {
-        String body = "#".repeat((int) HttpLimits.MAX_REQUEST_BODY + 1);
-        Http.Reply r = Http.send(http, PATH, "PUT", body, null);
-        assertEquals(413, r.status(), r.body());
+    void aBodyJustOverTheLimitGets413BeforeItIsSent() throws Exception {
+        try (Socket s = connect()) {
+            s.getOutputStream().write(("PUT " + PATH + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/yaml\r\n"
+                    + "Expect: 100-continue\r\nContent-Length: " + (HttpLimits.MAX_REQUEST_BODY + 1) + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            assertEquals(413, status(s));
+        }
     }
 
     @Test
