@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Serves our gRPC services on grpc-java Netty servers bound to --grpcAddr and
- * --secureGRPCAddr, with istiod's server options (keepalive, connection age, stream and
+ * --secureGRPCAddr (each that is not empty), with istiod's server options (keepalive, connection age, stream and
  * message limits) and the same TLS material as the Helidon sockets.
  */
 public final class NettyGrpcTransport implements GrpcTransport {
@@ -48,6 +48,9 @@ public final class NettyGrpcTransport implements GrpcTransport {
     }
 
     private void start(String name, ListenAddress address, boolean secure) {
+        if (address == null) {
+            return; // empty flag: multiplexed on http (HelidonGrpcTransport) or, for the secure port, off
+        }
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(address.host(), address.port()))
                 .maxConcurrentCallsPerConnection(MAX_CONCURRENT_STREAMS)
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)

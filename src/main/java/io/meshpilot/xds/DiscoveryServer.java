@@ -117,9 +117,13 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
-            boolean ownAgeLimit = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
-                    && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE);
-            sweeper = new ConnectionSweeper(this, ownAgeLimit ? maxAge : null);
+            // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
+            // multiplexed on the http port) has no such limit, so the xDS server ends the streams
+            boolean helidonServes = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
+                    || args.listeners().grpc() == null;
+            if (helidonServes && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE)) {
+                sweeper = new ConnectionSweeper(this, maxAge);
+            }
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
