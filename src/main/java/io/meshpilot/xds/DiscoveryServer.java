@@ -386,10 +386,11 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     private static void rejected(Connection con, String type, int code) {
-        String shortType = TypeUrls.shortName(type);
-        XDS_REJECTS.increment(shortType);
-        if (shortType.length() == 3 && !shortType.equals("sds")) { // lds, rds, cds, eds
-            XdsMetrics.rejects(shortType).increment(con.proxy().id(), Integer.toString(code));
+        String metricType = TypeUrls.metricType(type);
+        XDS_REJECTS.increment(metricType);
+        if (switch (metricType) { case "lds", "rds", "cds", "eds" -> true; default -> false; }) {
+            // node and err as istiod labels them: one series per NACKing proxy and code
+            XdsMetrics.rejects(metricType).increment(con.proxy().id(), Integer.toString(code));
         }
     }
 
@@ -480,7 +481,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         } else {
             pushSotw(con, w, push);
         }
-        XdsMetrics.PUSH_TIME.record(TypeUrls.shortName(w.typeUrl()), java.time.Duration.ofNanos(System.nanoTime() - start));
+        XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), java.time.Duration.ofNanos(System.nanoTime() - start));
     }
 
     private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {
