@@ -32,9 +32,10 @@ final class HelidonConfig {
         // Helidon leaves Nagle on; with the peer's delayed ACKs a small unary response (a CSR
         // answer) then waits ~40 ms. Go's servers, istiod's included, set TCP_NODELAY.
         c.put("server.connection-options.tcp-no-delay", "true");
-        // Helidon 4.4.0's NIO socket loses or stalls the tail of large responses (a partial
-        // write is not resumed: Helidon issues 11340 and 11353, fixed after 4.4.0); its plain
-        // socket path writes them whole. Every listener, named sockets included, uses it.
+        // Helidon 4.4.0's NIO socket corrupts or stalls large responses (Helidon issues 11340
+        // and 11353, fixed after 4.4.0); its plain socket path sends them whole. The plaintext
+        // listeners use it; the TLS ones keep NIO, because 4.4.0's plain TLS socket never asks
+        // for a client certificate (it ignores the listener's client-auth setting).
         c.put("server.use-nio", "false");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
@@ -87,8 +88,9 @@ final class HelidonConfig {
         c.put(p + "port", Integer.toString(address.port()));
         c.put(p + "shutdown-grace-period", SHUTDOWN_GRACE);
         c.put(p + "connection-options.tcp-no-delay", "true");
-        c.put(p + "use-nio", "false");
-        if (cert != null) {
+        if (cert == null) {
+            c.put(p + "use-nio", "false");
+        } else {
             c.put(p + "tls.private-key.pem.key.resource.path", cert.keyFile().toString());
             c.put(p + "tls.private-key.pem.cert-chain.resource.path", cert.chainFile().toString());
             c.put(p + "tls.trust.pem.certificates.resource.path", cert.trustFile().toString());
