@@ -90,6 +90,29 @@ class GrpcTransportTest {
         }
     }
 
+    /**
+     * An empty --grpcAddr multiplexes plaintext gRPC on the http port (as istiod): with the
+     * default transport, Helidon serves it there and Netty the secure port.
+     */
+    @org.junit.jupiter.api.Test
+    void emptyGrpcAddrMultiplexesOnTheHttpPort(@TempDir Path dir) throws Exception {
+        java.util.List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
+        flags.set(flags.indexOf("--grpcAddr") + 1, "");
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()))) {
+            int http = server.ports().get("http");
+            assertEquals(http, server.ports().get("grpc"), server.ports().toString());
+            assertTrue(server.ports().get("grpc-secure") != http, server.ports().toString());
+            ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", http).usePlaintext().build();
+            try {
+                assertEquals(ServingStatus.SERVING, HealthGrpc.newBlockingStub(plaintext)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus());
+                assertEquals(200, io.meshpilot.testing.Http.get(http, "/ready").status(), "HTTP still served there");
+            } finally {
+                plaintext.shutdownNow();
+            }
+        }
+    }
+
     /** Records each response's {@code grpc-encoding} header ("identity" when there is none). */
     private static io.grpc.ClientInterceptor responseEncodings(java.util.List<String> into) {
         io.grpc.Metadata.Key<String> encoding = io.grpc.Metadata.Key.of("grpc-encoding", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
