@@ -83,6 +83,12 @@ class GrpcTransportTest {
                         io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
                 // the client's chain as sent: istiod's leaf (empty subject, names in SANs, as istiod) and the root
                 assertTrue(tlsPeer.startsWith("grpc-secure|secure=true|certs=2||remote="), tlsPeer);
+                // the per-connection write locks of Helidon's calls go with the calls
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (HelidonConnections.tracked() > 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                assertEquals(0, HelidonConnections.tracked(), transport + ": connections kept after their calls ended");
             } finally {
                 plaintext.shutdownNow();
                 tls.shutdownNow();
