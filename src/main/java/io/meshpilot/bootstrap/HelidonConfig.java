@@ -62,9 +62,8 @@ final class HelidonConfig {
     }
 
     /**
-     * A gRPC socket: an xDS stream may rightly see no traffic for hours, and Helidon's idle
-     * close (5 minutes without a request by default) would cut it; dead peers are found by
-     * TCP keepalive and the xDS server's sweep instead.
+     * A gRPC socket (--grpcTransport helidon): an xDS stream may rightly see no traffic for
+     * hours, and Helidon's idle close (5 minutes without a request by default) would cut it.
      */
     private static void grpcSocket(Map<String, String> c, int index, String name, ListenAddress address,
                                    ServingCertificate cert) {
@@ -77,7 +76,8 @@ final class HelidonConfig {
         // do; Envoy does not, and istiod never compresses). It stays on: with it off, the load
         // tool's grpc-java clients (100 streams per connection, responses of 300-700 KB)
         // received malformed HTTP/2 frames from Helidon 4.4 in 3 of 5 runs, cause not found
-        // (docs/PERFORMANCE.md). Uncompressed responses: see HelidonResponseBuffers.
+        // (docs/PERFORMANCE.md; likely the NIO socket defect, see server.use-nio above).
+        // Uncompressed, each call keeps its largest response (README, Helidon's limits).
     }
 
     private static void socket(Map<String, String> c, int index, String name, ListenAddress address,
