@@ -2,8 +2,8 @@ package io.meshpilot.bootstrap;
 
 /** Which server hosts our grpc-java services on the gRPC ports (--grpcTransport). */
 public enum GrpcTransportKind {
-    /** Helidon's own gRPC server on Helidon sockets (the default). */
+    /** Helidon's own gRPC server on Helidon sockets (limits in the README). */
     HELIDON,
-    /** grpc-java's Netty server, bound by us on the same addresses. */
+    /** grpc-java's Netty server, bound by us (the default). */
     NETTY
 }

@@ -33,6 +33,11 @@ final class HelidonConfig {
         // answer) then waits ~40 ms. Go's servers, istiod's included, set TCP_NODELAY.
         c.put("server.connection-options.tcp-no-delay", "true");
         httpLimits(c, "server.");
+        // Helidon 4.4.0's NIO socket corrupts or stalls large responses (Helidon issues 11340
+        // and 11353, fixed after 4.4.0); its plain socket path sends them whole. The plaintext
+        // listeners use it; the TLS ones keep NIO, because 4.4.0's plain TLS socket never asks
+        // for a client certificate (it ignores the listener's client-auth setting).
+        c.put("server.use-nio", "false");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {
@@ -58,9 +63,8 @@ final class HelidonConfig {
     }
 
     /**
-     * A gRPC socket: an xDS stream may rightly see no traffic for hours, and Helidon's idle
-     * close (5 minutes without a request by default) would cut it; dead peers are found by
-     * TCP keepalive and the xDS server's sweep instead.
+     * A gRPC socket (--grpcTransport helidon): an xDS stream may rightly see no traffic for
+     * hours, and Helidon's idle close (5 minutes without a request by default) would cut it.
      */
     private static void grpcSocket(Map<String, String> c, int index, String name, ListenAddress address,
                                    ServingCertificate cert) {
@@ -73,7 +77,8 @@ final class HelidonConfig {
         // do; Envoy does not, and istiod never compresses). It stays on: with it off, the load
         // tool's grpc-java clients (100 streams per connection, responses of 300-700 KB)
         // received malformed HTTP/2 frames from Helidon 4.4 in 3 of 5 runs, cause not found
-        // (docs/PERFORMANCE.md). Uncompressed responses: see HelidonResponseBuffers.
+        // (docs/PERFORMANCE.md; likely the NIO socket defect, see server.use-nio above).
+        // Uncompressed, each call keeps its largest response (README, Helidon's limits).
     }
 
     /**
@@ -96,7 +101,9 @@ final class HelidonConfig {
         c.put(p + "port", Integer.toString(address.port()));
         c.put(p + "shutdown-grace-period", SHUTDOWN_GRACE);
         c.put(p + "connection-options.tcp-no-delay", "true");
-        if (cert != null) {
+        if (cert == null) {
+            c.put(p + "use-nio", "false");
+        } else {
             // PEM text in the (in-memory) config: the key never touches the disk
             c.put(p + "tls.private-key.pem.key.resource.content-plain", cert.keyPem());
             c.put(p + "tls.private-key.pem.cert-chain.resource.content-plain", cert.chainPem());

@@ -12,7 +12,9 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.inject.Inject;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -35,7 +37,8 @@ public class Servers {
     @Inject
     StartupRecorder recorder;
 
-    private volatile GrpcTransport transport;
+    private static final System.Logger LOG = System.getLogger(Servers.class.getName());
+    private volatile List<GrpcTransport> transports = List.of();
     private volatile Map<String, Integer> ports = Map.of();
     private volatile ServerCdiExtension helidon;
     private Instant startedAt;
@@ -58,12 +61,23 @@ public class Servers {
         if (l.https() != null) {
             helidon.serverNamedRoutingBuilder(ListenerNames.WEBHOOK);
         }
-        transport = args.grpcTransport() == GrpcTransportKind.NETTY
-                ? new NettyGrpcTransport(grpcServices, args, certificates.servingTls())
-                : new HelidonGrpcTransport(helidon, grpcServices, args);
+        List<GrpcTransport> chosen = new ArrayList<>();
+        if (args.grpcTransport() == GrpcTransportKind.NETTY) {
+            chosen.add(new NettyGrpcTransport(grpcServices, args, certificates.servingTls()));
+            if (l.grpc() == null) {
+                LOG.log(System.Logger.Level.INFO, "--grpcAddr is empty: plaintext gRPC is multiplexed on the http "
+                        + "listener and served by Helidon there (Netty serves the gRPC listeners with an address)");
+                chosen.add(new HelidonGrpcTransport(helidon, grpcServices, args, false));
+            }
+        } else {
+            chosen.add(new HelidonGrpcTransport(helidon, grpcServices, args, true));
+        }
+        transports = List.copyOf(chosen);
         try {
             checkPortsFree(l);
-            transport.prepare();
+            for (GrpcTransport t : transports) {
+                t.prepare();
+            }
         } catch (ComponentStartException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -89,7 +103,7 @@ public class Servers {
         }
         int http = helidon.port();
         p.put(ListenerNames.display(ListenerNames.HTTP), http);
-        p.putAll(transport.boundPorts());
+        transports.forEach(t -> p.putAll(t.boundPorts()));
         p.put(ListenerNames.MONITORING, l.monitoring() == null ? http : helidon.port(ListenerNames.MONITORING));
         p.put(ListenerNames.WEBHOOK, l.https() == null ? http : helidon.port(ListenerNames.WEBHOOK));
         ports = java.util.Collections.unmodifiableMap(p);
@@ -135,9 +149,6 @@ public class Servers {
 
     /** Stops the gRPC transport (Helidon's sockets close with the container). */
     public void stopGrpc() {
-        GrpcTransport t = transport;
-        if (t != null) {
-            t.stop();
-        }
+        transports.forEach(GrpcTransport::stop);
     }
 }

@@ -86,7 +86,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
     String shutdownDuration = "10s";
 
     @Option(names = "--grpcTransport", description = "Server for the gRPC ports: helidon or netty. Default: ${DEFAULT-VALUE}.")
-    String grpcTransport = "helidon";
+    String grpcTransport = "netty";
 
     @Option(names = "--caStateDir", description = "Where the self-signed CA keeps its root certificate and key "
             + "(no Kubernetes): created once, reused on every start. Default: var/ca under the installation.")
@@ -185,9 +185,6 @@ public final class DiscoveryCommand implements Callable<Integer> {
             case "netty" -> GrpcTransportKind.NETTY;
             default -> throw new IllegalArgumentException("--grpcTransport \"" + grpcTransport + "\": expected helidon or netty");
         };
-        if (transport == GrpcTransportKind.NETTY && (listeners.grpc() == null || listeners.secureGrpc() == null)) {
-            throw new IllegalArgumentException("--grpcTransport netty needs both --grpcAddr and --secureGRPCAddr");
-        }
 
         var keepalive = new PilotArgs.Keepalive(
                 duration("keepaliveInterval", keepaliveInterval != null ? keepaliveInterval

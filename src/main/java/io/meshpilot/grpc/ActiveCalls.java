@@ -1,7 +1,5 @@
 package io.meshpilot.grpc;
 
-import io.grpc.ForwardingServerCall;
-import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -29,42 +27,7 @@ public final class ActiveCalls implements ServerInterceptor {
             };
         }
         active.incrementAndGet();
-        // A call ends when the server closes it or the client cancels it. onComplete is not
-        // used: Helidon's gRPC server reports it when the client half-closes, while a
-        // server-streaming call (a health Watch, an xDS stream) is still running.
-        AtomicBoolean done = new AtomicBoolean();
-        Runnable end = () -> {
-            if (done.compareAndSet(false, true)) {
-                finished();
-            }
-        };
-        ServerCall<Q, R> tracked = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-            @Override
-            public void close(Status status, Metadata trailers) {
-                try {
-                    super.close(status, trailers);
-                } finally {
-                    end.run();
-                }
-            }
-        };
-        ServerCall.Listener<Q> delegate;
-        try {
-            delegate = next.startCall(tracked, headers);
-        } catch (RuntimeException e) {
-            end.run();
-            throw e;
-        }
-        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(delegate) {
-            @Override
-            public void onCancel() {
-                try {
-                    super.onCancel();
-                } finally {
-                    end.run();
-                }
-            }
-        };
+        return CallEnd.startCall(call, headers, next, this::finished);
     }
 
     private void finished() {

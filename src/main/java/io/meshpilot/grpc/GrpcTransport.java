@@ -4,8 +4,8 @@ import java.util.Map;
 
 /**
  * Hosts {@link GrpcServices} on the plaintext and secure gRPC listeners. Two
- * implementations serve the same services with the same TLS material: Helidon's gRPC server
- * (default) and grpc-java's Netty server ({@code --grpcTransport=netty}).
+ * implementations serve the same services with the same TLS material: grpc-java's Netty
+ * server (default) and Helidon's gRPC server ({@code --grpcTransport=helidon}).
  */
 public interface GrpcTransport {
     /** Hands the services to the server(s); called just before Helidon binds its sockets. */

@@ -10,41 +10,45 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Serves our gRPC services on Helidon sockets "grpc" (plaintext) and "grpc-secure" (TLS
- * configured on the socket). An empty --grpcAddr puts the plaintext services on the http
- * socket instead, as istiod multiplexes gRPC onto 8080.
+ * Serves our gRPC services on Helidon: on its sockets "grpc" (plaintext) and "grpc-secure"
+ * (TLS configured on the socket) with --grpcTransport helidon, and, with either transport, on
+ * the http socket when --grpcAddr is empty (istiod multiplexes gRPC onto 8080; only the server
+ * that owns that socket can serve it).
  */
 public final class HelidonGrpcTransport implements GrpcTransport {
     private final ServerCdiExtension server;
     private final GrpcServices services;
     private final PilotArgs args;
-    private final HelidonResponseBuffers responseBuffers = new HelidonResponseBuffers();
+    private final boolean ownSockets;
 
-    public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, PilotArgs args) {
+    /**
+     * @param ownSockets true: also the listeners that have their own address (--grpcTransport
+     *                   helidon); false: only gRPC multiplexed on the http socket
+     */
+    public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, PilotArgs args, boolean ownSockets) {
         this.server = server;
         this.services = services;
         this.args = args;
+        this.ownSockets = ownSockets;
     }
 
     @Override
     public void prepare() {
         PilotArgs.Listeners l = args.listeners();
-        if (l.grpc() != null) {
-            server.addRouting(routing(ListenerNames.GRPC, false), ListenerNames.GRPC, true, "grpc");
-        } else {
+        if (l.grpc() == null) {
             server.addRouting(routing(ListenerNames.HTTP, false));
+        } else if (ownSockets) {
+            server.addRouting(routing(ListenerNames.GRPC, false), ListenerNames.GRPC, true, "grpc");
         }
-        if (l.secureGrpc() != null) {
+        if (l.secureGrpc() != null && ownSockets) {
             server.addRouting(routing(ListenerNames.GRPC_SECURE, true), ListenerNames.GRPC_SECURE, true, "grpc-secure");
         }
     }
 
     private GrpcRouting.Builder routing(String listener, boolean secure) {
         GrpcRouting.Builder b = GrpcRouting.builder();
-        // Helidon runs them in this order (the first is handed Helidon's own call, which the
-        // buffer release needs): response buffers, call accounting, peer info.
-        b.intercept(new ServerInterceptor[] {responseBuffers, services.activeCalls(), PeerInterceptors.helidon(
-                ListenerNames.display(listener), args.keepalive().interval(), args.keepalive().timeout())});
+        // Helidon runs them in this order: call accounting, then peer info
+        b.intercept(new ServerInterceptor[] {services.activeCalls(), PeerInterceptors.helidon(ListenerNames.display(listener))});
         for (ServerServiceDefinition def : services.servicesFor(secure)) {
             b.service(def);
         }
@@ -55,8 +59,12 @@ public final class HelidonGrpcTransport implements GrpcTransport {
     public Map<String, Integer> boundPorts() {
         Map<String, Integer> ports = new LinkedHashMap<>();
         PilotArgs.Listeners l = args.listeners();
-        ports.put(ListenerNames.GRPC, l.grpc() == null ? server.port() : server.port(ListenerNames.GRPC));
-        if (l.secureGrpc() != null) {
+        if (l.grpc() == null) {
+            ports.put(ListenerNames.GRPC, server.port());
+        } else if (ownSockets) {
+            ports.put(ListenerNames.GRPC, server.port(ListenerNames.GRPC));
+        }
+        if (l.secureGrpc() != null && ownSockets) {
             ports.put(ListenerNames.GRPC_SECURE, server.port(ListenerNames.GRPC_SECURE));
         }
         return ports;

@@ -20,30 +20,36 @@ import javax.net.ssl.SSLSession;
 /**
  * Puts a {@link CallPeer} into the gRPC context of every call, read the way each transport
  * exposes it: Helidon through its connection context, Netty through the call attributes. Helidon
- * calls also carry their {@link TransportConnection}, which Helidon does not watch itself.
+ * calls also carry their connection's write lock ({@link TransportConnection}).
  */
 final class PeerInterceptors {
     private PeerInterceptors() {
     }
 
     /** For calls served by Helidon's gRPC server on {@code listener}. */
-    static ServerInterceptor helidon(String listener, java.time.Duration keepaliveInterval,
-                                     java.time.Duration keepaliveTimeout) {
+    static ServerInterceptor helidon(String listener) {
         return new ServerInterceptor() {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
                                                                ServerCallHandler<Q, R> next) {
                 GrpcConnectionContext conn = ServerContextKeys.CONNECTION_CONTEXT.get();
-                CallPeer peer;
                 if (conn == null) {
-                    peer = new CallPeer(listener, null, List.of(), false);
-                } else {
-                    List<X509Certificate> certs = x509(conn.remotePeer().tlsCertificates().orElse(new Certificate[0]));
-                    peer = new CallPeer(listener, conn.remotePeer().address(), certs, conn.isSecure());
+                    CallPeer peer = new CallPeer(listener, null, List.of(), false);
+                    return Contexts.interceptCall(Context.current().withValues(CallPeer.KEY, peer,
+                            CallPeer.HEADERS, headers), call, headers, next);
                 }
-                TransportConnection transport = HelidonConnections.of(conn, keepaliveInterval, keepaliveTimeout);
-                return Contexts.interceptCall(Context.current().withValues(CallPeer.KEY, peer,
-                        TransportConnection.KEY, transport, CallPeer.HEADERS, headers), call, headers, next);
+                List<X509Certificate> certs = x509(conn.remotePeer().tlsCertificates().orElse(new Certificate[0]));
+                SocketAddress remote = conn.remotePeer().address();
+                CallPeer peer = new CallPeer(listener, remote, certs, conn.isSecure());
+                TransportConnection transport = HelidonConnections.started(remote);
+                Context context = Context.current().withValues(CallPeer.KEY, peer, TransportConnection.KEY, transport,
+                        CallPeer.HEADERS, headers);
+                return CallEnd.startCall(call, headers, new ServerCallHandler<Q, R>() {
+                    @Override
+                    public ServerCall.Listener<Q> startCall(ServerCall<Q, R> c, Metadata h) {
+                        return Contexts.interceptCall(context, c, h, next);
+                    }
+                }, () -> HelidonConnections.ended(remote));
             }
         };
     }

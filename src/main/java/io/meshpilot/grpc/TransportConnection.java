@@ -4,39 +4,23 @@ import io.grpc.Context;
 
 /**
  * The transport connection (TCP + HTTP/2) under a gRPC call, as far as a long-lived stream
- * needs it: is it still open, and close it. grpc-java's Netty server watches its connections
- * itself (keepalive pings, cancellation on reset), so its calls carry {@link #UNWATCHED}.
- * Helidon's server neither pings nor tells a call that its connection died, so its calls
- * carry {@link HelidonConnections}' view of the socket, and the xDS server sweeps for closed
- * ones.
+ * needs it: how to write to one of its streams. grpc-java's Netty server serializes writes on
+ * its event loop, so its calls carry {@link #DIRECT}; Helidon's calls carry a per-connection
+ * lock ({@link HelidonConnections}).
  */
 public interface TransportConnection {
-    /** A connection the transport watches itself: always reported open, never aborted here. */
-    TransportConnection UNWATCHED = new TransportConnection() {
-        @Override
-        public boolean open() {
-            return true;
-        }
-
-        @Override
-        public void abort() {
-        }
+    /** Writes run on the caller's thread as they come: the transport serializes them itself. */
+    TransportConnection DIRECT = new TransportConnection() {
     };
 
     Context.Key<TransportConnection> KEY = Context.key("meshpilot.transport-connection");
-
-    /** False once the connection is closed (the peer went away or was aborted). */
-    boolean open();
-
-    /** Closes the connection at once; its calls end. */
-    void abort();
 
     /**
      * Runs a write to one of the connection's streams. Helidon's HTTP/2 writer checks and
      * debits the connection's flow-control window in separate steps, so writes from several
      * threads to streams of one connection can overrun the window (the client then ends the
      * connection with FLOW_CONTROL_ERROR; seen under load with 100 streams per connection);
-     * its connections run writes one at a time. Netty serializes on its event loop itself.
+     * its connections run writes one at a time.
      */
     default void write(Runnable write) {
         write.run();
@@ -45,6 +29,6 @@ public interface TransportConnection {
     /** The connection of the call running on this thread. */
     static TransportConnection current() {
         TransportConnection c = KEY.get();
-        return c == null ? UNWATCHED : c;
+        return c == null ? DIRECT : c;
     }
 }

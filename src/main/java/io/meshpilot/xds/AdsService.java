@@ -87,7 +87,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> out) {
         Outbox outbox = new Outbox(out, TransportConnection.current(), "sotw-" + ids.incrementAndGet());
         return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
-                (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport),
+                (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox),
                 server::process);
     }
 
@@ -96,14 +96,14 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         Outbox outbox = new Outbox(out, TransportConnection.current(), "delta-" + ids.incrementAndGet());
         return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
                 DeltaDiscoveryRequest::getTypeUrl,
-                (proxy, id, peer, transport) -> new Connection(id, proxy, peer, out, outbox, transport, true),
+                (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox, true),
                 server::processDelta);
     }
 
     /** Makes the connection of a stream. */
     @FunctionalInterface
     private interface ConnectionFactory {
-        Connection create(Proxy proxy, String id, String peer, TransportConnection transport);
+        Connection create(Proxy proxy, String id, String peer);
     }
 
     /**
@@ -118,7 +118,6 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         private final ConnectionFactory factory;
         private final java.util.function.BiConsumer<Connection, Q> process;
         private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
-        private final TransportConnection transport = TransportConnection.current();
         private final CallPeer caller = CallPeer.current().orElse(null);
         private final java.util.function.Function<String, String> headers = CallPeer.currentHeaders();
         private Connection connection;
@@ -162,7 +161,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                         fail(auth.denied());
                         return;
                     }
-                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer, transport);
+                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer);
                     connection.authenticatedAs(auth.identities());
                 } catch (IllegalArgumentException e) {
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));

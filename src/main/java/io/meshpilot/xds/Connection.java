@@ -90,30 +90,26 @@ public final class Connection {
     private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
     private final Outbox outbox;
-    private final io.meshpilot.grpc.TransportConnection transport;
 
-    Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out, Outbox outbox,
-               io.meshpilot.grpc.TransportConnection transport) {
+    Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out, Outbox outbox) {
         this.id = id;
         this.proxy = proxy;
         this.peer = peer;
         this.out = out;
         this.deltaOut = null;
         this.outbox = outbox;
-        this.transport = transport;
     }
 
     /** A delta xDS stream. */
     Connection(String id, Proxy proxy, String peer,
                StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, Outbox outbox,
-               io.meshpilot.grpc.TransportConnection transport, boolean delta) {
+               boolean delta) {
         this.id = id;
         this.proxy = proxy;
         this.peer = peer;
         this.out = null;
         this.deltaOut = deltaOut;
         this.outbox = outbox;
-        this.transport = transport;
     }
 
     public boolean delta() {
@@ -173,7 +169,7 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         out.onNext(response);
-        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl));
+        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
     }
 
     private synchronized void writeDelta(Watch w,
@@ -187,7 +183,7 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         deltaOut.onNext(response); // after recording: the ACK may race onNext
-        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.shortName(w.typeUrl));
+        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
     }
 
     void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {
@@ -202,16 +198,6 @@ public final class Connection {
     /** Responses superseded by a newer one before a slow reader could take them. */
     public long replaced() {
         return outbox.replaced();
-    }
-
-    /** The transport connection under this stream is still open (false once the peer is gone). */
-    public boolean transportOpen() {
-        return transport.open();
-    }
-
-    /** Closes the transport connection under this stream (a peer that is gone but not yet noticed). */
-    void abortTransport() {
-        transport.abort();
     }
 
     synchronized void close() {

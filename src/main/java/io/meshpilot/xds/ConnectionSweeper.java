@@ -9,12 +9,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Every few seconds, looks at each xDS stream for what its transport does not report itself:
- * a transport connection that closed under the stream (Helidon closes the socket of a peer
- * that went away, or that TCP keepalive found dead, without ending its calls), and, when the
- * transport has no connection-age limit of its own, a stream older than
- * --keepaliveMaxServerConnectionAge (plus up to 10% jitter, as gRPC does), which is ended
- * with UNAVAILABLE so the proxy reconnects, possibly to another istiod.
+ * Every few seconds, when the transport has no connection-age limit of its own (Helidon),
+ * ends each xDS stream older than --keepaliveMaxServerConnectionAge (plus up to 10% jitter,
+ * as gRPC does) with UNAVAILABLE so the proxy reconnects, possibly to another istiod.
  */
 final class ConnectionSweeper implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConnectionSweeper.class.getName());
@@ -25,7 +22,7 @@ final class ConnectionSweeper implements AutoCloseable {
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             r -> Thread.ofPlatform().daemon().name("xds-sweep").unstarted(r));
 
-    /** @param maxAge streams older than this are ended; null when the transport enforces it itself */
+    /** @param maxAge streams older than this are ended */
     ConnectionSweeper(DiscoveryServer server, Duration maxAge) {
         this.server = server;
         this.maxAge = maxAge;
@@ -36,11 +33,7 @@ final class ConnectionSweeper implements AutoCloseable {
         try {
             Instant now = Instant.now();
             for (Connection c : server.connections()) {
-                if (!c.transportOpen()) {
-                    LOG.log(Level.INFO, "xDS transport closed under the stream, dropping proxy=" + c.proxy().id()
-                            + " connection=" + c.id());
-                    server.disconnected(c);
-                } else if (maxAge != null && c.connectedAt().plus(jittered(c)).isBefore(now)) {
+                if (c.connectedAt().plus(jittered(c)).isBefore(now)) {
                     LOG.log(Level.INFO, "xDS stream reached the maximum connection age, closing proxy="
                             + c.proxy().id() + " connection=" + c.id());
                     server.disconnected(c);

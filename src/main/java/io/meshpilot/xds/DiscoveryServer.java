@@ -117,9 +117,13 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
             java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
-            boolean ownAgeLimit = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
-                    && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE);
-            sweeper = new ConnectionSweeper(this, ownAgeLimit ? maxAge : null);
+            // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
+            // multiplexed on the http port) has no such limit, so the xDS server ends the streams
+            boolean helidonServes = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
+                    || args.listeners().grpc() == null;
+            if (helidonServes && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE)) {
+                sweeper = new ConnectionSweeper(this, maxAge);
+            }
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
             io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
@@ -382,10 +386,11 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     }
 
     private static void rejected(Connection con, String type, int code) {
-        String shortType = TypeUrls.shortName(type);
-        XDS_REJECTS.increment(shortType);
-        if (shortType.length() == 3 && !shortType.equals("sds")) { // lds, rds, cds, eds
-            XdsMetrics.rejects(shortType).increment(con.proxy().id(), Integer.toString(code));
+        String metricType = TypeUrls.metricType(type);
+        XDS_REJECTS.increment(metricType);
+        if (switch (metricType) { case "lds", "rds", "cds", "eds" -> true; default -> false; }) {
+            // node and err as istiod labels them: one series per NACKing proxy and code
+            XdsMetrics.rejects(metricType).increment(con.proxy().id(), Integer.toString(code));
         }
     }
 
@@ -476,7 +481,7 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         } else {
             pushSotw(con, w, push);
         }
-        XdsMetrics.PUSH_TIME.record(TypeUrls.shortName(w.typeUrl()), java.time.Duration.ofNanos(System.nanoTime() - start));
+        XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), java.time.Duration.ofNanos(System.nanoTime() - start));
     }
 
     private void pushSotw(Connection con, Connection.Watch w, io.meshpilot.model.PushContext push) {

@@ -14,7 +14,34 @@ public final class TypeUrls {
     private TypeUrls() {
     }
 
-    /** lds, rds, cds, eds, sds (istiod's metric labels); the URL itself for other types. */
+    /** Label value for a type URL outside {@link #metricType}'s fixed set. */
+    public static final String UNKNOWN_METRIC_TYPE = "unknown";
+
+    /**
+     * Value of the {@code type} label of the xDS metrics: istiod's name for each type it
+     * knows (v3.GetMetricType), the served debug type as itself, and {@link
+     * #UNKNOWN_METRIC_TYPE} for anything else. Type URLs come from clients on an
+     * unauthenticated port, so they must not become label values (each would be a new
+     * series, kept for good).
+     */
+    public static String metricType(String typeUrl) {
+        return switch (typeUrl) {
+            case LISTENER -> "lds";
+            case ROUTE -> "rds";
+            case CLUSTER -> "cds";
+            case ENDPOINT -> "eds";
+            case SECRET -> "sds";
+            case "type.googleapis.com/istio.networking.nds.v1.NameTable" -> "nds";
+            case "type.googleapis.com/istio.mesh.v1alpha1.ProxyConfig" -> "pcds";
+            case "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig" -> "ecds";
+            case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
+            case "type.googleapis.com/istio.v1.HealthInformation" -> "hds";
+            case DEBUG_SYNCZ -> DEBUG_SYNCZ;
+            default -> UNKNOWN_METRIC_TYPE;
+        };
+    }
+
+    /** lds, rds, cds, eds, sds (istiod's names, for logs and debug output); the URL itself for other types. */
     public static String shortName(String typeUrl) {
         return switch (typeUrl) {
             case LISTENER -> "lds";

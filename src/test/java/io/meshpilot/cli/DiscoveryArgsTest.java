@@ -39,7 +39,7 @@ class DiscoveryArgsTest {
         assertEquals(Duration.ofSeconds(30), a.keepalive().interval());
         assertEquals(Duration.ofSeconds(10), a.keepalive().timeout());
         assertEquals(GoDuration.INFINITE, a.keepalive().maxServerConnectionAge());
-        assertEquals(GrpcTransportKind.HELIDON, a.grpcTransport());
+        assertEquals(GrpcTransportKind.NETTY, a.grpcTransport());
         assertEquals(List.of(), a.registries(), "no Kubernetes configured: ServiceEntry registry only");
         Path home = Path.of(System.getProperty("meshpilot.home", "."));
         assertEquals(home.resolve("etc/config"), a.configDir());
@@ -131,9 +131,8 @@ class DiscoveryArgsTest {
         assertTrue(e3.getMessage().contains("PILOT_DEBOUNCE_MAX"), e3.getMessage());
         var e4 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--grpcTransport", "okhttp"));
         assertTrue(e4.getMessage().contains("--grpcTransport"), e4.getMessage());
-        var e5 = assertThrows(IllegalArgumentException.class,
-                () -> parse(Map.of(), "--grpcTransport", "netty", "--grpcAddr", ""));
-        assertTrue(e5.getMessage().contains("netty"), e5.getMessage());
+        // Netty serves the gRPC listeners with an address; an empty one is multiplexed on http (Helidon's)
+        assertNull(parse(Map.of(), "--grpcTransport", "netty", "--grpcAddr", "").listeners().grpc());
         var e6 = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--registries", "Consul"));
         assertTrue(e6.getMessage().contains("Consul"), e6.getMessage());
     }

@@ -68,7 +68,7 @@ public final class XdsLoad {
         int proxies = intArg(argv, "--proxies", 100);
         int services = intArg(argv, "--services", 100);
         int endpoints = intArg(argv, "--endpoints", 2);
-        String transport = strArg(argv, "--grpcTransport", "helidon");
+        String transport = strArg(argv, "--grpcTransport", "netty");
         boolean compare = !"false".equals(strArg(argv, "--compare", "true"));
         String profile = strArg(argv, "--profileFanout", null);
         int changes = Math.max(1, intArg(argv, "--changes", 3));

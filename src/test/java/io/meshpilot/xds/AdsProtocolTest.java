@@ -222,6 +222,36 @@ class AdsProtocolTest {
         }
     }
 
+    /**
+     * Type URLs come from clients on the unauthenticated 15010: 200 made-up types, each
+     * answered and NACKed, add no label value to the xDS metrics (they count as "unknown").
+     */
+    @Test
+    void clientTypeUrlsDoNotBecomeMetricLabels() throws Exception {
+        java.util.Set<String> fixed = java.util.Set.of("lds", "rds", "cds", "eds", "sds", "nds", "pcds", "ecds", "bds",
+                "hds", TypeUrls.DEBUG_SYNCZ, TypeUrls.UNKNOWN_METRIC_TYPE);
+        try (AdsClient c = sidecar("junk-types")) {
+            for (int i = 0; i < 200; i++) {
+                String junk = "type.googleapis.com/junk.v" + i + ".Thing";
+                c.subscribe(junk, List.of("a" + i));
+                c.nack(c.await(junk, WAIT), List.of("a" + i), "junk " + i);
+            }
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            c.await(TypeUrls.CLUSTER, WAIT); // the stream is in order: every NACK above was processed
+        }
+        var families = io.meshpilot.testing.PrometheusTextParser.parse(
+                Http.get(server.ports().get("monitoring"), "/metrics").body());
+        java.util.Set<String> seen = new java.util.TreeSet<>();
+        for (String name : List.of("pilot_xds_pushes", "pilot_xds_push_time", "pilot_total_xds_rejects")) {
+            var family = families.get(name);
+            assertTrue(family != null, name + " exported");
+            family.samples().forEach(sample -> seen.add(sample.labels().get("type")));
+        }
+        assertTrue(seen.contains(TypeUrls.UNKNOWN_METRIC_TYPE), "junk counted under one value: " + seen);
+        assertTrue(fixed.containsAll(seen), "label values outside the fixed set: " + seen);
+        assertTrue(families.keySet().stream().noneMatch(n -> n.contains("junk")), "no family named after a type");
+    }
+
     /** istiod's xDS debug type istio.io/debug/syncz: per proxy and type, SYNCED, STALE, ERROR or NOT_SENT. */
     @Test
     void debugSynczOverAds() throws Exception {

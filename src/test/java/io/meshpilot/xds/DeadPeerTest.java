@@ -12,6 +12,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -20,22 +21,24 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A client process holding 100 ADS streams is killed with SIGKILL: its streams leave
- * {@code /debug/connections} within 60 s on both gRPC transports (Netty cancels the calls
- * itself; on Helidon the connection sweep sees the closed socket).
+ * A client process holding 100 ADS streams, each on its own HTTP/2 connection, is killed with
+ * SIGKILL (no RST_STREAM, no GOAWAY): on the default transport (grpc-java's Netty) its streams
+ * leave {@code /debug/connections}, no gRPC call is left open, and the shutdown drain (what
+ * SIGTERM runs) then has nothing to wait for. Helidon 4.4's HTTP/2 server does not end the
+ * calls of a connection that closed, so this holds only for Netty (README, --grpcTransport).
  */
 class DeadPeerTest {
 
-    @ParameterizedTest
-    @ValueSource(strings = {"helidon", "netty"})
-    void killedClientDisappears(String transport, @TempDir Path dir) throws Exception {
+    @org.junit.jupiter.api.Test
+    void killedClientsLeaveNoStreamOrCall(@TempDir Path dir) throws Exception {
+        String transport = "default transport";
         TestServers.copyBookinfo(dir);
-        try (MeshPilotServer server = TestServers.start(dir, java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"),
-                "--grpcTransport", transport)) {
+        try (MeshPilotServer server = TestServers.start(dir, java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"))) {
             int http = server.ports().get("http");
+            io.meshpilot.grpc.ActiveCalls calls = server.bean(io.meshpilot.grpc.GrpcServices.class).activeCalls();
             String java = ProcessHandle.current().info().command().orElse("java");
             Process holder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
-                    StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "4"))
+                    StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "100"))
                     .redirectErrorStream(true).start();
             try {
                 BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
@@ -53,20 +56,23 @@ class DeadPeerTest {
                 }).get(90, TimeUnit.SECONDS);
                 assertEquals("holding 100", line, transport);
                 assertEquals(100, connections(http), transport + ": all streams connected");
+                assertEquals(100, calls.active(), transport + ": one call per stream");
 
                 long killed = System.nanoTime();
                 holder.destroyForcibly(); // SIGKILL: no goodbye from the client
                 holder.waitFor(10, TimeUnit.SECONDS);
                 long deadline = killed + TimeUnit.SECONDS.toNanos(60);
                 int left = connections(http);
-                while (left > 0 && System.nanoTime() < deadline) {
+                while ((left > 0 || calls.active() > 0) && System.nanoTime() < deadline) {
                     Thread.sleep(200);
                     left = connections(http);
                 }
-                double seconds = (System.nanoTime() - killed) / 1e9;
-                System.out.printf("%s: 100 streams of a killed client gone after %.1f s%n", transport, seconds);
                 assertEquals(0, left, transport + ": streams of the killed client still listed after 60 s");
                 assertTrue(server.bean(DiscoveryServer.class).connections().isEmpty(), transport);
+                assertEquals(0, calls.active(), transport + ": gRPC calls of the killed client still open");
+                // what SIGTERM runs: with no call open, the drain ends at once instead of at its deadline
+                assertTrue(server.bean(io.meshpilot.bootstrap.Lifecycle.class).drain(Duration.ofMinutes(5)),
+                        transport + ": the drain found calls to wait for");
             } finally {
                 holder.destroyForcibly();
             }

@@ -47,7 +47,7 @@ class OutboxTest {
     @Test
     void blockedWriterNeitherBlocksOffersNorGrows() throws Exception {
         BlockingStream stream = new BlockingStream();
-        Outbox outbox = new Outbox(stream, io.meshpilot.grpc.TransportConnection.UNWATCHED, "test");
+        Outbox outbox = new Outbox(stream, io.meshpilot.grpc.TransportConnection.DIRECT, "test");
         Connection.Watch cds = new Connection.Watch(TypeUrls.CLUSTER);
         Connection.Watch eds = new Connection.Watch(TypeUrls.ENDPOINT);
 
@@ -75,7 +75,7 @@ class OutboxTest {
 
     @Test
     void failedWriteReportsOnceAndDropsTheRest() throws Exception {
-        Outbox outbox = new Outbox(new BlockingStream(), io.meshpilot.grpc.TransportConnection.UNWATCHED, "test");
+        Outbox outbox = new Outbox(new BlockingStream(), io.meshpilot.grpc.TransportConnection.DIRECT, "test");
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch failed = new CountDownLatch(1);
         outbox.onFailure(e -> {

@@ -33,7 +33,7 @@ class PushQueueTest {
         };
         Proxy proxy = Proxy.fromNode(Node.newBuilder().setId("sidecar~10.0.0.1~" + name + ".default~default.svc.cluster.local")
                 .build());
-        return new Connection(name, proxy, "", out, new Outbox(out, TransportConnection.UNWATCHED, name), TransportConnection.UNWATCHED);
+        return new Connection(name, proxy, "", out, new Outbox(out, TransportConnection.DIRECT, name));
     }
 
     static PushRequest eds(String host) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +17,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** PILOT_MAX_REQUESTS_PER_SECOND: a burst of new streams beyond the rate is refused cleanly. */
+/**
+ * PILOT_MAX_REQUESTS_PER_SECOND: a burst of new streams beyond the rate is refused cleanly,
+ * and refusing streams does not end the ones admitted on the same connection.
+ */
 class StreamRateLimitTest {
     @Test
     void aReconnectStormIsRefusedWithResourceExhausted(@TempDir Path dir) throws Exception {
@@ -50,6 +54,69 @@ class StreamRateLimitTest {
                 assertTrue(served >= 1 && refused >= 1, "served " + served + ", refused " + refused);
             } finally {
                 clients.forEach(AdsClient::close);
+            }
+        }
+    }
+
+    /**
+     * 2,000 streams on one HTTP/2 connection at the default admission rate: most are refused
+     * with RESOURCE_EXHAUSTED; the admitted ones stay open (no GOAWAY ends the connection under
+     * them) and a later config change still reaches every one. On Helidon's HTTP/2 server the
+     * refusals trip its rapid-reset guard, whose GOAWAY ends the admitted streams too.
+     */
+    @Test
+    void refusalsLeaveTheAdmittedStreamsOfTheirConnectionServed(@TempDir Path dir) throws Exception {
+        TestServers.copyBookinfo(dir);
+        int streams = 2_000;
+        try (MeshPilotServer server = TestServers.start(dir)) {
+            io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                    .forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build();
+            List<AdsClient> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < streams; i++) {
+                    AdsClient c = new AdsClient(channel, "sidecar~10.4." + i / 250 + "." + i % 250 + "~burst-" + i
+                            + ".default~default.svc.cluster.local", Map.of());
+                    c.subscribe(TypeUrls.CLUSTER, List.of());
+                    clients.add(c);
+                }
+                long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+                while (clients.stream().anyMatch(c -> c.received().isEmpty() && c.error() == null)
+                        && System.nanoTime() < deadline) {
+                    Thread.sleep(100);
+                }
+                List<AdsClient> admitted = clients.stream().filter(c -> !c.received().isEmpty()).toList();
+                List<Throwable> refusals = clients.stream().filter(c -> c.received().isEmpty())
+                        .map(AdsClient::error).toList();
+                assertEquals(streams, admitted.size() + refusals.size(), "every stream answered or refused");
+                assertTrue(!admitted.isEmpty() && !refusals.isEmpty(), admitted.size() + " admitted");
+                for (Throwable t : refusals) {
+                    assertEquals(Status.Code.RESOURCE_EXHAUSTED, Status.fromThrowable(t).getCode(), String.valueOf(t));
+                }
+                assertEquals(List.of(), admitted.stream().map(AdsClient::error).filter(e -> e != null).toList(),
+                        "admitted streams ended by the refusals of others");
+
+                int before = admitted.get(0).received().size();
+                Http.Reply put = Http.send(server.ports().get("http"),
+                        "/api/v1/configs/networking.istio.io/v1/serviceentries/default/after-the-burst", "PUT", """
+                                apiVersion: networking.istio.io/v1
+                                kind: ServiceEntry
+                                metadata: {name: after-the-burst, namespace: default}
+                                spec:
+                                  hosts: [after-the-burst.example.com]
+                                  ports: [{number: 80, name: http, protocol: HTTP}]
+                                  resolution: DNS
+                                """, null);
+                assertTrue(put.status() / 100 == 2, put.status() + " " + put.body());
+                deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (admitted.stream().anyMatch(c -> c.received().size() <= before && c.error() == null)
+                        && System.nanoTime() < deadline) {
+                    Thread.sleep(100);
+                }
+                long reached = admitted.stream().filter(c -> c.received().size() > before).count();
+                assertEquals(admitted.size(), reached, "admitted streams that got the change");
+                assertEquals(List.of(), admitted.stream().map(AdsClient::error).filter(e -> e != null).toList());
+            } finally {
+                channel.shutdownNow();
             }
         }
     }
