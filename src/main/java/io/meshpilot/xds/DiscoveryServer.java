@@ -116,13 +116,12 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             grpcServices.register(() -> withSotwMarshallers(ads.bindService()),
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
-            java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
             // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
-            // multiplexed on the http port) has no such limit, so the xDS server ends the streams
+            // multiplexed on the http port) has no such limit, so the xDS server ends its streams
             boolean helidonServes = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
                     || args.listeners().grpc() == null;
-            if (helidonServes && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE)) {
-                sweeper = new ConnectionSweeper(this, maxAge);
+            if (helidonServes) {
+                sweeper = new ConnectionSweeper(this, args.keepalive().maxServerConnectionAge());
             }
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
@@ -353,6 +352,11 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         } catch (NumberFormatException e) {
             return -1;
         }
+    }
+
+    /** The sweep that ends Helidon's xDS streams at the maximum connection age; empty when no xDS is on Helidon. */
+    java.util.Optional<ConnectionSweeper> sweeper() {
+        return java.util.Optional.ofNullable(sweeper);
     }
 
     public java.util.Collection<Connection> connections() {
