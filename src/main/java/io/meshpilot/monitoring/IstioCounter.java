@@ -92,11 +92,40 @@ public final class IstioCounter {
     }
 
     private void export(List<String> values, LongAdder adder) {
+        Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags(values)));
+    }
+
+    private List<Tag> tags(List<String> values) {
         List<Tag> tags = new java.util.ArrayList<>();
         for (int i = 0; i < labels.size(); i++) {
             tags.add(Tag.create(labels.get(i), values.get(i)));
         }
-        Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags));
+        return tags;
+    }
+
+    /**
+     * Drops every series whose {@code label} has {@code value}, here and in the registry: for
+     * labels whose values come and go with clients (a proxy's node id), so that the series of
+     * clients that left do not pile up.
+     */
+    public void removeSeries(String label, String value) {
+        int index = labels.indexOf(label);
+        if (index < 0) {
+            throw new IllegalArgumentException(name + " has labels " + labels);
+        }
+        for (List<String> values : List.copyOf(series.keySet())) {
+            if (values.get(index).equals(value) && series.remove(values) != null) {
+                if (labels.size() == 1) {
+                    single.remove(value);
+                }
+                Metrics.globalRegistry().remove(name, tags(values));
+            }
+        }
+    }
+
+    /** How many series the counter has. */
+    public int seriesCount() {
+        return series.size();
     }
 
     /** Current value of one series (0 when never incremented). */

@@ -141,6 +141,11 @@ public final class Connection {
         return connectedAt;
     }
 
+    /** Whether the stream's transport ends it at the maximum connection age (Netty), or the xDS server must (Helidon). */
+    boolean transportLimitsConnectionAge() {
+        return outbox.transportLimitsConnectionAge();
+    }
+
     public Map<String, Watch> watches() {
         return Map.copyOf(watches);
     }

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import io.grpc.Status;
+import io.meshpilot.util.GoDuration;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,31 +10,55 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Every few seconds, when the transport has no connection-age limit of its own (Helidon),
- * ends each xDS stream older than --keepaliveMaxServerConnectionAge (plus up to 10% jitter,
- * as gRPC does) with UNAVAILABLE so the proxy reconnects, possibly to another istiod.
+ * Every few seconds, ends each xDS stream on a transport without a connection-age limit of
+ * its own (Helidon) that is older than the maximum connection age (plus up to 10% jitter, as
+ * gRPC does) with UNAVAILABLE, so the proxy reconnects, possibly to another istiod. Helidon
+ * 4.4 does not end the calls of a connection that closed abruptly, so this is also what ends
+ * the streams of a vanished proxy there: with --keepaliveMaxServerConnectionAge infinite (its
+ * default) such streams get {@link #HELIDON_DEFAULT_MAX_AGE}. Streams on Netty are left to
+ * Netty, which ages its connections itself.
  */
 final class ConnectionSweeper implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConnectionSweeper.class.getName());
     static final Duration PERIOD = Duration.ofSeconds(5);
+    /** What istiod's Helm chart sets --keepaliveMaxServerConnectionAge to. */
+    static final Duration HELIDON_DEFAULT_MAX_AGE = Duration.ofMinutes(30);
 
     private final DiscoveryServer server;
     private final Duration maxAge;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             r -> Thread.ofPlatform().daemon().name("xds-sweep").unstarted(r));
 
-    /** @param maxAge streams older than this are ended */
-    ConnectionSweeper(DiscoveryServer server, Duration maxAge) {
+    /**
+     * @param configured --keepaliveMaxServerConnectionAge; when infinite, Helidon's streams are
+     *                   ended at {@link #HELIDON_DEFAULT_MAX_AGE} (logged once as a WARNING)
+     */
+    ConnectionSweeper(DiscoveryServer server, Duration configured) {
         this.server = server;
-        this.maxAge = maxAge;
+        this.maxAge = configured.equals(GoDuration.INFINITE) ? HELIDON_DEFAULT_MAX_AGE : configured;
+        if (configured.equals(GoDuration.INFINITE)) {
+            LOG.log(Level.WARNING, "xDS streams on Helidon's gRPC listeners are ended after "
+                    + GoDuration.format(maxAge) + " (plus up to 10% jitter) although --keepaliveMaxServerConnectionAge is"
+                    + " infinite: Helidon does not end the calls of a connection that closed abruptly, so this age is"
+                    + " what drops a vanished proxy's stream there; set --keepaliveMaxServerConnectionAge to change it");
+        }
         timer.scheduleWithFixedDelay(this::sweep, PERIOD.toMillis(), PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    void sweep() {
+    /** The age past which (plus jitter) Helidon's streams are ended. */
+    Duration maxAge() {
+        return maxAge;
+    }
+
+    private void sweep() {
+        sweep(Instant.now());
+    }
+
+    /** Ends the Helidon streams that are past their age at {@code now}. */
+    void sweep(Instant now) {
         try {
-            Instant now = Instant.now();
             for (Connection c : server.connections()) {
-                if (c.connectedAt().plus(jittered(c)).isBefore(now)) {
+                if (!c.transportLimitsConnectionAge() && c.connectedAt().plus(jittered(c)).isBefore(now)) {
                     LOG.log(Level.INFO, "xDS stream reached the maximum connection age, closing proxy="
                             + c.proxy().id() + " connection=" + c.id());
                     server.disconnected(c);

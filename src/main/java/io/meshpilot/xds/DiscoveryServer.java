@@ -72,6 +72,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     private final java.util.concurrent.atomic.AtomicReference<io.meshpilot.model.PushContext> pushContext =
             new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.concurrent.atomic.AtomicLong versions = new java.util.concurrent.atomic.AtomicLong();
+    /** Node ids with pilot_xds_*_reject series, removed when the node's last stream ends. */
+    private final java.util.Set<String> rejectingNodes = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
     private final SharedResponses shared = new SharedResponses();
@@ -116,13 +118,12 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
             grpcServices.register(() -> withSotwMarshallers(ads.bindService()),
                     io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
             pipeline = new PushPipeline(this, args.features());
-            java.time.Duration maxAge = args.keepalive().maxServerConnectionAge();
             // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
-            // multiplexed on the http port) has no such limit, so the xDS server ends the streams
+            // multiplexed on the http port) has no such limit, so the xDS server ends its streams
             boolean helidonServes = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
                     || args.listeners().grpc() == null;
-            if (helidonServes && !maxAge.equals(io.meshpilot.util.GoDuration.INFINITE)) {
-                sweeper = new ConnectionSweeper(this, maxAge);
+            if (helidonServes) {
+                sweeper = new ConnectionSweeper(this, args.keepalive().maxServerConnectionAge());
             }
             cache = new XdsCache(args.features().enableXdsCache());
             Generators.cache = cache;
@@ -355,6 +356,11 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         }
     }
 
+    /** The sweep that ends Helidon's xDS streams at the maximum connection age; empty when no xDS is on Helidon. */
+    java.util.Optional<ConnectionSweeper> sweeper() {
+        return java.util.Optional.ofNullable(sweeper);
+    }
+
     public java.util.Collection<Connection> connections() {
         return java.util.List.copyOf(connections.values());
     }
@@ -382,15 +388,28 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         if (connections.remove(c.id()) != null) {
             liveStateChanges.incrementAndGet();
             LOG.log(Level.INFO, "xDS disconnected proxy=" + c.proxy().id() + " connection=" + c.id());
+            dropRejectsIfGone(c.proxy().id());
         }
     }
 
-    private static void rejected(Connection con, String type, int code) {
+    /** The node id is the client's choice: its reject series go with its last stream. */
+    private void dropRejectsIfGone(String node) {
+        if (rejectingNodes.contains(node) && connections.values().stream().noneMatch(o -> o.proxy().id().equals(node))) {
+            rejectingNodes.remove(node);
+            XdsMetrics.removeRejects(node);
+        }
+    }
+
+    private void rejected(Connection con, String type, int code) {
         String metricType = TypeUrls.metricType(type);
         XDS_REJECTS.increment(metricType);
         if (switch (metricType) { case "lds", "rds", "cds", "eds" -> true; default -> false; }) {
-            // node and err as istiod labels them: one series per NACKing proxy and code
+            // node and err as istiod labels them: one series per NACKing proxy and code, while it is connected
+            rejectingNodes.add(con.proxy().id());
             XdsMetrics.rejects(metricType).increment(con.proxy().id(), Integer.toString(code));
+            if (!isConnected(con)) { // the stream ended while its NACK was counted
+                dropRejectsIfGone(con.proxy().id());
+            }
         }
     }
 

@@ -65,6 +65,11 @@ final class Outbox {
         Thread.ofVirtual().name("xds-send-" + name).start(this::drain);
     }
 
+    /** Whether the transport ends its connections at the maximum connection age itself. */
+    boolean transportLimitsConnectionAge() {
+        return transport.limitsConnectionAge();
+    }
+
     /** The transport can take more again (grpc-java's on-ready callback). */
     private void kick() {
         synchronized (this) {

@@ -33,6 +33,13 @@ final class XdsMetrics {
                 "Pilot rejected " + shortType.toUpperCase(java.util.Locale.ROOT) + " configs.");
     }
 
+    /** Drops the reject series of {@code node} (it has no stream left). */
+    static void removeRejects(String node) {
+        for (String type : java.util.List.of("cds", "eds", "lds", "rds")) {
+            rejects(type).removeSeries("node", node);
+        }
+    }
+
     /**
      * istiod's push-status gauges (PushContext.UpdateMetrics): one per {@link PushMetric},
      * valued the number of its entries in the PushContext in force and the live checks

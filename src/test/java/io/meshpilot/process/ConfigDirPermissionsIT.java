@@ -131,6 +131,27 @@ class ConfigDirPermissionsIT {
         }
     }
 
+    /**
+     * A chmod changes neither size, mtime nor inode: a file that could not be read is read again
+     * on every scan, so it loads once readable without a change to its content.
+     */
+    @Test
+    void anUnreadableFileLoadsOnceReadableWithoutAContentChange(@TempDir Path dir) throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Path file = Files.writeString(config.resolve("e.yaml"), vs("e"));
+        mode(file, "---------");
+        try (ServerProcess server = ServerProcess.jar(launcher(), Map.of(), flags(dir))) {
+            int http = server.awaitPorts(START).get("http");
+            server.await(ProcessLifecycleIT.READY, START);
+            assertFalse(served(http, "e"));
+            assertTrue(reported(http, "e.yaml", "cannot read: permission denied"), configErrors(http).toString());
+            mode(file, "rw-r--r--");
+            await("e.yaml loaded once readable", () -> served(http, "e") && configErrors(http).isEmpty());
+        } finally {
+            mode(file, "rw-r--r--");
+        }
+    }
+
     @Test
     void anUnreadableConfigDirIsReportedAndLoadedOnceReadable(@TempDir Path dir) throws Exception {
         Path config = Files.createDirectories(dir.resolve("config"));

@@ -252,6 +252,56 @@ class AdsProtocolTest {
         assertTrue(families.keySet().stream().noneMatch(n -> n.contains("junk")), "no family named after a type");
     }
 
+    /**
+     * Node ids come from clients on the unauthenticated 15010, and pilot_xds_*_reject is
+     * labelled with them (as istiod): 200 streams with made-up node ids that NACK leave no
+     * series behind once they disconnected, while a connected node keeps its own.
+     */
+    @Test
+    void rejectSeriesOfNodesThatLeftAreRemoved() throws Exception {
+        int monitoring = server.ports().get("monitoring");
+        String prefix = "random-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        try (AdsClient stays = sidecar("reject-stays")) {
+            stays.subscribe(TypeUrls.CLUSTER, List.of());
+            stays.nack(stays.await(TypeUrls.CLUSTER, WAIT), List.of(), "kept while connected");
+            stays.subscribe(TypeUrls.LISTENER, List.of());
+            stays.await(TypeUrls.LISTENER, WAIT); // the stream is in order: the NACK above was processed
+            for (int batch = 0; batch < 10; batch++) {
+                List<AdsClient> open = new java.util.ArrayList<>();
+                try {
+                    for (int i = 0; i < 20; i++) {
+                        AdsClient c = new AdsClient(grpc, "sidecar~10.0.0.1~" + prefix + "-" + batch + "-" + i
+                                + ".default~default.svc.cluster.local", Map.of("NAMESPACE", "default"));
+                        open.add(c);
+                        c.subscribe(TypeUrls.CLUSTER, List.of());
+                        c.nack(c.await(TypeUrls.CLUSTER, WAIT), List.of(), "made-up node " + i);
+                        c.subscribe(TypeUrls.LISTENER, List.of());
+                        c.await(TypeUrls.LISTENER, WAIT);
+                    }
+                    assertEquals(20, rejectSeries(monitoring, prefix), "the connected nodes' series are exported");
+                } finally {
+                    open.forEach(AdsClient::close);
+                }
+            }
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            int left = rejectSeries(monitoring, prefix);
+            while (left > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+                left = rejectSeries(monitoring, prefix);
+            }
+            assertEquals(0, left, "reject series of disconnected nodes");
+            assertEquals(1, rejectSeries(monitoring, "reject-stays"), "the connected node keeps its series");
+        }
+    }
+
+    /** pilot_xds_cds_reject series whose node label contains {@code part}. */
+    private static int rejectSeries(int monitoring, String part) {
+        var family = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body())
+                .get("pilot_xds_cds_reject");
+        return family == null ? 0 : (int) family.samples().stream()
+                .filter(s -> s.labels().getOrDefault("node", "").contains(part)).count();
+    }
+
     /** istiod's xDS debug type istio.io/debug/syncz: per proxy and type, SYNCED, STALE, ERROR or NOT_SENT. */
     @Test
     void debugSynczOverAds() throws Exception {

@@ -41,9 +41,29 @@ class CCoreXdsClientTest {
 
     @BeforeAll
     static void grpcioInstalled() throws Exception {
-        Process p = new ProcessBuilder(PYTHON, "-c", "import grpc; print(grpc.__version__)").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes()).strip();
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0, NEEDS + "; `import grpc` failed: " + out);
+        Path out = Files.createTempFile("ccore-import", ".out");
+        try {
+            Process p = new ProcessBuilder(PYTHON, "-c", "import grpc; print(grpc.__version__)").redirectErrorStream(true)
+                    .redirectOutput(out.toFile()).start();
+            boolean exited = finished(p, "`import grpc`");
+            assertTrue(exited && p.exitValue() == 0, NEEDS + "; `import grpc` failed: " + Files.readString(out).strip());
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    /**
+     * Waits up to 30 s for {@code p}, which writes its output to a file (read after it exited,
+     * so a client that hangs cannot hang the test); a process still running then is killed.
+     */
+    static boolean finished(Process p, String what) throws InterruptedException {
+        if (p.waitFor(30, TimeUnit.SECONDS)) {
+            return true;
+        }
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+        fail(what + " did not finish within 30 s");
+        return false;
     }
 
     @Test
@@ -87,13 +107,14 @@ class CCoreXdsClientTest {
     }
 
     static JsonObject health(int port) throws Exception {
-        Process p = new ProcessBuilder(PYTHON, CLIENT.toString(), "--health", "127.0.0.1:" + port)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String out = new String(p.getInputStream().readAllBytes()).strip();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("client.py --health did not finish within 30 s");
+        Path out = Files.createTempFile("ccore-health", ".out");
+        try {
+            Process p = new ProcessBuilder(PYTHON, CLIENT.toString(), "--health", "127.0.0.1:" + port)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(out.toFile()).start();
+            finished(p, "client.py --health");
+            return JsonParser.parseString(Files.readString(out).strip()).getAsJsonObject();
+        } finally {
+            Files.deleteIfExists(out);
         }
-        return JsonParser.parseString(out).getAsJsonObject();
     }
 }

@@ -108,6 +108,103 @@ class DeadPeerTest {
         }
     }
 
+    /**
+     * An empty --grpcAddr puts plaintext xDS on Helidon (multiplexed on the http port), which
+     * never ends the calls of a connection that closed abruptly. With the default (infinite)
+     * --keepaliveMaxServerConnectionAge its streams still get a maximum age, named in one
+     * WARNING at start: once the sweep passes that age, the streams of a killed client there
+     * leave /debug/connections and a live one is ended with UNAVAILABLE, while a stream on
+     * Netty's secure port (Netty ages its connections itself) is left alone.
+     */
+    @org.junit.jupiter.api.Test
+    void helidonHostedStreamsGetAMaximumAgeByDefault(@TempDir Path dir) throws Exception {
+        TestServers.copyBookinfo(dir);
+        List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
+        flags.set(flags.indexOf("--grpcAddr") + 1, "");
+        java.util.logging.Logger sweepLog = java.util.logging.Logger.getLogger(ConnectionSweeper.class.getName());
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        boolean parents = sweepLog.getUseParentHandlers();
+        sweepLog.setUseParentHandlers(false);
+        sweepLog.addHandler(capture);
+        Process holder = null;
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
+                java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000", "XDS_AUTH", "false")))) {
+            int http = server.ports().get("http");
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains("after 30m"), warnings.get(0));
+            ConnectionSweeper sweeper = server.bean(DiscoveryServer.class).sweeper()
+                    .orElseThrow(() -> new AssertionError("no sweep for the streams on Helidon"));
+
+            var cert = server.bean(io.meshpilot.security.IstiodCertificates.class).serving();
+            var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
+            io.grpc.ManagedChannel tls = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                    .forAddress("127.0.0.1", server.ports().get("grpc-secure"))
+                    .sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
+                            .trustManager(chain).keyManager(cert.privateKey(), chain).build())
+                    .build();
+            try (var onNetty = new io.meshpilot.testing.AdsClient(tls,
+                    "sidecar~10.0.0.2~netty.default~default.svc.cluster.local", java.util.Map.of());
+                 var onHelidon = new io.meshpilot.testing.AdsClient(http,
+                         "sidecar~10.0.0.3~helidon.default~default.svc.cluster.local", java.util.Map.of())) {
+                for (var c : List.of(onNetty, onHelidon)) {
+                    c.subscribe(TypeUrls.CLUSTER, List.of());
+                    c.await(TypeUrls.CLUSTER, Duration.ofSeconds(20));
+                }
+                String javaCommand = ProcessHandle.current().info().command().orElse("java");
+                holder = new ProcessBuilder(List.of(javaCommand, "-cp", System.getProperty("java.class.path"),
+                        StreamHolder.class.getName(), Integer.toString(http), "20", "20"))
+                        .redirectErrorStream(true).start();
+                BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
+                        StandardCharsets.UTF_8));
+                String line = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        String l;
+                        while ((l = out.readLine()) != null && !l.startsWith("holding") && !l.startsWith("not")) {
+                            // JVM warnings before the line we wait for
+                        }
+                        return l;
+                    } catch (java.io.IOException e) {
+                        return e.toString();
+                    }
+                }).get(90, TimeUnit.SECONDS);
+                assertEquals("holding 20", line);
+                assertEquals(22, connections(http));
+                holder.destroyForcibly(); // SIGKILL: no goodbye from the client
+                holder.waitFor(10, TimeUnit.SECONDS);
+
+                // the sweep as it runs once the age (plus its jitter, at most 10%) has passed
+                sweeper.sweep(java.time.Instant.now().plus(sweeper.maxAge().multipliedBy(2)));
+                assertEquals(1, connections(http), "only the stream on Netty is left");
+                Throwable ended = onHelidon.awaitError(Duration.ofSeconds(20));
+                assertEquals(io.grpc.Status.Code.UNAVAILABLE, io.grpc.Status.fromThrowable(ended).getCode(),
+                        String.valueOf(ended));
+                assertEquals(null, onNetty.error(), "the stream on Netty was ended");
+            }
+        } finally {
+            if (holder != null) {
+                holder.destroyForcibly();
+            }
+            sweepLog.removeHandler(capture);
+            sweepLog.setUseParentHandlers(parents);
+        }
+    }
+
     private static int connections(int http) {
         return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonArray().size();
     }

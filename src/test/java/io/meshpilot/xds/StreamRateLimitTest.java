@@ -95,7 +95,9 @@ class StreamRateLimitTest {
                 assertEquals(List.of(), admitted.stream().map(AdsClient::error).filter(e -> e != null).toList(),
                         "admitted streams ended by the refusals of others");
 
-                int before = admitted.get(0).received().size();
+                // each stream's own count so far: the change must reach every one past it
+                Map<AdsClient, Integer> before = new java.util.IdentityHashMap<>();
+                admitted.forEach(c -> before.put(c, c.received().size()));
                 Http.Reply put = Http.send(server.ports().get("http"),
                         "/api/v1/configs/networking.istio.io/v1/serviceentries/default/after-the-burst", "PUT", """
                                 apiVersion: networking.istio.io/v1
@@ -108,16 +110,22 @@ class StreamRateLimitTest {
                                 """, null);
                 assertTrue(put.status() / 100 == 2, put.status() + " " + put.body());
                 deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (admitted.stream().anyMatch(c -> c.received().size() <= before && c.error() == null)
+                while (admitted.stream().anyMatch(c -> !gotTheChange(c, before.get(c)) && c.error() == null)
                         && System.nanoTime() < deadline) {
                     Thread.sleep(100);
                 }
-                long reached = admitted.stream().filter(c -> c.received().size() > before).count();
+                long reached = admitted.stream().filter(c -> gotTheChange(c, before.get(c))).count();
                 assertEquals(admitted.size(), reached, "admitted streams that got the change");
                 assertEquals(List.of(), admitted.stream().map(AdsClient::error).filter(e -> e != null).toList());
             } finally {
                 channel.shutdownNow();
             }
         }
+    }
+
+    /** Whether a response after the first {@code baseline} ones carries the ServiceEntry's cluster. */
+    private static boolean gotTheChange(AdsClient c, int baseline) {
+        return c.received().stream().skip(baseline).anyMatch(r -> r.getResourcesList().stream()
+                .anyMatch(a -> ResourceNames.of(a).contains("after-the-burst.example.com")));
     }
 }

@@ -87,7 +87,10 @@ final class ConfigTree {
                 entries.add(p);
             }
         } catch (DirectoryIteratorException e) {
+            // failed partway: the entries read so far are not the directory's contents, so none
+            // is used; the directory counts as unread and its files keep their last objects
             unreadable(dir, reason(e.getCause()));
+            return;
         } catch (IOException e) {
             unreadable(dir, reason(e));
             return;

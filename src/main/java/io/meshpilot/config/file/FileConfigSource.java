@@ -56,10 +56,14 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     static final Duration SETTLE = Duration.ofMillis(10);
     static final Duration POLL = Duration.ofSeconds(2);
 
-    /** What one file held when last read; {@code reusable}: its clean documents by text (see ConfigParser). */
+    /**
+     * What one file held when last read; {@code reusable}: its clean documents by text (see
+     * ConfigParser); {@code readFailed}: opening or reading it failed (e.g. permission denied),
+     * which a chmod can fix without changing size, mtime or inode, so it is read again on every scan.
+     */
     private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
                              List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
-                             boolean unreadable, Map<String, Config> reusable) {
+                             boolean readFailed, Map<String, Config> reusable) {
         /** Same size, full-precision mtime and inode: the content was not touched. */
         boolean sameFile(BasicFileAttributes a) {
             return size == a.size() && modified.equals(a.lastModifiedTime()) && java.util.Objects.equals(fileKey, a.fileKey());
@@ -128,11 +132,13 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         for (Map.Entry<Path, BasicFileAttributes> e : present.entrySet()) {
             FileState old = files.get(e.getKey());
             BasicFileAttributes attrs = e.getValue();
-            if (old != null && old.sameFile(attrs)) {
+            if (old != null && old.sameFile(attrs) && !old.readFailed()) {
                 continue;
             }
-            files.put(e.getKey(), read(e.getKey(), attrs, old));
-            changed = true;
+            FileState now = read(e.getKey(), attrs, old);
+            files.put(e.getKey(), now);
+            // a file that still cannot be read changes nothing: no work for the poll
+            changed |= old == null || !old.sameFile(attrs) || !now.readFailed();
         }
         // the periodic poll finds nothing new most of the time: no work then
         return changed || !initialized ? apply() : new ScanResult(files.size(), owners.size(), errors.size(), Set.of());
@@ -187,17 +193,17 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         try {
             if (attrs.size() > SafeYaml.MAX_CHARS) {
                 return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "",
-                        "file larger than " + SafeYaml.MAX_CHARS + " bytes (" + attrs.size() + " bytes)"));
+                        "file larger than " + SafeYaml.MAX_CHARS + " bytes (" + attrs.size() + " bytes)"), false);
             }
             text = Utf8Text.read(path);
         } catch (Utf8Text.Invalid e) {
-            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", e.getMessage()));
+            return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "", e.getMessage()), false);
         } catch (NoSuchFileException e) {
             return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), List.of(), List.of(), List.of(),
                     false, Map.of());
         } catch (IOException e) {
             return keep(old, attrs, new DocumentError(source, 0, 0, "", "", "", "",
-                    "cannot read: " + ConfigTree.reason(e)));
+                    "cannot read: " + ConfigTree.reason(e)), true);
         }
         // unchanged documents of a rewritten file are not parsed again
         ConfigParser.Result r = parser.parse(source, text, old == null ? Map.of() : old.reusable());
@@ -211,21 +217,24 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         // a rewritten file parses its documents with warnings again: only what is new is logged
         logChanges("config warning ", old == null ? List.of() : old.warnings(), r.warnings(), Level.WARNING);
         if (r.unreadable()) {
-            return keep(old, attrs, r.errors().get(0));
+            return keep(old, attrs, r.errors().get(0), false);
         }
         return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), r.configs(), r.errors(),
                 r.warnings(), false, r.reusable());
     }
 
-    /** A file that cannot be read now keeps the objects it had (nothing lost); the error is logged. */
-    private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error) {
+    /**
+     * A file that cannot be read now keeps the objects it had (nothing lost); the error is logged.
+     * {@code readFailed}: the read itself failed (see {@link FileState}).
+     */
+    private static FileState keep(FileState old, BasicFileAttributes attrs, DocumentError error, boolean readFailed) {
         if (old == null || !old.errors().equals(List.of(error))) {
             LOG.log(Level.WARNING, "config file not read, " + (old == null || old.configs().isEmpty() ? "nothing loaded"
                     : "its " + old.configs().size() + " objects kept") + ": " + error);
         }
         List<Config> configs = old == null ? List.of() : old.configs();
         return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), configs, List.of(error),
-                old == null ? List.of() : old.warnings(), true, old == null ? Map.of() : old.reusable());
+                old == null ? List.of() : old.warnings(), readFailed, old == null ? Map.of() : old.reusable());
     }
 
     /** Recomputes the wanted objects from all files (sorted: first file owns) and syncs the store. */
