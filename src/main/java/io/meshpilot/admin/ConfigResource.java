@@ -34,7 +34,8 @@ import java.util.Optional;
  * object JSON (or YAML) bodies. Writes go to the writable store after istiod's validation
  * and are on disk when acknowledged: 422 with field errors when invalid, 409 on a stale
  * resourceVersion or when a file owns the object, 404 for a PUT naming a resourceVersion of
- * an object that does not exist (any more), 413 for a body past 8 MiB. Unknown fields follow
+ * an object that does not exist (any more), 413 for a body past 8 MiB or an object too big to
+ * be loaded back from its state file. Unknown fields follow
  * {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
  * {@code /api/v1/config-errors} lists what is not served and why (--configDir, --configStateDir),
  * {@code /api/v1/config-warnings} the warnings about what loaded.
@@ -281,6 +282,9 @@ public class ConfigResource {
     private static Response storeError(ConfigStoreException e) {
         if (e instanceof ConfigStoreException.NotFound) {
             return error(Response.Status.NOT_FOUND, e.getMessage(), List.of());
+        }
+        if (e instanceof ConfigStoreException.TooLarge) {
+            return error(413, e.getMessage(), List.of());
         }
         if (e instanceof ConfigStoreException.Unavailable) {
             return error(Response.Status.INTERNAL_SERVER_ERROR, e.getMessage() + " (the write was not made)", List.of());

@@ -8,6 +8,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigJson;
 import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.security.ca.AtomicFiles;
 import java.io.IOException;
@@ -45,8 +46,14 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
     private static final String LOCK = ".lock";
     /** A namespace segment for cluster-scoped kinds; '_' is never left unescaped in a segment. */
     private static final String NO_NAMESPACE = "_cluster";
-    /** Far above any object the REST API takes (8 MiB bodies); a bigger file is not ours. */
-    private static final long MAX_FILE_BYTES = 64L * 1024 * 1024;
+    /**
+     * The most characters a state file may hold: it is read back through {@link ConfigParser},
+     * which takes no more, so a bigger object is refused when written rather than lost at the
+     * next restart.
+     */
+    static final int MAX_FILE_CHARS = SafeYaml.MAX_CHARS;
+    /** UTF-8 takes at most 3 bytes per Java char, so a bigger file cannot be one we wrote. */
+    private static final long MAX_FILE_BYTES = 3L * MAX_FILE_CHARS;
 
     private final Path root;
     private final FileChannel lockChannel;
@@ -230,9 +237,15 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
             // exact, so a restart hands back the same object (the API shows whole seconds)
             json.getAsJsonObject("metadata").addProperty("creationTimestamp", stored.creationTimestamp().toString());
         }
+        String text = json.toString();
+        if (text.length() > MAX_FILE_CHARS) {
+            throw new ConfigStoreException.TooLarge(stored.key(), "as stored (with its metadata and status) it is "
+                    + text.length() + " characters of JSON, more than the " + MAX_FILE_CHARS
+                    + " a config state file can hold and be loaded back; not saved");
+        }
         try {
             ensureDirectory(file.getParent());
-            AtomicFiles.write(file, json.toString().getBytes(StandardCharsets.UTF_8), true);
+            AtomicFiles.write(file, text.getBytes(StandardCharsets.UTF_8), true);
         } catch (IOException | RuntimeException e) {
             throw new ConfigStoreException.Unavailable(stored.key(), "not saved to " + file + ": " + e, e);
         }
