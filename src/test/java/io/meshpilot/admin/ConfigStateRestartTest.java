@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** REST writes across a restart of the server, with a damaged state file among them. */
 class ConfigStateRestartTest {
     static final String BASE = "/api/v1/configs/networking.istio.io/v1/virtualservices/team-a/";
+    static final String LONGEST = "l".repeat(253);
 
     @Test
     void writesAreServedAfterARestartAndADamagedFileIsListedNotFatal(@TempDir Path dir) throws Exception {
@@ -27,6 +28,9 @@ class ConfigStateRestartTest {
             }
             rv = com.google.gson.JsonParser.parseString(Http.get(http, BASE + "kept").body()).getAsJsonObject()
                     .getAsJsonObject("metadata").get("resourceVersion").getAsString();
+            // the longest name Kubernetes allows: its file name is hashed to fit the file system
+            Http.Reply longest = Http.send(http, BASE + LONGEST, "PUT", ConfigApiTest.vs(LONGEST, "long.example.com", ""), null);
+            assertEquals(201, longest.status(), longest.body());
         }
         Path damaged = dir.resolve("state/virtualservice/team-a/torn.json");
         Files.writeString(damaged, Files.readString(damaged).substring(0, 40));
@@ -38,6 +42,7 @@ class ConfigStateRestartTest {
             assertEquals(200, kept.status(), kept.body());
             assertTrue(kept.body().contains("\"resourceVersion\":\"" + rv + "\""), kept.body());
             assertEquals(404, Http.get(http, BASE + "torn").status());
+            assertEquals(200, Http.get(http, BASE + LONGEST).status());
             String errors = Http.get(http, "/api/v1/config-errors").body();
             assertTrue(errors.contains(damaged.toString()) && errors.contains("damaged:"), errors);
             // the kept object is also what the proxies are served

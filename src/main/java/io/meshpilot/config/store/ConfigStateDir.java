@@ -30,7 +30,8 @@ import java.util.List;
 
 /**
  * The writable store's objects on disk, one file per object:
- * {@code <dir>/<kind, lower case>/<namespace>/<name>.json}, the object as the REST API returns it, with
+ * {@code <dir>/<kind, lower case>/<namespace>/<name>.json} (a long name shortened by
+ * {@link #fileSegment}), the object as the REST API returns it, with
  * its resourceVersion, generation and exact creation time. A write replaces its file
  * atomically and durably ({@link AtomicFiles}: temporary file, fsync, rename, fsync of the
  * directory) before the store acknowledges it, so a crash at any moment leaves each object
@@ -54,6 +55,11 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
     static final int MAX_FILE_CHARS = SafeYaml.MAX_CHARS;
     /** UTF-8 takes at most 3 bytes per Java char, so a bigger file cannot be one we wrote. */
     private static final long MAX_FILE_BYTES = 3L * MAX_FILE_CHARS;
+
+    /** Stems up to this length are the name itself: with ".", ".json" and ".tmp", 210 bytes. */
+    static final int MAX_PLAIN_STEM = 200;
+    /** Of a longer stem, this much is kept before '~' and the 64 hex digits of its hash. */
+    private static final int HASHED_PREFIX = 120;
 
     private final Path root;
     private final FileChannel lockChannel;
@@ -275,7 +281,28 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
 
     Path fileOf(ConfigKey key) {
         String ns = key.namespace() == null || key.namespace().isEmpty() ? NO_NAMESPACE : segment(key.namespace());
-        return root.resolve(segment(key.kind().toLowerCase(java.util.Locale.ROOT))).resolve(ns).resolve(segment(key.name()) + SUFFIX);
+        return root.resolve(segment(key.kind().toLowerCase(java.util.Locale.ROOT))).resolve(ns)
+                .resolve(fileSegment(segment(key.name())) + SUFFIX);
+    }
+
+    /**
+     * A file name stem that fits: file systems take 255 bytes per name, and a name may be 253
+     * characters, more when percent-encoded, plus ".json" and the temporary file's "." and
+     * ".tmp". A longer one keeps a readable prefix and adds the SHA-256 of the whole segment
+     * after a '~', which {@link #segment} never leaves unescaped, so it cannot be another
+     * object's plain name. The object's key is read from the file's content, not its name.
+     */
+    static String fileSegment(String segment) {
+        if (segment.length() <= MAX_PLAIN_STEM) {
+            return segment;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(segment.getBytes(StandardCharsets.US_ASCII));
+            return segment.substring(0, HASHED_PREFIX) + "~" + java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+        }
     }
 
     /**
