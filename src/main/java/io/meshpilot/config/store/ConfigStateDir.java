@@ -78,7 +78,7 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
      */
     public static ConfigStateDir open(Path dir) throws IOException {
         Path root = dir.toAbsolutePath().normalize();
-        Files.createDirectories(root);
+        AtomicFiles.createDirectories(root);
         if (!Files.isWritable(root)) {
             throw new IOException(root + " is not writable");
         }
@@ -250,7 +250,7 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
                     + " a config state file can hold and be loaded back; not saved");
         }
         try {
-            ensureDirectory(file.getParent());
+            AtomicFiles.createDirectories(file.getParent()); // the kind and namespace directories
             AtomicFiles.write(file, text.getBytes(StandardCharsets.UTF_8), true);
         } catch (IOException | RuntimeException e) {
             throw new ConfigStoreException.Unavailable(stored.key(), "not saved to " + file + ": " + e, e);
@@ -267,16 +267,6 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
         } catch (IOException e) {
             throw new ConfigStoreException.Unavailable(key, "not removed from " + file + ": " + e, e);
         }
-    }
-
-    /** Creates the kind and namespace directories, each made durable in its parent. */
-    private void ensureDirectory(Path dir) throws IOException {
-        if (Files.isDirectory(dir)) {
-            return;
-        }
-        ensureDirectory(dir.getParent());
-        Files.createDirectories(dir);
-        AtomicFiles.syncDirectory(dir.getParent());
     }
 
     Path fileOf(ConfigKey key) {
