@@ -108,6 +108,8 @@ public class ConfigResource {
             body = RequestBodies.readUtf8(bodyStream, HttpLimits.MAX_REQUEST_BODY);
         } catch (RequestBodies.TooLarge e) {
             return error(413, e.getMessage(), List.of());
+        } catch (RequestBodies.InvalidUtf8 e) {
+            return error(Response.Status.BAD_REQUEST, "request body: " + e.getMessage(), List.of());
         }
         ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body, fields);
         List<DocumentError> errs = new ArrayList<>(parsed.errors());
