@@ -34,7 +34,8 @@ import java.util.Optional;
  * object JSON (or YAML) bodies. Writes go to the writable store after istiod's validation
  * and are on disk when acknowledged: 422 with field errors when invalid, 409 on a stale
  * resourceVersion or when a file owns the object, 404 for a PUT naming a resourceVersion of
- * an object that does not exist (any more), 413 for a body past 8 MiB. Unknown fields follow
+ * an object that does not exist (any more), 413 for a body past 8 MiB or an object too big to
+ * be loaded back from its state file. Unknown fields follow
  * {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
  * {@code /api/v1/config-errors} lists what is not served and why (--configDir, --configStateDir),
  * {@code /api/v1/config-warnings} the warnings about what loaded.
@@ -107,6 +108,8 @@ public class ConfigResource {
             body = RequestBodies.readUtf8(bodyStream, HttpLimits.MAX_REQUEST_BODY);
         } catch (RequestBodies.TooLarge e) {
             return error(413, e.getMessage(), List.of());
+        } catch (RequestBodies.InvalidUtf8 e) {
+            return error(Response.Status.BAD_REQUEST, "request body: " + e.getMessage(), List.of());
         }
         ConfigParser.Result parsed = controller.parser().parse("request body", body == null ? "" : body, fields);
         List<DocumentError> errs = new ArrayList<>(parsed.errors());
@@ -281,6 +284,9 @@ public class ConfigResource {
     private static Response storeError(ConfigStoreException e) {
         if (e instanceof ConfigStoreException.NotFound) {
             return error(Response.Status.NOT_FOUND, e.getMessage(), List.of());
+        }
+        if (e instanceof ConfigStoreException.TooLarge) {
+            return error(413, e.getMessage(), List.of());
         }
         if (e instanceof ConfigStoreException.Unavailable) {
             return error(Response.Status.INTERNAL_SERVER_ERROR, e.getMessage() + " (the write was not made)", List.of());

@@ -6,6 +6,10 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -24,8 +28,18 @@ final class RequestBodies {
         }
     }
 
-    /** The body as UTF-8 text (malformed bytes replaced), or TooLarge past {@code limit} bytes. */
-    static String readUtf8(InputStream in, long limit) throws TooLarge {
+    /** The body is not UTF-8; stored as it is it would be changed, so it is refused. */
+    static final class InvalidUtf8 extends Exception {
+        InvalidUtf8(int offset) {
+            super("invalid UTF-8 at byte " + offset);
+        }
+    }
+
+    /**
+     * The body as UTF-8 text; TooLarge past {@code limit} bytes, InvalidUtf8 naming the first
+     * byte that is not UTF-8 (as a config file with such bytes is refused).
+     */
+    static String readUtf8(InputStream in, long limit) throws TooLarge, InvalidUtf8 {
         if (in == null) {
             return "";
         }
@@ -50,6 +64,17 @@ final class RequestBodies {
             }
             throw e;
         }
-        return out.toString(StandardCharsets.UTF_8);
+        return decode(out.toByteArray());
+    }
+
+    private static String decode(byte[] bytes) throws InvalidUtf8 {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        CharBuffer text = CharBuffer.allocate(bytes.length);
+        if (decoder.decode(in, text, true).isError() || decoder.flush(text).isError()) {
+            throw new InvalidUtf8(in.position());
+        }
+        return text.flip().toString();
     }
 }

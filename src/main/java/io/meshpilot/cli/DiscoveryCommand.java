@@ -208,12 +208,49 @@ public final class DiscoveryCommand implements Callable<Integer> {
         if (Files.exists(stateDir) && !Files.isDirectory(stateDir)) {
             throw new IllegalArgumentException("--configStateDir " + stateDir + " is not a directory");
         }
-        if (cfgDir != null && stateDir.toAbsolutePath().normalize().startsWith(cfgDir.toAbsolutePath().normalize())) {
-            // the watched source would read the kept objects as files of its own
-            throw new IllegalArgumentException("--configStateDir " + stateDir + " must not be inside --configDir " + cfgDir);
+        if (cfgDir != null) {
+            // compared where they really are, symlinks resolved: the watched source would read
+            // the kept objects as files of its own, and the store would take the config files
+            // for damaged objects of its own
+            Path realState = realLocation(stateDir);
+            Path realConfig = realLocation(cfgDir);
+            if (realState.startsWith(realConfig)) {
+                throw new IllegalArgumentException("--configStateDir " + stateDir + " must not be inside --configDir "
+                        + cfgDir + sameAs(realState, stateDir, realConfig, cfgDir));
+            }
+            if (realConfig.startsWith(realState)) {
+                throw new IllegalArgumentException("--configDir " + cfgDir + " must not be inside --configStateDir "
+                        + stateDir + sameAs(realState, stateDir, realConfig, cfgDir));
+            }
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
+    }
+
+    /**
+     * Where {@code path} really is: its deepest existing ancestor with symlinks resolved, plus
+     * the part that does not exist yet (normalized, absolute).
+     */
+    static Path realLocation(Path path) {
+        Path absolute = path.toAbsolutePath().normalize();
+        Path existing = absolute;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return absolute;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(absolute));
+        } catch (java.io.IOException e) {
+            return absolute; // unreadable on the way: checked as written
+        }
+    }
+
+    private static String sameAs(Path realState, Path stateDir, Path realConfig, Path cfgDir) {
+        boolean resolved = !realState.equals(stateDir.toAbsolutePath().normalize())
+                || !realConfig.equals(cfgDir.toAbsolutePath().normalize());
+        return resolved ? " (symlinks resolved: " + realState + " and " + realConfig + ")" : "";
     }
 
     private static Duration duration(String flag, String value) {

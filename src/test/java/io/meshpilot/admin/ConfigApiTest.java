@@ -161,6 +161,23 @@ class ConfigApiTest {
         assertEquals(400, mismatch.status(), mismatch.body());
     }
 
+    /** Bytes that are not UTF-8 are refused, naming the first, not stored as U+FFFD. */
+    @Test
+    void aBodyThatIsNotUtf8Is400NamingTheByte() throws Exception {
+        String text = vs("latin1", "latin1.example.com", "  annotations: {note: \"caf\u00e9\"}");
+        byte[] body = text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1); // é as one byte 0xE9
+        int offset = text.indexOf('\u00e9');
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + http + BASE + "team-a/latin1"))
+                        .timeout(java.time.Duration.ofSeconds(20))
+                        .header("Content-Type", "application/yaml")
+                        .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, r.statusCode(), r.body());
+        assertTrue(r.body().contains("invalid UTF-8 at byte " + offset), r.body());
+        assertEquals(404, Http.get(http, BASE + "team-a/latin1").status(), "nothing was stored");
+    }
+
     @Test
     void acceptedWithWarningsCarriesWarningHeaders() {
         Http.Reply r = put("/api/v1/configs/security.istio.io/v1/peerauthentications/team-a/pa", """

@@ -77,6 +77,33 @@ class DiscoveryArgsTest {
         }
     }
 
+    /** Neither directory may hold the other, wherever symlinks make them really be. */
+    @Test
+    void configDirAndConfigStateDirMustNotHoldEachOtherThroughSymlinksEither(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        IllegalArgumentException outer = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of(), "--configDir", "/srv/state/config", "--configStateDir", "/srv/state"));
+        assertTrue(outer.getMessage().contains("--configDir /srv/state/config must not be inside --configStateDir"),
+                outer.getMessage());
+
+        Path config = java.nio.file.Files.createDirectories(dir.resolve("config"));
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), config);
+        IllegalArgumentException viaLink = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of(), "--configDir", config.toString(), "--configStateDir", link.resolve("state").toString()));
+        assertTrue(viaLink.getMessage().contains("inside --configDir") && viaLink.getMessage().contains("symlinks resolved"),
+                viaLink.getMessage());
+        Path state = java.nio.file.Files.createDirectories(dir.resolve("state"));
+        Path stateLink = java.nio.file.Files.createSymbolicLink(dir.resolve("state-link"), state);
+        IllegalArgumentException configViaLink = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of(), "--configDir", stateLink.resolve("config").toString(),
+                        "--configStateDir", state.toString()));
+        assertTrue(configViaLink.getMessage().contains("inside --configStateDir"), configViaLink.getMessage());
+
+        // side by side is fine
+        assertEquals(state, parse(Map.of(), "--configDir", config.toString(), "--configStateDir", state.toString())
+                .configStateDir());
+    }
+
     @Test
     void kubernetesIsDetectedFromFlagEnvOrPod() {
         assertEquals(ServerMode.KUBERNETES, parse(Map.of(), "--kubeconfig", "/tmp/kc").mode());

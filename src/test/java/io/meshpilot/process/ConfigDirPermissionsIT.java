@@ -47,7 +47,9 @@ class ConfigDirPermissionsIT {
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
                 "--meshConfig", dir.resolve("mesh").toString(), "--configDir", dir.resolve("config").toString(),
-                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"};
+                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC",
+                // the test's own (the default is var/config of the installation, and locked)
+                "--configStateDir", dir.resolve("state").toString()};
     }
 
     static String vs(String name) {

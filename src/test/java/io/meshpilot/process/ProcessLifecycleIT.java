@@ -13,6 +13,7 @@ import io.grpc.stub.StreamObserver;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.ServerProcess;
 import jakarta.json.bind.JsonbBuilder;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -32,17 +33,23 @@ class ProcessLifecycleIT {
     static final Duration START = Duration.ofSeconds(90);
     static final Pattern READY = Pattern.compile("io.meshpilot.startup: ready");
 
-    static String[] flags(Path dir, String... extra) {
-        return flags(dir, dir.resolveSibling(dir.getFileName() + "-state"), extra);
+    /**
+     * Everything the server keeps, inside the test's own {@code dir} (deleted with it): config
+     * files in {@code dir/config}, the mesh config {@code dir/mesh}, the CA in {@code dir/ca},
+     * the REST writes in {@code dir/state}.
+     */
+    static String[] flags(Path dir, String... extra) throws IOException {
+        return flags(dir, dir.resolve("state"), extra);
     }
 
     /** With the REST writes kept in {@code stateDir} (one per running server: it is locked). */
-    static String[] flags(Path dir, Path stateDir, String... extra) {
+    static String[] flags(Path dir, Path stateDir, String... extra) throws IOException {
         List<String> f = new ArrayList<>(List.of("discovery", "--configStateDir", stateDir.toString(),
                 "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
-                "--meshConfig", dir.resolve("mesh").toString(), "--configDir", dir.toString(),
-                "--caStateDir", dir.resolveSibling(dir.getFileName() + "-ca").toString(), "--caKeyType", "EC"));
+                "--meshConfig", dir.resolve("mesh").toString(),
+                "--configDir", Files.createDirectories(dir.resolve("config")).toString(),
+                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
         f.addAll(List.of(extra));
         return f.toArray(String[]::new);
     }
@@ -72,8 +79,8 @@ class ProcessLifecycleIT {
     @Test
     @SuppressWarnings("unchecked")
     void twoInstancesRunSideBySideEachWithItsOwnPorts(@TempDir Path dir) throws Exception {
-        try (ServerProcess a = ServerProcess.jar(Map.of(), flags(dir, dir.resolveSibling(dir.getFileName() + "-state-a")));
-             ServerProcess b = ServerProcess.jar(Map.of(), flags(dir, dir.resolveSibling(dir.getFileName() + "-state-b")))) {
+        try (ServerProcess a = ServerProcess.jar(Map.of(), flags(dir, dir.resolve("state-a")));
+             ServerProcess b = ServerProcess.jar(Map.of(), flags(dir, dir.resolve("state-b")))) {
             Map<String, Integer> pa = a.awaitPorts(START);
             Map<String, Integer> pb = b.awaitPorts(START);
             a.await(READY, START);

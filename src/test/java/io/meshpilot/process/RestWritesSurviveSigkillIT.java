@@ -65,7 +65,7 @@ class RestWritesSurviveSigkillIT {
         Map<Integer, Outcome> outcomes = new ConcurrentHashMap<>();
         int killAfter = ThreadLocalRandom.current().nextInt(40, 160);
         AtomicInteger acks = new AtomicInteger();
-        try (ServerProcess server = ServerProcess.jar(env, ProcessLifecycleIT.flags(Files.createDirectories(dir.resolve("config")), state))) {
+        try (ServerProcess server = ServerProcess.jar(env, ProcessLifecycleIT.flags(dir, state))) {
             int http = server.awaitPorts(ProcessLifecycleIT.START).get("http");
             server.await(ProcessLifecycleIT.READY, ProcessLifecycleIT.START);
             CountDownLatch killNow = new CountDownLatch(1);
@@ -108,7 +108,7 @@ class RestWritesSurviveSigkillIT {
             assertEquals(List.of(), keys, "private keys left in the server's temporary directory");
         }
 
-        try (ServerProcess again = ServerProcess.jar(env, ProcessLifecycleIT.flags(Files.createDirectories(dir.resolve("config")), state))) {
+        try (ServerProcess again = ServerProcess.jar(env, ProcessLifecycleIT.flags(dir, state))) {
             int http = again.awaitPorts(ProcessLifecycleIT.START).get("http");
             again.await(ProcessLifecycleIT.READY, ProcessLifecycleIT.START);
             assertEquals("[]", Http.get(http, "/api/v1/config-errors").body().replace(" ", ""),

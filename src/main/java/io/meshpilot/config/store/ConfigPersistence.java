@@ -7,7 +7,8 @@ import io.meshpilot.model.ConfigKey;
  * Where a writable store makes a change durable before it takes effect: called under the
  * store's write lock, before the change is visible or announced, so an acknowledged write
  * is on disk and a failed one changed nothing. Implementations throw
- * {@link ConfigStoreException.Unavailable} when they cannot persist.
+ * {@link ConfigStoreException.Unavailable} when they cannot persist, and
+ * {@link ConfigStoreException.TooLarge} for an object they could not take back.
  */
 public interface ConfigPersistence {
     /** Keeps nothing: for stores whose content comes from elsewhere (files, a test). */

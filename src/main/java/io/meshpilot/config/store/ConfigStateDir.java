@@ -8,6 +8,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigJson;
 import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.security.ca.AtomicFiles;
 import java.io.IOException;
@@ -29,7 +30,8 @@ import java.util.List;
 
 /**
  * The writable store's objects on disk, one file per object:
- * {@code <dir>/<kind, lower case>/<namespace>/<name>.json}, the object as the REST API returns it, with
+ * {@code <dir>/<kind, lower case>/<namespace>/<name>.json} (a long name shortened by
+ * {@link #fileSegment}), the object as the REST API returns it, with
  * its resourceVersion, generation and exact creation time. A write replaces its file
  * atomically and durably ({@link AtomicFiles}: temporary file, fsync, rename, fsync of the
  * directory) before the store acknowledges it, so a crash at any moment leaves each object
@@ -45,8 +47,19 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
     private static final String LOCK = ".lock";
     /** A namespace segment for cluster-scoped kinds; '_' is never left unescaped in a segment. */
     private static final String NO_NAMESPACE = "_cluster";
-    /** Far above any object the REST API takes (8 MiB bodies); a bigger file is not ours. */
-    private static final long MAX_FILE_BYTES = 64L * 1024 * 1024;
+    /**
+     * The most characters a state file may hold: it is read back through {@link ConfigParser},
+     * which takes no more, so a bigger object is refused when written rather than lost at the
+     * next restart.
+     */
+    static final int MAX_FILE_CHARS = SafeYaml.MAX_CHARS;
+    /** UTF-8 takes at most 3 bytes per Java char, so a bigger file cannot be one we wrote. */
+    private static final long MAX_FILE_BYTES = 3L * MAX_FILE_CHARS;
+
+    /** Stems up to this length are the name itself: with ".", ".json" and ".tmp", 210 bytes. */
+    static final int MAX_PLAIN_STEM = 200;
+    /** Of a longer stem, this much is kept before '~' and the 64 hex digits of its hash. */
+    private static final int HASHED_PREFIX = 120;
 
     private final Path root;
     private final FileChannel lockChannel;
@@ -65,7 +78,7 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
      */
     public static ConfigStateDir open(Path dir) throws IOException {
         Path root = dir.toAbsolutePath().normalize();
-        Files.createDirectories(root);
+        AtomicFiles.createDirectories(root);
         if (!Files.isWritable(root)) {
             throw new IOException(root + " is not writable");
         }
@@ -230,9 +243,15 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
             // exact, so a restart hands back the same object (the API shows whole seconds)
             json.getAsJsonObject("metadata").addProperty("creationTimestamp", stored.creationTimestamp().toString());
         }
+        String text = json.toString();
+        if (text.length() > MAX_FILE_CHARS) {
+            throw new ConfigStoreException.TooLarge(stored.key(), "as stored (with its metadata and status) it is "
+                    + text.length() + " characters of JSON, more than the " + MAX_FILE_CHARS
+                    + " a config state file can hold and be loaded back; not saved");
+        }
         try {
-            ensureDirectory(file.getParent());
-            AtomicFiles.write(file, json.toString().getBytes(StandardCharsets.UTF_8), true);
+            AtomicFiles.createDirectories(file.getParent()); // the kind and namespace directories
+            AtomicFiles.write(file, text.getBytes(StandardCharsets.UTF_8), true);
         } catch (IOException | RuntimeException e) {
             throw new ConfigStoreException.Unavailable(stored.key(), "not saved to " + file + ": " + e, e);
         }
@@ -250,19 +269,30 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
         }
     }
 
-    /** Creates the kind and namespace directories, each made durable in its parent. */
-    private void ensureDirectory(Path dir) throws IOException {
-        if (Files.isDirectory(dir)) {
-            return;
-        }
-        ensureDirectory(dir.getParent());
-        Files.createDirectories(dir);
-        AtomicFiles.syncDirectory(dir.getParent());
-    }
-
     Path fileOf(ConfigKey key) {
         String ns = key.namespace() == null || key.namespace().isEmpty() ? NO_NAMESPACE : segment(key.namespace());
-        return root.resolve(segment(key.kind().toLowerCase(java.util.Locale.ROOT))).resolve(ns).resolve(segment(key.name()) + SUFFIX);
+        return root.resolve(segment(key.kind().toLowerCase(java.util.Locale.ROOT))).resolve(ns)
+                .resolve(fileSegment(segment(key.name())) + SUFFIX);
+    }
+
+    /**
+     * A file name stem that fits: file systems take 255 bytes per name, and a name may be 253
+     * characters, more when percent-encoded, plus ".json" and the temporary file's "." and
+     * ".tmp". A longer one keeps a readable prefix and adds the SHA-256 of the whole segment
+     * after a '~', which {@link #segment} never leaves unescaped, so it cannot be another
+     * object's plain name. The object's key is read from the file's content, not its name.
+     */
+    static String fileSegment(String segment) {
+        if (segment.length() <= MAX_PLAIN_STEM) {
+            return segment;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(segment.getBytes(StandardCharsets.US_ASCII));
+            return segment.substring(0, HASHED_PREFIX) + "~" + java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+        }
     }
 
     /**

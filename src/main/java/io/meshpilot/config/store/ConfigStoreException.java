@@ -65,6 +65,16 @@ public abstract sealed class ConfigStoreException extends RuntimeException {
         }
     }
 
+    /**
+     * The object is bigger than what is kept can be: acknowledging it would lose it at the
+     * next restart, so it is refused; nothing changed.
+     */
+    public static final class TooLarge extends ConfigStoreException {
+        public TooLarge(ConfigKey key, String why) {
+            super(key, why);
+        }
+    }
+
     /** The change could not be made durable (disk full, read-only, I/O error); nothing changed. */
     public static final class Unavailable extends ConfigStoreException {
         public Unavailable(ConfigKey key, String why, Throwable cause) {

@@ -51,12 +51,36 @@ public final class AtomicFiles {
         syncDirectory(dir);
     }
 
-    /** Makes creations, renames and deletions in {@code dir} durable. */
-    public static void syncDirectory(Path dir) {
+    /**
+     * Makes creations, renames and deletions in {@code dir} durable.
+     *
+     * @throws IOException when the directory cannot be opened or synced (EIO, gone): the
+     *     change may not survive a crash, so the caller must not report it as made
+     */
+    public static void syncDirectory(Path dir) throws IOException {
         try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
             ch.force(true);
-        } catch (IOException | UnsupportedOperationException e) {
-            // some platforms cannot open or fsync a directory; the rename is still atomic there
+        } catch (UnsupportedOperationException e) {
+            // a file system without directory channels: the rename is still atomic there
+        }
+    }
+
+    /**
+     * Creates {@code dir} and any missing parents, each made durable in its own parent, so a
+     * crash cannot leave a file whose directory was never recorded.
+     */
+    public static void createDirectories(Path dir) throws IOException {
+        Path absolute = dir.toAbsolutePath().normalize();
+        if (Files.isDirectory(absolute)) {
+            return;
+        }
+        Path parent = absolute.getParent();
+        if (parent != null) {
+            createDirectories(parent);
+        }
+        Files.createDirectories(absolute);
+        if (parent != null) {
+            syncDirectory(parent);
         }
     }
 

@@ -127,6 +127,35 @@ class DurableConfigStoreTest {
         open(dir).close(); // released with the first
     }
 
+    /**
+     * A name may be 253 characters (more once percent-encoded), past the 255 bytes a file name
+     * can have with ".json" and the temporary file's affixes: such names are saved under a
+     * hashed name, still one file each, and come back after a reopen.
+     */
+    @Test
+    void theLongestNamesAreSavedAndComeBack(@TempDir Path dir) throws Exception {
+        String longest = "a".repeat(253);
+        String sibling = "a".repeat(252) + "b";
+        Config kept;
+        Config keptSibling;
+        try (DurableConfigStore s = open(dir)) {
+            kept = s.create(vs(longest, "long.example.com"));
+            keptSibling = s.create(vs(sibling, "sibling.example.com"));
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("virtualservice/team-a"))) {
+            List<Path> saved = files.toList();
+            assertEquals(2, saved.size(), saved.toString());
+            for (Path f : saved) {
+                assertTrue(f.getFileName().toString().length() + ".tmp".length() + 1 <= 255, f.toString());
+            }
+        }
+        try (DurableConfigStore s = open(dir)) {
+            assertEquals(List.of(), s.errors());
+            assertEquals(kept, s.get("VirtualService", "team-a", longest).orElseThrow());
+            assertEquals(keptSibling, s.get("VirtualService", "team-a", sibling).orElseThrow());
+        }
+    }
+
     @Test
     void namesThatAreNotPlainDnsNamesGetTheirOwnFiles() {
         assertEquals("reviews.v1", ConfigStateDir.segment("reviews.v1"));
