@@ -41,19 +41,7 @@ class DeadPeerTest {
                     StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "100"))
                     .redirectErrorStream(true).start();
             try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
-                        StandardCharsets.UTF_8));
-                String line = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        String l;
-                        while ((l = out.readLine()) != null && !l.startsWith("holding") && !l.startsWith("not")) {
-                            // JVM warnings before the line we wait for
-                        }
-                        return l;
-                    } catch (java.io.IOException e) {
-                        return e.toString();
-                    }
-                }).get(90, TimeUnit.SECONDS);
+                String line = holdingLine(holder);
                 assertEquals("holding 100", line, transport);
                 assertEquals(100, connections(http), transport + ": all streams connected");
                 assertEquals(100, calls.active(), transport + ": one call per stream");
@@ -170,19 +158,7 @@ class DeadPeerTest {
                 holder = new ProcessBuilder(List.of(javaCommand, "-cp", System.getProperty("java.class.path"),
                         StreamHolder.class.getName(), Integer.toString(http), "20", "20"))
                         .redirectErrorStream(true).start();
-                BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
-                        StandardCharsets.UTF_8));
-                String line = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        String l;
-                        while ((l = out.readLine()) != null && !l.startsWith("holding") && !l.startsWith("not")) {
-                            // JVM warnings before the line we wait for
-                        }
-                        return l;
-                    } catch (java.io.IOException e) {
-                        return e.toString();
-                    }
-                }).get(90, TimeUnit.SECONDS);
+                String line = holdingLine(holder);
                 assertEquals("holding 20", line);
                 assertEquals(22, connections(http));
                 holder.destroyForcibly(); // SIGKILL: no goodbye from the client
@@ -207,5 +183,21 @@ class DeadPeerTest {
 
     private static int connections(int http) {
         return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonArray().size();
+    }
+
+    /** StreamHolder's report ("holding N" or "not ..."), past any JVM warnings before it. */
+    private static String holdingLine(Process holder) throws Exception {
+        BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                String l;
+                while ((l = out.readLine()) != null && !l.startsWith("holding") && !l.startsWith("not")) {
+                    // JVM warnings before the line we wait for
+                }
+                return l;
+            } catch (java.io.IOException e) {
+                return e.toString();
+            }
+        }).get(90, TimeUnit.SECONDS);
     }
 }
