@@ -825,7 +825,7 @@ class PolicyValidationTest {
                         accessLogging:
                         - filter:
                             expression: "request.host == 'example.com"
-                        """), "spec.accessLogging[0].filter.expression", "unterminated"),
+                        """), "spec.accessLogging[0].filter.expression", "token recognition error"),
                 bad("tel: access log provider without a name", tel("""
                         accessLogging:
                         - providers:

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -40,6 +41,13 @@ class PolicyValueSyntaxTest {
     })
     void invalidCel(String expression) {
         assertNotNull(CelSyntax.check(expression), expression);
+    }
+
+    @Test
+    void celErrorNamesLineAndColumn() {
+        String why = CelSyntax.check("response.code >= 400 &&\n  (request.url_path");
+        assertNotNull(why);
+        assertTrue(why.contains("missing ')'") && why.endsWith(" at 2:20"), why);
     }
 
     @ParameterizedTest
