@@ -1010,6 +1010,17 @@ class NetworkingValidationTest {
                 ports:
                 - {number: 80, name: http, protocol: SPDY}
                 resolution: DNS"""), "spec.ports[0].protocol", "protocol"));
+        // istiod's protocol.Parse knows Thrift (any case) and "grpc-web"; both name valid ports
+        c.add(ok("se: thrift protocol", se("""
+                hosts: [a.example.com]
+                ports:
+                - {number: 9090, name: thrift-rpc, protocol: THRIFT}
+                - {number: 9091, name: thrift-lower, protocol: thrift}
+                - {number: 9092, name: web, protocol: grpc-web}
+                resolution: DNS""")));
+        c.add(ok("gw: thrift protocol", gwServer("""
+                port: {number: 9090, name: thrift, protocol: Thrift}
+                hosts: ["*"]""")));
         c.add(bad("se: port name", se("""
                 hosts: [a.example.com]
                 ports:

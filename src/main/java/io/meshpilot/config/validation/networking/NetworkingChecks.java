@@ -4,12 +4,14 @@ import com.google.protobuf.Duration;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
+import io.meshpilot.model.Protocol;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Building blocks shared by the networking validators, in the shape istiod's
@@ -190,42 +192,9 @@ final class NetworkingChecks {
 
     // ---- names, ports, protocols -------------------------------------------------------------
 
-    /** Port protocols istiod parses (pkg/config/protocol), case-insensitively. */
-    enum Protocol {
-        TCP, UDP, GRPC, GRPC_WEB, HTTP, HTTP_PROXY, HTTP2, HTTPS, TLS, MONGO, REDIS, MYSQL, UNSUPPORTED;
-
-        static Protocol parse(String s) {
-            return switch (s == null ? "" : s.toLowerCase(Locale.ROOT)) {
-                case "tcp" -> TCP;
-                case "udp" -> UDP;
-                case "grpc" -> GRPC;
-                case "grpc-web" -> GRPC_WEB;
-                case "http" -> HTTP;
-                case "http_proxy" -> HTTP_PROXY;
-                case "http2" -> HTTP2;
-                case "https" -> HTTPS;
-                case "tls" -> TLS;
-                case "mongo" -> MONGO;
-                case "redis" -> REDIS;
-                case "mysql" -> MYSQL;
-                default -> UNSUPPORTED;
-            };
-        }
-
-        boolean isHttp() {
-            return this == HTTP || this == HTTP2 || this == HTTP_PROXY || this == GRPC || this == GRPC_WEB;
-        }
-
-        boolean isTls() {
-            return this == HTTPS || this == TLS;
-        }
-
-        boolean isTcp() {
-            return this == TCP || this == HTTPS || this == TLS || this == MONGO || this == REDIS || this == MYSQL;
-        }
-    }
-
-    static final String PROTOCOL_LIST = "HTTP, HTTPS, HTTP2, HTTP_PROXY, GRPC, GRPC-WEB, TCP, TLS, UDP, MONGO, REDIS, MYSQL";
+    /** Every protocol a port may name, as istiod prints them (pkg/config/protocol). */
+    static final String PROTOCOL_LIST = Arrays.stream(Protocol.values()).filter(p -> p != Protocol.UNSUPPORTED)
+            .map(Protocol::label).collect(Collectors.joining(", "));
 
     /** A port protocol; empty means "detect" and is allowed. */
     static boolean protocol(Validation v, String protocol) {
