@@ -51,11 +51,17 @@ public record IpPrefix(IpAddr addr, int bits) {
         }
     }
 
+    /** Whether istiod's ValidateIPSubnet reads {@code s} as a prefix: it has exactly one "/". */
+    public static boolean looksLikePrefix(String s) {
+        int slash = s.indexOf('/');
+        return slash >= 0 && slash == s.lastIndexOf('/');
+    }
+
     /**
-     * istiod's ValidateIPSubnet: a prefix when {@code s} has a "/", else a single address.
-     * Null when valid, else why not.
+     * istiod's ValidateIPSubnet: a prefix when {@code s} has exactly one "/", else a single
+     * address. Null when valid, else why not.
      */
     public static String addressOrPrefixProblem(String s) {
-        return s.indexOf('/') >= 0 ? problem(s) : IpAddr.problem(s);
+        return looksLikePrefix(s) ? problem(s) : IpAddr.problem(s);
     }
 }

@@ -1,7 +1,8 @@
 package io.meshpilot.config.validation;
 
 import com.google.protobuf.Duration;
-import java.net.InetAddress;
+import io.meshpilot.util.IpAddr;
+import io.meshpilot.util.IpPrefix;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -86,27 +87,22 @@ public final class Checks {
         return wildcardDomain(v, host);
     }
 
+    /** An IP address as istiod reads one (Go's netip.ParseAddr); never a name lookup. */
     public static boolean isIp(String s) {
-        if (s == null || s.isEmpty()) {
-            return false;
+        return s != null && IpAddr.isAddress(s);
+    }
+
+    /**
+     * Why {@code s} is neither an IP address nor a CIDR block, or null: istiod's
+     * ValidateIPSubnet (netip.ParsePrefix when there is exactly one "/", else netip.ParseAddr).
+     */
+    public static String ipOrCidrProblem(String s) {
+        if (IpPrefix.looksLikePrefix(s)) {
+            String why = IpPrefix.problem(s);
+            return why == null ? null : "\"" + s + "\" is not a valid CIDR block: " + why;
         }
-        if (s.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-            for (String o : s.split("\\.")) {
-                if (Integer.parseInt(o) > 255) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (s.contains(":") && s.matches("[0-9a-fA-F:.]+")) {
-            try {
-                InetAddress.getByName(s); // literal only: no name lookup for a string of hex and colons
-                return true;
-            } catch (java.net.UnknownHostException e) {
-                return false;
-            }
-        }
-        return false;
+        String why = IpAddr.problem(s);
+        return why == null ? null : "\"" + s + "\" is not a valid IP address: " + why;
     }
 
     /** An IP address or a CIDR block ({@code 10.0.0.0/8}, {@code 2001:db8::/32}). */
@@ -115,23 +111,10 @@ public final class Checks {
             v.error("must not be empty");
             return false;
         }
-        int slash = s.indexOf('/');
-        String ip = slash < 0 ? s : s.substring(0, slash);
-        if (!isIp(ip)) {
-            v.error("\"" + s + "\" is not a valid IP address or CIDR block");
+        String why = ipOrCidrProblem(s);
+        if (why != null) {
+            v.error(why);
             return false;
-        }
-        if (slash >= 0) {
-            int max = ip.contains(":") ? 128 : 32;
-            try {
-                int bits = Integer.parseInt(s.substring(slash + 1));
-                if (bits < 0 || bits > max) {
-                    throw new NumberFormatException();
-                }
-            } catch (NumberFormatException e) {
-                v.error("\"" + s + "\" has an invalid prefix length (0-" + max + ")");
-                return false;
-            }
         }
         return true;
     }

@@ -5,6 +5,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.model.Protocol;
+import io.meshpilot.util.IpAddr;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -111,36 +112,20 @@ final class NetworkingChecks {
         return fqdnProblem(host) == null;
     }
 
-    /** An IPv4 or IPv6 address; like Go's parser, IPv4 octets with leading zeros are refused. */
+    /** istiod's netutil.IsValidIPAddress (Go's netip.ParseAddr). */
     static boolean isIp(String s) {
-        if (!Checks.isIp(s)) {
-            return false;
-        }
-        if (!s.contains(":")) {
-            for (String octet : s.split("\\.")) {
-                if (octet.length() > 1 && octet.startsWith("0")) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return Checks.isIp(s);
     }
 
-    /** istiod's ValidateIPSubnet: an address, or a CIDR block when the value has one slash. */
+    /** istiod's ValidateIPSubnet: a CIDR block when the value has exactly one slash, else an address. */
     static boolean ipOrSubnet(Validation v, String s) {
-        int slashes = s.length() - s.replace("/", "").length();
-        if (slashes == 1) {
-            return Checks.ipOrCidr(v, s);
-        }
-        return ip(v, s);
+        return report(v, Checks.ipOrCidrProblem(s));
     }
 
+    /** istiod's ValidateIPAddress (Go's netip.ParseAddr). */
     static boolean ip(Validation v, String s) {
-        if (!isIp(s)) {
-            v.error("\"" + s + "\" is not a valid IP address");
-            return false;
-        }
-        return true;
+        String why = IpAddr.problem(s);
+        return report(v, why == null ? null : "\"" + s + "\" is not a valid IP address: " + why);
     }
 
     /** istiod's partial-wildcard rule: "*" alone or a leading "*." only. */
