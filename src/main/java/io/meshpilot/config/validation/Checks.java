@@ -20,10 +20,6 @@ public final class Checks {
     private static final Pattern LABEL_VALUE = Pattern.compile("(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?");
     private static final Pattern PORT_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
 
-    /** Protocols istiod knows for ports (case-insensitive; unknown ones are an error). */
-    public static final List<String> PROTOCOLS = List.of("HTTP", "HTTPS", "HTTP2", "GRPC", "GRPC-WEB", "TCP", "TLS",
-            "MONGO", "REDIS", "MYSQL", "UDP", "THRIFT", "HBONE", "DOUBLEHBONE");
-
     private Checks() {
     }
 
@@ -132,18 +128,6 @@ public final class Checks {
     public static boolean portName(Validation v, String name) {
         if (name == null || name.isEmpty() || name.length() > 63 || !PORT_NAME.matcher(name).matches()) {
             v.error("invalid port name \"" + name + "\" (must be a DNS-1123 label)");
-            return false;
-        }
-        return true;
-    }
-
-    public static boolean protocol(Validation v, String protocol) {
-        if (protocol == null || protocol.isEmpty()) {
-            v.error("protocol must be set");
-            return false;
-        }
-        if (!PROTOCOLS.contains(protocol.toUpperCase(java.util.Locale.ROOT))) {
-            v.error("unrecognized protocol \"" + protocol + "\"");
             return false;
         }
         return true;
