@@ -4,6 +4,7 @@ import com.google.protobuf.Duration;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.api.mesh.v1alpha1.ProxyConfig;
+import io.meshpilot.util.IpPrefix;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -98,6 +99,12 @@ public final class MeshValidator {
                 var ep = network.getEndpoints(i);
                 if (ep.getFromCidr().isEmpty() && ep.getFromRegistry().isEmpty()) {
                     v.add(new Violation(base + ".endpoints[" + i + "]", "needs fromCidr or fromRegistry"));
+                } else if (!ep.getFromCidr().isEmpty()) {
+                    String why = IpPrefix.addressOrPrefixProblem(ep.getFromCidr());
+                    if (why != null) {
+                        v.add(new Violation(base + ".endpoints[" + i + "].fromCidr",
+                                "\"" + ep.getFromCidr() + "\" is not a valid IP address or CIDR block: " + why));
+                    }
                 }
             }
         });

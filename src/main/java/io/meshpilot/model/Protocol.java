@@ -62,6 +62,16 @@ public enum Protocol {
         return this == HTTP || this == HTTP2 || this == GRPC || this == GRPC_WEB || this == HTTP_PROXY;
     }
 
+    /** istiod's IsTLS: protocols whose traffic is TLS on the wire. */
+    public boolean isTls() {
+        return this == HTTPS || this == TLS;
+    }
+
+    /** istiod's IsTCP: protocols proxied as opaque TCP streams. */
+    public boolean isTcp() {
+        return this == TCP || this == HTTPS || this == TLS || this == MONGO || this == REDIS || this == MYSQL;
+    }
+
     /** The name istiod prints (HTTP, GRPC-Web, ...). */
     public String label() {
         return switch (this) {

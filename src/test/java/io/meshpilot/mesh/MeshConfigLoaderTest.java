@@ -142,4 +142,16 @@ class MeshConfigLoaderTest {
         assertTrue(e.getMessage().contains("registryServiceName or address"), e.getMessage());
         assertEquals(4, e.line(), e.getMessage());
     }
+
+    @Test
+    void networkEndpointCidrIsReadAsIstiodReadsIt(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("meshNetworks");
+        Files.writeString(f, "networks:\n  n1:\n    endpoints:\n    - fromCidr: 10.0.0.0/8\n    - fromCidr: 2001:db8::1\n");
+        assertEquals(2, loader.loadNetworks(f).getNetworksMap().get("n1").getEndpointsCount());
+        for (String bad : new String[] {"010.0.0.0/8", "10.0.0.0/+8", "10.0.0.0/33", "example.com"}) {
+            Files.writeString(f, "networks:\n  n1:\n    endpoints:\n    - fromCidr: \"" + bad + "\"\n");
+            MeshConfigException e = assertThrows(MeshConfigException.class, () -> loader.loadNetworks(f), bad);
+            assertTrue(e.getMessage().contains("fromCidr") && e.getMessage().contains(bad), e.getMessage());
+        }
+    }
 }

@@ -1,7 +1,8 @@
 package io.meshpilot.config.validation;
 
 import com.google.protobuf.Duration;
-import java.net.InetAddress;
+import io.meshpilot.util.IpAddr;
+import io.meshpilot.util.IpPrefix;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -18,10 +19,6 @@ public final class Checks {
     private static final Pattern LABEL_NAME = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
     private static final Pattern LABEL_VALUE = Pattern.compile("(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?");
     private static final Pattern PORT_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-
-    /** Protocols istiod knows for ports (case-insensitive; unknown ones are an error). */
-    public static final List<String> PROTOCOLS = List.of("HTTP", "HTTPS", "HTTP2", "GRPC", "GRPC-WEB", "TCP", "TLS",
-            "MONGO", "REDIS", "MYSQL", "UDP", "THRIFT", "HBONE", "DOUBLEHBONE");
 
     private Checks() {
     }
@@ -86,27 +83,22 @@ public final class Checks {
         return wildcardDomain(v, host);
     }
 
+    /** An IP address as istiod reads one (Go's netip.ParseAddr); never a name lookup. */
     public static boolean isIp(String s) {
-        if (s == null || s.isEmpty()) {
-            return false;
+        return s != null && IpAddr.isAddress(s);
+    }
+
+    /**
+     * Why {@code s} is neither an IP address nor a CIDR block, or null: istiod's
+     * ValidateIPSubnet (netip.ParsePrefix when there is exactly one "/", else netip.ParseAddr).
+     */
+    public static String ipOrCidrProblem(String s) {
+        if (IpPrefix.looksLikePrefix(s)) {
+            String why = IpPrefix.problem(s);
+            return why == null ? null : "\"" + s + "\" is not a valid CIDR block: " + why;
         }
-        if (s.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-            for (String o : s.split("\\.")) {
-                if (Integer.parseInt(o) > 255) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (s.contains(":") && s.matches("[0-9a-fA-F:.]+")) {
-            try {
-                InetAddress.getByName(s); // literal only: no name lookup for a string of hex and colons
-                return true;
-            } catch (java.net.UnknownHostException e) {
-                return false;
-            }
-        }
-        return false;
+        String why = IpAddr.problem(s);
+        return why == null ? null : "\"" + s + "\" is not a valid IP address: " + why;
     }
 
     /** An IP address or a CIDR block ({@code 10.0.0.0/8}, {@code 2001:db8::/32}). */
@@ -115,23 +107,10 @@ public final class Checks {
             v.error("must not be empty");
             return false;
         }
-        int slash = s.indexOf('/');
-        String ip = slash < 0 ? s : s.substring(0, slash);
-        if (!isIp(ip)) {
-            v.error("\"" + s + "\" is not a valid IP address or CIDR block");
+        String why = ipOrCidrProblem(s);
+        if (why != null) {
+            v.error(why);
             return false;
-        }
-        if (slash >= 0) {
-            int max = ip.contains(":") ? 128 : 32;
-            try {
-                int bits = Integer.parseInt(s.substring(slash + 1));
-                if (bits < 0 || bits > max) {
-                    throw new NumberFormatException();
-                }
-            } catch (NumberFormatException e) {
-                v.error("\"" + s + "\" has an invalid prefix length (0-" + max + ")");
-                return false;
-            }
         }
         return true;
     }
@@ -149,18 +128,6 @@ public final class Checks {
     public static boolean portName(Validation v, String name) {
         if (name == null || name.isEmpty() || name.length() > 63 || !PORT_NAME.matcher(name).matches()) {
             v.error("invalid port name \"" + name + "\" (must be a DNS-1123 label)");
-            return false;
-        }
-        return true;
-    }
-
-    public static boolean protocol(Validation v, String protocol) {
-        if (protocol == null || protocol.isEmpty()) {
-            v.error("protocol must be set");
-            return false;
-        }
-        if (!PROTOCOLS.contains(protocol.toUpperCase(java.util.Locale.ROOT))) {
-            v.error("unrecognized protocol \"" + protocol + "\"");
             return false;
         }
         return true;

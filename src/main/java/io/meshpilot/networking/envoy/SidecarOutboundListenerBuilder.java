@@ -20,6 +20,9 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.util.IpAddr;
+import io.meshpilot.util.IpPrefix;
+import io.meshpilot.util.IpSyntaxException;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -186,8 +189,12 @@ public final class SidecarOutboundListenerBuilder {
         }
         Filter rds = EnvoyFilters.rdsHcm("outbound_" + name, String.valueOf(port));
         byVip.forEach((vip, t) -> {
-            CidrRange cidr = CidrRange.newBuilder().setAddressPrefix(vip)
-                    .setPrefixLen(UInt32Value.of(vip.contains(":") ? 128 : 32)).build();
+            CidrRange cidr = cidrOf(vip);
+            if (cidr == null) {
+                LOG.log(Level.WARNING, "outbound listener " + name + ": VIP \"" + vip + "\" of " + t.service().hostname()
+                        + " is not an IP address or CIDR block; it gets no filter chain of its own");
+                return;
+            }
             chains.add(FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder().addPrefixRanges(cidr)
                     .addAllApplicationProtocols(SidecarInboundListenerBuilder.PLAINTEXT_HTTP_ALPNS)).addFilters(rds).build());
             chains.add(FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder().addPrefixRanges(cidr))
@@ -226,6 +233,24 @@ public final class SidecarOutboundListenerBuilder {
             l.setContinueOnListenerFiltersTimeout(true);
         }
         return l.build();
+    }
+
+    /**
+     * istiod's ConvertAddressToCidr: a CIDR block keeps its length, a single address matches
+     * alone (32 or 128 bits); null when {@code vip} is neither.
+     */
+    static CidrRange cidrOf(String vip) {
+        try {
+            if (vip.indexOf('/') >= 0) {
+                IpPrefix p = IpPrefix.parse(vip);
+                return CidrRange.newBuilder().setAddressPrefix(vip.substring(0, vip.lastIndexOf('/')))
+                        .setPrefixLen(UInt32Value.of(p.bits())).build();
+            }
+            return CidrRange.newBuilder().setAddressPrefix(vip)
+                    .setPrefixLen(UInt32Value.of(IpAddr.parse(vip).bitLen())).build();
+        } catch (IpSyntaxException e) {
+            return null;
+        }
     }
 
     /** The VIP the proxy reaches {@code s} at: its cluster's, else the default address; null without one. */

@@ -10,11 +10,11 @@ import io.envoyproxy.pgv.validate.Validate.BytesRules;
 import io.envoyproxy.pgv.validate.Validate.EnumRules;
 import io.envoyproxy.pgv.validate.Validate.FieldRules;
 import io.envoyproxy.pgv.validate.Validate.StringRules;
+import io.meshpilot.util.IpAddr;
+import io.meshpilot.util.IpSyntaxException;
 import java.math.BigDecimal;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +31,6 @@ final class ValueRules {
     private static final Pattern HEADER_NAME = Pattern.compile("^:?[0-9a-zA-Z!#$%&'*+-.^_|~`]+$");
     private static final Pattern HEADER_VALUE = Pattern.compile("^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$");
     private static final Pattern HEADER_STRING = Pattern.compile("^[^\\u0000\\u000A\\u000D]*$");
-    private static final Pattern IPV4 = Pattern.compile("^((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$");
     private static final Pattern UUID = Pattern.compile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
 
     private ValueRules() {
@@ -212,8 +211,8 @@ final class ValueRules {
         switch (r.getWellKnownCase()) {
             case HOSTNAME -> check(c, path, r.getHostname(), "string.hostname", () -> hostname(s), "", s);
             case IP -> check(c, path, r.getIp(), "string.ip", () -> ip(s), "", s);
-            case IPV4 -> check(c, path, r.getIpv4(), "string.ipv4", () -> IPV4.matcher(s).matches(), "", s);
-            case IPV6 -> check(c, path, r.getIpv6(), "string.ipv6", () -> s.contains(":") && ip(s), "", s);
+            case IPV4 -> check(c, path, r.getIpv4(), "string.ipv4", () -> ipv4(s), "", s);
+            case IPV6 -> check(c, path, r.getIpv6(), "string.ipv6", () -> ip(s) && !ipv4(s), "", s);
             case ADDRESS -> check(c, path, r.getAddress(), "string.address", () -> ip(s) || hostname(s), "", s);
             case URI -> check(c, path, r.getUri(), "string.uri", () -> uri(s, true), "", s);
             case URI_REF -> check(c, path, r.getUriRef(), "string.uri_ref", () -> uri(s, false), "", s);
@@ -281,19 +280,26 @@ final class ValueRules {
         return true;
     }
 
-    /** An IP literal; a string with ':' is parsed as IPv6 without any name lookup. */
+    /**
+     * PGV's Go check, as go-control-plane's generated Validate() runs it in istiod: Go's
+     * net.ParseIP, which reads netip's forms but refuses a zone ({@code fe80::1%eth0}).
+     */
     static boolean ip(String s) {
-        if (IPV4.matcher(s).matches()) {
-            return true;
-        }
-        if (!s.contains(":") || s.startsWith("[")) {
-            return false;
-        }
+        return netParseIp(s) != null;
+    }
+
+    /** PGV's ipv4: net.ParseIP(s).To4() != nil, which IPv4-mapped IPv6 ({@code ::ffff:1.2.3.4}) also passes. */
+    private static boolean ipv4(String s) {
+        IpAddr a = netParseIp(s);
+        return a != null && (a.is4() || a.is4In6());
+    }
+
+    private static IpAddr netParseIp(String s) {
         try {
-            InetAddress.getByName(s);
-            return true;
-        } catch (UnknownHostException | SecurityException e) {
-            return false;
+            IpAddr a = IpAddr.parse(s);
+            return a.hasZone() ? null : a;
+        } catch (IpSyntaxException e) {
+            return null;
         }
     }
 

@@ -943,6 +943,25 @@ class NetworkingValidationTest {
                 ports:
                 - {number: 443, name: tls, protocol: TLS}
                 resolution: NONE""")));
+        // Go's netip.ParsePrefix: no leading zero in an octet, no sign or leading zero in the length
+        c.add(bad("se: CIDR with a leading-zero octet", se("""
+                hosts: ["*.internal.example.com"]
+                addresses: [010.0.0.0/8]
+                ports:
+                - {number: 443, name: tls, protocol: TLS}
+                resolution: NONE"""), "spec.addresses[0]", "leading zero"));
+        c.add(bad("se: CIDR with a signed length", se("""
+                hosts: ["*.internal.example.com"]
+                addresses: [10.0.0.0/+8]
+                ports:
+                - {number: 443, name: tls, protocol: TLS}
+                resolution: NONE"""), "spec.addresses[0]", "bad bits"));
+        c.add(bad("se: CIDR with a zero-padded length", se("""
+                hosts: ["*.internal.example.com"]
+                addresses: [10.0.0.0/08]
+                ports:
+                - {number: 443, name: tls, protocol: TLS}
+                resolution: NONE"""), "spec.addresses[0]", "bad bits"));
         c.add(ok("se: STATIC with workloadSelector", se("""
                 hosts: [details.default.svc.cluster.local]
                 ports:
@@ -1010,6 +1029,17 @@ class NetworkingValidationTest {
                 ports:
                 - {number: 80, name: http, protocol: SPDY}
                 resolution: DNS"""), "spec.ports[0].protocol", "protocol"));
+        // istiod's protocol.Parse knows Thrift (any case) and "grpc-web"; both name valid ports
+        c.add(ok("se: thrift protocol", se("""
+                hosts: [a.example.com]
+                ports:
+                - {number: 9090, name: thrift-rpc, protocol: THRIFT}
+                - {number: 9091, name: thrift-lower, protocol: thrift}
+                - {number: 9092, name: web, protocol: grpc-web}
+                resolution: DNS""")));
+        c.add(ok("gw: thrift protocol", gwServer("""
+                port: {number: 9090, name: thrift, protocol: Thrift}
+                hosts: ["*"]""")));
         c.add(bad("se: port name", se("""
                 hosts: [a.example.com]
                 ports:

@@ -509,6 +509,12 @@ class PolicyValidationTest {
                           - source:
                               notNamespaces: [""]
                         """), "spec.rules[1].from[0].source.notNamespaces[0]", "empty"),
+                bad("ap: CIDR with a signed length (Go's netip.ParsePrefix)", ap("""
+                        rules:
+                        - from:
+                          - source:
+                              ipBlocks: ["10.0.0.0/+8"]
+                        """), "spec.rules[0].from[0].source.ipBlocks[0]", "bad bits"),
                 bad("ap: CIDR prefix too long", ap("""
                         rules:
                         - from:

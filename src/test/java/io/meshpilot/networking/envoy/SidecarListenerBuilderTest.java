@@ -511,4 +511,16 @@ class SidecarListenerBuilderTest {
         List<String> names = new ArrayList<>(ls.stream().map(Listener::getName).toList());
         assertEquals(1, names.stream().filter(n -> n.equals("0.0.0.0_5432")).count());
     }
+
+    /** istiod's ConvertAddressToCidr: a CIDR VIP keeps its length; what is not an IP gets no chain. */
+    @Test
+    void vipCidrRangesAreReadLikeIstiod() {
+        assertEquals("10.0.0.0", SidecarOutboundListenerBuilder.cidrOf("10.0.0.0/16").getAddressPrefix());
+        assertEquals(16, SidecarOutboundListenerBuilder.cidrOf("10.0.0.0/16").getPrefixLen().getValue());
+        assertEquals(32, SidecarOutboundListenerBuilder.cidrOf("10.0.0.1").getPrefixLen().getValue());
+        assertEquals(128, SidecarOutboundListenerBuilder.cidrOf("2001:db8::1").getPrefixLen().getValue());
+        assertEquals(128, SidecarOutboundListenerBuilder.cidrOf("::ffff:10.0.0.1").getPrefixLen().getValue());
+        assertEquals(null, SidecarOutboundListenerBuilder.cidrOf("010.0.0.1"));
+        assertEquals(null, SidecarOutboundListenerBuilder.cidrOf("10.0.0.0/+8"));
+    }
 }

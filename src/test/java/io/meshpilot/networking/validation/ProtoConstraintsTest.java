@@ -1,6 +1,7 @@
 package io.meshpilot.networking.validation;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -216,5 +217,15 @@ class ProtoConstraintsTest {
         assertTrue(untyped.getUnknownFields().hasField(Validate.RULES_FIELD_NUMBER));
         assertEquals(1, PgvOptions.rules(untyped).getString().getMinLen());
         assertNotEquals(Validate.FieldRules.getDefaultInstance(), PgvOptions.rules(untyped));
+    }
+    /** PGV's Go "ip" rule is net.ParseIP: netip's forms without a zone, and never a name lookup. */
+    @Test
+    void ipRuleReadsAddressesLikeGoNetParseIp() {
+        for (String ok : List.of("10.0.0.1", "::1", "::ffff:10.0.0.1", "2001:db8::1")) {
+            assertTrue(ValueRules.ip(ok), ok);
+        }
+        for (String bad : List.of("010.0.0.1", "fe80::1%eth0", "localhost", "10.0.0.0/8", "[::1]", "")) {
+            assertFalse(ValueRules.ip(bad), bad);
+        }
     }
 }

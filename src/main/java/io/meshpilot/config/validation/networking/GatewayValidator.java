@@ -9,6 +9,7 @@ import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
 import io.meshpilot.config.validation.Validator;
+import io.meshpilot.model.Protocol;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -57,7 +58,7 @@ public final class GatewayValidator implements Validator {
                     at.at("port").at("name").error("port names in servers must be unique: \"" + name
                             + "\" is already used by servers[" + first + "]");
                 }
-                if (!NetworkingChecks.Protocol.parse(s.getPort().getProtocol()).isHttp() && s.getTls().getHttpsRedirect()) {
+                if (!Protocol.parse(s.getPort().getProtocol()).isHttp() && s.getTls().getHttpsRedirect()) {
                     at.at("tls").at("httpsRedirect").warn("httpsRedirect only has an effect on HTTP servers");
                 }
             }
@@ -85,7 +86,7 @@ public final class GatewayValidator implements Validator {
             serverTls(v.at("tls"), s.getTls());
         }
         if (portOk) {
-            NetworkingChecks.Protocol p = NetworkingChecks.Protocol.parse(s.getPort().getProtocol());
+            Protocol p = Protocol.parse(s.getPort().getProtocol());
             if (p.isTls() && !s.hasTls()) {
                 v.at("tls").error("server must have TLS settings for HTTPS/TLS protocols");
             } else if (!p.isTls() && s.hasTls()) {
@@ -113,7 +114,7 @@ public final class GatewayValidator implements Validator {
         Port port = s.getPort();
         Validation at = v.at("port");
         boolean ok = true;
-        if (NetworkingChecks.Protocol.parse(port.getProtocol()) == NetworkingChecks.Protocol.UNSUPPORTED) {
+        if (Protocol.parse(port.getProtocol()) == Protocol.UNSUPPORTED) {
             at.at("protocol").error("invalid protocol \"" + port.getProtocol() + "\" (supported: "
                     + NetworkingChecks.PROTOCOL_LIST + ")");
             ok = false;

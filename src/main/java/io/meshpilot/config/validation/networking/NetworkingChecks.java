@@ -4,12 +4,15 @@ import com.google.protobuf.Duration;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
+import io.meshpilot.model.Protocol;
+import io.meshpilot.util.IpAddr;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Building blocks shared by the networking validators, in the shape istiod's
@@ -109,36 +112,20 @@ final class NetworkingChecks {
         return fqdnProblem(host) == null;
     }
 
-    /** An IPv4 or IPv6 address; like Go's parser, IPv4 octets with leading zeros are refused. */
+    /** istiod's netutil.IsValidIPAddress (Go's netip.ParseAddr). */
     static boolean isIp(String s) {
-        if (!Checks.isIp(s)) {
-            return false;
-        }
-        if (!s.contains(":")) {
-            for (String octet : s.split("\\.")) {
-                if (octet.length() > 1 && octet.startsWith("0")) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return Checks.isIp(s);
     }
 
-    /** istiod's ValidateIPSubnet: an address, or a CIDR block when the value has one slash. */
+    /** istiod's ValidateIPSubnet: a CIDR block when the value has exactly one slash, else an address. */
     static boolean ipOrSubnet(Validation v, String s) {
-        int slashes = s.length() - s.replace("/", "").length();
-        if (slashes == 1) {
-            return Checks.ipOrCidr(v, s);
-        }
-        return ip(v, s);
+        return report(v, Checks.ipOrCidrProblem(s));
     }
 
+    /** istiod's ValidateIPAddress (Go's netip.ParseAddr). */
     static boolean ip(Validation v, String s) {
-        if (!isIp(s)) {
-            v.error("\"" + s + "\" is not a valid IP address");
-            return false;
-        }
-        return true;
+        String why = IpAddr.problem(s);
+        return report(v, why == null ? null : "\"" + s + "\" is not a valid IP address: " + why);
     }
 
     /** istiod's partial-wildcard rule: "*" alone or a leading "*." only. */
@@ -190,42 +177,9 @@ final class NetworkingChecks {
 
     // ---- names, ports, protocols -------------------------------------------------------------
 
-    /** Port protocols istiod parses (pkg/config/protocol), case-insensitively. */
-    enum Protocol {
-        TCP, UDP, GRPC, GRPC_WEB, HTTP, HTTP_PROXY, HTTP2, HTTPS, TLS, MONGO, REDIS, MYSQL, UNSUPPORTED;
-
-        static Protocol parse(String s) {
-            return switch (s == null ? "" : s.toLowerCase(Locale.ROOT)) {
-                case "tcp" -> TCP;
-                case "udp" -> UDP;
-                case "grpc" -> GRPC;
-                case "grpc-web" -> GRPC_WEB;
-                case "http" -> HTTP;
-                case "http_proxy" -> HTTP_PROXY;
-                case "http2" -> HTTP2;
-                case "https" -> HTTPS;
-                case "tls" -> TLS;
-                case "mongo" -> MONGO;
-                case "redis" -> REDIS;
-                case "mysql" -> MYSQL;
-                default -> UNSUPPORTED;
-            };
-        }
-
-        boolean isHttp() {
-            return this == HTTP || this == HTTP2 || this == HTTP_PROXY || this == GRPC || this == GRPC_WEB;
-        }
-
-        boolean isTls() {
-            return this == HTTPS || this == TLS;
-        }
-
-        boolean isTcp() {
-            return this == TCP || this == HTTPS || this == TLS || this == MONGO || this == REDIS || this == MYSQL;
-        }
-    }
-
-    static final String PROTOCOL_LIST = "HTTP, HTTPS, HTTP2, HTTP_PROXY, GRPC, GRPC-WEB, TCP, TLS, UDP, MONGO, REDIS, MYSQL";
+    /** Every protocol a port may name, as istiod prints them (pkg/config/protocol). */
+    static final String PROTOCOL_LIST = Arrays.stream(Protocol.values()).filter(p -> p != Protocol.UNSUPPORTED)
+            .map(Protocol::label).collect(Collectors.joining(", "));
 
     /** A port protocol; empty means "detect" and is allowed. */
     static boolean protocol(Validation v, String protocol) {

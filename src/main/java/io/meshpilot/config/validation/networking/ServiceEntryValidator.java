@@ -6,6 +6,7 @@ import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.Validator;
+import io.meshpilot.model.Protocol;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -109,7 +110,7 @@ public final class ServiceEntryValidator implements Validator {
         }
         if (resolution != ServiceEntry.Resolution.NONE && se.getHostsCount() > 1) {
             for (int i = 0; i < se.getPortsCount(); i++) {
-                NetworkingChecks.Protocol p = NetworkingChecks.Protocol.parse(se.getPorts(i).getProtocol());
+                Protocol p = Protocol.parse(se.getPorts(i).getProtocol());
                 if (!p.isHttp() && !p.isTls()) {
                     spec.at("ports", i).at("protocol").error("several hosts need HTTP or TLS ports (the hosts cannot be "
                             + "told apart on protocol \"" + se.getPorts(i).getProtocol() + "\") unless resolution is NONE");
@@ -154,7 +155,7 @@ public final class ServiceEntryValidator implements Validator {
         }
         if (se.getAddressesCount() > 0 && se.getHostsCount() > 1) {
             for (ServicePort p : se.getPortsList()) {
-                if (NetworkingChecks.Protocol.parse(p.getProtocol()).isTcp()) {
+                if (Protocol.parse(p.getProtocol()).isTcp()) {
                     spec.at("hosts").warn("a service entry with addresses and a TCP port should have only one host");
                     break;
                 }

@@ -10,6 +10,7 @@ import io.meshpilot.api.networking.v1alpha3.SidecarPort;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.Validator;
+import io.meshpilot.model.Protocol;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -94,14 +95,14 @@ public final class SidecarValidator implements Validator {
                     || tls.getMode() == ServerTLSSettings.TLSmode.AUTO_PASSTHROUGH) {
                 at.at("mode").error("mode " + tls.getMode() + " cannot be used in sidecar ingress TLS");
             }
-            if (!NetworkingChecks.Protocol.parse(port.getProtocol()).isTls()) {
+            if (!Protocol.parse(port.getProtocol()).isTls()) {
                 at.error("TLS settings need an HTTPS or TLS port (protocol is \"" + port.getProtocol() + "\")");
             }
             GatewayValidator.serverTls(at, tls);
         }
         if (in.hasConnectionPool()) {
             TrafficPolicyChecks.connectionPool(v.at("connectionPool"), in.getConnectionPool());
-            if (in.getConnectionPool().hasHttp() && !NetworkingChecks.Protocol.parse(port.getProtocol()).isHttp()) {
+            if (in.getConnectionPool().hasHttp() && !Protocol.parse(port.getProtocol()).isHttp()) {
                 v.at("connectionPool").at("http").warn("HTTP connection pool settings on port "
                         + Integer.toUnsignedString(port.getNumber()) + " whose protocol is not HTTP (\""
                         + port.getProtocol() + "\"); only the TCP settings apply");

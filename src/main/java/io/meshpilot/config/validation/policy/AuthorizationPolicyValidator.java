@@ -7,6 +7,7 @@ import io.meshpilot.api.security.v1beta1.Operation;
 import io.meshpilot.api.security.v1beta1.Rule;
 import io.meshpilot.api.security.v1beta1.Source;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.Validator;
 import java.util.LinkedHashMap;
@@ -160,7 +161,7 @@ public final class AuthorizationPolicyValidator implements Validator {
                 serviceAccounts(v, field, values);
             } else if (PolicyChecks.noEmpty(v, field, values) && SOURCE_IPS.contains(field)) {
                 for (int i = 0; i < values.size(); i++) {
-                    String why = IpLiterals.addressOrPrefix(values.get(i));
+                    String why = Checks.ipOrCidrProblem(values.get(i));
                     if (why != null) {
                         v.at(field, i).error(why);
                     }
@@ -255,7 +256,7 @@ public final class AuthorizationPolicyValidator implements Validator {
         }
         for (int i = 0; i < values.size(); i++) {
             String why = switch (kind) {
-                case IP -> IpLiterals.addressOrPrefix(values.get(i));
+                case IP -> Checks.ipOrCidrProblem(values.get(i));
                 case PORT -> AuthzValues.port(values.get(i));
                 default -> null;
             };

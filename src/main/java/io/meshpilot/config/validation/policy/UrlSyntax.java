@@ -1,5 +1,6 @@
 package io.meshpilot.config.validation.policy;
 
+import io.meshpilot.util.IpAddr;
 import java.util.Locale;
 
 /**
@@ -135,7 +136,7 @@ public final class UrlSyntax {
             }
             String literal = authority.substring(1, close);
             String zoneless = literal.contains("%25") ? literal.substring(0, literal.indexOf("%25")) : literal;
-            if (IpLiterals.address(zoneless) != null || !zoneless.contains(":")) {
+            if (!IpAddr.isAddress(zoneless) || !zoneless.contains(":")) {
                 throw new Invalid("invalid IPv6 host \"" + literal + "\"");
             }
             host = literal;

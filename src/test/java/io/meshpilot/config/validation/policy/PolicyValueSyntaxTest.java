@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.config.validation.Checks;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -55,15 +56,15 @@ class PolicyValueSyntaxTest {
         "::", "::1", "1::", "2001:db8::/32", "2001:db8:0:0:0:0:0:1", "::ffff:192.0.2.1", "1:2:3:4:5:6:1.2.3.4",
         "fe80::1%eth0", "FE80::ABCD", "2001:db8::/128"})
     void validIp(String ip) {
-        assertNull(IpLiterals.addressOrPrefix(ip), ip);
+        assertNull(Checks.ipOrCidrProblem(ip), ip);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.4/33", "1.2.3.4/08", "1.2.3.4/",
         "1.2.3.4/-1", "a.b.c.d", "1.2.3.4%eth0", ":::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "1::2::3",
-        "12345::1", "1:2:3:4:5:6:7:8::", "fe80::1%eth0/64", "fe80::1%", "2001:db8::/129", "1.2.3.4:80", "::1.2.3"})
+        "12345::1", "1:2:3:4:5:6:7:8::", "fe80::1%eth0/64", "010.0.0.0/8", "10.0.0.0/+8", "1.2.3.4/24/8", "fe80::1%", "2001:db8::/129", "1.2.3.4:80", "::1.2.3"})
     void invalidIp(String ip) {
-        assertNotNull(IpLiterals.addressOrPrefix(ip), ip);
+        assertNotNull(Checks.ipOrCidrProblem(ip), ip);
     }
 
     @ParameterizedTest
