@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -101,15 +102,24 @@ class MemoryConfigStoreTest {
             AtomicInteger conflicts = new AtomicInteger();
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch go = new CountDownLatch(1);
+            // every writer reads the first version before any writes it: at least threads - 1
+            // Conflicts, however the scheduler runs the threads (on 2 busy cores they may not
+            // overlap by themselves)
+            CyclicBarrier firstRead = new CyclicBarrier(threads);
             List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int id = t;
                 futures.add(pool.submit(() -> {
                     go.await();
+                    boolean first = true;
                     for (int i = 0; i < perThread; i++) {
                         while (true) {
                             Config cur = s.get("VirtualService", "ns", "counter").orElseThrow();
                             int n = Integer.parseInt(cur.spec() instanceof VirtualService v ? v.getHosts(0).substring(1) : "0");
+                            if (first) {
+                                first = false;
+                                firstRead.await(60, TimeUnit.SECONDS);
+                            }
                             try {
                                 s.update(cur.withSpec(spec("h" + (n + 1))));
                                 break;
