@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Config over REST and the watched config dir, through a running server. */
-class ConfigApiTest {
+public class ConfigApiTest {
     @TempDir
     static Path dir;
     static MeshPilotServer server;
@@ -46,7 +46,7 @@ class ConfigApiTest {
         }
     }
 
-    static String vs(String name, String host, String extra) {
+    public static String vs(String name, String host, String extra) {
         return """
                 apiVersion: networking.istio.io/v1
                 kind: VirtualService

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.admin.ConfigApiTest;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.ServerProcess;
 import java.io.UncheckedIOException;
@@ -33,19 +34,9 @@ class RestWritesSurviveSigkillIT {
     static final int KEYS = 100; // a create and an update each: 200 writes
     static final int WRITERS = 4;
 
+    /** A VirtualService in team-a routing {@code host} to itself (ConfigApiTest's, no extra metadata). */
     static String vs(String name, String host) {
-        return """
-                apiVersion: networking.istio.io/v1
-                kind: VirtualService
-                metadata:
-                  name: %s
-                  namespace: team-a
-                spec:
-                  hosts: [%s]
-                  http:
-                  - route:
-                    - destination: {host: %s}
-                """.formatted(name, host, host);
+        return ConfigApiTest.vs(name, host, "");
     }
 
     static String host(int key, int version) {
