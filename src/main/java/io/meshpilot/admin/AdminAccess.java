@@ -7,9 +7,9 @@ import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.http.Status;
 import io.helidon.http.HeaderValues;
-import io.meshpilot.bootstrap.ListenerNames;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.StartupOrder;
+import io.meshpilot.features.ListenerNames;
+import io.meshpilot.features.Listeners;
+import io.meshpilot.lifecycle.HelidonPhase;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
@@ -23,8 +23,7 @@ import java.net.SocketAddress;
 
 /**
  * Who may call the admin surface: {@code /debug/*} and {@code /api/*} answer loopback callers
- * only, as istiod does for callers it cannot authenticate; everyone else gets 401 until the
- * CA issue brings authenticators. Probes, metrics, version and the OpenAPI document stay open
+ * only, as istiod does for callers it cannot authenticate; everyone else gets 401. Probes, metrics, version and the OpenAPI document stay open
  * (kubelet and Prometheus call from outside). Installed as a Helidon filter on the http and
  * monitoring sockets, ahead of every JAX-RS resource.
  */
@@ -34,12 +33,12 @@ public class AdminAccess {
     static final String DENIED_BODY = "{\"error\":\"unauthenticated: the admin API answers loopback callers only\"}";
 
     @Inject
-    PilotArgs args;
+    Listeners listeners;
 
-    void install(@Observes @Priority(StartupOrder.SERVERS_PREPARE) @Initialized(ApplicationScoped.class) Object event,
+    void install(@Observes @Priority(HelidonPhase.BEFORE_BIND) @Initialized(ApplicationScoped.class) Object event,
                  BeanManager beanManager) {
         ServerCdiExtension server = beanManager.getExtension(ServerCdiExtension.class);
-        boolean separateMonitoring = args.listeners().monitoring() != null;
+        boolean separateMonitoring = listeners.monitoring() != null;
         server.serverRoutingBuilder().addFilter(new LoopbackFilter(separateMonitoring ? "/metrics" : null));
         if (separateMonitoring) {
             server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(new LoopbackFilter("/health"));

@@ -15,7 +15,7 @@ import org.eclipse.microprofile.health.Readiness;
 @ApplicationScoped
 public class HealthChecks {
     @Inject
-    io.meshpilot.bootstrap.Readiness readiness;
+    io.meshpilot.lifecycle.Readiness readiness;
 
     @Produces
     @Readiness

@@ -1,6 +1,6 @@
 package io.meshpilot.admin;
 
-import io.meshpilot.bootstrap.Readiness;
+import io.meshpilot.lifecycle.Readiness;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;

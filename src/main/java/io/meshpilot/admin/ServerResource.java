@@ -1,11 +1,10 @@
 package io.meshpilot.admin;
 
-import io.meshpilot.bootstrap.BuildInfo;
-import io.meshpilot.bootstrap.Lifecycle;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.Readiness;
-import io.meshpilot.bootstrap.Servers;
-import io.meshpilot.bootstrap.StartupRecorder;
+import io.meshpilot.lifecycle.BuildInfo;
+import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.lifecycle.ServerIdentity;
+import io.meshpilot.lifecycle.ServerState;
+import io.meshpilot.lifecycle.StartupRecorder;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -40,10 +39,10 @@ public class ServerResource {
     }
 
     @Inject
-    PilotArgs args;
+    ServerIdentity identity;
 
     @Inject
-    Servers servers;
+    ServerState state;
 
     @Inject
     StartupRecorder recorder;
@@ -51,24 +50,21 @@ public class ServerResource {
     @Inject
     Readiness readiness;
 
-    @Inject
-    Lifecycle lifecycle;
-
     @GET
     @Produces(MediaType.APPLICATION_JSON)
     public ServerInfo server() {
         Map<String, Listener> listeners = new LinkedHashMap<>();
-        Map<String, String> addresses = servers.addresses();
-        servers.ports().forEach((name, port) -> listeners.put(name, new Listener(addresses.getOrDefault(name, ""), port)));
+        Map<String, String> addresses = state.addresses();
+        state.ports().forEach((name, port) -> listeners.put(name, new Listener(addresses.getOrDefault(name, ""), port)));
         List<ComponentTiming> components = recorder.starts().stream()
                 .map(s -> new ComponentTiming(s.component().label(), s.startedAt().toString(),
                         Math.round(s.millis() * 10) / 10.0, s.detail() == null ? "" : s.detail()))
                 .toList();
         BuildInfo build = BuildInfo.current();
         List<String> failing = readiness.failing();
-        return new ServerInfo(args.mode().label(), args.modeReason(), build.version(), build.revision(),
-                args.namespace(), args.clusterId(), args.domainSuffix(), args.grpcTransport().name().toLowerCase(),
-                recorder.createdAt().toString(), lifecycle.readyAt() == null ? null : lifecycle.readyAt().toString(),
+        return new ServerInfo(identity.mode(), identity.modeReason(), build.version(), build.revision(),
+                identity.namespace(), identity.clusterId(), identity.domainSuffix(), identity.grpcTransport(),
+                recorder.createdAt().toString(), state.readyAt() == null ? null : state.readyAt().toString(),
                 failing.isEmpty(), failing, listeners, components);
     }
 }

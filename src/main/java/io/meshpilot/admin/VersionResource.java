@@ -1,6 +1,6 @@
 package io.meshpilot.admin;
 
-import io.meshpilot.bootstrap.BuildInfo;
+import io.meshpilot.lifecycle.BuildInfo;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;

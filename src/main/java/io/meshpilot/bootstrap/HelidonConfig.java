@@ -1,5 +1,9 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.HttpLimits;
+import io.meshpilot.features.ListenAddress;
+import io.meshpilot.features.ListenerNames;
 import io.meshpilot.security.ServingCertificate;
 import java.util.HashMap;
 import java.util.Map;
@@ -23,7 +27,7 @@ final class HelidonConfig {
     static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
         Map<String, String> c = new HashMap<>();
         c.put("config_ordinal", ORDINAL);
-        PilotArgs.Listeners l = args.listeners();
+        io.meshpilot.features.Listeners l = args.listeners();
         c.put("server.host", l.http().host());
         c.put("server.port", Integer.toString(l.http().port()));
         // Our shutdown has drained already (--shutdownDuration); Helidon's own per-listener

@@ -1,35 +1,29 @@
 package io.meshpilot.bootstrap;
 
-import io.helidon.config.mp.MpConfigSources;
-import io.helidon.microprofile.server.Server;
-import io.meshpilot.security.CaSetup;
-import io.meshpilot.security.ServingCertificate;
-import io.meshpilot.security.ca.CaLoadException;
-import jakarta.enterprise.inject.spi.CDI;
+import io.meshpilot.features.ListenerNames;
+import io.meshpilot.lifecycle.ComponentStartException;
+import io.meshpilot.lifecycle.ExitCodes;
+import io.meshpilot.lifecycle.StartupRecorder;
 import java.lang.System.Logger.Level;
 import java.net.BindException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 
 /**
- * Starts and stops one MeshPilot server in this JVM: makes what must exist before the CDI
- * container (args, the serving certificate, the Helidon config derived from the flags),
- * starts Helidon MP, whose observers then start the components in DESIGN order, and on
- * shutdown drains before stopping. Used by {@code pilot-discovery discovery} and by tests.
+ * One MeshPilot server as a process sees it: started from parsed args through
+ * {@link PilotServer} (the start-up wiring), stopped on SIGTERM/SIGINT after draining, with
+ * one line for the operator when start-up fails. Used by {@code pilot-discovery discovery}
+ * and by tests.
  */
 public final class MeshPilotServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
 
-    private final PilotArgs args;
-    private final Server server;
+    private final PilotServer server;
     private final AtomicBoolean stopped = new AtomicBoolean();
 
-    private MeshPilotServer(PilotArgs args, Server server) {
-        this.args = args;
+    private MeshPilotServer(PilotServer server) {
         this.server = server;
     }
 
@@ -77,33 +71,52 @@ public final class MeshPilotServer implements AutoCloseable {
         return ExitCodes.OK;
     }
 
-    /** Starts a server; throws with one clear line when any component cannot start. */
+    /** Starts a server with every listener; throws with one clear line when any component cannot start. */
     public static MeshPilotServer start(PilotArgs args) throws StartupFailure {
+        return start(args, PilotServer.Hosting.FULL, s -> { });
+    }
+
+    /**
+     * As {@link #start(PilotArgs)}, with {@code beforeListening} run on the built server
+     * before any listener binds: an embedding application adds its own gRPC services there.
+     */
+    public static MeshPilotServer start(PilotArgs args, java.util.function.Consumer<PilotServer> beforeListening)
+            throws StartupFailure {
+        return start(args, PilotServer.Hosting.FULL, beforeListening);
+    }
+
+    /**
+     * Starts a server that serves gRPC only (xDS and the CA), for a second server in a JVM
+     * whose HTTP host is taken (Helidon MP runs one container per JVM).
+     */
+    public static MeshPilotServer startGrpcOnly(PilotArgs args) throws StartupFailure {
+        return start(args, PilotServer.Hosting.GRPC_ONLY, s -> { });
+    }
+
+    private static MeshPilotServer start(PilotArgs args, PilotServer.Hosting hosting,
+                                         java.util.function.Consumer<PilotServer> beforeListening) throws StartupFailure {
         LOG.log(Level.INFO, "mode=" + args.mode().label() + " (" + args.modeReason() + ")"
                 + " configDir=" + (args.configDir() == null ? "(none)" : args.configDir())
                 + " registries=" + (args.registries().isEmpty() ? "[ServiceEntry]" : args.registries() + "+ServiceEntry"));
+        PilotServer server = null;
         try {
-            CaSetup ca;
-            try {
-                ca = CaSetup.create(args);
-            } catch (CaLoadException e) {
-                throw new ComponentStartException(Component.CA, e.getMessage(), e);
-            }
-            ServingCertificate cert = ca.serving();
-            BootstrapContext.install(new BootstrapContext(args, ca));
-            Config config = ConfigProviderResolver.instance().getBuilder()
-                    .withSources(MpConfigSources.create("meshpilot-flags", HelidonConfig.fromArgs(args, cert)))
-                    .addDefaultSources()
-                    .addDiscoveredSources()
-                    .addDiscoveredConverters()
-                    .build();
-            Server server = Server.builder().config(config).build();
+            server = PilotServer.newServer(args, hosting);
+            beforeListening.accept(server);
             server.start();
-            return new MeshPilotServer(args, server);
+            return new MeshPilotServer(server);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeQuietly(server);
+            throw new StartupFailure("interrupted while starting", e);
         } catch (Exception | LinkageError e) {
-            closeContainerQuietly();
-            BootstrapContext.clear();
+            closeQuietly(server);
             throw new StartupFailure(describe(e, args), e);
+        }
+    }
+
+    private static void closeQuietly(PilotServer server) {
+        if (server != null) {
+            server.close();
         }
     }
 
@@ -125,18 +138,18 @@ public final class MeshPilotServer implements AutoCloseable {
         return StartupRecorder.oneLine(e);
     }
 
-    /** A bean of the running server (tests and the CLI). */
-    public <T> T bean(Class<T> type) {
-        return CDI.current().select(type).get();
+    /** The wiring of the running server: its components (tests and the CLI). */
+    public PilotServer server() {
+        return server;
     }
 
     /** Bound port per listener. */
     public Map<String, Integer> ports() {
-        return bean(Servers.class).ports();
+        return server.state().ports();
     }
 
     public PilotArgs args() {
-        return args;
+        return server.args();
     }
 
     /** Drains (readiness off, gRPC calls may finish up to {@code drain}) then stops everything. */
@@ -145,7 +158,7 @@ public final class MeshPilotServer implements AutoCloseable {
             return;
         }
         try {
-            boolean clean = bean(Lifecycle.class).drain(drain);
+            boolean clean = server.drain(drain);
             if (!clean) {
                 LOG.log(Level.INFO, "drain deadline reached; closing the remaining gRPC calls");
             }
@@ -154,16 +167,7 @@ public final class MeshPilotServer implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "drain failed: " + e.getMessage());
         }
-        try {
-            bean(Servers.class).stopGrpc();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "stopping gRPC failed: " + e.getMessage());
-        }
-        try {
-            server.stop();
-        } finally {
-            BootstrapContext.clear();
-        }
+        server.close();
     }
 
     /** Stops without draining (tests). */
@@ -171,15 +175,4 @@ public final class MeshPilotServer implements AutoCloseable {
     public void close() {
         shutdown(Duration.ZERO);
     }
-
-    private static void closeContainerQuietly() {
-        try {
-            if (CDI.current() instanceof AutoCloseable c) {
-                c.close();
-            }
-        } catch (Exception | LinkageError ignored) {
-            // no container was started, or it is already closed
-        }
-    }
-
 }

@@ -3,7 +3,11 @@ package io.meshpilot.bootstrap;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
+import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.Keepalive;
+import io.meshpilot.features.Listeners;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.features.ServerMode;
 
 /**
  * Everything pilot-discovery was started with: flags, env overrides and derived values,
@@ -50,36 +54,4 @@ public record PilotArgs(
     public record Ca(Path stateDir, boolean ecdsa) {
     }
 
-    /**
-     * The five listeners of DESIGN section 2.
-     *
-     * @param http       --httpAddr (readiness, debug, admin API)
-     * @param grpc       --grpcAddr (plaintext xDS)
-     * @param secureGrpc --secureGRPCAddr (TLS xDS + CA)
-     * @param monitoring --monitoringAddr (metrics, version, debug)
-     * @param https      --httpsAddr (webhooks)
-     */
-    public record Listeners(ListenAddress http, ListenAddress grpc, ListenAddress secureGrpc,
-                            ListenAddress monitoring, ListenAddress https) {
-        public Listeners {
-            if (http == null) {
-                throw new IllegalArgumentException("--httpAddr must not be empty");
-            }
-        }
-
-        /** The listeners by the names used in logs, metrics and /api/v1/server. */
-        public Map<String, ListenAddress> byName() {
-            var m = new java.util.LinkedHashMap<String, ListenAddress>();
-            m.put(ListenerNames.HTTP, http);
-            m.put(ListenerNames.GRPC, grpc);
-            m.put(ListenerNames.GRPC_SECURE, secureGrpc);
-            m.put(ListenerNames.MONITORING, monitoring);
-            m.put(ListenerNames.WEBHOOK, https);
-            return java.util.Collections.unmodifiableMap(m);
-        }
-    }
-
-    /** gRPC keepalive as istiod's --keepalive* flags. */
-    public record Keepalive(Duration interval, Duration timeout, Duration maxServerConnectionAge) {
-    }
 }

@@ -4,11 +4,8 @@ import io.helidon.metrics.api.FunctionalCounter;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
+import io.meshpilot.lifecycle.BuildInfo;
+import io.meshpilot.lifecycle.StartupRecorder;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -20,14 +17,12 @@ import java.util.List;
  * and {@code pilot_info}, the {@code process_*} family Prometheus users expect (Helidon only
  * ships JVM metrics), and the start-up time of each component.
  */
-@ApplicationScoped
-public class ServerMetrics {
-    @Inject
-    StartupRecorder recorder;
+final class ServerMetrics {
+    private ServerMetrics() {
+    }
 
     /** Registered once the components have started, just before readiness turns on. */
-    void register(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
-        io.meshpilot.monitoring.RegistryGeneration.advance();
+    static void register(StartupRecorder recorder) {
         long startMillis = ManagementFactory.getRuntimeMXBean().getStartTime();
         Metrics.getOrCreate(Gauge.builder("istiod_uptime_seconds",
                         () -> (System.currentTimeMillis() - startMillis) / 1000.0)

@@ -1,13 +1,13 @@
 package io.meshpilot.cli;
 
-import io.meshpilot.bootstrap.ExitCodes;
+import io.meshpilot.lifecycle.ExitCodes;
 import io.meshpilot.util.GoDuration;
-import io.meshpilot.bootstrap.GrpcTransportKind;
-import io.meshpilot.bootstrap.ListenAddress;
+import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.ListenAddress;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.PilotFeatures;
-import io.meshpilot.bootstrap.ServerMode;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.features.ServerMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -174,7 +174,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--domain must not be empty");
         }
 
-        var listeners = new PilotArgs.Listeners(
+        var listeners = new io.meshpilot.features.Listeners(
                 ListenAddress.parse("httpAddr", httpAddr),
                 ListenAddress.parse("grpcAddr", grpcAddr),
                 ListenAddress.parse("secureGRPCAddr", secureGrpcAddr),
@@ -186,7 +186,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--grpcTransport \"" + grpcTransport + "\": expected helidon or netty");
         };
 
-        var keepalive = new PilotArgs.Keepalive(
+        var keepalive = new io.meshpilot.features.Keepalive(
                 duration("keepaliveInterval", keepaliveInterval != null ? keepaliveInterval
                         : orDefault(env.apply("GRPC_KEEPALIVE_INTERVAL"), "30s")),
                 duration("keepaliveTimeout", keepaliveTimeout != null ? keepaliveTimeout

@@ -1,6 +1,6 @@
 package io.meshpilot.cli;
 
-import io.meshpilot.bootstrap.BuildInfo;
+import io.meshpilot.lifecycle.BuildInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

@@ -1,6 +1,6 @@
 package io.meshpilot.cli;
 
-import io.meshpilot.bootstrap.ExitCodes;
+import io.meshpilot.lifecycle.ExitCodes;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

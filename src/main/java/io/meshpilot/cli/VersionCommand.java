@@ -1,7 +1,7 @@
 package io.meshpilot.cli;
 
-import io.meshpilot.bootstrap.BuildInfo;
-import io.meshpilot.bootstrap.ExitCodes;
+import io.meshpilot.lifecycle.BuildInfo;
+import io.meshpilot.lifecycle.ExitCodes;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

@@ -3,12 +3,7 @@ package io.meshpilot.config;
 import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.ComponentStartException;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.Readiness;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
+import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.store.AggregateConfigStore;
 import io.meshpilot.config.store.ConfigEvent;
@@ -17,12 +12,6 @@ import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.monitoring.RegistryGeneration;
-import jakarta.annotation.PreDestroy;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,19 +29,61 @@ import java.util.function.Consumer;
  * that is the Environment's config store. Changes that need a push (see
  * {@link ConfigChanges}) go to the push handlers; the others are only counted.
  */
-@ApplicationScoped
-public class ConfigController {
+public final class ConfigController implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConfigController.class.getName());
 
-    @Inject
-    PilotArgs args;
+    /**
+     * Where config comes from.
+     *
+     * @param configDir      --configDir (or a mesh config {@code fs://} source): watched Istio
+     *                       YAML, read-only; null for none
+     * @param configStateDir --configStateDir: where objects written over REST are kept
+     */
+    public record Sources(java.nio.file.Path configDir, java.nio.file.Path configStateDir) {
 
-    @Inject
-    StartupRecorder recorder;
+        /**
+         * istiod's choice of config source (initConfigController): the mesh config's
+         * {@code configSources} when it lists any, else --configDir, else the Kubernetes CRD
+         * store. A source this build cannot read fails start-up naming it, never silently.
+         *
+         * @param kubernetes whether a Kubernetes cluster is configured (CRDs are the source then)
+         * @throws IllegalArgumentException with one line naming the unsupported source
+         */
+        public static Sources choose(java.nio.file.Path configDir, java.nio.file.Path configStateDir,
+                                     List<String> meshConfigSources, boolean kubernetes) {
+            if (!meshConfigSources.isEmpty()) {
+                java.nio.file.Path dir = null;
+                for (String address : meshConfigSources) {
+                    if (address.startsWith("fs://")) {
+                        if (dir != null) {
+                            throw new IllegalArgumentException("mesh config configSources: more than one fs:// source ("
+                                    + dir + ", " + address + "); this build reads one directory");
+                        }
+                        dir = java.nio.file.Path.of(address.substring("fs://".length()));
+                    } else if (address.startsWith("k8s://")) {
+                        throw new IllegalArgumentException("mesh config configSources " + address
+                                + ": this build has no Kubernetes CRD store yet");
+                    } else {
+                        throw new IllegalArgumentException("mesh config configSources " + address
+                                + ": unsupported config source (this build reads fs:// directories)");
+                    }
+                }
+                if (configDir != null && !configDir.equals(dir)) {
+                    LOG.log(Level.WARNING, "mesh config configSources decide where config comes from (as in istiod): "
+                            + dir + " is read, --configDir " + configDir + " is not");
+                }
+                return new Sources(dir, configStateDir);
+            }
+            if (configDir == null && kubernetes) {
+                throw new IllegalArgumentException("config: with a Kubernetes cluster and no --configDir, config comes "
+                        + "from Istio CRDs, and this build has no Kubernetes CRD store yet; pass --configDir");
+            }
+            return new Sources(configDir, configStateDir);
+        }
+    }
 
-    @Inject
-    Readiness readiness;
-
+    private final Sources sources;
+    private final Readiness readiness;
     private final Schemas schemas = Schemas.PILOT;
     private final ConfigParser parser = new ConfigParser(schemas);
     private final List<Consumer<ConfigEvent>> pushHandlers = new CopyOnWriteArrayList<>();
@@ -64,43 +95,50 @@ public class ConfigController {
     private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
     static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
 
-    void start(@Observes @Priority(StartupOrder.CONFIG_STORES) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.CONFIG_STORES, () -> {
-            List<ConfigStoreController> stores = new ArrayList<>();
-            if (args.configDir() != null) {
-                // a directory that cannot be read is reported by the source and loaded once it can be,
-                // as istiod's file monitor goes on without it
-                files = new FileConfigSource(args.configDir(), parser, schemas.all());
-                stores.add(files);
-            }
-            writable = openWritable();
-            for (DocumentError e : writable.errors()) {
-                LOG.log(Level.WARNING, "config state skipped: " + e);
-            }
-            stores.add(writable);
-            aggregate = new AggregateConfigStore(stores, writable);
-            for (Schema s : schemas.all()) {
-                aggregate.registerEventHandler(s.kind(), this::onEvent);
-            }
-            readiness.register("config-synced", () -> synced);
-            return "configDir=" + (files == null ? "(none)" : files.root()) + " writable=" + writable.describe()
-                    + " restored=" + schemas.all().stream().mapToInt(s -> writable.list(s.kind(), null).size()).sum()
-                    + " skipped=" + writable.errors().size() + " kinds=" + schemas.all().size()
-                    + " (stores run with the start functions, after every handler is registered)";
-        });
+    public ConfigController(Sources sources, Readiness readiness) {
+        this.sources = sources;
+        this.readiness = readiness;
+    }
+
+    /**
+     * Opens the stores (the writable one restores what was kept) without delivering events
+     * yet: handlers register first, then {@link #run} loads. Returns what the start-up log says.
+     *
+     * @throws java.io.IOException when --configStateDir cannot be used
+     */
+    public String start() throws java.io.IOException {
+        List<ConfigStoreController> stores = new ArrayList<>();
+        if (sources.configDir() != null) {
+            // a directory that cannot be read is reported by the source and loaded once it can be,
+            // as istiod's file monitor goes on without it
+            files = new FileConfigSource(sources.configDir(), parser, schemas.all());
+            stores.add(files);
+        }
+        writable = openWritable();
+        for (DocumentError e : writable.errors()) {
+            LOG.log(Level.WARNING, "config state skipped: " + e);
+        }
+        stores.add(writable);
+        aggregate = new AggregateConfigStore(stores, writable);
+        for (Schema s : schemas.all()) {
+            aggregate.registerEventHandler(s.kind(), this::onEvent);
+        }
+        readiness.register("config-synced", () -> synced);
+        return "configDir=" + (files == null ? "(none)" : files.root()) + " writable=" + writable.describe()
+                + " restored=" + schemas.all().stream().mapToInt(s -> writable.list(s.kind(), null).size()).sum()
+                + " skipped=" + writable.errors().size() + " kinds=" + schemas.all().size()
+                + " (stores run with the start functions, after every handler is registered)";
     }
 
     /**
      * The store REST writes go to. Embedded it keeps them in --configStateDir; with Kubernetes
-     * the API server is to hold them (its store implements the same interface), until then
-     * the state directory serves both modes.
+     * the API server is to hold them (its store implements the same interface).
      */
-    private WritableConfigStore openWritable() {
+    private WritableConfigStore openWritable() throws java.io.IOException {
         try {
-            return DurableConfigStore.open(args.configStateDir(), parser, schemas.all());
+            return DurableConfigStore.open(sources.configStateDir(), parser, schemas.all());
         } catch (java.io.IOException | RuntimeException e) {
-            throw new ComponentStartException(Component.CONFIG_STORES,
-                    "cannot use --configStateDir " + args.configStateDir() + ": " + e.getMessage(), e);
+            throw new java.io.IOException("cannot use --configStateDir " + sources.configStateDir() + ": " + e.getMessage(), e);
         }
     }
 
@@ -109,8 +147,7 @@ public class ConfigController {
      * DiscoveryServer registered their handlers (istiod runs its controllers last, too), then
      * wait, bounded, until the initial load went through every handler.
      */
-    void run(@Observes @Priority(StartupOrder.START_FUNCTIONS - 30) @Initialized(ApplicationScoped.class) Object event)
-            throws InterruptedException {
+    public void run() throws InterruptedException {
         long t0 = System.nanoTime();
         aggregate.run();
         boolean delivered = aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
@@ -168,7 +205,7 @@ public class ConfigController {
                                 Tag.create("push", Boolean.toString(s.push()))))));
     }
 
-    /** Called for every change that needs a push (the DiscoveryServer's entry point, later). */
+    /** Called for every change that needs a push. */
     public void addPushHandler(Consumer<ConfigEvent> handler) {
         pushHandlers.add(handler);
     }
@@ -237,8 +274,8 @@ public class ConfigController {
         return files == null ? List.of() : files.warnings();
     }
 
-    @PreDestroy
-    void stop() {
+    @Override
+    public void close() {
         if (files != null) {
             files.close();
         }

@@ -4,17 +4,15 @@ import io.grpc.BindableService;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
-import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The grpc-java services MeshPilot serves, independent of the transport that hosts them
- * (xDS and the CA register here in later issues). Always holds the standard gRPC health
+ * (xDS and the CA register here). Always holds the standard gRPC health
  * service; its overall status is SERVING between start-up and shutdown.
  */
-@ApplicationScoped
-public class GrpcServices {
+public final class GrpcServices {
     /** Which of the two gRPC ports a service is served on. */
     public enum Ports { PLAINTEXT_AND_SECURE, SECURE_ONLY }
 

@@ -2,8 +2,8 @@ package io.meshpilot.grpc;
 
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerServiceDefinition;
-import io.meshpilot.bootstrap.ListenerNames;
-import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.features.ListenerNames;
+import io.meshpilot.features.Listeners;
 import io.helidon.microprofile.server.ServerCdiExtension;
 import io.helidon.webserver.grpc.GrpcRouting;
 import java.util.LinkedHashMap;
@@ -18,23 +18,23 @@ import java.util.Map;
 public final class HelidonGrpcTransport implements GrpcTransport {
     private final ServerCdiExtension server;
     private final GrpcServices services;
-    private final PilotArgs args;
+    private final Listeners listeners;
     private final boolean ownSockets;
 
     /**
      * @param ownSockets true: also the listeners that have their own address (--grpcTransport
      *                   helidon); false: only gRPC multiplexed on the http socket
      */
-    public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, PilotArgs args, boolean ownSockets) {
+    public HelidonGrpcTransport(ServerCdiExtension server, GrpcServices services, Listeners listeners, boolean ownSockets) {
         this.server = server;
         this.services = services;
-        this.args = args;
+        this.listeners = listeners;
         this.ownSockets = ownSockets;
     }
 
     @Override
     public void prepare() {
-        PilotArgs.Listeners l = args.listeners();
+        Listeners l = listeners;
         if (l.grpc() == null) {
             server.addRouting(routing(ListenerNames.HTTP, false));
         } else if (ownSockets) {
@@ -58,7 +58,7 @@ public final class HelidonGrpcTransport implements GrpcTransport {
     @Override
     public Map<String, Integer> boundPorts() {
         Map<String, Integer> ports = new LinkedHashMap<>();
-        PilotArgs.Listeners l = args.listeners();
+        Listeners l = listeners;
         if (l.grpc() == null) {
             ports.put(ListenerNames.GRPC, server.port());
         } else if (ownSockets) {

@@ -8,9 +8,10 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
-import io.meshpilot.bootstrap.ListenAddress;
-import io.meshpilot.bootstrap.ListenerNames;
-import io.meshpilot.bootstrap.PilotArgs;
+import io.meshpilot.features.ListenAddress;
+import io.meshpilot.features.ListenerNames;
+import io.meshpilot.features.Keepalive;
+import io.meshpilot.features.Listeners;
 import io.meshpilot.security.ServingTls;
 import io.meshpilot.util.GoDuration;
 import java.io.IOException;
@@ -31,7 +32,8 @@ public final class NettyGrpcTransport implements GrpcTransport {
     static final int MAX_INBOUND_MESSAGE_BYTES = 4 * 1024 * 1024;
 
     private final GrpcServices services;
-    private final PilotArgs args;
+    private final Listeners listeners;
+    private final Keepalive keepalive;
     private final ServingTls tls;
     private final Map<String, Server> servers = new LinkedHashMap<>();
     /**
@@ -43,16 +45,17 @@ public final class NettyGrpcTransport implements GrpcTransport {
     private final java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("grpc-call-", 0).factory());
 
-    public NettyGrpcTransport(GrpcServices services, PilotArgs args, ServingTls tls) {
+    public NettyGrpcTransport(GrpcServices services, Listeners listeners, Keepalive keepalive, ServingTls tls) {
         this.services = services;
-        this.args = args;
+        this.listeners = listeners;
+        this.keepalive = keepalive;
         this.tls = tls;
     }
 
     @Override
     public void prepare() {
-        start(ListenerNames.GRPC, args.listeners().grpc(), false);
-        start(ListenerNames.GRPC_SECURE, args.listeners().secureGrpc(), true);
+        start(ListenerNames.GRPC, listeners.grpc(), false);
+        start(ListenerNames.GRPC_SECURE, listeners.secureGrpc(), true);
     }
 
     private void start(String name, ListenAddress address, boolean secure) {
@@ -63,11 +66,11 @@ public final class NettyGrpcTransport implements GrpcTransport {
                 .maxConcurrentCallsPerConnection(MAX_CONCURRENT_STREAMS)
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
                 .executor(callbacks)
-                .keepAliveTime(args.keepalive().interval().toNanos(), TimeUnit.NANOSECONDS)
-                .keepAliveTimeout(args.keepalive().timeout().toNanos(), TimeUnit.NANOSECONDS)
-                .permitKeepAliveTime(args.keepalive().interval().toNanos() / 2, TimeUnit.NANOSECONDS);
-        if (!args.keepalive().maxServerConnectionAge().equals(GoDuration.INFINITE)) {
-            b.maxConnectionAge(args.keepalive().maxServerConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+                .keepAliveTime(keepalive.interval().toNanos(), TimeUnit.NANOSECONDS)
+                .keepAliveTimeout(keepalive.timeout().toNanos(), TimeUnit.NANOSECONDS)
+                .permitKeepAliveTime(keepalive.interval().toNanos() / 2, TimeUnit.NANOSECONDS);
+        if (!keepalive.maxServerConnectionAge().equals(GoDuration.INFINITE)) {
+            b.maxConnectionAge(keepalive.maxServerConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
                     .maxConnectionAgeGrace(10, TimeUnit.SECONDS);
         }
         if (secure) {

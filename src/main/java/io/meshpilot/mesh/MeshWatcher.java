@@ -2,18 +2,7 @@ package io.meshpilot.mesh;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.ComponentStartException;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
 import io.meshpilot.model.Environment;
-import jakarta.annotation.PreDestroy;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
@@ -28,8 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * {@link Environment} and keeps watching them. A bad file at start stops start-up (file and
  * line named); a bad change while running is logged and the previous config stays in force.
  */
-@ApplicationScoped
-public class MeshWatcher {
+public final class MeshWatcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(MeshWatcher.class.getName());
     /** Quiet time that merges a multi-step file write into one reload. */
     static final Duration DEBOUNCE = Duration.ofMillis(100);
@@ -45,38 +33,37 @@ public class MeshWatcher {
         void rejected(Kind kind, Path file, MeshConfigException error);
     }
 
-    @Inject
-    Environment environment;
-
-    @Inject
-    PilotArgs args;
-
-    @Inject
-    StartupRecorder recorder;
-
+    private final Environment environment;
+    private final Path meshFile;
+    private final Path networksFile;
     private final MeshConfigLoader loader = new MeshConfigLoader();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     private volatile FileWatcher watcher;
     private volatile MeshConfigException lastRejection;
 
-    void start(@Observes @Priority(StartupOrder.MESH_WATCHERS) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.MESH_WATCHERS, () -> {
-            Path meshFile = args.meshConfigFile();
-            Path networksFile = args.networksConfigFile();
-            try {
-                environment.setMesh(loader.loadMesh(meshFile));
-                environment.setNetworks(loader.loadNetworks(networksFile));
-            } catch (MeshConfigException e) {
-                throw new ComponentStartException(Component.MESH_WATCHERS, "invalid mesh config " + e.getMessage(), e);
-            }
-            try {
-                watcher = new FileWatcher("mesh", List.of(meshFile, networksFile), DEBOUNCE, POLL, this::reload);
-            } catch (IOException e) {
-                throw new ComponentStartException(Component.MESH_WATCHERS, "cannot watch " + meshFile + ": " + e, e);
-            }
-            return "meshConfig=" + describe(meshFile) + " networksConfig=" + describe(networksFile)
-                    + " trustDomain=" + environment.mesh().getTrustDomain();
-        });
+    /**
+     * @param meshFile     --meshConfig (absent: istiod's defaults)
+     * @param networksFile --networksConfig (absent: no networks)
+     */
+    public MeshWatcher(Environment environment, Path meshFile, Path networksFile) {
+        this.environment = environment;
+        this.meshFile = meshFile;
+        this.networksFile = networksFile;
+    }
+
+    /**
+     * Loads both files into the Environment and starts watching them; returns what the
+     * start-up log says.
+     *
+     * @throws MeshConfigException when a file is invalid (file and line named)
+     * @throws IOException         when the files cannot be watched
+     */
+    public String start() throws MeshConfigException, IOException {
+        environment.setMesh(loader.loadMesh(meshFile));
+        environment.setNetworks(loader.loadNetworks(networksFile));
+        watcher = new FileWatcher("mesh", List.of(meshFile, networksFile), DEBOUNCE, POLL, this::reload);
+        return "meshConfig=" + describe(meshFile) + " networksConfig=" + describe(networksFile)
+                + " trustDomain=" + environment.mesh().getTrustDomain();
     }
 
     private static String describe(Path file) {
@@ -85,10 +72,10 @@ public class MeshWatcher {
 
     private void reload(Set<Path> changed) {
         for (Path p : changed) {
-            if (p.equals(args.meshConfigFile().toAbsolutePath().normalize())) {
-                apply(Kind.MESH, args.meshConfigFile());
+            if (p.equals(meshFile.toAbsolutePath().normalize())) {
+                apply(Kind.MESH, meshFile);
             } else {
-                apply(Kind.NETWORKS, args.networksConfigFile());
+                apply(Kind.NETWORKS, networksFile);
             }
         }
     }
@@ -128,8 +115,8 @@ public class MeshWatcher {
         return lastRejection;
     }
 
-    @PreDestroy
-    void stop() {
+    @Override
+    public void close() {
         FileWatcher w = watcher;
         if (w != null) {
             w.close();

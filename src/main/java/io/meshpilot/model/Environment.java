@@ -2,48 +2,32 @@ package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The aggregate API every component reads (istiod's model.Environment): mesh config and
- * networks, domain suffix, cluster id. Later issues add the trust bundle, config store,
- * service discovery, endpoint index and the current PushContext. Mesh values are swapped
- * atomically; readers always see one whole config.
+ * networks, domain suffix, cluster id, the aggregate service discovery and the endpoint
+ * index. Mesh values are swapped atomically; readers always see one whole config.
  */
-@ApplicationScoped
-public class Environment {
+public final class Environment {
     private final AtomicReference<MeshConfig> mesh = new AtomicReference<>();
     private final AtomicReference<MeshNetworks> networks = new AtomicReference<>(MeshNetworks.getDefaultInstance());
     private final List<Runnable> meshHandlers = new CopyOnWriteArrayList<>();
     private final List<Runnable> networksHandlers = new CopyOnWriteArrayList<>();
     private final EndpointIndex endpointIndex = new EndpointIndex();
     private volatile ServiceDiscovery serviceDiscovery;
-    private volatile String domainSuffix = "cluster.local";
-    private volatile String clusterId = "Kubernetes";
+    private final String domainSuffix;
+    private final String clusterId;
 
-    @Inject
-    StartupRecorder recorder;
-
-    @Inject
-    PilotArgs args;
-
-    void start(@Observes @Priority(StartupOrder.ENVIRONMENT) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.ENVIRONMENT, () -> {
-            domainSuffix = args.domainSuffix();
-            clusterId = args.clusterId();
-            return "domainSuffix=" + domainSuffix + " clusterId=" + clusterId;
-        });
+    /**
+     * @param domainSuffix --domain (cluster.local)
+     * @param clusterId    --clusterID: the cluster this server's own registries belong to
+     */
+    public Environment(String domainSuffix, String clusterId) {
+        this.domainSuffix = domainSuffix;
+        this.clusterId = clusterId;
     }
 
     public MeshConfig mesh() {

@@ -2,91 +2,92 @@ package io.meshpilot.registry;
 
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.Readiness;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
-import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.store.ConfigStoreController;
+import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.model.Environment;
-import io.meshpilot.model.PushRequest;
-import io.meshpilot.model.TriggerReason;
 import io.meshpilot.registry.memory.MemoryRegistry;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
-import io.meshpilot.xds.DiscoveryServer;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
+import java.util.List;
 import java.util.Set;
 
 /**
- * Component 6, the service registries (istiod's initServiceControllers plus
- * initRegistryEventHandlers): the aggregate registry with the ServiceEntry registry (and
- * the Mock registry when --registries asks for it), fed by ServiceEntry, WorkloadEntry and
- * WorkloadGroup events; every other config kind's push-worthy change becomes a full push
- * request naming it.
+ * Component 6, the service registries (istiod's initServiceControllers): the aggregate
+ * registry over the ServiceEntry registry (always) and the registries --registries names.
+ * Registries report changes to a {@link RegistryUpdates} (the DiscoveryServer, wired by
+ * bootstrap); a registry this build cannot run fails start-up naming it, never silently.
  */
-@ApplicationScoped
-public class ServiceRegistries {
+public final class ServiceRegistries {
     /** Kinds the ServiceEntry registry turns into service and endpoint updates itself. */
-    static final Set<String> REGISTRY_KINDS = Set.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup");
+    public static final Set<String> REGISTRY_KINDS = Set.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup");
 
-    @Inject
-    PilotArgs args;
-
-    @Inject
-    StartupRecorder recorder;
-
-    @Inject
-    ConfigController configs;
-
-    @Inject
-    DiscoveryServer discovery;
-
-    @Inject
-    Environment environment;
-
-    @Inject
-    Readiness readiness;
-
-    private final AggregateRegistry aggregate = new AggregateRegistry();
-    private volatile ServiceEntryRegistry serviceEntries;
-    private volatile MemoryRegistry mock;
-
-    void start(@Observes @Priority(StartupOrder.SERVICE_REGISTRIES) @Initialized(ApplicationScoped.class) Object e) {
-        recorder.run(Component.SERVICE_REGISTRIES, () -> {
-            serviceEntries = new ServiceEntryRegistry(configs.store(), discovery,
-                    () -> environment.mesh().getTrustDomain(), args.clusterId());
-            aggregate.addRegistry(serviceEntries);
-            for (String kind : REGISTRY_KINDS) {
-                configs.store().registerEventHandler(kind, serviceEntries::onConfigEvent);
-            }
-            configs.addPushHandler(event -> {
-                Config c = event.current() != null ? event.current() : event.old();
-                if (!REGISTRY_KINDS.contains(c.gvk().kind())) {
-                    discovery.configUpdate(PushRequest.full(TriggerReason.CONFIG, c.key()));
-                }
-            });
-            if (args.registries().contains("Mock")) {
-                mock = new MemoryRegistry("Mock", args.clusterId(), discovery);
-                aggregate.addRegistry(mock);
-            }
-            environment.setServiceDiscovery(aggregate);
-            Metrics.getOrCreate(Gauge.builder("pilot_services", () -> aggregate.services().size())
-                    .description("Total services known to pilot."));
-            readiness.register("registries-synced", aggregate::hasSynced);
-            return "registries=" + aggregate.registries().stream().map(r -> r.provider() + "/" + r.cluster()).toList();
-        });
+    /** A registry named in --registries that cannot run. */
+    public static final class UnsupportedRegistryException extends IllegalArgumentException {
+        UnsupportedRegistryException(String message) {
+            super(message);
+        }
     }
 
-    /** After the config stores delivered their initial load (start functions). */
-    void synced(@Observes @Priority(StartupOrder.START_FUNCTIONS - 20) @Initialized(ApplicationScoped.class) Object e) {
-        if (configs.synced()) {
-            serviceEntries.markSynced();
+    /**
+     * @param registries --registries after the mode dropped what it cannot use (Kubernetes, Mock)
+     * @param clusterId  --clusterID: the cluster of this server's own registries
+     */
+    public record Options(List<String> registries, String clusterId) {
+        public Options {
+            registries = List.copyOf(registries);
         }
+    }
+
+    private final AggregateRegistry aggregate = new AggregateRegistry();
+    private final ServiceEntryRegistry serviceEntries;
+    private final MemoryRegistry mock;
+
+    /**
+     * Builds the registries --registries names, in order after the ServiceEntry registry, and
+     * makes the aggregate the Environment's service discovery.
+     *
+     * @throws UnsupportedRegistryException for a registry this build cannot run (one line, naming it)
+     */
+    public ServiceRegistries(Options options, ConfigStoreController store, RegistryUpdates updates,
+                             Environment environment, Readiness readiness) {
+        MemoryRegistry memory = null;
+        for (String name : options.registries()) {
+            switch (name) {
+                case "Mock" -> memory = new MemoryRegistry("Mock", options.clusterId(), updates);
+                case "Kubernetes" -> throw new UnsupportedRegistryException("--registries Kubernetes: this build has no "
+                        + "Kubernetes client yet (Services, EndpointSlices, Pods); run embedded (no --kubeconfig, "
+                        + "KUBECONFIG or in-cluster service account) or drop Kubernetes from --registries");
+                default -> throw new UnsupportedRegistryException("--registries " + name
+                        + ": unknown service registry (known: Kubernetes, Mock)");
+            }
+        }
+        serviceEntries = new ServiceEntryRegistry(store, updates, () -> environment.mesh().getTrustDomain(),
+                options.clusterId());
+        aggregate.addRegistry(serviceEntries);
+        for (String kind : REGISTRY_KINDS) {
+            store.registerEventHandler(kind, serviceEntries::onConfigEvent);
+        }
+        mock = memory;
+        if (mock != null) {
+            aggregate.addRegistry(mock);
+        }
+        environment.setServiceDiscovery(aggregate);
+        readiness.register("registries-synced", aggregate::hasSynced);
+    }
+
+    /** For the start-up log. */
+    public String describe() {
+        return "registries=" + aggregate.registries().stream().map(r -> r.provider() + "/" + r.cluster()).toList();
+    }
+
+    /** The config stores delivered their initial load: the ServiceEntry registry has synced. */
+    public void configSynced() {
+        serviceEntries.markSynced();
+    }
+
+    /** istiod's pilot_services gauge (registered once the metrics registry is up). */
+    public void registerMetrics() {
+        Metrics.getOrCreate(Gauge.builder("pilot_services", () -> aggregate.services().size())
+                .description("Total services known to pilot."));
     }
 
     public AggregateRegistry aggregate() {

@@ -1,7 +1,6 @@
 package io.meshpilot.security;
 
 import io.meshpilot.grpc.CallPeer;
-import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,8 +11,7 @@ import java.util.function.Function;
  * they are asked. The client-certificate authenticator is always there; the CA issue adds the
  * token authenticator.
  */
-@ApplicationScoped
-public class Authenticators {
+public final class Authenticators {
     private final List<Authenticator> all = new CopyOnWriteArrayList<>(List.of(new ClientCertAuthenticator()));
 
     public void register(Authenticator a) {

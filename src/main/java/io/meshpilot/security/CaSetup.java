@@ -1,8 +1,5 @@
 package io.meshpilot.security;
 
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.PilotFeatures;
-import io.meshpilot.bootstrap.ServerMode;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaLoader;
 import io.meshpilot.security.ca.CaMaterial;
@@ -24,10 +21,10 @@ import java.util.List;
  * @param serving     istiod's first serving certificate
  * @param names       the names it is issued for (renewals use the same)
  * @param servingTtl  its lifetime (DEFAULT_WORKLOAD_CERT_TTL, renewed half way)
- * @param stateDir    the self-signed root's directory (rotations are written there)
+ * @param rootStore   where the self-signed root is kept (rotations are written there)
  */
 public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<String> names,
-                      java.time.Duration servingTtl, Path stateDir) {
+                      java.time.Duration servingTtl, io.meshpilot.security.ca.CaRootStore rootStore) {
 
     /**
      * Loads or creates the CA and issues the serving certificate.
@@ -35,9 +32,8 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
      * @throws CaLoadException with the file and the reason when CA files are damaged; nothing is
      *                         written over them
      */
-    public static CaSetup create(PilotArgs args) {
-        PilotFeatures f = args.features();
-        Path rootCaDir = Path.of(f.rootCaDir());
+    public static CaSetup create(CaOptions o) {
+        Path rootCaDir = Path.of(o.rootCaDir());
         CaMaterial material;
         if (CaLoader.hasPluggedIn(rootCaDir)) {
             material = CaLoader.loadPluggedIn(rootCaDir);
@@ -46,19 +42,18 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
             // loaded yet at this point, so a new root says cluster.local (identities are unaffected).
             // A lone ROOT_CA_DIR/root-cert.pem (extra roots for a self-signed CA in istiod) is not read.
             SelfSignedOptions options = SelfSignedOptions.defaults()
-                    .withKeyType(args.ca().ecdsa() ? SelfSignedOptions.KeyType.EC_P256 : SelfSignedOptions.KeyType.RSA)
-                    .withRsaKeySize(f.ca().rsaKeySize())
-                    .withTtl(f.ca().selfSignedTtl());
-            material = SelfSignedCaStore.loadOrCreate(args.ca().stateDir(), options, Clock.systemUTC());
+                    .withKeyType(o.ecdsa() ? SelfSignedOptions.KeyType.EC_P256 : SelfSignedOptions.KeyType.RSA)
+                    .withRsaKeySize(o.rsaKeySize())
+                    .withTtl(o.selfSignedTtl());
+            material = o.rootStore().loadOrCreate(options, Clock.systemUTC());
         }
-        CertificateAuthority ca = new CertificateAuthority(material, f.defaultWorkloadCertTtl(),
-                f.maxWorkloadCertTtl(), Clock.systemUTC());
-        List<String> names = ServingCertificate.istiodNames(args.namespace(), args.domainSuffix(), f.ca().customHosts(),
-                args.mode() == ServerMode.EMBEDDED);
+        CertificateAuthority ca = new CertificateAuthority(material, o.defaultWorkloadCertTtl(),
+                o.maxWorkloadCertTtl(), Clock.systemUTC());
+        List<String> names = o.servingNames();
         // istiod issues its DNS certificate for the CA's lifetime and re-issues it when the root
         // changes; here it lives DEFAULT_WORKLOAD_CERT_TTL and is renewed half way (and on a root
         // rotation), so renewal runs routinely instead of once a decade
-        ServingCertificate serving = ServingCertificate.issue(ca, names, f.defaultWorkloadCertTtl(), material.roots());
-        return new CaSetup(ca, serving, names, f.defaultWorkloadCertTtl(), args.ca().stateDir());
+        ServingCertificate serving = ServingCertificate.issue(ca, names, o.defaultWorkloadCertTtl(), material.roots());
+        return new CaSetup(ca, serving, names, o.defaultWorkloadCertTtl(), o.rootStore());
     }
 }

@@ -1,29 +1,11 @@
 package io.meshpilot.security;
 
-import io.helidon.common.tls.Tls;
-import io.helidon.common.tls.TlsClientAuth;
-import io.helidon.microprofile.server.ServerCdiExtension;
-import io.meshpilot.bootstrap.BootstrapContext;
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.ComponentStartException;
-import io.meshpilot.bootstrap.GrpcTransportKind;
-import io.meshpilot.bootstrap.ListenerNames;
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.model.Environment;
 import io.meshpilot.security.ca.CaMaterial;
 import io.meshpilot.security.ca.CertificateAuthority;
 import io.meshpilot.security.ca.SelfSignedRootRotator;
 import io.meshpilot.security.jwt.JwtAuthenticator;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.BeforeDestroyed;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.enterprise.inject.spi.BeanManager;
-import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,77 +22,89 @@ import java.util.concurrent.TimeUnit;
  * root checked every CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL and rotated in its grace
  * period. New certificates and roots reach the secure sockets without closing connections.
  */
-@ApplicationScoped
-public class IstiodCertificates {
+public final class IstiodCertificates implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IstiodCertificates.class.getName());
 
-    @Inject
-    StartupRecorder recorder;
-
-    @Inject
-    GrpcServices grpcServices;
-
-    @Inject
-    Authenticators authenticators;
-
-    @Inject
-    Environment environment;
-
-    @Inject
-    PilotArgs args;
-
-    @Inject
-    BeanManager beanManager;
-
-    private CaSetup setup;
+    private final CaSetup setup;
+    private final CaOptions options;
+    private final Environment environment;
+    private final Authenticators authenticators;
+    private final GrpcServices grpcServices;
+    private final List<java.util.function.Consumer<ServingCertificate>> servingListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile ServingCertificate serving;
     private volatile TrustBundle trustBundle;
-    private ServingTls servingTls;
+    private final ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
-    private SelfSignedRootRotator rotator;
+    private final SelfSignedRootRotator rotator;
     private java.util.concurrent.ScheduledFuture<?> renewal;
 
-    void start(@Observes @Priority(StartupOrder.CA) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.CA, () -> {
-            setup = BootstrapContext.current().ca();
-            serving = setup.serving();
-            trustBundle = TrustBundle.of(setup.ca().material().roots(), meshPems());
-            // client certificates must chain to our CA's roots only, as istiod's peer verifier:
-            // MeshConfig caCertificates are for workloads to trust, not callers to be trusted by
-            servingTls = new ServingTls(serving, setup.ca().material().roots());
-            rotator = new SelfSignedRootRotator(args.features().ca().selfSignedTtl(), args.features().ca().gracePercentile());
-            String rule = args.features().jwtRule();
-            try {
-                JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
-                        .ifPresent(a -> {
-                            jwt = a;
-                            authenticators.register(a);
-                        });
-            } catch (IllegalArgumentException e) {
-                throw new ComponentStartException(Component.CA, e.getMessage(), e);
-            }
-            grpcServices.register(new CertificateService(authenticators, setup::ca), GrpcServices.Ports.SECURE_ONLY);
-            CaMetrics.expiryGauges(() -> setup.ca().material().root().getNotAfter().toInstant().getEpochSecond(),
-                    () -> setup.ca().material().signingCertificate().getNotAfter().toInstant().getEpochSecond());
-            // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
-            timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
-            environment.addMeshHandler(() -> timer.execute(this::meshChanged));
-            timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
-            scheduleRenewal();
-            long every = args.features().ca().rootCheckInterval().toMillis();
-            if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED && every > 0) {
-                timer.scheduleWithFixedDelay(this::checkRoot, every, every, TimeUnit.MILLISECONDS);
-            }
-            CaMaterial m = setup.ca().material();
-            return "CA " + m.origin() + " root=" + m.root().getSubjectX500Principal() + " notAfter="
-                    + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
-                    + " notAfter=" + serving.certificate().getNotAfter().toInstant()
-                    + (rule.isBlank() ? "" : "; JWT_RULE authenticator");
-        });
+    /**
+     * @param setup the CA and the first serving certificate, made before the listeners (their
+     *              TLS is configured with it)
+     */
+    public IstiodCertificates(CaSetup setup, CaOptions options, Environment environment, Authenticators authenticators,
+                              GrpcServices grpcServices) {
+        this.setup = setup;
+        this.options = options;
+        this.environment = environment;
+        this.authenticators = authenticators;
+        this.grpcServices = grpcServices;
+        this.serving = setup.serving();
+        // client certificates must chain to our CA's roots only, as istiod's peer verifier:
+        // MeshConfig caCertificates are for workloads to trust, not callers to be trusted by
+        this.servingTls = new ServingTls(serving, setup.ca().material().roots());
+        this.rotator = new SelfSignedRootRotator(options.selfSignedTtl(), options.gracePercentile());
     }
 
-    void stop(@Observes @BeforeDestroyed(ApplicationScoped.class) Object event) {
+    /**
+     * Builds the trust bundle, registers the authenticators and the CSR service, and starts
+     * the timers; returns what the start-up log says.
+     *
+     * @throws IllegalArgumentException when JWT_RULE is malformed
+     */
+    public String start() {
+        trustBundle = TrustBundle.of(setup.ca().material().roots(), meshPems());
+        String rule = options.jwtRule();
+        JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
+                .ifPresent(a -> {
+                    jwt = a;
+                    authenticators.register(a);
+                });
+        grpcServices.register(new CertificateService(authenticators, setup::ca), GrpcServices.Ports.SECURE_ONLY);
+        // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
+        timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
+        environment.addMeshHandler(() -> timer.execute(this::meshChanged));
+        timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
+        scheduleRenewal();
+        long every = options.rootCheckInterval().toMillis();
+        if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED && every > 0) {
+            timer.scheduleWithFixedDelay(this::checkRoot, every, every, TimeUnit.MILLISECONDS);
+        }
+        CaMaterial m = setup.ca().material();
+        return "CA " + m.origin() + " root=" + m.root().getSubjectX500Principal() + " notAfter="
+                + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
+                + " notAfter=" + serving.certificate().getNotAfter().toInstant()
+                + (rule.isBlank() ? "" : "; JWT_RULE authenticator");
+    }
+
+    /** The CA expiry gauges (registered once the metrics registry is up). */
+    public void registerMetrics() {
+        CaMetrics.expiryGauges(() -> setup.ca().material().root().getNotAfter().toInstant().getEpochSecond(),
+                () -> setup.ca().material().signingCertificate().getNotAfter().toInstant().getEpochSecond());
+    }
+
+    /**
+     * Called with each renewed serving certificate, before it is published: listeners that
+     * present it (Helidon's TLS sockets) reload here. Runs on the CA timer thread.
+     */
+    public void addServingListener(java.util.function.Consumer<ServingCertificate> listener) {
+        servingListeners.add(listener);
+    }
+
+    @Override
+    public void close() {
         if (timer != null) {
             timer.shutdownNow();
         }
@@ -191,7 +185,7 @@ public class IstiodCertificates {
     /** The self-signed root, rotated in its grace period with the same key; both roots stay trusted. */
     void checkRoot() {
         try {
-            var rotated = rotator.rotateAndSave(setup.ca().material(), setup.stateDir(), Instant.now());
+            var rotated = setup.rootStore().checkRotation(setup.ca().material(), rotator, Instant.now());
             if (rotated.isPresent()) {
                 setup.ca().update(rotated.get());
                 trustBundle = TrustBundle.of(rotated.get().roots(), meshPems());
@@ -206,22 +200,9 @@ public class IstiodCertificates {
 
     /** New handshakes on the secure sockets use the current certificate and trust bundle. */
     private void applyTls(ServingCertificate cert) {
-        List<java.security.cert.X509Certificate> roots = setup.ca().material().roots();
-        servingTls.update(cert, roots);
-        Tls tls = Tls.builder()
-                .privateKey(cert.privateKey())
-                .privateKeyCertChain(cert.chain())
-                .trust(roots)
-                .clientAuth(TlsClientAuth.OPTIONAL)
-                .endpointIdentificationAlgorithm("NONE")
-                .build();
-        ServerCdiExtension server = beanManager.getExtension(ServerCdiExtension.class);
-        PilotArgs.Listeners l = args.listeners();
-        if (l.secureGrpc() != null && args.grpcTransport() == GrpcTransportKind.HELIDON) {
-            server.reloadTls(ListenerNames.GRPC_SECURE, tls);
-        }
-        if (l.https() != null) {
-            server.reloadTls(ListenerNames.WEBHOOK, tls);
+        servingTls.update(cert, setup.ca().material().roots());
+        for (var l : servingListeners) {
+            l.accept(cert);
         }
     }
 }

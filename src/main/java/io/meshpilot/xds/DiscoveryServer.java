@@ -1,8 +1,5 @@
 package io.meshpilot.xds;
 
-import io.meshpilot.bootstrap.Component;
-import io.meshpilot.bootstrap.StartupOrder;
-import io.meshpilot.bootstrap.StartupRecorder;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.Environment;
@@ -11,26 +8,19 @@ import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.TriggerReason;
 import io.meshpilot.monitoring.IstioCounter;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
- * Component 7, the DiscoveryServer (istiod's xds.DiscoveryServer), so far its update entry
- * points: config, service and endpoint changes arrive here as {@link PushRequest}s, counted
- * in istiod's {@code pilot_inbound_updates} and {@code pilot_push_triggers}. Endpoint updates
- * go into the {@link EndpointIndex} and become incremental EDS requests unless the index says
- * a full push is needed. The xDS issue adds debouncing, the push queue and the ADS streams
- * behind {@link #configUpdate}.
+ * Component 7, the DiscoveryServer (istiod's xds.DiscoveryServer): config, service and
+ * endpoint changes arrive here as {@link PushRequest}s, counted in istiod's
+ * {@code pilot_inbound_updates} and {@code pilot_push_triggers}, and are debounced into
+ * pushes to the ADS streams. Endpoint updates go into the {@link EndpointIndex} and become
+ * incremental EDS requests unless the index says a full push is needed.
  */
-@ApplicationScoped
-public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
+public final class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
     static final IstioCounter INBOUND_UPDATES = IstioCounter.of("pilot_inbound_updates", "type",
             "Total number of updates received by pilot.");
@@ -42,30 +32,39 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
     static final IstioCounter XDS_REJECTS = IstioCounter.of("pilot_total_xds_rejects", "type",
             "Total number of XDS responses from pilot rejected by proxy.");
 
-    @Inject
-    Environment environment;
+    /**
+     * @param features          the PILOT_* tunables (debounce, throttle, stream rate, XDS_AUTH, cache)
+     * @param sweepConnections  Helidon hosts some xDS streams (--grpcTransport helidon, or gRPC
+     *                          multiplexed on the http port) and has no connection age limit of
+     *                          its own: the xDS server ends streams older than {@code maxConnectionAge}
+     * @param maxConnectionAge  --keepaliveMaxServerConnectionAge
+     */
+    public record Options(io.meshpilot.features.PilotFeatures features, boolean sweepConnections,
+                          java.time.Duration maxConnectionAge) {
+    }
 
-    @Inject
-    StartupRecorder recorder;
-
-    @Inject
-    io.meshpilot.grpc.GrpcServices grpcServices;
-
-    @Inject
-    io.meshpilot.config.ConfigController configs;
-
-    @Inject
-    io.meshpilot.bootstrap.PilotArgs args;
-
-    @Inject
-    io.meshpilot.security.Authenticators authenticators;
+    private final Environment environment;
+    private final io.meshpilot.grpc.GrpcServices grpcServices;
+    private final io.meshpilot.config.ConfigController configs;
+    private final Options options;
+    private final io.meshpilot.security.Authenticators authenticators;
 
     /**
      * TLS credentials (gateways' credentialName): SDS serves them, and a change pushes SDS.
      * Also what a PushContext build can ask {@code credentials.exists(namespace, name)}.
      */
-    @Inject
-    io.meshpilot.security.credentials.CredentialsController credentials;
+    private final io.meshpilot.security.credentials.CredentialsController credentials;
+
+    public DiscoveryServer(Environment environment, io.meshpilot.config.ConfigController configs,
+                           io.meshpilot.grpc.GrpcServices grpcServices, io.meshpilot.security.Authenticators authenticators,
+                           io.meshpilot.security.credentials.CredentialsController credentials, Options options) {
+        this.environment = environment;
+        this.configs = configs;
+        this.grpcServices = grpcServices;
+        this.authenticators = authenticators;
+        this.credentials = credentials;
+        this.options = options;
+    }
 
     private final List<Consumer<PushRequest>> listeners = new CopyOnWriteArrayList<>();
     private final java.util.Map<String, Connection> connections = new java.util.concurrent.ConcurrentHashMap<>();
@@ -111,44 +110,46 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         return b.build();
     }
 
-    void start(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object event) {
-        recorder.run(Component.DISCOVERY_SERVER, () -> {
-            AdsService ads = new AdsService(this, new StreamRateLimiter(args.features().maxRequestsPerSecond(),
-                    java.time.Duration.ofSeconds(1)), args.features().xdsAuth() ? authenticators : null);
-            grpcServices.register(() -> withSotwMarshallers(ads.bindService()),
-                    io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
-            pipeline = new PushPipeline(this, args.features());
-            // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
-            // multiplexed on the http port) has no such limit, so the xDS server ends its streams
-            boolean helidonServes = args.grpcTransport() == io.meshpilot.bootstrap.GrpcTransportKind.HELIDON
-                    || args.listeners().grpc() == null;
-            if (helidonServes) {
-                sweeper = new ConnectionSweeper(this, args.keepalive().maxServerConnectionAge());
-            }
-            cache = new XdsCache(args.features().enableXdsCache());
-            Generators.cache = cache;
-            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
-                    () -> Generators.cache.size()).description("Current size of xds cache"));
-            Generators.syncz = new SyncStatusGenerator(this::connections);
-            Generators.sds = new SecretGenerator(() -> credentials);
-            credentials.addListener(this::credentialsUpdate);
-            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
-                    () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
-            io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
-                io.meshpilot.model.PushContext p = pushContext.get();
-                return p == null ? 0 : p.virtualServiceCount();
-            }).description("Total virtual services known to pilot."));
-            // live checks declare their metrics too: load them before the gauges are registered
-            java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
-            pushStatusGauges.registerKnown();
-            return "ADS (state of the world) on the gRPC ports; debounce " + args.features().debounceAfter().toMillis()
-                    + "ms/" + args.features().debounceMax().toSeconds() + "s, push throttle "
-                    + args.features().pushThrottle() + ", new streams " + args.features().maxRequestsPerSecond() + "/s";
-        });
+    /**
+     * Registers ADS on the gRPC services and starts the push pipeline; returns what the
+     * start-up log says. Streams are served once {@link #firstPush} built a PushContext.
+     */
+    public String start() {
+        io.meshpilot.features.PilotFeatures f = options.features();
+        AdsService ads = new AdsService(this, new StreamRateLimiter(f.maxRequestsPerSecond(),
+                java.time.Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null);
+        grpcServices.register(() -> withSotwMarshallers(ads.bindService()),
+                io.meshpilot.grpc.GrpcServices.Ports.PLAINTEXT_AND_SECURE);
+        pipeline = new PushPipeline(this, f);
+        if (options.sweepConnections()) {
+            sweeper = new ConnectionSweeper(this, options.maxConnectionAge());
+        }
+        cache = new XdsCache(f.enableXdsCache());
+        Generators.cache = cache;
+        Generators.syncz = new SyncStatusGenerator(this::connections);
+        Generators.sds = new SecretGenerator(() -> credentials);
+        return "ADS (state of the world) on the gRPC ports; debounce " + f.debounceAfter().toMillis()
+                + "ms/" + f.debounceMax().toSeconds() + "s, push throttle "
+                + f.pushThrottle() + ", new streams " + f.maxRequestsPerSecond() + "/s";
+    }
+
+    /** istiod's xDS gauges (registered once the metrics registry is up). */
+    public void registerMetrics() {
+        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
+                () -> cache.size()).description("Current size of xds cache"));
+        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
+                () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
+        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
+            io.meshpilot.model.PushContext p = pushContext.get();
+            return p == null ? 0 : p.virtualServiceCount();
+        }).description("Total virtual services known to pilot."));
+        // live checks declare their metrics too: load them before the gauges are registered
+        java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
+        pushStatusGauges.registerKnown();
     }
 
     /** Start function: the first PushContext, once config and registries delivered their initial state. */
-    void firstPush(@Observes @Priority(StartupOrder.START_FUNCTIONS - 10) @Initialized(ApplicationScoped.class) Object e) {
+    public void firstPush() {
         // what the first push carries: every object at its revision now (for distribution status)
         for (io.meshpilot.config.Schema schema : configs.schemas().all()) {
             for (io.meshpilot.config.Config c : configs.store().list(schema.kind(), null)) {
@@ -645,8 +646,8 @@ public class DiscoveryServer implements io.meshpilot.registry.RegistryUpdates {
         listeners.remove(l);
     }
 
-    @jakarta.annotation.PreDestroy
-    void stop() {
+    @Override
+    public void close() {
         PushPipeline p = pipeline;
         if (p != null) {
             p.close();

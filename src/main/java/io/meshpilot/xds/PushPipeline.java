@@ -1,6 +1,6 @@
 package io.meshpilot.xds;
 
-import io.meshpilot.bootstrap.PilotFeatures;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.ConfigKey;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushRequest;

@@ -3,7 +3,7 @@ package io.meshpilot.admin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.meshpilot.bootstrap.HttpLimits;
+import io.meshpilot.features.HttpLimits;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;

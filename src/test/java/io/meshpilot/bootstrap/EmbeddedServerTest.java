@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.lifecycle.Component;
+import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.mesh.MeshConfigException;
 import io.meshpilot.mesh.MeshWatcher;
 import io.meshpilot.testing.Http;
@@ -56,7 +58,7 @@ class EmbeddedServerTest {
 
     @Test
     void componentsStartInDesignOrder() {
-        List<Component> started = server.bean(StartupRecorder.class).starts().stream()
+        List<Component> started = server.server().recorder().starts().stream()
                 .map(StartupRecorder.ComponentStart::component).toList();
         // DESIGN section 3, in order: every component, each once
         assertEquals(List.of(Component.ARGS, Component.ENVIRONMENT, Component.MESH_WATCHERS, Component.CA,
@@ -126,7 +128,7 @@ class EmbeddedServerTest {
 
     @Test
     void meshConfigChangesApplyAndBadChangesAreRejected() throws Exception {
-        MeshWatcher watcher = server.bean(MeshWatcher.class);
+        MeshWatcher watcher = server.server().meshWatcher();
         LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
         MeshWatcher.Listener l = new MeshWatcher.Listener() {
             @Override

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.meshpilot.bootstrap.GrpcTransportKind;
-import io.meshpilot.bootstrap.ListenAddress;
+import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.ListenAddress;
 import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.ServerMode;
+import io.meshpilot.features.ServerMode;
 import io.meshpilot.util.GoDuration;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -33,8 +33,9 @@ class GrpcTransportTest {
     @ParameterizedTest
     @ValueSource(strings = {"helidon", "netty"})
     void healthAndPeerOnBothPorts(String transport, @TempDir Path dir) throws Exception {
-        try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport)) {
-            ServingCertificate cert = server.bean(io.meshpilot.security.IstiodCertificates.class).serving();
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(TestServers.flags(dir, "--grpcTransport", transport),
+                java.util.Map.of()), s -> PeerEchoService.register(s.grpcServices()))) {
+            ServingCertificate cert = server.server().certificates().serving();
             int plain = server.ports().get("grpc");
             int secure = server.ports().get("grpc-secure");
 
@@ -104,7 +105,8 @@ class GrpcTransportTest {
     void emptyGrpcAddrMultiplexesOnTheHttpPort(@TempDir Path dir) throws Exception {
         java.util.List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--grpcAddr") + 1, "");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()))) {
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()),
+                s -> PeerEchoService.register(s.grpcServices()))) {
             int http = server.ports().get("http");
             assertEquals(http, server.ports().get("grpc"), server.ports().toString());
             assertTrue(server.ports().get("grpc-secure") != http, server.ports().toString());

@@ -3,12 +3,6 @@ package io.meshpilot.grpc;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCalls;
-import io.meshpilot.bootstrap.StartupOrder;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,20 +10,20 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A test-only gRPC service, registered like a real component does, that answers with what
+ * A test-only gRPC service, registered before the server listens as a real component does, that answers with what
  * {@link CallPeer#current()} says about the caller. Lets tests check the peer seam on both
  * transports without a generated stub.
  */
-@ApplicationScoped
-public class PeerEchoService {
+public final class PeerEchoService {
     public static final MethodDescriptor<String, String> WHO = unary("Who");
     /** Answers a string of as many 'x' as the request's decimal number: a response of a chosen size. */
     public static final MethodDescriptor<String, String> PAD = unary("Pad");
 
-    @Inject
-    GrpcServices services;
+    private PeerEchoService() {
+    }
 
-    void register(@Observes @Priority(StartupOrder.DISCOVERY_SERVER) @Initialized(ApplicationScoped.class) Object e) {
+    /** Adds the service to a server's gRPC services (before it listens). */
+    public static void register(GrpcServices services) {
         services.register(() -> ServerServiceDefinition.builder("meshpilot.test.PeerEcho")
                 .addMethod(WHO, ServerCalls.asyncUnaryCall((req, out) -> {
                     String answer = CallPeer.current().map(p -> p.listener() + "|secure=" + p.secure()

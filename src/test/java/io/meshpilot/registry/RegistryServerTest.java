@@ -104,8 +104,8 @@ class RegistryServerTest {
 
     @Test
     void aWorkloadEntryIsOneIncrementalEdsPushAndAPortChangeIsFull() throws Exception {
-        DiscoveryServer xds = server.bean(DiscoveryServer.class);
-        ConfigController configs = server.bean(ConfigController.class);
+        DiscoveryServer xds = server.server().discovery();
+        ConfigController configs = server.server().configs();
         java.util.concurrent.LinkedBlockingQueue<PushRequest> arrivals = new java.util.concurrent.LinkedBlockingQueue<>();
         List<PushRequest> requests = new CopyOnWriteArrayList<>();
         java.util.function.Consumer<PushRequest> listener = req -> {

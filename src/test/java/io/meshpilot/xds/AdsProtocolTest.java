@@ -136,7 +136,7 @@ class AdsProtocolTest {
             assertNull(c.next(NOTHING_MORE), "no re-send of the rejected version");
             String syncz = Http.get(http, "/debug/syncz").body();
             assertTrue(syncz.contains("\"cluster_nack\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
-            assertTrue(server.bean(DiscoveryServer.class).connections().stream()
+            assertTrue(server.server().discovery().connections().stream()
                     .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
             // a stale nonce is ignored
             c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("stale").build(), false);
@@ -170,7 +170,7 @@ class AdsProtocolTest {
             assertEquals(4, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
             assertNull(reviewsWatcher.next(NOTHING_MORE), "only EDS: no CDS, LDS or RDS push");
             assertEquals(before, ratingsWatcher.received().size(), "the ratings watcher got nothing");
-            assertTrue(server.bean(ConfigController.class).store().awaitEventsDelivered(10, TimeUnit.SECONDS));
+            assertTrue(server.server().configs().store().awaitEventsDelivered(10, TimeUnit.SECONDS));
         }
     }
 
@@ -213,7 +213,7 @@ class AdsProtocolTest {
             }
             assertTrue(families.get("pilot_xds_push_time").samples().stream().anyMatch(s -> s.name().endsWith("_count")
                     && "cds".equals(s.labels().get("type")) && s.value() >= 2));
-            int virtualServices = server.bean(DiscoveryServer.class).currentPushContext().virtualServiceCount();
+            int virtualServices = server.server().discovery().currentPushContext().virtualServiceCount();
             assertTrue(virtualServices >= 1);
             assertEquals(virtualServices, (int) families.get("pilot_virt_services").samples().get(0).value());
             assertTrue(families.containsKey("pilot_services"));

@@ -116,7 +116,7 @@ class SdsTest {
         try (JcaPEMWriter w = new JcaPEMWriter(pem)) {
             w.writeObject(csr);
         }
-        IstiodCertificates certs = server.bean(IstiodCertificates.class);
+        IstiodCertificates certs = server.server().certificates();
         List<String> chain = certs.ca().sign(pem.toString(), List.of(identity), Duration.ofHours(1)).certChain();
         CertificateFactory cf = CertificateFactory.getInstance("X.509");
         X509Certificate[] presented = new X509Certificate[chain.size() - 1]; // leaf and intermediates, not the root
@@ -166,7 +166,7 @@ class SdsTest {
             c.ack(r, List.of(CRED, CACERT));
 
             // the config dump shows the secret, never its key
-            String dump = server.bean(DiscoveryServer.class).configDump(gatewayNode("ingress-1")).orElseThrow();
+            String dump = server.server().discovery().configDump(gatewayNode("ingress-1")).orElseThrow();
             assertTrue(dump.contains("sds") && dump.contains("[redacted]"), dump);
             assertFalse(dump.contains(java.util.Base64.getEncoder().encodeToString(
                     gateway.key().getBytes(StandardCharsets.US_ASCII))), "no private key in the dump");
@@ -183,7 +183,7 @@ class SdsTest {
             assertEquals(root.cert(), text(now.get(CACERT).getValidationContext().getTrustedCa().getInlineBytes()));
             c.ack(pushed, List.of(CRED, CACERT));
             assertNull(c.next(NOTHING_MORE), "no CDS (or other) push for a credential change");
-            assertTrue(server.bean(CredentialsController.class).exists("istio-system", "bookinfo-cred"));
+            assertTrue(server.server().credentials().exists("istio-system", "bookinfo-cred"));
             assertNull(c.error());
         }
     }
@@ -205,7 +205,7 @@ class SdsTest {
             assertEquals(List.of("kubernetes://istio-system/bookinfo-cred"), List.copyOf(got.keySet()));
             assertTrue(got.values().iterator().next().hasTlsCertificate());
         }
-        assertTrue(server.bean(CredentialsController.class).exists("bookinfo", "other-cred"),
+        assertTrue(server.server().credentials().exists("bookinfo", "other-cred"),
                 "it exists, the proxy just may not have it");
     }
 
@@ -218,7 +218,7 @@ class SdsTest {
             assertEquals(0, r.getResourcesCount(), "no verified identity, no secret: " + r);
             assertEquals(1, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore,
                     "one refusal for the request");
-            assertTrue(server.bean(DiscoveryServer.class).connections().stream()
+            assertTrue(server.server().discovery().connections().stream()
                     .filter(con -> con.proxy().id().equals(gatewayNode("plain-1")))
                     .allMatch(con -> con.identities().isEmpty()), "the plaintext stream has no identity");
             // still served otherwise: the refusal is not a stream error
@@ -252,7 +252,7 @@ class SdsTest {
         }
 
         // the generator itself decides by the verified identity, not the namespace the node claims
-        SecretGenerator sds = new SecretGenerator(() -> server.bean(CredentialsController.class));
+        SecretGenerator sds = new SecretGenerator(() -> server.server().credentials());
         Proxy claimsIstioSystem = Proxy.fromNode(node(gatewayNode("claims-2"), GATEWAY_METADATA));
         errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
         assertEquals(List.of(), sds.forCaller(List.of(DEFAULT_ID)).generate(claimsIstioSystem, null,

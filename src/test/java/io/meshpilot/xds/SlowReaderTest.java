@@ -75,7 +75,7 @@ class SlowReaderTest {
                     others.add(c);
                 }
                 waitFor(() -> slowGot.get() == 1, "the stalled proxy's first answer");
-                DiscoveryServer xds = server.bean(DiscoveryServer.class);
+                DiscoveryServer xds = server.server().discovery();
 
                 long version = maxVersion(others.get(0));
                 for (int change = 1; change <= CHANGES; change++) {

@@ -94,7 +94,7 @@ public class XdsAuthTest {
     void theSecurePortAuthenticatesWhenXdsAuthIsOn(String xdsAuth, @TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("config"));
         try (MeshPilotServer server = TestServers.start(dir, Map.of("XDS_AUTH", xdsAuth))) {
-            ServingCertificate cert = server.bean(io.meshpilot.security.IstiodCertificates.class).serving();
+            ServingCertificate cert = server.server().certificates().serving();
             String node = "sidecar~10.0.0.1~a.default~default.svc.cluster.local";
             ManagedChannel withoutCert = tls(server.ports().get("grpc-secure"), cert, false);
             // a client certificate without a SPIFFE identity (the serving certificate: trusted, no spiffe:// SAN)
@@ -112,11 +112,11 @@ public class XdsAuthTest {
                     assertEquals(Status.Code.UNAUTHENTICATED, ((Status) noSpiffe).getCode(), String.valueOf(noSpiffe));
                     assertTrue(((Status) noSpiffe).getDescription().contains("no spiffe:// URI SAN"),
                             String.valueOf(noSpiffe));
-                    assertTrue(server.bean(DiscoveryServer.class).connections().size() <= 1, "refused streams are not listed");
+                    assertTrue(server.server().discovery().connections().size() <= 1, "refused streams are not listed");
 
                     // authorization: an identity of the proxy's namespace (an authenticator the
                     // CA issue's token authenticator will stand for: identity from a header)
-                    server.bean(Authenticators.class).register(new Authenticator() {
+                    server.server().authenticators().register(new Authenticator() {
                         @Override
                         public String type() {
                             return "HeaderAuthenticator";

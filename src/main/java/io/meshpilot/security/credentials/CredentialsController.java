@@ -1,32 +1,17 @@
 package io.meshpilot.security.credentials;
 
-import io.meshpilot.bootstrap.PilotArgs;
-import io.meshpilot.bootstrap.StartupOrder;
-import jakarta.annotation.PreDestroy;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 
 /**
  * The credentials of the running server (istiod's credentials controller), itself the
- * {@link CredentialStore} everyone injects: it delegates to the {@code --credentialsDir}
+ * {@link CredentialStore} everyone reads: it delegates to the {@code --credentialsDir}
  * store (loaded with the config stores, watched), or to an empty one without a directory.
  * Kubernetes Secrets plug in later with {@link #use(CredentialStore)}; listeners registered
  * here follow the store in use, so nobody has to re-subscribe.
  */
-@ApplicationScoped
-public class CredentialsController implements CredentialStore {
+public final class CredentialsController implements CredentialStore, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CredentialsController.class.getName());
-    /** Loaded with the config stores, before the DiscoveryServer subscribes to changes. */
-    static final int PRIORITY = StartupOrder.CONFIG_STORES + 50;
-
-    @Inject
-    PilotArgs args;
-
     private volatile CredentialStore store = CredentialStore.EMPTY;
     private volatile DirectoryCredentialStore directory;
     private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -38,12 +23,16 @@ public class CredentialsController implements CredentialStore {
         }
     });
 
-    void start(@Observes @Priority(PRIORITY) @Initialized(ApplicationScoped.class) Object event) {
-        if (args.credentialsDir() == null) {
+    /**
+     * Loads and watches {@code credentialsDir} (--credentialsDir), or serves none when it is
+     * null. Loaded with the config stores, before the DiscoveryServer subscribes to changes.
+     */
+    public void start(java.nio.file.Path credentialsDir) {
+        if (credentialsDir == null) {
             LOG.log(Level.INFO, "credentials: no --credentialsDir");
             return;
         }
-        DirectoryCredentialStore d = new DirectoryCredentialStore(args.credentialsDir());
+        DirectoryCredentialStore d = new DirectoryCredentialStore(credentialsDir);
         try {
             DirectoryCredentialStore.ScanResult r = d.start();
             LOG.log(Level.INFO, "credentials loaded dir=" + d.root()
@@ -119,8 +108,8 @@ public class CredentialsController implements CredentialStore {
         return directory;
     }
 
-    @PreDestroy
-    void stop() {
+    @Override
+    public void close() {
         DirectoryCredentialStore d = directory;
         if (d != null) {
             d.close();

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
 /** Process exit codes of pilot-discovery. */
 public final class ExitCodes {

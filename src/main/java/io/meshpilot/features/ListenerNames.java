@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 /** Names of our listeners: Helidon socket names, log keys and /api/v1/server keys. */
 public final class ListenerNames {

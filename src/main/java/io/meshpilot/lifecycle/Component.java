@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
 /** The components of DESIGN section 3, in start-up order. */
 public enum Component {

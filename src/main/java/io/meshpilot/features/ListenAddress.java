@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 /**
  * A listen address as istiod's flags take it: {@code :8080} (all interfaces),

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
 /** A component could not start; the message is the one line the operator sees. */
 public final class ComponentStartException extends RuntimeException {

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 /** What the HTTP listeners take from a client (not the gRPC ports: grpc has its own limits). */
 public final class HttpLimits {

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 /** Where MeshPilot gets its config and services from. */
 public enum ServerMode {

@@ -1,6 +1,5 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,7 +10,6 @@ import java.util.List;
  * {@code /api/v1/server} and the start-up metrics. A failure becomes a
  * {@link ComponentStartException} naming the component and the cause.
  */
-@ApplicationScoped
 public class StartupRecorder {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
 

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 import io.meshpilot.util.GoDuration;
 import java.time.Duration;

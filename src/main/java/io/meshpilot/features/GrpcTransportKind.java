@@ -1,4 +1,4 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.features;
 
 /** Which server hosts our grpc-java services on the gRPC ports (--grpcTransport). */
 public enum GrpcTransportKind {

@@ -1,6 +1,5 @@
-package io.meshpilot.bootstrap;
+package io.meshpilot.lifecycle;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -9,10 +8,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Readiness probes: {@code /ready} and MP Health {@code /health/ready} answer ready only when
- * every probe passes. Components register probes; later issues add theirs (caches synced,
- * first push done).
+ * every probe passes. Components register probes (config synced,
+ * registries synced, started, not shutting down).
  */
-@ApplicationScoped
 public class Readiness {
     private final Map<String, BooleanSupplier> probes = new ConcurrentHashMap<>();
 

@@ -1,0 +1,369 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigController;
+import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.ServerMode;
+import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.lifecycle.Component;
+import io.meshpilot.lifecycle.ComponentStartException;
+import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.lifecycle.ServerIdentity;
+import io.meshpilot.lifecycle.ServerState;
+import io.meshpilot.lifecycle.StartupRecorder;
+import io.meshpilot.mesh.MeshConfigException;
+import io.meshpilot.mesh.MeshWatcher;
+import io.meshpilot.model.Environment;
+import io.meshpilot.model.PushRequest;
+import io.meshpilot.model.TriggerReason;
+import io.meshpilot.monitoring.RegistryGeneration;
+import io.meshpilot.registry.ServiceRegistries;
+import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.CaOptions;
+import io.meshpilot.security.CaSetup;
+import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.security.ca.CaLoadException;
+import io.meshpilot.security.ca.CaRootStore;
+import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.xds.DiscoveryServer;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The one place to read how MeshPilot starts: istiod's {@code NewServer()} and
+ * {@code Server.Start()}. {@link #newServer} builds the components of DESIGN section 3 in
+ * order and connects them ({@link #initRegistryEventHandlers}); {@link #start} binds the
+ * listeners and runs the start functions; {@link #close} undoes it in reverse. Components
+ * know nothing of each other beyond what their constructors take; every cross-component
+ * handler is registered here.
+ *
+ * <p>Nothing here is static: several servers can run in one JVM. Helidon MP runs one CDI
+ * container per JVM, so one server at a time hosts the HTTP listeners ({@link Hosting#FULL});
+ * others serve gRPC only (xDS and the CA).
+ */
+public final class PilotServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+
+    /** Which listeners a server binds. */
+    public enum Hosting {
+        /** Every listener: Helidon MP's HTTP sockets and the gRPC ones. */
+        FULL,
+        /** The gRPC listeners only (a second server in a JVM whose Helidon host is taken). */
+        GRPC_ONLY
+    }
+
+    private final PilotArgs args;
+    private final Hosting hosting;
+    private final StartupRecorder recorder = new StartupRecorder();
+    private final Readiness readiness = new Readiness();
+    private final ServerState state = new ServerState();
+    private final GrpcServices grpcServices = new GrpcServices();
+    private final Authenticators authenticators = new Authenticators();
+    private final CredentialsController credentials = new CredentialsController();
+    /** What to close on the way out, in reverse order of start. */
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    private Environment environment;
+    private MeshWatcher meshWatcher;
+    private IstiodCertificates certificates;
+    private ConfigController configs;
+    private ServiceRegistries registries;
+    private DiscoveryServer discovery;
+    private Servers servers;
+    private HelidonHost.Running helidon;
+
+    private PilotServer(PilotArgs args, Hosting hosting) {
+        this.args = args;
+        this.hosting = hosting;
+    }
+
+    /**
+     * istiod's NewServer(): every component built and connected, in DESIGN order; nothing
+     * listens and no config is loaded yet.
+     *
+     * @throws ComponentStartException naming the component that could not be built
+     */
+    public static PilotServer newServer(PilotArgs args, Hosting hosting) {
+        PilotServer s = new PilotServer(args, hosting);
+        try {
+            s.recorder.run(Component.ARGS, s::initArgs);
+            s.recorder.run(Component.ENVIRONMENT, s::initEnvironment);
+            s.recorder.run(Component.MESH_WATCHERS, s::initMeshWatchers);
+            s.recorder.run(Component.CA, s::initCa);
+            s.recorder.run(Component.CONFIG_STORES, s::initConfigController);
+            s.initDiscoveryServer(); // before the registries: they report to it
+            s.recorder.run(Component.SERVICE_REGISTRIES, s::initServiceControllers);
+            s.recorder.run(Component.DISCOVERY_SERVER, s.discovery::start);
+            s.initRegistryEventHandlers();
+            return s;
+        } catch (RuntimeException | Error e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    private String initArgs() {
+        for (String ignored : args.ignoredArguments()) {
+            LOG.log(Level.WARNING, "unknown argument ignored (istiod accepts unknown flags): " + ignored);
+        }
+        if (hosting == Hosting.GRPC_ONLY && (args.grpcTransport() == GrpcTransportKind.HELIDON
+                || args.listeners().grpc() == null)) {
+            throw new ComponentStartException(Component.ARGS, "a gRPC-only server needs --grpcTransport netty and a "
+                    + "--grpcAddr (Helidon's gRPC lives in the HTTP host)", null);
+        }
+        return "mode=" + args.mode().label() + " namespace=" + args.namespace() + " cluster=" + args.clusterId()
+                + " domain=" + args.domainSuffix() + " grpcTransport=" + transportLabel()
+                + (hosting == Hosting.GRPC_ONLY ? " hosting=grpc-only" : "");
+    }
+
+    private String initEnvironment() {
+        environment = new Environment(args.domainSuffix(), args.clusterId());
+        return "domainSuffix=" + environment.domainSuffix() + " clusterId=" + environment.clusterId();
+    }
+
+    private String initMeshWatchers() throws java.io.IOException {
+        meshWatcher = new MeshWatcher(environment, args.meshConfigFile(), args.networksConfigFile());
+        closeables.add(meshWatcher);
+        try {
+            return meshWatcher.start();
+        } catch (MeshConfigException e) {
+            throw new ComponentStartException(Component.MESH_WATCHERS, "invalid mesh config " + e.getMessage(), e);
+        }
+    }
+
+    /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
+    private String initCa() {
+        var f = args.features();
+        CaRootStore rootStore = CaRootStore.directory(args.ca().stateDir());
+        CaOptions options = new CaOptions(f.rootCaDir(), rootStore, args.ca().ecdsa(), f.ca().rsaKeySize(),
+                f.ca().selfSignedTtl(), f.ca().rootCheckInterval(), f.ca().gracePercentile(),
+                f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),
+                ServingCertificate.istiodNames(args.namespace(), args.domainSuffix(), f.ca().customHosts(),
+                        args.mode() == ServerMode.EMBEDDED), f.jwtRule());
+        CaSetup setup;
+        try {
+            setup = CaSetup.create(options);
+        } catch (CaLoadException e) {
+            throw new ComponentStartException(Component.CA, e.getMessage(), e);
+        }
+        certificates = new IstiodCertificates(setup, options, environment, authenticators, grpcServices);
+        closeables.add(certificates);
+        try {
+            return certificates.start();
+        } catch (IllegalArgumentException e) {
+            throw new ComponentStartException(Component.CA, e.getMessage(), e);
+        }
+    }
+
+    /** istiod's initConfigController: the config source chosen from the mesh config and flags, and the credentials. */
+    private String initConfigController() throws java.io.IOException {
+        ConfigController.Sources sources;
+        try {
+            sources = ConfigController.Sources.choose(args.configDir(), args.configStateDir(),
+                    environment.mesh().getConfigSourcesList().stream().map(c -> c.getAddress()).toList(),
+                    args.mode() == ServerMode.KUBERNETES);
+        } catch (IllegalArgumentException e) {
+            throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
+        }
+        configs = new ConfigController(sources, readiness);
+        closeables.add(configs);
+        String detail;
+        try {
+            detail = configs.start();
+        } catch (java.io.IOException e) {
+            throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
+        }
+        credentials.start(args.credentialsDir());
+        closeables.add(credentials);
+        return detail;
+    }
+
+    private void initDiscoveryServer() {
+        // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
+        // multiplexed on the http port) has no such limit, so the xDS server ends its streams
+        boolean helidonServesGrpc = args.grpcTransport() == GrpcTransportKind.HELIDON || args.listeners().grpc() == null;
+        discovery = new DiscoveryServer(environment, configs, grpcServices, authenticators, credentials,
+                new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge()));
+        closeables.add(discovery);
+    }
+
+    /** istiod's initServiceControllers: the registries --registries names, over the ServiceEntry registry. */
+    private String initServiceControllers() {
+        try {
+            registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId()),
+                    configs.store(), discovery, environment, readiness);
+        } catch (ServiceRegistries.UnsupportedRegistryException e) {
+            throw new ComponentStartException(Component.SERVICE_REGISTRIES, e.getMessage(), e);
+        }
+        return registries.describe();
+    }
+
+    /**
+     * istiod's initRegistryEventHandlers, and the other handlers that cross components: every
+     * way a change reaches the push path is registered here.
+     */
+    private void initRegistryEventHandlers() {
+        // config -> full push naming the object; ServiceEntry, WorkloadEntry and WorkloadGroup
+        // reach the push path through the ServiceEntry registry's service and endpoint updates
+        configs.addPushHandler(event -> {
+            Config c = event.current() != null ? event.current() : event.old();
+            if (!ServiceRegistries.REGISTRY_KINDS.contains(c.gvk().kind())) {
+                discovery.configUpdate(PushRequest.full(TriggerReason.CONFIG, c.key()));
+            }
+        });
+        // mesh config and networks -> full push (the CA follows the mesh's caCertificates itself)
+        environment.addMeshHandler(() -> discovery.configUpdate(PushRequest.full(TriggerReason.GLOBAL)));
+        environment.addNetworksHandler(() -> discovery.configUpdate(PushRequest.full(TriggerReason.NETWORKS)));
+        // gateway credentials -> SDS push to the proxies that use them
+        credentials.addListener(discovery::credentialsUpdate);
+    }
+
+    /**
+     * istiod's Server.Start(): binds the listeners (component 8), then runs the start
+     * functions (component 9): the config stores load and deliver their events through the
+     * handlers, registries sync, the first PushContext is built, and readiness turns on.
+     *
+     * @throws ComponentStartException naming what could not start
+     * @throws InterruptedException    when interrupted while the config stores sync
+     */
+    public PilotServer start() throws InterruptedException {
+        Instant serversAt = Instant.now();
+        long t0 = System.nanoTime();
+        servers = new Servers(args.listeners(), args.grpcTransport(), args.keepalive(), grpcServices,
+                certificates.servingTls());
+        closeables.add(servers::stopGrpc);
+        servers.bindGrpc(hosting == Hosting.FULL);
+        if (hosting == Hosting.FULL) {
+            helidon = HelidonHost.start(this, HelidonConfig.fromArgs(args, certificates.serving()));
+            closeables.add(helidon);
+        }
+        state.bound(servers.boundPorts(), servers.addresses());
+        recorder.completed(Component.SERVERS, serversAt, (System.nanoTime() - t0) / 1e6,
+                state.ports().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                        .collect(java.util.stream.Collectors.joining(" ")) + " grpcTransport=" + transportLabel());
+
+        Instant startAt = Instant.now();
+        long t1 = System.nanoTime();
+        readiness.register("started", state::started);
+        readiness.register("not-shutting-down", () -> !state.draining());
+        configs.run();
+        if (configs.synced()) {
+            registries.configSynced();
+        }
+        discovery.firstPush();
+        registerMetrics();
+        state.markStarted(Instant.now());
+        grpcServices.setServing(true);
+        recorder.completed(Component.START_FUNCTIONS, startAt, (System.nanoTime() - t1) / 1e6,
+                "readiness probes=" + readiness.probeNames());
+        LOG.log(Level.INFO, () -> "ready: started in " + Duration.between(recorder.createdAt(), state.readyAt()).toMillis()
+                + " ms");
+        return this;
+    }
+
+    /** Meters go into the registry the HTTP host's container set up (a new one per container). */
+    private void registerMetrics() {
+        if (hosting == Hosting.FULL) {
+            RegistryGeneration.advance();
+        }
+        ServerMetrics.register(recorder);
+        discovery.registerMetrics();
+        registries.registerMetrics();
+        certificates.registerMetrics();
+    }
+
+    /**
+     * Readiness off, health NOT_SERVING, no new gRPC calls; then waits for running calls to
+     * end. Returns true when they all ended before the deadline.
+     */
+    public boolean drain(Duration timeout) throws InterruptedException {
+        state.markDraining();
+        grpcServices.setServing(false);
+        grpcServices.activeCalls().startDraining();
+        LOG.log(Level.INFO, "draining: readiness off, waiting up to " + timeout.toMillis() + " ms for "
+                + grpcServices.activeCalls().active() + " gRPC call(s)");
+        return grpcServices.activeCalls().awaitIdle(timeout);
+    }
+
+    /** Stops everything that started, in reverse order; safe to call more than once. */
+    @Override
+    public synchronized void close() {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            try {
+                closeables.get(i).close();
+            } catch (Exception | LinkageError e) {
+                LOG.log(Level.WARNING, "stopping " + closeables.get(i) + " failed: " + e.getMessage());
+            }
+        }
+        closeables.clear();
+    }
+
+    private String transportLabel() {
+        return args.grpcTransport().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    public PilotArgs args() {
+        return args;
+    }
+
+    public ServerIdentity identity() {
+        return new ServerIdentity(args.mode().label(), args.modeReason(), args.namespace(), args.clusterId(),
+                args.domainSuffix(), transportLabel());
+    }
+
+    public StartupRecorder recorder() {
+        return recorder;
+    }
+
+    public Readiness readiness() {
+        return readiness;
+    }
+
+    public ServerState state() {
+        return state;
+    }
+
+    public GrpcServices grpcServices() {
+        return grpcServices;
+    }
+
+    public Authenticators authenticators() {
+        return authenticators;
+    }
+
+    public CredentialsController credentials() {
+        return credentials;
+    }
+
+    public Environment environment() {
+        return environment;
+    }
+
+    public MeshWatcher meshWatcher() {
+        return meshWatcher;
+    }
+
+    public IstiodCertificates certificates() {
+        return certificates;
+    }
+
+    public ConfigController configs() {
+        return configs;
+    }
+
+    public ServiceRegistries registries() {
+        return registries;
+    }
+
+    public DiscoveryServer discovery() {
+        return discovery;
+    }
+
+    Servers servers() {
+        return servers;
+    }
+}
