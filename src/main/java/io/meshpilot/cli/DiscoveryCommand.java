@@ -121,6 +121,11 @@ public final class DiscoveryCommand implements Callable<Integer> {
         return MeshPilotServer.runUntilShutdown(args);
     }
 
+    private boolean registriesGiven() {
+        return spec != null && spec.commandLine().getParseResult() != null
+                && spec.commandLine().getParseResult().hasMatchedOption("--registries");
+    }
+
     /** Turns the raw flags and the environment into validated, immutable args. */
     PilotArgs toArgs() {
         Path home = Path.of(System.getProperty("meshpilot.home", "."));
@@ -152,6 +157,11 @@ public final class DiscoveryCommand implements Callable<Integer> {
         } else {
             mode = ServerMode.EMBEDDED;
             reason = "no --kubeconfig, no KUBECONFIG, not in a pod";
+            // the default (Kubernetes) is dropped quietly; asked for by name it cannot be served
+            if (registriesGiven() && regs.contains("Kubernetes")) {
+                throw new IllegalArgumentException("--registries Kubernetes: no Kubernetes cluster is configured "
+                        + "(no --kubeconfig, no KUBECONFIG, not in a pod)");
+            }
             regs.remove("Kubernetes");
         }
 

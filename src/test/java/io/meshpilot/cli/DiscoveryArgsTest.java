@@ -115,6 +115,15 @@ class DiscoveryArgsTest {
     }
 
     @Test
+    void kubernetesRegistryAskedForByNameWithoutAClusterIsAnError() {
+        assertEquals(List.of("Mock"), parse(Map.of(), "--registries", "Mock").registries());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of(), "--registries", "Kubernetes"));
+        assertTrue(e.getMessage().startsWith("--registries Kubernetes: no Kubernetes cluster is configured"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--registries", "Mock,Kubernetes"));
+    }
+
+    @Test
     void envOverridesAsIstiod() {
         Map<String, String> env = new HashMap<>();
         env.put("POD_NAMESPACE", "mesh-system");
