@@ -15,9 +15,8 @@ import java.util.List;
 import java.util.TreeSet;
 
 /**
- * istiod's debug endpoints under {@code /debug}, on the http and monitoring listeners. Later
- * issues add configz, registryz, syncz, config_dump ... here; {@code /debug/list} names
- * whatever this class serves, so it cannot drift.
+ * istiod's debug endpoints under {@code /debug}, on the http and monitoring listeners;
+ * {@code /debug/list} names whatever this class serves, so it cannot drift.
  */
 @ApplicationScoped
 @Path("/debug")
@@ -103,8 +102,8 @@ public class DebugResource {
 
     /**
      * {@code /debug/instancesz}: istiod keys it by connected proxy (the service instances a
-     * proxy implements). Proxies connect with the xDS issue; until then it lists the
-     * registries' workload instances by namespace/name, which is what those will be built from.
+     * proxy implements). Here it lists the registries' workload instances by
+     * namespace/name, which is what a proxy's instances are built from.
      */
     @GET
     @Path("instancesz")

@@ -4,7 +4,7 @@ package io.meshpilot.features;
 public enum ServerMode {
     /** No Kubernetes: Istio YAML from --configDir, services from ServiceEntry/WorkloadEntry. */
     EMBEDDED,
-    /** Kubernetes API server: CRDs, Services, EndpointSlices, Pods (the kube integration issue). */
+    /** Kubernetes API server: CRDs, Services, EndpointSlices, Pods. */
     KUBERNETES;
 
     public String label() {

@@ -9,8 +9,8 @@ import java.util.Optional;
 /**
  * Who is on the other end of a gRPC call, the same on either transport: the listener it came
  * in on, its address, and its verified TLS certificate chain (empty on plaintext or when the
- * client sent none). Services read it with {@link #current()}; the authenticators of the CA
- * issue build identities from it.
+ * client sent none). Services read it with {@link #current()}; the authenticators build
+ * identities from it.
  */
 public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Certificate> certificates,
                        boolean secure) {

@@ -6,8 +6,8 @@ import java.util.Optional;
 /**
  * Establishes who a caller is (istiod's security.Authenticator): from the call's peer (its
  * verified TLS chain) and request headers. The xDS server asks each registered authenticator
- * in turn on the secure port when XDS_AUTH is on; the CA issue adds the token (JWT)
- * authenticator next to the client-certificate one.
+ * in turn on the secure port when XDS_AUTH is on: the client-certificate one, then the
+ * token (JWT_RULE) one when configured.
  */
 public interface Authenticator {
     /** istiod's authenticator type name, for logs and errors. */

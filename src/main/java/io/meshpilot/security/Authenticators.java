@@ -8,7 +8,7 @@ import java.util.function.Function;
 
 /**
  * The authenticators of the secure gRPC port (istiod's server.authenticators), in the order
- * they are asked. The client-certificate authenticator is always there; the CA issue adds the
+ * they are asked. The client-certificate authenticator is always there; JWT_RULE adds the
  * token authenticator.
  */
 public final class Authenticators {
