@@ -32,6 +32,10 @@ class LayeringTest {
     static void importMainClasses() {
         mainClasses = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                // protoc's output for src/main/proto (a thousand classes) imports only protobuf:
+                // it can neither close a cycle nor import a package it should not. Our classes'
+                // uses of it are still seen, by name.
+                .withImportOption(location -> !location.contains("/io/meshpilot/api/"))
                 .importPackages("io.meshpilot");
     }
 
