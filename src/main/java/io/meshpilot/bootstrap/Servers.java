@@ -39,7 +39,8 @@ final class Servers {
         this.listeners = listeners;
         this.transport = transport;
         this.grpcServices = grpcServices;
-        this.netty = transport == GrpcTransportKind.NETTY ? new NettyGrpcTransport(grpcServices, listeners, keepalive, tls)
+        this.netty = transport == GrpcTransportKind.NETTY ? new NettyGrpcTransport(grpcServices, listeners, keepalive,
+                tls.keyManager(), tls.trustManager())
                 : null;
     }
 

@@ -12,7 +12,6 @@ import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.Listeners;
-import io.meshpilot.security.ServingTls;
 import io.meshpilot.util.GoDuration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,6 +19,8 @@ import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * Serves our gRPC services on grpc-java Netty servers bound to --grpcAddr and
@@ -34,7 +35,12 @@ public final class NettyGrpcTransport implements GrpcTransport {
     private final GrpcServices services;
     private final Listeners listeners;
     private final Keepalive keepalive;
-    private final ServingTls tls;
+    /**
+     * istiod's serving certificate and trust bundle as managers that security swaps in place
+     * (a renewed certificate or new roots apply to the next handshake).
+     */
+    private final X509ExtendedKeyManager keyManager;
+    private final X509ExtendedTrustManager trustManager;
     private final Map<String, Server> servers = new LinkedHashMap<>();
     /**
      * Runs the calls' callbacks (a request, and with it the generation of a response): a
@@ -45,11 +51,13 @@ public final class NettyGrpcTransport implements GrpcTransport {
     private final java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("grpc-call-", 0).factory());
 
-    public NettyGrpcTransport(GrpcServices services, Listeners listeners, Keepalive keepalive, ServingTls tls) {
+    public NettyGrpcTransport(GrpcServices services, Listeners listeners, Keepalive keepalive,
+            X509ExtendedKeyManager keyManager, X509ExtendedTrustManager trustManager) {
         this.services = services;
         this.listeners = listeners;
         this.keepalive = keepalive;
-        this.tls = tls;
+        this.keyManager = keyManager;
+        this.trustManager = trustManager;
     }
 
     @Override
@@ -76,8 +84,8 @@ public final class NettyGrpcTransport implements GrpcTransport {
         if (secure) {
             try {
                 // swappable managers: a renewed certificate or new roots apply to the next handshake
-                SslContext ssl = GrpcSslContexts.configure(SslContextBuilder.forServer(tls.keyManager()))
-                        .trustManager(tls.trustManager())
+                SslContext ssl = GrpcSslContexts.configure(SslContextBuilder.forServer(keyManager))
+                        .trustManager(trustManager)
                         .clientAuth(ClientAuth.OPTIONAL)
                         .build();
                 b.sslContext(ssl);

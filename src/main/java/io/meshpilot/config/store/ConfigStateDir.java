@@ -10,7 +10,7 @@ import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.model.ConfigKey;
-import io.meshpilot.security.ca.AtomicFiles;
+import io.meshpilot.util.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;

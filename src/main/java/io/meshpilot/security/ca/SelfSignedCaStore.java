@@ -1,5 +1,6 @@
 package io.meshpilot.security.ca;
 
+import io.meshpilot.util.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;

@@ -1,4 +1,4 @@
-package io.meshpilot.security.ca;
+package io.meshpilot.util;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package io.meshpilot.security.ca;
+package io.meshpilot.util;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -84,7 +84,7 @@ public final class AtomicFiles {
         }
     }
 
-    static boolean posix(Path dir) {
+    public static boolean posix(Path dir) {
         return dir.getFileSystem().supportedFileAttributeViews().contains("posix");
     }
 }
