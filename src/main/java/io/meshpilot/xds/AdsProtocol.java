@@ -36,6 +36,7 @@ final class AdsProtocol {
     private final XdsCache cache;
     private final SharedResponses shared;
     private final Supplier<PushContext> current;
+    private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
      * @param current the PushContext in force, what a subscription is answered from
@@ -81,7 +82,7 @@ final class AdsProtocol {
                 return; // a plain ACK: the subscription did not change
             }
         }
-        SubscribedNames names = SubscribedNames.of(req.getResourceNamesList());
+        SubscribedNames names = subscriptions.of(req.getResourceNamesList());
         w.names = names;
         w.wildcard = names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER))
                 || names.contains("*");
@@ -132,7 +133,7 @@ final class AdsProtocol {
         if (req.getResourceNamesUnsubscribeList().contains("*")) {
             w.wildcard = false;
         }
-        w.names = SubscribedNames.of(names);
+        w.names = subscriptions.of(names);
         push(con, w, current.get());
     }
 
