@@ -195,7 +195,7 @@ public final class PilotServer implements AutoCloseable {
     private String initServiceControllers() {
         try {
             registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId()),
-                    configs.store(), discovery, environment, readiness);
+                    configs.store(), discovery.updates(), environment, readiness);
         } catch (ServiceRegistries.UnsupportedRegistryException e) {
             throw new ComponentStartException(Component.SERVICE_REGISTRIES, e.getMessage(), e);
         }
@@ -212,14 +212,14 @@ public final class PilotServer implements AutoCloseable {
         configs.addPushHandler(event -> {
             Config c = event.current() != null ? event.current() : event.old();
             if (!ServiceRegistries.REGISTRY_KINDS.contains(c.gvk().kind())) {
-                discovery.configUpdate(PushRequest.full(TriggerReason.CONFIG, c.key()));
+                discovery.updates().configUpdate(PushRequest.full(TriggerReason.CONFIG, c.key()));
             }
         });
         // mesh config and networks -> full push (the CA follows the mesh's caCertificates itself)
-        environment.addMeshHandler(() -> discovery.configUpdate(PushRequest.full(TriggerReason.GLOBAL)));
-        environment.addNetworksHandler(() -> discovery.configUpdate(PushRequest.full(TriggerReason.NETWORKS)));
+        environment.addMeshHandler(() -> discovery.updates().configUpdate(PushRequest.full(TriggerReason.GLOBAL)));
+        environment.addNetworksHandler(() -> discovery.updates().configUpdate(PushRequest.full(TriggerReason.NETWORKS)));
         // gateway credentials -> SDS push to the proxies that use them
-        credentials.addListener(discovery::credentialsUpdate);
+        credentials.addListener(discovery.updates()::credentialsUpdate);
     }
 
     /**

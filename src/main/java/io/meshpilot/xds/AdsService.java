@@ -22,14 +22,20 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
-    private final DiscoveryServer server;
+    /** Whether the first PushContext exists: streams are refused before. */
+    private final java.util.function.BooleanSupplier ready;
+    private final ConnectionTable connections;
+    private final AdsProtocol protocol;
     private final StreamRateLimiter limiter;
     /** Null when XDS_AUTH is off: callers on the secure port are not authenticated. */
     private final io.meshpilot.security.Authenticators authenticators;
     private final AtomicLong ids = new AtomicLong();
 
-    AdsService(DiscoveryServer server, StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators) {
-        this.server = server;
+    AdsService(java.util.function.BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
+               StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators) {
+        this.ready = ready;
+        this.connections = connections;
+        this.protocol = protocol;
         this.limiter = limiter;
         this.authenticators = authenticators;
     }
@@ -88,7 +94,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         Outbox outbox = new Outbox(out, TransportConnection.current(), "sotw-" + ids.incrementAndGet());
         return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
                 (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox),
-                server::process);
+                protocol::process);
     }
 
     @Override
@@ -97,7 +103,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
                 DeltaDiscoveryRequest::getTypeUrl,
                 (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox, true),
-                server::processDelta);
+                protocol::processDelta);
     }
 
     /** Makes the connection of a stream. */
@@ -141,7 +147,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 return;
             }
             if (connection == null) {
-                if (!server.ready()) {
+                if (!ready.getAsBoolean()) {
                     fail(Status.UNAVAILABLE.withDescription("server is not ready to serve discovery information"));
                     return;
                 }
@@ -167,7 +173,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
                     return;
                 }
-                server.connected(connection);
+                connections.connected(connection);
             }
             try {
                 process.accept(connection, request);
@@ -181,7 +187,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         private void fail(Status status) {
             failed = true;
             if (connection != null) {
-                server.disconnected(connection);
+                connections.disconnected(connection);
             }
             try {
                 out.onError(status.asRuntimeException());
@@ -193,14 +199,14 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         @Override
         public void onError(Throwable t) {
             if (connection != null) {
-                server.disconnected(connection);
+                connections.disconnected(connection);
             }
         }
 
         @Override
         public void onCompleted() {
             if (connection != null) {
-                server.disconnected(connection);
+                connections.disconnected(connection);
                 connection.close();
             } else {
                 out.onCompleted();

@@ -174,7 +174,7 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         out.onNext(response);
-        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
+        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
     }
 
     private synchronized void writeDelta(Watch w,
@@ -188,7 +188,7 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         deltaOut.onNext(response); // after recording: the ACK may race onNext
-        DiscoveryServer.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
+        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
     }
 
     void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {

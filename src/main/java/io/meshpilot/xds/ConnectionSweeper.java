@@ -24,7 +24,7 @@ final class ConnectionSweeper implements AutoCloseable {
     /** What istiod's Helm chart sets --keepaliveMaxServerConnectionAge to. */
     static final Duration HELIDON_DEFAULT_MAX_AGE = Duration.ofMinutes(30);
 
-    private final DiscoveryServer server;
+    private final ConnectionTable connections;
     private final Duration maxAge;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             r -> Thread.ofPlatform().daemon().name("xds-sweep").unstarted(r));
@@ -33,8 +33,8 @@ final class ConnectionSweeper implements AutoCloseable {
      * @param configured --keepaliveMaxServerConnectionAge; when infinite, Helidon's streams are
      *                   ended at {@link #HELIDON_DEFAULT_MAX_AGE} (logged once as a WARNING)
      */
-    ConnectionSweeper(DiscoveryServer server, Duration configured) {
-        this.server = server;
+    ConnectionSweeper(ConnectionTable connections, Duration configured) {
+        this.connections = connections;
         this.maxAge = configured.equals(GoDuration.INFINITE) ? HELIDON_DEFAULT_MAX_AGE : configured;
         if (configured.equals(GoDuration.INFINITE)) {
             LOG.log(Level.WARNING, "xDS streams on Helidon's gRPC listeners are ended after "
@@ -57,11 +57,11 @@ final class ConnectionSweeper implements AutoCloseable {
     /** Ends the Helidon streams that are past their age at {@code now}. */
     void sweep(Instant now) {
         try {
-            for (Connection c : server.connections()) {
+            for (Connection c : connections.all()) {
                 if (!c.transportLimitsConnectionAge() && c.connectedAt().plus(jittered(c)).isBefore(now)) {
                     LOG.log(Level.INFO, "xDS stream reached the maximum connection age, closing proxy="
                             + c.proxy().id() + " connection=" + c.id());
-                    server.disconnected(c);
+                    connections.disconnected(c);
                     c.end(Status.UNAVAILABLE.withDescription("maximum connection age reached; reconnect"));
                 }
             }

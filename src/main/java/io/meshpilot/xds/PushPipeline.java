@@ -29,7 +29,9 @@ import java.util.concurrent.TimeUnit;
 final class PushPipeline implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PushPipeline.class.getName());
 
-    private final DiscoveryServer server;
+    private final XdsStatus status;
+    private final ConnectionTable connections;
+    private final AdsProtocol protocol;
     private final Duration debounceAfter;
     private final Duration debounceMax;
     private final boolean edsDebounce;
@@ -42,8 +44,10 @@ final class PushPipeline implements AutoCloseable {
     private long lastAt;
     private boolean scheduled;
 
-    PushPipeline(DiscoveryServer server, PilotFeatures features) {
-        this.server = server;
+    PushPipeline(XdsStatus status, ConnectionTable connections, AdsProtocol protocol, PilotFeatures features) {
+        this.status = status;
+        this.connections = connections;
+        this.protocol = protocol;
         this.debounceAfter = features.debounceAfter();
         this.debounceMax = features.debounceMax();
         this.edsDebounce = features.enableEdsDebounce();
@@ -102,17 +106,17 @@ final class PushPipeline implements AutoCloseable {
 
     private void run(PushRequest request) {
         try {
-            PushContext push = server.currentPushContext();
+            PushContext push = status.currentPushContext();
             if (push == null) {
                 return; // not started yet: the first push context will include this change
             }
             if (request.full()) {
-                push = server.buildPushContext();
+                push = status.buildPushContext();
                 XdsMetrics.PUSH_CONTEXT_INIT.record(push.buildTime());
-                server.setPushContext(push);
-                server.recordPushed(request.configsUpdated(), push.version());
+                status.setPushContext(push);
+                status.recordPushed(request.configsUpdated(), push.version());
             }
-            for (Connection con : server.connections()) {
+            for (Connection con : connections.all()) {
                 queue.enqueue(con, request);
             }
         } catch (RuntimeException e) {
@@ -135,13 +139,13 @@ final class PushPipeline implements AutoCloseable {
             Connection con = item.connection();
             try {
                 XdsMetrics.QUEUE_TIME.record(Duration.ofNanos(System.nanoTime() - item.queuedNanos()));
-                if (!server.isConnected(con)) {
+                if (!connections.isConnected(con)) {
                     continue;
                 }
-                PushContext context = server.currentPushContext();
+                PushContext context = status.currentPushContext();
                 for (Connection.Watch w : affected(con, item.request(), changedHosts(item.request()))) {
                     try {
-                        server.push(con, w, context);
+                        protocol.push(con, w, context);
                     } catch (RuntimeException e) {
                         LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
                                 + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());

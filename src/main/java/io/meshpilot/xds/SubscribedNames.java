@@ -16,8 +16,8 @@ import java.util.WeakHashMap;
  * names it repeats) and sorted once for iteration (every push walks them in a stable order).
  * Immutable.
  *
- * <p>Subscriptions to the same names share one instance, whatever order they were asked in
- * (sidecars of a scope ask for the same 1,000 EDS clusters). The names are then held once
+ * <p>Subscriptions of one server to the same names share one instance ({@link Pool}), whatever
+ * order they were asked in (sidecars of a scope ask for the same 1,000 EDS clusters). The names are then held once
  * instead of once per proxy (they were most of a sidecar's memory in the server), and the
  * shared response of those proxies is found by an identity comparison instead of comparing
  * 1,000 names per push. An ACK is compared in the order of the first request for the names,
@@ -25,10 +25,7 @@ import java.util.WeakHashMap;
  */
 final class SubscribedNames extends AbstractSet<String> {
     static final SubscribedNames EMPTY = new SubscribedNames(new Key(Set.of()), List.of());
-    /** Weak keys held by their instance: an entry goes when no subscription uses it any more. */
-    private static final Map<Key, WeakReference<SubscribedNames>> SHARED = new WeakHashMap<>();
-
-    /** The names with their hash, computed once: lookups in {@link #SHARED} happen under its lock. */
+    /** The names with their hash, computed once: lookups in a {@link Pool} happen under its lock. */
     private record Key(Set<String> names, int hash) {
         Key(Set<String> names) {
             this(names, names.hashCode());
@@ -72,22 +69,33 @@ final class SubscribedNames extends AbstractSet<String> {
         return super.equals(o);
     }
 
-    /** The subscription to {@code names}, shared with every other subscription to the same names. */
+    /** A subscription to {@code names} of its own (not shared: see {@link Pool#of}). */
     static SubscribedNames of(Collection<String> names) {
-        if (names.isEmpty()) {
-            return EMPTY;
-        }
-        Key key = new Key(Set.copyOf(names)); // drops repeats
-        synchronized (SHARED) {
-            WeakReference<SubscribedNames> ref = SHARED.get(key);
-            SubscribedNames existing = ref == null ? null : ref.get();
-            if (existing != null) {
-                return existing;
+        return names.isEmpty() ? EMPTY : new SubscribedNames(new Key(Set.copyOf(names)), List.copyOf(names));
+    }
+
+    /** The subscriptions of one server: one instance per set of names while some watch holds it. */
+    static final class Pool {
+        /** Weak keys held by their instance: an entry goes when no subscription uses it any more. */
+        private final Map<Key, WeakReference<SubscribedNames>> shared = new WeakHashMap<>();
+
+        /** The subscription to {@code names}, shared with every other subscription to the same names. */
+        SubscribedNames of(Collection<String> names) {
+            if (names.isEmpty()) {
+                return EMPTY;
             }
-            SubscribedNames created = new SubscribedNames(key, List.copyOf(names));
-            SHARED.remove(key); // a dead instance's entry keeps its own key object on put
-            SHARED.put(key, new WeakReference<>(created));
-            return created;
+            Key key = new Key(Set.copyOf(names)); // drops repeats
+            synchronized (shared) {
+                WeakReference<SubscribedNames> ref = shared.get(key);
+                SubscribedNames existing = ref == null ? null : ref.get();
+                if (existing != null) {
+                    return existing;
+                }
+                SubscribedNames created = new SubscribedNames(key, List.copyOf(names));
+                shared.remove(key); // a dead instance's entry keeps its own key object on put
+                shared.put(key, new WeakReference<>(created));
+                return created;
+            }
         }
     }
 

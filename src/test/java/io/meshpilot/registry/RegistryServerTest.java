@@ -112,10 +112,10 @@ class RegistryServerTest {
             requests.add(req);
             arrivals.add(req);
         };
-        xds.addListener(listener);
+        xds.updates().addListener(listener);
         try {
-            long eds = xds.inboundUpdates("eds");
-            long endpointTriggers = xds.pushTriggers(TriggerReason.ENDPOINT);
+            long eds = xds.updates().inboundUpdates("eds");
+            long endpointTriggers = xds.updates().pushTriggers(TriggerReason.ENDPOINT);
             Http.Reply r = Http.send(http, "/api/v1/configs/networking.istio.io/v1/workloadentries/default/reviews-v4",
                     "PUT", """
                             apiVersion: networking.istio.io/v1
@@ -135,15 +135,15 @@ class RegistryServerTest {
             assertFalse(req.full(), "an endpoint change is incremental");
             assertEquals(Set.of(new ConfigKey("ServiceEntry", "default", REVIEWS)), req.configsUpdated());
             assertEquals(Set.of(TriggerReason.ENDPOINT), req.reasons());
-            assertEquals(eds + 1, xds.inboundUpdates("eds"), "pilot_inbound_updates{type=eds}");
-            assertEquals(endpointTriggers + 1, xds.pushTriggers(TriggerReason.ENDPOINT), "pilot_push_triggers{type=endpoint}");
+            assertEquals(eds + 1, xds.updates().inboundUpdates("eds"), "pilot_inbound_updates{type=eds}");
+            assertEquals(endpointTriggers + 1, xds.updates().pushTriggers(TriggerReason.ENDPOINT), "pilot_push_triggers{type=endpoint}");
             JsonObject reviews = JsonParser.parseString(Http.get(http, "/api/v1/services/default/" + REVIEWS).body())
                     .getAsJsonObject();
             assertEquals(4, reviews.getAsJsonArray("endpoints").size());
 
             // the ServiceEntry's ports change (an edit of its file): one full push naming it
             requests.clear();
-            long svc = xds.inboundUpdates("svc");
+            long svc = xds.updates().inboundUpdates("svc");
             Path file = dir.resolve("config/services.yaml");
             String yaml = Files.readString(file);
             int at = yaml.indexOf("name: reviews");
@@ -154,7 +154,7 @@ class RegistryServerTest {
             assertEquals(1, requests.size(), requests.toString());
             assertTrue(requests.get(0).full(), "a service change is a full push");
             assertEquals(Set.of(new ConfigKey("ServiceEntry", "default", REVIEWS)), requests.get(0).configsUpdated());
-            assertEquals(svc + 1, xds.inboundUpdates("svc"));
+            assertEquals(svc + 1, xds.updates().inboundUpdates("svc"));
 
             // any other kind's change: a full config push naming it
             requests.clear();
@@ -167,7 +167,7 @@ class RegistryServerTest {
                     new ArrayList<>(requests.get(0).configsUpdated()));
             assertEquals(Set.of(TriggerReason.CONFIG), requests.get(0).reasons());
         } finally {
-            xds.removeListener(listener);
+            xds.updates().removeListener(listener);
         }
     }
 }

@@ -218,7 +218,8 @@ class GoldenConfigTest {
      */
     record ProxyConfig(List<Any> listeners, List<Any> routes, List<Any> clusters, List<Any> endpoints) {
         static ProxyConfig of(Proxy proxy, PushContext push) throws Exception {
-            List<Any> lds = Generators.forType(TypeUrls.LISTENER, proxy).generate(proxy, push, Set.of(), true);
+            Generators generators = Generators.standalone(new XdsCache(false));
+            List<Any> lds = generators.forType(TypeUrls.LISTENER, proxy).generate(proxy, push, Set.of(), true);
             Set<String> routeNames = new TreeSet<>();
             for (Any a : lds) {
                 for (var chain : a.unpack(Listener.class).getFilterChainsList()) {
@@ -232,8 +233,8 @@ class GoldenConfigTest {
                     }
                 }
             }
-            List<Any> rds = Generators.forType(TypeUrls.ROUTE, proxy).generate(proxy, push, routeNames, false);
-            List<Any> cds = Generators.forType(TypeUrls.CLUSTER, proxy).generate(proxy, push, Set.of(), true);
+            List<Any> rds = generators.forType(TypeUrls.ROUTE, proxy).generate(proxy, push, routeNames, false);
+            List<Any> cds = generators.forType(TypeUrls.CLUSTER, proxy).generate(proxy, push, Set.of(), true);
             Set<String> edsNames = new TreeSet<>();
             for (Any a : cds) {
                 Cluster c = a.unpack(Cluster.class);
@@ -242,7 +243,7 @@ class GoldenConfigTest {
                             : c.getEdsClusterConfig().getServiceName());
                 }
             }
-            List<Any> eds = Generators.forType(TypeUrls.ENDPOINT, proxy).generate(proxy, push, edsNames, false);
+            List<Any> eds = generators.forType(TypeUrls.ENDPOINT, proxy).generate(proxy, push, edsNames, false);
             return new ProxyConfig(lds, rds, cds, eds);
         }
 

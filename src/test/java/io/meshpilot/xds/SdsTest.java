@@ -263,7 +263,8 @@ class SdsTest {
         assertEquals(3, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
         assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
                 false).size(), "any verified identity of the Secret's namespace will do");
-        assertEquals(0, Generators.forType(TypeUrls.SECRET, claimsIstioSystem)
+        assertEquals(0, new Generators(new XdsCache(false), () -> server.server().credentials(), List::of)
+                .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
     }
 

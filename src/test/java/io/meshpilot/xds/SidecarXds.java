@@ -28,14 +28,14 @@ import java.util.UUID;
  * <li>{@link #uncached}: the builders directly, every resource packed into an Any and every
  * response serialized, on every call (a server without PILOT_ENABLE_XDS_CACHE, or the first
  * proxy of its scope);</li>
- * <li>{@link #cached}: the server's own push path ({@link DiscoveryServer#sotwResponse}) over
+ * <li>{@link #cached}: the server's own push path ({@link AdsProtocol#sotwResponse}) over
  * an enabled {@link XdsCache} and {@link SharedResponses}, serialized as its marshaller does
  * (shared responses' bytes were encoded once). After one proxy of a scope warmed them, this is
  * what each further proxy of that scope costs.</li>
  * </ul>
  * It lives in the xds package (test sources) because the generators, the cache and the shared
- * responses are package-private; they stay so. {@link #cached} installs its cache as the
- * generators' (a static, as in the server): close it to put the previous one back.
+ * responses are package-private; they stay so. {@link #cached} uses generators over a cache of
+ * this helper's own, as each server has its own.
  */
 public final class SidecarXds implements AutoCloseable {
     /**
@@ -56,12 +56,7 @@ public final class SidecarXds implements AutoCloseable {
 
     private final XdsCache cache = new XdsCache(true);
     private final SharedResponses shared = new SharedResponses();
-    private final XdsCache previous;
-
-    public SidecarXds() {
-        previous = Generators.cache;
-        Generators.cache = cache;
-    }
+    private final Generators generators = Generators.standalone(cache);
 
     /** What {@code proxy} would subscribe to after receiving its LDS and CDS (read from an uncached build). */
     public static Subscriptions subscriptions(Proxy proxy, PushContext push) throws Exception {
@@ -152,7 +147,7 @@ public final class SidecarXds implements AutoCloseable {
     }
 
     private DiscoveryResponse sotw(Proxy proxy, String typeUrl, Set<String> names, boolean wildcard, PushContext push) {
-        return DiscoveryServer.sotwResponse(proxy, Generators.forType(typeUrl, proxy), typeUrl, names, wildcard, push,
+        return AdsProtocol.sotwResponse(proxy, generators.forType(typeUrl, proxy), typeUrl, names, wildcard, push,
                 cache, shared);
     }
 
@@ -168,8 +163,13 @@ public final class SidecarXds implements AutoCloseable {
                 .setNonce(UUID.randomUUID().toString()).addAllResources(resources).build();
     }
 
+    /** The generators over this helper's cache, as the server's are over its own. */
+    Generators generators() {
+        return generators;
+    }
+
     @Override
     public void close() {
-        Generators.cache = previous;
+        // nothing global to restore: the cache and generators are this helper's own
     }
 }

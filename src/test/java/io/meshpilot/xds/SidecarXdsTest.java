@@ -76,8 +76,8 @@ class SidecarXdsTest {
             PushContext push = mesh.push();
             assertFalse(push.routesDependOnProxyLabels());
             var names = io.meshpilot.xds.SubscribedNames.of(Set.of("8080"));
-            assertSame(Generators.ENVOY_RDS.generate(v1, push, names, false).get(0),
-                    Generators.ENVOY_RDS.generate(v2, push, names, false).get(0));
+            assertSame(xds.generators().forType(TypeUrls.ROUTE, v1).generate(v1, push, names, false).get(0),
+                    xds.generators().forType(TypeUrls.ROUTE, v1).generate(v2, push, names, false).get(0));
 
             mesh.fixture().apply("""
                     apiVersion: networking.istio.io/v1
@@ -95,8 +95,8 @@ class SidecarXdsTest {
                     mesh.fixture().updates.index, new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
                     push.version() + 1);
             assertTrue(next.routesDependOnProxyLabels());
-            var r1 = Generators.ENVOY_RDS.generate(v1, next, names, false).get(0).unpack(RouteConfiguration.class);
-            var r2 = Generators.ENVOY_RDS.generate(v2, next, names, false).get(0).unpack(RouteConfiguration.class);
+            var r1 = xds.generators().forType(TypeUrls.ROUTE, v1).generate(v1, next, names, false).get(0).unpack(RouteConfiguration.class);
+            var r2 = xds.generators().forType(TypeUrls.ROUTE, v1).generate(v2, next, names, false).get(0).unpack(RouteConfiguration.class);
             String host = GeneratedMesh.hostname(3) + ":8080";
             String to1 = r1.getVirtualHostsList().stream().filter(v -> v.getName().equals(host)).findFirst()
                     .orElseThrow().getRoutes(0).getRoute().getCluster();

@@ -51,30 +51,34 @@ class SubscribedNamesTest {
 
     @Test
     void subscriptionsToTheSameNamesShareOneInstanceHoldingTheFirstRequestsStrings() {
+        SubscribedNames.Pool pool = new SubscribedNames.Pool();
         List<String> firstRequest = fresh("x-b", "x-a", "x-c");
         List<String> secondRequest = fresh("x-b", "x-a", "x-c");
-        SubscribedNames first = SubscribedNames.of(firstRequest);
-        SubscribedNames second = SubscribedNames.of(secondRequest);
+        SubscribedNames first = pool.of(firstRequest);
+        SubscribedNames second = pool.of(secondRequest);
         assertSame(first, second, "the same names: one instance");
         // the names are held once: the second request's String objects are not kept
         assertSame(firstRequest.get(1), second.iterator().next());
         assertNotSame(secondRequest.get(1), second.iterator().next());
 
         List<String> reordered = fresh("x-c", "x-b", "x-a");
-        assertSame(first, SubscribedNames.of(reordered), "another order: the same instance");
+        assertSame(first, pool.of(reordered), "another order: the same instance");
         assertTrue(first.sameAs(reordered), "an ACK in that order is still the same subscription");
-        assertNotSame(first, SubscribedNames.of(fresh("x-b", "x-a")), "other names");
+        assertNotSame(first, pool.of(fresh("x-b", "x-a")), "other names");
+        assertNotSame(first, new SubscribedNames.Pool().of(fresh("x-b", "x-a", "x-c")),
+                "another server's subscriptions are its own");
     }
 
     @Test
     void aSubscriptionNoProxyHoldsIsNotKept() throws InterruptedException {
-        WeakReference<SubscribedNames> gone = new WeakReference<>(SubscribedNames.of(fresh("gc-a", "gc-b")));
+        SubscribedNames.Pool pool = new SubscribedNames.Pool();
+        WeakReference<SubscribedNames> gone = new WeakReference<>(pool.of(fresh("gc-a", "gc-b")));
         for (int i = 0; i < 50 && gone.get() != null; i++) {
             System.gc();
             Thread.sleep(10);
         }
         assertNull(gone.get(), "the shared table must not hold subscriptions alive");
-        SubscribedNames again = SubscribedNames.of(fresh("gc-a", "gc-b"));
+        SubscribedNames again = pool.of(fresh("gc-a", "gc-b"));
         assertTrue(again.sameAs(fresh("gc-b", "gc-a")));
     }
 }

@@ -225,7 +225,7 @@ final class XdsClientScenario implements AutoCloseable {
     static long rejects() {
         long n = 0;
         for (String t : TYPES) {
-            n += DiscoveryServer.XDS_REJECTS.value(t);
+            n += AdsProtocol.XDS_REJECTS.value(t);
         }
         return n;
     }

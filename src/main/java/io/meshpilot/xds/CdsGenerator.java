@@ -1,0 +1,86 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.ClusterBuilder;
+import io.meshpilot.networking.envoy.GatewayClusterBuilder;
+import io.meshpilot.networking.envoy.MergedGateway;
+import io.meshpilot.networking.envoy.SidecarClusterBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * CDS for every proxy flavour. Envoy's wildcard list is the outbound clusters shared by every
+ * proxy of the same {@link ProxyScope#key()}, then for a sidecar BlackHole/Passthrough and its
+ * own inbound clusters, for a gateway BlackHole and its SNI-DNAT clusters; named requests
+ * (proxyless gRPC, or a proxy asking by name) get just those clusters.
+ */
+final class CdsGenerator implements ScopedGenerator {
+    private final XdsCache cache;
+    /** BlackHole/Passthrough clusters of the push's mesh config, packed once per push version. */
+    private volatile Map.Entry<Long, List<Any>> meshClusters;
+
+    CdsGenerator(XdsCache cache) {
+        this.cache = cache;
+    }
+
+    @Override
+    public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
+        ProxyScope scope = push.scope(proxy);
+        if (wildcard && !proxy.proxyless()) {
+            List<Any> shared = cache.clusters(push.version(), scope.key(),
+                    () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
+            if (proxy.type() != Proxy.Type.SIDECAR) {
+                // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
+                List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
+                        .stream().map(Any::pack).toList();
+                List<Any> all = new ArrayList<>(shared.size() + gateway.size());
+                all.addAll(shared);
+                all.addAll(gateway);
+                return all;
+            }
+            // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
+            List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
+            List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
+            all.addAll(shared);
+            all.addAll(meshClusters(push));
+            all.addAll(inbound);
+            return all;
+        }
+        List<Any> out = new ArrayList<>();
+        for (String n : Generators.ordered(names)) {
+            ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
+        }
+        return out;
+    }
+
+    /**
+     * The scope's key; an Envoy wildcard list also holds the proxy's own clusters: a sidecar's
+     * inbound ports, a gateway's BlackHole and AUTO_PASSTHROUGH clusters join the scope.
+     */
+    @Override
+    public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
+        String scope = push.scope(proxy).key();
+        if (!wildcard || proxy.proxyless()) {
+            return scope;
+        }
+        if (proxy.type() == Proxy.Type.SIDECAR) {
+            return scope + "|inbound:" + SidecarClusterBuilder.inboundKey(proxy, push);
+        }
+        return scope + "|router:" + GatewayClusterBuilder.key(MergedGateway.of(proxy, push));
+    }
+
+    private List<Any> meshClusters(PushContext push) {
+        var cached = meshClusters;
+        if (cached != null && cached.getKey() == push.version()) {
+            return cached.getValue();
+        }
+        List<Any> packed = SidecarClusterBuilder.meshClusters(push.mesh()).stream().map(Any::pack).toList();
+        meshClusters = Map.entry(push.version(), packed);
+        return packed;
+    }
+}

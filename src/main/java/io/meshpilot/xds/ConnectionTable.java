@@ -1,0 +1,83 @@
+package io.meshpilot.xds;
+
+import java.lang.System.Logger.Level;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The ADS streams of one DiscoveryServer (istiod's adsClients), with the per-node reject
+ * series that live as long as a node has a stream.
+ */
+final class ConnectionTable {
+    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+
+    private final Map<String, Connection> connections = new ConcurrentHashMap<>();
+    /** Node ids with pilot_xds_*_reject series, removed when the node's last stream ends. */
+    private final Set<String> rejectingNodes = ConcurrentHashMap.newKeySet();
+    /** Counts connects and disconnects: what live checks depend on besides the push. */
+    private final AtomicLong changes = new AtomicLong();
+
+    Collection<Connection> all() {
+        return List.copyOf(connections.values());
+    }
+
+    int size() {
+        return connections.size();
+    }
+
+    long changes() {
+        return changes.get();
+    }
+
+    boolean isConnected(Connection c) {
+        return connections.containsKey(c.id());
+    }
+
+    void connected(Connection c) {
+        c.onSendFailure(e -> {
+            // a write failed: the stream is gone (cancelled, reset, or Helidon's flow-control
+            // timeout on a reader that stopped reading)
+            LOG.log(Level.INFO, "xDS stream gone, dropping proxy=" + c.proxy().id() + " connection=" + c.id()
+                    + ": " + e.getMessage());
+            disconnected(c);
+        });
+        connections.put(c.id(), c);
+        changes.incrementAndGet();
+        LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
+                + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy")
+                + (c.identities().isEmpty() ? "" : " identities=" + c.identities()));
+    }
+
+    void disconnected(Connection c) {
+        if (connections.remove(c.id()) != null) {
+            changes.incrementAndGet();
+            LOG.log(Level.INFO, "xDS disconnected proxy=" + c.proxy().id() + " connection=" + c.id());
+            dropRejectsIfGone(c.proxy().id());
+        }
+    }
+
+    /** pilot_xds_{type}_reject{node,err}: one series per NACKing proxy and code, while it is connected (as istiod). */
+    void rejected(Connection con, String metricType, int code) {
+        rejectingNodes.add(con.proxy().id());
+        XdsMetrics.rejects(metricType).increment(con.proxy().id(), Integer.toString(code));
+        if (!isConnected(con)) { // the stream ended while its NACK was counted
+            dropRejectsIfGone(con.proxy().id());
+        }
+    }
+
+    /** The node id is the client's choice: its reject series go with its last stream. */
+    private void dropRejectsIfGone(String node) {
+        if (rejectingNodes.contains(node) && connections.values().stream().noneMatch(o -> o.proxy().id().equals(node))) {
+            rejectingNodes.remove(node);
+            XdsMetrics.removeRejects(node);
+        }
+    }
+
+    void closeAll() {
+        connections.values().forEach(Connection::close);
+    }
+}

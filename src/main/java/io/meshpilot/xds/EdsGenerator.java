@@ -1,0 +1,53 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.networking.EndpointBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * EDS. An assignment depends on the service's endpoints and, for a subset, on the
+ * DestinationRule the proxy sees, so the XdsCache shares it by cluster name and that rule.
+ */
+final class EdsGenerator implements ScopedGenerator {
+    private final XdsCache cache;
+
+    EdsGenerator(XdsCache cache) {
+        this.cache = cache;
+    }
+
+    @Override
+    public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
+        ProxyScope scope = push.scope(proxy);
+        List<Any> out = new ArrayList<>();
+        for (String n : Generators.ordered(names)) {
+            ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
+            if (o == null || push.service(o.host(), scope).isEmpty()) {
+                continue;
+            }
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope),
+                    () -> EndpointBuilder.build(n, push, scope).map(Any::pack).orElse(null));
+            if (cla != null) {
+                out.add(cla);
+            }
+        }
+        return out;
+    }
+
+    /** The cache key beside the cluster name: the DestinationRule defining a subset ("" for no subset or rule). */
+    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope) {
+        return cluster.subset().isEmpty() ? "" : push.destinationRule(cluster.host(), scope)
+                .map(c -> c.key().toString()).orElse("");
+    }
+
+    /** Assignments depend only on the services and rules the proxy's scope sees. */
+    @Override
+    public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
+        return push.scope(proxy).key();
+    }
+}

@@ -1,0 +1,249 @@
+package io.meshpilot.xds;
+
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigController;
+import io.meshpilot.model.ConfigKey;
+import io.meshpilot.model.Environment;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushDiagnostics;
+import io.meshpilot.security.credentials.CredentialsController;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The PushContext in force and what is known about it: its problems with the live checks
+ * (/debug/push_status and the push-status gauges), where each config object stands in its
+ * distribution to the proxies, and a proxy's config dump.
+ */
+final class XdsStatus {
+    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+
+    private final Environment environment;
+    private final ConfigController configs;
+    private final CredentialsController credentials;
+    private final XdsCache cache;
+    private final Generators generators;
+    private final ConnectionTable connections;
+
+    private final AtomicReference<PushContext> pushContext = new AtomicReference<>();
+    private final AtomicLong versions = new AtomicLong();
+    /** For each config object: its resourceVersion and the first push version that carried it. */
+    private final Map<ConfigKey, long[]> pushedIn = new ConcurrentHashMap<>();
+    private final Map<ConfigKey, String> pushedRevision = new ConcurrentHashMap<>();
+    private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(this::diagnostics);
+    /** Counts credential changes: what the live checks depend on besides the push and the connections. */
+    private final AtomicLong credentialChanges = new AtomicLong();
+    private volatile DiagnosticsMemo diagnosticsMemo;
+
+    XdsStatus(Environment environment, ConfigController configs, CredentialsController credentials, XdsCache cache,
+              Generators generators, ConnectionTable connections) {
+        this.environment = environment;
+        this.configs = configs;
+        this.credentials = credentials;
+        this.cache = cache;
+        this.generators = generators;
+        this.connections = connections;
+    }
+
+    private record DiagnosticsMemo(PushContext push, long connectionChanges, long credentialChanges,
+                                   PushDiagnostics diagnostics) {
+    }
+
+    /** The first PushContext, once config and registries delivered their initial state. */
+    PushContext firstPush() {
+        // what the first push carries: every object at its revision now (for distribution status)
+        for (io.meshpilot.config.Schema schema : configs.schemas().all()) {
+            for (Config c : configs.store().list(schema.kind(), null)) {
+                pushedRevision.put(c.key(), c.resourceVersion());
+                pushedIn.put(c.key(), new long[] {1});
+            }
+        }
+        PushContext push = buildPushContext();
+        pushContext.set(push);
+        installed(push);
+        return push;
+    }
+
+    PushContext buildPushContext() {
+        return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
+                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet());
+    }
+
+    /** Streams are served once the first PushContext exists. */
+    boolean ready() {
+        return pushContext.get() != null;
+    }
+
+    PushContext currentPushContext() {
+        return pushContext.get();
+    }
+
+    void setPushContext(PushContext push) {
+        cache.invalidateAll();
+        pushContext.set(push);
+        installed(push);
+    }
+
+    /** Credentials changed: the live checks may see something else. */
+    void credentialsChanged() {
+        credentialChanges.incrementAndGet();
+    }
+
+    /** The gauges of the push-status metrics declared so far, and pilot_virt_services. */
+    void registerMetrics() {
+        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
+            PushContext p = pushContext.get();
+            return p == null ? 0 : p.virtualServiceCount();
+        }).description("Total virtual services known to pilot."));
+        // live checks declare their metrics too: load them before the gauges are registered
+        java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
+        pushStatusGauges.registerKnown();
+    }
+
+    /**
+     * The problems of the PushContext in force plus those checked against live state: a
+     * connected gateway's credentialName that names no credential (credentials change without
+     * a new PushContext). What /debug/push_status and the push-status gauges show.
+     */
+    PushDiagnostics diagnostics() {
+        PushContext push = pushContext.get();
+        if (push == null) {
+            return PushDiagnostics.EMPTY;
+        }
+        // every gauge scrape and push_status read asks: computed once per push, connect or credential change
+        long connectionChanges = connections.changes();
+        long credentialChanges = this.credentialChanges.get();
+        DiagnosticsMemo memo = diagnosticsMemo;
+        if (memo != null && memo.push() == push && memo.connectionChanges() == connectionChanges
+                && memo.credentialChanges() == credentialChanges) {
+            return memo.diagnostics();
+        }
+        PushDiagnostics d = liveDiagnostics(push);
+        diagnosticsMemo = new DiagnosticsMemo(push, connectionChanges, credentialChanges, d);
+        return d;
+    }
+
+    private PushDiagnostics liveDiagnostics(PushContext push) {
+        List<Proxy> routers = connections.all().stream().map(Connection::proxy)
+                .filter(p -> p.type() == Proxy.Type.ROUTER && !p.proxyless()).toList();
+        if (routers.isEmpty()) {
+            return push.diagnostics();
+        }
+        var out = PushDiagnostics.builder().addAll(push.diagnostics());
+        io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists,
+                (ns, name) -> credentials.caCertificate(ns, name).isPresent(), out);
+        return out.build();
+    }
+
+    /** A new PushContext is in force: its problems are in the gauges and, when there are any, the log. */
+    private void installed(PushContext push) {
+        pushStatusGauges.registerKnown();
+        if (!push.diagnostics().isEmpty()) {
+            StringJoiner counts = new StringJoiner(" ");
+            push.diagnostics().all().forEach((metric, entries) -> counts.add(metric + "=" + entries.size()));
+            LOG.log(Level.WARNING, "push context version=" + push.version() + " applies what it can; config problems: "
+                    + counts + " (details in /debug/push_status)");
+        }
+    }
+
+    /** A full push of version {@code version} carries these config objects (at their current revisions). */
+    void recordPushed(Set<ConfigKey> keys, long version) {
+        for (ConfigKey k : keys) {
+            configs.store().get(k.kind(), k.namespace(), k.name()).ifPresentOrElse(c -> {
+                pushedRevision.put(k, c.resourceVersion());
+                pushedIn.put(k, new long[] {version});
+            }, () -> {
+                pushedRevision.remove(k);
+                pushedIn.remove(k);
+            });
+        }
+    }
+
+    /**
+     * Where one config object stands: the push version that carried its current
+     * resourceVersion (0 when it was not pushed yet, e.g. still debouncing; 1 when the first
+     * push already carried it), and per connected proxy whether it ACKed that
+     * version for every type it watches, is pending, or NACKed it.
+     */
+    DistributionStatus status(Config config) {
+        ConfigKey key = config.key();
+        long version = 0;
+        boolean current = config.resourceVersion().equals(pushedRevision.get(key));
+        if (current) {
+            version = pushedIn.get(key)[0];
+        }
+        List<DistributionStatus.ProxyStatus> proxies = new ArrayList<>();
+        for (Connection c : connections.all()) {
+            String state = version == 0 ? "PENDING" : "ACKED";
+            String error = "";
+            for (Connection.Watch w : c.watches().values()) {
+                if (w.names().isEmpty() && !w.wildcard()) {
+                    continue; // nothing subscribed of this type: nothing to ACK
+                }
+                long acked = parse(w.versionAcked());
+                long nacked = w.nackError().isEmpty() ? -1 : parse(w.nackVersion());
+                if (version > 0 && nacked >= version) {
+                    state = "NACKED";
+                    error = TypeUrls.shortName(w.typeUrl()) + ": " + w.nackError();
+                    break;
+                }
+                if (version == 0 || acked < version) {
+                    state = "PENDING";
+                }
+            }
+            proxies.add(new DistributionStatus.ProxyStatus(c.proxy().id(), c.id(), state, error));
+        }
+        return new DistributionStatus(key.toString(), config.resourceVersion(), version, proxies);
+    }
+
+    /**
+     * What a connected proxy gets now, per type, for what it subscribes to: generated from the
+     * current PushContext (istiod's config_dump), as Envoy JSON.
+     */
+    Optional<String> configDump(String proxyId) {
+        Connection con = connections.all().stream()
+                .filter(c -> c.proxy().id().equals(proxyId) || c.id().equals(proxyId)).findFirst().orElse(null);
+        if (con == null) {
+            return Optional.empty();
+        }
+        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+        PushContext push = pushContext.get();
+        com.google.protobuf.util.JsonFormat.Printer printer = com.google.protobuf.util.JsonFormat.printer()
+                .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
+        con.watches().forEach((type, w) -> {
+            Generator g = generators.forConnection(type, con);
+            com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
+            if (g != null) {
+                for (com.google.protobuf.Any a : g.generate(con.proxy(), push, w.names(), w.wildcard())) {
+                    if (type.equals(TypeUrls.SECRET)) {
+                        a = SecretGenerator.redacted(a); // never a private key in a dump
+                    }
+                    try {
+                        resources.add(com.google.gson.JsonParser.parseString(printer.print(a)));
+                    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                        resources.add(a.getTypeUrl());
+                    }
+                }
+            }
+            out.add(TypeUrls.shortName(type), resources);
+        });
+        return Optional.of(out.toString());
+    }
+
+    private static long parse(String version) {
+        try {
+            return version.isEmpty() ? -1 : Long.parseLong(version);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}
