@@ -1,9 +1,7 @@
 package io.meshpilot;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.type;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -13,8 +11,6 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import io.meshpilot.model.ConfigKey;
-import io.meshpilot.model.Protocol;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -92,14 +88,6 @@ class LayeringTest {
     void packagesAreFreeOfCycles() {
         slices().matching("io.meshpilot.(*)..")
                 .should().beFreeOfCycles()
-                // The one known cycle, config <-> model: config names a resource by
-                // model.ConfigKey and validates ports by model.Protocol, while model's
-                // PushContext holds config.Config. It closes when both move down into config
-                // (istiod: pkg/config, pkg/config/protocol), which touches xds classes being
-                // split at the same time. Only these two classes are allowed, so any other
-                // dependency of config on model still fails here.
-                .ignoreDependency(resideInAPackage("io.meshpilot.config.."),
-                        type(ConfigKey.class).or(type(Protocol.class)))
                 .because("a cycle between packages means neither can be understood, "
                         + "tested or replaced without the other")
                 .check(mainClasses);

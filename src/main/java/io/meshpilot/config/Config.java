@@ -2,7 +2,6 @@ package io.meshpilot.config;
 
 import com.google.protobuf.Message;
 import com.google.protobuf.Struct;
-import io.meshpilot.model.ConfigKey;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;

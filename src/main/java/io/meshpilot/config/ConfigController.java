@@ -10,7 +10,6 @@ import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;
-import io.meshpilot.model.ConfigKey;
 import io.meshpilot.monitoring.RegistryGeneration;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;

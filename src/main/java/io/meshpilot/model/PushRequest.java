@@ -1,5 +1,6 @@
 package io.meshpilot.model;
 
+import io.meshpilot.config.ConfigKey;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.HashSet;

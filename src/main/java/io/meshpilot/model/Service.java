@@ -1,5 +1,6 @@
 package io.meshpilot.model;
 
+import io.meshpilot.config.ConfigKey;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -176,10 +176,10 @@ public final class ClusterTrafficPolicy {
      * to the upstream, keeping the common HTTP options the connection pool set. Without it
      * Envoy would speak HTTP/1.1 upstream and gRPC would fail.
      */
-    public static void http2(Cluster.Builder c, io.meshpilot.model.Protocol port, TrafficPolicy policy, MeshConfig mesh) {
-        boolean h2 = port == io.meshpilot.model.Protocol.HTTP2 || port == io.meshpilot.model.Protocol.GRPC
-                || port == io.meshpilot.model.Protocol.GRPC_WEB;
-        if (!h2 && port == io.meshpilot.model.Protocol.HTTP) {
+    public static void http2(Cluster.Builder c, io.meshpilot.config.protocol.Protocol port, TrafficPolicy policy, MeshConfig mesh) {
+        boolean h2 = port == io.meshpilot.config.protocol.Protocol.HTTP2 || port == io.meshpilot.config.protocol.Protocol.GRPC
+                || port == io.meshpilot.config.protocol.Protocol.GRPC_WEB;
+        if (!h2 && port == io.meshpilot.config.protocol.Protocol.HTTP) {
             var rule = policy.getConnectionPool().getHttp().getH2UpgradePolicy();
             h2 = rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.UPGRADE
                     || rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.DEFAULT

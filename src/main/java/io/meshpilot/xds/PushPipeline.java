@@ -1,7 +1,7 @@
 package io.meshpilot.xds;
 
 import io.meshpilot.features.PilotFeatures;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;

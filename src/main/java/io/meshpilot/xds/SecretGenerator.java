@@ -6,7 +6,7 @@ import io.envoyproxy.envoy.config.core.v3.DataSource;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.credentials.Credential;

@@ -2,7 +2,7 @@ package io.meshpilot.xds;
 
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;

@@ -1,6 +1,6 @@
 package io.meshpilot.xds;
 
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.IstioEndpoint;

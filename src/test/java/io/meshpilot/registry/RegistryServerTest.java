@@ -10,7 +10,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.config.ConfigController;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;
 import io.meshpilot.testing.Http;

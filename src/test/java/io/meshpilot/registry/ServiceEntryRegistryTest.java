@@ -8,7 +8,7 @@ import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.model.IstioEndpoint;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;

@@ -8,7 +8,7 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.grpc.TransportConnection;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;

@@ -9,7 +9,7 @@ import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.config.yaml.SafeYaml;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.ClosedWatchServiceException;

@@ -2,7 +2,7 @@ package io.meshpilot.config.store;
 
 import io.meshpilot.config.Config;
 import io.meshpilot.config.Schema;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

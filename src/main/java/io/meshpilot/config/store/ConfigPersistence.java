@@ -1,7 +1,7 @@
 package io.meshpilot.config.store;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 
 /**
  * Where a writable store makes a change durable before it takes effect: called under the

@@ -9,7 +9,7 @@ import io.meshpilot.config.ConfigJson;
 import io.meshpilot.config.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.yaml.SafeYaml;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.util.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;

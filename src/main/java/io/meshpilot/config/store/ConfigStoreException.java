@@ -1,7 +1,7 @@
 package io.meshpilot.config.store;
 
 import io.meshpilot.config.validation.ValidationResult;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 
 /** A typed store failure, as the Kubernetes API server reports them. */
 public abstract sealed class ConfigStoreException extends RuntimeException {

@@ -4,7 +4,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.Schema;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;

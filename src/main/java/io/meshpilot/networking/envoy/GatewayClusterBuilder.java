@@ -3,7 +3,7 @@ package io.meshpilot.networking.envoy;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.model.Port;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;

@@ -4,7 +4,7 @@ import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.api.networking.v1alpha3.IstioIngressListener;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.model.Port;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;

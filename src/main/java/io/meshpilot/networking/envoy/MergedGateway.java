@@ -4,7 +4,7 @@ import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.Server;
 import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
 import io.meshpilot.config.Config;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;

@@ -14,7 +14,7 @@ import io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpIns
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.model.Port;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;

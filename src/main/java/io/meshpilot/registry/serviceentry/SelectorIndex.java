@@ -1,6 +1,6 @@
 package io.meshpilot.registry.serviceentry;
 
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;

@@ -7,7 +7,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Port;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.WorkloadInstance;

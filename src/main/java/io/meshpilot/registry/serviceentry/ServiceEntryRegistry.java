@@ -6,7 +6,7 @@ import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStore;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;

@@ -1,6 +1,6 @@
 package io.meshpilot.security.credentials;
 
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.util.Optional;
 import java.util.Set;
 

@@ -55,7 +55,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         before.removeListener(forward);
         store = next;
         next.addListener(forward);
-        java.util.Set<io.meshpilot.model.ConfigKey> changed = new java.util.HashSet<>();
+        java.util.Set<io.meshpilot.config.ConfigKey> changed = new java.util.HashSet<>();
         before.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
         next.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
         changed.removeIf(k -> {

@@ -1,7 +1,7 @@
 package io.meshpilot.security.credentials;
 
 import io.meshpilot.mesh.FileWatcher;
-import io.meshpilot.model.ConfigKey;
+import io.meshpilot.config.ConfigKey;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;

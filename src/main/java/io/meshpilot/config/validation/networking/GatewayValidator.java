@@ -9,7 +9,7 @@ import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
 import io.meshpilot.config.validation.Validator;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;

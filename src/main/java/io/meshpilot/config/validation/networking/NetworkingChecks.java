@@ -4,7 +4,7 @@ import com.google.protobuf.Duration;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Checks;
 import io.meshpilot.config.validation.Validation;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.util.IpAddr;
 import java.util.Arrays;
 import java.util.HashSet;

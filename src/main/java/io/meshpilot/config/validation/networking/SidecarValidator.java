@@ -10,7 +10,7 @@ import io.meshpilot.api.networking.v1alpha3.SidecarPort;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.Validator;
-import io.meshpilot.model.Protocol;
+import io.meshpilot.config.protocol.Protocol;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;

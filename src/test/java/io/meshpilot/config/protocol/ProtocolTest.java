@@ -1,4 +1,4 @@
-package io.meshpilot.model;
+package io.meshpilot.config.protocol;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.meshpilot.model;
+package io.meshpilot.config;
 
 /**
  * Identity of one config object: kind, namespace, name (istiod's ConfigKey). What push

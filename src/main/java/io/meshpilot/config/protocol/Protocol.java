@@ -1,4 +1,4 @@
-package io.meshpilot.model;
+package io.meshpilot.config.protocol;
 
 import java.util.Locale;
 
