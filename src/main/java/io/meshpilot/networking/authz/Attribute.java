@@ -22,19 +22,19 @@ import java.util.List;
 enum Attribute {
     DESTINATION_IP("destination.ip") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
+        Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
             return Permission.newBuilder().setDestinationIp(CidrRanges.of(value)).build();
         }
     },
     DESTINATION_PORT("destination.port") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
+        Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
             return Permission.newBuilder().setDestinationPort(port(value)).build();
         }
     },
     CONNECTION_SNI("connection.sni") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) {
+        Permission permission(String key, String value, Chain chain) {
             return Permission.newBuilder().setRequestedServerName(AuthzMatchers.string(value)).build();
         }
     },
@@ -46,7 +46,7 @@ enum Attribute {
         }
 
         @Override
-        Permission permission(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
+        Permission permission(String key, List<String> values, Chain chain) throws UnsupportedValue {
             String[] parts = filterAndKey(key);
             List<ValueMatcher> matchers = new ArrayList<>();
             for (String v : values) {
@@ -63,19 +63,19 @@ enum Attribute {
     },
     SOURCE_IP("source.ip") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) throws UnsupportedValue {
+        Principal principal(String key, String value, Chain chain) throws UnsupportedValue {
             return Principal.newBuilder().setDirectRemoteIp(CidrRanges.of(value)).build();
         }
     },
     REMOTE_IP("remote.ip") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) throws UnsupportedValue {
+        Principal principal(String key, String value, Chain chain) throws UnsupportedValue {
             return Principal.newBuilder().setRemoteIp(CidrRanges.of(value)).build();
         }
     },
     SOURCE_NAMESPACE("source.namespace") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) {
+        Principal principal(String key, String value, Chain chain) {
             String[] literal = value.split("\\*", -1);
             StringBuilder ns = new StringBuilder();
             for (int i = 0; i < literal.length; i++) {
@@ -87,13 +87,13 @@ enum Attribute {
     /** {@code source.serviceAccount} / {@code serviceAccounts}: {@code [ns/]sa} in the policy's namespace by default. */
     SOURCE_SERVICE_ACCOUNT("source.serviceAccount") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) {
+        Principal principal(String key, String value, Chain chain) {
             throw new IllegalStateException("needs the policy namespace"); // built by serviceAccount()
         }
     },
     SOURCE_TRUST_DOMAIN("source.trustDomain") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) {
+        Principal principal(String key, String value, Chain chain) {
             StringMatcher m;
             if (value.equals("*")) {
                 m = AuthzMatchers.prefix("spiffe://", false);
@@ -109,7 +109,7 @@ enum Attribute {
     },
     SOURCE_PRINCIPAL("source.principal") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) {
+        Principal principal(String key, String value, Chain chain) {
             return authenticated(AuthzMatchers.withPrefix(value, "spiffe://"));
         }
     },
@@ -120,8 +120,8 @@ enum Attribute {
         }
 
         @Override
-        Principal principal(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             List<Principal> or = new ArrayList<>();
             for (String value : values) {
                 or.add(requestPrincipal(value));
@@ -136,8 +136,8 @@ enum Attribute {
         }
 
         @Override
-        Principal principal(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(List.of("aud"),
                     AuthzMatchers.stringOr(values))).build();
         }
@@ -149,17 +149,20 @@ enum Attribute {
         }
 
         @Override
-        Principal principal(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(List.of("azp"),
                     AuthzMatchers.stringOr(values))).build();
         }
     },
     REQUEST_HEADER("request.headers") {
         @Override
-        Principal principal(String key, String value, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Principal principal(String key, String value, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             String header = nameInBrackets(key.substring(name.length()));
+            if (chain == Chain.GRPC && (header.startsWith("grpc-") || header.equals(":scheme"))) {
+                throw new UnsupportedValue("header " + header + " cannot be matched by gRPC servers");
+            }
             return Principal.newBuilder().setHeader(AuthzMatchers.header(header, value)).build();
         }
     },
@@ -170,8 +173,8 @@ enum Attribute {
         }
 
         @Override
-        Principal principal(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             List<String> claims = namesInNestedBrackets(key.substring(name.length()));
             return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(claims, AuthzMatchers.stringOr(values)))
                     .build();
@@ -179,16 +182,19 @@ enum Attribute {
     },
     HOST(":authority") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             return Permission.newBuilder().setHeader(AuthzMatchers.host(":authority", value)).build();
         }
     },
     PATH("path-matcher") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             if (value.contains("{*}") || value.contains("{**}")) {
+                if (chain == Chain.GRPC) {
+                    throw new UnsupportedValue("path template " + value + " is not supported by gRPC servers");
+                }
                 UriTemplateMatchConfig template = UriTemplateMatchConfig.newBuilder()
                         .setPathTemplate(value.replace("{**}", "**").replace("{*}", "*")).build();
                 return Permission.newBuilder().setUriTemplate(TypedExtensionConfig.newBuilder()
@@ -199,8 +205,8 @@ enum Attribute {
     },
     METHOD(":method") {
         @Override
-        Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
-            httpOnly(key, forTcp);
+        Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
+            httpOnly(key, chain);
             return Permission.newBuilder().setHeader(AuthzMatchers.header(":method", value)).build();
         }
     };
@@ -217,19 +223,19 @@ enum Attribute {
         return false;
     }
 
-    Permission permission(String key, String value, boolean forTcp) throws UnsupportedValue {
+    Permission permission(String key, String value, Chain chain) throws UnsupportedValue {
         throw new UnsupportedValue(key + " is not an operation attribute");
     }
 
-    Principal principal(String key, String value, boolean forTcp) throws UnsupportedValue {
+    Principal principal(String key, String value, Chain chain) throws UnsupportedValue {
         throw new UnsupportedValue(key + " is not a source attribute");
     }
 
-    Permission permission(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
+    Permission permission(String key, List<String> values, Chain chain) throws UnsupportedValue {
         throw new UnsupportedValue(key + " is not an operation attribute");
     }
 
-    Principal principal(String key, List<String> values, boolean forTcp) throws UnsupportedValue {
+    Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
         throw new UnsupportedValue(key + " is not a source attribute");
     }
 
@@ -318,8 +324,8 @@ enum Attribute {
                 Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaim("sub", matchSub)).build()));
     }
 
-    private static void httpOnly(String key, boolean forTcp) throws UnsupportedValue {
-        if (forTcp) {
+    private static void httpOnly(String key, Chain chain) throws UnsupportedValue {
+        if (chain == Chain.TCP) {
             throw new UnsupportedValue("\"" + key + "\" is HTTP only");
         }
     }

@@ -151,7 +151,7 @@ public final class AuthorizationFilters {
             for (int i = 0; i < list.size(); i++) {
                 try {
                     rules.putPolicies(c.namespace() + "-" + c.name() + "-" + i,
-                            RuleModel.of(c.namespace(), list.get(i)).generate(false, action));
+                            RuleModel.of(c.namespace(), list.get(i)).generate(Chain.GRPC, action));
                 } catch (UnsupportedValue e) {
                     LOG.log(Level.WARNING, "AuthorizationPolicy " + c.namespace() + "/" + c.name() + " rule " + i
                             + " skipped for gRPC: " + e.getMessage());
@@ -189,7 +189,7 @@ public final class AuthorizationFilters {
                 String name = policyName(c, i, providerName);
                 try {
                     RuleModel m = RuleModel.of(c.namespace(), ap.getRules(i)).withTrustDomains(trustDomains);
-                    current.putPolicies(name, m.generate(forTcp, action));
+                    current.putPolicies(name, m.generate(forTcp ? Chain.TCP : Chain.HTTP, action));
                 } catch (UnsupportedValue e) {
                     LOG.log(forTcp ? Level.DEBUG : Level.WARNING, "skipped rule " + name + " on "
                             + (forTcp ? "TCP" : "HTTP") + " filter chain: " + e.getMessage());

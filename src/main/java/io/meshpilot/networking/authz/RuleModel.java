@@ -127,22 +127,21 @@ final class RuleModel {
     }
 
     /**
-     * The RBAC policy for a chain ({@code forTcp}: a TCP chain, where HTTP attributes cannot
-     * match); throws when the rule must be left out (an ALLOW rule needing what the chain lacks).
+     * The RBAC policy for a chain (on a TCP chain HTTP attributes cannot match); throws when the rule must be left out (an ALLOW rule needing what the chain lacks).
      */
-    Policy generate(boolean forTcp, RBAC.Action action) throws UnsupportedValue {
+    Policy generate(Chain chain, RBAC.Action action) throws UnsupportedValue {
         Policy.Builder policy = Policy.newBuilder();
         for (List<Clause> clauses : permissions) {
             List<Permission> and = new ArrayList<>();
             for (Clause c : clauses) {
-                and.addAll(permission(c, forTcp, action));
+                and.addAll(permission(c, chain, action));
             }
             policy.addPermissions(RbacRules.permissionAnd(and.isEmpty() ? List.of(RbacRules.PERMISSION_ANY) : and));
         }
         for (List<Clause> clauses : principals) {
             List<Principal> and = new ArrayList<>();
             for (Clause c : clauses) {
-                and.addAll(principal(c, forTcp, action));
+                and.addAll(principal(c, chain, action));
             }
             policy.addPrincipals(RbacRules.principalAnd(and.isEmpty() ? List.of(RbacRules.PRINCIPAL_ANY) : and));
         }
@@ -159,7 +158,7 @@ final class RuleModel {
         }
     }
 
-    private static List<Permission> permission(Clause c, boolean forTcp, RBAC.Action action) throws UnsupportedValue {
+    private static List<Permission> permission(Clause c, Chain chain, RBAC.Action action) throws UnsupportedValue {
         List<Permission> out = new ArrayList<>(2);
         if (c.attribute().extended()) {
             for (int pass = 0; pass < 2; pass++) {
@@ -168,7 +167,7 @@ final class RuleModel {
                     continue;
                 }
                 try {
-                    Permission p = c.attribute().permission(c.key(), values, forTcp);
+                    Permission p = c.attribute().permission(c.key(), values, chain);
                     out.add(pass == 0 ? p : RbacRules.permissionNot(p));
                 } catch (UnsupportedValue e) {
                     check(action, e);
@@ -180,7 +179,7 @@ final class RuleModel {
             List<Permission> or = new ArrayList<>();
             for (String v : pass == 0 ? c.values() : c.notValues()) {
                 try {
-                    or.add(c.attribute().permission(c.key(), v, forTcp));
+                    or.add(c.attribute().permission(c.key(), v, chain));
                 } catch (UnsupportedValue e) {
                     check(action, e);
                 }
@@ -193,7 +192,7 @@ final class RuleModel {
         return out;
     }
 
-    private static List<Principal> principal(Clause c, boolean forTcp, RBAC.Action action) throws UnsupportedValue {
+    private static List<Principal> principal(Clause c, Chain chain, RBAC.Action action) throws UnsupportedValue {
         List<Principal> out = new ArrayList<>(2);
         if (c.attribute().extended()) {
             for (int pass = 0; pass < 2; pass++) {
@@ -202,7 +201,7 @@ final class RuleModel {
                     continue;
                 }
                 try {
-                    Principal p = c.attribute().principal(c.key(), values, forTcp);
+                    Principal p = c.attribute().principal(c.key(), values, chain);
                     out.add(pass == 0 ? p : RbacRules.principalNot(p));
                 } catch (UnsupportedValue e) {
                     check(action, e);
@@ -216,7 +215,7 @@ final class RuleModel {
                 try {
                     or.add(c.attribute() == Attribute.SOURCE_SERVICE_ACCOUNT
                             ? Attribute.serviceAccount(c.policyNamespace(), v)
-                            : c.attribute().principal(c.key(), v, forTcp));
+                            : c.attribute().principal(c.key(), v, chain));
                 } catch (UnsupportedValue e) {
                     check(action, e);
                 }
