@@ -226,9 +226,13 @@ public final class AuthorizationFilters {
         };
     }
 
+    /**
+     * istiod's shadowRuleStatPrefix: by the dry-run rules' action; with no dry-run rules Go reads
+     * the action of a nil message, ALLOW, so such filters carry the ALLOW prefix.
+     */
     private static String shadowStatPrefix(RBAC shadow) {
         if (shadow == null) {
-            return "";
+            return DRY_RUN_ALLOW_PREFIX;
         }
         return switch (shadow.getAction()) {
             case ALLOW -> DRY_RUN_ALLOW_PREFIX;
