@@ -126,8 +126,11 @@ public final class AuthorizationFilters {
 
     /**
      * The RBAC filters of a proxyless gRPC server's inbound listener (istiod's grpcgen
-     * buildRBAC): DENY then ALLOW, each only when it has policies; no dry run, AUDIT or CUSTOM,
-     * which gRPC does not support. A policy without rules gets no entry (as istiod for gRPC).
+     * buildRBAC): DENY then ALLOW; no dry run, AUDIT or CUSTOM, which gRPC does not support.
+     * Unlike istiod's gRPC generator, which writes no entry for a policy without rules and no
+     * ALLOW filter when no ALLOW rule could be generated (so such a server allows everything),
+     * an ALLOW policy here always yields the ALLOW filter and a rule-less policy istiod's
+     * never-matching entry: "an ALLOW policy with no rules denies all", as on Envoy.
      */
     public List<HttpFilter> grpcServer() {
         List<HttpFilter> out = new ArrayList<>(2);
@@ -137,7 +140,7 @@ public final class AuthorizationFilters {
                     .setRules(deny).build()));
         }
         RBAC allow = grpcRules(RBAC.Action.ALLOW, policies.allow());
-        if (allow.getPoliciesCount() > 0) {
+        if (!policies.allow().isEmpty()) {
             out.add(httpFilter(HTTP_RBAC, io.envoyproxy.envoy.extensions.filters.http.rbac.v3.RBAC.newBuilder()
                     .setRules(allow).build()));
         }
@@ -148,6 +151,9 @@ public final class AuthorizationFilters {
         RBAC.Builder rules = RBAC.newBuilder().setAction(action);
         for (Config c : configs) {
             List<Rule> list = ((AuthorizationPolicy) c.spec()).getRulesList();
+            if (list.isEmpty()) {
+                rules.putPolicies(c.namespace() + "-" + c.name() + "-0", MATCH_NEVER);
+            }
             for (int i = 0; i < list.size(); i++) {
                 try {
                     rules.putPolicies(c.namespace() + "-" + c.name() + "-" + i,

@@ -185,7 +185,15 @@ class AuthorizationFiltersTest {
                                   - to: [{operation: {paths: ["/echo.Echo/*"]}}]
                                   - to: [{operation: {paths: ["/api/{*}/x"]}}]
                                   - when: [{key: "request.headers[grpc-timeout]", values: ["1S"]}]
-                                """, "allow")));
+                                """, "allow")),
+                // gRPC servers: a rule-less ALLOW policy and an ALLOW whose only rule gRPC cannot take both deny all
+                new Row("grpc-server-allow-nothing", Output.GRPC, "", """
+                        apiVersion: security.istio.io/v1
+                        kind: AuthorizationPolicy
+                        metadata: {name: allow-nothing, namespace: foo}
+                        spec: {}
+                        ---
+                        """ + policy("ALLOW", "  - to: [{operation: {paths: [\"/{**}/x\"]}}]\n", "template-only")));
     }
 
     static String policy(String action, String rules) {
