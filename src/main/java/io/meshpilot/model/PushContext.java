@@ -373,6 +373,12 @@ public final class PushContext {
         return virtualServicesByGateway;
     }
 
+    /** Every AuthorizationPolicy, by namespace then oldest first (for {@link ConfigConflicts}). */
+    List<Config> authorizationPolicyIndex() {
+        return authorizationPolicies.keySet().stream().sorted().flatMap(ns -> authorizationPolicies.get(ns).stream())
+                .toList();
+    }
+
     /** DestinationRules by resolved host, oldest first (for {@link ConfigConflicts}). */
     Map<String, List<Config>> destinationRuleIndex() {
         return destinationRulesByHost;

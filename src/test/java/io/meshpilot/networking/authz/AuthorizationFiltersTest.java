@@ -332,4 +332,23 @@ class AuthorizationFiltersTest {
         assertTrue(filters("", yaml, proxy("baz", Map.of())).http().size() == 1, "only the mesh-wide policy in baz");
         assertTrue(filters("", "", HTTPBIN).isEmpty());
     }
+
+    @Test
+    void whatCannotApplyIsListedInPushStatus() throws Exception {
+        try (MeshFixture f = new MeshFixture()) {
+            f.apply(custom("missing", "  - to: [{operation: {paths: [/x]}}]\n") + """
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: for-waypoint, namespace: foo}
+                    spec:
+                      targetRefs: [{kind: Service, group: "", name: httpbin}]
+                      rules: [{to: [{operation: {methods: [GET]}}]}]
+                    """);
+            var diagnostics = f.push().diagnostics();
+            assertEquals(List.of("foo/custom"), List.copyOf(diagnostics.entries(
+                    io.meshpilot.model.PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN).keySet()));
+            assertEquals(List.of("foo/for-waypoint|Service/httpbin"), List.copyOf(diagnostics.entries(
+                    io.meshpilot.model.PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()));
+        }
+    }
 }
