@@ -35,7 +35,8 @@ import java.util.TreeSet;
  * Policy names are {@code ns[<ns>]-policy[<name>]-rule[<i>]}. On TCP chains, an ALLOW rule
  * needing an HTTP attribute is left out; a DENY or AUDIT rule keeps its other matches.
  * istiod's HCM order is CUSTOM, authentication (jwt_authn), then these; the listener builders
- * keep that order. Each list is built once per proxy and push.
+ * keep that order. Each list is built on first use and then shared by every chain of the
+ * listener build that holds this object (one thread: an instance is not shared across builds).
  */
 public final class AuthorizationFilters {
     private static final System.Logger LOG = System.getLogger(AuthorizationFilters.class.getName());
