@@ -41,6 +41,8 @@ public final class PushContext {
     private final long version;
     private final MeshConfig mesh;
     private final List<Config> peerAuthentications;
+    /** AuthorizationPolicies by namespace, oldest first (istiod's AuthorizationPolicies.NamespaceToPolicies). */
+    private final Map<String, List<Config>> authorizationPolicies;
     private final List<Config> gateways;
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
@@ -67,8 +69,9 @@ public final class PushContext {
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
                         MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
                         Duration buildTime, long version, List<Config> peerAuthentications, List<Config> gateways,
-                        Map<String, Config> delegates) {
+                        Map<String, Config> delegates, Map<String, List<Config>> authorizationPolicies) {
         this.mesh = mesh;
+        this.authorizationPolicies = copyLists(authorizationPolicies);
         this.delegates = Map.copyOf(delegates);
         this.gateways = List.copyOf(gateways);
         this.peerAuthentications = List.copyOf(peerAuthentications);
@@ -132,9 +135,13 @@ public final class PushContext {
         }
         List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
         List<Config> gateways = oldestFirst(store.list("Gateway", null));
+        Map<String, List<Config>> authorizationPolicies = new HashMap<>();
+        for (Config c : oldestFirst(store.list("AuthorizationPolicy", null))) {
+            authorizationPolicies.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
+        }
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
-                delegates);
+                delegates, authorizationPolicies);
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         push.diagnostics = ConfigConflicts.detect(push);
         return push;
@@ -325,6 +332,11 @@ public final class PushContext {
         return peerAuthentications;
     }
 
+    /** The AuthorizationPolicies of {@code namespace}, oldest first (creation time, then name). */
+    public List<Config> authorizationPolicies(String namespace) {
+        return authorizationPolicies.getOrDefault(namespace, List.of());
+    }
+
     /** The mesh config's root namespace (istio-system unless set). */
     public String rootNamespace() {
         return defaults.rootNamespace();
@@ -359,6 +371,12 @@ public final class PushContext {
     /** VirtualServices by gateway, then resolved host, oldest first (for {@link ConfigConflicts}). */
     Map<String, Map<String, List<Config>>> virtualServiceIndex() {
         return virtualServicesByGateway;
+    }
+
+    /** Every AuthorizationPolicy, by namespace then oldest first (for {@link ConfigConflicts}). */
+    List<Config> authorizationPolicyIndex() {
+        return authorizationPolicies.keySet().stream().sorted().flatMap(ns -> authorizationPolicies.get(ns).stream())
+                .toList();
     }
 
     /** DestinationRules by resolved host, oldest first (for {@link ConfigConflicts}). */

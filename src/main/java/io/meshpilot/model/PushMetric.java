@@ -32,6 +32,21 @@ public record PushMetric(String name, String help) {
     public static final PushMetric UNDEFINED_SUBSETS = of("pilot_vservice_undefined_subset",
             "Virtual service route destinations whose subset no destination rule defines.");
 
+    /**
+     * Ours: a CUSTOM AuthorizationPolicy names a provider that meshConfig's extensionProviders
+     * does not define as envoyExtAuthzHttp or envoyExtAuthzGrpc. As istiod, the requests the
+     * policy matches are denied (its rules become DENY rules) instead of being sent for checking.
+     */
+    public static final PushMetric AUTHZ_CUSTOM_PROVIDER_UNKNOWN = of("pilot_authz_custom_provider_unknown",
+            "CUSTOM authorization policies whose provider is no ext_authz extension provider.");
+    /**
+     * Ours: an AuthorizationPolicy with {@code targetRef(s)} that names nothing MeshPilot
+     * serves (only Kubernetes Gateways, by their deployment's gateway-name label, are
+     * attachable; waypoints are not supported): it applies to no proxy, as for istiod's sidecars.
+     */
+    public static final PushMetric AUTHZ_TARGET_UNSUPPORTED = of("pilot_authz_target_unsupported",
+            "Authorization policies whose targetRefs attach them to no proxy MeshPilot serves.");
+
     public PushMetric {
         if (!name.matches("[a-zA-Z_:][a-zA-Z0-9_:]*")) {
             throw new IllegalArgumentException("not a Prometheus metric name: " + name);

@@ -28,6 +28,11 @@ public final class EnvoyTypes {
             .add(io.envoyproxy.envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.rbac.v3.RBAC.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.rbac.v3.RBAC.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.ext_authz.v3.ExtAuthz.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig.getDescriptor())
             .build();
 
     private EnvoyTypes() {

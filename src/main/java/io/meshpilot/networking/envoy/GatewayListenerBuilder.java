@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
@@ -21,6 +22,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -39,6 +41,9 @@ import java.util.Set;
  *       SNI-DNAT cluster name {@code outbound_.<port>_.<subset>_.<host>};</li>
  *   <li>TCP, or TLS terminated here: the first VirtualService {@code tcp} route that matches.</li>
  * </ul>
+ * The AuthorizationPolicies selecting the gateway add their RBAC (and CUSTOM ext_authz)
+ * filters to every connection manager and to the TCP and passthrough chains (not to
+ * AUTO_PASSTHROUGH chains, as istiod).
  * A port left without any chain (no VirtualService for a TCP server) gets no listener: Envoy
  * refuses listeners without chains.
  */
@@ -56,17 +61,18 @@ public final class GatewayListenerBuilder {
     public static List<Listener> listeners(Proxy proxy, PushContext push, MergedGateway merged) {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
+        AuthorizationFilters authz = AuthorizationFilters.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName())).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), authz)).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope)) {
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, authz)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
                             LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
                                     + "is already there; skipped", proxy.id(), server.gateway(),
@@ -96,27 +102,29 @@ public final class GatewayListenerBuilder {
     }
 
     private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
-                                                  PushContext push, ProxyScope scope) {
+                                                  PushContext push, ProxyScope scope,
+                                                  AuthorizationFilters authz) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
                     ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName())).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), authz)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
         }
         if (server.passthrough()) {
-            return tlsRoutes(server, proxy, push);
+            return tlsRoutes(server, proxy, push, authz);
         }
         // TCP, or TLS terminated here and forwarded as TCP
         Filter tcp = tcpRoute(server, proxy, push);
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder().addFilters(tcp);
+        FilterChain.Builder chain = FilterChain.newBuilder().addAllFilters(securityNetworkFilters(authz))
+                .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
         }
@@ -145,7 +153,8 @@ public final class GatewayListenerBuilder {
     }
 
     /** SNI passthrough: a chain per {@code tls} match, skipping SNI names an earlier chain already claimed. */
-    private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push) {
+    private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push,
+                                               AuthorizationFilters authz) {
         List<FilterChain> out = new ArrayList<>();
         Set<String> claimed = new HashSet<>();
         for (Config vs : push.virtualServicesForGateway(server.gateway(), proxy.namespace())) {
@@ -166,6 +175,7 @@ public final class GatewayListenerBuilder {
                     }
                     claimed.addAll(m.getSniHostsList());
                     out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
+                            .addAllFilters(securityNetworkFilters(authz))
                             .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
                                     server.server().getPort().getNumber(), vs, push)).build());
                 }
@@ -220,7 +230,7 @@ public final class GatewayListenerBuilder {
      * client certificate details sanitized and set, the {@code istio-envoy} server header, and
      * 100-continue passed on to the upstream.
      */
-    static Filter hcm(String statPrefix, String routeName) {
+    static Filter hcm(String statPrefix, String routeName, AuthorizationFilters authz) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -230,8 +240,27 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
+                .addAllHttpFilters(securityHttpFilters(authz))
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
+    }
+
+    /**
+     * The security HTTP filters of a gateway connection manager, in istiod's order: CUSTOM
+     * authorization (ext_authz), then authentication (jwt_authn belongs here), then the RBAC
+     * filters of AUDIT, DENY and ALLOW policies.
+     */
+    private static List<HttpFilter> securityHttpFilters(AuthorizationFilters authz) {
+        List<HttpFilter> out = new ArrayList<>(authz.customHttp());
+        out.addAll(authz.http());
+        return out;
+    }
+
+    /** The authorization network filters of a TCP or TLS-passthrough chain, before tcp_proxy: CUSTOM, then RBAC. */
+    private static List<Filter> securityNetworkFilters(AuthorizationFilters authz) {
+        List<Filter> out = new ArrayList<>(authz.customTcp());
+        out.addAll(authz.tcp());
+        return out;
     }
 }
