@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
@@ -19,6 +20,7 @@ import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.authn.JwtAuthnFilter;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
@@ -56,17 +58,18 @@ public final class GatewayListenerBuilder {
     public static List<Listener> listeners(Proxy proxy, PushContext push, MergedGateway merged) {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
+        List<HttpFilter> authn = authnFilters(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName())).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), authn)).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope)) {
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, authn)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
                             LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
                                     + "is already there; skipped", proxy.id(), server.gateway(),
@@ -96,14 +99,14 @@ public final class GatewayListenerBuilder {
     }
 
     private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
-                                                  PushContext push, ProxyScope scope) {
+                                                  PushContext push, ProxyScope scope, List<HttpFilter> authn) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
                     ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName())).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), authn)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
@@ -215,12 +218,18 @@ public final class GatewayListenerBuilder {
                 .setTypedConfig(Any.pack(GatewayTls.context(server.server().getTls(), http))).build();
     }
 
+    /** The RequestAuthentication filter of the gateway (istiod's authn plugin BuildHTTP), if any policy applies. */
+    private static List<HttpFilter> authnFilters(Proxy proxy, PushContext push) {
+        return JwtAuthnFilter.forProxy(proxy, push).stream().toList();
+    }
+
     /**
      * istiod's gateway connection manager: the client address is the peer's (use_remote_address),
      * client certificate details sanitized and set, the {@code istio-envoy} server header, and
-     * 100-continue passed on to the upstream.
+     * 100-continue passed on to the upstream. The authentication filters run first (istiod's
+     * order: jwt_authn, then authorization, then the rest).
      */
-    static Filter hcm(String statPrefix, String routeName) {
+    static Filter hcm(String statPrefix, String routeName, List<HttpFilter> authn) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -230,6 +239,7 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
+                .addAllHttpFilters(authn)
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();

@@ -21,12 +21,14 @@ import io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpIns
 import io.envoyproxy.envoy.extensions.filters.listener.original_dst.v3.OriginalDst;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.type.v3.Int32Range;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.model.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.authn.JwtAuthnFilter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -123,6 +125,7 @@ public final class SidecarInboundListenerBuilder {
         int capture = EnvoyFilters.inboundCapturePort(mesh);
         PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
                 push.rootNamespace(), proxy);
+        List<HttpFilter> authn = authnFilters(proxy, push);
         List<FilterChain> chains = new ArrayList<>();
         chains.add(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
                 .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
@@ -141,11 +144,11 @@ public final class SidecarInboundListenerBuilder {
             }
         });
         passthrough.forEach((port, mode) -> chains.addAll(chains(new ChainConfig(port, 0, "", Protocol.UNSUPPORTED,
-                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh)));
+                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh, authn)));
         for (InboundPorts.InboundPort p : ports) {
             chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.hostname(),
                     p.servicePort().protocol(), SidecarClusterBuilder.inboundName(p.targetPort()), false),
-                    policy.mode(p.targetPort()), mesh));
+                    policy.mode(p.targetPort()), mesh, authn));
         }
         Listener.Builder l = Listener.newBuilder().setName(EnvoyFilters.VIRTUAL_INBOUND)
                 .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, capture))
@@ -159,7 +162,15 @@ public final class SidecarInboundListenerBuilder {
         return l.build();
     }
 
-    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh) {
+    /**
+     * The RequestAuthentication filter of the workload (istiod's authn plugin BuildHTTP for the
+     * inbound class), if any policy applies; it runs first on every inbound HTTP chain.
+     */
+    private static List<HttpFilter> authnFilters(Proxy proxy, PushContext push) {
+        return JwtAuthnFilter.forProxy(proxy, push).stream().toList();
+    }
+
+    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh, List<HttpFilter> authn) {
         List<FilterChain> out = new ArrayList<>();
         for (Option o : options(mode, listenerProtocol(cc.protocol()))) {
             FilterChainMatch.Builder match = FilterChainMatch.newBuilder().addAllApplicationProtocols(o.alpn())
@@ -168,7 +179,7 @@ public final class SidecarInboundListenerBuilder {
                 match.setDestinationPort(UInt32Value.of(cc.targetPort()));
             }
             FilterChain.Builder chain = FilterChain.newBuilder().setName(cc.name(o.http())).setFilterChainMatch(match)
-                    .addFilters(o.http() ? httpFilter(cc) : EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
+                    .addFilters(o.http() ? httpFilter(cc, authn) : EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
             if (o.tls()) {
                 chain.setTransportSocket(TransportSocket.newBuilder().setName(EnvoyFilters.TLS_TRANSPORT_SOCKET)
                         .setTypedConfig(Any.pack(InboundTls.context(o.http(), mesh))));
@@ -181,9 +192,10 @@ public final class SidecarInboundListenerBuilder {
     /**
      * istiod's inbound HCM: an inline route (no RDS) sending everything to the chain's
      * cluster without a timeout, client certificate details forwarded (APPEND_FORWARD, with
-     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports.
+     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports; the
+     * authentication filters first (istiod's order: jwt_authn, then authorization, then the rest).
      */
-    private static Filter httpFilter(ChainConfig cc) {
+    private static Filter httpFilter(ChainConfig cc, List<HttpFilter> authn) {
         RouteConfiguration routes = RouteConfiguration.newBuilder().setName(cc.cluster())
                 .setValidateClusters(com.google.protobuf.BoolValue.of(false))
                 .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + cc.servicePort()).addDomains("*")
@@ -202,6 +214,7 @@ public final class SidecarInboundListenerBuilder {
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
+                .addAllHttpFilters(authn)
                 .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();
         if (p == Protocol.HTTP2 || p == Protocol.GRPC || p == Protocol.GRPC_WEB) {
