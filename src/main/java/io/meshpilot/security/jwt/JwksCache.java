@@ -10,7 +10,6 @@ import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -26,6 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The key sets of RequestAuthentication rules, fetched by MeshPilot and handed to pushes to be
@@ -77,6 +77,8 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
         volatile Instant lastUsed;
         volatile Instant lastRefreshed;
         volatile String lastFailure; // null after a success
+        /** Resolves waiting for this key set's first fetch: they read its outcome, no push needed. */
+        final AtomicInteger waiters = new AtomicInteger();
         Duration failureDelay = Duration.ZERO; // guarded by this
         CompletableFuture<Void> inFlight; // guarded by this
 
@@ -117,7 +119,7 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
         Instant now = clock.instant();
         long deadline = System.nanoTime() + options.firstFetchWait().toNanos();
         Map<JwksRef, Entry> byRef = new HashMap<>();
-        List<CompletableFuture<Void>> firstFetches = new ArrayList<>();
+        Map<Entry, CompletableFuture<Void>> firstFetches = new HashMap<>();
         for (JwksRef ref : refs) {
             Key key = new Key(ref.issuer(), ref.jwksUri());
             Entry e = entries.get(key);
@@ -125,17 +127,16 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
                 Entry created = new Entry(key, ref.timeout(), now);
                 e = Objects.requireNonNullElse(entries.putIfAbsent(key, created), created);
                 if (e == created) {
+                    created.waiters.incrementAndGet();
                     CompletableFuture<Void> f = startFetch(e);
-                    if (f != null) {
-                        firstFetches.add(f);
-                    }
+                    firstFetches.put(created, f == null ? CompletableFuture.completedFuture(null) : f);
                 }
             }
             e.lastUsed = now;
             e.timeout = ref.timeout();
             byRef.put(ref, e);
         }
-        for (CompletableFuture<Void> f : firstFetches) {
+        for (CompletableFuture<Void> f : firstFetches.values()) {
             try {
                 f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException | ExecutionException e) {
@@ -145,6 +146,8 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
                 break;
             }
         }
+        // a fetch that ends from here on finds no waiter and pushes if its keys are not those read below
+        firstFetches.keySet().forEach(e -> e.waiters.decrementAndGet());
         Map<JwksRef, String> out = new HashMap<>();
         byRef.forEach((ref, e) -> {
             String keys = e.keys;
@@ -195,7 +198,7 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
         e.lastFailure = null;
         e.lastRefreshed = clock.instant();
         e.keys = keys;
-        if (!keys.equals(e.served)) {
+        if (e.waiters.get() == 0 && !keys.equals(e.served)) {
             changeHandlers.forEach(JwksCache::runIsolated);
         }
     }

@@ -59,6 +59,8 @@ class RequestAuthenticationPushTest {
     final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
     final CountDownLatch release = new CountDownLatch(1);
     String goodKeys;
+    /** What /rotating answers (null: HTTP 404). */
+    volatile String rotating;
     JwksCache cache;
 
     @BeforeEach
@@ -73,6 +75,7 @@ class RequestAuthenticationPushTest {
             hits.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
             String body = switch (path) {
                 case "/good" -> goodKeys;
+                case "/rotating" -> rotating;
                 case "/garbage" -> "<html>this is no key set</html>";
                 case "/no-keys" -> "{\"issuer\": \"x\"}";
                 case "/hang", "/slow" -> {
@@ -230,6 +233,29 @@ class RequestAuthenticationPushTest {
         assertTrue(changed.await(GUARD.toSeconds(), TimeUnit.SECONDS), "the change handler (a full push) ran");
         assertEquals(goodKeys, inlineKeys(inboundJwt(fixture.push(cache)), "origins-0"));
         assertEquals(1, hits.get("/slow").get());
+    }
+
+    @Test
+    void refreshesPickUpRotatedKeysAndAFailedRefreshKeepsTheKeysHeld() throws Exception {
+        String rotated = new JsonWebKeySet(RsaJwkGenerator.generateJwk(2048)).toJson();
+        rotating = goodKeys;
+        fixture.apply(policy("jwt", "shop", "", uriRule("/rotating")));
+        java.util.concurrent.BlockingQueue<String> pushes = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (JwksCache refreshing = new JwksCache(new JwksCache.Options(GUARD, Duration.ofMillis(50),
+                Duration.ofMillis(50), Duration.ofDays(7)))) {
+            refreshing.addChangeHandler(() -> pushes.add("push"));
+            assertEquals(goodKeys, inlineKeys(inboundJwt(fixture.push(refreshing)), "origins-0"));
+            rotating = rotated;
+            assertEquals("push", pushes.poll(GUARD.toSeconds(), TimeUnit.SECONDS), "a rotation pushes");
+            assertEquals(rotated, inlineKeys(inboundJwt(fixture.push(refreshing)), "origins-0"));
+            int before = hits.get("/rotating").get();
+            rotating = null; // the server now fails: 404
+            while (hits.get("/rotating").get() < before + 3) {
+                Thread.sleep(20); // several failed refreshes
+            }
+            assertEquals(rotated, inlineKeys(inboundJwt(fixture.push(refreshing)), "origins-0"),
+                    "a failed refresh keeps the keys fetched before, as istiod");
+        }
     }
 
     @Test
