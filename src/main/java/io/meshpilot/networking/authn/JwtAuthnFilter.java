@@ -51,6 +51,19 @@ public final class JwtAuthnFilter {
     /** Claims whose space-delimited string value is also written as a list (istiod's defaults). */
     static final List<String> SPACE_DELIMITED_CLAIMS = List.of("permission", "scope");
 
+    /**
+     * istiod's buildSpaceDelimitedClaims: the defaults when the rule names none, else the
+     * rule's claims and the defaults, deduplicated and sorted.
+     */
+    static List<String> spaceDelimitedClaims(List<String> ruleClaims) {
+        if (ruleClaims.isEmpty()) {
+            return SPACE_DELIMITED_CLAIMS;
+        }
+        java.util.TreeSet<String> all = new java.util.TreeSet<>(ruleClaims);
+        all.addAll(SPACE_DELIMITED_CLAIMS);
+        return List.copyOf(all);
+    }
+
     private JwtAuthnFilter() {
     }
 
@@ -121,7 +134,7 @@ public final class JwtAuthnFilter {
                 .setForwardPayloadHeader(rule.getOutputPayloadToHeader())
                 .setPayloadInMetadata(PAYLOAD_METADATA_KEY)
                 .setNormalizePayloadInMetadata(JwtProvider.NormalizePayload.newBuilder()
-                        .addAllSpaceDelimitedClaims(SPACE_DELIMITED_CLAIMS))
+                        .addAllSpaceDelimitedClaims(spaceDelimitedClaims(rule.getSpaceDelimitedClaimsList())))
                 .setClearRouteCache(clearRouteCache)
                 .setLocalJwks(DataSource.newBuilder().setInlineString(keys));
         for (ClaimToHeader c : rule.getOutputClaimToHeadersList()) {

@@ -101,6 +101,12 @@ class JwtAuthnFilterTest {
                         oneProvider(providerCommon(FOO, "k") + ", \"audiences\": [\"a1\", \"a2\"],"
                                 + " \"fromHeaders\": [{\"name\": \"x-jwt\", \"valuePrefix\": \"Bearer \"}, {\"name\": \"x-other\"}],"
                                 + " \"fromParams\": [\"token\"], \"fromCookies\": [\"session\"]")),
+                Arguments.of("istiod: Single JWT policy with custom space delimited claims (merged, sorted)",
+                        List.of(rule(FOO).setJwksUri(JWKS_URI).addSpaceDelimitedClaims("custom_scope")
+                                .addSpaceDelimitedClaims("roles").build()), false,
+                        oneProvider(providerCommon(FOO, FETCHED_KEYS).replace(
+                                "[\"permission\", \"scope\"]",
+                                "[\"custom_scope\", \"permission\", \"roles\", \"scope\"]"))),
                 Arguments.of("istiod: gateways clear the route cache (JwtFilter(proxy.Type != SidecarProxy))",
                         List.of(rule(FOO).setJwks("k").build()), true,
                         oneProvider(providerCommon(FOO, "k") + ", \"clearRouteCache\": true")));
