@@ -4,6 +4,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import io.meshpilot.model.JwksResolver;
+import io.meshpilot.monitoring.IstioCounter;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -42,10 +43,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Options#evictAfter} are dropped.
  *
  * <p>Each fetch is bounded by the rule's timeout (5s by default) and {@link DocumentFetcher}'s
- * size limit; a rule without jwksUri finds its key set by OIDC discovery from the issuer.
+ * size limit, never goes to a link-local or cloud metadata address ({@link KeyServerAddresses}),
+ * and is counted in istiod's pilot_jwks_resolver_network_fetch_{success,fail}_total; a rule
+ * without jwksUri finds its key set by OIDC discovery from the issuer.
  */
 public final class JwksCache implements JwksResolver, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(JwksCache.class.getName());
+    static final IstioCounter FETCH_SUCCESS = IstioCounter.of("pilot_jwks_resolver_network_fetch_success_total",
+            "Total number of successfully network fetch by pilot jwks resolver");
+    static final IstioCounter FETCH_FAIL = IstioCounter.of("pilot_jwks_resolver_network_fetch_fail_total",
+            "Total number of failed network fetch by pilot jwks resolver");
 
     /**
      * @param firstFetchWait  how long one {@link #resolve} waits, in all, for key sets never fetched before
@@ -180,11 +187,19 @@ public final class JwksCache implements JwksResolver, AutoCloseable {
     private void fetch(Entry e) {
         String keys;
         try {
-            URI uri = e.key.jwksUri().isEmpty() ? OidcDiscovery.jwksUri(fetcher, e.key.issuer(), e.timeout)
-                    : URI.create(e.key.jwksUri());
+            URI uri;
+            if (e.key.jwksUri().isEmpty()) {
+                KeyServerAddresses.check(URI.create(e.key.issuer()));
+                uri = OidcDiscovery.jwksUri(fetcher, e.key.issuer(), e.timeout);
+            } else {
+                uri = URI.create(e.key.jwksUri());
+            }
+            KeyServerAddresses.check(uri);
             keys = fetcher.fetch(uri, e.timeout);
             checkKeySet(keys);
+            FETCH_SUCCESS.increment();
         } catch (IOException | RuntimeException ex) {
+            FETCH_FAIL.increment();
             String reason = ex.getMessage() == null ? ex.getClass().getSimpleName() : ex.getMessage();
             if (!reason.equals(e.lastFailure)) {
                 LOG.log(Level.WARNING, "RequestAuthentication issuer " + e.key.issuer() + ": key set from "
