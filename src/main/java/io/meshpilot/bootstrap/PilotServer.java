@@ -188,7 +188,6 @@ public final class PilotServer implements AutoCloseable {
         // istiod's JwtKeyResolver, created with the discovery server: the key sets of
         // RequestAuthentication rules, fetched in the background and inlined by pushes
         jwks = new JwksCache(JwksCache.Options.defaults());
-        closeables.add(jwks);
         environment.setJwksResolver(jwks);
         // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
         // multiplexed on the http port) has no such limit, so the xDS server ends its streams
@@ -196,6 +195,7 @@ public final class PilotServer implements AutoCloseable {
         discovery = new DiscoveryServer(environment, configs, grpcServices, authenticators, credentials,
                 new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge()));
         closeables.add(discovery);
+        closeables.add(jwks); // closed first: no key set change reaches a stopped discovery server
     }
 
     /** istiod's initServiceControllers: the registries --registries names, over the ServiceEntry registry. */
