@@ -19,6 +19,7 @@ public final class EnvoyTypes {
             .add(io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.http.cors.v3.CorsPolicy.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.listener.original_dst.v3.OriginalDst.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector.getDescriptor())

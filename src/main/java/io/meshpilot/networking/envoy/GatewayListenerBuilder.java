@@ -22,7 +22,6 @@ import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
-import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -61,18 +60,18 @@ public final class GatewayListenerBuilder {
     public static List<Listener> listeners(Proxy proxy, PushContext push, MergedGateway merged) {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
-        AuthorizationFilters authz = AuthorizationFilters.forProxy(proxy, push);
+        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), authz)).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security)).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, authz)) {
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, security)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
                             LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
                                     + "is already there; skipped", proxy.id(), server.gateway(),
@@ -103,27 +102,27 @@ public final class GatewayListenerBuilder {
 
     private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
                                                   PushContext push, ProxyScope scope,
-                                                  AuthorizationFilters authz) {
+                                                  SecurityFilters security) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
                     ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName(), authz)).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), security)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
         }
         if (server.passthrough()) {
-            return tlsRoutes(server, proxy, push, authz);
+            return tlsRoutes(server, proxy, push, security);
         }
         // TCP, or TLS terminated here and forwarded as TCP
         Filter tcp = tcpRoute(server, proxy, push);
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder().addAllFilters(securityNetworkFilters(authz))
+        FilterChain.Builder chain = FilterChain.newBuilder().addAllFilters(security.network())
                 .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
@@ -154,7 +153,7 @@ public final class GatewayListenerBuilder {
 
     /** SNI passthrough: a chain per {@code tls} match, skipping SNI names an earlier chain already claimed. */
     private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push,
-                                               AuthorizationFilters authz) {
+                                               SecurityFilters security) {
         List<FilterChain> out = new ArrayList<>();
         Set<String> claimed = new HashSet<>();
         for (Config vs : push.virtualServicesForGateway(server.gateway(), proxy.namespace())) {
@@ -175,7 +174,7 @@ public final class GatewayListenerBuilder {
                     }
                     claimed.addAll(m.getSniHostsList());
                     out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
-                            .addAllFilters(securityNetworkFilters(authz))
+                            .addAllFilters(security.network())
                             .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
                                     server.server().getPort().getNumber(), vs, push)).build());
                 }
@@ -225,12 +224,14 @@ public final class GatewayListenerBuilder {
                 .setTypedConfig(Any.pack(GatewayTls.context(server.server().getTls(), http))).build();
     }
 
+
     /**
      * istiod's gateway connection manager: the client address is the peer's (use_remote_address),
      * client certificate details sanitized and set, the {@code istio-envoy} server header, and
-     * 100-continue passed on to the upstream.
+     * 100-continue passed on to the upstream. The security filters run first
+     * ({@link SecurityFilters#http}).
      */
-    static Filter hcm(String statPrefix, String routeName, AuthorizationFilters authz) {
+    static Filter hcm(String statPrefix, String routeName, SecurityFilters security) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -240,27 +241,11 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
-                .addAllHttpFilters(securityHttpFilters(authz))
+                .addAllHttpFilters(security.http())
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
     }
 
-    /**
-     * The security HTTP filters of a gateway connection manager, in istiod's order: CUSTOM
-     * authorization (ext_authz), then authentication (jwt_authn belongs here), then the RBAC
-     * filters of AUDIT, DENY and ALLOW policies.
-     */
-    private static List<HttpFilter> securityHttpFilters(AuthorizationFilters authz) {
-        List<HttpFilter> out = new ArrayList<>(authz.customHttp());
-        out.addAll(authz.http());
-        return out;
-    }
 
-    /** The authorization network filters of a TCP or TLS-passthrough chain, before tcp_proxy: CUSTOM, then RBAC. */
-    private static List<Filter> securityNetworkFilters(AuthorizationFilters authz) {
-        List<Filter> out = new ArrayList<>(authz.customTcp());
-        out.addAll(authz.tcp());
-        return out;
-    }
 }

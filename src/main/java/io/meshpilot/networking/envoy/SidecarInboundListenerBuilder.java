@@ -28,7 +28,6 @@ import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
-import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -127,7 +126,7 @@ public final class SidecarInboundListenerBuilder {
         int capture = EnvoyFilters.inboundCapturePort(mesh);
         PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
                 push.rootNamespace(), proxy);
-        AuthorizationFilters authz = AuthorizationFilters.forProxy(proxy, push);
+        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
         List<FilterChain> chains = new ArrayList<>();
         chains.add(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
                 .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
@@ -146,11 +145,11 @@ public final class SidecarInboundListenerBuilder {
             }
         });
         passthrough.forEach((port, mode) -> chains.addAll(chains(new ChainConfig(port, 0, "", Protocol.UNSUPPORTED,
-                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh, authz)));
+                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh, security)));
         for (InboundPorts.InboundPort p : ports) {
             chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.hostname(),
                     p.servicePort().protocol(), SidecarClusterBuilder.inboundName(p.targetPort()), false),
-                    policy.mode(p.targetPort()), mesh, authz));
+                    policy.mode(p.targetPort()), mesh, security));
         }
         Listener.Builder l = Listener.newBuilder().setName(EnvoyFilters.VIRTUAL_INBOUND)
                 .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, capture))
@@ -164,7 +163,7 @@ public final class SidecarInboundListenerBuilder {
         return l.build();
     }
 
-    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh, AuthorizationFilters authz) {
+    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh, SecurityFilters security) {
         List<FilterChain> out = new ArrayList<>();
         for (Option o : options(mode, listenerProtocol(cc.protocol()))) {
             FilterChainMatch.Builder match = FilterChainMatch.newBuilder().addAllApplicationProtocols(o.alpn())
@@ -173,7 +172,7 @@ public final class SidecarInboundListenerBuilder {
                 match.setDestinationPort(UInt32Value.of(cc.targetPort()));
             }
             FilterChain.Builder chain = FilterChain.newBuilder().setName(cc.name(o.http())).setFilterChainMatch(match)
-                    .addAllFilters(o.http() ? List.of(httpFilter(cc, authz)) : tcpFilters(cc, authz));
+                    .addAllFilters(o.http() ? List.of(httpFilter(cc, security)) : tcpFilters(cc, security));
             if (o.tls()) {
                 chain.setTransportSocket(TransportSocket.newBuilder().setName(EnvoyFilters.TLS_TRANSPORT_SOCKET)
                         .setTypedConfig(Any.pack(InboundTls.context(o.http(), mesh))));
@@ -186,9 +185,10 @@ public final class SidecarInboundListenerBuilder {
     /**
      * istiod's inbound HCM: an inline route (no RDS) sending everything to the chain's
      * cluster without a timeout, client certificate details forwarded (APPEND_FORWARD, with
-     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports.
+     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports; the
+     * security filters first ({@link SecurityFilters#http}).
      */
-    private static Filter httpFilter(ChainConfig cc, AuthorizationFilters authz) {
+    private static Filter httpFilter(ChainConfig cc, SecurityFilters security) {
         RouteConfiguration routes = RouteConfiguration.newBuilder().setName(cc.cluster())
                 .setValidateClusters(com.google.protobuf.BoolValue.of(false))
                 .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + cc.servicePort()).addDomains("*")
@@ -207,7 +207,7 @@ public final class SidecarInboundListenerBuilder {
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
-                .addAllHttpFilters(securityHttpFilters(authz))
+                .addAllHttpFilters(security.http())
                 .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();
         if (p == Protocol.HTTP2 || p == Protocol.GRPC || p == Protocol.GRPC_WEB) {
@@ -217,21 +217,10 @@ public final class SidecarInboundListenerBuilder {
                 .build();
     }
 
-    /**
-     * The security HTTP filters of an inbound connection manager, in istiod's order: CUSTOM
-     * authorization (ext_authz), then authentication (jwt_authn belongs here), then the RBAC
-     * filters of AUDIT, DENY and ALLOW policies.
-     */
-    private static List<HttpFilter> securityHttpFilters(AuthorizationFilters authz) {
-        List<HttpFilter> out = new ArrayList<>(authz.customHttp());
-        out.addAll(authz.http());
-        return out;
-    }
 
     /** A TCP chain's filters: CUSTOM (gRPC ext_authz), then network RBAC, then tcp_proxy (istiod's order). */
-    private static List<Filter> tcpFilters(ChainConfig cc, AuthorizationFilters authz) {
-        List<Filter> out = new ArrayList<>(authz.customTcp());
-        out.addAll(authz.tcp());
+    private static List<Filter> tcpFilters(ChainConfig cc, SecurityFilters security) {
+        List<Filter> out = new ArrayList<>(security.network());
         out.add(EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
         return out;
     }

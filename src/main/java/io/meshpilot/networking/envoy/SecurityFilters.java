@@ -1,0 +1,47 @@
+package io.meshpilot.networking.envoy;
+
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.authn.JwtAuthnFilter;
+import io.meshpilot.networking.authz.AuthorizationFilters;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The security filters of one proxy's inbound or gateway listeners, computed once per build:
+ * RequestAuthentication's jwt_authn and AuthorizationPolicy's filters.
+ *
+ * @param authn the jwt_authn filter, when a RequestAuthentication applies
+ * @param authz the CUSTOM (ext_authz) and RBAC filters of the AuthorizationPolicies that apply
+ */
+record SecurityFilters(List<HttpFilter> authn, AuthorizationFilters authz) {
+    SecurityFilters {
+        authn = List.copyOf(authn);
+    }
+
+    static SecurityFilters forProxy(Proxy proxy, PushContext push) {
+        return new SecurityFilters(JwtAuthnFilter.forProxy(proxy, push).stream().toList(),
+                AuthorizationFilters.forProxy(proxy, push));
+    }
+
+    /**
+     * An HTTP connection manager's security filters in istiod's order (buildInboundHTTPFilters):
+     * CUSTOM authorization (ext_authz), then authentication (jwt_authn), then the RBAC filters
+     * of AUDIT, DENY and ALLOW policies.
+     */
+    List<HttpFilter> http() {
+        List<HttpFilter> out = new ArrayList<>(authz.customHttp());
+        out.addAll(authn);
+        out.addAll(authz.http());
+        return out;
+    }
+
+    /** A TCP chain's security filters, before tcp_proxy: CUSTOM (gRPC ext_authz), then network RBAC. */
+    List<Filter> network() {
+        List<Filter> out = new ArrayList<>(authz.customTcp());
+        out.addAll(authz.tcp());
+        return out;
+    }
+}
