@@ -75,7 +75,8 @@ final class XdsStatus {
 
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
-                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet());
+                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet(),
+                environment.jwksResolver());
     }
 
     /** Streams are served once the first PushContext exists. */
