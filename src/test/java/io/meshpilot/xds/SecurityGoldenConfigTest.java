@@ -20,7 +20,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Golden files for Istio's security samples ({@code golden/security-samples}): each sample,
+ * Golden files for Istio's authorization samples ({@code golden/authz-samples}): each sample,
  * applied with the bookinfo services, workloads and bookinfo-gateway, gives the sidecar of
  * workload {@code httpbin} (10.10.1.1 in {@code foo}) and the ingress gateway a complete
  * LDS/RDS/CDS/EDS compared with {@code golden/<sample>/{httpbin,ingressgateway}.json}, and both
@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code -Dgolden.update=true}, as {@link GoldenConfigTest}.
  */
 class SecurityGoldenConfigTest {
-    static final Path SAMPLES = GoldenConfigTest.GOLDEN.resolve("security-samples");
+    static final Path SAMPLES = GoldenConfigTest.GOLDEN.resolve("authz-samples");
     static final Proxy HTTPBIN = new Proxy("sidecar~10.10.1.1~httpbin-v1-6d8f7c9b5-q7w2e.foo~foo.svc.cluster.local",
             Proxy.Type.SIDECAR, List.of("10.10.1.1"), "httpbin-v1-6d8f7c9b5-q7w2e.foo", "foo.svc.cluster.local", "foo",
             Map.of("app", "httpbin", "version", "v1"), "Kubernetes", "1.24.0", "", "httpbin", "",
