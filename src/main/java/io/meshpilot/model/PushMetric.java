@@ -61,6 +61,12 @@ public record PushMetric(String name, String help) {
      */
     public static final PushMetric DESTRULE_UNAPPLIED = of("pilot_destrule_unapplied",
             "Destination rule fields that are accepted but not applied to the generated Envoy config.");
+    /** Ours: Gateway server fields not applied to the gateway's listeners (bind, tls.caCrl, tls.credentialNames). */
+    public static final PushMetric GATEWAY_UNAPPLIED = of("pilot_gateway_unapplied",
+            "Gateway fields that are accepted but not applied to the generated Envoy config.");
+    /** Ours: ServiceEntry subjectAltNames, which Istio mutual TLS to its endpoints does not verify. */
+    public static final PushMetric SERVICEENTRY_UNAPPLIED = of("pilot_serviceentry_unapplied",
+            "Service entry fields that are accepted but not applied to the generated Envoy config.");
     /** Ours: ProxyConfig objects; they act through the injector and agent, which MeshPilot does not run. */
     public static final PushMetric PROXYCONFIG_UNAPPLIED = of("pilot_proxyconfig_unapplied",
             "ProxyConfig objects, which no proxy receives from MeshPilot.");

@@ -43,6 +43,17 @@ public final class UnappliedConfig {
         for (Config c : sorted(store.list("DestinationRule", null))) {
             destinationRule(c, out);
         }
+        for (Config c : sorted(store.list("Gateway", null))) {
+            gateway(c, out);
+        }
+        for (Config c : sorted(store.list("ServiceEntry", null))) {
+            var se = (io.meshpilot.api.networking.v1alpha3.ServiceEntry) c.spec();
+            if (se.getSubjectAltNamesCount() > 0) {
+                out.add(PushMetric.SERVICEENTRY_UNAPPLIED, name(c) + "|spec.subjectAltNames", "ServiceEntry "
+                        + name(c) + ": spec.subjectAltNames is not applied: Istio mutual TLS to its endpoints "
+                        + "verifies their service accounts only");
+            }
+        }
         for (Config c : sorted(store.list("ProxyConfig", null))) {
             out.add(PushMetric.PROXYCONFIG_UNAPPLIED, name(c), "ProxyConfig " + name(c) + " is not applied: its "
                     + "settings (concurrency, environment variables, image) reach a proxy through the sidecar "
@@ -93,6 +104,25 @@ public final class UnappliedConfig {
         }
         if (s.hasInboundConnectionPool()) {
             gap.accept("spec.inboundConnectionPool", "inbound clusters have Envoy's default circuit breakers");
+        }
+    }
+
+    private static void gateway(Config c, PushDiagnostics.Builder out) {
+        var gw = (io.meshpilot.api.networking.v1alpha3.Gateway) c.spec();
+        BiConsumer<String, String> gap = (path, why) -> out.add(PushMetric.GATEWAY_UNAPPLIED, name(c) + "|" + path,
+                "Gateway " + name(c) + ": " + path + " is not applied: " + why);
+        for (int i = 0; i < gw.getServersCount(); i++) {
+            var server = gw.getServers(i);
+            String at = "spec.servers[" + i + "]";
+            if (!server.getBind().isEmpty()) {
+                gap.accept(at + ".bind", "the listener binds 0.0.0.0, not " + server.getBind());
+            }
+            if (!server.getTls().getCaCrl().isEmpty()) {
+                gap.accept(at + ".tls.caCrl", "client certificates are not checked against " + server.getTls().getCaCrl());
+            }
+            if (server.getTls().getCredentialNamesCount() > 0) {
+                gap.accept(at + ".tls.credentialNames", "only credentialName is served; these certificates are not");
+            }
         }
     }
 

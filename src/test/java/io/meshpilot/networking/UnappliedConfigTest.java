@@ -82,6 +82,31 @@ class UnappliedConfigTest {
                         "shop/web|spec.trafficPolicy.proxyProtocol", "shop/web|spec.trafficPolicy.retryBudget",
                         "shop/web|spec.trafficPolicy.tls.caCrl"),
                 row("""
+                        apiVersion: networking.istio.io/v1
+                        kind: Gateway
+                        metadata: {name: gw, namespace: shop}
+                        spec:
+                          selector: {istio: ingressgateway}
+                          servers:
+                          - port: {number: 443, name: https, protocol: HTTPS}
+                            bind: 10.0.0.5
+                            hosts: [shop.example.com]
+                            tls: {mode: SIMPLE, credentialNames: [rsa, ecdsa], caCrl: /etc/crl.pem}
+                        """, "Gateway", "shop", "gw", "pilot_gateway_unapplied",
+                        "shop/gw|spec.servers[0].bind", "shop/gw|spec.servers[0].tls.caCrl",
+                        "shop/gw|spec.servers[0].tls.credentialNames"),
+                row("""
+                        apiVersion: networking.istio.io/v1
+                        kind: ServiceEntry
+                        metadata: {name: api, namespace: shop}
+                        spec:
+                          hosts: [api.example.com]
+                          ports: [{number: 443, name: tls, protocol: TLS}]
+                          resolution: DNS
+                          subjectAltNames: [spiffe://cluster.local/ns/shop/sa/api]
+                        """, "ServiceEntry", "shop", "api", "pilot_serviceentry_unapplied",
+                        "shop/api|spec.subjectAltNames"),
+                row("""
                         apiVersion: networking.istio.io/v1beta1
                         kind: ProxyConfig
                         metadata: {name: web, namespace: shop}
