@@ -52,6 +52,8 @@ public final class PushContext {
     private final Map<String, Config> delegates;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
+    /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
+    private volatile PushDiagnostics proxylessDiagnostics = PushDiagnostics.EMPTY;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -166,7 +168,10 @@ public final class PushContext {
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
-        push.diagnostics = ConfigConflicts.detect(push);
+        PushDiagnostics.Builder diagnostics = PushDiagnostics.builder().addAll(ConfigConflicts.detect(push));
+        UnappliedConfig.detect(push, store, diagnostics);
+        push.diagnostics = diagnostics.build();
+        push.proxylessDiagnostics = UnappliedConfig.proxyless(push, store);
         return push;
     }
 
@@ -423,6 +428,14 @@ public final class PushContext {
     /** Conflicting or unsupported config of this push (istiod's ProxyStatus); empty when none. */
     public PushDiagnostics diagnostics() {
         return diagnostics;
+    }
+
+    /**
+     * Config that proxyless gRPC proxies do not get: shown in push status (with the problems
+     * of {@link #diagnostics()}) while such a proxy is connected.
+     */
+    public PushDiagnostics proxylessDiagnostics() {
+        return proxylessDiagnostics;
     }
 
     /** VirtualServices by gateway, then resolved host, oldest first (for {@link ConfigConflicts}). */
