@@ -192,7 +192,7 @@ public class DebugResource {
             o.addProperty("virtualServices", p.virtualServiceCount());
             o.addProperty("connections", xds.connections().size());
         }
-        o.add("ProxyStatus", proxyStatus(p == null ? null : xds.diagnostics()));
+        o.add("ProxyStatus", proxyStatus(p == null ? null : xds.diagnostics(p)));
         return o.toString();
     }
 

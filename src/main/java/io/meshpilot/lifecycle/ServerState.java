@@ -47,8 +47,9 @@ public final class ServerState {
         draining = true;
     }
 
+    /** Keeps the listeners in the order given (http, grpc, grpc-secure, monitoring, webhook): logs and tools read it so. */
     public void bound(Map<String, Integer> boundPorts, Map<String, String> askedAddresses) {
-        ports = Map.copyOf(boundPorts);
-        addresses = Map.copyOf(askedAddresses);
+        ports = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(boundPorts));
+        addresses = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(askedAddresses));
     }
 }

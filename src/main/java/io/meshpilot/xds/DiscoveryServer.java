@@ -143,6 +143,11 @@ public final class DiscoveryServer implements AutoCloseable {
         return status.diagnostics();
     }
 
+    /** See {@link XdsStatus#diagnostics(io.meshpilot.model.PushContext)}. */
+    public PushDiagnostics diagnostics(io.meshpilot.model.PushContext push) {
+        return status.diagnostics(push);
+    }
+
     /** See {@link XdsStatus#status(Config)}. */
     public DistributionStatus status(Config config) {
         return status.status(config);

@@ -117,7 +117,15 @@ final class XdsStatus {
      * do not get. What /debug/push_status and the push-status gauges show.
      */
     PushDiagnostics diagnostics() {
-        PushContext push = pushContext.get();
+        return diagnostics(pushContext.get());
+    }
+
+    /**
+     * As {@link #diagnostics()}, for one given PushContext: a reader that shows the push's
+     * version next to its problems must ask for that push's, or a push installed in between
+     * pairs one version with another's problems.
+     */
+    PushDiagnostics diagnostics(PushContext push) {
         if (push == null) {
             return PushDiagnostics.EMPTY;
         }

@@ -76,6 +76,8 @@ class EmbeddedServerTest {
         assertEquals("embedded", info.get("mode"));
         Map<String, Map<String, Object>> listeners = (Map<String, Map<String, Object>>) info.get("listeners");
         assertEquals(java.util.Set.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), listeners.keySet());
+        // in DESIGN order, as the start-up log line lists them (bin/load reads that line)
+        assertEquals(List.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), List.copyOf(server.ports().keySet()));
         for (var e : listeners.entrySet()) {
             int p = ((Number) e.getValue().get("port")).intValue();
             assertEquals(server.ports().get(e.getKey()), p);
