@@ -50,6 +50,8 @@ public final class PushContext {
     private final List<Config> gateways;
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
+    /** EnvoyFilters by namespace with their converted patches; set once in {@link #build}. */
+    private volatile EnvoyFilterIndex envoyFilters = EnvoyFilterIndex.EMPTY;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
 
@@ -167,6 +169,11 @@ public final class PushContext {
                 delegates, authorizationPolicies, requestAuthentications, keySets);
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         push.diagnostics = ConfigConflicts.detect(push);
+        push.envoyFilters = EnvoyFilterIndex.of(oldestFirst(store.list("EnvoyFilter", null)));
+        if (!push.envoyFilters.problems().isEmpty()) {
+            push.diagnostics = PushDiagnostics.builder().addAll(push.diagnostics)
+                    .addAll(push.envoyFilters.problems()).build();
+        }
         return push;
     }
 
@@ -392,6 +399,11 @@ public final class PushContext {
     /** The AuthorizationPolicies of {@code namespace}, oldest first (creation time, then name). */
     public List<Config> authorizationPolicies(String namespace) {
         return authorizationPolicies.getOrDefault(namespace, List.of());
+    }
+
+    /** The EnvoyFilter config patches that apply to {@code proxy} (istiod's PushContext.EnvoyFilters). */
+    public MergedEnvoyFilters envoyFilters(Proxy proxy) {
+        return envoyFilters.forProxy(proxy, rootNamespace());
     }
 
     /** The mesh config's root namespace (istio-system unless set). */
