@@ -140,12 +140,13 @@ final class ListenerPatcher {
     }
 
     private void patchFilterChains(PatchContext context, MergedEnvoyFilters efw, Listener lis, Listener.Builder b) {
+        // istiod drops a chain that has no filters (nil) before patching; a chain whose network
+        // filters the patches all remove stays, empty
         List<FilterChain> chains = new ArrayList<>();
         for (FilterChain fc : b.getFilterChainsList()) {
-            if (fc.getFiltersCount() == 0) {
-                continue; // istiod drops a chain without filters
+            if (fc.getFiltersCount() > 0) {
+                patchFilterChain(context, efw, lis, fc).ifPresent(chains::add);
             }
-            patchFilterChain(context, efw, lis, fc).ifPresent(chains::add);
         }
         if (b.hasDefaultFilterChain() && b.getDefaultFilterChain().getFiltersCount() > 0) {
             Optional<FilterChain> d = patchFilterChain(context, efw, lis, b.getDefaultFilterChain());
@@ -160,7 +161,6 @@ final class ListenerPatcher {
                 chains.add((FilterChain) lp.value());
             }
         }
-        chains.removeIf(fc -> fc.getFiltersCount() == 0);
         b.clearFilterChains().addAllFilterChains(chains);
     }
 
