@@ -104,6 +104,11 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
             } else if (op != Operation.REMOVE) {
                 continue; // validation refuses it
             }
+            String mismatch = op == Operation.MERGE ? mergeTypeMismatch(cp, value) : null;
+            if (mismatch != null) {
+                skipped.accept(where, mismatch + "; the patch is skipped");
+                continue;
+            }
             // as istiod: the insert operations mean ADD where there is no list to insert into
             if ((op == Operation.INSERT_AFTER || op == Operation.INSERT_BEFORE || op == Operation.INSERT_FIRST)
                     && !INSERTABLE.contains(applyTo)) {
@@ -132,6 +137,51 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
                 config.resourceVersion() == null ? "" : config.resourceVersion(), ef.getPriority(),
                 config.creationTimestamp() == null ? Instant.EPOCH : config.creationTimestamp(),
                 ef.hasWorkloadSelector() ? ef.getWorkloadSelector().getLabelsMap() : null, refs, patches);
+    }
+
+    /** The typed config of the filters every generated listener may hold, by the names patches match them by. */
+    private static final Map<String, String> FILTER_TYPES = Map.ofEntries(
+            Map.entry("envoy.filters.network.http_connection_manager",
+                    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"),
+            Map.entry("envoy.filters.network.tcp_proxy", "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy"),
+            Map.entry("envoy.filters.network.rbac", "envoy.extensions.filters.network.rbac.v3.RBAC"),
+            Map.entry("envoy.filters.http.router", "envoy.extensions.filters.http.router.v3.Router"),
+            Map.entry("envoy.filters.http.fault", "envoy.extensions.filters.http.fault.v3.HTTPFault"),
+            Map.entry("envoy.filters.http.cors", "envoy.extensions.filters.http.cors.v3.Cors"),
+            Map.entry("envoy.filters.http.rbac", "envoy.extensions.filters.http.rbac.v3.RBAC"),
+            Map.entry("envoy.filters.http.jwt_authn", "envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"),
+            Map.entry("envoy.filters.listener.tls_inspector",
+                    "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"),
+            Map.entry("envoy.filters.listener.original_dst",
+                    "envoy.extensions.filters.listener.original_dst.v3.OriginalDst"),
+            Map.entry("envoy.filters.listener.http_inspector",
+                    "envoy.extensions.filters.listener.http_inspector.v3.HttpInspector"));
+
+    /**
+     * A MERGE whose typed config cannot merge into the filter its match names (a filter of
+     * ours, of known type): istiod's MergeAnyWithAny fails on it at every push; here it is
+     * reported once. Null when the types agree or the target is not known here.
+     */
+    private static String mergeTypeMismatch(EnvoyFilter.EnvoyConfigObjectPatch cp, Message value) {
+        var lm = cp.getMatch().getListener();
+        String target = switch (cp.getApplyTo()) {
+            case NETWORK_FILTER -> lm.getFilterChain().getFilter().getName();
+            case HTTP_FILTER -> lm.getFilterChain().getFilter().getSubFilter().getName();
+            case LISTENER_FILTER -> lm.getListenerFilter();
+            default -> "";
+        };
+        String expected = FILTER_TYPES.get(target);
+        if (expected == null || value == null) {
+            return null;
+        }
+        var typedConfig = value.getDescriptorForType().findFieldByName("typed_config");
+        if (typedConfig == null || !value.hasField(typedConfig)) {
+            return null;
+        }
+        String url = ((com.google.protobuf.Any) value.getField(typedConfig)).getTypeUrl();
+        String type = url.substring(url.lastIndexOf('/') + 1);
+        return type.equals(expected) ? null
+                : "MERGE of a " + type + " into " + target + ", whose config is a " + expected;
     }
 
     public EnvoyFilterWrapper {

@@ -350,9 +350,10 @@ class EnvoyFilterPatchesTest {
     }
 
     @Test
-    void aMergeOfAnotherTypeLeavesTheFilterAsItWas() {
+    void aMergeOfAnotherTypeIntoFiltersNotKnownBeforehandLeavesThemAsTheyWere() {
+        // no sub-filter named: the Lua config is merged into every HTTP filter, none of which is Lua
         List<Listener> out = EnvoyFilterPatches.listenerMessages(PatchContext.SIDECAR_OUTBOUND, patches(
-                ef("HTTP_FILTER", HCM_MATCH, "{operation: MERGE, value: {typed_config: " + LUA.substring(LUA.indexOf("{\"@type")) + "}"),
+                ef("HTTP_FILTER", HCM_MATCH.replace(", subFilter: {name: envoy.filters.http.router}", ""), "{operation: MERGE, value: {typed_config: " + LUA.substring(LUA.indexOf("{\"@type")) + "}"),
                 SIDECAR), listeners(), false);
         assertEquals(jsonList(listeners()), jsonList(out));
     }
@@ -534,12 +535,17 @@ class EnvoyFilterPatchesTest {
                     patch: {operation: MERGE, value: {connect_timeout: 5s}}
                   - applyTo: EXTENSION_CONFIG
                     patch: {operation: ADD, value: {name: ext}}
+                  - applyTo: HTTP_FILTER
+                    match: {listener: {filterChain: {filter: {name: envoy.filters.network.http_connection_manager, subFilter: {name: envoy.filters.http.router}}}}}
+                    patch: {operation: MERGE, value: {typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault}}}
                 """);
         assertEquals(List.of(), r.errors());
         EnvoyFilterIndex index = EnvoyFilterIndex.of(r.configs());
         var entries = index.problems().entries(EnvoyFilterIndex.ENVOY_FILTER_STATUS);
-        assertEquals(List.of("shop/bad configPatches[0]", "shop/bad configPatches[1]", "shop/bad configPatches[3]"),
-                List.copyOf(entries.keySet()));
+        assertEquals(List.of("shop/bad configPatches[0]", "shop/bad configPatches[1]", "shop/bad configPatches[3]",
+                "shop/bad configPatches[4]"), List.copyOf(entries.keySet()));
+        assertTrue(entries.get("shop/bad configPatches[4]").message().contains(
+                "MERGE of a envoy.extensions.filters.http.fault.v3.HTTPFault into envoy.filters.http.router"), entries.toString());
         assertTrue(entries.get("shop/bad configPatches[0]").message().contains("unknown @type type.googleapis.com/istio.stats.PluginConfig"),
                 entries.toString());
         assertTrue(entries.get("shop/bad configPatches[1]").message().contains("envoy.config.cluster.v3.Cluster"), entries.toString());
