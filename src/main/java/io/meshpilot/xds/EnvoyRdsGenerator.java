@@ -29,9 +29,11 @@ final class EnvoyRdsGenerator implements Generator {
         MergedEnvoyFilters efw = push.envoyFilters(proxy);
         if (proxy.type() != Proxy.Type.SIDECAR) {
             MergedGateway merged = MergedGateway.of(proxy, push);
+            var portMap = efw.isEmpty() ? java.util.Map.<Integer, java.util.Set<Integer>>of()
+                    : EnvoyFilterPatches.gatewayPortMap(merged);
             for (String n : Generators.ordered(names)) {
                 GatewayRouteBuilder.build(n, proxy, push, merged).ifPresent(r -> out.add(
-                        EnvoyFilterPatches.routeConfiguration(PatchContext.GATEWAY, efw, Any.pack(r))));
+                        EnvoyFilterPatches.routeConfiguration(PatchContext.GATEWAY, efw, Any.pack(r), portMap)));
             }
             return out;
         }

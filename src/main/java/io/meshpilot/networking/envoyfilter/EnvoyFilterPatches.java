@@ -56,12 +56,33 @@ public final class EnvoyFilterPatches {
         return LISTENERS.patch(context, efw, in, skipAdds).stream().map(Any::pack).toList();
     }
 
-    /** A route configuration patched in {@code context}. */
+    /** A sidecar's route configuration patched in {@code context}. */
     public static Any routeConfiguration(PatchContext context, MergedEnvoyFilters efw, Any rc) {
+        return routeConfiguration(context, efw, rc, java.util.Map.of());
+    }
+
+    /**
+     * A route configuration patched in {@code context}; {@code portMap}: a gateway's listener
+     * ports to the server ports they serve ({@link #gatewayPortMap}).
+     */
+    public static Any routeConfiguration(PatchContext context, MergedEnvoyFilters efw, Any rc,
+                                         java.util.Map<Integer, java.util.Set<Integer>> portMap) {
         if (rc == null || !efw.has(ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, ApplyTo.HTTP_ROUTE)) {
             return rc;
         }
-        return Any.pack(ROUTES.patch(context, efw, unpack(rc, RouteConfiguration.class)));
+        return Any.pack(ROUTES.patch(context, efw, unpack(rc, RouteConfiguration.class), portMap));
+    }
+
+    /** istiod's GatewayPortMap: each listener port of a merged gateway to the server ports it serves. */
+    public static java.util.Map<Integer, java.util.Set<Integer>> gatewayPortMap(
+            io.meshpilot.networking.envoy.MergedGateway gateway) {
+        java.util.Map<Integer, java.util.Set<Integer>> out = new java.util.HashMap<>();
+        for (var port : gateway.ports()) {
+            for (var server : port.servers()) {
+                out.computeIfAbsent(port.number(), n -> new java.util.TreeSet<>()).add(server.server().getPort().getNumber());
+            }
+        }
+        return out;
     }
 
     /** Typed forms, for callers that hold messages. */
@@ -72,6 +93,11 @@ public final class EnvoyFilterPatches {
 
     public static RouteConfiguration routeMessage(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc) {
         return ROUTES.patch(context, efw, rc);
+    }
+
+    public static RouteConfiguration routeMessage(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc,
+                                                  java.util.Map<Integer, java.util.Set<Integer>> portMap) {
+        return ROUTES.patch(context, efw, rc, portMap);
     }
 
     public static List<Cluster> clusterMessages(PatchContext context, MergedEnvoyFilters efw, List<Cluster> in) {

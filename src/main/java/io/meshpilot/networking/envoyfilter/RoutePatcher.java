@@ -11,6 +11,8 @@ import io.meshpilot.model.EnvoyFilterWrapper.ConfigPatch;
 import io.meshpilot.model.MergedEnvoyFilters;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * istiod's rc_patch: ROUTE_CONFIGURATION (MERGE), VIRTUAL_HOST (MERGE, REPLACE, REMOVE, ADD)
@@ -25,9 +27,18 @@ final class RoutePatcher {
     }
 
     RouteConfiguration patch(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc) {
+        return patch(context, efw, rc, Map.of());
+    }
+
+    /**
+     * @param portMap a gateway's listener ports to the server ports they serve (istiod's
+     *                GatewayPortMap): a route {@code portNumber} match names a server port
+     */
+    RouteConfiguration patch(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc,
+                             Map<Integer, Set<Integer>> portMap) {
         for (ConfigPatch rp : efw.patches(ApplyTo.ROUTE_CONFIGURATION)) {
             if (rp.operation() == Operation.MERGE && PatchMatch.context(context, rp)
-                    && routeConfigurationMatch(context, rc, rp)) {
+                    && routeConfigurationMatch(context, rc, rp, portMap)) {
                 rc = ProtoMerge.merge(rc, rp.value());
             }
         }
@@ -36,14 +47,14 @@ final class RoutePatcher {
         }
         List<VirtualHost> hosts = new ArrayList<>();
         for (VirtualHost vh : rc.getVirtualHostsList()) {
-            VirtualHost patched = patchVirtualHost(context, efw, rc, vh);
+            VirtualHost patched = patchVirtualHost(context, efw, rc, vh, portMap);
             if (patched != null) {
                 hosts.add(patched);
             }
         }
         for (ConfigPatch rp : efw.patches(ApplyTo.VIRTUAL_HOST)) {
             if (rp.operation() == Operation.ADD && PatchMatch.context(context, rp)
-                    && routeConfigurationMatch(context, rc, rp)) {
+                    && routeConfigurationMatch(context, rc, rp, portMap)) {
                 hosts.add((VirtualHost) rp.value());
             }
         }
@@ -52,9 +63,9 @@ final class RoutePatcher {
 
     /** The host after its patches and its routes' patches; null when removed. */
     private VirtualHost patchVirtualHost(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc,
-                                         VirtualHost vh) {
+                                         VirtualHost vh, Map<Integer, Set<Integer>> portMap) {
         for (ConfigPatch rp : efw.patches(ApplyTo.VIRTUAL_HOST)) {
-            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp)
+            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp, portMap)
                     || !virtualHostMatch(vh, rp)) {
                 continue;
             }
@@ -67,20 +78,20 @@ final class RoutePatcher {
                 default -> { }
             }
         }
-        return efw.has(ApplyTo.HTTP_ROUTE) ? patchRoutes(context, efw, rc, vh) : vh;
+        return efw.has(ApplyTo.HTTP_ROUTE) ? patchRoutes(context, efw, rc, vh, portMap) : vh;
     }
 
     private VirtualHost patchRoutes(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc,
-                                    VirtualHost vh) {
+                                    VirtualHost vh, Map<Integer, Set<Integer>> portMap) {
         List<Route> routes = new ArrayList<>();
         for (Route r : vh.getRoutesList()) {
-            Route patched = patchRoute(context, efw, rc, vh, r);
+            Route patched = patchRoute(context, efw, rc, vh, r, portMap);
             if (patched != null) {
                 routes.add(patched);
             }
         }
         for (ConfigPatch rp : efw.patches(ApplyTo.HTTP_ROUTE)) {
-            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp)
+            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp, portMap)
                     || !virtualHostMatch(vh, rp)) {
                 continue;
             }
@@ -115,9 +126,9 @@ final class RoutePatcher {
     }
 
     private Route patchRoute(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc, VirtualHost vh,
-                             Route r) {
+                             Route r, Map<Integer, Set<Integer>> portMap) {
         for (ConfigPatch rp : efw.patches(ApplyTo.HTTP_ROUTE)) {
-            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp)
+            if (!PatchMatch.context(context, rp) || !routeConfigurationMatch(context, rc, rp, portMap)
                     || !virtualHostMatch(vh, rp) || !routeMatch(r, rp)) {
                 continue;
             }
@@ -140,7 +151,8 @@ final class RoutePatcher {
      * inbound cluster name's port); for gateways by name, port name, gateway and port number
      * of the RDS name ({@code http.<port>}, {@code https.<port>.<portName>.<gateway>.<namespace>}).
      */
-    static boolean routeConfigurationMatch(PatchContext context, RouteConfiguration rc, ConfigPatch rp) {
+    static boolean routeConfigurationMatch(PatchContext context, RouteConfiguration rc, ConfigPatch rp,
+                                           Map<Integer, Set<Integer>> portMap) {
         if (!rp.match().hasRouteConfiguration()) {
             return true;
         }
@@ -161,7 +173,12 @@ final class RoutePatcher {
         if (!m.getGateway().isEmpty() && !m.getGateway().equals(gateway)) {
             return false;
         }
-        return m.getPortNumber() == 0 || m.getPortNumber() == port;
+        if (m.getPortNumber() == 0) {
+            return true;
+        }
+        // istiod's anyPortMatches: a listener port the gateway maps matches its server ports only
+        Set<Integer> servicePorts = portMap.get(port);
+        return servicePorts != null ? servicePorts.contains(m.getPortNumber()) : m.getPortNumber() == port;
     }
 
     private static int sidecarRoutePort(String name) {

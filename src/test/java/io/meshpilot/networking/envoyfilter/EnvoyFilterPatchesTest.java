@@ -424,6 +424,29 @@ class EnvoyFilterPatchesTest {
         assertEquals(json(want), json(out));
     }
 
+    @Test
+    void gatewayRouteConfigurationsMatchByServerPortPortNameAndGateway() {
+        Proxy gateway = new Proxy("router~10.0.0.2~gw-1.shop~shop.svc.cluster.local", Proxy.Type.ROUTER,
+                List.of("10.0.0.2"), "gw-1.shop", "shop.svc.cluster.local", "shop", Map.of(), "Kubernetes", "", "", "",
+                "", Locality.NONE);
+        RouteConfiguration http = rc().toBuilder().setName("http.8080").build();
+        RouteConfiguration https = rc().toBuilder().setName("https.443.https-web.web-gw.shop").build();
+        // istiod's GatewayPortMap: listener 8080 serves the Gateway's server port 80
+        Map<Integer, java.util.Set<Integer>> portMap = Map.of(8080, java.util.Set.of(80), 443, java.util.Set.of(443));
+        java.util.function.BiFunction<String, RouteConfiguration, Boolean> merged = (match, r) ->
+                EnvoyFilterPatches.routeMessage(PatchContext.GATEWAY, patches(ef("ROUTE_CONFIGURATION",
+                        "{context: GATEWAY, routeConfiguration: " + match + "}",
+                        "{operation: MERGE, value: {validate_clusters: true}}"), gateway), r, portMap)
+                        .getValidateClusters().getValue();
+        assertTrue(merged.apply("{portNumber: 80}", http));
+        assertTrue(!merged.apply("{portNumber: 8080}", http), "a mapped listener port matches its server ports only");
+        assertTrue(merged.apply("{portNumber: 443, portName: https-web, gateway: shop/web-gw}", https));
+        assertTrue(!merged.apply("{portName: https-other}", https));
+        assertTrue(!merged.apply("{gateway: shop/other-gw}", https));
+        assertTrue(merged.apply("{portNumber: 80}", http.toBuilder().setName("http.80").build()),
+                "a listener port the gateway does not map matches itself");
+    }
+
     // ---- which EnvoyFilters and patches apply to a proxy ----
 
     static final String ROOT_AND_NS = """
