@@ -51,8 +51,13 @@ final class CdsGenerator implements ScopedGenerator {
             List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
             List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
             all.addAll(shared);
-            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_OUTBOUND, efw, meshClusters(push), true));
-            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, inbound, false));
+            // istiod: BlackHole and Passthrough are patched as outbound, InboundPassthrough and the
+            // workload's clusters as inbound (with the services behind them for cluster.service)
+            List<Any> mesh = meshClusters(push);
+            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_OUTBOUND, efw, mesh.subList(0, 2), true));
+            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, mesh.subList(2, 3), true));
+            all.addAll(efw.isEmpty() ? inbound : EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, inbound,
+                    SidecarClusterBuilder.inboundClusterServices(proxy, push), false));
             return all;
         }
         List<Any> out = new ArrayList<>();

@@ -22,8 +22,13 @@ final class ClusterPatcher {
 
     /** The cluster after the MERGE and REMOVE patches of {@code context}; empty when removed. */
     Optional<Cluster> patch(PatchContext context, MergedEnvoyFilters efw, Cluster c) {
+        return patch(context, efw, c, List.of());
+    }
+
+    /** @param hosts for an inbound cluster, the services behind it (its name holds none) */
+    Optional<Cluster> patch(PatchContext context, MergedEnvoyFilters efw, Cluster c, List<String> hosts) {
         for (ConfigPatch cp : efw.patches(ApplyTo.CLUSTER)) {
-            if (!PatchMatch.context(context, cp) || !matches(c, cp.match().getCluster(), cp.match().hasCluster())) {
+            if (!PatchMatch.context(context, cp) || !matches(c, cp.match().getCluster(), cp.match().hasCluster(), hosts)) {
                 continue;
             }
             if (cp.operation() == Operation.REMOVE) {
@@ -87,7 +92,7 @@ final class ClusterPatcher {
     }
 
     /** istiod's clusterMatch: by name alone when given, else subset, service and port of the cluster name. */
-    static boolean matches(Cluster c, ClusterMatch m, boolean present) {
+    static boolean matches(Cluster c, ClusterMatch m, boolean present, List<String> inboundHosts) {
         if (!present) {
             return true;
         }
@@ -108,7 +113,8 @@ final class ClusterPatcher {
         if (!m.getSubset().isEmpty() && !m.getSubset().equals(subset)) {
             return false;
         }
-        if (!m.getService().isEmpty() && !m.getService().equals(host)) {
+        boolean inbound = parts.length == 4 && parts[0].equals("inbound") && !inboundHosts.isEmpty();
+        if (!m.getService().isEmpty() && !(inbound ? inboundHosts.contains(m.getService()) : m.getService().equals(host))) {
             return false;
         }
         return m.getPortNumber() == 0 || m.getPortNumber() == port;

@@ -29,13 +29,20 @@ public final class EnvoyFilterPatches {
     /** The clusters after the MERGE/REMOVE patches of {@code context}, then (unless {@code skipAdds}) the ADD ones. */
     public static List<Any> clusters(PatchContext context, MergedEnvoyFilters efw, List<Any> clusters,
                                      boolean skipAdds) {
+        return clusters(context, efw, clusters, java.util.Map.of(), skipAdds);
+    }
+
+    /** As {@link #clusters(PatchContext, MergedEnvoyFilters, List, boolean)}; {@code inboundHosts}: the services behind each inbound cluster. */
+    public static List<Any> clusters(PatchContext context, MergedEnvoyFilters efw, List<Any> clusters,
+                                     java.util.Map<String, List<String>> inboundHosts, boolean skipAdds) {
         if (!efw.has(ApplyTo.CLUSTER)) {
             return clusters;
         }
         List<Any> out = new ArrayList<>(clusters.size());
         for (Any a : clusters) {
             Cluster c = unpack(a, Cluster.class);
-            CLUSTERS.patch(context, efw, c).ifPresent(p -> out.add(p == c ? a : Any.pack(p)));
+            CLUSTERS.patch(context, efw, c, inboundHosts.getOrDefault(c.getName(), List.of()))
+                    .ifPresent(p -> out.add(p == c ? a : Any.pack(p)));
         }
         if (!skipAdds) {
             for (Cluster c : CLUSTERS.inserted(context, efw)) {
@@ -101,9 +108,14 @@ public final class EnvoyFilterPatches {
     }
 
     public static List<Cluster> clusterMessages(PatchContext context, MergedEnvoyFilters efw, List<Cluster> in) {
+        return clusterMessages(context, efw, in, java.util.Map.of());
+    }
+
+    public static List<Cluster> clusterMessages(PatchContext context, MergedEnvoyFilters efw, List<Cluster> in,
+                                                java.util.Map<String, List<String>> inboundHosts) {
         List<Cluster> out = new ArrayList<>();
         for (Cluster c : in) {
-            CLUSTERS.patch(context, efw, c).ifPresent(out::add);
+            CLUSTERS.patch(context, efw, c, inboundHosts.getOrDefault(c.getName(), List.of())).ifPresent(out::add);
         }
         out.addAll(CLUSTERS.inserted(context, efw));
         return out;

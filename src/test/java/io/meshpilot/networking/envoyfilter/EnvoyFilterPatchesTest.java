@@ -191,6 +191,17 @@ class EnvoyFilterPatchesTest {
         assertEquals(canonical(expected), canonical(jsonList(out)));
     }
 
+    @Test
+    void inboundClustersMatchTheServicesBehindThem() {
+        Cluster inbound = Cluster.newBuilder().setName("inbound|8080||").build();
+        MergedEnvoyFilters efw = patches(ef("CLUSTER", "{context: SIDECAR_INBOUND, cluster: {service: web.shop.svc.cluster.local, portNumber: 8080}}",
+                "{operation: MERGE, value: {per_connection_buffer_limit_bytes: 1}}"), SIDECAR);
+        assertEquals(1, EnvoyFilterPatches.clusterMessages(PatchContext.SIDECAR_INBOUND, efw, List.of(inbound),
+                Map.of("inbound|8080||", List.of("web.shop.svc.cluster.local"))).getFirst().getPerConnectionBufferLimitBytes().getValue());
+        assertEquals(0, EnvoyFilterPatches.clusterMessages(PatchContext.SIDECAR_INBOUND, efw, List.of(inbound),
+                Map.of("inbound|8080||", List.of("db.shop.svc.cluster.local"))).getFirst().getPerConnectionBufferLimitBytes().getValue());
+    }
+
     // ---- LISTENER, LISTENER_FILTER, FILTER_CHAIN, NETWORK_FILTER, HTTP_FILTER ----
 
     static final String HCM_80 = """
