@@ -50,6 +50,7 @@ class EnvoyFilterAdsTest {
     static MeshPilotServer server;
     static int grpc;
     static int http;
+    static int monitoring;
 
     @BeforeAll
     static void start() throws Exception {
@@ -68,6 +69,14 @@ class EnvoyFilterAdsTest {
         server = TestServers.start(dir);
         grpc = server.ports().get("grpc");
         http = server.ports().get("http");
+        monitoring = server.ports().get("monitoring");
+    }
+
+    /** The push-status gauge of skipped EnvoyFilter patches in /metrics. */
+    static double gauge() {
+        var f = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body()).get(STATUS);
+        assertTrue(f != null && f.samples().size() == 1, STATUS + ": " + f);
+        return f.samples().get(0).value();
     }
 
     @AfterAll
@@ -218,10 +227,12 @@ class EnvoyFilterAdsTest {
             assertEquals(1, status.size(), status.toString());
             String message = status.getAsJsonObject("shop/lua-and-timeout configPatches[2]").get("message").getAsString();
             assertTrue(message.contains("unknown @type type.googleapis.com/stats.PluginConfig"), message);
+            assertEquals(1, gauge());
 
             Files.delete(config.resolve("ef.yaml"));
             awaitConfig(c, r -> outboundHttpFilters(r).equals(original), r -> webConnectTimeout(r) == originalTimeout);
             assertEquals(0, envoyFilterStatus().size());
+            assertEquals(0, gauge());
             assertTrue(c.error() == null, String.valueOf(c.error()));
         }
     }
