@@ -50,6 +50,8 @@ public final class PushContext {
     private final List<Config> gateways;
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
+    /** EnvoyFilters by namespace with their converted patches; set once in {@link #build}. */
+    private volatile EnvoyFilterIndex envoyFilters = EnvoyFilterIndex.EMPTY;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
     /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
@@ -170,6 +172,8 @@ public final class PushContext {
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         PushDiagnostics.Builder diagnostics = PushDiagnostics.builder().addAll(ConfigConflicts.detect(push));
         UnappliedConfig.detect(push, store, diagnostics);
+        push.envoyFilters = EnvoyFilterIndex.of(oldestFirst(store.list("EnvoyFilter", null)));
+        diagnostics.addAll(push.envoyFilters.problems());
         push.diagnostics = diagnostics.build();
         push.proxylessDiagnostics = UnappliedConfig.proxyless(push, store);
         return push;
@@ -397,6 +401,11 @@ public final class PushContext {
     /** The AuthorizationPolicies of {@code namespace}, oldest first (creation time, then name). */
     public List<Config> authorizationPolicies(String namespace) {
         return authorizationPolicies.getOrDefault(namespace, List.of());
+    }
+
+    /** The EnvoyFilter config patches that apply to {@code proxy} (istiod's PushContext.EnvoyFilters). */
+    public MergedEnvoyFilters envoyFilters(Proxy proxy) {
+        return envoyFilters.forProxy(proxy, rootNamespace());
     }
 
     /** The mesh config's root namespace (istio-system unless set). */

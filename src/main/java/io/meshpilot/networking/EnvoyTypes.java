@@ -34,6 +34,9 @@ public final class EnvoyTypes {
             .add(io.envoyproxy.envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.network.ext_authz.v3.ExtAuthz.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig.getDescriptor())
+            // the filters EnvoyFilters most often insert (Istio's samples): Lua and local rate limiting
+            .add(io.envoyproxy.envoy.extensions.filters.http.lua.v3.Lua.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit.getDescriptor())
             .build();
 
     private EnvoyTypes() {

@@ -146,6 +146,19 @@ class GoldenConfigTest {
         checkSample(GOLDEN.resolve("security-samples").resolve(sample));
     }
 
+    /** EnvoyFilter examples of Istio's reference docs, adapted to bookinfo: {@code golden/envoyfilter-samples}. */
+    static Stream<String> envoyFilterSamples() throws Exception {
+        try (Stream<Path> files = Files.list(GOLDEN.resolve("envoyfilter-samples"))) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".yaml")).sorted().toList().stream();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilterSamples")
+    void envoyFilterSamplesMatchTheirGoldens(String sample) throws Exception {
+        checkSample(GOLDEN.resolve("envoyfilter-samples").resolve(sample));
+    }
+
     private static void checkSample(Path sampleFile) throws Exception {
         String sample = sampleFile.getFileName().toString();
         try (MeshFixture mesh = new MeshFixture()) {
