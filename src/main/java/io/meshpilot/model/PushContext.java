@@ -52,6 +52,8 @@ public final class PushContext {
     private final Map<String, Config> delegates;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
+    /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
+    private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -165,6 +167,8 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
+        push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
+                oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         push.diagnostics = ConfigConflicts.detect(push);
         return push;
@@ -395,6 +399,16 @@ public final class PushContext {
     }
 
     /** The mesh config's root namespace (istio-system unless set). */
+    /** Telemetry objects of every namespace, oldest first (istiod's getTelemetries order). */
+    public List<Config> telemetries() {
+        return extensionConfigs.telemetries();
+    }
+
+    /** WasmPlugin objects of every namespace, oldest first. */
+    public List<Config> wasmPlugins() {
+        return extensionConfigs.wasmPlugins();
+    }
+
     public String rootNamespace() {
         return defaults.rootNamespace();
     }

@@ -203,7 +203,7 @@ final class PushPipeline implements AutoCloseable {
     }
 
     /**
-     * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
+     * Full: every watched type (CDS, EDS, LDS, RDS, ECDS order), SDS too when no change is named or
      * a Secret is. Incremental: EDS of the changed services; SDS when a Secret the proxy
      * watches changed.
      */
@@ -211,8 +211,10 @@ final class PushPipeline implements AutoCloseable {
         var watches = con.watches();
         if (request.full()) {
             List<String> types = SecretGenerator.needsPush(request.configsUpdated())
-                    ? List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.SECRET)
-                    : List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE);
+                    ? List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.SECRET,
+                    TypeUrls.EXTENSION_CONFIG)
+                    : List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE,
+                    TypeUrls.EXTENSION_CONFIG);
             return types.stream()
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
                     .toList();

@@ -20,6 +20,8 @@ import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.telemetry.ListenerClass;
+import io.meshpilot.networking.telemetry.ListenerTelemetry;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
@@ -61,12 +63,13 @@ public final class GatewayListenerBuilder {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
         SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security)).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security, port.number())).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
@@ -95,7 +98,7 @@ public final class GatewayListenerBuilder {
                 l.addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
                         .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())));
             }
-            out.add(l.build());
+            out.add(telemetry.apply(l.build(), ListenerClass.GATEWAY, true));
         }
         return out;
     }
@@ -109,7 +112,7 @@ public final class GatewayListenerBuilder {
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName(), security)).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), security, listenerPort)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
@@ -231,7 +234,7 @@ public final class GatewayListenerBuilder {
      * 100-continue passed on to the upstream. The security filters run first
      * ({@link SecurityFilters#http}).
      */
-    static Filter hcm(String statPrefix, String routeName, SecurityFilters security) {
+    static Filter hcm(String statPrefix, String routeName, SecurityFilters security, int port) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -241,7 +244,7 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
-                .addAllHttpFilters(security.http())
+                .addAllHttpFilters(security.http(ListenerClass.GATEWAY, port))
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
