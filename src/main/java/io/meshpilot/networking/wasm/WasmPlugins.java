@@ -137,7 +137,7 @@ public final class WasmPlugins {
         Any configuration = Any.getDefaultInstance();
         if (w.hasPluginConfig() && w.getPluginConfig().getFieldsCount() > 0) {
             try {
-                configuration = Any.pack(StringValue.of(JsonFormat.printer().omittingInsignificantWhitespace()
+                configuration = Any.pack(StringValue.of(JsonFormat.printer().omittingInsignificantWhitespace().sortingMapKeys()
                         .print(w.getPluginConfig())));
             } catch (InvalidProtocolBufferException e) {
                 throw new IllegalArgumentException("WasmPlugin " + c.namespace() + "/" + c.name()
