@@ -54,7 +54,18 @@ public final class WasmPlugins {
 
     /** Whether MeshPilot puts the plugin into Envoy's HTTP filter chains. */
     public static boolean served(WasmPlugin w) {
-        return !isOci(w.getUrl()) && (w.getType() == PluginType.HTTP || w.getType() == PluginType.UNSPECIFIED_PLUGIN_TYPE);
+        return !isOci(w.getUrl()) && (w.getType() == PluginType.HTTP || w.getType() == PluginType.UNSPECIFIED_PLUGIN_TYPE)
+                && printable(w);
+    }
+
+    /** istiod discards a plugin whose pluginConfig cannot be written as JSON (a NaN or infinite number). */
+    private static boolean printable(WasmPlugin w) {
+        try {
+            compactJson(w.getPluginConfig());
+            return true;
+        } catch (InvalidProtocolBufferException | IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** istiod's scheme rule: a URL without a scheme is an OCI image reference. */
@@ -137,8 +148,7 @@ public final class WasmPlugins {
         Any configuration = Any.getDefaultInstance();
         if (w.hasPluginConfig() && w.getPluginConfig().getFieldsCount() > 0) {
             try {
-                configuration = Any.pack(StringValue.of(JsonFormat.printer().omittingInsignificantWhitespace().sortingMapKeys()
-                        .print(w.getPluginConfig())));
+                configuration = Any.pack(StringValue.of(compactJson(w.getPluginConfig())));
             } catch (InvalidProtocolBufferException e) {
                 throw new IllegalArgumentException("WasmPlugin " + c.namespace() + "/" + c.name()
                         + ": pluginConfig is not JSON: " + e.getMessage(), e);
@@ -169,6 +179,17 @@ public final class WasmPlugins {
             default -> { }
         }
         return pc.build();
+    }
+
+    /**
+     * The plugin configuration as compact JSON with keys sorted, as istiod's protomarshal.ToJSON
+     * writes a Struct; protobuf-java's printer escapes characters such as '=' as \\u003d, which Go
+     * does not, so the tree is written again without that escaping.
+     */
+    static String compactJson(com.google.protobuf.Struct config) throws InvalidProtocolBufferException {
+        String printed = JsonFormat.printer().sortingMapKeys().print(config);
+        return new com.google.gson.GsonBuilder().disableHtmlEscaping().create()
+                .toJson(com.google.gson.JsonParser.parseString(printed));
     }
 
     /** istiod's buildDataSource: file:// as a local file, anything else fetched through cluster "_" with its sha256. */
