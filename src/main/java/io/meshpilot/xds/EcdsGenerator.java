@@ -14,6 +14,23 @@ import java.util.Set;
  * root namespace. Names nothing serves are left out (Envoy keeps waiting for them, as with istiod).
  */
 final class EcdsGenerator implements Generator {
+    /**
+     * istiod's ecdsNeedsPush for a full push: when no change is named, or a WasmPlugin or
+     * EnvoyFilter (which may insert extension configs) changed; other changes leave the
+     * extension configs as they were.
+     */
+    static boolean needsPush(Set<io.meshpilot.config.ConfigKey> changed) {
+        if (changed.isEmpty()) {
+            return true;
+        }
+        for (var k : changed) {
+            if (k.kind().equals("WasmPlugin") || k.kind().equals("EnvoyFilter")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         List<Any> out = new ArrayList<>();

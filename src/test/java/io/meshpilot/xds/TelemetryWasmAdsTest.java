@@ -42,7 +42,11 @@ class TelemetryWasmAdsTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
-        java.nio.file.Files.writeString(dir.resolve("config/extensions.yaml"), """
+        java.nio.file.Files.writeString(dir.resolve("config/extensions.yaml"), EXTENSIONS);
+        server = TestServers.start(dir);
+    }
+
+    static final String EXTENSIONS = """
                 apiVersion: telemetry.istio.io/v1
                 kind: Telemetry
                 metadata: {name: mesh-default, namespace: istio-system}
@@ -63,9 +67,7 @@ class TelemetryWasmAdsTest {
                 metadata: {name: from-registry, namespace: default}
                 spec:
                   url: oci://ghcr.io/istio-ecosystem/wasm-extensions/basic_auth:1.12.0
-                """);
-        server = TestServers.start(dir);
-    }
+                """;
 
     @AfterAll
     static void stop() {
@@ -104,6 +106,16 @@ class TelemetryWasmAdsTest {
             assertEquals("/opt/filters/basic_auth.wasm", wasm.getConfig().getVmConfig().getCode().getLocal().getFilename());
             assertEquals("default.basic-auth", wasm.getConfig().getName());
             c.ack(ecds, List.of(PLUGIN));
+
+            // an edit of the plugin pushes ECDS again (istiod's ecdsNeedsPush), replaced atomically
+            Path tmp = dir.resolve("extensions.yaml.tmp");
+            java.nio.file.Files.writeString(tmp, EXTENSIONS.replace("prefix: /productpage", "prefix: /changed"));
+            java.nio.file.Files.move(tmp, dir.resolve("config/extensions.yaml"),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            DiscoveryResponse again = c.await(TypeUrls.EXTENSION_CONFIG, WAIT);
+            Wasm changed = again.getResources(0).unpack(TypedExtensionConfig.class).getTypedConfig().unpack(Wasm.class);
+            assertTrue(changed.getConfig().getConfiguration().unpack(com.google.protobuf.StringValue.class).getValue()
+                    .contains("/changed"), changed.toString());
         }
     }
 
