@@ -56,7 +56,7 @@ final class ExtensionChecks {
     }
 
     /** istiod's scheme rule: a URL without a scheme is an OCI image reference. */
-    public static boolean isOci(String url) {
+    static boolean isOci(String url) {
         int colon = url.indexOf("://");
         return colon < 0 || url.substring(0, colon).equalsIgnoreCase("oci");
     }

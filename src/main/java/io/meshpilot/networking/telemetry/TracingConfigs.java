@@ -127,7 +127,7 @@ public final class TracingConfigs {
             }
             name = ZIPKIN;
             maxTagLength = z.getMaxTagLength();
-            config = zipkin(clusters.get(), z, proxy);
+            config = zipkin(clusters.get(), z);
         } else if (p.hasDatadog()) {
             var d = p.getDatadog();
             var clusters = ProviderClusters.lookup(push, d.getService(), d.getPort());
@@ -162,7 +162,7 @@ public final class TracingConfigs {
         return t;
     }
 
-    private static ZipkinConfig zipkin(ProviderClusters c, ExtensionProvider.ZipkinTracingProvider z, Proxy proxy) {
+    private static ZipkinConfig zipkin(ProviderClusters c, ExtensionProvider.ZipkinTracingProvider z) {
         String path = z.getPath().isEmpty() ? "/api/v2/spans" : z.getPath();
         ZipkinConfig.Builder zc = ZipkinConfig.newBuilder()
                 .setCollectorEndpointVersion(ZipkinConfig.CollectorEndpointVersion.HTTP_JSON)
@@ -291,21 +291,5 @@ public final class TracingConfigs {
                 .setKind(MetadataKind.newBuilder().setRequest(MetadataKind.Request.getDefaultInstance()))
                 .setMetadataKey(MetadataKey.newBuilder().setKey("envoy.filters.http.rbac")
                         .addPath(MetadataKey.PathSegment.newBuilder().setKey(key)))).build();
-    }
-
-    /** Whether the proxy's ISTIO_VERSION is at least major.minor (plain Envoy sends none: false, as istiod's nil version). */
-    static boolean versionAtLeast(Proxy proxy, int major, int minor) {
-        String v = proxy.istioVersion();
-        if (v == null || v.isEmpty()) {
-            return false;
-        }
-        String[] parts = v.split("[.-]");
-        try {
-            int ma = Integer.parseInt(parts[0]);
-            int mi = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
-            return ma > major || ma == major && mi >= minor;
-        } catch (NumberFormatException e) {
-            return false;
-        }
     }
 }
