@@ -262,4 +262,22 @@ class AccessLogTranslationTest {
             assertTrue(hcm(listener(v2, "virtualInbound"), "0.0.0.0_8000").getAccessLogCount() == 1);
         }
     }
+
+    @Test
+    void providersThatCannotLogOrTraceAreNamedInThePushStatus() throws Exception {
+        try (MeshFixture fixture = new MeshFixture()) {
+            fixture.apply(TelemetryFixture.SERVICES).apply("""
+                    apiVersion: telemetry.istio.io/v1
+                    kind: Telemetry
+                    metadata: {name: t, namespace: foo}
+                    spec:
+                      accessLogging: [{providers: [{name: no-such-provider}, {name: zipkin}, {name: envoy}]}]
+                      tracing: [{providers: [{name: file-text}]}]
+                    """);
+            var entries = fixture.push(TelemetryFixture.mesh("")).diagnostics().all()
+                    .getOrDefault("pilot_telemetry_provider_unusable", Map.of());
+            assertEquals(java.util.Set.of("foo/t|accessLogging|no-such-provider", "foo/t|accessLogging|zipkin",
+                    "foo/t|tracing|file-text"), entries.keySet(), entries.toString());
+        }
+    }
 }
