@@ -23,8 +23,6 @@ final class ExtensionChecks {
     static final PushMetric WASM_OCI_UNSUPPORTED = PushMetric.of("pilot_wasm_oci_unsupported",
             "WasmPlugins with an oci:// module, which needs the istio-agent to pull it; not applied to plain Envoy.");
 
-    static final PushMetric WASM_NETWORK_UNSUPPORTED = PushMetric.of("pilot_wasm_network_unsupported",
-            "WasmPlugins of type NETWORK, which MeshPilot does not put into TCP filter chains.");
     static final PushMetric WASM_REMOTE_NEEDS_CLUSTER = PushMetric.of("pilot_wasm_remote_fetch_cluster",
             "WasmPlugins with an http(s) module, fetched by Envoy through cluster \"_\" as istiod writes it.");
 
@@ -50,9 +48,6 @@ final class ExtensionChecks {
                 out.add(WASM_OCI_UNSUPPORTED, name(c), "WasmPlugin " + name(c) + ": url " + w.getUrl()
                         + " is an OCI image, which istiod leaves to the istio-agent to pull; plain Envoy cannot "
                         + "load it: not applied (use file://, http:// or https:// with sha256)");
-            } else if (w.getType() == io.meshpilot.api.extensions.v1alpha1.PluginType.NETWORK) {
-                out.add(WASM_NETWORK_UNSUPPORTED, name(c), "WasmPlugin " + name(c) + ": type NETWORK plugins "
-                        + "are not put into TCP filter chains by MeshPilot: not applied");
             } else if (!w.getUrl().regionMatches(true, 0, "file://", 0, 7)) {
                 out.add(WASM_REMOTE_NEEDS_CLUSTER, name(c), "WasmPlugin " + name(c) + ": url " + w.getUrl()
                         + " is fetched as istiod writes it, through cluster \"_\", which istio-agent provides; "

@@ -45,6 +45,7 @@ public final class EnvoyTypes {
             // WasmPlugin: the ECDS resource and the plugin configuration it carries
             .add(io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.http.wasm.v3.Wasm.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.wasm.v3.Wasm.getDescriptor())
             .add(com.google.protobuf.StringValue.getDescriptor())
             .build();
 

@@ -98,7 +98,8 @@ public final class GatewayListenerBuilder {
                 l.addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
                         .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())));
             }
-            out.add(telemetry.apply(l.build(), ListenerClass.GATEWAY, true));
+            out.add(telemetry.apply(security.wasm().applyNetwork(l.build(), ListenerClass.GATEWAY), ListenerClass.GATEWAY,
+                    true));
         }
         return out;
     }
@@ -125,7 +126,8 @@ public final class GatewayListenerBuilder {
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder().addAllFilters(security.network())
+        FilterChain.Builder chain = FilterChain.newBuilder()
+                .addAllFilters(security.network(ListenerClass.GATEWAY, server.server().getPort().getNumber()))
                 .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
@@ -177,7 +179,8 @@ public final class GatewayListenerBuilder {
                     }
                     claimed.addAll(m.getSniHostsList());
                     out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
-                            .addAllFilters(security.network())
+                            .addAllFilters(security.network(ListenerClass.GATEWAY,
+                                    server.server().getPort().getNumber()))
                             .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
                                     server.server().getPort().getNumber(), vs, push)).build());
                 }

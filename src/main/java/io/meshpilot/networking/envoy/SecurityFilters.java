@@ -58,6 +58,21 @@ record SecurityFilters(List<HttpFilter> authn, AuthorizationFilters authz, WasmF
         return out;
     }
 
+    /**
+     * {@link #network()} with the NETWORK WasmPlugins of a TCP chain of {@code cls} on
+     * {@code port} at their phases, as istiod's buildNetworkFiltersStack: CUSTOM, AUTHN plugins,
+     * AUTHZ plugins, network RBAC, STATS plugins, UNSPECIFIED_PHASE plugins.
+     */
+    List<Filter> network(ListenerClass cls, int port) {
+        List<Filter> out = new ArrayList<>(authz.customTcp());
+        out.addAll(wasm.networkPhase(PluginPhase.AUTHN, cls, port));
+        out.addAll(wasm.networkPhase(PluginPhase.AUTHZ, cls, port));
+        out.addAll(authz.tcp());
+        out.addAll(wasm.networkPhase(PluginPhase.STATS, cls, port));
+        out.addAll(wasm.networkPhase(PluginPhase.UNSPECIFIED_PHASE, cls, port));
+        return out;
+    }
+
     /** A TCP chain's security filters, before tcp_proxy: CUSTOM (gRPC ext_authz), then network RBAC. */
     List<Filter> network() {
         List<Filter> out = new ArrayList<>(authz.customTcp());

@@ -221,7 +221,7 @@ public final class SidecarInboundListenerBuilder {
 
     /** A TCP chain's filters: CUSTOM (gRPC ext_authz), then network RBAC, then tcp_proxy (istiod's order). */
     private static List<Filter> tcpFilters(ChainConfig cc, SecurityFilters security) {
-        List<Filter> out = new ArrayList<>(security.network());
+        List<Filter> out = new ArrayList<>(security.network(ListenerClass.SIDECAR_INBOUND, cc.targetPort()));
         out.add(EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
         return out;
     }

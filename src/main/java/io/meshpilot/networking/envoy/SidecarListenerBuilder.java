@@ -39,7 +39,8 @@ public final class SidecarListenerBuilder {
         WasmFilters wasm = WasmFilters.forProxy(proxy, push);
         List<Listener> out = new ArrayList<>();
         for (Listener l : SidecarOutboundListenerBuilder.outbound(proxy, push, scope)) {
-            out.add(telemetry.apply(wasm.applyOutbound(l), ListenerClass.SIDECAR_OUTBOUND, false));
+            out.add(telemetry.apply(wasm.applyNetwork(wasm.applyOutbound(l), ListenerClass.SIDECAR_OUTBOUND),
+                    ListenerClass.SIDECAR_OUTBOUND, false));
         }
         out.add(telemetry.apply(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope),
                 ListenerClass.SIDECAR_OUTBOUND, true));
@@ -51,8 +52,9 @@ public final class SidecarListenerBuilder {
      * Telemetry's access logs and tracing (WasmPlugins are placed by {@link SecurityFilters}).
      */
     public static Listener inboundListener(Proxy proxy, PushContext push) {
-        return ListenerTelemetry.forProxy(proxy, push).apply(SidecarInboundListenerBuilder.virtualInbound(proxy, push),
-                ListenerClass.SIDECAR_INBOUND, true);
+        Listener inbound = WasmFilters.forProxy(proxy, push).applyNetwork(
+                SidecarInboundListenerBuilder.virtualInbound(proxy, push), ListenerClass.SIDECAR_INBOUND);
+        return ListenerTelemetry.forProxy(proxy, push).apply(inbound, ListenerClass.SIDECAR_INBOUND, true);
     }
 
     /**

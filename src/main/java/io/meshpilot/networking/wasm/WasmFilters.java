@@ -34,6 +34,11 @@ public final class WasmFilters {
     static final String HCM = "envoy.filters.network.http_connection_manager";
     static final String WASM_HTTP_TYPE = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";
     static final String RBAC_HTTP_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC";
+    static final String TCP_PROXY = "envoy.filters.network.tcp_proxy";
+    static final String WASM_NETWORK_TYPE = "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm";
+    static final String RBAC_NETWORK_TYPE = "type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC";
+    private static final List<PluginPhase> PHASES = List.of(PluginPhase.AUTHN, PluginPhase.AUTHZ, PluginPhase.STATS,
+            PluginPhase.UNSPECIFIED_PHASE);
     public static final WasmFilters NONE = new WasmFilters(List.of());
 
     private final List<Config> plugins;
@@ -54,7 +59,7 @@ public final class WasmFilters {
         return new WasmFilters(WasmPlugins.forProxy(proxy, push));
     }
 
-    /** The filters of {@code phase} for a connection manager of {@code cls} on {@code port}. */
+    /** The HTTP plugins of {@code phase} for a connection manager of {@code cls} on {@code port}. */
     public List<HttpFilter> phase(PluginPhase phase, ListenerClass cls, int port) {
         if (plugins.isEmpty()) {
             return List.of();
@@ -62,11 +67,66 @@ public final class WasmFilters {
         List<HttpFilter> out = new ArrayList<>();
         for (Config c : plugins) {
             WasmPlugin w = (WasmPlugin) c.spec();
-            if (w.getPhase() == phase && WasmPlugins.matches(w, cls, port)) {
+            if (!WasmPlugins.isNetwork(w) && w.getPhase() == phase && WasmPlugins.matches(w, cls, port)) {
                 out.add(reference(c));
             }
         }
         return out;
+    }
+
+    /** The NETWORK plugins of {@code phase} for a filter chain of {@code cls} on {@code port}. */
+    public List<Filter> networkPhase(PluginPhase phase, ListenerClass cls, int port) {
+        if (plugins.isEmpty()) {
+            return List.of();
+        }
+        List<Filter> out = new ArrayList<>();
+        for (Config c : plugins) {
+            WasmPlugin w = (WasmPlugin) c.spec();
+            if (WasmPlugins.isNetwork(w) && w.getPhase() == phase && WasmPlugins.matches(w, cls, port)) {
+                out.add(networkReference(c));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * NETWORK plugins in chains without security network filters, as istiod builds them: before
+     * every connection manager (inbound, outbound and gateway HTTP chains) and, on outbound
+     * listeners, before every tcp_proxy but the BlackHole one, all phases in order. Inbound and
+     * gateway TCP chains get theirs around the network RBAC filters from SecurityFilters.
+     */
+    public Listener applyNetwork(Listener listener, ListenerClass cls) {
+        if (plugins.stream().noneMatch(c -> WasmPlugins.isNetwork((WasmPlugin) c.spec()))) {
+            return listener;
+        }
+        int listenerPort = listener.getAddress().getSocketAddress().getPortValue();
+        Listener.Builder l = listener.toBuilder();
+        for (FilterChain.Builder fc : l.getFilterChainsBuilderList()) {
+            int port = fc.getFilterChainMatch().hasDestinationPort()
+                    ? fc.getFilterChainMatch().getDestinationPort().getValue() : listenerPort;
+            List<Filter> out = new ArrayList<>();
+            for (Filter f : fc.getFiltersList()) {
+                boolean terminal = f.getName().equals(HCM) || cls == ListenerClass.SIDECAR_OUTBOUND
+                        && f.getName().equals(TCP_PROXY) && !isBlackHole(f);
+                if (terminal) {
+                    for (PluginPhase p : PHASES) {
+                        out.addAll(networkPhase(p, cls, port));
+                    }
+                }
+                out.add(f);
+            }
+            fc.clearFilters().addAllFilters(out);
+        }
+        return l.build();
+    }
+
+    private static boolean isBlackHole(Filter f) {
+        try {
+            return f.getTypedConfig().unpack(io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.class)
+                    .getCluster().equals("BlackHoleCluster");
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("built an unreadable tcp_proxy", e);
+        }
     }
 
     /** The names of the applicable plugins: part of the cache key of listeners shared by a scope. */
@@ -84,7 +144,7 @@ public final class WasmFilters {
         }
         int port = listener.getAddress().getSocketAddress().getPortValue();
         List<HttpFilter> filters = new ArrayList<>();
-        for (PluginPhase p : List.of(PluginPhase.AUTHN, PluginPhase.AUTHZ, PluginPhase.STATS, PluginPhase.UNSPECIFIED_PHASE)) {
+        for (PluginPhase p : PHASES) {
             filters.addAll(phase(p, ListenerClass.SIDECAR_OUTBOUND, port));
         }
         if (filters.isEmpty()) {
@@ -106,6 +166,16 @@ public final class WasmFilters {
             }
         }
         return l.build();
+    }
+
+    /** istiod's toEnvoyNetworkFilter. */
+    static Filter networkReference(Config c) {
+        return Filter.newBuilder().setName(WasmPlugins.resourceName(c))
+                .setConfigDiscovery(ExtensionConfigSource.newBuilder()
+                        .setConfigSource(ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
+                                .setResourceApiVersion(ApiVersion.V3).setInitialFetchTimeout(Duration.getDefaultInstance()))
+                        .addTypeUrls(WASM_NETWORK_TYPE).addTypeUrls(RBAC_NETWORK_TYPE))
+                .build();
     }
 
     /** istiod's toEnvoyHTTPFilter. */

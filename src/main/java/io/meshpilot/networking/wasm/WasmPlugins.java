@@ -35,7 +35,7 @@ import java.util.Optional;
  * {@link TypedExtensionConfig} named {@code extensions.istio.io/wasmplugin/<ns>.<name>} holding
  * an {@code envoy.extensions.filters.http.wasm.v3.Wasm}. Plugins with an {@code oci://} module
  * (the default scheme) need the istio-agent to pull them and are left out (the push status says
- * so); so are NETWORK plugins, which MeshPilot does not put into TCP chains yet.
+ * so).
  */
 public final class WasmPlugins {
     public static final String RESOURCE_PREFIX = "extensions.istio.io/wasmplugin/";
@@ -52,10 +52,14 @@ public final class WasmPlugins {
         return RESOURCE_PREFIX + c.namespace() + "." + c.name();
     }
 
-    /** Whether MeshPilot puts the plugin into Envoy's HTTP filter chains. */
+    /** Whether MeshPilot puts the plugin into Envoy's listeners and serves it over ECDS. */
     public static boolean served(WasmPlugin w) {
-        return !isOci(w.getUrl()) && (w.getType() == PluginType.HTTP || w.getType() == PluginType.UNSPECIFIED_PLUGIN_TYPE)
-                && printable(w);
+        return !isOci(w.getUrl()) && printable(w);
+    }
+
+    /** istiod's type rule: NETWORK plugins are network filters, HTTP and unspecified ones HTTP filters. */
+    public static boolean isNetwork(WasmPlugin w) {
+        return w.getType() == PluginType.NETWORK;
     }
 
     /** istiod discards a plugin whose pluginConfig cannot be written as JSON (a NaN or infinite number). */
@@ -136,10 +140,16 @@ public final class WasmPlugins {
         return Optional.empty();
     }
 
-    /** istiod's InsertedExtensionConfigurations for one HTTP plugin. */
+    /**
+     * istiod's InsertedExtensionConfigurations for one plugin: an HTTP Wasm filter, or a network
+     * one for NETWORK plugins.
+     */
     public static TypedExtensionConfig extensionConfig(Config c) {
-        return TypedExtensionConfig.newBuilder().setName(resourceName(c))
-                .setTypedConfig(Any.pack(Wasm.newBuilder().setConfig(pluginConfig(c)).build())).build();
+        Any typed = isNetwork((WasmPlugin) c.spec())
+                ? Any.pack(io.envoyproxy.envoy.extensions.filters.network.wasm.v3.Wasm.newBuilder()
+                        .setConfig(pluginConfig(c)).build())
+                : Any.pack(Wasm.newBuilder().setConfig(pluginConfig(c)).build());
+        return TypedExtensionConfig.newBuilder().setName(resourceName(c)).setTypedConfig(typed).build();
     }
 
     /** istiod's buildPluginConfig. */

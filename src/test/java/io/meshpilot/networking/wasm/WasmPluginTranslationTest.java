@@ -42,7 +42,8 @@ class WasmPluginTranslationTest {
               hosts: [httpbin.foo.svc.cluster.local]
               location: MESH_INTERNAL
               resolution: STATIC
-              ports: [{number: 8000, name: http, protocol: HTTP}, {number: 9080, name: http-web, protocol: HTTP}]
+              ports: [{number: 8000, name: http, protocol: HTTP}, {number: 9080, name: http-web, protocol: HTTP},
+                      {number: 9000, name: tcp, protocol: TCP}]
               workloadSelector: {labels: {app: httpbin}}
             ---
             apiVersion: networking.istio.io/v1
@@ -179,8 +180,7 @@ class WasmPluginTranslationTest {
                     .apply(plugin("foo", "server-only", "url: file:///a.wasm\nmatch: [{mode: SERVER}]"))
                     .apply(plugin("foo", "port-9080", "url: file:///a.wasm\nmatch: [{ports: [{number: 9080}]}]"))
                     .apply(plugin("foo", "other-workload", "url: file:///a.wasm\nselector: {matchLabels: {app: other}}"))
-                    .apply(plugin("foo", "oci", "url: oci://ghcr.io/istio-ecosystem/wasm-extensions/basic_auth:1.12.0"))
-                    .apply(plugin("foo", "network", "url: file:///a.wasm\ntype: NETWORK"));
+                    .apply(plugin("foo", "oci", "url: oci://ghcr.io/istio-ecosystem/wasm-extensions/basic_auth:1.12.0"));
             PushContext push = fixture.push();
             String p = WasmPlugins.RESOURCE_PREFIX;
             assertEquals(List.of(p + "foo.server-only"), wasm(filters(listener(push, "virtualInbound"), "0.0.0.0_8000")));
@@ -191,8 +191,6 @@ class WasmPluginTranslationTest {
             // not silently ignored: the push status names what plain Envoy cannot load
             var status = push.diagnostics().all();
             assertTrue(status.getOrDefault("pilot_wasm_oci_unsupported", Map.of()).containsKey("foo/oci"), status.toString());
-            assertTrue(status.getOrDefault("pilot_wasm_network_unsupported", Map.of()).containsKey("foo/network"),
-                    status.toString());
             assertTrue(WasmPlugins.extensionConfig(p + "foo.oci", HTTPBIN, push).isEmpty(), "oci:// is not served");
         }
     }
@@ -225,6 +223,50 @@ class WasmPluginTranslationTest {
             assertEquals(List.of("foo/no-request-count"), List.copyOf(entries.keySet()));
             assertTrue(entries.get("foo/no-request-count").message().contains("stats filter"), entries.toString());
         }
+    }
+
+    @Test
+    void networkPluginsGoBeforeTheTerminalFilterAndAroundNetworkRbac() throws Exception {
+        try (MeshFixture fixture = new MeshFixture()) {
+            fixture.apply(MESH).apply(SECURITY)
+                    .apply(plugin("foo", "net-authz", "url: file:///n.wasm\ntype: NETWORK\nphase: AUTHZ"))
+                    .apply(plugin("foo", "net-stats", "url: file:///n.wasm\ntype: NETWORK\nphase: STATS"));
+            PushContext push = fixture.push();
+            String p = WasmPlugins.RESOURCE_PREFIX;
+            assertEquals(List.of(p + "foo.net-authz", "envoy.filters.network.rbac", p + "foo.net-stats",
+                    "envoy.filters.network.tcp_proxy"), networkFilters(listener(push, "virtualInbound"), "0.0.0.0_9000"),
+                    "inbound TCP: AUTHZ before network RBAC, STATS after");
+            assertEquals(List.of(p + "foo.net-authz", p + "foo.net-stats", "envoy.filters.network.http_connection_manager"),
+                    networkFilters(listener(push, "virtualInbound"), "0.0.0.0_8000"), "inbound HTTP");
+            assertEquals(List.of(p + "foo.net-authz", p + "foo.net-stats", "envoy.filters.network.tcp_proxy"),
+                    networkFilters(listener(push, "0.0.0.0_9000"), null), "outbound TCP");
+            assertEquals(List.of(p + "foo.net-authz", p + "foo.net-stats", "envoy.filters.network.http_connection_manager"),
+                    networkFilters(listener(push, "0.0.0.0_8000"), null), "outbound HTTP");
+            Config net = push.wasmPlugins().stream().filter(c -> c.name().equals("net-authz")).findFirst().orElseThrow();
+            assertEquals(JsonParser.parseString("""
+                    {"name":"extensions.istio.io/wasmplugin/foo.net-authz","typedConfig":{
+                      "@type":"type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm",
+                      "config":{"name":"foo.net-authz","vmConfig":{"runtime":"envoy.wasm.runtime.v8",
+                        "code":{"local":{"filename":"/n.wasm"}},
+                        "environmentVariables":{"keyValues":{"ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION":"RV"}}},
+                        "configuration":{},"failurePolicy":"FAIL_CLOSED"}}}""".replace("RV", net.resourceVersion())),
+                    json(WasmPlugins.extensionConfig(p + "foo.net-authz", HTTPBIN, push).orElseThrow()));
+            Filter ref = listener(push, "0.0.0.0_9000").getFilterChains(0).getFilters(0);
+            assertEquals(JsonParser.parseString("""
+                    {"name":"extensions.istio.io/wasmplugin/foo.net-authz","configDiscovery":{
+                      "configSource":{"ads":{},"initialFetchTimeout":"0s","resourceApiVersion":"V3"},
+                      "typeUrls":["type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm",
+                                  "type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC"]}}"""), json(ref));
+        }
+    }
+
+    static List<String> networkFilters(Listener l, String chain) {
+        for (FilterChain fc : l.getFilterChainsList()) {
+            if (chain == null || fc.getName().equals(chain)) {
+                return fc.getFiltersList().stream().map(Filter::getName).toList();
+            }
+        }
+        throw new AssertionError("no chain " + chain + " in " + l.getName());
     }
 
     static Listener listener(PushContext push, String name) {
