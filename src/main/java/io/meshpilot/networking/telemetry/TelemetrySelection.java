@@ -39,13 +39,15 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
         StringBuilder key = new StringBuilder();
         Config rootWide = namespaceWide(all, root);
         if (rootWide != null) {
-            add(rootWide, logging, tracing, key.append("root=").append(rootWide.name()));
+            key.append("root=").append(rootWide.name());
+            add(rootWide, logging, tracing);
         }
         String namespace = proxy.namespace();
         if (!namespace.equals(root)) {
             Config nsWide = namespaceWide(all, namespace);
             if (nsWide != null) {
-                add(nsWide, logging, tracing, key.append("|ns=").append(nsWide.name()));
+                key.append("|ns=").append(nsWide.name());
+                add(nsWide, logging, tracing);
             }
         }
         for (Config c : all) {
@@ -54,7 +56,8 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
                 continue;
             }
             if (PolicyAttachment.attaches(t.getSelector(), refs(t), c.namespace(), proxy)) {
-                add(c, logging, tracing, key.append("|workload=").append(c.name()));
+                key.append("|workload=").append(c.name());
+                add(c, logging, tracing);
             }
         }
         return new TelemetrySelection(key.toString(), logging, tracing);
@@ -68,7 +71,7 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
         return push.telemetries().stream().anyMatch(c -> !isNamespaceWide((Telemetry) c.spec()));
     }
 
-    private static void add(Config c, List<List<AccessLogging>> logging, List<Tracing> tracing, StringBuilder key) {
+    private static void add(Config c, List<List<AccessLogging>> logging, List<Tracing> tracing) {
         Telemetry t = (Telemetry) c.spec();
         if (t.getAccessLoggingCount() > 0) {
             logging.add(t.getAccessLoggingList());
