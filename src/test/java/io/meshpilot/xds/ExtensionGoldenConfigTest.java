@@ -73,6 +73,11 @@ class ExtensionGoldenConfigTest {
             }
             if (dir.startsWith("wasm")) {
                 assertFalse(referenced.isEmpty(), dir + ": the plugin is referenced and served");
+                // the checker catches a reference ECDS does not serve
+                var gateway = GoldenConfigTest.ProxyConfig.of(GoldenConfigTest.INGRESS, push);
+                assertEquals(List.of("no extension config extensions.istio.io/wasmplugin/istio-system.basic-auth"),
+                        EnvoyConfigCheck.check(gateway.typed(), List.of()).violations().stream()
+                                .map(v -> v.message()).toList());
             }
         }
     }
