@@ -49,7 +49,8 @@ public final class ConfigConflicts {
             ConfigConflicts::duplicateHosts,
             ConfigConflicts::duplicateSubsets,
             ConfigConflicts::undefinedSubsets,
-            ConfigConflicts::authorizationPolicies);
+            ConfigConflicts::authorizationPolicies,
+            ExtensionChecks::run);
 
     private ConfigConflicts() {
     }

@@ -56,6 +56,8 @@ public final class PushContext {
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
     /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
     private volatile PushDiagnostics proxylessDiagnostics = PushDiagnostics.EMPTY;
+    /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
+    private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -169,6 +171,8 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
+        push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
+                oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         PushDiagnostics.Builder diagnostics = PushDiagnostics.builder().addAll(ConfigConflicts.detect(push));
         UnappliedConfig.detect(push, store, diagnostics);
@@ -409,6 +413,16 @@ public final class PushContext {
     }
 
     /** The mesh config's root namespace (istio-system unless set). */
+    /** Telemetry objects of every namespace, oldest first (istiod's getTelemetries order). */
+    public List<Config> telemetries() {
+        return extensionConfigs.telemetries();
+    }
+
+    /** WasmPlugin objects of every namespace, oldest first. */
+    public List<Config> wasmPlugins() {
+        return extensionConfigs.wasmPlugins();
+    }
+
     public String rootNamespace() {
         return defaults.rootNamespace();
     }

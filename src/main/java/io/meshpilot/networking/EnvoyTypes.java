@@ -37,6 +37,19 @@ public final class EnvoyTypes {
             // the filters EnvoyFilters most often insert (Istio's samples): Lua and local rate limiting
             .add(io.envoyproxy.envoy.extensions.filters.http.lua.v3.Lua.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit.getDescriptor())
+            // Telemetry: access loggers, their CEL filter and formatter, tracers
+            .add(io.envoyproxy.envoy.extensions.access_loggers.file.v3.FileAccessLog.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.access_loggers.open_telemetry.v3.OpenTelemetryAccessLogConfig.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.access_loggers.filters.cel.v3.ExpressionFilter.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.formatter.req_without_query.v3.ReqWithoutQuery.getDescriptor())
+            .add(io.envoyproxy.envoy.config.trace.v3.ZipkinConfig.getDescriptor())
+            .add(io.envoyproxy.envoy.config.trace.v3.OpenTelemetryConfig.getDescriptor())
+            .add(io.envoyproxy.envoy.config.trace.v3.DatadogConfig.getDescriptor())
+            // WasmPlugin: the ECDS resource and the plugin configuration it carries
+            .add(io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.http.wasm.v3.Wasm.getDescriptor())
+            .add(io.envoyproxy.envoy.extensions.filters.network.wasm.v3.Wasm.getDescriptor())
+            .add(com.google.protobuf.StringValue.getDescriptor())
             .build();
 
     private EnvoyTypes() {

@@ -66,10 +66,12 @@ final class EnvoyLdsGenerator implements Generator {
 
     /**
      * A sidecar's outbound listeners are shared by the scope's proxies of one cluster (VIPs are
-     * per cluster), and per labels only when some VirtualService matches on sourceLabels.
+     * per cluster), per labels only when some VirtualService matches on sourceLabels, and per
+     * applicable Telemetry/WasmPlugin set when some of those select workloads.
      */
     static String outboundKey(Proxy proxy, PushContext push) {
         return push.scope(proxy).key() + "|cluster:" + proxy.clusterId() + (push.routesDependOnProxyLabels()
-                ? "|labels:" + new TreeMap<>(proxy.labels()) : "");
+                ? "|labels:" + new TreeMap<>(proxy.labels()) : "")
+                + SidecarListenerBuilder.workloadExtensionsKey(proxy, push);
     }
 }

@@ -20,6 +20,8 @@ import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.telemetry.ListenerClass;
+import io.meshpilot.networking.telemetry.ListenerTelemetry;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
@@ -61,12 +63,13 @@ public final class GatewayListenerBuilder {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
         SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security)).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security, port.number())).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
@@ -95,7 +98,8 @@ public final class GatewayListenerBuilder {
                 l.addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
                         .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())));
             }
-            out.add(l.build());
+            out.add(telemetry.apply(security.wasm().applyNetwork(l.build(), ListenerClass.GATEWAY), ListenerClass.GATEWAY,
+                    true));
         }
         return out;
     }
@@ -109,7 +113,7 @@ public final class GatewayListenerBuilder {
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName(), security)).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), security, listenerPort)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
@@ -122,7 +126,8 @@ public final class GatewayListenerBuilder {
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder().addAllFilters(security.network())
+        FilterChain.Builder chain = FilterChain.newBuilder()
+                .addAllFilters(security.network(ListenerClass.GATEWAY, server.server().getPort().getNumber()))
                 .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
@@ -174,7 +179,8 @@ public final class GatewayListenerBuilder {
                     }
                     claimed.addAll(m.getSniHostsList());
                     out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
-                            .addAllFilters(security.network())
+                            .addAllFilters(security.network(ListenerClass.GATEWAY,
+                                    server.server().getPort().getNumber()))
                             .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
                                     server.server().getPort().getNumber(), vs, push)).build());
                 }
@@ -231,7 +237,7 @@ public final class GatewayListenerBuilder {
      * 100-continue passed on to the upstream. The security filters run first
      * ({@link SecurityFilters#http}).
      */
-    static Filter hcm(String statPrefix, String routeName, SecurityFilters security) {
+    static Filter hcm(String statPrefix, String routeName, SecurityFilters security, int port) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -241,7 +247,7 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
-                .addAllHttpFilters(security.http())
+                .addAllHttpFilters(security.http(ListenerClass.GATEWAY, port))
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();

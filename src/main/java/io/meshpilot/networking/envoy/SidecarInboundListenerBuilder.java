@@ -27,6 +27,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.telemetry.ListenerClass;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
 import java.util.List;
@@ -207,7 +208,7 @@ public final class SidecarInboundListenerBuilder {
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
-                .addAllHttpFilters(security.http())
+                .addAllHttpFilters(security.http(ListenerClass.SIDECAR_INBOUND, cc.targetPort()))
                 .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();
         if (p == Protocol.HTTP2 || p == Protocol.GRPC || p == Protocol.GRPC_WEB) {
@@ -220,7 +221,7 @@ public final class SidecarInboundListenerBuilder {
 
     /** A TCP chain's filters: CUSTOM (gRPC ext_authz), then network RBAC, then tcp_proxy (istiod's order). */
     private static List<Filter> tcpFilters(ChainConfig cc, SecurityFilters security) {
-        List<Filter> out = new ArrayList<>(security.network());
+        List<Filter> out = new ArrayList<>(security.network(ListenerClass.SIDECAR_INBOUND, cc.targetPort()));
         out.add(EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
         return out;
     }
