@@ -26,6 +26,7 @@ import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.jwt.JwksCache;
 import io.meshpilot.xds.DiscoveryServer;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -73,6 +74,7 @@ public final class PilotServer implements AutoCloseable {
     private ConfigController configs;
     private ServiceRegistries registries;
     private DiscoveryServer discovery;
+    private JwksCache jwks;
     private Servers servers;
     private HelidonHost.Running helidon;
 
@@ -183,12 +185,17 @@ public final class PilotServer implements AutoCloseable {
     }
 
     private void initDiscoveryServer() {
+        // istiod's JwtKeyResolver, created with the discovery server: the key sets of
+        // RequestAuthentication rules, fetched in the background and inlined by pushes
+        jwks = new JwksCache(JwksCache.Options.defaults());
+        environment.setJwksResolver(jwks);
         // Netty ends connections at the age itself; Helidon (chosen, or hosting the gRPC
         // multiplexed on the http port) has no such limit, so the xDS server ends its streams
         boolean helidonServesGrpc = args.grpcTransport() == GrpcTransportKind.HELIDON || args.listeners().grpc() == null;
         discovery = new DiscoveryServer(environment, configs, grpcServices, authenticators, credentials,
                 new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge()));
         closeables.add(discovery);
+        closeables.add(jwks); // closed first: no key set change reaches a stopped discovery server
     }
 
     /** istiod's initServiceControllers: the registries --registries names, over the ServiceEntry registry. */
@@ -218,6 +225,9 @@ public final class PilotServer implements AutoCloseable {
         // mesh config and networks -> full push (the CA follows the mesh's caCertificates itself)
         environment.addMeshHandler(() -> discovery.updates().configUpdate(PushRequest.full(TriggerReason.GLOBAL)));
         environment.addNetworksHandler(() -> discovery.updates().configUpdate(PushRequest.full(TriggerReason.NETWORKS)));
+        // RequestAuthentication key sets fetched or changed after a push used others -> full push
+        // (istiod's JwtKeyResolver.PushFunc, reason unknown)
+        jwks.addChangeHandler(() -> discovery.updates().configUpdate(PushRequest.full(TriggerReason.UNKNOWN)));
         // gateway credentials -> SDS push to the proxies that use them
         credentials.addListener(discovery.updates()::credentialsUpdate);
     }

@@ -48,7 +48,9 @@ public final class ConfigConflicts {
     static final List<Check> CHECKS = List.of(
             ConfigConflicts::duplicateHosts,
             ConfigConflicts::duplicateSubsets,
-            ConfigConflicts::undefinedSubsets);
+            ConfigConflicts::undefinedSubsets,
+            ConfigConflicts::authorizationPolicies,
+            ExtensionChecks::run);
 
     private ConfigConflicts() {
     }
@@ -218,6 +220,40 @@ public final class ConfigConflicts {
             return !a.isEmpty();
         }
         return a.stream().anyMatch(b::contains);
+    }
+
+    /**
+     * {@code pilot_authz_custom_provider_unknown}: CUSTOM policies whose provider is not an
+     * ext_authz extension provider of the mesh config; {@code pilot_authz_target_unsupported}:
+     * policies whose targetRefs name anything but a Kubernetes Gateway (a Service, a
+     * ServiceEntry or a GatewayClass attach to waypoints, which MeshPilot does not serve).
+     */
+    static void authorizationPolicies(PushContext push, PushDiagnostics.Builder out) {
+        Set<String> extAuthz = new HashSet<>();
+        for (var p : push.mesh().getExtensionProvidersList()) {
+            if (p.hasEnvoyExtAuthzHttp() || p.hasEnvoyExtAuthzGrpc()) {
+                extAuthz.add(p.getName());
+            }
+        }
+        for (Config c : push.authorizationPolicyIndex()) {
+            var ap = (io.meshpilot.api.security.v1beta1.AuthorizationPolicy) c.spec();
+            if (ap.getAction() == io.meshpilot.api.security.v1beta1.AuthorizationPolicy.Action.CUSTOM
+                    && !extAuthz.contains(ap.getProvider().getName())) {
+                out.add(PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN, name(c), "AuthorizationPolicy " + name(c)
+                        + ": provider \"" + ap.getProvider().getName() + "\" is not an envoyExtAuthzHttp or "
+                        + "envoyExtAuthzGrpc extension provider of the mesh config: the requests it matches are denied");
+            }
+            List<io.meshpilot.api.type.v1beta1.PolicyTargetReference> refs = ap.getTargetRefsCount() > 0
+                    ? ap.getTargetRefsList() : ap.hasTargetRef() ? List.of(ap.getTargetRef()) : List.of();
+            for (var ref : refs) {
+                if (!(ref.getGroup().equals("gateway.networking.k8s.io") && ref.getKind().equals("Gateway"))) {
+                    out.add(PushMetric.AUTHZ_TARGET_UNSUPPORTED, name(c) + "|" + ref.getKind() + "/" + ref.getName(),
+                            "AuthorizationPolicy " + name(c) + ": targetRef " + ref.getGroup() + "/" + ref.getKind()
+                                    + " " + ref.getName() + " attaches to waypoints, which MeshPilot does not serve; "
+                                    + "the policy applies to no proxy through it");
+                }
+            }
+        }
     }
 
     private static String name(Config c) {

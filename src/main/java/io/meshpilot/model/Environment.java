@@ -18,6 +18,7 @@ public final class Environment {
     private final List<Runnable> networksHandlers = new CopyOnWriteArrayList<>();
     private final EndpointIndex endpointIndex = new EndpointIndex();
     private volatile ServiceDiscovery serviceDiscovery;
+    private volatile JwksResolver jwksResolver = JwksResolver.NONE;
     private final String domainSuffix;
     private final String clusterId;
 
@@ -50,6 +51,18 @@ public final class Environment {
 
     public void setServiceDiscovery(ServiceDiscovery discovery) {
         this.serviceDiscovery = discovery;
+    }
+
+    /**
+     * Where pushes get the key sets RequestAuthentication rules name by jwksUri or issuer
+     * (set by the discovery-server component; until then every such key set is the fail-closed one).
+     */
+    public JwksResolver jwksResolver() {
+        return jwksResolver;
+    }
+
+    public void setJwksResolver(JwksResolver resolver) {
+        this.jwksResolver = resolver;
     }
 
     public String domainSuffix() {

@@ -15,10 +15,12 @@ import java.util.Map;
  * SERVICE_ACCOUNT, INSTANCE_IPS, NETWORK).
  *
  * @param generator "grpc" for proxyless gRPC clients, else empty (Envoy)
+ * @param metadata  the node metadata's string values (istiod's Metadata.Raw as EnvoyFilter's
+ *                  {@code match.proxy.metadata} compares it: a value that is not a string never matches)
  */
 public record Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
                     Map<String, String> labels, String clusterId, String istioVersion, String generator,
-                    String serviceAccount, String network, Locality locality) {
+                    String serviceAccount, String network, Locality locality, Map<String, String> metadata) {
 
     /** The two proxy types istiod knows. */
     public enum Type { SIDECAR, ROUTER }
@@ -26,6 +28,15 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
     public Proxy {
         ips = List.copyOf(ips);
         labels = Map.copyOf(labels);
+        metadata = Map.copyOf(metadata);
+    }
+
+    /** A proxy without other node metadata than these fields. */
+    public Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
+                 Map<String, String> labels, String clusterId, String istioVersion, String generator,
+                 String serviceAccount, String network, Locality locality) {
+        this(id, type, ips, workloadId, dnsDomain, namespace, labels, clusterId, istioVersion, generator,
+                serviceAccount, network, locality, Map.of());
     }
 
     public boolean proxyless() {
@@ -63,7 +74,18 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         Locality locality = new Locality(loc.getRegion(), loc.getZone(), loc.getSubZone());
         String istioVersion = string(md, "ISTIO_VERSION");
         return new Proxy(id, type, ips, parts[2], parts[3], namespace, labels, string(md, "CLUSTER_ID"),
-                istioVersion, string(md, "GENERATOR"), string(md, "SERVICE_ACCOUNT"), string(md, "NETWORK"), locality);
+                istioVersion, string(md, "GENERATOR"), string(md, "SERVICE_ACCOUNT"), string(md, "NETWORK"), locality,
+                stringValues(md));
+    }
+
+    private static Map<String, String> stringValues(Struct md) {
+        Map<String, String> out = new HashMap<>();
+        md.getFieldsMap().forEach((k, v) -> {
+            if (v.hasStringValue()) {
+                out.put(k, v.getStringValue());
+            }
+        });
+        return out;
     }
 
     private static String string(Struct md, String key) {

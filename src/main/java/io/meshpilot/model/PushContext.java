@@ -41,11 +41,23 @@ public final class PushContext {
     private final long version;
     private final MeshConfig mesh;
     private final List<Config> peerAuthentications;
+    /** AuthorizationPolicies by namespace, oldest first (istiod's AuthorizationPolicies.NamespaceToPolicies). */
+    private final Map<String, List<Config>> authorizationPolicies;
+    /** RequestAuthentications, oldest first. */
+    private final List<Config> requestAuthentications;
+    /** The remote key sets of the RequestAuthentications, as held when this push was built. */
+    private final Map<JwksResolver.JwksRef, String> remoteKeySets;
     private final List<Config> gateways;
     /** VirtualServices without hosts, by namespace/name: only reachable as a root route's delegate. */
     private final Map<String, Config> delegates;
+    /** EnvoyFilters by namespace with their converted patches; set once in {@link #build}. */
+    private volatile EnvoyFilterIndex envoyFilters = EnvoyFilterIndex.EMPTY;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
+    /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
+    private volatile PushDiagnostics proxylessDiagnostics = PushDiagnostics.EMPTY;
+    /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
+    private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -67,8 +79,12 @@ public final class PushContext {
                         Map<String, List<Config>> destinationRules, Map<String, List<Config>> sidecars,
                         MeshDefaults defaults, MeshConfig mesh, EndpointIndex endpoints, String domainSuffix,
                         Duration buildTime, long version, List<Config> peerAuthentications, List<Config> gateways,
-                        Map<String, Config> delegates) {
+                        Map<String, Config> delegates, Map<String, List<Config>> authorizationPolicies,
+                        List<Config> requestAuthentications, Map<JwksResolver.JwksRef, String> remoteKeySets) {
         this.mesh = mesh;
+        this.authorizationPolicies = copyLists(authorizationPolicies);
+        this.requestAuthentications = List.copyOf(requestAuthentications);
+        this.remoteKeySets = Map.copyOf(remoteKeySets);
         this.delegates = Map.copyOf(delegates);
         this.gateways = List.copyOf(gateways);
         this.peerAuthentications = List.copyOf(peerAuthentications);
@@ -96,9 +112,23 @@ public final class PushContext {
         return Map.copyOf(out);
     }
 
-    /** Builds a snapshot from the registries, the config store and the mesh config. */
+    /**
+     * Builds a snapshot from the registries, the config store and the mesh config, without
+     * remote key sets: every RequestAuthentication rule that names a jwksUri (or only an
+     * issuer) gets the fail-closed {@link JwksResolver#PUBLIC_ONLY_JWKS}.
+     */
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, String domainSuffix, long version) {
+        return build(discovery, store, endpoints, mesh, domainSuffix, version, JwksResolver.NONE);
+    }
+
+    /**
+     * Builds a snapshot from the registries, the config store and the mesh config; the remote
+     * key sets of RequestAuthentication rules come from {@code jwks} (which answers within its
+     * own small bound, whatever the key servers do).
+     */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, String domainSuffix, long version, JwksResolver jwks) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         for (Service s : discovery.services()) {
@@ -132,12 +162,46 @@ public final class PushContext {
         }
         List<Config> peerAuthentications = oldestFirst(store.list("PeerAuthentication", null));
         List<Config> gateways = oldestFirst(store.list("Gateway", null));
+        Map<String, List<Config>> authorizationPolicies = new HashMap<>();
+        for (Config c : oldestFirst(store.list("AuthorizationPolicy", null))) {
+            authorizationPolicies.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
+        }
+        List<Config> requestAuthentications = oldestFirst(store.list("RequestAuthentication", null));
+        Map<JwksResolver.JwksRef, String> keySets = jwks.resolve(remoteKeySetRefs(requestAuthentications));
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
-                delegates);
+                delegates, authorizationPolicies, requestAuthentications, keySets);
+        push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
+                oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
-        push.diagnostics = ConfigConflicts.detect(push);
+        PushDiagnostics.Builder diagnostics = PushDiagnostics.builder().addAll(ConfigConflicts.detect(push));
+        UnappliedConfig.detect(push, store, diagnostics);
+        push.envoyFilters = EnvoyFilterIndex.of(oldestFirst(store.list("EnvoyFilter", null)));
+        diagnostics.addAll(push.envoyFilters.problems());
+        push.diagnostics = diagnostics.build();
+        push.proxylessDiagnostics = UnappliedConfig.proxyless(push, store);
         return push;
+    }
+
+    /** The rules without inline keys: their keys come from the jwksUri or the issuer's OIDC discovery. */
+    private static java.util.Set<JwksResolver.JwksRef> remoteKeySetRefs(List<Config> requestAuthentications) {
+        java.util.Set<JwksResolver.JwksRef> refs = new java.util.LinkedHashSet<>();
+        for (Config c : requestAuthentications) {
+            for (var rule : ((io.meshpilot.api.security.v1beta1.RequestAuthentication) c.spec()).getJwtRulesList()) {
+                if (rule.getJwks().isEmpty()) {
+                    refs.add(jwksRef(rule));
+                }
+            }
+        }
+        return refs;
+    }
+
+    /** How a rule's remote key set is named (istiod's fetch timeout: the rule's, else 5s). */
+    public static JwksResolver.JwksRef jwksRef(io.meshpilot.api.security.v1beta1.JWTRule rule) {
+        Duration timeout = rule.hasTimeout()
+                ? Duration.ofSeconds(rule.getTimeout().getSeconds(), rule.getTimeout().getNanos())
+                : Duration.ofSeconds(5);
+        return new JwksResolver.JwksRef(rule.getIssuer(), rule.getJwksUri(), timeout);
     }
 
     private static List<Config> oldestFirst(List<Config> configs) {
@@ -321,11 +385,44 @@ public final class PushContext {
     }
 
     /** Every PeerAuthentication of the mesh, oldest first (the inbound mTLS mode is derived from them). */
+    /** All RequestAuthentications, oldest first. */
+    public List<Config> requestAuthentications() {
+        return requestAuthentications;
+    }
+
+    /**
+     * The key set document of a rule without inline keys, as held when this push was built;
+     * istiod's fail-closed {@link JwksResolver#PUBLIC_ONLY_JWKS} when none is.
+     */
+    public String remoteKeySet(JwksResolver.JwksRef ref) {
+        return remoteKeySets.getOrDefault(ref, JwksResolver.PUBLIC_ONLY_JWKS);
+    }
+
     public List<Config> peerAuthentications() {
         return peerAuthentications;
     }
 
+    /** The AuthorizationPolicies of {@code namespace}, oldest first (creation time, then name). */
+    public List<Config> authorizationPolicies(String namespace) {
+        return authorizationPolicies.getOrDefault(namespace, List.of());
+    }
+
+    /** The EnvoyFilter config patches that apply to {@code proxy} (istiod's PushContext.EnvoyFilters). */
+    public MergedEnvoyFilters envoyFilters(Proxy proxy) {
+        return envoyFilters.forProxy(proxy, rootNamespace());
+    }
+
     /** The mesh config's root namespace (istio-system unless set). */
+    /** Telemetry objects of every namespace, oldest first (istiod's getTelemetries order). */
+    public List<Config> telemetries() {
+        return extensionConfigs.telemetries();
+    }
+
+    /** WasmPlugin objects of every namespace, oldest first. */
+    public List<Config> wasmPlugins() {
+        return extensionConfigs.wasmPlugins();
+    }
+
     public String rootNamespace() {
         return defaults.rootNamespace();
     }
@@ -356,9 +453,23 @@ public final class PushContext {
         return diagnostics;
     }
 
+    /**
+     * Config that proxyless gRPC proxies do not get: shown in push status (with the problems
+     * of {@link #diagnostics()}) while such a proxy is connected.
+     */
+    public PushDiagnostics proxylessDiagnostics() {
+        return proxylessDiagnostics;
+    }
+
     /** VirtualServices by gateway, then resolved host, oldest first (for {@link ConfigConflicts}). */
     Map<String, Map<String, List<Config>>> virtualServiceIndex() {
         return virtualServicesByGateway;
+    }
+
+    /** Every AuthorizationPolicy, by namespace then oldest first (for {@link ConfigConflicts}). */
+    List<Config> authorizationPolicyIndex() {
+        return authorizationPolicies.keySet().stream().sorted().flatMap(ns -> authorizationPolicies.get(ns).stream())
+                .toList();
     }
 
     /** DestinationRules by resolved host, oldest first (for {@link ConfigConflicts}). */

@@ -32,6 +32,62 @@ public record PushMetric(String name, String help) {
     public static final PushMetric UNDEFINED_SUBSETS = of("pilot_vservice_undefined_subset",
             "Virtual service route destinations whose subset no destination rule defines.");
 
+    /**
+     * Ours: a CUSTOM AuthorizationPolicy names a provider that meshConfig's extensionProviders
+     * does not define as envoyExtAuthzHttp or envoyExtAuthzGrpc. As istiod, the requests the
+     * policy matches are denied (its rules become DENY rules) instead of being sent for checking.
+     */
+    public static final PushMetric AUTHZ_CUSTOM_PROVIDER_UNKNOWN = of("pilot_authz_custom_provider_unknown",
+            "CUSTOM authorization policies whose provider is no ext_authz extension provider.");
+    /**
+     * Ours: an AuthorizationPolicy with {@code targetRef(s)} that names nothing MeshPilot
+     * serves (only Kubernetes Gateways, by their deployment's gateway-name label, are
+     * attachable; waypoints are not supported): it applies to no proxy, as for istiod's sidecars.
+     */
+    public static final PushMetric AUTHZ_TARGET_UNSUPPORTED = of("pilot_authz_target_unsupported",
+            "Authorization policies whose targetRefs attach them to no proxy MeshPilot serves.");
+
+    /**
+     * Ours: Sidecar fields MeshPilot accepts but does not apply to the Envoy config (egress
+     * port, bind and captureMode; ingress bind, captureMode, tls and connectionPool;
+     * inboundConnectionPool). Keyed {@code namespace/name|field path}.
+     */
+    public static final PushMetric SIDECAR_UNAPPLIED = of("pilot_sidecar_unapplied",
+            "Sidecar fields that are accepted but not applied to the generated Envoy config.");
+    /**
+     * Ours: DestinationRule traffic-policy fields not translated into Envoy clusters or routes
+     * (consistent-hash keys, locality load balancing, warmup, PASSTHROUGH, tunnel, PROXY
+     * protocol, retry budget, useClientProtocol, caCrl). Keyed {@code namespace/name|field path}.
+     */
+    public static final PushMetric DESTRULE_UNAPPLIED = of("pilot_destrule_unapplied",
+            "Destination rule fields that are accepted but not applied to the generated Envoy config.");
+    /** Ours: Gateway server fields not applied to the gateway's listeners (bind, tls.caCrl, tls.credentialNames). */
+    public static final PushMetric GATEWAY_UNAPPLIED = of("pilot_gateway_unapplied",
+            "Gateway fields that are accepted but not applied to the generated Envoy config.");
+    /** Ours: ServiceEntry subjectAltNames, which Istio mutual TLS to its endpoints does not verify. */
+    public static final PushMetric SERVICEENTRY_UNAPPLIED = of("pilot_serviceentry_unapplied",
+            "Service entry fields that are accepted but not applied to the generated Envoy config.");
+    /** Ours: ProxyConfig objects; they act through the injector and agent, which MeshPilot does not run. */
+    public static final PushMetric PROXYCONFIG_UNAPPLIED = of("pilot_proxyconfig_unapplied",
+            "ProxyConfig objects, which no proxy receives from MeshPilot.");
+    /** Ours: WorkloadGroup objects; VM auto-registration is not supported. */
+    public static final PushMetric WORKLOADGROUP_UNAPPLIED = of("pilot_workloadgroup_unapplied",
+            "WorkloadGroup objects, which MeshPilot does not apply (no auto-registration).");
+    /**
+     * Ours: PeerAuthentications that istiod's composition leaves out (a selector policy in the
+     * root namespace; a namespace- or mesh-wide policy that is not the oldest of its namespace).
+     */
+    public static final PushMetric PEERAUTHN_IGNORED = of("pilot_peerauthn_ignored",
+            "Peer authentication policies that apply to no workload.");
+    /**
+     * Ours: config that proxyless gRPC clients and servers do not get (route features beyond
+     * uri/header matches, weights, timeout, retries and fault; DestinationRule fields beyond
+     * the load balancer; mTLS and JWT on their inbound listeners). Listed while a proxyless
+     * gRPC proxy is connected. Keyed {@code Kind/namespace/name|field path}.
+     */
+    public static final PushMetric GRPC_UNAPPLIED = of("pilot_grpc_unapplied",
+            "Config fields that are not applied to the connected proxyless gRPC clients and servers.");
+
     public PushMetric {
         if (!name.matches("[a-zA-Z_:][a-zA-Z0-9_:]*")) {
             throw new IllegalArgumentException("not a Prometheus metric name: " + name);

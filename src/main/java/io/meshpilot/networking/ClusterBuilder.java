@@ -99,9 +99,13 @@ public final class ClusterBuilder {
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
             ClusterTrafficPolicy.apply(c, policy, push.mesh());
             ClusterTrafficPolicy.http2(c, svc.port(o.port()).get().protocol(), policy, push.mesh());
-            // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh
-            boolean autoMtls = !push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue();
-            if (policy.hasTls() || autoMtls && !svc.meshExternal() && svc.resolution() != io.meshpilot.model.Resolution.PASSTHROUGH) {
+            // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh whose
+            // namespace or mesh PeerAuthentication does not DISABLE mTLS (istiod's buildAutoMtlsSettings)
+            boolean autoMtls = (!push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue())
+                    && !svc.meshExternal() && svc.resolution() != io.meshpilot.model.Resolution.PASSTHROUGH
+                    && ServiceMtlsMode.of(push.peerAuthentications(), push.rootNamespace(), svc.namespace())
+                            != io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode.DISABLE;
+            if (policy.hasTls() || autoMtls) {
                 var accounts = push.endpoints().shards(svc.hostname(), svc.namespace());
                 UpstreamTls.apply(c, policy.getTls(), policy.hasTls(), UpstreamTls.sni(o.port(), o.subset(), o.host()),
                         accounts == null ? java.util.Set.of() : accounts.serviceAccounts());

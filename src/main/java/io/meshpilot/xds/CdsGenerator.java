@@ -1,6 +1,8 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.PatchContext;
+import io.meshpilot.model.MergedEnvoyFilters;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -8,6 +10,7 @@ import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.envoy.GatewayClusterBuilder;
 import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarClusterBuilder;
+import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,23 +35,29 @@ final class CdsGenerator implements ScopedGenerator {
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
         if (wildcard && !proxy.proxyless()) {
-            List<Any> shared = cache.clusters(push.version(), scope.key(),
-                    () -> ClusterBuilder.all(push, scope).stream().map(Any::pack).toList());
+            MergedEnvoyFilters efw = push.envoyFilters(proxy);
             if (proxy.type() != Proxy.Type.SIDECAR) {
                 // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
+                List<Any> shared = sharedClusters(push, scope, efw, PatchContext.GATEWAY);
                 List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
                         .stream().map(Any::pack).toList();
                 List<Any> all = new ArrayList<>(shared.size() + gateway.size());
                 all.addAll(shared);
-                all.addAll(gateway);
+                all.addAll(EnvoyFilterPatches.clusters(PatchContext.GATEWAY, efw, gateway, true));
                 return all;
             }
             // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
+            List<Any> shared = sharedClusters(push, scope, efw, PatchContext.SIDECAR_OUTBOUND);
             List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
             List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
             all.addAll(shared);
-            all.addAll(meshClusters(push));
-            all.addAll(inbound);
+            // istiod: BlackHole and Passthrough are patched as outbound, InboundPassthrough and the
+            // workload's clusters as inbound (with the services behind them for cluster.service)
+            List<Any> mesh = meshClusters(push);
+            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_OUTBOUND, efw, mesh.subList(0, 2), true));
+            all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, mesh.subList(2, 3), true));
+            all.addAll(efw.isEmpty() ? inbound : EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, inbound,
+                    SidecarClusterBuilder.inboundClusterServices(proxy, push), false));
             return all;
         }
         List<Any> out = new ArrayList<>();
@@ -56,6 +65,21 @@ final class CdsGenerator implements ScopedGenerator {
             ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
         }
         return out;
+    }
+
+    /**
+     * The scope's outbound clusters with the proxy's EnvoyFilter patches (and their ADD
+     * clusters): shared by the proxies of one scope and one set of patches.
+     */
+    private List<Any> sharedClusters(PushContext push, ProxyScope scope, MergedEnvoyFilters efw, PatchContext context) {
+        return cache.clusters(push.version(), scope.key() + envoyFilterKey(efw, context),
+                () -> EnvoyFilterPatches.clusters(context, efw,
+                        ClusterBuilder.all(push, scope).stream().map(Any::pack).toList(), false));
+    }
+
+    /** The part of a cache key or response scope that names the EnvoyFilter patches applied ("" for none). */
+    static String envoyFilterKey(MergedEnvoyFilters efw, PatchContext context) {
+        return efw.isEmpty() ? "" : "|envoyfilters:" + context + ":" + efw.key();
     }
 
     /**
@@ -68,6 +92,8 @@ final class CdsGenerator implements ScopedGenerator {
         if (!wildcard || proxy.proxyless()) {
             return scope;
         }
+        scope += envoyFilterKey(push.envoyFilters(proxy),
+                proxy.type() == Proxy.Type.SIDECAR ? PatchContext.SIDECAR_OUTBOUND : PatchContext.GATEWAY);
         if (proxy.type() == Proxy.Type.SIDECAR) {
             return scope + "|inbound:" + SidecarClusterBuilder.inboundKey(proxy, push);
         }

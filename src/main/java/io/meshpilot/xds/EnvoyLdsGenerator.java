@@ -1,12 +1,15 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.PatchContext;
+import io.meshpilot.model.MergedEnvoyFilters;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.envoy.GatewayListenerBuilder;
 import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarListenerBuilder;
+import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -22,26 +25,53 @@ final class EnvoyLdsGenerator implements Generator {
 
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
+        MergedEnvoyFilters efw = push.envoyFilters(proxy);
         if (proxy.type() != Proxy.Type.SIDECAR) {
-            return GatewayListenerBuilder.listeners(proxy, push, MergedGateway.of(proxy, push)).stream()
-                    .map(Any::pack).toList();
+            return EnvoyFilterPatches.listeners(PatchContext.GATEWAY, efw,
+                    GatewayListenerBuilder.listeners(proxy, push, MergedGateway.of(proxy, push)).stream()
+                            .map(Any::pack).toList(), false);
         }
         // virtualInbound holds the proxy's own ports and PeerAuthentication: built per proxy
         ProxyScope scope = push.scope(proxy);
-        List<Any> outbound = cache.outboundListeners(push.version(), outboundKey(proxy, push),
-                () -> SidecarListenerBuilder.outboundListeners(proxy, push, scope).stream().map(Any::pack).toList());
-        List<Any> all = new ArrayList<>(outbound.size() + 1);
+        List<Any> outbound = cache.outboundListeners(push.version(),
+                outboundKey(proxy, push) + CdsGenerator.envoyFilterKey(efw, PatchContext.SIDECAR_OUTBOUND),
+                () -> patchOutbound(efw, SidecarListenerBuilder.outboundListeners(proxy, push, scope).stream()
+                        .map(Any::pack).toList()));
+        List<Any> inbound = EnvoyFilterPatches.listeners(PatchContext.SIDECAR_INBOUND, efw,
+                List.of(Any.pack(SidecarListenerBuilder.inboundListener(proxy, push))), true);
+        // istiod: listeners that EnvoyFilters ADD in the inbound context join the inbound listeners
+        List<Any> addedInbound = EnvoyFilterPatches.listeners(PatchContext.SIDECAR_INBOUND, efw, List.of(), false);
+        List<Any> all = new ArrayList<>(outbound.size() + inbound.size() + addedInbound.size());
         all.addAll(outbound);
-        all.add(Any.pack(SidecarListenerBuilder.inboundListener(proxy, push)));
+        all.addAll(inbound);
+        all.addAll(addedInbound);
         return all;
     }
 
     /**
+     * istiod's patchListeners for a sidecar's outbound side: the port listeners with the ADD
+     * listeners of the outbound context, virtualOutbound patched alone (no ADDs), in our order.
+     */
+    private static List<Any> patchOutbound(MergedEnvoyFilters efw, List<Any> outbound) {
+        if (efw.isEmpty()) {
+            return outbound;
+        }
+        // SidecarListenerBuilder.outboundListeners ends with virtualOutbound
+        List<Any> ports = outbound.subList(0, outbound.size() - 1);
+        List<Any> virtual = outbound.subList(outbound.size() - 1, outbound.size());
+        List<Any> out = new ArrayList<>(EnvoyFilterPatches.listeners(PatchContext.SIDECAR_OUTBOUND, efw, ports, false));
+        out.addAll(EnvoyFilterPatches.listeners(PatchContext.SIDECAR_OUTBOUND, efw, virtual, true));
+        return out;
+    }
+
+    /**
      * A sidecar's outbound listeners are shared by the scope's proxies of one cluster (VIPs are
-     * per cluster), and per labels only when some VirtualService matches on sourceLabels.
+     * per cluster), per labels only when some VirtualService matches on sourceLabels, and per
+     * applicable Telemetry/WasmPlugin set when some of those select workloads.
      */
     static String outboundKey(Proxy proxy, PushContext push) {
         return push.scope(proxy).key() + "|cluster:" + proxy.clusterId() + (push.routesDependOnProxyLabels()
-                ? "|labels:" + new TreeMap<>(proxy.labels()) : "");
+                ? "|labels:" + new TreeMap<>(proxy.labels()) : "")
+                + SidecarListenerBuilder.workloadExtensionsKey(proxy, push);
     }
 }

@@ -204,15 +204,21 @@ final class PushPipeline implements AutoCloseable {
 
     /**
      * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
-     * a Secret is. Incremental: EDS of the changed services; SDS when a Secret the proxy
+     * a Secret is, ECDS when no change is named or a WasmPlugin or EnvoyFilter is (istiod's
+     * ecdsNeedsPush). Incremental: EDS of the changed services; SDS when a Secret the proxy
      * watches changed.
      */
     private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
         if (request.full()) {
-            List<String> types = SecretGenerator.needsPush(request.configsUpdated())
-                    ? List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.SECRET)
-                    : List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE);
+            List<String> types = new java.util.ArrayList<>(
+                    List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE));
+            if (SecretGenerator.needsPush(request.configsUpdated())) {
+                types.add(TypeUrls.SECRET);
+            }
+            if (EcdsGenerator.needsPush(request.configsUpdated())) {
+                types.add(TypeUrls.EXTENSION_CONFIG);
+            }
             return types.stream()
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
                     .toList();

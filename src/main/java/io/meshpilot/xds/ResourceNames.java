@@ -21,6 +21,8 @@ final class ResourceNames {
                 case TypeUrls.ENDPOINT -> a.unpack(ClusterLoadAssignment.class).getClusterName();
                 case TypeUrls.SECRET -> a.unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.class)
                         .getName();
+                case TypeUrls.EXTENSION_CONFIG -> a.unpack(io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig.class)
+                        .getName();
                 default -> "";
             };
         } catch (InvalidProtocolBufferException e) {

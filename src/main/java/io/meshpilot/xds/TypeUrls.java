@@ -8,6 +8,8 @@ public final class TypeUrls {
     public static final String ENDPOINT = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
     /** SDS: TLS credentials for gateways ({@code kubernetes://<name>}), served by istiod's SecretGen. */
     public static final String SECRET = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret";
+    /** ECDS: extension configs (WasmPlugins) that listeners reference by name, served by istiod's EcdsGenerator. */
+    public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
 
@@ -33,7 +35,7 @@ public final class TypeUrls {
             case SECRET -> "sds";
             case "type.googleapis.com/istio.networking.nds.v1.NameTable" -> "nds";
             case "type.googleapis.com/istio.mesh.v1alpha1.ProxyConfig" -> "pcds";
-            case "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig" -> "ecds";
+            case EXTENSION_CONFIG -> "ecds";
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
             case "type.googleapis.com/istio.v1.HealthInformation" -> "hds";
             case DEBUG_SYNCZ -> DEBUG_SYNCZ;
@@ -49,6 +51,7 @@ public final class TypeUrls {
             case CLUSTER -> "cds";
             case ENDPOINT -> "eds";
             case SECRET -> "sds";
+            case EXTENSION_CONFIG -> "ecds";
             default -> typeUrl;
         };
     }

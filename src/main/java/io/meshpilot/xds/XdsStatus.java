@@ -75,7 +75,8 @@ final class XdsStatus {
 
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
-                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet());
+                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet(),
+                environment.jwksResolver());
     }
 
     /** Streams are served once the first PushContext exists. */
@@ -112,7 +113,8 @@ final class XdsStatus {
     /**
      * The problems of the PushContext in force plus those checked against live state: a
      * connected gateway's credentialName that names no credential (credentials change without
-     * a new PushContext). What /debug/push_status and the push-status gauges show.
+     * a new PushContext), and, while a proxyless gRPC proxy is connected, the config gRPC proxies
+     * do not get. What /debug/push_status and the push-status gauges show.
      */
     PushDiagnostics diagnostics() {
         return diagnostics(pushContext.get());
@@ -143,12 +145,19 @@ final class XdsStatus {
     private PushDiagnostics liveDiagnostics(PushContext push) {
         List<Proxy> routers = connections.all().stream().map(Connection::proxy)
                 .filter(p -> p.type() == Proxy.Type.ROUTER && !p.proxyless()).toList();
-        if (routers.isEmpty()) {
+        boolean proxyless = connections.all().stream().anyMatch(c -> c.proxy().proxyless());
+        if (routers.isEmpty() && !proxyless) {
             return push.diagnostics();
         }
         var out = PushDiagnostics.builder().addAll(push.diagnostics());
-        io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists,
-                (ns, name) -> credentials.caCertificate(ns, name).isPresent(), out);
+        if (proxyless) {
+            // what gRPC proxies do not get matters only while one is connected
+            out.addAll(push.proxylessDiagnostics());
+        }
+        if (!routers.isEmpty()) {
+            io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists,
+                    (ns, name) -> credentials.caCertificate(ns, name).isPresent(), out);
+        }
         return out.build();
     }
 

@@ -178,4 +178,116 @@ class PushStatusTest {
             Http.send(http, "/api/v1/configs/networking.istio.io/v1/gateways/istio-system/secure", "DELETE", null, null);
         }
     }
+
+    static void putConfig(String path, String yaml) {
+        Http.Reply r = Http.send(http, "/api/v1/configs/" + path, "PUT", yaml, null);
+        assertEquals(201, r.status(), r.body());
+    }
+
+    static void deleteConfig(String path) {
+        assertEquals(200, Http.send(http, "/api/v1/configs/" + path, "DELETE", null, null).status());
+    }
+
+    /**
+     * Nothing silently ignored, over the wire: config that MeshPilot accepts but does not apply
+     * shows in push_status (object and field) and in its gauge, and leaves both when deleted.
+     */
+    @Test
+    void acceptedButUnappliedConfigShowsUntilItIsRemoved() throws Exception {
+        Map<String, String> objects = new java.util.LinkedHashMap<>();
+        objects.put("networking.istio.io/v1/sidecars/default/default", """
+                apiVersion: networking.istio.io/v1
+                kind: Sidecar
+                metadata: {name: default, namespace: default}
+                spec:
+                  inboundConnectionPool: {tcp: {maxConnections: 10}}
+                  egress: [{hosts: ["./*", "istio-system/*"]}]
+                """);
+        objects.put("networking.istio.io/v1/destinationrules/default/sticky", """
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: sticky, namespace: default}
+                spec:
+                  host: shop.example.com
+                  trafficPolicy: {loadBalancer: {consistentHash: {httpCookie: {name: user, ttl: 0s}}}}
+                """);
+        objects.put("networking.istio.io/v1beta1/proxyconfigs/default/cpu", """
+                apiVersion: networking.istio.io/v1beta1
+                kind: ProxyConfig
+                metadata: {name: cpu, namespace: default}
+                spec: {concurrency: 2}
+                """);
+        objects.put("networking.istio.io/v1/workloadgroups/default/vm", """
+                apiVersion: networking.istio.io/v1
+                kind: WorkloadGroup
+                metadata: {name: vm, namespace: default}
+                spec: {template: {serviceAccount: vm}}
+                """);
+        objects.put("security.istio.io/v1/peerauthentications/istio-system/web", """
+                apiVersion: security.istio.io/v1
+                kind: PeerAuthentication
+                metadata: {name: web, namespace: istio-system}
+                spec: {selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}}
+                """);
+        Map<String, String> expected = Map.of(
+                "pilot_sidecar_unapplied", "default/default|spec.inboundConnectionPool",
+                "pilot_destrule_unapplied", "default/sticky|spec.trafficPolicy.loadBalancer.consistentHash",
+                "pilot_proxyconfig_unapplied", "default/cpu",
+                "pilot_workloadgroup_unapplied", "default/vm",
+                "pilot_peerauthn_ignored", "istio-system/web");
+        expected.keySet().forEach(m -> assertEquals(0, gauge(m), m));
+        try {
+            objects.forEach(PushStatusTest::putConfig);
+            JsonObject s = awaitPushStatus(o -> expected.keySet().stream()
+                    .allMatch(m -> o.getAsJsonObject("ProxyStatus").has(m)));
+            expected.forEach((metric, key) -> {
+                JsonObject entries = s.getAsJsonObject("ProxyStatus").getAsJsonObject(metric);
+                assertEquals(java.util.Set.of(key), entries.keySet(), metric + ": " + entries);
+                String name = key.substring(0, key.contains("|") ? key.indexOf('|') : key.length());
+                assertTrue(entries.getAsJsonObject(key).get("message").getAsString().contains(name), entries.toString());
+                assertEquals(1, gauge(metric), metric);
+            });
+        } finally {
+            objects.keySet().forEach(PushStatusTest::deleteConfig);
+        }
+        awaitPushStatus(o -> expected.keySet().stream().noneMatch(m -> o.getAsJsonObject("ProxyStatus").has(m)));
+        expected.keySet().forEach(m -> assertEquals(0, gauge(m), m));
+    }
+
+    /** What proxyless gRPC proxies do not get is listed while one is connected, and while the config is there. */
+    @Test
+    void configProxylessGrpcDoesNotApplyShowsWhileAGrpcProxyIsConnected() throws Exception {
+        String grpc = "pilot_grpc_unapplied";
+        String path = "security.istio.io/v1/peerauthentications/default/strict";
+        String key = "PeerAuthentication/default/strict|spec.mtls";
+        putConfig(path, """
+                apiVersion: security.istio.io/v1
+                kind: PeerAuthentication
+                metadata: {name: strict, namespace: default}
+                spec: {mtls: {mode: STRICT}}
+                """);
+        try {
+            assertEquals(0, gauge(grpc), "no proxyless proxy connected");
+            String id = "sidecar~10.0.0.7~grpc-client-1.default~default.svc.cluster.local";
+            try (var client = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"), id,
+                    Map.of("NAMESPACE", "default", "GENERATOR", "grpc"))) {
+                client.subscribe(io.meshpilot.xds.TypeUrls.LISTENER, java.util.List.of("reviews.default.svc.cluster.local:9080"));
+                client.await(io.meshpilot.xds.TypeUrls.LISTENER, java.time.Duration.ofSeconds(20));
+                JsonObject s = awaitPushStatus(o -> o.getAsJsonObject("ProxyStatus").has(grpc)
+                        && o.getAsJsonObject("ProxyStatus").getAsJsonObject(grpc).has(key));
+                JsonObject entries = s.getAsJsonObject("ProxyStatus").getAsJsonObject(grpc);
+                assertTrue(entries.getAsJsonObject(key).get("message").getAsString()
+                        .contains("not applied to proxyless gRPC servers"), entries.toString());
+                // bookinfo's reviews rule: LEAST_REQUEST and outlier detection are not for gRPC clients
+                assertTrue(entries.has("DestinationRule/default/reviews|spec.trafficPolicy.outlierDetection"),
+                        entries.toString());
+                assertEquals(entries.size(), gauge(grpc));
+            }
+            // the proxy left: not listed any more, though the config is still there (Envoy sidecars apply it)
+            awaitPushStatus(o -> !o.getAsJsonObject("ProxyStatus").has(grpc));
+            assertEquals(0, gauge(grpc));
+        } finally {
+            deleteConfig(path);
+        }
+    }
 }

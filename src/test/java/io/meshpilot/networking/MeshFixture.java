@@ -64,6 +64,12 @@ public final class MeshFixture implements AutoCloseable {
         return PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
     }
 
+    /** A push whose RequestAuthentication key sets come from {@code jwks}, as the discovery server's do. */
+    public PushContext push(io.meshpilot.model.JwksResolver jwks) {
+        return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(), "cluster.local", 1,
+                jwks);
+    }
+
     @Override
     public void close() {
         store.close();

@@ -130,10 +130,41 @@ class GoldenConfigTest {
     @ParameterizedTest
     @MethodSource("samples")
     void productpageSidecarAndIngressGatewayMatchTheirGoldens(String sample) throws Exception {
+        checkSample(GOLDEN.resolve("samples").resolve(sample));
+    }
+
+    /** Istio's security samples (not part of the shared bookinfo set): {@code golden/security-samples}. */
+    static Stream<String> securitySamples() throws Exception {
+        try (Stream<Path> files = Files.list(GOLDEN.resolve("security-samples"))) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".yaml")).sorted().toList().stream();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("securitySamples")
+    void securitySamplesMatchTheirGoldens(String sample) throws Exception {
+        checkSample(GOLDEN.resolve("security-samples").resolve(sample));
+    }
+
+    /** EnvoyFilter examples of Istio's reference docs, adapted to bookinfo: {@code golden/envoyfilter-samples}. */
+    static Stream<String> envoyFilterSamples() throws Exception {
+        try (Stream<Path> files = Files.list(GOLDEN.resolve("envoyfilter-samples"))) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".yaml")).sorted().toList().stream();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilterSamples")
+    void envoyFilterSamplesMatchTheirGoldens(String sample) throws Exception {
+        checkSample(GOLDEN.resolve("envoyfilter-samples").resolve(sample));
+    }
+
+    private static void checkSample(Path sampleFile) throws Exception {
+        String sample = sampleFile.getFileName().toString();
         try (MeshFixture mesh = new MeshFixture()) {
             mesh.apply(Files.readString(HOME.resolve("etc/config/bookinfo/services.yaml")));
             mesh.apply(baseWorkloads());
-            mesh.apply(Files.readString(GOLDEN.resolve("samples").resolve(sample)));
+            mesh.apply(Files.readString(sampleFile));
             // a version of its own: the generators' caches are keyed by push version and shared in this JVM
             PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
                     new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local", VERSIONS.incrementAndGet());

@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
@@ -19,6 +20,8 @@ import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.telemetry.ListenerClass;
+import io.meshpilot.networking.telemetry.ListenerTelemetry;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
@@ -39,6 +42,9 @@ import java.util.Set;
  *       SNI-DNAT cluster name {@code outbound_.<port>_.<subset>_.<host>};</li>
  *   <li>TCP, or TLS terminated here: the first VirtualService {@code tcp} route that matches.</li>
  * </ul>
+ * The AuthorizationPolicies selecting the gateway add their RBAC (and CUSTOM ext_authz)
+ * filters to every connection manager and to the TCP and passthrough chains (not to
+ * AUTO_PASSTHROUGH chains, as istiod).
  * A port left without any chain (no VirtualService for a TCP server) gets no listener: Envoy
  * refuses listeners without chains.
  */
@@ -56,17 +62,19 @@ public final class GatewayListenerBuilder {
     public static List<Listener> listeners(Proxy proxy, PushContext push, MergedGateway merged) {
         List<Listener> out = new ArrayList<>();
         ProxyScope scope = push.scope(proxy);
+        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
             String name = EnvoyFilters.WILDCARD + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
-                        .addFilters(hcm("outbound_" + name, port.httpRouteName())).build());
+                        .addFilters(hcm("outbound_" + name, port.httpRouteName(), security, port.number())).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope)) {
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, security)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
                             LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
                                     + "is already there; skipped", proxy.id(), server.gateway(),
@@ -90,33 +98,37 @@ public final class GatewayListenerBuilder {
                 l.addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.TLS_INSPECTOR)
                         .setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())));
             }
-            out.add(l.build());
+            out.add(telemetry.apply(security.wasm().applyNetwork(l.build(), ListenerClass.GATEWAY), ListenerClass.GATEWAY,
+                    true));
         }
         return out;
     }
 
     private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
-                                                  PushContext push, ProxyScope scope) {
+                                                  PushContext push, ProxyScope scope,
+                                                  SecurityFilters security) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
                     ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
             return List.of(FilterChain.newBuilder()
                     .setFilterChainMatch(sni(server.sniHosts()))
                     .setTransportSocket(tls(server, true))
-                    .addFilters(hcm(statPrefix, server.routeName())).build());
+                    .addFilters(hcm(statPrefix, server.routeName(), security, listenerPort)).build());
         }
         if (server.autoPassthrough()) {
             return autoPassthrough(server, push, scope);
         }
         if (server.passthrough()) {
-            return tlsRoutes(server, proxy, push);
+            return tlsRoutes(server, proxy, push, security);
         }
         // TCP, or TLS terminated here and forwarded as TCP
         Filter tcp = tcpRoute(server, proxy, push);
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder().addFilters(tcp);
+        FilterChain.Builder chain = FilterChain.newBuilder()
+                .addAllFilters(security.network(ListenerClass.GATEWAY, server.server().getPort().getNumber()))
+                .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));
         }
@@ -145,7 +157,8 @@ public final class GatewayListenerBuilder {
     }
 
     /** SNI passthrough: a chain per {@code tls} match, skipping SNI names an earlier chain already claimed. */
-    private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push) {
+    private static List<FilterChain> tlsRoutes(MergedGateway.GatewayServer server, Proxy proxy, PushContext push,
+                                               SecurityFilters security) {
         List<FilterChain> out = new ArrayList<>();
         Set<String> claimed = new HashSet<>();
         for (Config vs : push.virtualServicesForGateway(server.gateway(), proxy.namespace())) {
@@ -166,6 +179,8 @@ public final class GatewayListenerBuilder {
                     }
                     claimed.addAll(m.getSniHostsList());
                     out.add(FilterChain.newBuilder().setFilterChainMatch(sni(m.getSniHostsList()))
+                            .addAllFilters(security.network(ListenerClass.GATEWAY,
+                                    server.server().getPort().getNumber()))
                             .addFilters(TcpRouteTranslator.tcpProxy(r.getRouteList(),
                                     server.server().getPort().getNumber(), vs, push)).build());
                 }
@@ -215,12 +230,14 @@ public final class GatewayListenerBuilder {
                 .setTypedConfig(Any.pack(GatewayTls.context(server.server().getTls(), http))).build();
     }
 
+
     /**
      * istiod's gateway connection manager: the client address is the peer's (use_remote_address),
      * client certificate details sanitized and set, the {@code istio-envoy} server header, and
-     * 100-continue passed on to the upstream.
+     * 100-continue passed on to the upstream. The security filters run first
+     * ({@link SecurityFilters#http}).
      */
-    static Filter hcm(String statPrefix, String routeName) {
+    static Filter hcm(String statPrefix, String routeName, SecurityFilters security, int port) {
         HttpConnectionManager hcm = EnvoyFilters.hcm(statPrefix)
                 .setUseRemoteAddress(BoolValue.of(true))
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.SANITIZE_SET)
@@ -230,8 +247,11 @@ public final class GatewayListenerBuilder {
                 .setProxy100Continue(true) // ENABLE_100_CONTINUE_HEADERS, on by default
                 .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
                 .setRds(EnvoyFilters.rds(routeName))
+                .addAllHttpFilters(security.http(ListenerClass.GATEWAY, port))
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm)).build();
     }
+
+
 }

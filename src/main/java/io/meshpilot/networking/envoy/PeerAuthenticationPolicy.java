@@ -13,9 +13,10 @@ import java.util.Map;
  * does: the mesh-wide policy (root namespace, no selector) gives the base, PERMISSIVE when it
  * is missing or UNSET; a namespace-wide policy (the workload's namespace, no selector) and then
  * a workload policy (a selector matching the workload's labels) override it unless their mode
- * is UNSET. Of several policies at one level the oldest wins. Port-level modes come from the
- * workload policy only and are keyed by the workload (target) port; an UNSET port-level mode
- * inherits the workload's mode.
+ * is UNSET. Of several policies at one level the oldest wins (creation time, then namespace and
+ * name, as PushContext orders them). A policy with a selector in the root namespace applies to
+ * no workload, as with istiod. Port-level modes come from the workload policy only and are keyed
+ * by the workload (target) port; an UNSET port-level mode inherits the workload's mode.
  *
  * @param mode  the workload's mode (never UNSET)
  * @param ports port-level modes (never UNSET)
@@ -50,8 +51,11 @@ public record PeerAuthenticationPolicy(Mode mode, Map<Integer, Mode> ports) {
                         && namespace == null) {
                     namespace = c;
                 }
-            } else if (c.namespace().equals(proxy.namespace()) && workload == null
+            } else if (c.namespace().equals(proxy.namespace()) && !c.namespace().equals(rootNamespace)
+                    && workload == null
                     && proxy.labels().entrySet().containsAll(pa.getSelector().getMatchLabelsMap().entrySet())) {
+                // a selector policy in the root namespace is no workload policy (istiod's
+                // ComposePeerAuthentication leaves it out, even for the root namespace's own workloads)
                 workload = c;
             }
         }

@@ -21,6 +21,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterTrafficPolicy;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The clusters a sidecar's listeners need beside the outbound service clusters (istiod's
@@ -68,6 +69,21 @@ public final class SidecarClusterBuilder {
         List<Cluster> out = new ArrayList<>();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
             out.add(inbound(p, push.mesh()));
+        }
+        return out;
+    }
+
+    /**
+     * The services behind each inbound cluster of {@code proxy}, by cluster name: an
+     * EnvoyFilter's {@code cluster.service} matches an inbound cluster by them, as istiod
+     * passes them to its cluster patcher (the name holds no host).
+     */
+    public static Map<String, List<String>> inboundClusterServices(Proxy proxy, PushContext push) {
+        Map<String, List<String>> out = new java.util.HashMap<>();
+        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
+            if (p.service() != null) {
+                out.computeIfAbsent(inboundName(p.targetPort()), n -> new ArrayList<>()).add(p.service().hostname());
+            }
         }
         return out;
     }

@@ -21,11 +21,13 @@ import io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpIns
 import io.envoyproxy.envoy.extensions.filters.listener.original_dst.v3.OriginalDst;
 import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.type.v3.Int32Range;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.telemetry.ListenerClass;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +45,9 @@ import java.util.TreeMap;
  * picks the chains (istiod's filterchain_options): STRICT only mutual TLS chains, PERMISSIVE
  * mutual TLS chains matched on transport "tls" and Istio's ALPNs plus "raw_buffer" plaintext
  * chains, DISABLE plaintext only. Listener filters: original_dst, then tls_inspector and
- * http_inspector only for the ports whose chains need them.
+ * http_inspector only for the ports whose chains need them. The AuthorizationPolicies of the
+ * workload guard every chain but the blackhole: RBAC (and CUSTOM ext_authz) HTTP filters in the
+ * connection manager before fault, CORS and the router, network RBAC before tcp_proxy.
  */
 public final class SidecarInboundListenerBuilder {
     /** ALPNs istiod matches for HTTP over Istio mutual TLS, for plaintext HTTP, and for any Istio mTLS. */
@@ -123,6 +127,7 @@ public final class SidecarInboundListenerBuilder {
         int capture = EnvoyFilters.inboundCapturePort(mesh);
         PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
                 push.rootNamespace(), proxy);
+        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
         List<FilterChain> chains = new ArrayList<>();
         chains.add(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
                 .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
@@ -141,11 +146,11 @@ public final class SidecarInboundListenerBuilder {
             }
         });
         passthrough.forEach((port, mode) -> chains.addAll(chains(new ChainConfig(port, 0, "", Protocol.UNSUPPORTED,
-                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh)));
+                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh, security)));
         for (InboundPorts.InboundPort p : ports) {
             chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.hostname(),
                     p.servicePort().protocol(), SidecarClusterBuilder.inboundName(p.targetPort()), false),
-                    policy.mode(p.targetPort()), mesh));
+                    policy.mode(p.targetPort()), mesh, security));
         }
         Listener.Builder l = Listener.newBuilder().setName(EnvoyFilters.VIRTUAL_INBOUND)
                 .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, capture))
@@ -159,7 +164,7 @@ public final class SidecarInboundListenerBuilder {
         return l.build();
     }
 
-    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh) {
+    private static List<FilterChain> chains(ChainConfig cc, Mode mode, MeshConfig mesh, SecurityFilters security) {
         List<FilterChain> out = new ArrayList<>();
         for (Option o : options(mode, listenerProtocol(cc.protocol()))) {
             FilterChainMatch.Builder match = FilterChainMatch.newBuilder().addAllApplicationProtocols(o.alpn())
@@ -168,7 +173,7 @@ public final class SidecarInboundListenerBuilder {
                 match.setDestinationPort(UInt32Value.of(cc.targetPort()));
             }
             FilterChain.Builder chain = FilterChain.newBuilder().setName(cc.name(o.http())).setFilterChainMatch(match)
-                    .addFilters(o.http() ? httpFilter(cc) : EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
+                    .addAllFilters(o.http() ? List.of(httpFilter(cc, security)) : tcpFilters(cc, security));
             if (o.tls()) {
                 chain.setTransportSocket(TransportSocket.newBuilder().setName(EnvoyFilters.TLS_TRANSPORT_SOCKET)
                         .setTypedConfig(Any.pack(InboundTls.context(o.http(), mesh))));
@@ -181,9 +186,10 @@ public final class SidecarInboundListenerBuilder {
     /**
      * istiod's inbound HCM: an inline route (no RDS) sending everything to the chain's
      * cluster without a timeout, client certificate details forwarded (APPEND_FORWARD, with
-     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports.
+     * subject, URI and DNS of the current one), HTTP/2 options on HTTP/2 and gRPC ports; the
+     * security filters first ({@link SecurityFilters#http}).
      */
-    private static Filter httpFilter(ChainConfig cc) {
+    private static Filter httpFilter(ChainConfig cc, SecurityFilters security) {
         RouteConfiguration routes = RouteConfiguration.newBuilder().setName(cc.cluster())
                 .setValidateClusters(com.google.protobuf.BoolValue.of(false))
                 .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + cc.servicePort()).addDomains("*")
@@ -202,6 +208,7 @@ public final class SidecarInboundListenerBuilder {
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
                         .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
+                .addAllHttpFilters(security.http(ListenerClass.SIDECAR_INBOUND, cc.targetPort()))
                 .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();
         if (p == Protocol.HTTP2 || p == Protocol.GRPC || p == Protocol.GRPC_WEB) {
@@ -209,6 +216,14 @@ public final class SidecarInboundListenerBuilder {
         }
         return Filter.newBuilder().setName(EnvoyFilters.HTTP_CONNECTION_MANAGER).setTypedConfig(Any.pack(hcm.build()))
                 .build();
+    }
+
+
+    /** A TCP chain's filters: CUSTOM (gRPC ext_authz), then network RBAC, then tcp_proxy (istiod's order). */
+    private static List<Filter> tcpFilters(ChainConfig cc, SecurityFilters security) {
+        List<Filter> out = new ArrayList<>(security.network(ListenerClass.SIDECAR_INBOUND, cc.targetPort()));
+        out.add(EnvoyFilters.tcpProxy(cc.cluster(), cc.cluster()));
+        return out;
     }
 
     /**

@@ -5,6 +5,11 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.telemetry.ListenerClass;
+import io.meshpilot.networking.telemetry.ListenerTelemetry;
+import io.meshpilot.networking.telemetry.TelemetrySelection;
+import io.meshpilot.networking.wasm.WasmFilters;
+import io.meshpilot.networking.wasm.WasmPlugins;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,14 +35,42 @@ public final class SidecarListenerBuilder {
      * labels (see {@link PushContext#routesDependOnProxyLabels()}).
      */
     public static List<Listener> outboundListeners(Proxy proxy, PushContext push, ProxyScope scope) {
-        List<Listener> out = new ArrayList<>(SidecarOutboundListenerBuilder.outbound(proxy, push, scope));
-        out.add(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope));
+        ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
+        WasmFilters wasm = WasmFilters.forProxy(proxy, push);
+        List<Listener> out = new ArrayList<>();
+        for (Listener l : SidecarOutboundListenerBuilder.outbound(proxy, push, scope)) {
+            out.add(telemetry.apply(wasm.applyNetwork(wasm.applyOutbound(l), ListenerClass.SIDECAR_OUTBOUND),
+                    ListenerClass.SIDECAR_OUTBOUND, false));
+        }
+        out.add(telemetry.apply(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope),
+                ListenerClass.SIDECAR_OUTBOUND, true));
         return out;
     }
 
-    /** {@code virtualInbound}: the proxy's own workload ports under its PeerAuthentication. */
+    /**
+     * {@code virtualInbound}: the proxy's own workload ports under its PeerAuthentication, with
+     * Telemetry's access logs and tracing (WasmPlugins are placed by {@link SecurityFilters}).
+     */
     public static Listener inboundListener(Proxy proxy, PushContext push) {
-        return SidecarInboundListenerBuilder.virtualInbound(proxy, push);
+        Listener inbound = WasmFilters.forProxy(proxy, push).applyNetwork(
+                SidecarInboundListenerBuilder.virtualInbound(proxy, push), ListenerClass.SIDECAR_INBOUND);
+        return ListenerTelemetry.forProxy(proxy, push).apply(inbound, ListenerClass.SIDECAR_INBOUND, true);
+    }
+
+    /**
+     * What, besides the scope, makes one proxy's outbound listeners differ from another's: the
+     * workload-selected Telemetries and WasmPlugins that apply to it (empty when none selects by
+     * workload), for the cache key of listeners shared by a scope.
+     */
+    public static String workloadExtensionsKey(Proxy proxy, PushContext push) {
+        StringBuilder key = new StringBuilder();
+        if (TelemetrySelection.dependsOnWorkload(push)) {
+            key.append("|telemetry:").append(TelemetrySelection.forProxy(proxy, push).key());
+        }
+        if (WasmPlugins.dependsOnWorkload(push)) {
+            key.append("|wasm:").append(WasmFilters.forProxy(proxy, push).key());
+        }
+        return key.toString();
     }
 
     /** The non-service clusters the listeners reference (see {@link SidecarClusterBuilder}). */

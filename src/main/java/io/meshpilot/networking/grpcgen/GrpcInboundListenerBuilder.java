@@ -18,7 +18,9 @@ import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
+import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.lang.System.Logger.Level;
+import java.util.List;
 
 /**
  * LDS for xDS-enabled gRPC servers (gRFC A36): the server asks for
@@ -26,8 +28,9 @@ import java.lang.System.Logger.Level;
  * agent writes into the bootstrap) and starts serving on that port once it has the listener.
  * As istiod, the port must be one of the proxy's own service endpoints; the listener has one
  * plaintext filter chain whose HttpConnectionManager carries an inline route that accepts
- * every call (a non-forwarding action: the server handles it) and the router filter. Mutual
- * TLS and authorization filters come with the CA and security policies.
+ * every call (a non-forwarding action: the server handles it), the AuthorizationPolicies of
+ * the workload as RBAC filters (DENY, then ALLOW: gRPC knows no other action) and the router
+ * filter last. Mutual TLS comes with the CA.
  */
 public final class GrpcInboundListenerBuilder {
     private static final System.Logger LOG = System.getLogger(GrpcInboundListenerBuilder.class.getName());
@@ -65,6 +68,7 @@ public final class GrpcInboundListenerBuilder {
         HttpConnectionManager hcm = HttpConnectionManager.newBuilder()
                 .setStatPrefix("inbound_" + port)
                 .setRouteConfig(routes)
+                .addAllHttpFilters(securityHttpFilters(proxy, push))
                 .addHttpFilters(HttpFilter.newBuilder().setName(GrpcListenerBuilder.ROUTER_FILTER)
                         .setTypedConfig(Any.pack(Router.getDefaultInstance())))
                 .build();
@@ -74,6 +78,14 @@ public final class GrpcInboundListenerBuilder {
                 .addFilterChains(FilterChain.newBuilder().setName("inbound-plaintext")
                         .addFilters(Filter.newBuilder().setName("inbound-hcm-plaintext").setTypedConfig(Any.pack(hcm))))
                 .build();
+    }
+
+    /**
+     * The security HTTP filters of a gRPC server's connection manager, before the router:
+     * authentication would come first, then the RBAC filters (istiod's grpcgen buildRBAC).
+     */
+    private static List<HttpFilter> securityHttpFilters(Proxy proxy, PushContext push) {
+        return AuthorizationFilters.forProxy(proxy, push).grpcServer();
     }
 
     /** Whether one of the proxy's IPs is an endpoint on {@code port} of a service (istiod's service instances). */

@@ -38,10 +38,15 @@ final class DocumentFetcher implements AutoCloseable {
     }
 
     String fetch(URI uri) throws IOException {
+        return fetch(uri, timeout);
+    }
+
+    /** Reads {@code uri}, giving up after {@code deadline} (an HTTP read's whole response). */
+    String fetch(URI uri, Duration deadline) throws IOException {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         return switch (scheme) {
             case "file" -> readFile(Path.of(uri));
-            case "http", "https" -> get(uri);
+            case "http", "https" -> get(uri, deadline);
             default -> throw new IOException("unsupported URI scheme: " + uri);
         };
     }
@@ -52,7 +57,7 @@ final class DocumentFetcher implements AutoCloseable {
         }
     }
 
-    private String get(URI uri) throws IOException {
+    private String get(URI uri, Duration timeout) throws IOException {
         HttpRequest request = HttpRequest.newBuilder(uri).timeout(timeout)
                 .header("Accept", "application/json").GET().build();
         // The request timeout ends at the response headers; the deadline here also covers a

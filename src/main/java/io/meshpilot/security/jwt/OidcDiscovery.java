@@ -17,11 +17,16 @@ final class OidcDiscovery {
     }
 
     static URI jwksUri(DocumentFetcher fetcher, String issuer) throws IOException {
+        return jwksUri(fetcher, issuer, null);
+    }
+
+    /** As {@link #jwksUri(DocumentFetcher, String)}, the discovery document read within {@code deadline} (null: the fetcher's). */
+    static URI jwksUri(DocumentFetcher fetcher, String issuer, java.time.Duration deadline) throws IOException {
         String base = issuer.endsWith("/") ? issuer.substring(0, issuer.length() - 1) : issuer;
         URI config = URI.create(base + "/.well-known/openid-configuration");
         JsonObject doc;
         try {
-            JsonElement e = JsonParser.parseString(fetcher.fetch(config));
+            JsonElement e = JsonParser.parseString(deadline == null ? fetcher.fetch(config) : fetcher.fetch(config, deadline));
             if (!e.isJsonObject()) {
                 throw new IOException(config + ": not a JSON object");
             }

@@ -235,6 +235,11 @@ class PolicyValidationTest {
                         - issuer: example
                           fromCookies: [session, ""]
                         """), "spec.jwtRules[0].fromCookies[1]", "empty"),
+                bad("ra: empty spaceDelimitedClaims entry", ra("""
+                        jwtRules:
+                        - issuer: example
+                          spaceDelimitedClaims: [roles, ""]
+                        """), "spec.jwtRules[0].spaceDelimitedClaims[1]", "empty"),
                 bad("ra: claim-to-header output to a pseudo header", ra("""
                         jwtRules:
                         - issuer: example

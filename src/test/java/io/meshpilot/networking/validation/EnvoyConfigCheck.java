@@ -40,6 +40,14 @@ public final class EnvoyConfigCheck {
     }
 
     public static Report check(ProxyConfig config) {
+        return check(config, null);
+    }
+
+    /**
+     * As {@link #check(ProxyConfig)}, with the extension configs (ECDS) the proxy gets: each
+     * must pass the proto constraints, and every listener's ECDS reference must name one.
+     */
+    public static Report check(ProxyConfig config, java.util.List<io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig> ecds) {
         ProtoConstraints pgv = new ProtoConstraints();
         config.listeners().forEach(l -> pgv.check("listeners[" + l.getName() + "]", l));
         config.routes().forEach(r -> pgv.check("routes[" + r.getName() + "]", r));
@@ -47,8 +55,16 @@ public final class EnvoyConfigCheck {
         if (config.hasEndpoints()) {
             config.endpoints().forEach(e -> pgv.check("endpoints[" + e.getClusterName() + "]", e));
         }
+        java.util.Set<String> ecdsNames = null;
+        if (ecds != null) {
+            ecdsNames = new java.util.HashSet<>();
+            for (var e : ecds) {
+                pgv.check("extension_configs[" + e.getName() + "]", e);
+                ecdsNames.add(e.getName());
+            }
+        }
         ProtoConstraints.Result proto = pgv.result();
-        XdsConsistency.Result xds = XdsConsistency.check(config);
+        XdsConsistency.Result xds = XdsConsistency.check(config, ecdsNames);
         List<Violation> all = new ArrayList<>(proto.violations());
         all.addAll(xds.violations());
         return new Report(List.copyOf(all), xds.dangling(), proto.coverage());

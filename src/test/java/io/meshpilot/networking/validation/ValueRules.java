@@ -360,6 +360,12 @@ final class ValueRules {
     }
 
     private static void any(ProtoConstraints c, String path, AnyRules r, MessageOrBuilder any) {
+        if (!any.getDescriptorForType().getFullName().equals("google.protobuf.Any")) {
+            // Envoy puts any rules on a message that is no Any (ExtensionConfigSource.config_source:
+            // any.required); type URL rules cannot apply to it, only its presence
+            c.skipped("any.on_non_any");
+            return;
+        }
         String url = (String) any.getField(any.getDescriptorForType().findFieldByName("type_url"));
         if (r.getInCount() > 0) {
             c.evaluated("any.in");

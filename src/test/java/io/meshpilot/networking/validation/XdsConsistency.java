@@ -47,16 +47,28 @@ public final class XdsConsistency {
     }
 
     private final ProxyConfig config;
+    /** The ECDS resources the proxy gets, or null when not given (then references are not checked). */
+    private final Set<String> extensionConfigs;
     private final Set<String> clusters = new HashSet<>();
     private final List<Violation> violations = new ArrayList<>();
     private final List<Dangling> dangling = new ArrayList<>();
 
-    private XdsConsistency(ProxyConfig config) {
+    private XdsConsistency(ProxyConfig config, Set<String> extensionConfigs) {
         this.config = config;
+        this.extensionConfigs = extensionConfigs;
     }
 
     public static Result check(ProxyConfig config) {
-        XdsConsistency c = new XdsConsistency(config);
+        return check(config, null);
+    }
+
+    /**
+     * As {@link #check(ProxyConfig)}, and every HTTP filter a listener takes over ECDS
+     * ({@code config_discovery}) must name one of {@code extensionConfigs}: Envoy keeps such a
+     * listener warming until the extension config arrives.
+     */
+    public static Result check(ProxyConfig config, Set<String> extensionConfigs) {
+        XdsConsistency c = new XdsConsistency(config, extensionConfigs);
         c.run();
         return new Result(List.copyOf(c.violations), List.copyOf(c.dangling));
     }
@@ -179,6 +191,13 @@ public final class XdsConsistency {
     }
 
     private void hcm(String path, HttpConnectionManager h, Set<String> routeNames) {
+        for (int i = 0; i < h.getHttpFiltersCount(); i++) {
+            var f = h.getHttpFilters(i);
+            if (f.hasConfigDiscovery() && extensionConfigs != null && !extensionConfigs.contains(f.getName())) {
+                violations.add(new Violation(path + ".http_filters[" + i + "].config_discovery",
+                        "no extension config " + f.getName()));
+            }
+        }
         if (h.hasRds()) {
             if (!routeNames.contains(h.getRds().getRouteConfigName())) {
                 violations.add(new Violation(path + ".rds.route_config_name",

@@ -22,6 +22,8 @@ public final class RequestAuthenticationValidator implements Validator {
     static final Pattern HEADER_TOKEN = Pattern.compile("[!#$%&'*+\\-.^_`|~A-Za-z0-9]+");
     /** The CRD's limit on jwksUri. */
     private static final int MAX_JWKS_URI = 2048;
+    /** The CRD's limit on spaceDelimitedClaims. */
+    private static final int MAX_SPACE_DELIMITED_CLAIMS = 64;
 
     @Override
     public void validate(Config config, Validation v) {
@@ -75,6 +77,10 @@ public final class RequestAuthenticationValidator implements Validator {
             if (c.getClaim().isEmpty()) {
                 at.error("claim", "claim name is required");
             }
+        }
+        PolicyChecks.noEmpty(v, "spaceDelimitedClaims", rule.getSpaceDelimitedClaimsList());
+        if (rule.getSpaceDelimitedClaimsCount() > MAX_SPACE_DELIMITED_CLAIMS) {
+            v.error("spaceDelimitedClaims", "at most " + MAX_SPACE_DELIMITED_CLAIMS + " claims (the CRD's limit)");
         }
         if (rule.hasTimeout()) {
             Checks.duration(v.at("timeout"), rule.getTimeout());

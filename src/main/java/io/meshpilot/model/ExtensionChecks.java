@@ -1,0 +1,107 @@
+package io.meshpilot.model;
+
+import io.meshpilot.api.extensions.v1alpha1.WasmPlugin;
+import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
+import io.meshpilot.config.Config;
+
+/**
+ * Telemetry and WasmPlugin settings that plain Envoy cannot apply, recorded in the push status
+ * (and their gauges) instead of being dropped silently:
+ * <ul>
+ * <li>{@code metrics} of a Telemetry: istiod turns them into istio-proxy's {@code istio.stats}
+ *     filter (a Wasm/native extension plain Envoy does not have);
+ * <li>access logging or tracing providers that name no usable extension provider (istiod
+ *     leaves them out with a log line);
+ * <li>a WasmPlugin whose module is an {@code oci://} image (the default scheme): istiod leaves
+ *     the pull to the istio-agent next to Envoy, which rewrites the ECDS resource to a local
+ *     file; plain Envoy has no agent, so the plugin is not put into its listeners.
+ * </ul>
+ */
+final class ExtensionChecks {
+    static final PushMetric TELEMETRY_METRICS_UNSUPPORTED = PushMetric.of("pilot_telemetry_metrics_unsupported",
+            "Telemetry metrics settings, which need istio-proxy's stats filter and do not apply to plain Envoy.");
+    static final PushMetric WASM_OCI_UNSUPPORTED = PushMetric.of("pilot_wasm_oci_unsupported",
+            "WasmPlugins with an oci:// module, which needs the istio-agent to pull it; not applied to plain Envoy.");
+
+    static final PushMetric WASM_REMOTE_NEEDS_CLUSTER = PushMetric.of("pilot_wasm_remote_fetch_cluster",
+            "WasmPlugins with an http(s) module, fetched by Envoy through cluster \"_\" as istiod writes it.");
+
+    static final PushMetric TELEMETRY_PROVIDER_UNUSABLE = PushMetric.of("pilot_telemetry_provider_unusable",
+            "Telemetry providers that name no extension provider of the right kind; istiod leaves them out.");
+
+    private ExtensionChecks() {
+    }
+
+    static void run(PushContext push, PushDiagnostics.Builder out) {
+        for (Config c : push.telemetries()) {
+            Telemetry t = (Telemetry) c.spec();
+            providers(push, c, t, out);
+            if (t.getMetricsCount() > 0) {
+                out.add(TELEMETRY_METRICS_UNSUPPORTED, name(c), "Telemetry " + name(c) + ": metrics (providers, "
+                        + "overrides, reportingInterval) configure istio-proxy's stats filter, which plain Envoy "
+                        + "does not have: not applied");
+            }
+        }
+        for (Config c : push.wasmPlugins()) {
+            WasmPlugin w = (WasmPlugin) c.spec();
+            if (isOci(w.getUrl())) {
+                out.add(WASM_OCI_UNSUPPORTED, name(c), "WasmPlugin " + name(c) + ": url " + w.getUrl()
+                        + " is an OCI image, which istiod leaves to the istio-agent to pull; plain Envoy cannot "
+                        + "load it: not applied (use file://, http:// or https:// with sha256)");
+            } else if (!w.getUrl().regionMatches(true, 0, "file://", 0, 7)) {
+                out.add(WASM_REMOTE_NEEDS_CLUSTER, name(c), "WasmPlugin " + name(c) + ": url " + w.getUrl()
+                        + " is fetched as istiod writes it, through cluster \"_\", which istio-agent provides; "
+                        + "plain Envoy needs a static cluster \"_\" reaching that host in its bootstrap");
+            }
+        }
+    }
+
+    /**
+     * Access logging and tracing providers that istiod drops with a log line only: a name no
+     * extension provider has, or a provider of the wrong kind (MeshPilot logs through
+     * envoyFileAccessLog and envoyOtelAls, traces through zipkin, opentelemetry and datadog).
+     */
+    private static void providers(PushContext push, Config c, Telemetry t, PushDiagnostics.Builder out) {
+        for (var logging : t.getAccessLoggingList()) {
+            for (var ref : logging.getProvidersList()) {
+                var p = provider(push, ref.getName());
+                if (p == null || !(p.hasEnvoyFileAccessLog() || p.hasEnvoyOtelAls())) {
+                    out.add(TELEMETRY_PROVIDER_UNUSABLE, name(c) + "|accessLogging|" + ref.getName(), "Telemetry "
+                            + name(c) + ": access logging provider \"" + ref.getName() + "\" is "
+                            + (p == null ? "no extension provider of the mesh config"
+                            : "no envoyFileAccessLog or envoyOtelAls provider") + ": left out");
+                }
+            }
+        }
+        for (var tracing : t.getTracingList()) {
+            for (var ref : tracing.getProvidersList()) {
+                var p = provider(push, ref.getName());
+                if (p == null || !(p.hasZipkin() || p.hasOpentelemetry() || p.hasDatadog())) {
+                    out.add(TELEMETRY_PROVIDER_UNUSABLE, name(c) + "|tracing|" + ref.getName(), "Telemetry " + name(c)
+                            + ": tracing provider \"" + ref.getName() + "\" is " + (p == null
+                            ? "no extension provider of the mesh config" : "no zipkin, opentelemetry or datadog provider")
+                            + ": left out");
+                }
+            }
+        }
+    }
+
+    private static io.meshpilot.api.mesh.v1alpha1.MeshConfig.ExtensionProvider provider(PushContext push, String name) {
+        for (var p : push.mesh().getExtensionProvidersList()) {
+            if (p.getName().equalsIgnoreCase(name)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** istiod's scheme rule: a URL without a scheme is an OCI image reference. */
+    static boolean isOci(String url) {
+        int colon = url.indexOf("://");
+        return colon < 0 || url.substring(0, colon).equalsIgnoreCase("oci");
+    }
+
+    private static String name(Config c) {
+        return c.namespace() + "/" + c.name();
+    }
+}

@@ -1,0 +1,110 @@
+package io.meshpilot.networking.telemetry;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.accesslog.v3.AccessLog;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Puts the access logs and tracing that Telemetry (or the mesh config's access log defaults)
+ * gives one proxy into its built listeners, where istiod's builders put them: every HTTP
+ * connection manager (access logs, tracing), every tcp_proxy but the BlackHole one (access
+ * logs), and the listener itself for connections no chain matched (the capture listeners and
+ * gateway listeners; response flag NR). One instance serves one proxy's build.
+ */
+public final class ListenerTelemetry {
+    static final String HCM = "envoy.filters.network.http_connection_manager";
+    static final String TCP_PROXY = "envoy.filters.network.tcp_proxy";
+    static final String BLACKHOLE = "BlackHoleCluster";
+
+    private final Proxy proxy;
+    private final PushContext push;
+    private final TelemetrySelection selection;
+    private final Map<ListenerClass, List<AccessLog>> filterLogs = new EnumMap<>(ListenerClass.class);
+    private final Map<ListenerClass, List<AccessLog>> listenerLogs = new EnumMap<>(ListenerClass.class);
+    private final Map<ListenerClass, Optional<HttpConnectionManager.Tracing>> tracing = new EnumMap<>(ListenerClass.class);
+
+    private ListenerTelemetry(Proxy proxy, PushContext push) {
+        this.proxy = proxy;
+        this.push = push;
+        this.selection = TelemetrySelection.forProxy(proxy, push);
+    }
+
+    public static ListenerTelemetry forProxy(Proxy proxy, PushContext push) {
+        return new ListenerTelemetry(proxy, push);
+    }
+
+    /** Nothing to add: no Telemetry applies, no default provider, no mesh access log file. */
+    private boolean inert() {
+        return selection.logging().isEmpty() && selection.tracing().isEmpty()
+                && push.mesh().getAccessLogFile().isEmpty()
+                && push.mesh().getDefaultProviders().getAccessLoggingCount() == 0
+                && push.mesh().getDefaultProviders().getTracingCount() == 0;
+    }
+
+    /**
+     * {@code listener} with its connection managers and TCP proxies logging and tracing as
+     * {@code cls} should; {@code listenerLevel}: also log connections no chain matched.
+     */
+    public Listener apply(Listener listener, ListenerClass cls, boolean listenerLevel) {
+        if (inert()) {
+            return listener;
+        }
+        List<AccessLog> logs = filterLogs.computeIfAbsent(cls, c -> AccessLogs.forFilter(selection, push, c));
+        Optional<HttpConnectionManager.Tracing> trace = tracing.computeIfAbsent(cls,
+                c -> TracingConfigs.forHcm(selection, push, proxy, c));
+        if (logs.isEmpty() && trace.isEmpty() && !listenerLevel) {
+            return listener;
+        }
+        Listener.Builder l = listener.toBuilder();
+        for (FilterChain.Builder fc : l.getFilterChainsBuilderList()) {
+            decorate(fc, logs, trace);
+        }
+        if (l.hasDefaultFilterChain()) {
+            decorate(l.getDefaultFilterChainBuilder(), logs, trace);
+        }
+        if (listenerLevel) {
+            l.addAllAccessLog(listenerLogs.computeIfAbsent(cls, c -> AccessLogs.forListener(selection, push, c)));
+        }
+        return l.build();
+    }
+
+    private static void decorate(FilterChain.Builder fc, List<AccessLog> logs,
+                                 Optional<HttpConnectionManager.Tracing> trace) {
+        for (Filter.Builder f : fc.getFiltersBuilderList()) {
+            if (!f.hasTypedConfig()) {
+                continue;
+            }
+            try {
+                if (f.getName().equals(HCM) && (!logs.isEmpty() || trace.isPresent())) {
+                    HttpConnectionManager.Builder hcm = f.getTypedConfig().unpack(HttpConnectionManager.class).toBuilder();
+                    hcm.addAllAccessLog(logs);
+                    trace.ifPresent(hcm::setTracing);
+                    f.setTypedConfig(Any.pack(hcm.build()));
+                } else if (f.getName().equals(TCP_PROXY) && !logs.isEmpty()) {
+                    TcpProxy tcp = f.getTypedConfig().unpack(TcpProxy.class);
+                    if (!tcp.getCluster().equals(BLACKHOLE)) {
+                        f.setTypedConfig(Any.pack(tcp.toBuilder().addAllAccessLog(logs).build()));
+                    }
+                }
+            } catch (InvalidProtocolBufferException e) {
+                throw new IllegalStateException("built an unreadable " + f.getName(), e);
+            }
+        }
+    }
+
+    /** The applicable Telemetries, named: part of the cache key of listeners shared by a scope. */
+    public String key() {
+        return selection.key();
+    }
+}

@@ -1,0 +1,98 @@
+package io.meshpilot.networking.telemetry;
+
+import io.meshpilot.api.telemetry.v1alpha1.AccessLogging;
+import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
+import io.meshpilot.api.telemetry.v1alpha1.Tracing;
+import io.meshpilot.config.Config;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Telemetries that apply to one proxy, as istiod's applicableTelemetries finds them: the
+ * root namespace's namespace-wide one, then the proxy namespace's namespace-wide one, then every
+ * Telemetry of the proxy's namespace whose selector or targetRefs select the proxy (oldest
+ * first). "Namespace-wide" is the oldest one without selector and targetRefs. Later entries
+ * override earlier ones when merged.
+ *
+ * @param key       names of the Telemetries that applied (root, namespace, workload), for cache keys
+ * @param logging   each applicable Telemetry's accessLogging list, in precedence order
+ * @param tracing   every applicable tracing entry, in precedence order
+ */
+public record TelemetrySelection(String key, List<List<AccessLogging>> logging, List<Tracing> tracing) {
+    public static final TelemetrySelection NONE = new TelemetrySelection("", List.of(), List.of());
+
+    public TelemetrySelection {
+        logging = List.copyOf(logging);
+        tracing = List.copyOf(tracing);
+    }
+
+    public static TelemetrySelection forProxy(Proxy proxy, PushContext push) {
+        List<Config> all = push.telemetries();
+        if (all.isEmpty()) {
+            return NONE;
+        }
+        String root = push.rootNamespace();
+        List<List<AccessLogging>> logging = new ArrayList<>();
+        List<Tracing> tracing = new ArrayList<>();
+        StringBuilder key = new StringBuilder();
+        Config rootWide = namespaceWide(all, root);
+        if (rootWide != null) {
+            key.append("root=").append(rootWide.name());
+            add(rootWide, logging, tracing);
+        }
+        String namespace = proxy.namespace();
+        if (!namespace.equals(root)) {
+            Config nsWide = namespaceWide(all, namespace);
+            if (nsWide != null) {
+                key.append("|ns=").append(nsWide.name());
+                add(nsWide, logging, tracing);
+            }
+        }
+        for (Config c : all) {
+            Telemetry t = (Telemetry) c.spec();
+            if (!c.namespace().equals(namespace) || isNamespaceWide(t)) {
+                continue;
+            }
+            if (PolicyAttachment.attaches(t.getSelector(), refs(t), c.namespace(), proxy)) {
+                key.append("|workload=").append(c.name());
+                add(c, logging, tracing);
+            }
+        }
+        return new TelemetrySelection(key.toString(), logging, tracing);
+    }
+
+    /**
+     * Whether some Telemetry selects workloads by labels or targetRefs: then two proxies of one
+     * scope may get different listeners.
+     */
+    public static boolean dependsOnWorkload(PushContext push) {
+        return push.telemetries().stream().anyMatch(c -> !isNamespaceWide((Telemetry) c.spec()));
+    }
+
+    private static void add(Config c, List<List<AccessLogging>> logging, List<Tracing> tracing) {
+        Telemetry t = (Telemetry) c.spec();
+        if (t.getAccessLoggingCount() > 0) {
+            logging.add(t.getAccessLoggingList());
+        }
+        tracing.addAll(t.getTracingList());
+    }
+
+    private static Config namespaceWide(List<Config> all, String namespace) {
+        for (Config c : all) {
+            if (c.namespace().equals(namespace) && isNamespaceWide((Telemetry) c.spec())) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    static boolean isNamespaceWide(Telemetry t) {
+        return t.getSelector().getMatchLabelsCount() == 0 && refs(t).isEmpty();
+    }
+
+    private static List<io.meshpilot.api.type.v1beta1.PolicyTargetReference> refs(Telemetry t) {
+        return PolicyAttachment.refs(t.getTargetRefsList(), t.getTargetRef(), t.hasTargetRef());
+    }
+}

@@ -1,0 +1,42 @@
+package io.meshpilot.xds;
+
+import com.google.protobuf.Any;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.wasm.WasmPlugins;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Envoy ECDS (istiod's EcdsGenerator): the TypedExtensionConfig of each subscribed WasmPlugin
+ * name ({@code extensions.istio.io/wasmplugin/<ns>.<name>}) of the proxy's namespace or the
+ * root namespace. Names nothing serves are left out (Envoy keeps waiting for them, as with istiod).
+ */
+final class EcdsGenerator implements Generator {
+    /**
+     * istiod's ecdsNeedsPush for a full push: when no change is named, or a WasmPlugin or
+     * EnvoyFilter (which may insert extension configs) changed; other changes leave the
+     * extension configs as they were.
+     */
+    static boolean needsPush(Set<io.meshpilot.config.ConfigKey> changed) {
+        if (changed.isEmpty()) {
+            return true;
+        }
+        for (var k : changed) {
+            if (k.kind().equals("WasmPlugin") || k.kind().equals("EnvoyFilter")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
+        List<Any> out = new ArrayList<>();
+        for (String name : Generators.ordered(names)) {
+            WasmPlugins.extensionConfig(name, proxy, push).ifPresent(c -> out.add(Any.pack(c)));
+        }
+        return out;
+    }
+}
