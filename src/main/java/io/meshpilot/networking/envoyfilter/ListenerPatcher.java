@@ -87,33 +87,10 @@ final class ListenerPatcher {
             ListenerFilter value = (ListenerFilter) lp.value();
             String at = lp.match().getListener().getListenerFilter();
             boolean hasMatch = lp.match().hasListener() && !at.isEmpty();
+            if (ListOps.apply(filters, lp.operation(), value, hasMatch, f -> f.getName().equals(at))) {
+                continue;
+            }
             switch (lp.operation()) {
-                case ADD -> filters.add(value);
-                case INSERT_FIRST -> filters.addFirst(value);
-                case INSERT_AFTER -> {
-                    if (!hasMatch) {
-                        filters.add(value);
-                    } else {
-                        ListOps.insertAfter(filters, f -> f.getName().equals(at), value);
-                    }
-                }
-                case INSERT_BEFORE -> {
-                    if (!hasMatch) {
-                        filters.addFirst(value);
-                    } else {
-                        ListOps.insertBefore(filters, f -> f.getName().equals(at), value);
-                    }
-                }
-                case REPLACE -> {
-                    if (hasMatch) {
-                        ListOps.replace(filters, f -> f.getName().equals(at), value);
-                    }
-                }
-                case REMOVE -> {
-                    if (hasMatch) {
-                        filters.removeIf(f -> f.getName().equals(at));
-                    }
-                }
                 case MERGE -> {
                     if (hasMatch) {
                         for (int i = 0; i < filters.size(); i++) {
@@ -207,35 +184,7 @@ final class ListenerPatcher {
             }
             Filter value = (Filter) lp.value();
             boolean hasMatch = hasNetworkFilterMatch(lp);
-            switch (lp.operation()) {
-                case ADD -> filters.add(value);
-                case INSERT_FIRST -> filters.addFirst(value);
-                case INSERT_AFTER -> {
-                    if (!hasMatch) {
-                        filters.add(value);
-                    } else {
-                        ListOps.insertAfter(filters, f -> networkFilterMatch(f, lp), value);
-                    }
-                }
-                case INSERT_BEFORE -> {
-                    if (!hasMatch) {
-                        filters.addFirst(value);
-                    } else {
-                        ListOps.insertBefore(filters, f -> networkFilterMatch(f, lp), value);
-                    }
-                }
-                case REPLACE -> {
-                    if (hasMatch) {
-                        ListOps.replace(filters, f -> networkFilterMatch(f, lp), value);
-                    }
-                }
-                case REMOVE -> {
-                    if (hasMatch) {
-                        filters.removeIf(f -> networkFilterMatch(f, lp));
-                    }
-                }
-                default -> { }
-            }
+            ListOps.apply(filters, lp.operation(), value, hasMatch, f -> networkFilterMatch(f, lp));
         }
         for (int i = 0; i < filters.size(); i++) {
             filters.set(i, patchNetworkFilter(context, efw, lis, fc, filters.get(i)));
@@ -300,35 +249,7 @@ final class ListenerPatcher {
             }
             HttpFilter value = (HttpFilter) lp.value();
             boolean hasMatch = hasHttpFilterMatch(lp);
-            switch (lp.operation()) {
-                case ADD -> filters.add(value);
-                case INSERT_FIRST -> filters.addFirst(value);
-                case INSERT_AFTER -> {
-                    if (!hasMatch) {
-                        filters.add(value);
-                    } else {
-                        ListOps.insertAfter(filters, h -> httpFilterMatch(h, lp), value);
-                    }
-                }
-                case INSERT_BEFORE -> {
-                    if (!hasMatch) {
-                        filters.addFirst(value);
-                    } else {
-                        ListOps.insertBefore(filters, h -> httpFilterMatch(h, lp), value);
-                    }
-                }
-                case REPLACE -> {
-                    if (hasMatch) {
-                        ListOps.replace(filters, h -> httpFilterMatch(h, lp), value);
-                    }
-                }
-                case REMOVE -> {
-                    if (hasMatch) {
-                        filters.removeIf(h -> httpFilterMatch(h, lp));
-                    }
-                }
-                default -> { }
-            }
+            ListOps.apply(filters, lp.operation(), value, hasMatch, h -> httpFilterMatch(h, lp));
         }
         for (int i = 0; i < filters.size(); i++) {
             HttpFilter h = filters.get(i);
