@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Golden files for Istio's authorization samples ({@code golden/authz-samples}): each sample,
- * applied with the bookinfo services, workloads and bookinfo-gateway, gives the sidecar of
+ * applied with the bookinfo services, workloads and bookinfo-gateway (and the mesh config in
+ * {@code <sample>.mesh} when there is one), gives the sidecar of
  * workload {@code httpbin} (10.10.1.1 in {@code foo}) and the ingress gateway a complete
  * LDS/RDS/CDS/EDS compared with {@code golden/<sample>/{httpbin,ingressgateway}.json}, and both
  * configs pass the Envoy proto-constraint and cross-reference checker. Updated with
@@ -48,10 +49,13 @@ class SecurityGoldenConfigTest {
             mesh.apply(GoldenConfigTest.baseWorkloads());
             mesh.apply(Files.readString(GoldenConfigTest.GOLDEN.resolve("samples/bookinfo-gateway.yaml")));
             mesh.apply(Files.readString(SAMPLES.resolve(sample)));
-            PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
-                    new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
-                    GoldenConfigTest.VERSIONS.incrementAndGet());
             String dir = sample.substring(0, sample.length() - ".yaml".length());
+            // a sample that needs mesh config (extension providers for CUSTOM) has <sample>.mesh next to it
+            Path meshFile = SAMPLES.resolve(dir + ".mesh");
+            var loader = new io.meshpilot.mesh.MeshConfigLoader();
+            PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
+                    Files.exists(meshFile) ? loader.loadMesh(meshFile) : loader.defaults(), "cluster.local",
+                    GoldenConfigTest.VERSIONS.incrementAndGet());
             GoldenConfigTest.ProxyConfig sidecar = GoldenConfigTest.ProxyConfig.of(HTTPBIN, push);
             GoldenConfigTest.ProxyConfig gateway = GoldenConfigTest.ProxyConfig.of(GoldenConfigTest.INGRESS, push);
             GoldenConfigTest.check(GoldenConfigTest.GOLDEN.resolve(dir).resolve("httpbin.json"), sidecar.json());
