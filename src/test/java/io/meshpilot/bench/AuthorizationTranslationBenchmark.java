@@ -42,6 +42,10 @@ public class AuthorizationTranslationBenchmark {
     @Param({"0", "100"})
     public int policies;
 
+    /** RequestAuthentications in the namespace too (issue 19's benchmark: 100 policies and 10 of these). */
+    @Param({"0", "10"})
+    public int requestAuthentications;
+
     private MeshFixture mesh;
     private PushContext push;
     private final Proxy proxy = new Proxy("sidecar~10.0.0.9~httpbin-1.foo~foo.svc.cluster.local", Proxy.Type.SIDECAR,
@@ -107,13 +111,21 @@ public class AuthorizationTranslationBenchmark {
         for (int i = 0; i < policies; i++) {
             yaml.append(policy(i));
         }
-        if (policies > 0) {
+        for (int i = 0; i < requestAuthentications; i++) {
+            String keys = new org.jose4j.jwk.JsonWebKeySet(org.jose4j.jwk.RsaJwkGenerator.generateJwk(2048)).toJson();
+            yaml.append("apiVersion: security.istio.io/v1\nkind: RequestAuthentication\n")
+                    .append("metadata: {name: jwt-").append(i).append(", namespace: foo}\n")
+                    .append("spec:\n  selector: {matchLabels: {app: httpbin}}\n")
+                    .append("  jwtRules:\n  - issuer: https://issuer-").append(i).append(".example.com\n")
+                    .append("    jwks: '").append(keys).append("'\n---\n");
+        }
+        if (yaml.length() > 0) {
             mesh.apply(yaml.toString());
         }
         push = mesh.push();
         Listener l = SidecarInboundListenerBuilder.virtualInbound(proxy, push);
-        System.out.printf("%n[authz] policies=%d virtualInbound %,d bytes, %d filter chains%n", policies,
-                l.getSerializedSize(), l.getFilterChainsCount());
+        System.out.printf("%n[authz] policies=%d requestAuthentications=%d virtualInbound %,d bytes, %d filter chains%n",
+                policies, requestAuthentications, l.getSerializedSize(), l.getFilterChainsCount());
     }
 
     /** The RBAC filters of the sidecar's HTTP and TCP chains. */
