@@ -137,9 +137,7 @@ enum Attribute {
 
         @Override
         Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
-            httpOnly(key, chain);
-            return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(List.of("aud"),
-                    AuthzMatchers.stringOr(values))).build();
+            return claim(key, "aud", values, chain);
         }
     },
     REQUEST_PRESENTER("request.auth.presenter") {
@@ -150,9 +148,7 @@ enum Attribute {
 
         @Override
         Principal principal(String key, List<String> values, Chain chain) throws UnsupportedValue {
-            httpOnly(key, chain);
-            return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(List.of("azp"),
-                    AuthzMatchers.stringOr(values))).build();
+            return claim(key, "azp", values, chain);
         }
     },
     REQUEST_HEADER("request.headers") {
@@ -322,6 +318,13 @@ enum Attribute {
         return RbacRules.principalAnd(List.of(
                 Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaim("iss", matchIss)).build(),
                 Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaim("sub", matchSub)).build()));
+    }
+
+    /** A list match on one claim of the verified token ({@code request.auth.audiences}, {@code .presenter}). */
+    static Principal claim(String key, String claim, List<String> values, Chain chain) throws UnsupportedValue {
+        httpOnly(key, chain);
+        return Principal.newBuilder().setMetadata(AuthzMatchers.jwtClaims(List.of(claim),
+                AuthzMatchers.stringOr(values))).build();
     }
 
     private static void httpOnly(String key, Chain chain) throws UnsupportedValue {

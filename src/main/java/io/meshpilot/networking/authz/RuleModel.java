@@ -159,70 +159,62 @@ final class RuleModel {
     }
 
     private static List<Permission> permission(Clause c, Chain chain, RBAC.Action action) throws UnsupportedValue {
-        List<Permission> out = new ArrayList<>(2);
-        if (c.attribute().extended()) {
-            for (int pass = 0; pass < 2; pass++) {
-                List<String> values = pass == 0 ? c.values() : c.notValues();
-                if (values.isEmpty()) {
-                    continue;
-                }
-                try {
-                    Permission p = c.attribute().permission(c.key(), values, chain);
-                    out.add(pass == 0 ? p : RbacRules.permissionNot(p));
-                } catch (UnsupportedValue e) {
-                    check(action, e);
-                }
-            }
-            return out;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            List<Permission> or = new ArrayList<>();
-            for (String v : pass == 0 ? c.values() : c.notValues()) {
-                try {
-                    or.add(c.attribute().permission(c.key(), v, chain));
-                } catch (UnsupportedValue e) {
-                    check(action, e);
-                }
-            }
-            if (!or.isEmpty()) {
-                Permission p = RbacRules.permissionOr(or);
-                out.add(pass == 0 ? p : RbacRules.permissionNot(p));
-            }
-        }
-        return out;
+        return matchers(c, action, values -> c.attribute().permission(c.key(), values, chain),
+                v -> c.attribute().permission(c.key(), v, chain), RbacRules::permissionOr, RbacRules::permissionNot);
     }
 
     private static List<Principal> principal(Clause c, Chain chain, RBAC.Action action) throws UnsupportedValue {
-        List<Principal> out = new ArrayList<>(2);
-        if (c.attribute().extended()) {
-            for (int pass = 0; pass < 2; pass++) {
-                List<String> values = pass == 0 ? c.values() : c.notValues();
+        return matchers(c, action, values -> c.attribute().principal(c.key(), values, chain),
+                v -> c.attribute() == Attribute.SOURCE_SERVICE_ACCOUNT
+                        ? Attribute.serviceAccount(c.policyNamespace(), v)
+                        : c.attribute().principal(c.key(), v, chain),
+                RbacRules::principalOr, RbacRules::principalNot);
+    }
+
+    /** One matcher from values, or from one value; may refuse a value it cannot express. */
+    @FunctionalInterface
+    private interface Translate<V, T> {
+        T apply(V values) throws UnsupportedValue;
+    }
+
+    /**
+     * istiod's generator loop for one clause, the same for permissions and principals: the
+     * clause's values become one matcher and its not-values a negated one. An extended
+     * attribute (JWT claims, request principals) turns the whole list into one matcher; the
+     * others OR one matcher per value. A value that cannot be expressed goes through
+     * {@link #check}.
+     */
+    private static <T> List<T> matchers(Clause c, RBAC.Action action, Translate<List<String>, T> whole,
+                                        Translate<String, T> each, java.util.function.Function<List<T>, T> or,
+                                        java.util.function.UnaryOperator<T> not) throws UnsupportedValue {
+        List<T> out = new ArrayList<>(2);
+        for (int pass = 0; pass < 2; pass++) {
+            List<String> values = pass == 0 ? c.values() : c.notValues();
+            T matcher = null;
+            if (c.attribute().extended()) {
                 if (values.isEmpty()) {
                     continue;
                 }
                 try {
-                    Principal p = c.attribute().principal(c.key(), values, chain);
-                    out.add(pass == 0 ? p : RbacRules.principalNot(p));
+                    matcher = whole.apply(values);
                 } catch (UnsupportedValue e) {
                     check(action, e);
                 }
-            }
-            return out;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            List<Principal> or = new ArrayList<>();
-            for (String v : pass == 0 ? c.values() : c.notValues()) {
-                try {
-                    or.add(c.attribute() == Attribute.SOURCE_SERVICE_ACCOUNT
-                            ? Attribute.serviceAccount(c.policyNamespace(), v)
-                            : c.attribute().principal(c.key(), v, chain));
-                } catch (UnsupportedValue e) {
-                    check(action, e);
+            } else {
+                List<T> any = new ArrayList<>();
+                for (String v : values) {
+                    try {
+                        any.add(each.apply(v));
+                    } catch (UnsupportedValue e) {
+                        check(action, e);
+                    }
+                }
+                if (!any.isEmpty()) {
+                    matcher = or.apply(any);
                 }
             }
-            if (!or.isEmpty()) {
-                Principal p = RbacRules.principalOr(or);
-                out.add(pass == 0 ? p : RbacRules.principalNot(p));
+            if (matcher != null) {
+                out.add(pass == 0 ? matcher : not.apply(matcher));
             }
         }
         return out;
