@@ -115,22 +115,7 @@ class GrpcAuthorizationTest {
     @Test
     void grpcJavaEnforcesAuthorizationPolicies(@TempDir Path dir) throws Exception {
         int port = GrpcXdsServerTest.freePort();
-        Path config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("echo-server.yaml"), """
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: echo-server, namespace: test}
-                spec:
-                  hosts: [echo-server.test.svc.cluster.local]
-                  ports: [{number: 7070, name: grpc, protocol: GRPC, targetPort: %d}]
-                  resolution: STATIC
-                  workloadSelector: {labels: {app: echo-server}}
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: WorkloadEntry
-                metadata: {name: echo-server-1, namespace: test}
-                spec: {address: 127.0.0.1, labels: {app: echo-server}}
-                """.formatted(port));
+        Path config = GrpcXdsServerTest.echoServer(dir, port);
         try (MeshPilotServer server = TestServers.start(dir)) {
             int xds = server.ports().get("grpc");
             long rejectsBefore = XdsClientScenario.rejects();

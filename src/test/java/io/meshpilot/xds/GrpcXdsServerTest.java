@@ -69,10 +69,11 @@ class GrpcXdsServerTest {
                 .build();
     }
 
-    @Test
-    void anXdsServerServesItsOwnServicePortOnly(@TempDir Path dir) throws Exception {
-        int port = freePort();
-        int undeclared = freePort();
+    /**
+     * The config dir of a gRPC echo server workload (test/echo-server, service port 7070 to
+     * {@code port} on 127.0.0.1), as its xDS server bootstraps against; returns the dir.
+     */
+    static Path echoServer(Path dir, int port) throws java.io.IOException {
         Path config = Files.createDirectories(dir.resolve("config"));
         Files.writeString(config.resolve("echo-server.yaml"), """
                 apiVersion: networking.istio.io/v1
@@ -89,6 +90,14 @@ class GrpcXdsServerTest {
                 metadata: {name: echo-server-1, namespace: test}
                 spec: {address: 127.0.0.1, labels: {app: echo-server}}
                 """.formatted(port));
+        return config;
+    }
+
+    @Test
+    void anXdsServerServesItsOwnServicePortOnly(@TempDir Path dir) throws Exception {
+        int port = freePort();
+        int undeclared = freePort();
+        Path config = echoServer(dir, port);
         try (MeshPilotServer server = TestServers.start(dir)) {
             int xds = server.ports().get("grpc");
             CompletableFuture<Boolean> serving = new CompletableFuture<>();
