@@ -5,6 +5,7 @@ import io.meshpilot.config.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.kube.KubeClient;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -69,6 +70,7 @@ public final class PilotServer implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     private Environment environment;
+    private KubeClient kubeClient;
     private MeshWatcher meshWatcher;
     private IstiodCertificates certificates;
     private ConfigController configs;
@@ -77,6 +79,9 @@ public final class PilotServer implements AutoCloseable {
     private JwksCache jwks;
     private Servers servers;
     private HelidonHost.Running helidon;
+
+    /** How long start-up waits for the Kubernetes informers' first list before going on (not ready). */
+    static final Duration KUBE_SYNC_TIMEOUT = Duration.ofSeconds(30);
 
     private PilotServer(PilotArgs args, Hosting hosting) {
         this.args = args;
@@ -94,6 +99,7 @@ public final class PilotServer implements AutoCloseable {
         try {
             s.recorder.run(Component.ARGS, s::initArgs);
             s.recorder.run(Component.ENVIRONMENT, s::initEnvironment);
+            s.recorder.run(Component.KUBE_CLIENT, s::initKubeClient);
             s.recorder.run(Component.MESH_WATCHERS, s::initMeshWatchers);
             s.recorder.run(Component.CA, s::initCa);
             s.recorder.run(Component.CONFIG_STORES, s::initConfigController);
@@ -125,6 +131,24 @@ public final class PilotServer implements AutoCloseable {
     private String initEnvironment() {
         environment = new Environment(args.domainSuffix(), args.clusterId());
         return "domainSuffix=" + environment.domainSuffix() + " clusterId=" + environment.clusterId();
+    }
+
+    /**
+     * istiod's initKubeClient: the client every Kubernetes component shares, created early;
+     * its informers are registered by the components built next and start with the start
+     * functions. None in embedded mode.
+     */
+    private String initKubeClient() {
+        if (args.kube() == null) {
+            return "none (embedded mode)";
+        }
+        try {
+            kubeClient = KubeClient.create(args.kube());
+        } catch (java.io.IOException e) {
+            throw new ComponentStartException(Component.KUBE_CLIENT, e.getMessage(), e);
+        }
+        closeables.add(kubeClient);
+        return "apiServer=" + kubeClient.describe();
     }
 
     private String initMeshWatchers() throws java.io.IOException {
@@ -260,6 +284,12 @@ public final class PilotServer implements AutoCloseable {
         long t1 = System.nanoTime();
         readiness.register("started", state::started);
         readiness.register("not-shutting-down", () -> !state.draining());
+        if (kubeClient != null) {
+            // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded;
+            // readiness names each one still not synced
+            readiness.registerGroup("kube-informer-synced", kubeClient::notSynced);
+            kubeClient.runAndWait(KUBE_SYNC_TIMEOUT);
+        }
         configs.run();
         if (configs.synced()) {
             registries.configSynced();
@@ -351,6 +381,11 @@ public final class PilotServer implements AutoCloseable {
 
     public Environment environment() {
         return environment;
+    }
+
+    /** The Kubernetes client; null in embedded mode. */
+    public KubeClient kubeClient() {
+        return kubeClient;
     }
 
     public MeshWatcher meshWatcher() {
