@@ -191,11 +191,11 @@ public final class PilotServer implements AutoCloseable {
         try {
             sources = ConfigController.Sources.choose(args.configDir(), args.configStateDir(),
                     environment.mesh().getConfigSourcesList().stream().map(c -> c.getAddress()).toList(),
-                    args.mode() == ServerMode.KUBERNETES);
+                    kubeClient != null);
         } catch (IllegalArgumentException e) {
             throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
         }
-        configs = new ConfigController(sources, readiness);
+        configs = new ConfigController(sources, readiness, kubeClient);
         closeables.add(configs);
         String detail;
         try {
