@@ -226,4 +226,38 @@ class CrdConfigStoreTest {
         store.delete("VirtualService", "default", "written", updated.resourceVersion());
         await("deleted", () -> store.get("VirtualService", "default", "written").isEmpty());
     }
+
+    /** Lists (not watches) of VirtualServices the API server answered so far. */
+    long virtualServiceLists() {
+        return api.requestLog().stream().filter(r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices")
+                && !r.contains("watch=true") && r.endsWith("-> 200")).count();
+    }
+
+    @Test
+    void afterExpiredVersionsAndAnApiServerRestartTheStoreRelistsAndConverges() throws Exception {
+        api.installIstioCrds();
+        api.apply(vs("kept", "kept.example.com"));
+        api.apply(vs("removed-while-down", "gone.example.com"));
+        startStore();
+        await("both served", () -> store.list("VirtualService", null).size() == 2);
+
+        // every resourceVersion the informers saw expires: their watches get 410 Gone and list again
+        long listsBefore = virtualServiceLists();
+        api.compact();
+        api.apply(vs("after-compaction", "c.example.com"));
+        await("the change after the compaction", () -> store.get("VirtualService", "default", "after-compaction").isPresent());
+        await("a new list after 410 Gone", () -> virtualServiceLists() > listsBefore);
+
+        // the API server goes away mid-watch; what was read stays served; changes made while it
+        // was down (here: straight into its storage) arrive once it is back
+        api.stop();
+        assertEquals(3, store.list("VirtualService", null).size(), "last good state kept while the API server is down");
+        api.delete("networking.istio.io/v1", "VirtualService", "default", "removed-while-down");
+        api.apply(vs("kept", "kept2.example.com"));
+        api.restart();
+        await("converged", () -> store.get("VirtualService", "default", "removed-while-down").isEmpty()
+                && hosts(store.get("VirtualService", "default", "kept").orElseThrow()).equals(List.of("kept2.example.com")));
+        await("synced", store::hasSynced);
+        assertEquals(List.of(), client.notSynced());
+    }
 }
