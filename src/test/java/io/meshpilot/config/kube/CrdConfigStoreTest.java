@@ -133,6 +133,15 @@ class CrdConfigStoreTest {
         assertEquals(List.of("b.example.com"), hosts(updated.old()));
         assertEquals(List.of("c.example.com"), hosts(updated.current()));
 
+        // written in another served version: one object, read once, in the version istiod reads
+        api.apply(vs("old-version", "d.example.com").replace("networking.istio.io/v1", "networking.istio.io/v1alpha3"));
+        ConfigEvent other = nextEvent();
+        assertEquals("old-version", other.current().name());
+        assertEquals("v1", other.current().gvk().version());
+        assertEquals(3, store.list("VirtualService", null).size());
+        api.delete("networking.istio.io/v1alpha3", "VirtualService", "default", "old-version");
+        assertEquals(ConfigEvent.Type.DELETE, nextEvent().type());
+
         store.delete("VirtualService", "default", "after-start", "");
         ConfigEvent deleted = nextEvent();
         assertEquals(ConfigEvent.Type.DELETE, deleted.type());
