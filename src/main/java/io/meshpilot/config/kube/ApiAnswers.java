@@ -34,6 +34,27 @@ final class ApiAnswers {
         };
     }
 
+    /** The failure an {@link io.kubernetes.client.openapi.ApiException} of a typed call is. */
+    static ConfigStoreException failure(ConfigKey key, io.kubernetes.client.openapi.ApiException e,
+                                        String givenResourceVersion) {
+        if (e.getCode() == 0) {
+            return new ConfigStoreException.Unavailable(key, "API server unreachable: " + e.getMessage(), e);
+        }
+        io.kubernetes.client.openapi.models.V1Status status = null;
+        try {
+            status = e.getResponseBody() == null ? null
+                    : new com.google.gson.Gson().fromJson(e.getResponseBody(), io.kubernetes.client.openapi.models.V1Status.class);
+        } catch (RuntimeException notAStatus) {
+            // the answer's code is enough
+        }
+        try {
+            check(key, new KubernetesApiResponse<>(status, e.getCode()), givenResourceVersion);
+        } catch (ConfigStoreException f) {
+            return f;
+        }
+        return new ConfigStoreException.Unavailable(key, "API server answered HTTP " + e.getCode(), e);
+    }
+
     /** A request that got no answer (connection refused, reset, timeout). */
     static ConfigStoreException unreachable(ConfigKey key, RuntimeException e) {
         return new ConfigStoreException.Unavailable(key, "API server unreachable: " + e.getMessage(), e);

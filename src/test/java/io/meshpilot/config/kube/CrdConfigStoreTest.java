@@ -232,7 +232,16 @@ class CrdConfigStoreTest {
                 () -> store.delete("VirtualService", "default", "never-written", ""));
         assertThrows(ConfigStoreException.Invalid.class, () -> store.create(Config.of(gvk, "default", "invalid",
                 spec("d.example.com", "d.example.com"))));
-        store.delete("VirtualService", "default", "written", updated.resourceVersion());
+        // status goes through the status subresource; the spec stays as it is
+        com.google.protobuf.Struct status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
+                com.google.protobuf.Value.newBuilder().setNumberValue(2).build()).build();
+        Config withStatus = store.updateStatus(updated.withStatus(status).withSpec(spec("ignored.example.com")));
+        assertEquals(status, withStatus.status());
+        assertEquals(List.of("w2.example.com"), hosts(withStatus));
+        assertTrue(api.get("networking.istio.io/v1", "VirtualService", "default", "written").orElseThrow()
+                .getAsJsonObject("status").has("observedGeneration"));
+
+        store.delete("VirtualService", "default", "written", withStatus.resourceVersion());
         await("deleted", () -> store.get("VirtualService", "default", "written").isEmpty());
     }
 
