@@ -175,4 +175,19 @@ class KubernetesModeServerTest {
                     "the stale write changed nothing");
         }
     }
+
+    @Test
+    void aK8sConfigSourceInTheMeshConfigReadsTheCrdsBesideAnFsOne() throws Exception {
+        Path other = Files.createDirectories(dir.resolve("fs-source"));
+        Files.writeString(other.resolve("echo-se.yaml"), echoServiceEntry());
+        Files.writeString(dir.resolve("mesh"), "configSources:\n- address: k8s://\n- address: fs://" + other.toAbsolutePath() + "\n");
+        api.apply(echoRoute("erin"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(true), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            assertEquals(other.toAbsolutePath(), server.server().configs().files().root());
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "erin"); // the ServiceEntry from fs://, the route from k8s://
+        }
+    }
 }
