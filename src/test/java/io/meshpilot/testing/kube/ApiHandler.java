@@ -126,8 +126,31 @@ final class ApiHandler implements HttpHandler {
             String gv = String.join("/", Arrays.copyOfRange(segments, 2, segments.length));
             return send(exchange, 200, openApi.groupVersion(gv).orElseThrow(() -> ApiError.notFoundPath(path)));
         }
-        // no OpenAPI v2: kubectl 1.27+ reads v3 and falls back to its compiled-in types for patches
+        if (segments.length == 2 && segments[1].equals("v2")) {
+            return openApiV2(exchange);
+        }
         throw ApiError.notFoundPath(path);
+    }
+
+    /**
+     * {@code /openapi/v2}: an empty Swagger document (no paths, no definitions). kubectl 1.27
+     * downloads it before validating and gives up when it is missing; with no definitions it
+     * leaves validation to the server (which it learns from the v3 index) and computes patches
+     * from its compiled-in types. kubectl asks for protobuf (gnostic's {@code Document}), other
+     * clients for JSON.
+     */
+    private static int openApiV2(HttpExchange exchange) throws IOException {
+        String accept = Optional.ofNullable(exchange.getRequestHeaders().getFirst("Accept")).orElse("");
+        if (accept.contains("protobuf")) {
+            byte[] bytes = OpenApiDocuments.emptySwaggerProtobuf();
+            exchange.getResponseHeaders().set("Content-Type", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+            exchange.sendResponseHeaders(200, bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+            return 200;
+        }
+        return send(exchange, 200, OpenApiDocuments.emptySwagger());
     }
 
     private int resource(HttpExchange exchange, String method, String group, String version, String[] rest,

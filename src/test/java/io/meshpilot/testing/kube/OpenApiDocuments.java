@@ -105,6 +105,39 @@ final class OpenApiDocuments {
         }
     }
 
+    /** Swagger 2.0 with only its info: as JSON. */
+    static JsonObject emptySwagger() {
+        JsonObject info = new JsonObject();
+        info.addProperty("title", "Kubernetes");
+        info.addProperty("version", VERSION);
+        JsonObject doc = new JsonObject();
+        doc.addProperty("swagger", "2.0");
+        doc.add("info", info);
+        doc.add("paths", new JsonObject());
+        return doc;
+    }
+
+    /**
+     * The same as gnostic's {@code openapi.v2.Document} protobuf: field 1 {@code swagger},
+     * field 2 {@code info} (field 1 title, field 2 version). Short strings only, so every
+     * length fits in one varint byte.
+     */
+    static byte[] emptySwaggerProtobuf() {
+        java.io.ByteArrayOutputStream info = new java.io.ByteArrayOutputStream();
+        field(info, 1, "Kubernetes".getBytes(StandardCharsets.UTF_8));
+        field(info, 2, VERSION.getBytes(StandardCharsets.UTF_8));
+        java.io.ByteArrayOutputStream doc = new java.io.ByteArrayOutputStream();
+        field(doc, 1, "2.0".getBytes(StandardCharsets.UTF_8));
+        field(doc, 2, info.toByteArray());
+        return doc.toByteArray();
+    }
+
+    private static void field(java.io.ByteArrayOutputStream out, int number, byte[] value) {
+        out.write(number << 3 | 2);
+        out.write(value.length);
+        out.writeBytes(value);
+    }
+
     static JsonObject version() {
         JsonObject v = new JsonObject();
         v.addProperty("major", "1");
