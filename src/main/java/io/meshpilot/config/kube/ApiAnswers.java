@@ -27,7 +27,7 @@ final class ApiAnswers {
             case 404 -> new ConfigStoreException.NotFound(key);
             case 409 -> "AlreadyExists".equals(reason) ? new ConfigStoreException.AlreadyExists(key)
                     : new ConfigStoreException.Conflict(key, givenResourceVersion.isEmpty() ? "(none)" : givenResourceVersion,
-                            "per the API server: " + message);
+                            "the API server says: " + message);
             case 400, 422 -> new ConfigStoreException.Invalid(key, new ValidationResult(
                     List.of(new ValidationResult.Issue("", "API server: " + message)), List.of()));
             default -> new ConfigStoreException.Unavailable(key, "API server answered HTTP " + code + ": " + message, null);

@@ -361,7 +361,14 @@ public final class CrdConfigStore implements WritableConfigStore {
         } catch (RuntimeException e) {
             throw ApiAnswers.unreachable(config.key(), e);
         }
-        ApiAnswers.check(config.key(), r, config.resourceVersion());
+        try {
+            ApiAnswers.check(config.key(), r, config.resourceVersion());
+        } catch (ConfigStoreException.Conflict e) {
+            // name the version the caller should have read: the newest this store has seen
+            throw new ConfigStoreException.Conflict(config.key(), config.resourceVersion(),
+                    get(config.key().kind(), config.namespace(), config.name()).map(Config::resourceVersion)
+                            .orElse("unknown") + "; " + e.current());
+        }
         return accepted(k, config.key(), r.getObject());
     }
 
