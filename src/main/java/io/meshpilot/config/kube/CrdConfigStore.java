@@ -114,67 +114,95 @@ public final class CrdConfigStore implements WritableConfigStore {
         return schema.versions().stream().filter(served::contains).findFirst();
     }
 
-    private synchronized void crdChanged(DynamicKubernetesObject crd) {
+    /**
+     * Starts, replaces or stops the informer of the kind a CRD defines. Informers are started
+     * and stopped outside this store's lock: stopping one waits for its handler threads, which
+     * may be waiting for the lock.
+     */
+    private void crdChanged(DynamicKubernetesObject crd) {
         JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
                 ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
         Optional<Schema> schema = schemaOf(spec);
-        if (schema.isEmpty() || closed) {
+        if (schema.isEmpty()) {
             return; // not a Pilot kind
         }
         Schema s = schema.get();
         Optional<String> version = versionToWatch(s, spec);
-        KindInformer current = kinds.get(s.kind());
-        if (version.isEmpty()) {
-            LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
-                    + "'s versions " + s.versions() + ": kind skipped");
-            stopKind(s);
-            return;
-        }
-        if (current != null && current.version.equals(version.get())) {
-            return;
-        }
-        stopKind(s);
-        KindInformer k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
-                client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
-        k.onChange(new KindInformer.Handler() {
-            @Override
-            public void upsert(DynamicKubernetesObject object) {
-                objectChanged(s, k, object);
+        KindInformer stopped;
+        KindInformer k = null;
+        synchronized (this) {
+            if (closed) {
+                return;
             }
+            KindInformer current = kinds.get(s.kind());
+            if (version.isPresent() && current != null && current.version.equals(version.get())) {
+                return;
+            }
+            stopped = stopKind(s);
+            if (version.isEmpty()) {
+                LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
+                        + "'s versions " + s.versions() + ": kind skipped");
+            } else {
+                k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
+                        client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
+                KindInformer informer = k;
+                k.onChange(new KindInformer.Handler() {
+                    @Override
+                    public void upsert(DynamicKubernetesObject object) {
+                        objectChanged(s, informer, object);
+                    }
 
-            @Override
-            public void delete(DynamicKubernetesObject object) {
-                objectRemoved(s, object);
+                    @Override
+                    public void delete(DynamicKubernetesObject object) {
+                        objectRemoved(s, informer, object);
+                    }
+                });
+                kinds.put(s.kind(), k);
+                if (missingLogged) {
+                    LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
+                }
             }
-        });
-        kinds.put(s.kind(), k);
-        if (missingLogged) {
-            LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
         }
-        client.addInformer(k.name(), k.informer);
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+        if (k != null) {
+            client.addInformer(k.name(), k.informer);
+        }
     }
 
-    private synchronized void crdRemoved(DynamicKubernetesObject crd) {
+    private void crdRemoved(DynamicKubernetesObject crd) {
         JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
                 ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
-        schemaOf(spec).ifPresent(s -> {
-            LOG.log(Level.WARNING, "CRD for " + s.kind() + " deleted: its objects are no longer served");
-            stopKind(s);
-        });
-    }
-
-    /** Stops watching a kind; its objects are gone with it (as when the CRD is deleted). */
-    private void stopKind(Schema s) {
-        KindInformer old = kinds.remove(s.kind());
-        if (old == null) {
+        Optional<Schema> schema = schemaOf(spec);
+        if (schema.isEmpty()) {
             return;
         }
-        client.removeInformer(old.name());
+        KindInformer stopped;
+        synchronized (this) {
+            LOG.log(Level.WARNING, "CRD for " + schema.get().kind() + " deleted: its objects are no longer served");
+            stopped = stopKind(schema.get());
+        }
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+    }
+
+    /**
+     * Forgets a kind (called with the lock held); its objects are gone with it, as when the CRD
+     * is deleted. Returns its informer for the caller to stop once the lock is released.
+     */
+    private KindInformer stopKind(Schema s) {
+        KindInformer old = kinds.remove(s.kind());
+        if (old == null) {
+            return null;
+        }
         Map<String, Config> objects = served.remove(s.kind());
         if (objects != null) {
             objects.values().forEach(c -> events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, c, c)));
         }
-        rejected.keySet().removeIf(k -> k.kind().equals(s.kind()));
+        rejected.keySet().removeIf(key -> key.kind().equals(s.kind()));
+        return old;
     }
 
     /** Logs, once the CRDs are known, each Pilot kind whose CRD is not installed. */
@@ -245,7 +273,10 @@ public final class CrdConfigStore implements WritableConfigStore {
                 : new ConfigEvent(ConfigEvent.Type.UPDATE, old, c));
     }
 
-    private synchronized void objectRemoved(Schema s, DynamicKubernetesObject object) {
+    private synchronized void objectRemoved(Schema s, KindInformer k, DynamicKubernetesObject object) {
+        if (kinds.get(s.kind()) != k) {
+            return; // an informer being replaced
+        }
         ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
         rejected.remove(key);
         Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
@@ -522,14 +553,14 @@ public final class CrdConfigStore implements WritableConfigStore {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
-        for (Schema s : schemas.all()) {
-            KindInformer k = kinds.remove(s.kind());
-            if (k != null) {
-                client.removeInformer(k.name());
-            }
+    public void close() {
+        List<KindInformer> stopping;
+        synchronized (this) {
+            closed = true;
+            stopping = List.copyOf(kinds.values());
+            kinds.clear();
         }
+        stopping.forEach(k -> client.removeInformer(k.name()));
         client.removeInformer(CRD_INFORMER);
         events.close();
     }

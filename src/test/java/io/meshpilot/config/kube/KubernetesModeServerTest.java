@@ -190,4 +190,32 @@ class KubernetesModeServerTest {
             awaitRoutedUser(grpc, "erin"); // the ServiceEntry from fs://, the route from k8s://
         }
     }
+
+    @Test
+    void withTheApiServerDownAtStartReadinessNamesWhatIsNotSyncedUntilItIsBack() throws Exception {
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("frank"));
+        api.stop();
+        // a short bounded wait: the server starts its listeners and stays not ready
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false),
+                Map.of("MESHPILOT_KUBE_SYNC_TIMEOUT", "200ms")));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            Http.Reply notReady = Http.get(server.ports().get("http"), "/ready");
+            assertEquals(503, notReady.status());
+            assertTrue(notReady.body().contains("kube-informer-synced:apiextensions.k8s.io/v1/customresourcedefinitions")
+                    && notReady.body().contains("kube-informer-synced:configmap istio-system/istio")
+                    && notReady.body().contains("config-synced"), notReady.body());
+
+            api.restart();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!server.server().readiness().ready() && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(200, Http.get(server.ports().get("http"), "/ready").status(),
+                    server.server().readiness().failing().toString());
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "frank");
+        }
+    }
 }
