@@ -451,35 +451,35 @@ public final class CrdConfigStore implements WritableConfigStore {
     @Override
     public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
         ConfigKey key = new ConfigKey(kind, namespace, name);
+        KindInformer k = watched(key);
+        Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
         for (int attempt = 1; ; attempt++) {
-            Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
             try {
                 return update(change.apply(cur).withResourceVersion(cur.resourceVersion()));
             } catch (ConfigStoreException.Conflict e) {
                 if (attempt >= UNCONDITIONAL_RETRIES) {
                     throw e;
                 }
-                // the watch brings the newer version; read again and reapply
-                KindInformer k = watched(key);
-                String now = currentResourceVersion(k, key);
-                awaitServed(key, now);
+                cur = fetch(k, key); // someone wrote in between: read again (the watch may lag) and reapply
             }
         }
     }
 
-    /** Waits briefly until the watch delivered {@code resourceVersion} of an object. */
-    private void awaitServed(ConfigKey key, String resourceVersion) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        while (System.nanoTime() < deadline && get(key.kind(), key.namespace(), key.name())
-                .map(c -> KubeObjects.older(c.resourceVersion(), resourceVersion)).orElse(false)) {
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+    /** The object as the API server has it now. */
+    private Config fetch(KindInformer k, ConfigKey key) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.get(key.namespace(), key.name());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
         }
+        ApiAnswers.check(key, r, "");
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), r.getObject());
+        if (!read.valid()) {
+            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+        }
+        return read.config();
     }
 
     @Override
