@@ -85,11 +85,19 @@ class KubernetesModeServerTest {
         while (System.nanoTime() < deadline) {
             var response = client.await(TypeUrls.ROUTE, Duration.ofSeconds(20));
             client.ack(response, List.of(NAME));
+            if (response.getResourcesCount() == 0) {
+                seen = "(no route configuration yet)";
+                continue;
+            }
             RouteConfiguration rc;
             try {
                 rc = response.getResources(0).unpack(RouteConfiguration.class);
             } catch (com.google.protobuf.InvalidProtocolBufferException e) {
                 throw new AssertionError(e);
+            }
+            if (rc.getVirtualHostsCount() == 0 || rc.getVirtualHosts(0).getRoutesCount() == 0) {
+                seen = "(no route yet)";
+                continue;
             }
             var route = rc.getVirtualHosts(0).getRoutes(0);
             seen = route.getMatch().getHeadersCount() == 0 ? "(no header match)" : route.getMatch().getHeaders(0).getExactMatch();
