@@ -8,6 +8,7 @@ import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.Listeners;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
+import io.meshpilot.kube.KubeClientOptions;
 
 /**
  * Everything pilot-discovery was started with: flags, env overrides and derived values,
@@ -15,6 +16,12 @@ import io.meshpilot.features.ServerMode;
  *
  * <p>{@code configStateDir} (--configStateDir) is where the writable store keeps the objects
  * written over REST when embedded.
+ *
+ * <p>{@code kube} is how to reach the API server in Kubernetes mode (--kubeconfig, else
+ * $KUBECONFIG, else in-cluster; --kubernetesApiQPS, --kubernetesApiBurst); null when embedded.
+ *
+ * <p>{@code revision} ($REVISION, istiod's control-plane revision; empty for the default one)
+ * names the mesh ConfigMap read in Kubernetes mode: {@code istio-<revision>}.
  *
  * <p>Listener addresses are null when the flag was set to the empty string: istiod then
  * serves that listener's content on the http port instead.
@@ -38,7 +45,9 @@ public record PilotArgs(
         GrpcTransportKind grpcTransport,
         PilotFeatures features,
         Ca ca,
-        List<String> ignoredArguments) {
+        List<String> ignoredArguments,
+        KubeClientOptions kube,
+        String revision) {
 
     public PilotArgs {
         registries = List.copyOf(registries);

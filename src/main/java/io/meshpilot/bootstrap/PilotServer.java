@@ -5,6 +5,7 @@ import io.meshpilot.config.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.kube.KubeClient;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -12,6 +13,7 @@ import io.meshpilot.lifecycle.ServerIdentity;
 import io.meshpilot.lifecycle.ServerState;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.mesh.MeshConfigException;
+import io.meshpilot.mesh.MeshConfigMapWatcher;
 import io.meshpilot.mesh.MeshWatcher;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushRequest;
@@ -69,7 +71,9 @@ public final class PilotServer implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     private Environment environment;
+    private KubeClient kubeClient;
     private MeshWatcher meshWatcher;
+    private MeshConfigMapWatcher meshConfigMap;
     private IstiodCertificates certificates;
     private ConfigController configs;
     private ServiceRegistries registries;
@@ -94,6 +98,7 @@ public final class PilotServer implements AutoCloseable {
         try {
             s.recorder.run(Component.ARGS, s::initArgs);
             s.recorder.run(Component.ENVIRONMENT, s::initEnvironment);
+            s.recorder.run(Component.KUBE_CLIENT, s::initKubeClient);
             s.recorder.run(Component.MESH_WATCHERS, s::initMeshWatchers);
             s.recorder.run(Component.CA, s::initCa);
             s.recorder.run(Component.CONFIG_STORES, s::initConfigController);
@@ -127,14 +132,40 @@ public final class PilotServer implements AutoCloseable {
         return "domainSuffix=" + environment.domainSuffix() + " clusterId=" + environment.clusterId();
     }
 
+    /**
+     * istiod's initKubeClient: the client every Kubernetes component shares, created early;
+     * its informers are registered by the components built next and start with the start
+     * functions. None in embedded mode.
+     */
+    private String initKubeClient() {
+        if (args.kube() == null) {
+            return "none (embedded mode)";
+        }
+        try {
+            kubeClient = KubeClient.create(args.kube());
+        } catch (java.io.IOException e) {
+            throw new ComponentStartException(Component.KUBE_CLIENT, e.getMessage(), e);
+        }
+        closeables.add(kubeClient);
+        return "apiServer=" + kubeClient.describe();
+    }
+
     private String initMeshWatchers() throws java.io.IOException {
         meshWatcher = new MeshWatcher(environment, args.meshConfigFile(), args.networksConfigFile());
         closeables.add(meshWatcher);
+        String detail;
         try {
-            return meshWatcher.start();
+            detail = meshWatcher.start();
         } catch (MeshConfigException e) {
             throw new ComponentStartException(Component.MESH_WATCHERS, "invalid mesh config " + e.getMessage(), e);
         }
+        if (kubeClient != null && !java.nio.file.Files.exists(args.meshConfigFile())) {
+            // istiod: a mesh config file wins; without one, the cluster's istio ConfigMap
+            meshConfigMap = new MeshConfigMapWatcher(environment, kubeClient, args.namespace(), args.revision());
+            closeables.add(meshConfigMap);
+            detail = meshConfigMap.start();
+        }
+        return detail;
     }
 
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
@@ -167,11 +198,11 @@ public final class PilotServer implements AutoCloseable {
         try {
             sources = ConfigController.Sources.choose(args.configDir(), args.configStateDir(),
                     environment.mesh().getConfigSourcesList().stream().map(c -> c.getAddress()).toList(),
-                    args.mode() == ServerMode.KUBERNETES);
+                    kubeClient != null);
         } catch (IllegalArgumentException e) {
             throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
         }
-        configs = new ConfigController(sources, readiness);
+        configs = new ConfigController(sources, readiness, kubeClient);
         closeables.add(configs);
         String detail;
         try {
@@ -260,10 +291,15 @@ public final class PilotServer implements AutoCloseable {
         long t1 = System.nanoTime();
         readiness.register("started", state::started);
         readiness.register("not-shutting-down", () -> !state.draining());
-        configs.run();
-        if (configs.synced()) {
-            registries.configSynced();
+        if (kubeClient != null) {
+            // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded;
+            // readiness names each one still not synced
+            readiness.registerGroup("kube-informer-synced", kubeClient::notSynced);
+            kubeClient.runAndWait(args.kube().syncTimeout());
         }
+        // the ServiceEntry registry is synced once the config is, now or (API server down) later
+        configs.onSynced(registries::configSynced);
+        configs.run(args.kube() == null ? java.time.Duration.ZERO : args.kube().syncTimeout());
         discovery.firstPush();
         registerMetrics();
         state.markStarted(Instant.now());
@@ -351,6 +387,16 @@ public final class PilotServer implements AutoCloseable {
 
     public Environment environment() {
         return environment;
+    }
+
+    /** The Kubernetes client; null in embedded mode. */
+    public KubeClient kubeClient() {
+        return kubeClient;
+    }
+
+    /** The mesh ConfigMap watcher: Kubernetes mode without a --meshConfig file; else null. */
+    public MeshConfigMapWatcher meshConfigMap() {
+        return meshConfigMap;
     }
 
     public MeshWatcher meshWatcher() {

@@ -8,6 +8,7 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
+import io.meshpilot.kube.KubeClientOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +35,14 @@ public final class DiscoveryCommand implements Callable<Integer> {
 
     @Option(names = "--kubeconfig", description = "Kubernetes config file instead of in-cluster configuration.")
     String kubeconfig = "";
+
+    @Option(names = "--kubernetesApiQPS", description = "Maximum QPS when communicating with the Kubernetes API. "
+            + "Default: ${DEFAULT-VALUE}.")
+    double kubernetesApiQps = KubeClientOptions.DEFAULT_QPS;
+
+    @Option(names = "--kubernetesApiBurst", description = "Maximum burst for throttle when communicating with the "
+            + "Kubernetes API. Default: ${DEFAULT-VALUE}.")
+    int kubernetesApiBurst = KubeClientOptions.DEFAULT_BURST;
 
     @Option(names = "--configDir", description = "Directory of Istio YAML config, watched. Default in embedded mode: etc/config.")
     String configDir;
@@ -233,8 +242,24 @@ public final class DiscoveryCommand implements Callable<Integer> {
                         + stateDir + sameAs(realState, stateDir, realConfig, cfgDir));
             }
         }
+        KubeClientOptions kube = null;
+        if (mode == ServerMode.KUBERNETES) {
+            // istiod's kube.DefaultRestConfig: the flag, else $KUBECONFIG, else in-cluster
+            Path file = !kubeconfig.isBlank() ? Path.of(kubeconfig)
+                    : kubeconfigEnv != null && !kubeconfigEnv.isBlank() ? Path.of(kubeconfigEnv.split(java.io.File.pathSeparator)[0])
+                    : null;
+            String syncTimeout = orDefault(env.apply("MESHPILOT_KUBE_SYNC_TIMEOUT"), "30s");
+            Duration sync;
+            try {
+                sync = GoDuration.parse(syncTimeout);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("MESHPILOT_KUBE_SYNC_TIMEOUT \"" + syncTimeout + "\": " + e.getMessage());
+            }
+            kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync);
+        }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
-                listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored);
+                listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,
+                kube, orDefault(env.apply("REVISION"), ""));
     }
 
     /**

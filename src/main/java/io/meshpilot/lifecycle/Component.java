@@ -4,6 +4,7 @@ package io.meshpilot.lifecycle;
 public enum Component {
     ARGS("args"),
     ENVIRONMENT("environment"),
+    KUBE_CLIENT("kube-client"),
     MESH_WATCHERS("mesh-watchers"),
     CA("ca"),
     CONFIG_STORES("config-stores"),

@@ -14,8 +14,18 @@ import java.util.function.BooleanSupplier;
 public class Readiness {
     private final Map<String, BooleanSupplier> probes = new ConcurrentHashMap<>();
 
+    private final Map<String, java.util.function.Supplier<List<String>>> groups = new ConcurrentHashMap<>();
+
     public void register(String name, BooleanSupplier probe) {
         probes.put(name, probe);
+    }
+
+    /**
+     * A probe over parts that come and go (informers): it fails with one name per part that is
+     * not ready, {@code prefix:part}, so readiness says which.
+     */
+    public void registerGroup(String prefix, java.util.function.Supplier<List<String>> notReady) {
+        groups.put(prefix, notReady);
     }
 
     /** Names of the probes that fail now, sorted; empty when ready. */
@@ -32,6 +42,13 @@ public class Readiness {
                 out.add(name);
             }
         });
+        groups.forEach((prefix, notReady) -> {
+            try {
+                notReady.get().forEach(part -> out.add(prefix + ":" + part));
+            } catch (RuntimeException e) {
+                out.add(prefix);
+            }
+        });
         out.sort(null);
         return out;
     }
@@ -41,6 +58,6 @@ public class Readiness {
     }
 
     public List<String> probeNames() {
-        return probes.keySet().stream().sorted().toList();
+        return java.util.stream.Stream.concat(probes.keySet().stream(), groups.keySet().stream()).sorted().toList();
     }
 }

@@ -61,7 +61,7 @@ class EmbeddedServerTest {
         List<Component> started = server.server().recorder().starts().stream()
                 .map(StartupRecorder.ComponentStart::component).toList();
         // DESIGN section 3, in order: every component, each once
-        assertEquals(List.of(Component.ARGS, Component.ENVIRONMENT, Component.MESH_WATCHERS, Component.CA,
+        assertEquals(List.of(Component.ARGS, Component.ENVIRONMENT, Component.KUBE_CLIENT, Component.MESH_WATCHERS, Component.CA,
                 Component.CONFIG_STORES, Component.SERVICE_REGISTRIES, Component.DISCOVERY_SERVER, Component.SERVERS,
                 Component.START_FUNCTIONS), started);
         assertEquals(Arrays.asList(Component.values()), started, "the enum is the documented order");

@@ -1,0 +1,573 @@
+package io.meshpilot.config.kube;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import io.kubernetes.client.openapi.models.V1Preconditions;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.kubernetes.client.util.generic.options.DeleteOptions;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.config.store.EventDispatcher;
+import io.meshpilot.config.store.WritableConfigStore;
+import io.meshpilot.config.validation.Validation;
+import io.meshpilot.config.validation.ValidationResult;
+import io.meshpilot.kube.KubeClient;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+/**
+ * Istio config from the cluster's custom resources (istiod's crdclient): every Pilot kind
+ * whose CRD is installed is listed and watched through the Kubernetes client, in the one
+ * version istiod reads (the first of the kind's versions the CRD serves, so an object is
+ * never served twice through two versions). Objects are validated as files are: an invalid
+ * object is reported (namespace/name, field path, reason), not served, and the version of it
+ * that was valid before keeps being served. A kind whose CRD is missing is skipped with one
+ * log line and watched from the moment its CRD appears.
+ *
+ * <p>It is also the store of REST writes in Kubernetes mode: creates, updates and deletes go
+ * to the API server with the caller's resourceVersion as precondition, and the API server's
+ * answer (409, 404, 422) is the answer. A write that succeeded is served at once with the
+ * API server's resourceVersion; its watch event then changes nothing.
+ */
+public final class CrdConfigStore implements WritableConfigStore {
+    private static final System.Logger LOG = System.getLogger(CrdConfigStore.class.getName());
+    static final String CRD_INFORMER = "apiextensions.k8s.io/v1/customresourcedefinitions";
+    /** Retries of a write whose caller gave no resourceVersion, when another writer got in between. */
+    private static final int UNCONDITIONAL_RETRIES = 5;
+
+    private final KubeClient client;
+    private final Schemas schemas;
+    private final ConfigParser parser;
+    private final EventDispatcher events = new EventDispatcher("kubernetes");
+    private final KindInformer crds;
+    /** Watched kinds by kind name. */
+    private final Map<String, KindInformer> kinds = new ConcurrentHashMap<>();
+    /** Served configs: kind -> namespace/name -> config. */
+    private final Map<String, Map<String, Config>> served = new ConcurrentHashMap<>();
+    /** Objects not served as they are now (the last good version may be), with why. */
+    private final Map<ConfigKey, Rejected> rejected = new ConcurrentHashMap<>();
+    private volatile boolean missingLogged;
+    private volatile boolean closed;
+
+    private record Rejected(String resourceVersion, List<DocumentError> errors) {
+    }
+
+    /**
+     * Registers the CRD informer with {@code client}; the kinds' informers follow as their CRDs
+     * are seen. Nothing is requested before the client's informers start.
+     */
+    public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser) {
+        this.client = client;
+        this.schemas = schemas;
+        this.parser = parser;
+        this.crds = new KindInformer(client.apiClient(), "apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                client.watchErrorHandler(CRD_INFORMER));
+        crds.onChange(new KindInformer.Handler() {
+            @Override
+            public void upsert(DynamicKubernetesObject crd) {
+                crdChanged(crd);
+            }
+
+            @Override
+            public void delete(DynamicKubernetesObject crd) {
+                crdRemoved(crd);
+            }
+        });
+        client.addInformer(CRD_INFORMER, crds.informer);
+    }
+
+    // ---- CRDs -> informers of kinds
+
+    private Optional<Schema> schemaOf(JsonObject spec) {
+        String group = string(spec, "group");
+        JsonObject names = spec.has("names") && spec.get("names").isJsonObject() ? spec.getAsJsonObject("names") : null;
+        String plural = names == null ? "" : string(names, "plural");
+        return schemas.all().stream().filter(s -> s.group().equals(group) && s.plural().equals(plural)).findFirst();
+    }
+
+    /** The version istiod reads: the kind's preferred version if served, else the next one served. */
+    private static Optional<String> versionToWatch(Schema schema, JsonObject spec) {
+        List<String> served = new ArrayList<>();
+        if (spec.has("versions") && spec.get("versions").isJsonArray()) {
+            for (JsonElement v : spec.getAsJsonArray("versions")) {
+                if (v.isJsonObject() && !"false".equals(string(v.getAsJsonObject(), "served"))) {
+                    served.add(string(v.getAsJsonObject(), "name"));
+                }
+            }
+        }
+        return schema.versions().stream().filter(served::contains).findFirst();
+    }
+
+    /**
+     * Starts, replaces or stops the informer of the kind a CRD defines. Informers are started
+     * and stopped outside this store's lock: stopping one waits for its handler threads, which
+     * may be waiting for the lock.
+     */
+    private void crdChanged(DynamicKubernetesObject crd) {
+        JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
+                ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
+        Optional<Schema> schema = schemaOf(spec);
+        if (schema.isEmpty()) {
+            return; // not a Pilot kind
+        }
+        Schema s = schema.get();
+        Optional<String> version = versionToWatch(s, spec);
+        KindInformer stopped;
+        KindInformer k = null;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            KindInformer current = kinds.get(s.kind());
+            if (version.isPresent() && current != null && current.version.equals(version.get())) {
+                return;
+            }
+            stopped = stopKind(s);
+            if (version.isEmpty()) {
+                LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
+                        + "'s versions " + s.versions() + ": kind skipped");
+            } else {
+                k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
+                        client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
+                KindInformer informer = k;
+                k.onChange(new KindInformer.Handler() {
+                    @Override
+                    public void upsert(DynamicKubernetesObject object) {
+                        objectChanged(s, informer, object);
+                    }
+
+                    @Override
+                    public void delete(DynamicKubernetesObject object) {
+                        objectRemoved(s, informer, object);
+                    }
+                });
+                kinds.put(s.kind(), k);
+                if (missingLogged) {
+                    LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
+                }
+            }
+        }
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+        if (k != null) {
+            client.addInformer(k.name(), k.informer);
+        }
+    }
+
+    private void crdRemoved(DynamicKubernetesObject crd) {
+        JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
+                ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
+        Optional<Schema> schema = schemaOf(spec);
+        if (schema.isEmpty()) {
+            return;
+        }
+        KindInformer stopped;
+        synchronized (this) {
+            LOG.log(Level.WARNING, "CRD for " + schema.get().kind() + " deleted: its objects are no longer served");
+            stopped = stopKind(schema.get());
+        }
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+    }
+
+    /**
+     * Forgets a kind (called with the lock held); its objects are gone with it, as when the CRD
+     * is deleted. Returns its informer for the caller to stop once the lock is released.
+     */
+    private KindInformer stopKind(Schema s) {
+        KindInformer old = kinds.remove(s.kind());
+        if (old == null) {
+            return null;
+        }
+        Map<String, Config> objects = served.remove(s.kind());
+        if (objects != null) {
+            objects.values().forEach(c -> events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, c, c)));
+        }
+        rejected.keySet().removeIf(key -> key.kind().equals(s.kind()));
+        return old;
+    }
+
+    /** Logs, once the CRDs are known, each Pilot kind whose CRD is not installed. */
+    private void logMissingKinds() {
+        if (missingLogged || !crds.synced()) {
+            return;
+        }
+        synchronized (this) {
+            if (missingLogged) {
+                return;
+            }
+            missingLogged = true;
+            for (Schema s : schemas.all()) {
+                if (!kinds.containsKey(s.kind())) {
+                    LOG.log(Level.INFO, "CRD " + s.plural() + "." + s.group() + " is not installed: " + s.kind()
+                            + " skipped until it is");
+                }
+            }
+        }
+    }
+
+    // ---- objects -> served configs and events
+
+    private Map<String, Config> of(String kind) {
+        return served.computeIfAbsent(kind, k -> new ConcurrentHashMap<>());
+    }
+
+    private static String id(String namespace, String name) {
+        return namespace + "/" + name;
+    }
+
+    private String source(KindInformer k) {
+        return "kubernetes " + k.name();
+    }
+
+    private synchronized void objectChanged(Schema s, KindInformer k, DynamicKubernetesObject object) {
+        if (kinds.get(s.kind()) != k) {
+            return; // an informer being replaced
+        }
+        String rv = KubeObjects.resourceVersion(object);
+        String id = id(KubeObjects.namespace(object), KubeObjects.name(object));
+        Config cur = of(s.kind()).get(id);
+        if (cur != null && (cur.resourceVersion().equals(rv) || KubeObjects.older(rv, cur.resourceVersion()))) {
+            return; // already served (a write of ours, or a relist)
+        }
+        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), object);
+        if (!read.valid()) {
+            Rejected before = rejected.put(key, new Rejected(rv, read.errors()));
+            if (before == null || !before.resourceVersion().equals(rv)) {
+                for (DocumentError e : read.errors()) {
+                    LOG.log(Level.WARNING, "config rejected (resourceVersion " + rv + "): " + e + (cur == null
+                            ? "; not served" : "; resourceVersion " + cur.resourceVersion() + " of it is still served"));
+                }
+            }
+            return;
+        }
+        if (rejected.remove(key) != null) {
+            LOG.log(Level.INFO, "config " + key + " valid again (resourceVersion " + rv + "): served");
+        }
+        serve(read.config());
+    }
+
+    /** Serves {@code c} (called with this store's lock held) and queues its event. */
+    private void serve(Config c) {
+        Config old = of(c.gvk().kind()).put(id(c.namespace(), c.name()), c);
+        events.submit(old == null ? new ConfigEvent(ConfigEvent.Type.ADD, null, c)
+                : new ConfigEvent(ConfigEvent.Type.UPDATE, old, c));
+    }
+
+    private synchronized void objectRemoved(Schema s, KindInformer k, DynamicKubernetesObject object) {
+        if (kinds.get(s.kind()) != k) {
+            return; // an informer being replaced
+        }
+        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        rejected.remove(key);
+        Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
+        if (old != null) {
+            events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
+        }
+    }
+
+    // ---- reads
+
+    @Override
+    public Collection<Schema> schemas() {
+        return schemas.all();
+    }
+
+    @Override
+    public Optional<Config> get(String kind, String namespace, String name) {
+        return Optional.ofNullable(of(kind).get(id(namespace, name)));
+    }
+
+    @Override
+    public List<Config> list(String kind, String namespace) {
+        List<Config> out = new ArrayList<>();
+        for (Config c : of(kind).values()) {
+            if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
+                out.add(c);
+            }
+        }
+        out.sort(Comparator.comparing(Config::key));
+        return out;
+    }
+
+    // ---- writes: the API server decides
+
+    private KindInformer watched(ConfigKey key) {
+        if (schemas.forKind(key.kind()).isEmpty()) {
+            throw new ConfigStoreException.ReadOnly(key, "kind " + key.kind() + " is not held by this store");
+        }
+        KindInformer k = kinds.get(key.kind());
+        if (k == null) {
+            throw new ConfigStoreException.ReadOnly(key, "the CRD of " + key.kind() + " is not installed in the cluster");
+        }
+        return k;
+    }
+
+    private void validate(Config c) {
+        Schema s = schemas.forKind(c.gvk().kind()).orElseThrow(
+                () -> new ConfigStoreException.ReadOnly(c.key(), "kind " + c.gvk().kind() + " is not held by this store"));
+        Validation v = new Validation();
+        s.validator().validate(c, v);
+        ValidationResult r = v.result();
+        if (!r.valid()) {
+            throw new ConfigStoreException.Invalid(c.key(), r);
+        }
+    }
+
+    /** Serves what the API server stored, unless the watch already brought something newer. */
+    private Config accepted(KindInformer k, ConfigKey key, DynamicKubernetesObject stored) {
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), stored);
+        if (!read.valid()) { // the API server changed it into something we do not serve (a mutating webhook)
+            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+        }
+        synchronized (this) {
+            Config cur = get(key.kind(), key.namespace(), key.name()).orElse(null);
+            if (cur == null || !(cur.resourceVersion().equals(read.config().resourceVersion())
+                    || KubeObjects.older(read.config().resourceVersion(), cur.resourceVersion()))) {
+                rejected.remove(key);
+                serve(read.config());
+            }
+        }
+        return read.config();
+    }
+
+    @Override
+    public Config create(Config config) {
+        validate(config);
+        KindInformer k = watched(config.key());
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.create(KubeObjects.toObject(config.withResourceVersion(""), k.version));
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        ApiAnswers.check(config.key(), r, "");
+        return accepted(k, config.key(), r.getObject());
+    }
+
+    @Override
+    public Config update(Config config) {
+        validate(config);
+        KindInformer k = watched(config.key());
+        if (!config.resourceVersion().isEmpty()) {
+            return put(k, config);
+        }
+        // no resourceVersion: "whatever is current" (custom resources need one on update)
+        for (int attempt = 1; ; attempt++) {
+            String current = currentResourceVersion(k, config.key());
+            try {
+                return put(k, config.withResourceVersion(current));
+            } catch (ConfigStoreException.Conflict e) {
+                if (attempt >= UNCONDITIONAL_RETRIES) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private Config put(KindInformer k, Config config) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.update(KubeObjects.toObject(config, k.version));
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        try {
+            ApiAnswers.check(config.key(), r, config.resourceVersion());
+        } catch (ConfigStoreException.Conflict e) {
+            // name the version the caller should have read: the newest this store has seen
+            throw new ConfigStoreException.Conflict(config.key(), config.resourceVersion(),
+                    get(config.key().kind(), config.namespace(), config.name()).map(Config::resourceVersion)
+                            .orElse("unknown") + "; " + e.current());
+        }
+        return accepted(k, config.key(), r.getObject());
+    }
+
+    /** The object's resourceVersion as the API server has it now. */
+    private String currentResourceVersion(KindInformer k, ConfigKey key) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.get(key.namespace(), key.name());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
+        }
+        ApiAnswers.check(key, r, "");
+        return KubeObjects.resourceVersion(r.getObject());
+    }
+
+    /**
+     * Replaces the status through the status subresource (a PUT: the client library's own
+     * status update sends a patch in a media type the API server refuses).
+     */
+    @Override
+    public Config updateStatus(Config config) {
+        KindInformer k = watched(config.key());
+        DynamicKubernetesObject object = KubeObjects.toObject(config, k.version);
+        try {
+            object.getRaw().add("status", com.google.gson.JsonParser.parseString(
+                    com.google.protobuf.util.JsonFormat.printer().print(config.status())));
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException(e); // a Struct always prints
+        }
+        if (config.resourceVersion().isEmpty()) {
+            object.getRaw().getAsJsonObject("metadata").addProperty("resourceVersion",
+                    currentResourceVersion(k, config.key()));
+        }
+        Object stored;
+        try {
+            stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
+                    .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural, config.name(),
+                            object.getRaw())
+                    .execute();
+        } catch (io.kubernetes.client.openapi.ApiException e) {
+            throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        JsonObject json = client.apiClient().getJSON().getGson().toJsonTree(stored).getAsJsonObject();
+        return accepted(k, config.key(), new DynamicKubernetesObject(json));
+    }
+
+    @Override
+    public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
+        ConfigKey key = new ConfigKey(kind, namespace, name);
+        KindInformer k = watched(key);
+        Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return update(change.apply(cur).withResourceVersion(cur.resourceVersion()));
+            } catch (ConfigStoreException.Conflict e) {
+                if (attempt >= UNCONDITIONAL_RETRIES) {
+                    throw e;
+                }
+                cur = fetch(k, key); // someone wrote in between: read again (the watch may lag) and reapply
+            }
+        }
+    }
+
+    /** The object as the API server has it now. */
+    private Config fetch(KindInformer k, ConfigKey key) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.get(key.namespace(), key.name());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
+        }
+        ApiAnswers.check(key, r, "");
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), r.getObject());
+        if (!read.valid()) {
+            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+        }
+        return read.config();
+    }
+
+    @Override
+    public void delete(String kind, String namespace, String name, String resourceVersion) {
+        ConfigKey key = new ConfigKey(kind, namespace, name);
+        KindInformer k = watched(key);
+        DeleteOptions options = new DeleteOptions();
+        if (resourceVersion != null && !resourceVersion.isEmpty()) {
+            options.setPreconditions(new V1Preconditions().resourceVersion(resourceVersion));
+        }
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.delete(namespace, name, options);
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
+        }
+        ApiAnswers.check(key, r, resourceVersion == null ? "" : resourceVersion);
+        // served until the watch says it is gone: a delete is not undone by an older event then
+    }
+
+    // ---- lifecycle
+
+    @Override
+    public void registerEventHandler(String kind, Consumer<ConfigEvent> handler) {
+        events.register(kind, handler);
+    }
+
+    /** Starts delivering events; the informers run with the Kubernetes client's. */
+    @Override
+    public void run() {
+        events.start();
+    }
+
+    /** The CRDs were listed and every watched kind's first list went through. */
+    @Override
+    public boolean hasSynced() {
+        if (!crds.synced()) {
+            return false;
+        }
+        logMissingKinds();
+        for (KindInformer k : kinds.values()) {
+            if (!k.synced()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
+        return events.drain(timeout, unit);
+    }
+
+    /** The kinds watched now, as {@code group/version/plural}. */
+    public List<String> watching() {
+        return kinds.values().stream().map(KindInformer::name).sorted().toList();
+    }
+
+    @Override
+    public String describe() {
+        return "kubernetes API server " + client.describe();
+    }
+
+    /** Objects in the cluster that are not served as they are, with why (the last good version may be). */
+    @Override
+    public List<DocumentError> errors() {
+        List<DocumentError> out = new ArrayList<>();
+        rejected.values().forEach(r -> out.addAll(r.errors()));
+        out.sort(Comparator.comparing(DocumentError::toString));
+        return out;
+    }
+
+    @Override
+    public void close() {
+        List<KindInformer> stopping;
+        synchronized (this) {
+            closed = true;
+            stopping = List.copyOf(kinds.values());
+            kinds.clear();
+        }
+        stopping.forEach(k -> client.removeInformer(k.name()));
+        client.removeInformer(CRD_INFORMER);
+        events.close();
+    }
+
+    private static String string(JsonObject o, String field) {
+        JsonElement e = o.get(field);
+        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
+    }
+
+}

@@ -1,0 +1,259 @@
+package io.meshpilot.kube;
+
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.SharedInformer;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.util.ClientBuilder;
+import io.kubernetes.client.util.KubeConfig;
+import java.io.IOException;
+import java.io.Reader;
+import java.lang.System.Logger.Level;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The Kubernetes client (istiod's kube.Client): one API client, throttled by
+ * --kubernetesApiQPS/--kubernetesApiBurst, and the informers built on it. Components
+ * register informers while the server is built (typed ones through {@link #informers()},
+ * others through {@link #addInformer}); {@link #runAndWait} starts them with the start
+ * functions and waits, bounded, until each has listed once. The informers relist by
+ * themselves when a watch breaks or its resourceVersion is gone (410).
+ */
+public final class KubeClient implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(KubeClient.class.getName());
+
+    private final ApiClient apiClient;
+    private final String description;
+    private final ExecutorService executor;
+    private final NamedInformerFactory factory;
+    /** Informers registered by name, outside the factory (dynamic kinds), in order of registration. */
+    private final Map<String, SharedInformer<?>> named = new LinkedHashMap<>();
+    private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
+    private boolean started;
+    private boolean closed;
+
+    private KubeClient(ApiClient apiClient, String description) {
+        this.apiClient = apiClient;
+        this.description = description;
+        AtomicInteger n = new AtomicInteger();
+        this.executor = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon()
+                .name("kube-informer-" + n.incrementAndGet()).unstarted(r));
+        this.factory = new NamedInformerFactory(apiClient, executor);
+    }
+
+    /**
+     * Connects as {@code options} say. Nothing is sent to the API server yet.
+     *
+     * @throws IOException naming the kubeconfig or in-cluster file that cannot be used, and why
+     */
+    public static KubeClient create(KubeClientOptions options) throws IOException {
+        ApiClient client;
+        try {
+            ClientBuilder builder;
+            if (options.kubeconfig() != null) {
+                KubeConfig config;
+                try (Reader r = Files.newBufferedReader(options.kubeconfig(), StandardCharsets.UTF_8)) {
+                    config = KubeConfig.loadKubeConfig(r);
+                }
+                if (config == null || config.getServer() == null) {
+                    throw new IOException("kubeconfig " + options.kubeconfig() + " names no cluster server (current-context "
+                            + (config == null ? "none" : config.getCurrentContext()) + ")");
+                }
+                config.setFile(options.kubeconfig().toAbsolutePath().toFile()); // relative certificate paths
+                builder = ClientBuilder.kubeconfig(config);
+            } else {
+                builder = ClientBuilder.cluster();
+            }
+            // watches stay open for minutes with nothing to read; the informers time them out themselves
+            client = builder.setReadTimeout(Duration.ZERO).build();
+        } catch (IOException e) {
+            throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
+                    + options.kubeconfig()) + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
+                    + options.kubeconfig()) + " cannot be used: " + e, e);
+        }
+        client.setHttpClient(client.getHttpClient().newBuilder()
+                .addInterceptor(new RequestRateLimiter(options.qps(), options.burst()))
+                .build());
+        return new KubeClient(client, client.getBasePath() + " (" + options.describe() + ")");
+    }
+
+    /** The throttled API client: for requests and for informers built outside {@link #informers()}. */
+    public ApiClient apiClient() {
+        return apiClient;
+    }
+
+    /** The factory of typed informers (Service, EndpointSlice, Pod, ...): one informer per type. */
+    public SharedInformerFactory informers() {
+        return factory;
+    }
+
+    /**
+     * Registers an informer the factory cannot hold (several of one Java type, like dynamic
+     * objects of different kinds). Started with the others, or at once when they already run.
+     *
+     * @param name what readiness and logs call it, e.g. {@code networking.istio.io/v1/virtualservices}
+     */
+    public void addInformer(String name, SharedInformer<?> informer) {
+        Stopping replaced;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("Kubernetes client closed");
+            }
+            SharedInformer<?> old = named.put(name, informer);
+            replaced = old != null && old != informer ? new Stopping(old, namedStarted.remove(name)) : null;
+            if (started) {
+                startNamed();
+            }
+        }
+        if (replaced != null) {
+            replaced.stop();
+        }
+    }
+
+    /** Stops and forgets an informer registered with {@link #addInformer}. */
+    public void removeInformer(String name) {
+        Stopping removed;
+        synchronized (this) {
+            SharedInformer<?> old = named.remove(name);
+            removed = old == null ? null : new Stopping(old, namedStarted.remove(name));
+        }
+        if (removed != null) {
+            removed.stop();
+        }
+    }
+
+    /**
+     * An informer on its way out. Stopped without holding this client's lock: stopping waits
+     * for the informer's handler threads, and a handler may be registering an informer.
+     */
+    private record Stopping(SharedInformer<?> informer, java.util.concurrent.Future<?> running) {
+        void stop() {
+            informer.stop();
+            if (running != null) {
+                running.cancel(true); // an informer's loop waits for deltas until interrupted
+            }
+        }
+    }
+
+    /** Starts every informer registered so far (and later ones as they are registered). */
+    public synchronized void start() {
+        if (closed) {
+            throw new IllegalStateException("Kubernetes client closed");
+        }
+        started = true;
+        factory.startAllRegisteredInformers();
+        startNamed();
+    }
+
+    private void startNamed() {
+        named.forEach((name, informer) -> {
+            if (!namedStarted.containsKey(name)) {
+                namedStarted.put(name, executor.submit(informer::run));
+            }
+        });
+    }
+
+    /**
+     * istiod's kubeClient.RunAndWait: starts the informers and waits until each has listed
+     * once, or {@code timeout}. Returns the names of those that have not (empty: all synced).
+     */
+    public List<String> runAndWait(Duration timeout) throws InterruptedException {
+        start();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<String> pending = notSynced();
+        while (!pending.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            pending = notSynced();
+        }
+        if (!pending.isEmpty()) {
+            LOG.log(Level.WARNING, "Kubernetes informers not synced after " + timeout.toMillis() + " ms: " + pending
+                    + " (they keep retrying; readiness waits for them)");
+        }
+        return pending;
+    }
+
+    /** The informers that have not listed once yet, by name; empty when all have. */
+    public synchronized List<String> notSynced() {
+        List<String> out = new ArrayList<>();
+        factory.named().forEach((name, informer) -> {
+            if (!informer.hasSynced()) {
+                out.add(name);
+            }
+        });
+        named.forEach((name, informer) -> {
+            if (!informer.hasSynced()) {
+                out.add(name);
+            }
+        });
+        return out;
+    }
+
+    /** Whether every informer registered so far has listed once. */
+    public boolean hasSynced() {
+        return notSynced().isEmpty();
+    }
+
+    /**
+     * What an informer does with a failed list or watch (pass it to the factory's
+     * {@code sharedIndexInformerFor(..., exceptionHandler)} or to an informer's constructor):
+     * one WARNING line naming the informer and the cause, when the cause changes; the informer itself retries with backoff. A 410 Gone (expired
+     * resourceVersion) is routine: the informer relists, logged at DEBUG.
+     */
+    public <T> java.util.function.BiConsumer<Class<T>, Throwable> watchErrorHandler(String name) {
+        return (type, error) -> watchErrors.report(name, error);
+    }
+
+    private final WatchErrors watchErrors = new WatchErrors();
+
+    /** The API server and how it is reached, for logs. */
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        List<Stopping> stopping = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            named.forEach((name, informer) -> stopping.add(new Stopping(informer, namedStarted.remove(name))));
+            named.clear();
+        }
+        stopping.forEach(Stopping::stop);
+        factory.stopAllRegisteredInformers(false);
+        executor.shutdownNow();
+        // watches hold OkHttp connections; end them so no thread waits on a socket after close
+        apiClient.getHttpClient().dispatcher().cancelAll();
+        apiClient.getHttpClient().connectionPool().evictAll();
+    }
+
+    /** The factory, with the names of its informers for readiness (its map is keyed by Java type). */
+    private static final class NamedInformerFactory extends SharedInformerFactory {
+        NamedInformerFactory(ApiClient client, ExecutorService executor) {
+            super(client, executor, false);
+        }
+
+        synchronized Map<String, SharedIndexInformer<?>> named() {
+            Map<String, SharedIndexInformer<?>> out = new LinkedHashMap<>();
+            for (Map.Entry<Type, SharedIndexInformer> e : informers.entrySet()) {
+                Type t = e.getKey();
+                out.put(t instanceof Class<?> c ? c.getSimpleName() : t.getTypeName(), e.getValue());
+            }
+            return out;
+        }
+    }
+}
