@@ -67,6 +67,16 @@ class LayeringTest {
     }
 
     @Test
+    void kubeImportsOnlyTheBottomPackages() {
+        classes().that().resideInAPackage("io.meshpilot.kube..")
+                .should().onlyDependOnClassesThat(outsideMeshPilotOr(
+                        "io.meshpilot.kube..", "io.meshpilot.lifecycle..", "io.meshpilot.features..", "io.meshpilot.util.."))
+                .because("the Kubernetes client (istiod's pkg/kube) is shared by the config store, the registries "
+                        + "and the mesh watcher; it knows none of them")
+                .check(mainClasses);
+    }
+
+    @Test
     void registryDoesNotImportXds() {
         noClasses().that().resideInAPackage("io.meshpilot.registry..")
                 .should().dependOnClassesThat().resideInAPackage("io.meshpilot.xds..")

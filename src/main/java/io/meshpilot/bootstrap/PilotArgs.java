@@ -20,6 +20,9 @@ import io.meshpilot.kube.KubeClientOptions;
  * <p>{@code kube} is how to reach the API server in Kubernetes mode (--kubeconfig, else
  * $KUBECONFIG, else in-cluster; --kubernetesApiQPS, --kubernetesApiBurst); null when embedded.
  *
+ * <p>{@code revision} ($REVISION, istiod's control-plane revision; empty for the default one)
+ * names the mesh ConfigMap read in Kubernetes mode: {@code istio-<revision>}.
+ *
  * <p>Listener addresses are null when the flag was set to the empty string: istiod then
  * serves that listener's content on the http port instead.
  */
@@ -43,7 +46,8 @@ public record PilotArgs(
         PilotFeatures features,
         Ca ca,
         List<String> ignoredArguments,
-        KubeClientOptions kube) {
+        KubeClientOptions kube,
+        String revision) {
 
     public PilotArgs {
         registries = List.copyOf(registries);

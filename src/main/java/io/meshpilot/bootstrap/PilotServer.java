@@ -13,6 +13,7 @@ import io.meshpilot.lifecycle.ServerIdentity;
 import io.meshpilot.lifecycle.ServerState;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.mesh.MeshConfigException;
+import io.meshpilot.mesh.MeshConfigMapWatcher;
 import io.meshpilot.mesh.MeshWatcher;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushRequest;
@@ -72,6 +73,7 @@ public final class PilotServer implements AutoCloseable {
     private Environment environment;
     private KubeClient kubeClient;
     private MeshWatcher meshWatcher;
+    private MeshConfigMapWatcher meshConfigMap;
     private IstiodCertificates certificates;
     private ConfigController configs;
     private ServiceRegistries registries;
@@ -154,11 +156,19 @@ public final class PilotServer implements AutoCloseable {
     private String initMeshWatchers() throws java.io.IOException {
         meshWatcher = new MeshWatcher(environment, args.meshConfigFile(), args.networksConfigFile());
         closeables.add(meshWatcher);
+        String detail;
         try {
-            return meshWatcher.start();
+            detail = meshWatcher.start();
         } catch (MeshConfigException e) {
             throw new ComponentStartException(Component.MESH_WATCHERS, "invalid mesh config " + e.getMessage(), e);
         }
+        if (kubeClient != null && !java.nio.file.Files.exists(args.meshConfigFile())) {
+            // istiod: a mesh config file wins; without one, the cluster's istio ConfigMap
+            meshConfigMap = new MeshConfigMapWatcher(environment, kubeClient, args.namespace(), args.revision());
+            closeables.add(meshConfigMap);
+            detail = meshConfigMap.start();
+        }
+        return detail;
     }
 
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
@@ -191,11 +201,11 @@ public final class PilotServer implements AutoCloseable {
         try {
             sources = ConfigController.Sources.choose(args.configDir(), args.configStateDir(),
                     environment.mesh().getConfigSourcesList().stream().map(c -> c.getAddress()).toList(),
-                    args.mode() == ServerMode.KUBERNETES);
+                    kubeClient != null);
         } catch (IllegalArgumentException e) {
             throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
         }
-        configs = new ConfigController(sources, readiness);
+        configs = new ConfigController(sources, readiness, kubeClient);
         closeables.add(configs);
         String detail;
         try {
@@ -388,6 +398,11 @@ public final class PilotServer implements AutoCloseable {
     /** The Kubernetes client; null in embedded mode. */
     public KubeClient kubeClient() {
         return kubeClient;
+    }
+
+    /** The mesh ConfigMap watcher: Kubernetes mode without a --meshConfig file; else null. */
+    public MeshConfigMapWatcher meshConfigMap() {
+        return meshConfigMap;
     }
 
     public MeshWatcher meshWatcher() {

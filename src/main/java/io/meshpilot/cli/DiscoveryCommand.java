@@ -252,7 +252,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,
-                kube);
+                kube, orDefault(env.apply("REVISION"), ""));
     }
 
     /**

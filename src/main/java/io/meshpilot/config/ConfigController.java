@@ -5,6 +5,8 @@ import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
+import io.meshpilot.config.kube.CrdConfigStore;
+import io.meshpilot.kube.KubeClient;
 import io.meshpilot.config.store.AggregateConfigStore;
 import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
@@ -36,22 +38,26 @@ public final class ConfigController implements AutoCloseable {
      *
      * @param configDir      --configDir (or a mesh config {@code fs://} source): watched Istio
      *                       YAML, read-only; null for none
-     * @param configStateDir --configStateDir: where objects written over REST are kept
+     * @param configStateDir --configStateDir: where objects written over REST are kept (embedded)
+     * @param crds           Istio CRDs of the cluster (Kubernetes mode, or a {@code k8s://}
+     *                       source): watched, and where REST writes go
      */
-    public record Sources(java.nio.file.Path configDir, java.nio.file.Path configStateDir) {
+    public record Sources(java.nio.file.Path configDir, java.nio.file.Path configStateDir, boolean crds) {
 
         /**
          * istiod's choice of config source (initConfigController): the mesh config's
-         * {@code configSources} when it lists any, else --configDir, else the Kubernetes CRD
-         * store. A source this build cannot read fails start-up naming it, never silently.
+         * {@code configSources} when it lists any, else the Kubernetes CRDs when a cluster is
+         * configured, with --configDir beside them when given. A source this build cannot
+         * read fails start-up naming it, never silently.
          *
-         * @param kubernetes whether a Kubernetes cluster is configured (CRDs are the source then)
+         * @param kubernetes whether a Kubernetes cluster is configured
          * @throws IllegalArgumentException with one line naming the unsupported source
          */
         public static Sources choose(java.nio.file.Path configDir, java.nio.file.Path configStateDir,
                                      List<String> meshConfigSources, boolean kubernetes) {
             if (!meshConfigSources.isEmpty()) {
                 java.nio.file.Path dir = null;
+                boolean crds = false;
                 for (String address : meshConfigSources) {
                     if (address.startsWith("fs://")) {
                         if (dir != null) {
@@ -60,24 +66,23 @@ public final class ConfigController implements AutoCloseable {
                         }
                         dir = java.nio.file.Path.of(address.substring("fs://".length()));
                     } else if (address.startsWith("k8s://")) {
-                        throw new IllegalArgumentException("mesh config configSources " + address
-                                + ": this build has no Kubernetes CRD store yet");
+                        if (!kubernetes) {
+                            throw new IllegalArgumentException("mesh config configSources " + address
+                                    + ": no Kubernetes cluster is configured (no --kubeconfig, no KUBECONFIG, not in a pod)");
+                        }
+                        crds = true;
                     } else {
                         throw new IllegalArgumentException("mesh config configSources " + address
-                                + ": unsupported config source (this build reads fs:// directories)");
+                                + ": unsupported config source (this build reads fs:// directories and k8s://)");
                     }
                 }
                 if (configDir != null && !configDir.equals(dir)) {
                     LOG.log(Level.WARNING, "mesh config configSources decide where config comes from (as in istiod): "
-                            + dir + " is read, --configDir " + configDir + " is not");
+                            + (dir == null ? "no directory" : dir) + " is read, --configDir " + configDir + " is not");
                 }
-                return new Sources(dir, configStateDir);
+                return new Sources(dir, configStateDir, crds);
             }
-            if (configDir == null && kubernetes) {
-                throw new IllegalArgumentException("config: with a Kubernetes cluster and no --configDir, config comes "
-                        + "from Istio CRDs, and this build has no Kubernetes CRD store yet; pass --configDir");
-            }
-            return new Sources(configDir, configStateDir);
+            return new Sources(configDir, configStateDir, kubernetes);
         }
     }
 
@@ -90,13 +95,25 @@ public final class ConfigController implements AutoCloseable {
     private volatile FileConfigSource files;
     private volatile AggregateConfigStore aggregate;
     private volatile boolean synced;
+    private volatile boolean eventsDelivered;
     /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
     private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
     static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
 
-    public ConfigController(Sources sources, Readiness readiness) {
+    private final KubeClient kubeClient;
+
+    /** @param kubeClient the cluster's client when {@code sources} has CRDs; else null */
+    public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient) {
+        if (sources.crds() && kubeClient == null) {
+            throw new IllegalArgumentException("config from Kubernetes CRDs needs a Kubernetes client");
+        }
         this.sources = sources;
         this.readiness = readiness;
+        this.kubeClient = kubeClient;
+    }
+
+    public ConfigController(Sources sources, Readiness readiness) {
+        this(sources, readiness, null);
     }
 
     /**
@@ -122,7 +139,8 @@ public final class ConfigController implements AutoCloseable {
         for (Schema s : schemas.all()) {
             aggregate.registerEventHandler(s.kind(), this::onEvent);
         }
-        readiness.register("config-synced", () -> synced);
+        // an API server that was down at start syncs later: the probe asks again
+        readiness.register("config-synced", () -> synced || (eventsDelivered && aggregate.hasSynced()));
         return "configDir=" + (files == null ? "(none)" : files.root()) + " writable=" + writable.describe()
                 + " restored=" + schemas.all().stream().mapToInt(s -> writable.list(s.kind(), null).size()).sum()
                 + " skipped=" + writable.errors().size() + " kinds=" + schemas.all().size()
@@ -131,9 +149,12 @@ public final class ConfigController implements AutoCloseable {
 
     /**
      * The store REST writes go to. Embedded it keeps them in --configStateDir; with Kubernetes
-     * the API server is to hold them (its store implements the same interface).
+     * CRDs the API server holds them, and the same store serves the cluster's config.
      */
     private WritableConfigStore openWritable() throws java.io.IOException {
+        if (sources.crds()) {
+            return new CrdConfigStore(kubeClient, schemas, parser);
+        }
         try {
             return DurableConfigStore.open(sources.configStateDir(), parser, schemas.all());
         } catch (java.io.IOException | RuntimeException e) {
@@ -149,7 +170,14 @@ public final class ConfigController implements AutoCloseable {
     public void run() throws InterruptedException {
         long t0 = System.nanoTime();
         aggregate.run();
-        boolean delivered = aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        // the cluster's CRDs and objects arrive through informers: wait, bounded, until listed
+        long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
+        while (!aggregate.hasSynced() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        boolean delivered = aggregate.awaitEventsDelivered(Math.max(1, deadline - System.nanoTime()),
+                java.util.concurrent.TimeUnit.NANOSECONDS);
+        eventsDelivered = delivered;
         synced = delivered && aggregate.hasSynced();
         int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();
         LOG.log(synced ? Level.INFO : Level.WARNING, String.format("config stores running: configs=%d rejected=%d "

@@ -38,7 +38,7 @@ public final class KubeClient implements AutoCloseable {
     private final NamedInformerFactory factory;
     /** Informers registered by name, outside the factory (dynamic kinds), in order of registration. */
     private final Map<String, SharedInformer<?>> named = new LinkedHashMap<>();
-    private final Map<String, Boolean> namedStarted = new LinkedHashMap<>();
+    private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
     private boolean started;
     private boolean closed;
 
@@ -111,8 +111,7 @@ public final class KubeClient implements AutoCloseable {
         }
         SharedInformer<?> old = named.put(name, informer);
         if (old != null && old != informer) {
-            old.stop();
-            namedStarted.remove(name);
+            stop(name, old);
         }
         if (started) {
             startNamed();
@@ -122,9 +121,17 @@ public final class KubeClient implements AutoCloseable {
     /** Stops and forgets an informer registered with {@link #addInformer}. */
     public synchronized void removeInformer(String name) {
         SharedInformer<?> old = named.remove(name);
-        namedStarted.remove(name);
         if (old != null) {
-            old.stop();
+            stop(name, old);
+        }
+    }
+
+    /** Stops an informer and ends its thread (an informer's loop waits for deltas until interrupted). */
+    private void stop(String name, SharedInformer<?> informer) {
+        informer.stop();
+        java.util.concurrent.Future<?> running = namedStarted.remove(name);
+        if (running != null) {
+            running.cancel(true);
         }
     }
 
@@ -140,8 +147,8 @@ public final class KubeClient implements AutoCloseable {
 
     private void startNamed() {
         named.forEach((name, informer) -> {
-            if (namedStarted.putIfAbsent(name, Boolean.TRUE) == null) {
-                executor.execute(informer::run);
+            if (!namedStarted.containsKey(name)) {
+                namedStarted.put(name, executor.submit(informer::run));
             }
         });
     }

@@ -59,14 +59,16 @@ public final class MeshConfigLoader {
     /** Loads mesh networks; a missing file means no networks. */
     public MeshNetworks loadNetworks(Path file) throws MeshConfigException {
         String text = read(file);
-        if (text == null) {
-            return MeshNetworks.getDefaultInstance();
-        }
-        Node root = single(file.toString(), text);
+        return text == null ? MeshNetworks.getDefaultInstance() : parseNetworks(file.toString(), text);
+    }
+
+    /** Parses mesh networks text. */
+    public MeshNetworks parseNetworks(String source, String text) throws MeshConfigException {
+        Node root = single(source, text);
         MeshNetworks.Builder b = MeshNetworks.newBuilder();
-        bind(file.toString(), root, b);
+        bind(source, root, b);
         MeshNetworks n = b.build();
-        check(file.toString(), root, MeshValidator.validate(n));
+        check(source, root, MeshValidator.validate(n));
         return n;
     }
 

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -35,26 +34,15 @@ class ConfigAndRegistryChoiceTest {
     }
 
     @Test
-    void kubernetesRegistryWithoutAKubernetesClientFailsNamingIt() throws Exception {
-        MeshPilotServer.StartupFailure f = failure(TestServers.flags(dir, "--kubeconfig", kubeconfig().toString()));
-        assertTrue(f.getMessage().startsWith("service-registries: --registries Kubernetes: this build has no Kubernetes "
-                + "client yet"), f.getMessage());
+    void aKubeconfigWithoutAClusterFailsStartUpNamingIt() throws Exception {
+        Path kubeconfig = kubeconfig();
+        MeshPilotServer.StartupFailure f = failure(TestServers.flags(dir, "--kubeconfig", kubeconfig.toString(),
+                "--registries", "Mock"));
+        assertTrue(f.getMessage().startsWith("kube-client: kubeconfig " + kubeconfig), f.getMessage());
         // nothing of the failed server is left holding the JVM's one HTTP host
         try (MeshPilotServer ok = TestServers.start(dir)) {
             assertTrue(ok.server().readiness().ready());
         }
-    }
-
-    @Test
-    void kubernetesModeWithoutConfigDirNeedsTheCrdStore() throws Exception {
-        List<String> flags = new ArrayList<>(TestServers.flags(dir, "--kubeconfig", kubeconfig().toString(),
-                "--registries", "Mock"));
-        int at = flags.indexOf("--configDir");
-        flags.remove(at + 1);
-        flags.remove(at);
-        MeshPilotServer.StartupFailure f = failure(flags);
-        assertTrue(f.getMessage().startsWith("config-stores: config: with a Kubernetes cluster and no --configDir"),
-                f.getMessage());
     }
 
     @Test
@@ -91,8 +79,8 @@ class ConfigAndRegistryChoiceTest {
 
         Files.writeString(dir.resolve("mesh"), "configSources:\n- address: k8s://\n");
         MeshPilotServer.StartupFailure f = failure(TestServers.flags(dir));
-        assertTrue(f.getMessage().startsWith("config-stores: mesh config configSources k8s://: this build has no "
-                + "Kubernetes CRD store yet"), f.getMessage());
+        assertTrue(f.getMessage().startsWith("config-stores: mesh config configSources k8s://: no Kubernetes cluster "
+                + "is configured"), f.getMessage());
 
         Files.writeString(dir.resolve("mesh"), "configSources:\n- address: xds://istiod.example:15010\n");
         f = failure(TestServers.flags(dir));

@@ -115,6 +115,24 @@ class DiscoveryArgsTest {
     }
 
     @Test
+    void theKubernetesClientIsConfiguredAsIstiodsDefaultRestConfig() {
+        assertNull(parse(Map.of()).kube(), "embedded: no client");
+        var fromFlag = parse(Map.of("KUBECONFIG", "/env/kc"), "--kubeconfig", "/flag/kc").kube();
+        assertEquals(Path.of("/flag/kc"), fromFlag.kubeconfig(), "the flag wins over KUBECONFIG");
+        assertEquals(80.0, fromFlag.qps(), "istiod's --kubernetesApiQPS default");
+        assertEquals(160, fromFlag.burst(), "istiod's --kubernetesApiBurst default");
+        assertEquals(Path.of("/env/a"), parse(Map.of("KUBECONFIG", "/env/a:/env/b")).kube().kubeconfig(),
+                "the first file of KUBECONFIG");
+        assertNull(parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1")).kube().kubeconfig(), "in-cluster");
+        var tuned = parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiQPS", "5.5", "--kubernetesApiBurst", "7").kube();
+        assertEquals(5.5, tuned.qps());
+        assertEquals(7, tuned.burst());
+        assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiQPS", "0"));
+        assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiBurst", "0"));
+        assertEquals("canary", parse(Map.of("REVISION", "canary")).revision());
+    }
+
+    @Test
     void kubernetesRegistryAskedForByNameWithoutAClusterIsAnError() {
         assertEquals(List.of("Mock"), parse(Map.of(), "--registries", "Mock").registries());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -1,0 +1,522 @@
+package io.meshpilot.config.kube;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import io.kubernetes.client.openapi.models.V1Preconditions;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.kubernetes.client.util.generic.options.DeleteOptions;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.config.store.EventDispatcher;
+import io.meshpilot.config.store.WritableConfigStore;
+import io.meshpilot.config.validation.Validation;
+import io.meshpilot.config.validation.ValidationResult;
+import io.meshpilot.kube.KubeClient;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+/**
+ * Istio config from the cluster's custom resources (istiod's crdclient): every Pilot kind
+ * whose CRD is installed is listed and watched through the Kubernetes client, in the one
+ * version istiod reads (the first of the kind's versions the CRD serves, so an object is
+ * never served twice through two versions). Objects are validated as files are: an invalid
+ * object is reported (namespace/name, field path, reason), not served, and the version of it
+ * that was valid before keeps being served. A kind whose CRD is missing is skipped with one
+ * log line and watched from the moment its CRD appears.
+ *
+ * <p>It is also the store of REST writes in Kubernetes mode: creates, updates and deletes go
+ * to the API server with the caller's resourceVersion as precondition, and the API server's
+ * answer (409, 404, 422) is the answer. A write that succeeded is served at once with the
+ * API server's resourceVersion; its watch event then changes nothing.
+ */
+public final class CrdConfigStore implements WritableConfigStore {
+    private static final System.Logger LOG = System.getLogger(CrdConfigStore.class.getName());
+    static final String CRD_INFORMER = "apiextensions.k8s.io/v1/customresourcedefinitions";
+    /** Retries of a write whose caller gave no resourceVersion, when another writer got in between. */
+    private static final int UNCONDITIONAL_RETRIES = 5;
+
+    private final KubeClient client;
+    private final Schemas schemas;
+    private final ConfigParser parser;
+    private final EventDispatcher events = new EventDispatcher("kubernetes");
+    private final KindInformer crds;
+    /** Watched kinds by kind name. */
+    private final Map<String, KindInformer> kinds = new ConcurrentHashMap<>();
+    /** Served configs: kind -> namespace/name -> config. */
+    private final Map<String, Map<String, Config>> served = new ConcurrentHashMap<>();
+    /** Objects not served as they are now (the last good version may be), with why. */
+    private final Map<ConfigKey, Rejected> rejected = new ConcurrentHashMap<>();
+    private volatile boolean missingLogged;
+    private volatile boolean closed;
+
+    private record Rejected(String resourceVersion, List<DocumentError> errors) {
+    }
+
+    /**
+     * Registers the CRD informer with {@code client}; the kinds' informers follow as their CRDs
+     * are seen. Nothing is requested before the client's informers start.
+     */
+    public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser) {
+        this.client = client;
+        this.schemas = schemas;
+        this.parser = parser;
+        this.crds = new KindInformer(client.apiClient(), "apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                client.watchErrorHandler(CRD_INFORMER));
+        crds.onChange(new KindInformer.Handler() {
+            @Override
+            public void upsert(DynamicKubernetesObject crd) {
+                crdChanged(crd);
+            }
+
+            @Override
+            public void delete(DynamicKubernetesObject crd) {
+                crdRemoved(crd);
+            }
+        });
+        client.addInformer(CRD_INFORMER, crds.informer);
+    }
+
+    // ---- CRDs -> informers of kinds
+
+    private Optional<Schema> schemaOf(JsonObject spec) {
+        String group = string(spec, "group");
+        JsonObject names = spec.has("names") && spec.get("names").isJsonObject() ? spec.getAsJsonObject("names") : null;
+        String plural = names == null ? "" : string(names, "plural");
+        return schemas.all().stream().filter(s -> s.group().equals(group) && s.plural().equals(plural)).findFirst();
+    }
+
+    /** The version istiod reads: the kind's preferred version if served, else the next one served. */
+    private static Optional<String> versionToWatch(Schema schema, JsonObject spec) {
+        List<String> served = new ArrayList<>();
+        if (spec.has("versions") && spec.get("versions").isJsonArray()) {
+            for (JsonElement v : spec.getAsJsonArray("versions")) {
+                if (v.isJsonObject() && !"false".equals(string(v.getAsJsonObject(), "served"))) {
+                    served.add(string(v.getAsJsonObject(), "name"));
+                }
+            }
+        }
+        return schema.versions().stream().filter(served::contains).findFirst();
+    }
+
+    private synchronized void crdChanged(DynamicKubernetesObject crd) {
+        JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
+                ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
+        Optional<Schema> schema = schemaOf(spec);
+        if (schema.isEmpty() || closed) {
+            return; // not a Pilot kind
+        }
+        Schema s = schema.get();
+        Optional<String> version = versionToWatch(s, spec);
+        KindInformer current = kinds.get(s.kind());
+        if (version.isEmpty()) {
+            LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
+                    + "'s versions " + s.versions() + ": kind skipped");
+            stopKind(s);
+            return;
+        }
+        if (current != null && current.version.equals(version.get())) {
+            return;
+        }
+        stopKind(s);
+        KindInformer k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
+                client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
+        k.onChange(new KindInformer.Handler() {
+            @Override
+            public void upsert(DynamicKubernetesObject object) {
+                objectChanged(s, k, object);
+            }
+
+            @Override
+            public void delete(DynamicKubernetesObject object) {
+                objectRemoved(s, object);
+            }
+        });
+        kinds.put(s.kind(), k);
+        if (missingLogged) {
+            LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
+        }
+        client.addInformer(k.name(), k.informer);
+    }
+
+    private synchronized void crdRemoved(DynamicKubernetesObject crd) {
+        JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
+                ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
+        schemaOf(spec).ifPresent(s -> {
+            LOG.log(Level.WARNING, "CRD for " + s.kind() + " deleted: its objects are no longer served");
+            stopKind(s);
+        });
+    }
+
+    /** Stops watching a kind; its objects are gone with it (as when the CRD is deleted). */
+    private void stopKind(Schema s) {
+        KindInformer old = kinds.remove(s.kind());
+        if (old == null) {
+            return;
+        }
+        client.removeInformer(old.name());
+        Map<String, Config> objects = served.remove(s.kind());
+        if (objects != null) {
+            objects.values().forEach(c -> events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, c, c)));
+        }
+        rejected.keySet().removeIf(k -> k.kind().equals(s.kind()));
+    }
+
+    /** Logs, once the CRDs are known, each Pilot kind whose CRD is not installed. */
+    private void logMissingKinds() {
+        if (missingLogged || !crds.synced()) {
+            return;
+        }
+        synchronized (this) {
+            if (missingLogged) {
+                return;
+            }
+            missingLogged = true;
+            for (Schema s : schemas.all()) {
+                if (!kinds.containsKey(s.kind())) {
+                    LOG.log(Level.INFO, "CRD " + s.plural() + "." + s.group() + " is not installed: " + s.kind()
+                            + " skipped until it is");
+                }
+            }
+        }
+    }
+
+    // ---- objects -> served configs and events
+
+    private Map<String, Config> of(String kind) {
+        return served.computeIfAbsent(kind, k -> new ConcurrentHashMap<>());
+    }
+
+    private static String id(String namespace, String name) {
+        return namespace + "/" + name;
+    }
+
+    private String source(KindInformer k) {
+        return "kubernetes " + k.name();
+    }
+
+    private synchronized void objectChanged(Schema s, KindInformer k, DynamicKubernetesObject object) {
+        if (kinds.get(s.kind()) != k) {
+            return; // an informer being replaced
+        }
+        String rv = KubeObjects.resourceVersion(object);
+        String id = id(KubeObjects.namespace(object), KubeObjects.name(object));
+        Config cur = of(s.kind()).get(id);
+        if (cur != null && (cur.resourceVersion().equals(rv) || KubeObjects.older(rv, cur.resourceVersion()))) {
+            return; // already served (a write of ours, or a relist)
+        }
+        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), object);
+        if (!read.valid()) {
+            Rejected before = rejected.put(key, new Rejected(rv, read.errors()));
+            if (before == null || !before.resourceVersion().equals(rv)) {
+                for (DocumentError e : read.errors()) {
+                    LOG.log(Level.WARNING, "config rejected (resourceVersion " + rv + "): " + e + (cur == null
+                            ? "; not served" : "; resourceVersion " + cur.resourceVersion() + " of it is still served"));
+                }
+            }
+            return;
+        }
+        if (rejected.remove(key) != null) {
+            LOG.log(Level.INFO, "config " + key + " valid again (resourceVersion " + rv + "): served");
+        }
+        serve(read.config());
+    }
+
+    /** Serves {@code c} (called with this store's lock held) and queues its event. */
+    private void serve(Config c) {
+        Config old = of(c.gvk().kind()).put(id(c.namespace(), c.name()), c);
+        events.submit(old == null ? new ConfigEvent(ConfigEvent.Type.ADD, null, c)
+                : new ConfigEvent(ConfigEvent.Type.UPDATE, old, c));
+    }
+
+    private synchronized void objectRemoved(Schema s, DynamicKubernetesObject object) {
+        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        rejected.remove(key);
+        Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
+        if (old != null) {
+            events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
+        }
+    }
+
+    // ---- reads
+
+    @Override
+    public Collection<Schema> schemas() {
+        return schemas.all();
+    }
+
+    @Override
+    public Optional<Config> get(String kind, String namespace, String name) {
+        return Optional.ofNullable(of(kind).get(id(namespace, name)));
+    }
+
+    @Override
+    public List<Config> list(String kind, String namespace) {
+        List<Config> out = new ArrayList<>();
+        for (Config c : of(kind).values()) {
+            if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
+                out.add(c);
+            }
+        }
+        out.sort(Comparator.comparing(Config::key));
+        return out;
+    }
+
+    // ---- writes: the API server decides
+
+    private KindInformer watched(ConfigKey key) {
+        if (schemas.forKind(key.kind()).isEmpty()) {
+            throw new ConfigStoreException.ReadOnly(key, "kind " + key.kind() + " is not held by this store");
+        }
+        KindInformer k = kinds.get(key.kind());
+        if (k == null) {
+            throw new ConfigStoreException.ReadOnly(key, "the CRD of " + key.kind() + " is not installed in the cluster");
+        }
+        return k;
+    }
+
+    private void validate(Config c) {
+        Schema s = schemas.forKind(c.gvk().kind()).orElseThrow(
+                () -> new ConfigStoreException.ReadOnly(c.key(), "kind " + c.gvk().kind() + " is not held by this store"));
+        Validation v = new Validation();
+        s.validator().validate(c, v);
+        ValidationResult r = v.result();
+        if (!r.valid()) {
+            throw new ConfigStoreException.Invalid(c.key(), r);
+        }
+    }
+
+    /** Serves what the API server stored, unless the watch already brought something newer. */
+    private Config accepted(KindInformer k, ConfigKey key, DynamicKubernetesObject stored) {
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), stored);
+        if (!read.valid()) { // the API server changed it into something we do not serve (a mutating webhook)
+            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+        }
+        synchronized (this) {
+            Config cur = get(key.kind(), key.namespace(), key.name()).orElse(null);
+            if (cur == null || !(cur.resourceVersion().equals(read.config().resourceVersion())
+                    || KubeObjects.older(read.config().resourceVersion(), cur.resourceVersion()))) {
+                rejected.remove(key);
+                serve(read.config());
+            }
+        }
+        return read.config();
+    }
+
+    @Override
+    public Config create(Config config) {
+        validate(config);
+        KindInformer k = watched(config.key());
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.create(KubeObjects.toObject(config.withResourceVersion(""), k.version));
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        ApiAnswers.check(config.key(), r, "");
+        return accepted(k, config.key(), r.getObject());
+    }
+
+    @Override
+    public Config update(Config config) {
+        validate(config);
+        KindInformer k = watched(config.key());
+        if (!config.resourceVersion().isEmpty()) {
+            return put(k, config);
+        }
+        // no resourceVersion: "whatever is current" (custom resources need one on update)
+        for (int attempt = 1; ; attempt++) {
+            String current = currentResourceVersion(k, config.key());
+            try {
+                return put(k, config.withResourceVersion(current));
+            } catch (ConfigStoreException.Conflict e) {
+                if (attempt >= UNCONDITIONAL_RETRIES) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private Config put(KindInformer k, Config config) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.update(KubeObjects.toObject(config, k.version));
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        ApiAnswers.check(config.key(), r, config.resourceVersion());
+        return accepted(k, config.key(), r.getObject());
+    }
+
+    /** The object's resourceVersion as the API server has it now. */
+    private String currentResourceVersion(KindInformer k, ConfigKey key) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.get(key.namespace(), key.name());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
+        }
+        ApiAnswers.check(key, r, "");
+        return KubeObjects.resourceVersion(r.getObject());
+    }
+
+    @Override
+    public Config updateStatus(Config config) {
+        KindInformer k = watched(config.key());
+        DynamicKubernetesObject object = KubeObjects.toObject(config, k.version);
+        try {
+            object.getRaw().add("status", com.google.gson.JsonParser.parseString(
+                    com.google.protobuf.util.JsonFormat.printer().print(config.status())));
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException(e); // a Struct always prints
+        }
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.updateStatus(object, o -> o.getRaw().get("status"));
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(config.key(), e);
+        }
+        ApiAnswers.check(config.key(), r, config.resourceVersion());
+        return accepted(k, config.key(), r.getObject());
+    }
+
+    @Override
+    public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
+        ConfigKey key = new ConfigKey(kind, namespace, name);
+        for (int attempt = 1; ; attempt++) {
+            Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
+            try {
+                return update(change.apply(cur).withResourceVersion(cur.resourceVersion()));
+            } catch (ConfigStoreException.Conflict e) {
+                if (attempt >= UNCONDITIONAL_RETRIES) {
+                    throw e;
+                }
+                // the watch brings the newer version; read again and reapply
+                KindInformer k = watched(key);
+                String now = currentResourceVersion(k, key);
+                awaitServed(key, now);
+            }
+        }
+    }
+
+    /** Waits briefly until the watch delivered {@code resourceVersion} of an object. */
+    private void awaitServed(ConfigKey key, String resourceVersion) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline && get(key.kind(), key.namespace(), key.name())
+                .map(c -> KubeObjects.older(c.resourceVersion(), resourceVersion)).orElse(false)) {
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void delete(String kind, String namespace, String name, String resourceVersion) {
+        ConfigKey key = new ConfigKey(kind, namespace, name);
+        KindInformer k = watched(key);
+        DeleteOptions options = new DeleteOptions();
+        if (resourceVersion != null && !resourceVersion.isEmpty()) {
+            options.setPreconditions(new V1Preconditions().resourceVersion(resourceVersion));
+        }
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.delete(namespace, name, options);
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
+        }
+        ApiAnswers.check(key, r, resourceVersion == null ? "" : resourceVersion);
+        // served until the watch says it is gone: a delete is not undone by an older event then
+    }
+
+    // ---- lifecycle
+
+    @Override
+    public void registerEventHandler(String kind, Consumer<ConfigEvent> handler) {
+        events.register(kind, handler);
+    }
+
+    /** Starts delivering events; the informers run with the Kubernetes client's. */
+    @Override
+    public void run() {
+        events.start();
+    }
+
+    /** The CRDs were listed and every watched kind's first list went through. */
+    @Override
+    public boolean hasSynced() {
+        if (!crds.synced()) {
+            return false;
+        }
+        logMissingKinds();
+        for (KindInformer k : kinds.values()) {
+            if (!k.synced()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
+        return events.drain(timeout, unit);
+    }
+
+    /** The kinds watched now, as {@code group/version/plural}. */
+    public List<String> watching() {
+        return kinds.values().stream().map(KindInformer::name).sorted().toList();
+    }
+
+    @Override
+    public String describe() {
+        return "kubernetes API server " + client.describe();
+    }
+
+    /** Objects in the cluster that are not served as they are, with why (the last good version may be). */
+    @Override
+    public List<DocumentError> errors() {
+        List<DocumentError> out = new ArrayList<>();
+        rejected.values().forEach(r -> out.addAll(r.errors()));
+        out.sort(Comparator.comparing(DocumentError::toString));
+        return out;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        for (Schema s : schemas.all()) {
+            KindInformer k = kinds.remove(s.kind());
+            if (k != null) {
+                client.removeInformer(k.name());
+            }
+        }
+        client.removeInformer(CRD_INFORMER);
+        events.close();
+    }
+
+    private static String string(JsonObject o, String field) {
+        JsonElement e = o.get(field);
+        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
+    }
+
+}

@@ -1,0 +1,103 @@
+package io.meshpilot.config.kube;
+
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.cache.Cache;
+import io.kubernetes.client.informer.cache.Caches;
+import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+
+/**
+ * A list-watch informer over one resource of the API server, read as raw JSON
+ * ({@code group/version/plural}), with the keys its handler has taken in: it has synced
+ * when its first list went through the handler, not only into its cache.
+ */
+final class KindInformer {
+    final String group;
+    final String version;
+    final String plural;
+    final DynamicKubernetesApi api;
+    final DefaultSharedIndexInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
+    /** Keys (namespace/name) the handler has seen, with the resourceVersion it saw. */
+    private final Map<String, String> handled = new ConcurrentHashMap<>();
+    private final Cache<DynamicKubernetesObject> cache = new Cache<>();
+
+    KindInformer(ApiClient client, String group, String version, String plural,
+                 BiConsumer<Class<DynamicKubernetesObject>, Throwable> errors) {
+        this.group = group;
+        this.version = version;
+        this.plural = plural;
+        this.api = new DynamicKubernetesApi(group, version, plural, client);
+        ListerWatcher<DynamicKubernetesObject, DynamicKubernetesListObject> lw = new ListerWatcher<>() {
+            @Override
+            public DynamicKubernetesListObject list(CallGeneratorParams p) throws ApiException {
+                return api.list(new ListOptions().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds))
+                        .throwsApiException().getObject();
+            }
+
+            @Override
+            public Watchable<DynamicKubernetesObject> watch(CallGeneratorParams p) throws ApiException {
+                return api.watch(new ListOptions().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds));
+            }
+        };
+        this.informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, lw, 0, cache, errors);
+    }
+
+    /** {@code group/version/plural}: how readiness and logs name it. */
+    String name() {
+        return group + "/" + version + "/" + plural;
+    }
+
+    /** Calls {@code handler} for each change, after noting the key as handled. */
+    void onChange(Handler handler) {
+        informer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(DynamicKubernetesObject o) {
+                handler.upsert(o);
+                handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+            }
+
+            @Override
+            public void onUpdate(DynamicKubernetesObject old, DynamicKubernetesObject o) {
+                handler.upsert(o);
+                handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+            }
+
+            @Override
+            public void onDelete(DynamicKubernetesObject o, boolean finalStateUnknown) {
+                handler.delete(o);
+                handled.remove(Caches.metaNamespaceKeyFunc(o));
+            }
+        });
+    }
+
+    /** Listed once, and every object of that list went through the handler. */
+    boolean synced() {
+        if (!informer.hasSynced()) {
+            return false;
+        }
+        for (DynamicKubernetesObject o : cache.list()) {
+            if (!KubeObjects.resourceVersion(o).equals(handled.get(Caches.metaNamespaceKeyFunc(o)))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** What the handler of an informer is told. */
+    interface Handler {
+        void upsert(DynamicKubernetesObject object);
+
+        void delete(DynamicKubernetesObject object);
+    }
+}
