@@ -1,0 +1,356 @@
+package io.meshpilot.testing.kube;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.sun.net.httpserver.HttpServer;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.Schemas;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A Kubernetes API server stand-in for tests and {@code bin/kube-sandbox}: the real REST
+ * protocol over real HTTP on loopback, enough for kubectl (1.27-1.33) and the official Java
+ * client's informers. Objects live in memory ({@link ObjectStore}); the server can be stopped
+ * and restarted on the same port keeping them, and its history compacted so that old
+ * resourceVersions expire (410 Gone).
+ *
+ * <p>Served: discovery ({@code /api}, {@code /apis}, per group version), {@code /version},
+ * {@code /openapi/v3} (enough for kubectl's server-side field validation check), the built-in
+ * kinds MeshPilot reads (Namespace, Service, Endpoints, EndpointSlice, Pod, Node, ConfigMap,
+ * Secret, ServiceAccount, Deployment and a few more) and every kind of a created
+ * CustomResourceDefinition. Per resource: get, list (resourceVersion, label and field
+ * selectors, limit/continue), watch (from a resourceVersion, bookmarks, 410 Expired,
+ * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
+ * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
+ * server-side apply without managed fields), delete (preconditions, finalizers) and delete
+ * collection. Not served: protobuf, tables (kubectl prints its default columns), admission,
+ * schema validation or pruning of custom resources, managed fields, RBAC and authentication
+ * (every request is allowed).
+ *
+ * <p>Why not fabric8's {@code kubernetes-server-mock} 8.0.0 in CRUD mode: it was tried first.
+ * Its CRUD dispatcher keeps no history, so a watch cannot start from a resourceVersion, and it
+ * sends no bookmarks and never 410 Gone; it serves no discovery and no OpenAPI, so kubectl cannot
+ * use it; its state lives in the dispatcher of one mock web server, so a restart on the same
+ * port keeping the objects is not something it offers. Adding those means replacing its watch,
+ * discovery and lifecycle, leaving only its object map and patch handling, while pulling in
+ * Jackson 3, Vert.x 5 and its own model classes beside the official client's. This server is
+ * the smaller thing to own.
+ */
+public final class FakeApiServer implements AutoCloseable {
+    /** The short names Istio's CRDs declare ({@code kubectl get vs}). */
+    private static final java.util.Map<String, String> ISTIO_SHORT_NAMES = java.util.Map.of(
+            "VirtualService", "vs", "DestinationRule", "dr", "Gateway", "gw", "ServiceEntry", "se",
+            "WorkloadEntry", "we", "WorkloadGroup", "wg", "PeerAuthentication", "pa", "RequestAuthentication", "ra",
+            "AuthorizationPolicy", "ap", "Telemetry", "telemetry");
+    private final ResourceCatalog catalog = new ResourceCatalog();
+    private final ObjectStore store = new ObjectStore(catalog);
+    private final WatchStreams watches = new WatchStreams(store);
+    private final ApiHandler handler = new ApiHandler(catalog, store, watches);
+    /** The bound port, kept across {@link #stop()} for {@link #restart()}. */
+    private int port;
+    private HttpServer server;
+    private ExecutorService executor;
+
+    private FakeApiServer() {
+        store.createSystemNamespaces();
+    }
+
+    /** Starts on a free loopback port. */
+    public static FakeApiServer start() {
+        return start(0);
+    }
+
+    /** Starts on this loopback port (0: a free one). */
+    public static FakeApiServer start(int port) {
+        FakeApiServer s = new FakeApiServer();
+        s.bind(port);
+        return s;
+    }
+
+    private synchronized void bind(int bindPort) {
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), bindPort), 128);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot listen on 127.0.0.1:" + bindPort, e);
+        }
+        executor = Executors.newVirtualThreadPerTaskExecutor();
+        server.setExecutor(executor);
+        server.createContext("/", handler);
+        server.start();
+        port = server.getAddress().getPort();
+    }
+
+    /** {@code http://127.0.0.1:<port>}. */
+    public URI url() {
+        return URI.create("http://127.0.0.1:" + port());
+    }
+
+    public synchronized int port() {
+        return port;
+    }
+
+    /**
+     * Writes {@code dir/kubeconfig}: one cluster at {@link #url()} over plain HTTP (kubectl and
+     * the Java client both accept it), no credentials, namespace {@code default}.
+     */
+    public Path writeKubeconfig(Path dir) {
+        String name = "meshpilot-standin";
+        String yaml = """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: %1$s
+                  cluster:
+                    server: %2$s
+                contexts:
+                - name: %1$s
+                  context:
+                    cluster: %1$s
+                    user: %1$s
+                    namespace: default
+                current-context: %1$s
+                users:
+                - name: %1$s
+                  user: {}
+                """.formatted(name, url());
+        try {
+            Files.createDirectories(dir);
+            Path file = dir.resolve("kubeconfig");
+            Files.writeString(file, yaml);
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Creates (or replaces) CustomResourceDefinitions given as YAML; their kinds are served at once. */
+    public void installCrds(String yaml) {
+        apply(yaml);
+    }
+
+    /** Creates the CRDs of every Pilot kind ({@link Schemas#PILOT}) in every version istiod serves. */
+    public void installIstioCrds() {
+        for (JsonObject crd : istioCrds()) {
+            applyObject(crd);
+        }
+    }
+
+    /**
+     * Istio's CRDs as the stand-in needs them: group, names, scope, served versions (the first
+     * of each kind's versions is the storage version), the status subresource, and a schema
+     * that keeps every field (Istio's own CRDs validate through the webhook, not the schema).
+     */
+    public static List<JsonObject> istioCrds() {
+        List<JsonObject> crds = new ArrayList<>();
+        for (Schema s : Schemas.PILOT.all()) {
+            JsonObject names = new JsonObject();
+            names.addProperty("kind", s.kind());
+            names.addProperty("listKind", s.kind() + "List");
+            names.addProperty("plural", s.plural());
+            names.addProperty("singular", s.kind().toLowerCase(java.util.Locale.ROOT));
+            names.add("categories", Json.array(List.of("istio-io", s.group().split("\\.")[0] + "-istio-io")));
+            Optional.ofNullable(ISTIO_SHORT_NAMES.get(s.kind())).ifPresent(n -> names.add("shortNames", Json.array(List.of(n))));
+            JsonArray versions = new JsonArray();
+            for (String v : s.versions()) {
+                JsonObject version = new JsonObject();
+                version.addProperty("name", v);
+                version.addProperty("served", true);
+                version.addProperty("storage", v.equals(s.versions().get(0)));
+                JsonObject schema = new JsonObject();
+                JsonObject openApi = new JsonObject();
+                openApi.addProperty("type", "object");
+                openApi.addProperty("x-kubernetes-preserve-unknown-fields", true);
+                schema.add("openAPIV3Schema", openApi);
+                version.add("schema", schema);
+                JsonObject subresources = new JsonObject();
+                subresources.add("status", new JsonObject());
+                version.add("subresources", subresources);
+                versions.add(version);
+            }
+            JsonObject spec = new JsonObject();
+            spec.addProperty("group", s.group());
+            spec.add("names", names);
+            spec.addProperty("scope", s.clusterScoped() ? "Cluster" : "Namespaced");
+            spec.add("versions", versions);
+            JsonObject crd = new JsonObject();
+            crd.addProperty("apiVersion", "apiextensions.k8s.io/v1");
+            crd.addProperty("kind", "CustomResourceDefinition");
+            JsonObject meta = new JsonObject();
+            meta.addProperty("name", s.plural() + "." + s.group());
+            JsonObject labels = new JsonObject();
+            labels.addProperty("app.kubernetes.io/part-of", "istio");
+            meta.add("labels", labels);
+            crd.add("metadata", meta);
+            crd.add("spec", spec);
+            crds.add(crd);
+        }
+        return crds;
+    }
+
+    /**
+     * Creates or replaces every object of a YAML stream, as {@code kubectl apply} would end up
+     * (namespaced objects without a namespace go to {@code default}). A {@code status} in the
+     * YAML is then written through the status subresource, as the controllers of a real
+     * cluster would (Pods' IPs, for instance). Returns the stored objects.
+     */
+    public List<JsonObject> apply(String yaml) {
+        List<JsonObject> out = new ArrayList<>();
+        for (JsonObject doc : Json.yamlDocuments(yaml)) {
+            out.add(applyObject(doc));
+        }
+        return out;
+    }
+
+    private JsonObject applyObject(JsonObject doc) {
+        ResourceType t = typeOf(doc);
+        String name = Json.string(doc, "metadata", "name");
+        String namespace = namespaceOf(t, doc);
+        JsonObject stored;
+        if (store.get(t, namespace, name).isPresent()) {
+            JsonObject body = doc.deepCopy();
+            Json.metadata(body).remove("resourceVersion");
+            stored = store.update(t, namespace, name, body, false, false);
+        } else {
+            stored = store.create(t, namespace, doc, false);
+        }
+        if (t.statusSubresource() && doc.has("status") && !t.kind().equals("CustomResourceDefinition")) {
+            JsonObject withStatus = stored.deepCopy();
+            withStatus.add("status", doc.get("status").deepCopy());
+            Json.metadata(withStatus).remove("resourceVersion");
+            stored = store.update(t, namespace, name, withStatus, true, false);
+        }
+        return ApiHandler.served(t, stored);
+    }
+
+    /** Deletes every object of a YAML stream that exists (missing ones are ignored, as {@code --ignore-not-found}). */
+    public void delete(String yaml) {
+        for (JsonObject doc : Json.yamlDocuments(yaml)) {
+            ResourceType t = typeOf(doc);
+            String name = Json.string(doc, "metadata", "name");
+            String namespace = namespaceOf(t, doc);
+            if (store.get(t, namespace, name).isPresent()) {
+                store.delete(t, namespace, name, null, null, false);
+            }
+        }
+    }
+
+    /** Deletes one object; false when it did not exist. */
+    public boolean delete(String apiVersion, String kind, String namespace, String name) {
+        ResourceType t = type(apiVersion, kind);
+        if (store.get(t, t.namespaced() ? namespace : null, name).isEmpty()) {
+            return false;
+        }
+        store.delete(t, t.namespaced() ? namespace : null, name, null, null, false);
+        return true;
+    }
+
+    /** One object as the API serves it in {@code apiVersion}, if it exists. */
+    public Optional<JsonObject> get(String apiVersion, String kind, String namespace, String name) {
+        ResourceType t = type(apiVersion, kind);
+        return store.get(t, t.namespaced() ? namespace : null, name).map(o -> ApiHandler.served(t, o));
+    }
+
+    /** Objects of a kind, in one namespace or (null) all. */
+    public List<JsonObject> list(String apiVersion, String kind, String namespace) {
+        ResourceType t = type(apiVersion, kind);
+        return store.list(t, namespace).items().stream().map(o -> ApiHandler.served(t, o)).toList();
+    }
+
+    /** The current resourceVersion (of the last change). */
+    public long resourceVersion() {
+        return store.revision();
+    }
+
+    /**
+     * Expires every resourceVersion handed out so far, as an etcd compaction does, and ends the
+     * open watches: clients that watch again from a version they saw get 410 Gone and must
+     * list again.
+     */
+    public void compact() {
+        store.compact();
+        watches.closeAll();
+    }
+
+    /** Ends every open watch stream, keeping the history: clients watch again from where they were. */
+    public void closeWatches() {
+        watches.closeAll();
+    }
+
+    /** Open watch streams right now. */
+    public int openWatches() {
+        return watches.openCount();
+    }
+
+    /** How often watches that allow bookmarks get one (default 2 s; the real server's is about a minute). */
+    public void bookmarkInterval(Duration interval) {
+        watches.bookmarkInterval(interval);
+    }
+
+    /** The requests served so far, as {@code METHOD path?query -> code}, oldest first (the last 10,000). */
+    public List<String> requestLog() {
+        return handler.requestLog();
+    }
+
+    /** Stops listening and ends every connection; the objects are kept for {@link #restart()}. */
+    public synchronized void stop() {
+        if (server == null) {
+            return;
+        }
+        watches.closeAll();
+        server.stop(0);
+        executor.shutdownNow();
+        server = null;
+    }
+
+    /** Listens again on the same port, serving the objects it had. */
+    public synchronized void restart() {
+        if (server != null) {
+            throw new IllegalStateException("the API server stand-in is running");
+        }
+        bind(port());
+    }
+
+    public synchronized boolean running() {
+        return server != null;
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    private ResourceType typeOf(JsonObject doc) {
+        String apiVersion = Json.string(doc, "apiVersion");
+        String kind = Json.string(doc, "kind");
+        if (apiVersion == null || kind == null) {
+            throw new IllegalArgumentException("an object needs apiVersion and kind: " + doc);
+        }
+        return type(apiVersion, kind);
+    }
+
+    private ResourceType type(String apiVersion, String kind) {
+        return catalog.forKind(apiVersion, kind).orElseThrow(() -> new IllegalArgumentException(
+                "the API server stand-in serves no " + kind + " in " + apiVersion
+                        + " (install its CRD first)"));
+    }
+
+    private static String namespaceOf(ResourceType t, JsonObject doc) {
+        if (!t.namespaced()) {
+            return null;
+        }
+        String ns = Json.string(doc, "metadata", "namespace");
+        return ns == null || ns.isEmpty() ? "default" : ns;
+    }
+}
