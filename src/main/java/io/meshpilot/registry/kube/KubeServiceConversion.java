@@ -28,6 +28,7 @@ import java.util.Set;
  * annotation becomes the visibility.
  */
 public final class KubeServiceConversion {
+    private static final System.Logger LOG = System.getLogger(KubeServiceConversion.class.getName());
     public static final String EXPORT_TO_ANNOTATION = "networking.istio.io/exportTo";
     /** istiod's legacy spelling of {@code spec.trafficDistribution}, on the Service or its namespace. */
     public static final String TRAFFIC_DISTRIBUTION_ANNOTATION = "networking.istio.io/traffic-distribution";
@@ -68,6 +69,12 @@ public final class KubeServiceConversion {
         }
         List<Port> ports = new ArrayList<>();
         for (V1ServicePort p : spec.getPorts() == null ? List.<V1ServicePort>of() : spec.getPorts()) {
+            if (p.getPort() == null) {
+                // the API server never stores one; skipping it keeps the rest of the service usable
+                LOG.log(System.Logger.Level.WARNING, "Service " + meta.getNamespace() + "/" + meta.getName()
+                        + ": port " + p.getName() + " has no number; left out");
+                continue;
+            }
             ports.add(new Port(p.getName() == null ? "" : p.getName(), p.getPort(), protocol(p)));
         }
         Map<String, String> annotations = meta.getAnnotations() == null ? Map.of() : meta.getAnnotations();
@@ -183,7 +190,7 @@ public final class KubeServiceConversion {
 
     static TargetPort targetPort(V1Service svc, Port servicePort) {
         for (V1ServicePort p : svc.getSpec().getPorts() == null ? List.<V1ServicePort>of() : svc.getSpec().getPorts()) {
-            if (servicePort.name().equals(p.getName()) || p.getPort() == servicePort.port()) {
+            if (servicePort.name().equals(p.getName()) || Integer.valueOf(servicePort.port()).equals(p.getPort())) {
                 IntOrString t = p.getTargetPort();
                 if (t == null) {
                     return new TargetPort(servicePort.port(), "", false);

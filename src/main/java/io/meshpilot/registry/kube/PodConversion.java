@@ -175,7 +175,7 @@ public final class PodConversion {
         for (V1Container c : containers) {
             for (V1ContainerPort p : c.getPorts() == null ? List.<V1ContainerPort>of() : c.getPorts()) {
                 boolean tcp = p.getProtocol() == null || "TCP".equals(p.getProtocol());
-                if (p.getName() != null && !p.getName().isEmpty() && tcp) {
+                if (p.getName() != null && !p.getName().isEmpty() && tcp && p.getContainerPort() != null) {
                     out.putIfAbsent(p.getName(), p.getContainerPort());
                 }
             }

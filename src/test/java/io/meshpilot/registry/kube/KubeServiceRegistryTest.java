@@ -349,6 +349,46 @@ class KubeServiceRegistryTest {
         await("everything without selectors", () -> kube.services().size() == 2);
     }
 
+    /**
+     * Objects this client cannot fully read (fields missing that it requires, a field of a
+     * newer Kubernetes): converted as far as they go, the rest served. client-java's own
+     * validation would fail the informer's whole list for one such object.
+     */
+    @Test
+    void malformedObjectsDoNotStopTheRest() throws Exception {
+        start();
+        apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: broken, namespace: shop}
+                spec:
+                  ports: [{name: http}, {name: grpc, port: 7070}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: broken-1, namespace: shop, labels: {kubernetes.io/service-name: broken}}
+                addressType: IPv4
+                ports: [{name: grpc}]
+                endpoints: [{conditions: {ready: true}}, {addresses: [10.9.9.9]}]
+                ---
+                apiVersion: v1
+                kind: Pod
+                metadata: {name: odd, namespace: shop, labels: {app: reviews}}
+                spec:
+                  containers: [{name: c, image: c, ports: [{name: http}]}]
+                  fieldOfANewerKubernetes: {enabled: true}
+                status: {phase: Running, podIP: 10.1.0.99, conditions: [{type: Ready, status: "True"}]}
+                ---
+                """ + REVIEWS_PODS + service("reviews", "shop", "")
+                + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true"));
+        await("reviews", () -> indexed(REVIEWS).size() == 1);
+        Service broken = kube.service("broken.shop.svc.cluster.local").orElseThrow();
+        assertEquals(List.of(7070), broken.ports().stream().map(io.meshpilot.model.Port::port).toList());
+        await("the address without a pod", () -> indexed("broken.shop.svc.cluster.local").size() == 1);
+        assertEquals("10.9.9.9", indexed("broken.shop.svc.cluster.local").get(0).address());
+        assertTrue(kube.podByIp("10.1.0.99", "shop").isPresent(), "a pod with an unnumbered port is still a workload");
+    }
+
     void create(String yaml) throws Exception {
         ConfigParser.Result r = new ConfigParser(Schemas.PILOT).parse("test.yaml", yaml);
         assertEquals(List.of(), r.errors());
