@@ -37,10 +37,12 @@ final class KubeObjects {
         JsonObject raw = object.getRaw();
         ConfigParser.Result r = parser.parse(source, raw.toString(), FieldValidation.WARN);
         if (!r.errors().isEmpty() || r.configs().size() != 1) {
+            // the object is one JSON line: a line number would say nothing
             List<DocumentError> errors = r.errors().isEmpty()
                     ? List.of(new DocumentError(source, 0, 0, object.getKind(), namespace(object), name(object), "",
                             "not an Istio config object (" + r.skipped().size() + " skipped)"))
-                    : r.errors();
+                    : r.errors().stream().map(e -> new DocumentError(e.source(), e.document(), 0, e.kind(), e.namespace(),
+                            e.name(), e.path(), e.reason())).toList();
             return new Read(null, errors);
         }
         JsonObject meta = raw.has("metadata") && raw.get("metadata").isJsonObject() ? raw.getAsJsonObject("metadata")

@@ -1,0 +1,263 @@
+package io.meshpilot.config.kube;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.Schemas;
+import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.testing.kube.FakeApiServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The CRD config store against an API server stand-in over real HTTP: objects applied to the
+ * cluster are served and their changes arrive as events; an invalid object is reported and
+ * not served while its neighbours are, and served once fixed; a CRD installed later is picked
+ * up; writes go to the API server, whose 409 is the answer to a stale one.
+ */
+class CrdConfigStoreTest {
+    static final Schemas SCHEMAS = Schemas.PILOT;
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+    KubeClient client;
+    CrdConfigStore store;
+    final LinkedBlockingQueue<ConfigEvent> events = new LinkedBlockingQueue<>();
+
+    @BeforeEach
+    void startApiServer() throws Exception {
+        api = FakeApiServer.start();
+    }
+
+    @AfterEach
+    void stop() {
+        if (store != null) {
+            store.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+        if (api != null) {
+            api.stop();
+        }
+    }
+
+    /** The store over the stand-in, running, with its first list through. */
+    void startStore() throws Exception {
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        store = new CrdConfigStore(client, SCHEMAS, new ConfigParser(SCHEMAS));
+        SCHEMAS.all().forEach(s -> store.registerEventHandler(s.kind(), events::add));
+        store.run();
+        assertEquals(List.of(), client.runAndWait(Duration.ofSeconds(20)));
+        await("store synced", store::hasSynced);
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    ConfigEvent nextEvent() throws InterruptedException {
+        ConfigEvent e = events.poll(20, TimeUnit.SECONDS);
+        assertNotNull(e, "no event within 20 s");
+        return e;
+    }
+
+    static String vs(String name, String... hosts) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: %s, namespace: default}
+                spec:
+                  hosts: [%s]
+                  http: [{route: [{destination: {host: reviews}}]}]
+                """.formatted(name, String.join(", ", hosts));
+    }
+
+    /** A valid VirtualService spec for {@code hosts}. */
+    static VirtualService spec(String... hosts) {
+        return VirtualService.newBuilder().addAllHosts(List.of(hosts))
+                .addHttp(io.meshpilot.api.networking.v1alpha3.HTTPRoute.newBuilder().addRoute(
+                        io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination.newBuilder().setDestination(
+                                io.meshpilot.api.networking.v1alpha3.Destination.newBuilder().setHost("reviews"))))
+                .build();
+    }
+
+    static List<String> hosts(Config c) {
+        return ((VirtualService) c.spec()).getHostsList();
+    }
+
+    @Test
+    void objectsAreServedAndTheirChangesArriveAsEvents() throws Exception {
+        api.installIstioCrds();
+        api.apply(vs("before-start", "a.example.com"));
+        startStore();
+        ConfigEvent added = nextEvent();
+        assertEquals(ConfigEvent.Type.ADD, added.type());
+        assertEquals("before-start", added.current().name());
+        assertFalse(added.current().resourceVersion().isEmpty(), "the API server's resourceVersion");
+
+        api.apply(vs("after-start", "b.example.com"));
+        ConfigEvent second = nextEvent();
+        assertEquals(ConfigEvent.Type.ADD, second.type());
+        assertEquals(List.of("b.example.com"), hosts(store.get("VirtualService", "default", "after-start").orElseThrow()));
+
+        api.apply(vs("after-start", "c.example.com"));
+        ConfigEvent updated = nextEvent();
+        assertEquals(ConfigEvent.Type.UPDATE, updated.type());
+        assertEquals(List.of("b.example.com"), hosts(updated.old()));
+        assertEquals(List.of("c.example.com"), hosts(updated.current()));
+
+        store.delete("VirtualService", "default", "after-start", "");
+        ConfigEvent deleted = nextEvent();
+        assertEquals(ConfigEvent.Type.DELETE, deleted.type());
+        assertEquals("after-start", deleted.old().name());
+        assertTrue(store.get("VirtualService", "default", "after-start").isEmpty());
+        assertEquals(1, store.list("VirtualService", null).size());
+    }
+
+    @Test
+    void anInvalidObjectIsReportedAndNotServedItsNeighboursAreAndTheFixIsServed() throws Exception {
+        api.installIstioCrds();
+        startStore();
+        api.apply(vs("good", "good.example.com"));
+        api.apply(vs("flaky", "flaky.example.com"));
+        await("two served", () -> store.list("VirtualService", "default").size() == 2);
+        String goodVersion = store.get("VirtualService", "default", "flaky").orElseThrow().resourceVersion();
+
+        // an invalid new object and an invalid change of a served one
+        api.apply(vs("bad", "dup.example.com", "dup.example.com"));
+        api.apply(vs("flaky", "x.example.com", "x.example.com"));
+        await("both reported", () -> store.errors().size() == 2);
+        List<DocumentError> errors = store.errors();
+        DocumentError bad = errors.stream().filter(e -> e.name().equals("bad")).findFirst().orElseThrow();
+        assertEquals("VirtualService", bad.kind());
+        assertEquals("default", bad.namespace());
+        assertEquals("spec.hosts[1]", bad.path());
+        assertTrue(bad.reason().contains("duplicate hosts"), bad.reason());
+        assertTrue(store.get("VirtualService", "default", "bad").isEmpty(), "an invalid object is not served");
+        Config flaky = store.get("VirtualService", "default", "flaky").orElseThrow();
+        assertEquals(goodVersion, flaky.resourceVersion(), "the last good version is still served");
+        assertEquals(List.of("flaky.example.com"), hosts(flaky));
+        assertEquals(List.of("good.example.com"), hosts(store.get("VirtualService", "default", "good").orElseThrow()));
+
+        api.apply(vs("bad", "fixed.example.com"));
+        api.apply(vs("flaky", "flaky2.example.com"));
+        await("fixed objects served", () -> store.errors().isEmpty()
+                && store.get("VirtualService", "default", "bad").isPresent()
+                && hosts(store.get("VirtualService", "default", "flaky").orElseThrow()).equals(List.of("flaky2.example.com")));
+        assertEquals(3, store.list("VirtualService", null).size());
+    }
+
+    @Test
+    void aCrdInstalledLaterIsPickedUp() throws Exception {
+        startStore(); // no Istio CRDs yet: synced, nothing watched
+        assertEquals(List.of(), store.watching());
+        assertThrows(ConfigStoreException.ReadOnly.class, () -> store.create(
+                Config.of(SCHEMAS.forKind("VirtualService").orElseThrow().gvk(), "default", "early",
+                        spec("early.example.com"))));
+
+        api.installIstioCrds();
+        await("VirtualService watched", () -> store.watching().contains("networking.istio.io/v1/virtualservices"));
+        api.apply(vs("late", "late.example.com"));
+        ConfigEvent e = nextEvent();
+        assertEquals("late", e.current().name());
+        await("synced again", store::hasSynced);
+    }
+
+    @Test
+    void writesGoToTheApiServerAndAStaleOneGetsItsConflict() throws Exception {
+        api.installIstioCrds();
+        startStore();
+        var gvk = SCHEMAS.forKind("VirtualService").orElseThrow().gvk();
+        Config created = store.create(Config.of(gvk, "default", "written",
+                spec("w.example.com")));
+        assertFalse(created.resourceVersion().isEmpty());
+        assertEquals(created, store.get("VirtualService", "default", "written").orElseThrow(), "served at once");
+        assertEquals(ConfigEvent.Type.ADD, nextEvent().type());
+
+        // it is in the API server: a second client sees it
+        try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+             CrdConfigStore second = new CrdConfigStore(other, SCHEMAS, new ConfigParser(SCHEMAS))) {
+            second.run();
+            other.runAndWait(Duration.ofSeconds(20));
+            await("second store sees the write", () -> second.get("VirtualService", "default", "written").isPresent());
+            assertEquals(created.resourceVersion(),
+                    second.get("VirtualService", "default", "written").orElseThrow().resourceVersion());
+        }
+
+        Config updated = store.update(created.withSpec(spec("w2.example.com")));
+        assertNotEquals(created.resourceVersion(), updated.resourceVersion());
+        ConfigStoreException.Conflict stale = assertThrows(ConfigStoreException.Conflict.class, () -> store.update(
+                created.withSpec(spec("w3.example.com"))));
+        assertTrue(stale.getMessage().contains(created.resourceVersion()), stale.getMessage());
+        assertThrows(ConfigStoreException.AlreadyExists.class, () -> store.create(created.withResourceVersion("")));
+        assertThrows(ConfigStoreException.Conflict.class,
+                () -> store.delete("VirtualService", "default", "written", created.resourceVersion()));
+        assertThrows(ConfigStoreException.NotFound.class,
+                () -> store.delete("VirtualService", "default", "never-written", ""));
+        assertThrows(ConfigStoreException.Invalid.class, () -> store.create(Config.of(gvk, "default", "invalid",
+                spec("d.example.com", "d.example.com"))));
+        store.delete("VirtualService", "default", "written", updated.resourceVersion());
+        await("deleted", () -> store.get("VirtualService", "default", "written").isEmpty());
+    }
+
+    /** Lists (not watches) of VirtualServices the API server answered so far. */
+    long virtualServiceLists() {
+        return api.requestLog().stream().filter(r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices")
+                && !r.contains("watch=true") && r.endsWith("-> 200")).count();
+    }
+
+    @Test
+    void afterExpiredVersionsAndAnApiServerRestartTheStoreRelistsAndConverges() throws Exception {
+        api.installIstioCrds();
+        api.apply(vs("kept", "kept.example.com"));
+        api.apply(vs("removed-while-down", "gone.example.com"));
+        startStore();
+        await("both served", () -> store.list("VirtualService", null).size() == 2);
+
+        // every resourceVersion the informers saw expires: their watches get 410 Gone and list again
+        long listsBefore = virtualServiceLists();
+        api.compact();
+        api.apply(vs("after-compaction", "c.example.com"));
+        await("the change after the compaction", () -> store.get("VirtualService", "default", "after-compaction").isPresent());
+        await("a new list after 410 Gone", () -> virtualServiceLists() > listsBefore);
+
+        // the API server goes away mid-watch; what was read stays served; changes made while it
+        // was down (here: straight into its storage) arrive once it is back
+        api.stop();
+        assertEquals(3, store.list("VirtualService", null).size(), "last good state kept while the API server is down");
+        api.delete("networking.istio.io/v1", "VirtualService", "default", "removed-while-down");
+        api.apply(vs("kept", "kept2.example.com"));
+        api.restart();
+        await("converged", () -> store.get("VirtualService", "default", "removed-while-down").isEmpty()
+                && hosts(store.get("VirtualService", "default", "kept").orElseThrow()).equals(List.of("kept2.example.com")));
+        await("synced", store::hasSynced);
+        assertEquals(List.of(), client.notSynced());
+    }
+}

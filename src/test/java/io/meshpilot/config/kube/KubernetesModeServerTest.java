@@ -1,0 +1,149 @@
+package io.meshpilot.config.kube;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonParser;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.xds.TypeUrls;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A whole server in Kubernetes mode (--kubeconfig to the API server stand-in): it becomes
+ * ready once the cluster's config is listed, a real ADS client gets routes from a
+ * VirtualService applied to the cluster and the change when it is re-applied, REST writes
+ * land in the API server and a stale one gets the API server's 409.
+ */
+class KubernetesModeServerTest {
+    static final String NAME = "echo.test.svc.cluster.local:7070";
+    static final String VS_PATH = "/api/v1/configs/networking.istio.io/v1/virtualservices/test/";
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+
+    @BeforeEach
+    void startApiServer() throws Exception {
+        api = FakeApiServer.start();
+        api.installIstioCrds();
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: test}\n");
+    }
+
+    @AfterEach
+    void stopApiServer() {
+        api.stop();
+    }
+
+    static String echoServiceEntry() {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: echo, namespace: test}
+                spec:
+                  hosts: [echo.test.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 7070, name: grpc, protocol: GRPC}]
+                  endpoints: [{address: 127.0.0.1}]
+                """;
+    }
+
+    static String echoRoute(String user) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: echo, namespace: test}
+                spec:
+                  hosts: [echo]
+                  http:
+                  - match: [{headers: {user: {exact: %s}}}]
+                    route: [{destination: {host: echo}}]
+                """.formatted(user);
+    }
+
+    /** The exact header match of the route the client got for {@link #NAME}. */
+    static String routedUser(AdsClient client) throws InterruptedException {
+        RouteConfiguration rc;
+        try {
+            rc = client.await(TypeUrls.ROUTE, Duration.ofSeconds(20)).getResources(0).unpack(RouteConfiguration.class);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+        }
+        return rc.getVirtualHosts(0).getRoutes(0).getMatch().getHeaders(0).getExactMatch();
+    }
+
+    /** The VirtualService test/echo as the API server holds it. */
+    String inCluster() {
+        return api.get("networking.istio.io/v1", "VirtualService", "test", "echo").orElseThrow().toString();
+    }
+
+    /** Flags for Kubernetes mode against the stand-in, without --configDir (config only from CRDs). */
+    List<String> kubernetesFlags(boolean withConfigDir) throws Exception {
+        List<String> flags = new ArrayList<>(TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
+                "--registries", "Mock"));
+        if (!withConfigDir) {
+            int at = flags.indexOf("--configDir");
+            flags.remove(at + 1);
+            flags.remove(at);
+        }
+        return flags;
+    }
+
+    @Test
+    void readyAndServingAVirtualServiceAppliedToTheCluster() throws Exception {
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("jason"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            assertTrue(server.server().readiness().ready(), server.server().readiness().failing().toString());
+            assertEquals(200, Http.get(server.ports().get("http"), "/ready").status());
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            assertEquals("jason", routedUser(grpc));
+
+            api.apply(echoRoute("alice"));
+            assertEquals("alice", routedUser(grpc), "the change applied to the cluster is pushed");
+        }
+    }
+
+    @Test
+    void restWritesLandInTheApiServerBesideTheConfigDir() throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        Files.writeString(dir.resolve("config/echo-se.yaml"), echoServiceEntry());
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(true), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            int http = server.ports().get("http");
+            Http.Reply created = Http.send(http, VS_PATH + "echo", "PUT", echoRoute("bob"), null);
+            assertEquals(201, created.status(), created.body());
+            String version = JsonParser.parseString(created.body()).getAsJsonObject().getAsJsonObject("metadata")
+                    .get("resourceVersion").getAsString();
+            assertTrue(inCluster().contains("bob"),
+                    "the API server holds the write");
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            assertEquals("bob", routedUser(grpc), "the ServiceEntry from --configDir and the route from the cluster");
+
+            api.apply(echoRoute("carol")); // someone else changes it in the cluster
+            assertEquals("carol", routedUser(grpc));
+            String stale = echoRoute("dave").replace("namespace: test}", "namespace: test, resourceVersion: \"" + version + "\"}");
+            Http.Reply conflict = Http.send(http, VS_PATH + "echo", "PUT", stale, null);
+            assertEquals(409, conflict.status(), conflict.body());
+            assertTrue(inCluster().contains("carol"),
+                    "the stale write changed nothing");
+        }
+    }
+}
