@@ -77,12 +77,16 @@ class KubeProxylessGrpcTest {
 
     /** One slice per backend: each listens on its own port, and a slice has one port list. */
     static String slice(String name, String ip, int port, boolean withEndpoint) {
+        return slice(name, ip, port, withEndpoint, "{ready: true}");
+    }
+
+    static String slice(String name, String ip, int port, boolean withEndpoint, String conditions) {
         String endpoints = withEndpoint ? """
                 endpoints:
                 - addresses: [%s]
-                  conditions: {ready: true}
+                  conditions: %s
                   targetRef: {kind: Pod, name: %s, namespace: test}
-                """.formatted(ip, name) : "endpoints: []\n";
+                """.formatted(ip, conditions, name) : "endpoints: []\n";
         return """
                 apiVersion: discovery.k8s.io/v1
                 kind: EndpointSlice
@@ -176,6 +180,23 @@ class KubeProxylessGrpcTest {
         assertTrue(AdsProtocol.XDS_PUSHES.value("eds") > eds, "an EDS push");
         assertEquals(List.of(cds, lds, rds), List.of(AdsProtocol.XDS_PUSHES.value("cds"),
                 AdsProtocol.XDS_PUSHES.value("lds"), AdsProtocol.XDS_PUSHES.value("rds")), "and nothing else");
+
+        // back, then shutting down: a terminating endpoint is never sent, even when still serving
+        api.apply(slice("echo-b", "127.0.0.3", b.getPort(), true));
+        awaitBackends(Map.of("a", 5, "b", 5));
+        api.apply(slice("echo-b", "127.0.0.3", b.getPort(), true, "{ready: false, serving: true, terminating: true}"));
+        awaitBackends(Map.of("a", 10));
+        assertEquals(Map.of("a", 40), calls(40, Map.of()), "the terminating endpoint gets no calls");
+    }
+
+    /** Waits (bounded) until 10 default-route calls are spread exactly as {@code expected}. */
+    void awaitBackends(Map<String, Integer> expected) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        Map<String, Integer> seen = calls(10, Map.of());
+        while (!seen.equals(expected) && System.nanoTime() < deadline) {
+            seen = calls(10, Map.of());
+        }
+        assertEquals(expected, seen);
     }
 
     /** A proxyless client's xDS bootstrap on the plaintext ADS port (as {@link XdsClientScenario}'s). */
