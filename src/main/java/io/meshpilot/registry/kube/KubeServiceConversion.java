@@ -78,9 +78,11 @@ public final class KubeServiceConversion {
             ports.add(new Port(p.getName() == null ? "" : p.getName(), p.getPort(), protocol(p)));
         }
         Map<String, String> annotations = meta.getAnnotations() == null ? Map.of() : meta.getAnnotations();
+        // no VIP (headless, ExternalName): none per cluster either, so proxies never bind 0.0.0.0 as one
+        boolean noVip = addresses.get(0).equals(Service.UNSPECIFIED_IP);
         Instant created = meta.getCreationTimestamp() == null ? Instant.EPOCH : meta.getCreationTimestamp().toInstant();
         return new Service(hostname(meta.getName(), meta.getNamespace(), domainSuffix), meta.getNamespace(), ports,
-                addresses.get(0), Map.of(clusterId, addresses), "", resolution, external,
+                addresses.get(0), noVip ? Map.of() : Map.of(clusterId, addresses), "", resolution, external,
                 exportTo(annotations.get(EXPORT_TO_ANNOTATION)), meta.getLabels(), registry, clusterId, created, null);
     }
 

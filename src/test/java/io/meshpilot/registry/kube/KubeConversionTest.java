@@ -112,6 +112,7 @@ class KubeConversionTest {
                 """));
         assertEquals(Resolution.PASSTHROUGH, s.resolution());
         assertEquals(Service.UNSPECIFIED_IP, s.defaultAddress());
+        assertEquals(Map.of(), s.clusterVips());
     }
 
     @Test
