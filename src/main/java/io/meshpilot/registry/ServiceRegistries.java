@@ -75,9 +75,8 @@ public final class ServiceRegistries {
                     }
                     kubernetes = new KubeServiceRegistry(new KubeServiceRegistry.Options(options.clusterId(),
                             environment.domainSuffix(), options.systemNamespace(), options.features()),
-                            KubeInformers.register(options.kubeClient()), updates,
-                            () -> environment.mesh().getTrustDomain(),
-                            () -> environment.mesh().getDiscoverySelectorsList());
+                            KubeInformers.register(options.kubeClient()), updates, environment::mesh,
+                            environment::networks);
                 }
                 default -> throw new UnsupportedRegistryException("--registries " + name
                         + ": unknown service registry (known: Kubernetes, Mock)");
@@ -97,6 +96,7 @@ public final class ServiceRegistries {
             kube.appendWorkloadHandler(serviceEntries::podChanged);
             serviceEntries.appendWorkloadHandler(kube::workloadEntryChanged);
             environment.addMeshHandler(kube::meshChanged);
+            environment.addNetworksHandler(kube::networksChanged);
         }
         mock = memory;
         if (mock != null) {

@@ -9,7 +9,8 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
-import io.meshpilot.api.mesh.v1alpha1.LabelSelector;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.IstioEndpoint;
@@ -77,8 +78,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private final Options options;
     private final KubeInformers informers;
     private final RegistryUpdates updates;
-    private final Supplier<String> trustDomain;
-    private final Supplier<List<LabelSelector>> discoverySelectors;
+    private final Supplier<MeshConfig> mesh;
+    private final Supplier<MeshNetworks> meshNetworks;
     private final ShardKey shard;
     private final List<Consumer<ServiceEvent>> serviceHandlers = new CopyOnWriteArrayList<>();
     private final List<BiConsumer<WorkloadInstance, Boolean>> workloadHandlers = new CopyOnWriteArrayList<>();
@@ -97,6 +98,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private DiscoveryNamespaces discovery;
     private final Set<String> selectedNamespaces = new HashSet<>();
     private String defaultNetwork = "";
+    private MeshNetworkRanges networkRanges = MeshNetworkRanges.NONE;
     private final Map<String, String> serviceVersions = new HashMap<>();
     /** host -> slice name -> endpoints (istiod's endpointSliceCache). */
     private final Map<String, Map<String, List<IstioEndpoint>>> sliceEndpoints = new HashMap<>();
@@ -109,15 +111,18 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
      * Registers handlers on the informers (which must not have started yet, or their first
      * events are simply handled by the initial conversion) and starts the event thread.
      *
-     * @param discoverySelectors the mesh's discoverySelectors, read again on {@link #meshChanged()}
+     * @param mesh         the mesh config: its trust domain and discoverySelectors (read again on
+     *                     {@link #meshChanged()})
+     * @param meshNetworks meshNetworks: endpoint networks by CIDR or registry (read again on
+     *                     {@link #networksChanged()})
      */
     public KubeServiceRegistry(Options options, KubeInformers informers, RegistryUpdates updates,
-                               Supplier<String> trustDomain, Supplier<List<LabelSelector>> discoverySelectors) {
+                               Supplier<MeshConfig> mesh, Supplier<MeshNetworks> meshNetworks) {
         this.options = options;
         this.informers = informers;
         this.updates = updates;
-        this.trustDomain = trustDomain;
-        this.discoverySelectors = discoverySelectors;
+        this.mesh = mesh;
+        this.meshNetworks = meshNetworks;
         this.shard = new ShardKey(options.clusterId(), PROVIDER);
         informers.namespaces().addEventHandler(handler(n -> enqueue(() -> namespaceChanged(n.getMetadata().getName()))));
         informers.nodes().addEventHandler(handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName()))));
@@ -191,7 +196,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     }
 
     private void initialSync() {
-        discovery = new DiscoveryNamespaces(discoverySelectors.get());
+        discovery = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
+        networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
         for (V1Namespace ns : informers.namespaces().getIndexer().list()) {
             namespaceChanged(ns.getMetadata().getName());
         }
@@ -214,7 +220,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     /** The mesh config changed: its discoverySelectors may select other namespaces now. */
     public void meshChanged() {
         enqueue(() -> {
-            DiscoveryNamespaces next = new DiscoveryNamespaces(discoverySelectors.get());
+            DiscoveryNamespaces next = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
             if (next.equals(discovery)) {
                 return;
             }
@@ -225,6 +231,24 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
                 namespaceChanged(ns);
             }
         });
+    }
+
+    /** meshNetworks changed: endpoints without a network label may be in another network now. */
+    public void networksChanged() {
+        enqueue(() -> {
+            MeshNetworkRanges next = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
+            networkRanges = next;
+            informers.pods().getIndexer().list().forEach(p -> podChanged(key(p)));
+            informers.slices().getIndexer().list().forEach(s -> sliceChanged(key(s)));
+        });
+    }
+
+    /** istiod's Network() after the pod's own label: the system namespace's label, else meshNetworks. */
+    private String fallbackNetwork(String ip) {
+        if (!defaultNetwork.isEmpty() || ip == null) {
+            return defaultNetwork;
+        }
+        return networkRanges.network(ip);
     }
 
     private void namespaceChanged(String name) {
@@ -322,7 +346,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private IstioEndpoint template(V1Pod pod) {
         String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
         V1Node node = nodeName == null ? null : informers.nodes().getIndexer().getByKey(nodeName);
-        return PodConversion.template(pod, node, trustDomain.get(), options.clusterId(), defaultNetwork);
+        String ip = pod.getStatus() == null ? null : pod.getStatus().getPodIP();
+        return PodConversion.template(pod, node, mesh.get().getTrustDomain(), options.clusterId(), fallbackNetwork(ip));
     }
 
     private void notifyWorkload(WorkloadInstance w, boolean deleted) {
@@ -472,8 +497,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
                 }
             }
         }
-        return new EndpointSliceConversion.PodLookup.None(PodConversion.template(null, null, trustDomain.get(),
-                options.clusterId(), defaultNetwork));
+        return new EndpointSliceConversion.PodLookup.None(PodConversion.template(null, null,
+                mesh.get().getTrustDomain(), options.clusterId(), fallbackNetwork(ip)));
     }
 
     /**

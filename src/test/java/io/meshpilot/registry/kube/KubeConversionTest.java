@@ -424,6 +424,26 @@ class KubeConversionTest {
         assertFalse(d.selects(null));
     }
 
+    @Test
+    void meshNetworksGiveTheNetworkByRegistryOrCidr() throws Exception {
+        io.meshpilot.api.mesh.v1alpha1.MeshNetworks.Builder nets = io.meshpilot.api.mesh.v1alpha1.MeshNetworks.newBuilder();
+        com.google.protobuf.util.JsonFormat.parser().merge("""
+                {"networks": {
+                  "net-a": {"endpoints": [{"fromCidr": "10.1.0.0/16"}, {"fromCidr": "fd00:1::/64"}]},
+                  "net-b": {"endpoints": [{"fromCidr": "10.2.3.0/25"}, {"fromCidr": "not-a-cidr"}]},
+                  "net-c": {"endpoints": [{"fromRegistry": "other-cluster"}]}}}
+                """, nets);
+        MeshNetworkRanges r = MeshNetworkRanges.of(nets.build(), "Kubernetes");
+        assertEquals("net-a", r.network("10.1.200.7"));
+        assertEquals("net-a", r.network("fd00:1::5"));
+        assertEquals("net-b", r.network("10.2.3.127"));
+        assertEquals("", r.network("10.2.3.128"), "outside the /25");
+        assertEquals("", r.network("192.168.0.1"));
+        assertEquals("", r.network("db.example.com"));
+        assertEquals("net-c", MeshNetworkRanges.of(nets.build(), "other-cluster").network("10.1.0.1"),
+                "fromRegistry holds every endpoint of that cluster");
+    }
+
     static V1ObjectReference podRef(String name) {
         return new V1ObjectReference().kind("Pod").name(name).namespace("shop");
     }
