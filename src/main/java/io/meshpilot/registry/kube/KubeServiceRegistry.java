@@ -236,11 +236,15 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     /** meshNetworks changed: endpoints without a network label may be in another network now. */
     public void networksChanged() {
         enqueue(() -> {
-            MeshNetworkRanges next = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
-            networkRanges = next;
-            informers.pods().getIndexer().list().forEach(p -> podChanged(key(p)));
-            informers.slices().getIndexer().list().forEach(s -> sliceChanged(key(s)));
+            networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
+            reconvertPodsAndSlices();
         });
+    }
+
+    /** Every pod and slice converted again (what they derive from changed); unchanged results are not reported. */
+    private void reconvertPodsAndSlices() {
+        informers.pods().getIndexer().list().forEach(p -> podChanged(key(p)));
+        informers.slices().getIndexer().list().forEach(s -> sliceChanged(key(s)));
     }
 
     /** istiod's Network() after the pod's own label: the system namespace's label, else meshNetworks. */
@@ -255,7 +259,13 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
         if (name.equals(options.systemNamespace())) {
             Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
-            defaultNetwork = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
+            String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
+            if (!network.equals(defaultNetwork)) {
+                defaultNetwork = network;
+                if (synced) {
+                    reconvertPodsAndSlices(); // the default network of every endpoint without its own
+                }
+            }
         }
         boolean now = ns != null && discovery.selects(ns.getMetadata().getLabels());
         boolean before = selectedNamespaces.contains(name);
@@ -729,16 +739,6 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     @Override
     public boolean hasSynced() {
         return synced;
-    }
-
-    /** For readiness: what the registry still waits for, or "" when synced. */
-    public String notSyncedReason() {
-        return synced ? "" : informers.synced() ? "converting" : "informers have not listed yet";
-    }
-
-    /** Tasks not yet handled (for tests and /debug: 0 when the registry has caught up). */
-    public int pendingEvents() {
-        return queue.size();
     }
 
     /** Waits until every event queued before this call is handled; false on timeout. */

@@ -43,10 +43,6 @@ final class PodIndex {
         return true;
     }
 
-    boolean contains(String podKey) {
-        return ipByPod.containsKey(podKey);
-    }
-
     /** The ready pods with this IP, sorted ({@code namespace/name}). */
     Set<String> podsWithIp(String ip) {
         Set<String> s = podsByIp.get(ip);
@@ -60,11 +56,6 @@ final class PodIndex {
     /** A slice changed or went: it waits for none of these addresses any more. */
     void stopWaiting(String sliceKey) {
         slicesWaitingByIp.keySet().forEach(ip -> removeFrom(slicesWaitingByIp, ip, sliceKey));
-    }
-
-    /** Addresses some slice still waits for (for readiness and /debug). */
-    int waitingAddresses() {
-        return slicesWaitingByIp.size();
     }
 
     private static void removeFrom(Map<String, Set<String>> m, String key, String value) {
