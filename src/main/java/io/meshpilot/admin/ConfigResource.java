@@ -37,7 +37,8 @@ import java.util.Optional;
  * an object that does not exist (any more), 413 for a body past 8 MiB or an object too big to
  * be loaded back from its state file. Unknown fields follow
  * {@code ?fieldValidation=} (Kubernetes' Strict, Warn, Ignore).
- * {@code /api/v1/config-errors} lists what is not served and why (--configDir, --configStateDir),
+ * {@code /api/v1/config-errors} lists what is not served and why (--configDir, --configStateDir,
+ * the cluster's CRDs),
  * {@code /api/v1/config-warnings} the warnings about what loaded.
  */
 @ApplicationScoped

@@ -99,6 +99,8 @@ public final class ConfigController implements AutoCloseable {
     /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
     private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
     static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
+    /** How long the start functions wait for the kinds found in the CRDs to be listed. */
+    static final java.time.Duration CRD_FOLLOW_UP = java.time.Duration.ofSeconds(10);
 
     private final KubeClient kubeClient;
 
@@ -170,9 +172,12 @@ public final class ConfigController implements AutoCloseable {
     public void run() throws InterruptedException {
         long t0 = System.nanoTime();
         aggregate.run();
-        // the cluster's CRDs and objects arrive through informers: wait, bounded, until listed
+        // the cluster's kinds are known once the CRDs are listed, and their objects follow: wait,
+        // bounded, until that went through (the Kubernetes client already waited for the API
+        // server itself; if it is down, readiness keeps asking)
         long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
-        while (!aggregate.hasSynced() && System.nanoTime() < deadline) {
+        long listed = System.nanoTime() + CRD_FOLLOW_UP.toNanos();
+        while (!aggregate.hasSynced() && System.nanoTime() < listed) {
             Thread.sleep(20);
         }
         boolean delivered = aggregate.awaitEventsDelivered(Math.max(1, deadline - System.nanoTime()),

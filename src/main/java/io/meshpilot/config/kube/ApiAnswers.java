@@ -27,11 +27,32 @@ final class ApiAnswers {
             case 404 -> new ConfigStoreException.NotFound(key);
             case 409 -> "AlreadyExists".equals(reason) ? new ConfigStoreException.AlreadyExists(key)
                     : new ConfigStoreException.Conflict(key, givenResourceVersion.isEmpty() ? "(none)" : givenResourceVersion,
-                            "per the API server: " + message);
+                            "the API server says: " + message);
             case 400, 422 -> new ConfigStoreException.Invalid(key, new ValidationResult(
                     List.of(new ValidationResult.Issue("", "API server: " + message)), List.of()));
             default -> new ConfigStoreException.Unavailable(key, "API server answered HTTP " + code + ": " + message, null);
         };
+    }
+
+    /** The failure an {@link io.kubernetes.client.openapi.ApiException} of a typed call is. */
+    static ConfigStoreException failure(ConfigKey key, io.kubernetes.client.openapi.ApiException e,
+                                        String givenResourceVersion) {
+        if (e.getCode() == 0) {
+            return new ConfigStoreException.Unavailable(key, "API server unreachable: " + e.getMessage(), e);
+        }
+        io.kubernetes.client.openapi.models.V1Status status = null;
+        try {
+            status = e.getResponseBody() == null ? null
+                    : new com.google.gson.Gson().fromJson(e.getResponseBody(), io.kubernetes.client.openapi.models.V1Status.class);
+        } catch (RuntimeException notAStatus) {
+            // the answer's code is enough
+        }
+        try {
+            check(key, new KubernetesApiResponse<>(status, e.getCode()), givenResourceVersion);
+        } catch (ConfigStoreException f) {
+            return f;
+        }
+        return new ConfigStoreException.Unavailable(key, "API server answered HTTP " + e.getCode(), e);
     }
 
     /** A request that got no answer (connection refused, reset, timeout). */

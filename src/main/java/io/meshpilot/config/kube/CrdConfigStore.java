@@ -361,7 +361,14 @@ public final class CrdConfigStore implements WritableConfigStore {
         } catch (RuntimeException e) {
             throw ApiAnswers.unreachable(config.key(), e);
         }
-        ApiAnswers.check(config.key(), r, config.resourceVersion());
+        try {
+            ApiAnswers.check(config.key(), r, config.resourceVersion());
+        } catch (ConfigStoreException.Conflict e) {
+            // name the version the caller should have read: the newest this store has seen
+            throw new ConfigStoreException.Conflict(config.key(), config.resourceVersion(),
+                    get(config.key().kind(), config.namespace(), config.name()).map(Config::resourceVersion)
+                            .orElse("unknown") + "; " + e.current());
+        }
         return accepted(k, config.key(), r.getObject());
     }
 
@@ -377,6 +384,10 @@ public final class CrdConfigStore implements WritableConfigStore {
         return KubeObjects.resourceVersion(r.getObject());
     }
 
+    /**
+     * Replaces the status through the status subresource (a PUT: the client library's own
+     * status update sends a patch in a media type the API server refuses).
+     */
     @Override
     public Config updateStatus(Config config) {
         KindInformer k = watched(config.key());
@@ -387,14 +398,23 @@ public final class CrdConfigStore implements WritableConfigStore {
         } catch (com.google.protobuf.InvalidProtocolBufferException e) {
             throw new IllegalStateException(e); // a Struct always prints
         }
-        KubernetesApiResponse<DynamicKubernetesObject> r;
+        if (config.resourceVersion().isEmpty()) {
+            object.getRaw().getAsJsonObject("metadata").addProperty("resourceVersion",
+                    currentResourceVersion(k, config.key()));
+        }
+        Object stored;
         try {
-            r = k.api.updateStatus(object, o -> o.getRaw().get("status"));
+            stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
+                    .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural, config.name(),
+                            object.getRaw())
+                    .execute();
+        } catch (io.kubernetes.client.openapi.ApiException e) {
+            throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
         } catch (RuntimeException e) {
             throw ApiAnswers.unreachable(config.key(), e);
         }
-        ApiAnswers.check(config.key(), r, config.resourceVersion());
-        return accepted(k, config.key(), r.getObject());
+        JsonObject json = client.apiClient().getJSON().getGson().toJsonTree(stored).getAsJsonObject();
+        return accepted(k, config.key(), new DynamicKubernetesObject(json));
     }
 
     @Override

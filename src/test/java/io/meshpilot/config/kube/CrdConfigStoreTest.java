@@ -133,6 +133,15 @@ class CrdConfigStoreTest {
         assertEquals(List.of("b.example.com"), hosts(updated.old()));
         assertEquals(List.of("c.example.com"), hosts(updated.current()));
 
+        // written in another served version: one object, read once, in the version istiod reads
+        api.apply(vs("old-version", "d.example.com").replace("networking.istio.io/v1", "networking.istio.io/v1alpha3"));
+        ConfigEvent other = nextEvent();
+        assertEquals("old-version", other.current().name());
+        assertEquals("v1", other.current().gvk().version());
+        assertEquals(3, store.list("VirtualService", null).size());
+        api.delete("networking.istio.io/v1alpha3", "VirtualService", "default", "old-version");
+        assertEquals(ConfigEvent.Type.DELETE, nextEvent().type());
+
         store.delete("VirtualService", "default", "after-start", "");
         ConfigEvent deleted = nextEvent();
         assertEquals(ConfigEvent.Type.DELETE, deleted.type());
@@ -223,7 +232,16 @@ class CrdConfigStoreTest {
                 () -> store.delete("VirtualService", "default", "never-written", ""));
         assertThrows(ConfigStoreException.Invalid.class, () -> store.create(Config.of(gvk, "default", "invalid",
                 spec("d.example.com", "d.example.com"))));
-        store.delete("VirtualService", "default", "written", updated.resourceVersion());
+        // status goes through the status subresource; the spec stays as it is
+        com.google.protobuf.Struct status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
+                com.google.protobuf.Value.newBuilder().setNumberValue(2).build()).build();
+        Config withStatus = store.updateStatus(updated.withStatus(status).withSpec(spec("ignored.example.com")));
+        assertEquals(status, withStatus.status());
+        assertEquals(List.of("w2.example.com"), hosts(withStatus));
+        assertTrue(api.get("networking.istio.io/v1", "VirtualService", "default", "written").orElseThrow()
+                .getAsJsonObject("status").has("observedGeneration"));
+
+        store.delete("VirtualService", "default", "written", withStatus.resourceVersion());
         await("deleted", () -> store.get("VirtualService", "default", "written").isEmpty());
     }
 

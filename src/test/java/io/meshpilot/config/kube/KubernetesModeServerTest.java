@@ -75,15 +75,29 @@ class KubernetesModeServerTest {
                 """.formatted(user);
     }
 
-    /** The exact header match of the route the client got for {@link #NAME}. */
-    static String routedUser(AdsClient client) throws InterruptedException {
-        RouteConfiguration rc;
-        try {
-            rc = client.await(TypeUrls.ROUTE, Duration.ofSeconds(20)).getResources(0).unpack(RouteConfiguration.class);
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-            throw new AssertionError(e);
+    /**
+     * Waits for a route configuration for {@link #NAME} whose first route matches header
+     * {@code user} exactly {@code expected} (a push may first send one built before the change).
+     */
+    static void awaitRoutedUser(AdsClient client, String expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        String seen = null;
+        while (System.nanoTime() < deadline) {
+            var response = client.await(TypeUrls.ROUTE, Duration.ofSeconds(20));
+            client.ack(response, List.of(NAME));
+            RouteConfiguration rc;
+            try {
+                rc = response.getResources(0).unpack(RouteConfiguration.class);
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new AssertionError(e);
+            }
+            var route = rc.getVirtualHosts(0).getRoutes(0);
+            seen = route.getMatch().getHeadersCount() == 0 ? "(no header match)" : route.getMatch().getHeaders(0).getExactMatch();
+            if (seen.equals(expected)) {
+                return;
+            }
         }
-        return rc.getVirtualHosts(0).getRoutes(0).getMatch().getHeaders(0).getExactMatch();
+        throw new AssertionError("expected a route for user " + expected + ", last seen " + seen);
     }
 
     /** The VirtualService test/echo as the API server holds it. */
@@ -113,10 +127,25 @@ class KubernetesModeServerTest {
             assertTrue(server.server().readiness().ready(), server.server().readiness().failing().toString());
             assertEquals(200, Http.get(server.ports().get("http"), "/ready").status());
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
-            assertEquals("jason", routedUser(grpc));
+            awaitRoutedUser(grpc, "jason");
 
             api.apply(echoRoute("alice"));
-            assertEquals("alice", routedUser(grpc), "the change applied to the cluster is pushed");
+            awaitRoutedUser(grpc, "alice"); // the change applied to the cluster is pushed
+
+            // acceptance 3 over the API: an invalid change is reported where file errors are,
+            // and the last good version keeps being served
+            api.apply(echoRoute("alice").replace("hosts: [echo]", "hosts: [echo, echo]"));
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            String errors = Http.get(server.ports().get("http"), "/api/v1/config-errors").body();
+            while (!errors.contains("duplicate hosts") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+                errors = Http.get(server.ports().get("http"), "/api/v1/config-errors").body();
+            }
+            assertTrue(errors.contains("VirtualService") && errors.contains("spec.hosts[1]")
+                    && errors.contains("duplicate hosts"), errors);
+            assertEquals(1, server.server().configs().store().list("VirtualService", "test").size());
+            assertEquals(List.of("echo"), ((io.meshpilot.api.networking.v1alpha3.VirtualService) server.server().configs()
+                    .store().get("VirtualService", "test", "echo").orElseThrow().spec()).getHostsList());
         }
     }
 
@@ -135,15 +164,30 @@ class KubernetesModeServerTest {
             assertTrue(inCluster().contains("bob"),
                     "the API server holds the write");
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
-            assertEquals("bob", routedUser(grpc), "the ServiceEntry from --configDir and the route from the cluster");
+            awaitRoutedUser(grpc, "bob"); // the ServiceEntry from --configDir, the route from the cluster
 
             api.apply(echoRoute("carol")); // someone else changes it in the cluster
-            assertEquals("carol", routedUser(grpc));
+            awaitRoutedUser(grpc, "carol");
             String stale = echoRoute("dave").replace("namespace: test}", "namespace: test, resourceVersion: \"" + version + "\"}");
             Http.Reply conflict = Http.send(http, VS_PATH + "echo", "PUT", stale, null);
             assertEquals(409, conflict.status(), conflict.body());
             assertTrue(inCluster().contains("carol"),
                     "the stale write changed nothing");
+        }
+    }
+
+    @Test
+    void aK8sConfigSourceInTheMeshConfigReadsTheCrdsBesideAnFsOne() throws Exception {
+        Path other = Files.createDirectories(dir.resolve("fs-source"));
+        Files.writeString(other.resolve("echo-se.yaml"), echoServiceEntry());
+        Files.writeString(dir.resolve("mesh"), "configSources:\n- address: k8s://\n- address: fs://" + other.toAbsolutePath() + "\n");
+        api.apply(echoRoute("erin"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(true), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            assertEquals(other.toAbsolutePath(), server.server().configs().files().root());
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "erin"); // the ServiceEntry from fs://, the route from k8s://
         }
     }
 }

@@ -7,37 +7,64 @@ import java.util.concurrent.CountDownLatch;
  * {@code bin/kube-sandbox}: the API server stand-in as a long-running process for a developer's
  * laptop, with Istio's CRDs installed and a kubeconfig written, until interrupted.
  *
- * <pre>KubeSandbox [port] [kubeconfig-dir]</pre>
+ * <pre>KubeSandbox [--port 6443] [--dir var/kube-sandbox]</pre>
  */
 public final class KubeSandbox {
     private KubeSandbox() {
     }
 
     public static void main(String[] args) throws InterruptedException {
-        int port = args.length > 0 ? Integer.parseInt(args[0]) : 6443;
-        Path dir = Path.of(args.length > 1 ? args[1] : "var/kube-sandbox").toAbsolutePath();
-        FakeApiServer server = FakeApiServer.start(port);
+        int port = 6443;
+        Path dir = Path.of("var/kube-sandbox");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--port" -> port = Integer.parseInt(value(args, ++i, "--port"));
+                case "--dir" -> dir = Path.of(value(args, ++i, "--dir"));
+                default -> {
+                    System.err.println("kube-sandbox: unknown argument " + args[i]
+                            + " (usage: bin/kube-sandbox [--port 6443] [--dir var/kube-sandbox])");
+                    System.exit(2);
+                }
+            }
+        }
+        FakeApiServer server;
+        try {
+            server = FakeApiServer.start(port);
+        } catch (java.io.UncheckedIOException e) {
+            System.err.println("kube-sandbox: " + e.getMessage() + " (" + e.getCause().getMessage()
+                    + "); choose another with --port");
+            System.exit(1);
+            return;
+        }
         server.installIstioCrds();
-        Path kubeconfig = server.writeKubeconfig(dir);
+        Path kubeconfig = server.writeKubeconfig(dir.toAbsolutePath());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
             stopped.countDown();
         }));
         System.out.printf("""
-                Kubernetes API server stand-in listening on %1$s (Istio CRDs installed; objects in memory).
+                Kubernetes API server stand-in on %1$s: Istio CRDs installed, objects in memory.
                 kubeconfig: %2$s
 
                   export KUBECONFIG=%2$s
                   kubectl get crds
-                  kubectl apply -f ../shared/samples/bookinfo/bookinfo-kube.yaml
-                  kubectl apply -f ../shared/samples/bookinfo/bookinfo-gateway.yaml
+                  kubectl apply -f src/test/resources/golden/samples/bookinfo-kube.yaml
+                  kubectl apply -f src/test/resources/golden/samples/bookinfo-gateway.yaml
                   bin/pilot-discovery discovery --registries Kubernetes --kubeconfig %2$s
 
-                The stand-in runs no controllers: Deployments make no Pods, Services no EndpointSlices;
-                apply those yourself. Ctrl-C stops it (and forgets everything).
+                It runs no controllers: Deployments make no Pods, Services no EndpointSlices (apply them
+                yourself, with status.podIP on Pods). Ctrl-C stops it and forgets everything.
                 """, server.url(), kubeconfig);
         System.out.flush();
         stopped.await();
+    }
+
+    private static String value(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            System.err.println("kube-sandbox: " + flag + " needs a value");
+            System.exit(2);
+        }
+        return args[i];
     }
 }
