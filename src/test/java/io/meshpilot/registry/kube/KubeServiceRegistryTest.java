@@ -389,6 +389,34 @@ class KubeServiceRegistryTest {
         assertTrue(kube.podByIp("10.1.0.99", "shop").isPresent(), "a pod with an unnumbered port is still a workload");
     }
 
+    /**
+     * The API server goes away; what changed meanwhile is in history it no longer has (410
+     * Gone): the last state stays served while it is down, and after it is back the informers
+     * list again and the registry converges, deletions included.
+     */
+    @Test
+    void apiServerDownThenCompactedConverges() throws Exception {
+        start();
+        String ratingsPod = pod("ratings-v1-aaa", "shop", "ratings", "v1", "10.1.0.21", "node-a", "");
+        apply(REVIEWS_PODS + ratingsPod + service("reviews", "shop", "") + service("ratings", "shop", "")
+                + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true", "10.1.0.12,reviews-v2-def,true")
+                + slice("ratings-1", "ratings", "10.1.0.21,ratings-v1-aaa,true"));
+        await("both services", () -> indexed(REVIEWS).size() == 2 && indexed(RATINGS).size() == 1);
+
+        api.stop();
+        api.apply(slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true"));
+        api.delete(service("ratings", "shop", ""));
+        api.compact();
+        Thread.sleep(300); // the informers notice the server is gone and retry
+        assertTrue(kube.service(RATINGS).isPresent(), "the last state stays served while the API server is down");
+        assertEquals(2, indexed(REVIEWS).size());
+
+        api.restart();
+        await("converged: one reviews endpoint, no ratings", () -> indexed(REVIEWS).size() == 1
+                && kube.service(RATINGS).isEmpty());
+        assertEquals("10.1.0.11", indexed(REVIEWS).get(0).address());
+    }
+
     void create(String yaml) throws Exception {
         ConfigParser.Result r = new ConfigParser(Schemas.PILOT).parse("test.yaml", yaml);
         assertEquals(List.of(), r.errors());
