@@ -232,8 +232,10 @@ public final class PilotServer implements AutoCloseable {
     /** istiod's initServiceControllers: the registries --registries names, over the ServiceEntry registry. */
     private String initServiceControllers() {
         try {
-            registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId()),
+            registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId(),
+                    args.namespace(), args.features().registry(), kubeClient),
                     configs.store(), discovery.updates(), environment, readiness);
+            closeables.add(registries::close);
         } catch (ServiceRegistries.UnsupportedRegistryException e) {
             throw new ComponentStartException(Component.SERVICE_REGISTRIES, e.getMessage(), e);
         }

@@ -21,6 +21,7 @@ import java.util.function.Function;
  * @param enableDebugOnHttp    ENABLE_DEBUG_ON_HTTP: serve /debug/* at all
  * @param enableXdsCache       PILOT_ENABLE_XDS_CACHE: share generated resources across proxies
  * @param ca                   the self-signed CA's CITADEL_* settings and ISTIOD_CUSTOM_HOST
+ * @param registry             how the service registries select and report endpoints
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -35,7 +36,24 @@ public record PilotFeatures(
         Duration maxWorkloadCertTtl,
         boolean enableDebugOnHttp,
         boolean enableXdsCache,
-        Ca ca) {
+        Ca ca,
+        Registry registry) {
+
+    /**
+     * istiod's registry switches.
+     *
+     * @param sendUnhealthyEndpoints        PILOT_SEND_UNHEALTHY_ENDPOINTS (false): endpoints that are not
+     *                                      ready go to proxies too, marked unhealthy, instead of being left out
+     * @param serviceEntrySelectPods        PILOT_ENABLE_SERVICEENTRY_SELECT_PODS (true): a ServiceEntry's
+     *                                      workloadSelector selects Kubernetes pods as well as WorkloadEntries
+     * @param k8sServiceSelectWorkloadEntries PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES (true): a Kubernetes
+     *                                      Service's selector selects WorkloadEntries as well as pods
+     */
+    public record Registry(boolean sendUnhealthyEndpoints, boolean serviceEntrySelectPods,
+                           boolean k8sServiceSelectWorkloadEntries) {
+        /** istiod's defaults. */
+        public static final Registry DEFAULTS = new Registry(false, true, true);
+    }
 
     /**
      * istiod's self-signed CA settings.
@@ -79,7 +97,10 @@ public record PilotFeatures(
                 new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
                         percentile(r), java.util.Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
-                                .map(String::trim).filter(h -> !h.isEmpty()).toList()));
+                                .map(String::trim).filter(h -> !h.isEmpty()).toList()),
+                new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
+                        r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
+                        r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)));
     }
 
     private static int rsaKeySize(EnvReader r) {

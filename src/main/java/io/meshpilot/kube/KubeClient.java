@@ -57,6 +57,7 @@ public final class KubeClient implements AutoCloseable {
      * @throws IOException naming the kubeconfig or in-cluster file that cannot be used, and why
      */
     public static KubeClient create(KubeClientOptions options) throws IOException {
+        LenientJson.install(); // an object this client cannot fully read must not stop its whole informer
         ApiClient client;
         try {
             ClientBuilder builder;

@@ -13,10 +13,20 @@ import java.util.Map;
  * @param tlsMode         "istio" (mutual TLS capable) or "disabled"
  * @param lbWeight        load-balancing weight, 0 = unset
  * @param workloadName    the WorkloadEntry (or pod) behind it
+ * @param sendUnhealthy   istiod's SendUnhealthyEndpoints: an UNHEALTHY endpoint still goes to proxies
+ *                        (marked unhealthy) instead of being left out of EDS
  */
 public record IstioEndpoint(String address, int endpointPort, String servicePortName, Map<String, String> labels,
                             String serviceAccount, String network, Locality locality, String tlsMode, int lbWeight,
-                            HealthStatus health, String workloadName, String namespace) {
+                            HealthStatus health, String workloadName, String namespace, boolean sendUnhealthy) {
+
+    /** An endpoint whose registry does not send unhealthy endpoints (every registry but Kubernetes). */
+    public IstioEndpoint(String address, int endpointPort, String servicePortName, Map<String, String> labels,
+                         String serviceAccount, String network, Locality locality, String tlsMode, int lbWeight,
+                         HealthStatus health, String workloadName, String namespace) {
+        this(address, endpointPort, servicePortName, labels, serviceAccount, network, locality, tlsMode, lbWeight,
+                health, workloadName, namespace, false);
+    }
 
     /** istiod's endpoint health states. */
     public enum HealthStatus { HEALTHY, UNHEALTHY, DRAINING, TERMINATING }
@@ -33,5 +43,18 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
         health = health == null ? HealthStatus.HEALTHY : health;
         workloadName = workloadName == null ? "" : workloadName;
         namespace = namespace == null ? "" : namespace;
+    }
+
+    /**
+     * istiod's EDS filter: unhealthy endpoints only when their service sends them; terminating
+     * ones never (a rollout is not half unhealthy); draining ones only to persistent-session
+     * services, which this model has none of.
+     */
+    public boolean sentToProxies() {
+        return switch (health) {
+            case HEALTHY -> true;
+            case UNHEALTHY -> sendUnhealthy;
+            case DRAINING, TERMINATING -> false;
+        };
     }
 }

@@ -54,7 +54,7 @@ public final class EndpointBuilder {
         Map<String, Integer> weights = new TreeMap<>();
         java.util.Set<String> seen = new java.util.HashSet<>();
         for (IstioEndpoint e : all) {
-            if (!e.servicePortName().equals(portName) || !matches(subsetLabels, e.labels())) {
+            if (!e.servicePortName().equals(portName) || !matches(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
             }
             if (!seen.add(e.address() + "|" + e.endpointPort())) {

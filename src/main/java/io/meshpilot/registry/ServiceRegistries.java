@@ -3,8 +3,12 @@ package io.meshpilot.registry;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
 import io.meshpilot.config.store.ConfigStoreController;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.kube.KubeClient;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.model.Environment;
+import io.meshpilot.registry.kube.KubeInformers;
+import io.meshpilot.registry.kube.KubeServiceRegistry;
 import io.meshpilot.registry.memory.MemoryRegistry;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.util.List;
@@ -28,18 +32,28 @@ public final class ServiceRegistries {
     }
 
     /**
-     * @param registries --registries after the mode dropped what it cannot use (Kubernetes, Mock)
-     * @param clusterId  --clusterID: the cluster of this server's own registries
+     * @param registries      --registries after the mode dropped what it cannot use (Kubernetes, Mock)
+     * @param clusterId       --clusterID: the cluster of this server's own registries
+     * @param systemNamespace -n/--namespace: its {@code topology.istio.io/network} label is the default network
+     * @param features        the registry switches of PilotFeatures
+     * @param kubeClient      the Kubernetes client (bootstrap's initKubeClient); null without a cluster
      */
-    public record Options(List<String> registries, String clusterId) {
+    public record Options(List<String> registries, String clusterId, String systemNamespace,
+                          PilotFeatures.Registry features, KubeClient kubeClient) {
         public Options {
             registries = List.copyOf(registries);
+        }
+
+        /** Without Kubernetes, with istiod's registry defaults. */
+        public Options(List<String> registries, String clusterId) {
+            this(registries, clusterId, "istio-system", PilotFeatures.Registry.DEFAULTS, null);
         }
     }
 
     private final AggregateRegistry aggregate = new AggregateRegistry();
     private final ServiceEntryRegistry serviceEntries;
     private final MemoryRegistry mock;
+    private final KubeServiceRegistry kube;
 
     /**
      * Builds the registries --registries names, in order after the ServiceEntry registry, and
@@ -50,12 +64,20 @@ public final class ServiceRegistries {
     public ServiceRegistries(Options options, ConfigStoreController store, RegistryUpdates updates,
                              Environment environment, Readiness readiness) {
         MemoryRegistry memory = null;
+        KubeServiceRegistry kubernetes = null;
         for (String name : options.registries()) {
             switch (name) {
                 case "Mock" -> memory = new MemoryRegistry("Mock", options.clusterId(), updates);
-                case "Kubernetes" -> throw new UnsupportedRegistryException("--registries Kubernetes: this build has no "
-                        + "Kubernetes client yet (Services, EndpointSlices, Pods); run embedded (no --kubeconfig, "
-                        + "KUBECONFIG or in-cluster service account) or drop Kubernetes from --registries");
+                case "Kubernetes" -> {
+                    if (options.kubeClient() == null) {
+                        throw new UnsupportedRegistryException("--registries Kubernetes: no Kubernetes client "
+                                + "(no --kubeconfig, KUBECONFIG or in-cluster service account)");
+                    }
+                    kubernetes = new KubeServiceRegistry(new KubeServiceRegistry.Options(options.clusterId(),
+                            environment.domainSuffix(), options.systemNamespace(), options.features()),
+                            KubeInformers.register(options.kubeClient()), updates, environment::mesh,
+                            environment::networks);
+                }
                 default -> throw new UnsupportedRegistryException("--registries " + name
                         + ": unknown service registry (known: Kubernetes, Mock)");
             }
@@ -65,6 +87,16 @@ public final class ServiceRegistries {
         aggregate.addRegistry(serviceEntries);
         for (String kind : REGISTRY_KINDS) {
             store.registerEventHandler(kind, serviceEntries::onConfigEvent);
+        }
+        kube = kubernetes;
+        if (kube != null) {
+            // istiod's initServiceControllers: the Kubernetes registry after the ServiceEntry one,
+            // each selecting the other's workloads (pods for ServiceEntries, WorkloadEntries for Services)
+            aggregate.addRegistry(kube);
+            kube.appendWorkloadHandler(serviceEntries::podChanged);
+            serviceEntries.appendWorkloadHandler(kube::workloadEntryChanged);
+            environment.addMeshHandler(kube::meshChanged);
+            environment.addNetworksHandler(kube::networksChanged);
         }
         mock = memory;
         if (mock != null) {
@@ -96,6 +128,18 @@ public final class ServiceRegistries {
 
     public ServiceEntryRegistry serviceEntries() {
         return serviceEntries;
+    }
+
+    /** The Kubernetes registry, when --registries includes Kubernetes; null otherwise. */
+    public KubeServiceRegistry kubernetes() {
+        return kube;
+    }
+
+    /** Stops the Kubernetes registry's event thread (its informers belong to the Kubernetes client). */
+    public void close() {
+        if (kube != null) {
+            kube.close();
+        }
     }
 
     /** The Mock registry, when --registries includes Mock; null otherwise. */

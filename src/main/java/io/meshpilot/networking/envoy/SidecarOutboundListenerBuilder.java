@@ -48,6 +48,8 @@ import java.util.TreeSet;
  * tcp_proxy to {@code outbound|<port>||<host>}; a service without a VIP gets
  * {@code 0.0.0.0_<port>}, unless an HTTP or another listener already holds it (then the oldest
  * service wins, as istiod, and the others are logged).</li>
+ * <li>Non-HTTP ports of headless Kubernetes Services: {@code <endpoint ip>_<port>} per endpoint
+ * (not the proxy's own), tcp_proxy to the service's original-destination cluster.</li>
  * <li>Ports of unknown protocol (istiod's sniffing): {@code 0.0.0.0_<port>} with TLS and HTTP
  * inspectors; per service with a VIP one chain for HTTP (ALPN http/1.1 or h2c, to the RDS
  * route {@code "<port>"}) and one for the rest (tcp_proxy), both matched on the VIP; the
@@ -116,6 +118,12 @@ public final class SidecarOutboundListenerBuilder {
                 Target t = new Target(s, p, vip);
                 if (p.protocol().isHttp()) {
                     httpPorts.add(n);
+                } else if (vip == null && headlessKubernetes(s)) {
+                    // istiod: a headless Service's non-HTTP ports get a listener per endpoint IP,
+                    // the address its clients connect to (they resolve the pods themselves)
+                    for (String ip : endpointIps(s, p, push, proxy)) {
+                        tcpByVip.putIfAbsent(ip + "_" + n, new Target(s, p, ip));
+                    }
                 } else if (p.protocol() == Protocol.UNSUPPORTED) {
                     autoPorts.computeIfAbsent(n, k -> new ArrayList<>()).add(t);
                 } else if (vip != null) {
@@ -251,6 +259,29 @@ public final class SidecarOutboundListenerBuilder {
         } catch (IpSyntaxException e) {
             return null;
         }
+    }
+
+    static boolean headlessKubernetes(Service s) {
+        return s.resolution() == io.meshpilot.model.Resolution.PASSTHROUGH && "Kubernetes".equals(s.registry());
+    }
+
+    /**
+     * The IP endpoints of a headless service's port, sorted, without the proxy's own (its app
+     * reaching itself by pod IP never passes the outbound listener, and the inbound one has it).
+     */
+    private static List<String> endpointIps(Service s, Port p, PushContext push, Proxy proxy) {
+        var shards = push.endpoints().shards(s.hostname(), s.namespace());
+        if (shards == null) {
+            return List.of();
+        }
+        TreeSet<String> out = new TreeSet<>();
+        for (var e : shards.all()) {
+            if (e.servicePortName().equals(p.name()) && e.sentToProxies() && cidrOf(e.address()) != null
+                    && !e.address().contains("/") && (proxy.ips().isEmpty() || !proxy.ips().get(0).equals(e.address()))) {
+                out.add(e.address());
+            }
+        }
+        return List.copyOf(out);
     }
 
     /** The VIP the proxy reaches {@code s} at: its cluster's, else the default address; null without one. */

@@ -103,7 +103,8 @@ final class ServiceEntryConversion {
                 Integer mapped = w.portMap().get(p.getName());
                 int port = mapped != null && mapped > 0 ? mapped : targetPort(p);
                 out.add(new IstioEndpoint(t.address(), port, p.getName(), t.labels(), t.serviceAccount(), t.network(),
-                        t.locality(), t.tlsMode(), t.lbWeight(), t.health(), t.workloadName(), t.namespace()));
+                        t.locality(), t.tlsMode(), t.lbWeight(), t.health(), t.workloadName(), t.namespace(),
+                        t.sendUnhealthy()));
             }
         }
         return out;

@@ -30,6 +30,7 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -63,6 +64,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     private final ShardKey shard;
     private final Object lock = new Object();
     private final List<Consumer<ServiceEvent>> handlers = new CopyOnWriteArrayList<>();
+    private final List<BiConsumer<WorkloadInstance, Boolean>> workloadHandlers = new CopyOnWriteArrayList<>();
 
     // written under lock; the concurrent maps below are what readers see
     private final Map<ConfigKey, Config> entries = new HashMap<>();
@@ -193,39 +195,70 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
             WorkloadInstance before = workloads.get(key);
             WorkloadInstance after = cur == null ? null : ServiceEntryConversion.workload(cur.name(), cur.namespace(),
                     (WorkloadEntry) cur.spec(), trustDomain.get());
-            if (before != null) {
-                unindexWorkload(key, before);
-            }
-            if (after != null) {
-                workloads.put(key, after);
-                indexWorkload(key, after);
-            } else {
-                workloads.remove(key);
-            }
-            Set<ConfigKey> affected = new HashSet<>();
-            if (before != null) {
-                affected.addAll(selectors.matching(key.namespace(), before.endpoint().labels()));
-            }
-            if (after != null) {
-                affected.addAll(selectors.matching(key.namespace(), after.endpoint().labels()));
-            }
-            for (ConfigKey se : affected) {
-                Config entry = entries.get(se);
-                if (entry == null) {
-                    continue;
-                }
-                Map<String, List<IstioEndpoint>> old = endpointsByEntry.getOrDefault(se, Map.of());
-                recomputeEndpoints(se, entry, servicesByEntry.getOrDefault(se, List.of()));
-                Map<String, List<IstioEndpoint>> now = endpointsByEntry.getOrDefault(se, Map.of());
-                for (String h : now.keySet()) {
-                    if (!now.get(h).equals(old.get(h))) {
-                        publishEndpoints(h, se.namespace(), false);
-                    }
+            workloadUpdated(key, before, after);
+            if (before != null || after != null) {
+                for (BiConsumer<WorkloadInstance, Boolean> h : workloadHandlers) {
+                    h.accept(after != null ? after : before, after == null);
                 }
             }
-            if (affected.isEmpty() && after != null) {
-                LOG.log(Level.DEBUG, () -> "WorkloadEntry " + key + " is selected by no ServiceEntry");
+        }
+    }
+
+    /**
+     * A Kubernetes pod became a ready workload, changed, or stopped being one (istiod's
+     * WorkloadInstanceHandler, PILOT_ENABLE_SERVICEENTRY_SELECT_PODS): ServiceEntries in its
+     * namespace whose workloadSelector matches it get it as an endpoint, like a WorkloadEntry.
+     */
+    public void podChanged(WorkloadInstance pod, boolean deleted) {
+        ConfigKey key = new ConfigKey("Pod", pod.namespace(), pod.name());
+        synchronized (lock) {
+            WorkloadInstance before = workloads.get(key);
+            workloadUpdated(key, before, deleted ? null : pod);
+        }
+    }
+
+    /**
+     * Handlers of WorkloadEntry changes (a Kubernetes registry's Services select them):
+     * called with the entry and whether it was deleted, under this registry's lock, so they
+     * must only hand the change on.
+     */
+    public void appendWorkloadHandler(BiConsumer<WorkloadInstance, Boolean> handler) {
+        workloadHandlers.add(handler);
+    }
+
+    private void workloadUpdated(ConfigKey key, WorkloadInstance before, WorkloadInstance after) {
+        if (before != null) {
+            unindexWorkload(key, before);
+        }
+        if (after != null) {
+            workloads.put(key, after);
+            indexWorkload(key, after);
+        } else {
+            workloads.remove(key);
+        }
+        Set<ConfigKey> affected = new HashSet<>();
+        if (before != null) {
+            affected.addAll(selectors.matching(key.namespace(), before.endpoint().labels()));
+        }
+        if (after != null) {
+            affected.addAll(selectors.matching(key.namespace(), after.endpoint().labels()));
+        }
+        for (ConfigKey se : affected) {
+            Config entry = entries.get(se);
+            if (entry == null) {
+                continue;
             }
+            Map<String, List<IstioEndpoint>> old = endpointsByEntry.getOrDefault(se, Map.of());
+            recomputeEndpoints(se, entry, servicesByEntry.getOrDefault(se, List.of()));
+            Map<String, List<IstioEndpoint>> now = endpointsByEntry.getOrDefault(se, Map.of());
+            for (String h : now.keySet()) {
+                if (!now.get(h).equals(old.get(h))) {
+                    publishEndpoints(h, se.namespace(), false);
+                }
+            }
+        }
+        if (affected.isEmpty() && after != null) {
+            LOG.log(Level.DEBUG, () -> key + " is selected by no ServiceEntry");
         }
     }
 
@@ -433,7 +466,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         return out;
     }
 
-    /** Workload instances known from WorkloadEntries (for /debug). */
+    /** Workload instances known from WorkloadEntries and selectable pods (for /debug). */
     public List<WorkloadInstance> workloads() {
         synchronized (lock) {
             return workloads.values().stream().sorted(Comparator.comparing(WorkloadInstance::namespace)

@@ -94,6 +94,46 @@ class SidecarListenerBuilderTest {
                 .filter(c -> c.getFilterChainMatch().getDestinationPort().getValue() == port).toList();
     }
 
+    /**
+     * istiod: a headless Kubernetes Service's TCP port gets a listener per endpoint IP (not
+     * the proxy's own), tcp_proxy to its original-destination cluster; its HTTP port the shared
+     * wildcard HTTP listener.
+     */
+    @Test
+    void headlessKubernetesServiceGetsAListenerPerEndpoint() throws Exception {
+        var kube = new io.meshpilot.registry.memory.MemoryRegistry("Kubernetes", "Kubernetes", fixture.updates);
+        String host = "db.shop.svc.cluster.local";
+        kube.addService(new io.meshpilot.model.Service(host, "shop", List.of(
+                new io.meshpilot.model.Port("tcp-db", 5433, io.meshpilot.config.protocol.Protocol.TCP),
+                new io.meshpilot.model.Port("http-admin", 8081, io.meshpilot.config.protocol.Protocol.HTTP)),
+                io.meshpilot.model.Service.UNSPECIFIED_IP, Map.of(), "", io.meshpilot.model.Resolution.PASSTHROUGH,
+                false, Set.of(), Map.of(), "Kubernetes", "Kubernetes", java.time.Instant.EPOCH, null));
+        List<io.meshpilot.model.IstioEndpoint> eps = new ArrayList<>();
+        for (String ip : List.of("10.0.9.2", "10.0.9.1", "10.0.0.1")) {
+            for (String port : List.of("tcp-db", "http-admin")) {
+                eps.add(new io.meshpilot.model.IstioEndpoint(ip, port.equals("tcp-db") ? 5433 : 8081, port, Map.of(),
+                        "", "", Locality.NONE, "istio", 0, io.meshpilot.model.IstioEndpoint.HealthStatus.HEALTHY, "",
+                        "shop"));
+            }
+        }
+        kube.setEndpoints(host, eps);
+        var aggregate = new io.meshpilot.registry.AggregateRegistry();
+        aggregate.addRegistry(fixture.registry);
+        aggregate.addRegistry(kube);
+        PushContext push = PushContext.build(aggregate, fixture.store, fixture.updates.index,
+                new MeshConfigLoader().defaults(), "cluster.local", 1);
+        List<Listener> ls = listeners(push);
+        List<String> names = ls.stream().map(Listener::getName).toList();
+        assertTrue(names.containsAll(List.of("10.0.9.1_5433", "10.0.9.2_5433", "0.0.0.0_8081")), names.toString());
+        assertFalse(names.contains("10.0.0.1_5433"), "not to the proxy's own IP: " + names);
+        assertFalse(names.contains("0.0.0.0_5433"), names.toString());
+        Listener one = named(ls, "10.0.9.1_5433");
+        assertEquals("10.0.9.1", one.getAddress().getSocketAddress().getAddress());
+        assertEquals("outbound|5433||" + host, tcp(one.getFilterChains(0).getFilters(0)).getCluster());
+        Cluster c = ClusterBuilder.build("outbound|5433||" + host, push, push.scope(proxy)).orElseThrow();
+        assertEquals(Cluster.DiscoveryType.ORIGINAL_DST, c.getType());
+    }
+
     @Test
     void outboundListenersPerServicePort() throws Exception {
         List<Listener> ls = listeners(push());

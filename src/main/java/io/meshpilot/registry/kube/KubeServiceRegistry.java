@@ -1,0 +1,694 @@
+package io.meshpilot.registry.kube;
+
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.openapi.models.V1EndpointSlice;
+import io.kubernetes.client.openapi.models.V1Namespace;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1Service;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.Locality;
+import io.meshpilot.model.Resolution;
+import io.meshpilot.model.Service;
+import io.meshpilot.model.ServiceInstance;
+import io.meshpilot.model.ShardKey;
+import io.meshpilot.model.WorkloadInstance;
+import io.meshpilot.registry.RegistryUpdates;
+import io.meshpilot.registry.ServiceEvent;
+import io.meshpilot.registry.ServiceRegistry;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Services and endpoints from a Kubernetes cluster (istiod's kube controller): Services,
+ * EndpointSlices, Pods, Nodes and Namespaces through their informers.
+ *
+ * <p>Every informer event becomes a task on one event thread (istiod's controller queue),
+ * which starts only once all informers have listed: then it converts everything once, in
+ * dependency order (namespaces, nodes, pods, services, slices), and from there on handles
+ * events. A task reads the object's current state from the informer's cache rather than the
+ * event's copy, so late or repeated events converge on the same result, and unchanged results
+ * are not reported again.
+ *
+ * <p>Reports: an EndpointSlice change is an EDS update of its service (plus a service update
+ * for headless services with non-HTTP ports, whose listeners are per endpoint); a Service change
+ * records its endpoints and then is a service update (a full push scoped to it). Pods that are
+ * ready become workload instances for the ServiceEntries that select them; WorkloadEntries
+ * from the ServiceEntry registry join the Services whose selectors match them.
+ */
+public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(KubeServiceRegistry.class.getName());
+    public static final String PROVIDER = "Kubernetes";
+
+    /**
+     * @param clusterId       --clusterID
+     * @param domainSuffix    --domain
+     * @param systemNamespace istiod's namespace, whose {@code topology.istio.io/network} label is the default network
+     * @param features        the registry switches (PILOT_SEND_UNHEALTHY_ENDPOINTS and the cross-registry selections)
+     */
+    public record Options(String clusterId, String domainSuffix, String systemNamespace,
+                          PilotFeatures.Registry features) {
+    }
+
+    private final Options options;
+    private final KubeInformers informers;
+    private final RegistryUpdates updates;
+    private final Supplier<MeshConfig> mesh;
+    private final Supplier<MeshNetworks> meshNetworks;
+    private final ShardKey shard;
+    private final List<Consumer<ServiceEvent>> serviceHandlers = new CopyOnWriteArrayList<>();
+    private final List<BiConsumer<WorkloadInstance, Boolean>> workloadHandlers = new CopyOnWriteArrayList<>();
+    private final BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+    private final Thread worker;
+    private volatile boolean synced;
+    private volatile boolean closed;
+
+    // read from any thread
+    private final Map<String, Service> services = new ConcurrentHashMap<>();
+    private final Map<String, List<IstioEndpoint>> published = new ConcurrentHashMap<>();
+    private final Map<String, WorkloadInstance> podWorkloads = new ConcurrentHashMap<>();
+    private final PodIndex pods = new PodIndex();
+
+    // event thread only
+    private DiscoveryNamespaces discovery;
+    private final Set<String> selectedNamespaces = new HashSet<>();
+    private String defaultNetwork = "";
+    private MeshNetworkRanges networkRanges = MeshNetworkRanges.NONE;
+    private final Map<String, String> serviceVersions = new HashMap<>();
+    private final SliceEndpointCache slices = new SliceEndpointCache();
+    private final Map<String, Locality> nodeLocalities = new HashMap<>();
+    private final ServiceWorkloadEntries workloadEntries = new ServiceWorkloadEntries();
+
+    /**
+     * Registers handlers on the informers (which must not have started yet, or their first
+     * events are simply handled by the initial conversion) and starts the event thread.
+     *
+     * @param mesh         the mesh config: its trust domain and discoverySelectors (read again on
+     *                     {@link #meshChanged()})
+     * @param meshNetworks meshNetworks: endpoint networks by CIDR or registry (read again on
+     *                     {@link #networksChanged()})
+     */
+    public KubeServiceRegistry(Options options, KubeInformers informers, RegistryUpdates updates,
+                               Supplier<MeshConfig> mesh, Supplier<MeshNetworks> meshNetworks) {
+        this.options = options;
+        this.informers = informers;
+        this.updates = updates;
+        this.mesh = mesh;
+        this.meshNetworks = meshNetworks;
+        this.shard = new ShardKey(options.clusterId(), PROVIDER);
+        informers.namespaces().addEventHandler(handler(n -> enqueue(() -> namespaceChanged(n.getMetadata().getName()))));
+        informers.nodes().addEventHandler(handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName()))));
+        informers.pods().addEventHandler(handler(p -> enqueue(() -> podChanged(key(p)))));
+        informers.services().addEventHandler(handler(s -> enqueue(() -> serviceChanged(key(s)))));
+        informers.slices().addEventHandler(handler(s -> enqueue(() -> sliceChanged(key(s)))));
+        worker = Thread.ofPlatform().daemon().name("kube-registry-" + options.clusterId()).unstarted(this::run);
+        worker.start();
+    }
+
+    /** Every kind of event means the same here: look at the object's current state. */
+    private static <T extends KubernetesObject> ResourceEventHandler<T> handler(Consumer<T> changed) {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(T obj) {
+                changed.accept(obj);
+            }
+
+            @Override
+            public void onUpdate(T oldObj, T newObj) {
+                changed.accept(newObj);
+            }
+
+            @Override
+            public void onDelete(T obj, boolean finalStateUnknown) {
+                changed.accept(obj);
+            }
+        };
+    }
+
+    private static String key(KubernetesObject o) {
+        String ns = o.getMetadata().getNamespace();
+        return ns == null || ns.isEmpty() ? o.getMetadata().getName() : ns + "/" + o.getMetadata().getName();
+    }
+
+    private void enqueue(Runnable task) {
+        if (!closed) {
+            queue.add(task);
+        }
+    }
+
+    private void run() {
+        try {
+            while (!closed && !informers.synced()) {
+                Thread.sleep(20);
+            }
+            if (closed) {
+                return;
+            }
+            // events queued so far are handled again after the initial conversion: each looks at
+            // the current state and reports only what changed, so they cost a comparison each
+            runTask("initial sync", this::initialSync);
+            synced = true;
+            LOG.log(Level.INFO, () -> "Kubernetes registry " + options.clusterId() + " synced: " + services.size()
+                    + " services");
+            while (!closed) {
+                runTask("event", queue.take());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A failing task is logged and skipped: the previous state of what it converted stays. */
+    private void runTask(String what, Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "Kubernetes registry " + options.clusterId() + ": " + what + " failed", e);
+        }
+    }
+
+    private void initialSync() {
+        discovery = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
+        networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
+        for (V1Namespace ns : informers.namespaces().getIndexer().list()) {
+            namespaceChanged(ns.getMetadata().getName());
+        }
+        for (V1Node n : informers.nodes().getIndexer().list()) {
+            nodeChanged(n.getMetadata().getName());
+        }
+        for (V1Pod p : informers.pods().getIndexer().list()) {
+            podChanged(key(p));
+        }
+        for (V1Service s : informers.services().getIndexer().list()) {
+            serviceChanged(key(s));
+        }
+        for (V1EndpointSlice s : informers.slices().getIndexer().list()) {
+            sliceChanged(key(s));
+        }
+    }
+
+    // ---- namespaces and discovery selectors --------------------------------------------
+
+    /** The mesh config changed: its discoverySelectors may select other namespaces now. */
+    public void meshChanged() {
+        enqueue(() -> {
+            DiscoveryNamespaces next = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
+            if (next.equals(discovery)) {
+                return;
+            }
+            discovery = next;
+            Set<String> all = new HashSet<>(selectedNamespaces);
+            informers.namespaces().getIndexer().list().forEach(n -> all.add(n.getMetadata().getName()));
+            for (String ns : all) {
+                namespaceChanged(ns);
+            }
+        });
+    }
+
+    /** meshNetworks changed: endpoints without a network label may be in another network now. */
+    public void networksChanged() {
+        enqueue(() -> {
+            networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
+            reconvertPodsAndSlices();
+        });
+    }
+
+    /** Every pod and slice converted again (what they derive from changed); unchanged results are not reported. */
+    private void reconvertPodsAndSlices() {
+        informers.pods().getIndexer().list().forEach(p -> podChanged(key(p)));
+        informers.slices().getIndexer().list().forEach(s -> sliceChanged(key(s)));
+    }
+
+    /** istiod's Network() after the pod's own label: the system namespace's label, else meshNetworks. */
+    private String fallbackNetwork(String ip) {
+        if (!defaultNetwork.isEmpty() || ip == null) {
+            return defaultNetwork;
+        }
+        return networkRanges.network(ip);
+    }
+
+    private void namespaceChanged(String name) {
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
+        if (name.equals(options.systemNamespace())) {
+            Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
+            String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
+            if (!network.equals(defaultNetwork)) {
+                defaultNetwork = network;
+                if (synced) {
+                    reconvertPodsAndSlices(); // the default network of every endpoint without its own
+                }
+            }
+        }
+        boolean now = ns != null && discovery.selects(ns.getMetadata().getLabels());
+        boolean before = selectedNamespaces.contains(name);
+        if (now == before) {
+            return;
+        }
+        if (now) {
+            selectedNamespaces.add(name);
+        } else {
+            selectedNamespaces.remove(name);
+        }
+        if (synced) { // during the initial conversion everything is converted anyway
+            LOG.log(Level.DEBUG, () -> "namespace " + name + (now ? " selected" : " no longer selected")
+                    + " by discoverySelectors");
+            resyncNamespace(name);
+        }
+    }
+
+    /** A namespace became (un)selected: everything in it is converted again (or removed). */
+    private void resyncNamespace(String ns) {
+        informers.pods().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, ns).forEach(p -> podChanged(key(p)));
+        Set<String> svcKeys = new HashSet<>();
+        informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, ns).forEach(s -> svcKeys.add(key(s)));
+        services.values().stream().filter(s -> s.namespace().equals(ns))
+                .forEach(s -> svcKeys.add(ns + "/" + s.hostname().substring(0, s.hostname().indexOf('.'))));
+        svcKeys.forEach(this::serviceChanged);
+        Set<String> sliceKeys = new HashSet<>();
+        informers.slices().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, ns).forEach(s -> sliceKeys.add(key(s)));
+        sliceKeys.addAll(slices.slicesIn(ns));
+        sliceKeys.forEach(this::sliceChanged);
+    }
+
+    private boolean selected(String namespace) {
+        return selectedNamespaces.contains(namespace) || (discovery.selectsAll()
+                && informers.namespaces().getIndexer().getByKey(namespace) == null);
+    }
+
+    // ---- nodes ---------------------------------------------------------------------------
+
+    /** A node's locality changed: the endpoints of its pods are converted again. */
+    private void nodeChanged(String name) {
+        V1Node node = informers.nodes().getIndexer().getByKey(name);
+        Locality now = node == null ? null : PodConversion.nodeLocality(node);
+        Locality before = now == null ? nodeLocalities.remove(name) : nodeLocalities.put(name, now);
+        if (!synced || Objects.equals(before, now)) {
+            return;
+        }
+        Set<String> slices = new HashSet<>();
+        for (V1Pod p : informers.pods().getIndexer().list()) {
+            if (p.getSpec() != null && name.equals(p.getSpec().getNodeName()) && p.getStatus() != null
+                    && p.getStatus().getPodIP() != null) {
+                slices.addAll(slicesWithAddress(p.getMetadata().getNamespace(), p.getStatus().getPodIP()));
+            }
+        }
+        slices.forEach(this::sliceChanged);
+    }
+
+    // ---- pods ----------------------------------------------------------------------------
+
+    private void podChanged(String key) {
+        V1Pod pod = informers.pods().getIndexer().getByKey(key);
+        String ns = key.substring(0, key.indexOf('/'));
+        if (pod != null && selected(ns) && pod.getStatus() != null && pod.getStatus().getPodIP() != null) {
+            // a pod some slice named before the pod was seen: convert those slices again
+            pods.takeWaiting(pod.getStatus().getPodIP()).forEach(this::sliceChanged);
+        }
+        WorkloadInstance before = podWorkloads.get(key);
+        if (pod == null || !selected(ns) || !PodConversion.readyWithIp(pod)) {
+            if (pods.remove(key)) {
+                podWorkloads.remove(key);
+                notifyWorkload(before, true);
+            }
+            return;
+        }
+        WorkloadInstance now = PodConversion.workload(pod, template(pod));
+        pods.add(key, pod.getStatus().getPodIP());
+        if (now.equals(before)) {
+            return;
+        }
+        podWorkloads.put(key, now);
+        if (before != null && !before.endpoint().equals(now.endpoint())) {
+            // labels (or what is derived from them) changed: the endpoints built from the pod are stale
+            slicesWithAddress(ns, pod.getStatus().getPodIP()).forEach(this::sliceChanged);
+        }
+        notifyWorkload(now, false);
+    }
+
+    private IstioEndpoint template(V1Pod pod) {
+        String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+        V1Node node = nodeName == null ? null : informers.nodes().getIndexer().getByKey(nodeName);
+        String ip = pod.getStatus() == null ? null : pod.getStatus().getPodIP();
+        return PodConversion.template(pod, node, mesh.get().getTrustDomain(), options.clusterId(), fallbackNetwork(ip));
+    }
+
+    private void notifyWorkload(WorkloadInstance w, boolean deleted) {
+        if (w == null || !options.features().serviceEntrySelectPods()) {
+            return;
+        }
+        for (BiConsumer<WorkloadInstance, Boolean> h : workloadHandlers) {
+            try {
+                h.accept(w, deleted);
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "workload handler failed for pod " + w.namespace() + "/" + w.name(), e);
+            }
+        }
+    }
+
+    private Set<String> slicesWithAddress(String ns, String ip) {
+        Set<String> out = new HashSet<>();
+        for (V1EndpointSlice s : informers.slices().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, ns)) {
+            if (s.getEndpoints() != null && s.getEndpoints().stream()
+                    .anyMatch(e -> e.getAddresses() != null && e.getAddresses().contains(ip))) {
+                out.add(key(s));
+            }
+        }
+        return out;
+    }
+
+    // ---- services ------------------------------------------------------------------------
+
+    private void serviceChanged(String key) {
+        int slash = key.indexOf('/');
+        String ns = key.substring(0, slash);
+        String host = KubeServiceConversion.hostname(key.substring(slash + 1), ns, options.domainSuffix());
+        V1Service svc = informers.services().getIndexer().getByKey(key);
+        Service before = services.get(host);
+        if (svc == null || !selected(ns)) {
+            serviceVersions.remove(key);
+            if (before != null) {
+                services.remove(host);
+                published.remove(host);
+                updates.svcUpdate(shard, host, ns, true);
+                if (!before.exportTo().contains("~")) {
+                    fire(new ServiceEvent(ServiceEvent.Type.DELETE, before));
+                }
+            }
+            return;
+        }
+        String version = svc.getMetadata().getResourceVersion();
+        if (before != null && version != null && version.equals(serviceVersions.get(key))) {
+            return; // seen already (a repeated event)
+        }
+        serviceVersions.put(key, version);
+        Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER);
+        services.put(host, now);
+        // the slices were converted with what the service was before (e.g. its traffic distribution)
+        for (V1EndpointSlice s : informers.slices().getIndexer().byIndex(KubeInformers.BY_SERVICE, key)) {
+            convertSlice(key(s), s, host);
+        }
+        publish(host, ns, false);
+        updates.svcUpdate(shard, host, ns, false);
+        boolean hidden = now.exportTo().contains("~") && (before == null || before.exportTo().contains("~"));
+        if (!now.equals(before) && !hidden) {
+            fire(new ServiceEvent(before == null ? ServiceEvent.Type.ADD : ServiceEvent.Type.UPDATE, now));
+        }
+    }
+
+    private boolean sendUnhealthy(String serviceKey) {
+        if (options.features().sendUnhealthyEndpoints()) {
+            return true;
+        }
+        V1Service svc = informers.services().getIndexer().getByKey(serviceKey);
+        if (svc == null) {
+            return false;
+        }
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(svc.getMetadata().getNamespace());
+        // location-aware routing needs the health of every endpoint to know when to spill over
+        return KubeServiceConversion.trafficDistribution(svc, ns == null ? null : ns.getMetadata().getAnnotations())
+                != KubeServiceConversion.TrafficDistribution.ANY;
+    }
+
+    // ---- endpoint slices -----------------------------------------------------------------
+
+    private void sliceChanged(String key) {
+        V1EndpointSlice slice = informers.slices().getIndexer().getByKey(key);
+        String ns = key.substring(0, key.indexOf('/'));
+        String oldHost = slices.host(key);
+        String svcName = slice == null ? "" : EndpointSliceConversion.serviceName(slice);
+        String host = svcName.isEmpty() || !selected(ns) ? null
+                : KubeServiceConversion.hostname(svcName, ns, options.domainSuffix());
+        boolean changed = false;
+        if (oldHost != null && !oldHost.equals(host)) {
+            changed = slices.remove(key);
+            publishEndpointChange(oldHost, ns);
+        }
+        if (host == null) {
+            pods.stopWaiting(key);
+            return;
+        }
+        if (convertSlice(key, slice, host) || changed) {
+            publishEndpointChange(host, ns);
+        }
+    }
+
+    /** Converts a slice into the cache; true when its endpoints changed. */
+    private boolean convertSlice(String key, V1EndpointSlice slice, String host) {
+        String ns = slice.getMetadata().getNamespace();
+        pods.stopWaiting(key);
+        EndpointSliceConversion.Result r = EndpointSliceConversion.endpoints(slice,
+                (ip, ref) -> lookupPod(ns, ip, ref), sendUnhealthy(ns + "/" + EndpointSliceConversion.serviceName(slice)));
+        r.waitingForPods().forEach(ip -> pods.waitForPod(key, ip));
+        if (!r.waitingForPods().isEmpty()) {
+            LOG.log(Level.DEBUG, () -> "EndpointSlice " + key + " waits for the pods of " + r.waitingForPods());
+        }
+        return slices.put(key, host, r.endpoints());
+    }
+
+    private EndpointSliceConversion.PodLookup lookupPod(String ns, String ip, V1ObjectReference ref) {
+        if (ref != null && "Pod".equals(ref.getKind())) {
+            String podNs = ref.getNamespace() == null ? ns : ref.getNamespace();
+            V1Pod pod = informers.pods().getIndexer().getByKey(podNs + "/" + ref.getName());
+            return pod == null ? new EndpointSliceConversion.PodLookup.Missing()
+                    : new EndpointSliceConversion.PodLookup.Found(template(pod));
+        }
+        // a manually managed slice: the pod with that IP in the namespace, if any (best guess, as istiod)
+        for (String podKey : pods.podsWithIp(ip)) {
+            if (podKey.startsWith(ns + "/")) {
+                V1Pod pod = informers.pods().getIndexer().getByKey(podKey);
+                if (pod != null) {
+                    return new EndpointSliceConversion.PodLookup.Found(template(pod));
+                }
+            }
+        }
+        return new EndpointSliceConversion.PodLookup.None(PodConversion.template(null, null,
+                mesh.get().getTrustDomain(), options.clusterId(), fallbackNetwork(ip)));
+    }
+
+    /**
+     * Endpoints of a host changed without its service changing: an EDS update; for headless
+     * services with non-HTTP ports also a service update (their listeners are per endpoint).
+     */
+    private void publishEndpointChange(String host, String ns) {
+        Service svc = services.get(host);
+        if (svc != null && svc.exportTo().contains("~")) {
+            publish(host, ns, false); // visible to nobody: nothing to push (istiod's serviceNeedsPush)
+            return;
+        }
+        boolean headlessTcp = svc != null && svc.resolution() == Resolution.PASSTHROUGH
+                && svc.ports().stream().anyMatch(p -> !p.protocol().isHttp());
+        publish(host, ns, !headlessTcp);
+        if (headlessTcp) {
+            updates.svcUpdate(shard, host, ns, false);
+        }
+    }
+
+    /**
+     * The endpoints of a host (slices, deduplicated by address and port; WorkloadEntries its
+     * selector matches; or an ExternalName's name) to readers and to the endpoint index.
+     *
+     * @param push an EDS update of its own; false: recorded for a service update that follows
+     */
+    private void publish(String host, String ns, boolean push) {
+        List<IstioEndpoint> eps = endpointsOf(host);
+        if (eps.isEmpty()) {
+            published.remove(host);
+        } else {
+            published.put(host, eps);
+        }
+        if (push) {
+            updates.edsUpdate(shard, host, ns, eps);
+        } else {
+            updates.edsCacheUpdate(shard, host, ns, eps);
+        }
+    }
+
+    private List<IstioEndpoint> endpointsOf(String host) {
+        Service svc = services.get(host);
+        V1Service k8s = svc == null ? null : informers.services().getIndexer()
+                .getByKey(svc.namespace() + "/" + host.substring(0, host.indexOf('.')));
+        if (k8s != null && svc.resolution() == Resolution.DNS_LB && "ExternalName".equals(k8s.getSpec().getType())) {
+            return KubeServiceConversion.externalNameEndpoints(k8s, svc);
+        }
+        List<IstioEndpoint> out = slices.endpoints(host);
+        if (k8s != null && options.features().k8sServiceSelectWorkloadEntries()) {
+            out.addAll(workloadEntries.endpoints(svc, k8s));
+        }
+        return List.copyOf(out);
+    }
+
+    // ---- WorkloadEntries selected by Services ---------------------------------------------
+
+    /**
+     * A WorkloadEntry from the ServiceEntry registry changed (istiod's WorkloadInstanceHandler):
+     * the Services in its namespace whose selectors match it, before or after, get new endpoints.
+     */
+    public void workloadEntryChanged(WorkloadInstance w, boolean deleted) {
+        if (!options.features().k8sServiceSelectWorkloadEntries() || w.namespace().isEmpty()
+                || w.endpoint().labels().isEmpty()) {
+            return; // nothing can select a workload without labels
+        }
+        enqueue(() -> {
+            WorkloadInstance before = workloadEntries.update(w, deleted);
+            Set<String> hosts = new HashSet<>();
+            for (V1Service s : informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, w.namespace())) {
+                Map<String, String> selector = s.getSpec() == null ? null : s.getSpec().getSelector();
+                if (selector == null || selector.isEmpty()) {
+                    continue;
+                }
+                if (ServiceWorkloadEntries.matches(selector, w.endpoint().labels()) || (before != null
+                        && ServiceWorkloadEntries.matches(selector, before.endpoint().labels()))) {
+                    hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
+                            options.domainSuffix()));
+                }
+            }
+            for (String h : hosts) {
+                if (services.containsKey(h)) {
+                    publishEndpointChange(h, w.namespace());
+                }
+            }
+        });
+    }
+
+    // ---- reads ---------------------------------------------------------------------------
+
+    @Override
+    public String provider() {
+        return PROVIDER;
+    }
+
+    @Override
+    public String cluster() {
+        return options.clusterId();
+    }
+
+    public ShardKey shard() {
+        return shard;
+    }
+
+    @Override
+    public List<Service> services() {
+        List<Service> out = new ArrayList<>(services.values());
+        out.sort(Comparator.comparing(Service::hostname));
+        return out;
+    }
+
+    @Override
+    public Optional<Service> service(String hostname) {
+        return Optional.ofNullable(services.get(hostname));
+    }
+
+    @Override
+    public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
+        var servicePort = service.port(port);
+        if (servicePort.isEmpty()) {
+            return List.of();
+        }
+        List<ServiceInstance> out = new ArrayList<>();
+        for (IstioEndpoint e : published.getOrDefault(service.hostname(), List.of())) {
+            if (e.servicePortName().equals(servicePort.get().name())
+                    && ServiceWorkloadEntries.matches(labels, e.labels())) {
+                out.add(new ServiceInstance(service, servicePort.get(), e));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The ready pod with this IP, as a workload (istiod's pod lookup by proxy IP): the
+     * identity, labels, network and locality of the proxy running there. With several pods on
+     * one IP (host network), the one in {@code namespace} if any.
+     */
+    public Optional<WorkloadInstance> podByIp(String ip, String namespace) {
+        WorkloadInstance first = null;
+        for (String key : pods.podsWithIp(ip)) {
+            WorkloadInstance w = podWorkloads.get(key);
+            if (w != null && (first == null || w.namespace().equals(namespace))) {
+                first = w;
+                if (w.namespace().equals(namespace)) {
+                    break;
+                }
+            }
+        }
+        return Optional.ofNullable(first);
+    }
+
+    /** Ready pods known as workloads, for ServiceEntries that select pods and /debug. */
+    public List<WorkloadInstance> podWorkloads() {
+        return podWorkloads.values().stream().sorted(Comparator.comparing(WorkloadInstance::namespace)
+                .thenComparing(WorkloadInstance::name)).toList();
+    }
+
+    @Override
+    public void appendServiceHandler(Consumer<ServiceEvent> handler) {
+        serviceHandlers.add(handler);
+    }
+
+    /** Handlers of pods that became ready workloads ({@code false}) or stopped being ones ({@code true}). */
+    public void appendWorkloadHandler(BiConsumer<WorkloadInstance, Boolean> handler) {
+        workloadHandlers.add(handler);
+    }
+
+    private void fire(ServiceEvent e) {
+        for (Consumer<ServiceEvent> h : serviceHandlers) {
+            try {
+                h.accept(e);
+            } catch (RuntimeException ex) {
+                LOG.log(Level.ERROR, "service handler failed service=" + e.service().hostname(), ex);
+            }
+        }
+    }
+
+    /** Every informer has listed and the registry has converted what they hold. */
+    @Override
+    public boolean hasSynced() {
+        return synced;
+    }
+
+    /** Waits until every event queued before this call is handled; false on timeout. */
+    public boolean awaitIdle(java.time.Duration timeout) throws InterruptedException {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!synced) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        enqueue(done::countDown);
+        return done.await(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        worker.interrupt();
+    }
+
+    /** For /debug: the endpoints published per host. */
+    public Map<String, List<IstioEndpoint>> endpoints() {
+        return new LinkedHashMap<>(new TreeMap<>(published));
+    }
+}
