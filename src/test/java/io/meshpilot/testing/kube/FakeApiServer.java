@@ -303,12 +303,29 @@ public final class FakeApiServer implements AutoCloseable {
         return handler.requestLog();
     }
 
-    /** Stops listening and ends every connection; the objects are kept for {@link #restart()}. */
+    /**
+     * Stops as a shut-down server does: every watch stream is ended properly first, then the
+     * listener and the connections close. The objects are kept for {@link #restart()}.
+     */
     public synchronized void stop() {
         if (server == null) {
             return;
         }
         watches.closeAll();
+        server.stop(0);
+        executor.shutdownNow();
+        server = null;
+    }
+
+    /**
+     * Stops as a killed process would: connections are dropped with their watch streams
+     * unfinished (no last chunk), nothing is said to the clients. The objects are kept for
+     * {@link #restart()}, as etcd keeps them when the API server dies.
+     */
+    public synchronized void kill() {
+        if (server == null) {
+            return;
+        }
         server.stop(0);
         executor.shutdownNow();
         server = null;
