@@ -35,7 +35,9 @@ import java.util.concurrent.Executors;
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
- * collection. Not served: protobuf, tables (kubectl prints its default columns), admission,
+ * collection. Request bodies may be JSON, YAML or, for the built-in kinds kubectl's generators
+ * send that way ({@code kubectl create namespace}), protobuf; answers are always JSON. Not
+ * served: protobuf answers, tables (kubectl prints its default columns), admission,
  * schema validation or pruning of custom resources, managed fields, RBAC and authentication
  * (every request is allowed).
  *
