@@ -215,6 +215,11 @@ public final class FakeApiServer implements AutoCloseable {
         return out;
     }
 
+    /** {@link #apply(String)} for one object already parsed (faster for thousands of objects). */
+    public JsonObject apply(JsonObject object) {
+        return applyObject(object);
+    }
+
     private JsonObject applyObject(JsonObject doc) {
         ResourceType t = typeOf(doc);
         String name = Json.string(doc, "metadata", "name");
