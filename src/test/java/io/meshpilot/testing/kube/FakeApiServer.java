@@ -268,6 +268,16 @@ public final class FakeApiServer implements AutoCloseable {
             return;
         }
         watches.closeAll();
+        // let the streams write their last chunk before the connections close (bounded)
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+        while (watches.openCount() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         server.stop(0);
         executor.shutdownNow();
         server = null;
