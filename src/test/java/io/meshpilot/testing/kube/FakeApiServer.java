@@ -1,9 +1,7 @@
 package io.meshpilot.testing.kube;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpServer;
-import io.meshpilot.config.Schema;
 import io.meshpilot.config.Schemas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -35,7 +33,9 @@ import java.util.concurrent.Executors;
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
- * collection. Not served: protobuf, tables (kubectl prints its default columns), admission,
+ * collection. Request bodies may be JSON, YAML or, for the built-in kinds kubectl's generators
+ * send that way ({@code kubectl create namespace}), protobuf; answers are always JSON. Not
+ * served: protobuf answers, tables (kubectl prints its default columns), admission,
  * schema validation or pruning of custom resources, managed fields, RBAC and authentication
  * (every request is allowed).
  *
@@ -49,11 +49,6 @@ import java.util.concurrent.Executors;
  * the smaller thing to own.
  */
 public final class FakeApiServer implements AutoCloseable {
-    /** The short names Istio's CRDs declare ({@code kubectl get vs}). */
-    private static final java.util.Map<String, String> ISTIO_SHORT_NAMES = java.util.Map.of(
-            "VirtualService", "vs", "DestinationRule", "dr", "Gateway", "gw", "ServiceEntry", "se",
-            "WorkloadEntry", "we", "WorkloadGroup", "wg", "PeerAuthentication", "pa", "RequestAuthentication", "ra",
-            "AuthorizationPolicy", "ap", "Telemetry", "telemetry");
     private final ResourceCatalog catalog = new ResourceCatalog();
     private final ObjectStore store = new ObjectStore(catalog);
     private final WatchStreams watches = new WatchStreams(store);
@@ -147,56 +142,9 @@ public final class FakeApiServer implements AutoCloseable {
         }
     }
 
-    /**
-     * Istio's CRDs as the stand-in needs them: group, names, scope, served versions (the first
-     * of each kind's versions is the storage version), the status subresource, and a schema
-     * that keeps every field (Istio's own CRDs validate through the webhook, not the schema).
-     */
+    /** Istio's CRDs as {@link #installIstioCrds()} creates them. */
     public static List<JsonObject> istioCrds() {
-        List<JsonObject> crds = new ArrayList<>();
-        for (Schema s : Schemas.PILOT.all()) {
-            JsonObject names = new JsonObject();
-            names.addProperty("kind", s.kind());
-            names.addProperty("listKind", s.kind() + "List");
-            names.addProperty("plural", s.plural());
-            names.addProperty("singular", s.kind().toLowerCase(java.util.Locale.ROOT));
-            names.add("categories", Json.array(List.of("istio-io", s.group().split("\\.")[0] + "-istio-io")));
-            Optional.ofNullable(ISTIO_SHORT_NAMES.get(s.kind())).ifPresent(n -> names.add("shortNames", Json.array(List.of(n))));
-            JsonArray versions = new JsonArray();
-            for (String v : s.versions()) {
-                JsonObject version = new JsonObject();
-                version.addProperty("name", v);
-                version.addProperty("served", true);
-                version.addProperty("storage", v.equals(s.versions().get(0)));
-                JsonObject schema = new JsonObject();
-                JsonObject openApi = new JsonObject();
-                openApi.addProperty("type", "object");
-                openApi.addProperty("x-kubernetes-preserve-unknown-fields", true);
-                schema.add("openAPIV3Schema", openApi);
-                version.add("schema", schema);
-                JsonObject subresources = new JsonObject();
-                subresources.add("status", new JsonObject());
-                version.add("subresources", subresources);
-                versions.add(version);
-            }
-            JsonObject spec = new JsonObject();
-            spec.addProperty("group", s.group());
-            spec.add("names", names);
-            spec.addProperty("scope", s.clusterScoped() ? "Cluster" : "Namespaced");
-            spec.add("versions", versions);
-            JsonObject crd = new JsonObject();
-            crd.addProperty("apiVersion", "apiextensions.k8s.io/v1");
-            crd.addProperty("kind", "CustomResourceDefinition");
-            JsonObject meta = new JsonObject();
-            meta.addProperty("name", s.plural() + "." + s.group());
-            JsonObject labels = new JsonObject();
-            labels.addProperty("app.kubernetes.io/part-of", "istio");
-            meta.add("labels", labels);
-            crd.add("metadata", meta);
-            crd.add("spec", spec);
-            crds.add(crd);
-        }
-        return crds;
+        return IstioCrds.all();
     }
 
     /**
@@ -211,6 +159,11 @@ public final class FakeApiServer implements AutoCloseable {
             out.add(applyObject(doc));
         }
         return out;
+    }
+
+    /** {@link #apply(String)} for one object already parsed (faster for thousands of objects). */
+    public JsonObject apply(JsonObject object) {
+        return applyObject(object);
     }
 
     private JsonObject applyObject(JsonObject doc) {
@@ -298,17 +251,47 @@ public final class FakeApiServer implements AutoCloseable {
         watches.bookmarkInterval(interval);
     }
 
-    /** The requests served so far, as {@code METHOD path?query -> code}, oldest first (the last 10,000). */
+    /**
+     * The requests answered so far, as {@code METHOD path?query -> code}, oldest first (the last
+     * 10,000); a watch is listed when it ends.
+     */
     public List<String> requestLog() {
         return handler.requestLog();
     }
 
-    /** Stops listening and ends every connection; the objects are kept for {@link #restart()}. */
+    /**
+     * Stops as a shut-down server does: every watch stream is ended properly first, then the
+     * listener and the connections close. The objects are kept for {@link #restart()}.
+     */
     public synchronized void stop() {
         if (server == null) {
             return;
         }
         watches.closeAll();
+        // let the streams write their last chunk before the connections close (bounded)
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+        while (watches.openCount() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        server.stop(0);
+        executor.shutdownNow();
+        server = null;
+    }
+
+    /**
+     * Stops as a killed process would: connections are dropped with their watch streams
+     * unfinished (no last chunk), nothing is said to the clients. The objects are kept for
+     * {@link #restart()}, as etcd keeps them when the API server dies.
+     */
+    public synchronized void kill() {
+        if (server == null) {
+            return;
+        }
         server.stop(0);
         executor.shutdownNow();
         server = null;

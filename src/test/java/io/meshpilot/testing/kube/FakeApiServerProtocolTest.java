@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The stand-in's protocol over plain HTTP, where the real server's behaviour is specific:
  * CRD registration and removal, watch semantics (initial events, selector transitions,
- * timeouts, 410), namespaces, finalizers, dry runs and the patch media types.
+ * timeouts, 410, stop versus kill), namespaces, finalizers, dry runs and the patch media types.
  */
 class FakeApiServerProtocolTest {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -111,12 +111,31 @@ class FakeApiServerProtocolTest {
         assertEquals("", ended.body());
 
         server.compact();
-        HttpResponse<String> gone = call("GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion="
-                + version, null, null);
+        // bounded, so that a server that wrongly streams on ends the call with an empty body
+        HttpResponse<String> gone = call("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5"
+                + "&resourceVersion=" + version, null, null);
         JsonObject error = Json.parse(gone.body().strip()).getAsJsonObject();
         assertEquals("ERROR", Json.string(error, "type"));
         assertEquals("410", Json.string(error, "object", "code"));
         assertEquals("Expired", Json.string(error, "object", "reason"));
+    }
+
+    @Test
+    void stopEndsWatchStreamsAndKillCutsThem() throws Exception {
+        HttpRequest watch = HttpRequest.newBuilder(URI.create(server.url()
+                + "/api/v1/namespaces/default/configmaps?watch=true")).build();
+        HttpResponse<java.io.InputStream> stopped = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
+        server.stop();
+        try (java.io.InputStream in = stopped.body()) {
+            assertEquals(0, in.readAllBytes().length, "a stopped server ends the stream with its last chunk");
+        }
+        server.restart();
+        HttpResponse<java.io.InputStream> killed = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
+        server.kill();
+        try (java.io.InputStream in = killed.body()) {
+            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, in::readAllBytes,
+                    "a killed server cuts the stream");
+        }
     }
 
     @Test
