@@ -103,14 +103,20 @@ public class DebugResource {
     /**
      * {@code /debug/instancesz}: istiod keys it by connected proxy (the service instances a
      * proxy implements). Here it lists the registries' workload instances by
-     * namespace/name, which is what a proxy's instances are built from.
+     * namespace/name, which is what a proxy's instances are built from: WorkloadEntries and,
+     * with the Kubernetes registry, ready pods (kind Pod).
      */
     @GET
     @Path("instancesz")
     @Produces(MediaType.APPLICATION_JSON)
     public String instancesz() {
         com.google.gson.JsonObject out = new com.google.gson.JsonObject();
-        for (io.meshpilot.model.WorkloadInstance w : registries.serviceEntries().workloads()) {
+        java.util.List<io.meshpilot.model.WorkloadInstance> all = new java.util.ArrayList<>(
+                registries.serviceEntries().workloads());
+        if (registries.kubernetes() != null) {
+            all.addAll(registries.kubernetes().podWorkloads());
+        }
+        for (io.meshpilot.model.WorkloadInstance w : all) {
             com.google.gson.JsonObject o = RegistryJson.endpoint(w.endpoint());
             o.addProperty("kind", w.kind());
             o.add("ports", new com.google.gson.Gson().toJsonTree(new java.util.TreeMap<>(w.portMap())));

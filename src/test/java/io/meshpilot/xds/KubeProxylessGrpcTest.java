@@ -166,6 +166,8 @@ class KubeProxylessGrpcTest {
         assertEquals(40, v1.getOrDefault("a", 0) + v1.getOrDefault("b", 0), "subset v1 is pods a and b: " + v1);
         assertTrue(v1.getOrDefault("a", 0) > 0 && v1.getOrDefault("b", 0) > 0, "both serve: " + v1);
         assertEquals(Map.of("c", 10), calls(10, Map.of("end-user", "jason")), "the header route to subset v2");
+        String instances = io.meshpilot.testing.Http.get(server.ports().get("http"), "/debug/instancesz").body();
+        assertTrue(instances.contains("\"test/echo-a\"") && instances.contains("\"kind\":\"Pod\""), instances);
 
         long cds = AdsProtocol.XDS_PUSHES.value("cds");
         long lds = AdsProtocol.XDS_PUSHES.value("lds");

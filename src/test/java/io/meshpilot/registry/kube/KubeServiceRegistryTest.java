@@ -55,6 +55,10 @@ class KubeServiceRegistryTest {
     KubeServiceRegistry kube;
 
     void start(MeshConfig mesh) throws Exception {
+        start(mesh, PilotFeatures.Registry.DEFAULTS);
+    }
+
+    void start(MeshConfig mesh, PilotFeatures.Registry features) throws Exception {
         api = FakeApiServer.start();
         api.apply(NAMESPACES + NODES);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
@@ -63,7 +67,7 @@ class KubeServiceRegistryTest {
         env = new Environment("cluster.local", "Kubernetes");
         env.setMesh(mesh);
         registries = new ServiceRegistries(new ServiceRegistries.Options(List.of("Kubernetes"), "Kubernetes",
-                "istio-system", PilotFeatures.Registry.DEFAULTS, client), store, updates, env, new Readiness());
+                "istio-system", features, client), store, updates, env, new Readiness());
         kube = registries.kubernetes();
         store.run();
         registries.configSynced();
@@ -282,6 +286,39 @@ class KubeServiceRegistryTest {
         assertFalse(eps.get(1).sentToProxies(), "PILOT_SEND_UNHEALTHY_ENDPOINTS is off by default");
     }
 
+    /** The three switches the other way: unhealthy endpoints sent, no selection across registries. */
+    @Test
+    void switchesOff() throws Exception {
+        start(MeshConfig.newBuilder().setTrustDomain("example.org").build(),
+                new PilotFeatures.Registry(true, false, false));
+        apply(service("reviews", "shop", "") + pod("details-v1-xyz", "shop", "details", "v1", "10.1.0.31", "node-a", "")
+                + pod("reviews-v1-abc", "shop", "reviews", "v1", "10.1.0.11", "node-a", "")
+                + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,false"));
+        create("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: details-se, namespace: shop}
+                spec:
+                  hosts: [details.mesh.example]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 80, name: http}]
+                  workloadSelector: {labels: {app: details}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: WorkloadEntry
+                metadata: {name: reviews-vm, namespace: shop}
+                spec: {address: 192.168.50.5, labels: {app: reviews}}
+                """);
+        await("the not-ready reviews endpoint", () -> indexed(REVIEWS).size() == 1);
+        settle();
+        IstioEndpoint e = indexed(REVIEWS).get(0);
+        assertEquals("10.1.0.11", e.address(), "the WorkloadEntry is not selected by the Service");
+        assertEquals(IstioEndpoint.HealthStatus.UNHEALTHY, e.health());
+        assertTrue(e.sentToProxies(), "PILOT_SEND_UNHEALTHY_ENDPOINTS=true");
+        assertEquals(List.of(), indexed("details.mesh.example"), "the ServiceEntry selects no pod");
+    }
+
     /** Acceptance 5: a ServiceEntry selecting Pods and a Service selecting WorkloadEntries both produce endpoints. */
     @Test
     void serviceEntrySelectsPodsAndServiceSelectsWorkloadEntries() throws Exception {
@@ -387,6 +424,34 @@ class KubeServiceRegistryTest {
         await("the address without a pod", () -> indexed("broken.shop.svc.cluster.local").size() == 1);
         assertEquals("10.9.9.9", indexed("broken.shop.svc.cluster.local").get(0).address());
         assertTrue(kube.podByIp("10.1.0.99", "shop").isPresent(), "a pod with an unnumbered port is still a workload");
+    }
+
+    /**
+     * The API server goes away; what changed meanwhile is in history it no longer has (410
+     * Gone): the last state stays served while it is down, and after it is back the informers
+     * list again and the registry converges, deletions included.
+     */
+    @Test
+    void apiServerDownThenCompactedConverges() throws Exception {
+        start();
+        String ratingsPod = pod("ratings-v1-aaa", "shop", "ratings", "v1", "10.1.0.21", "node-a", "");
+        apply(REVIEWS_PODS + ratingsPod + service("reviews", "shop", "") + service("ratings", "shop", "")
+                + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true", "10.1.0.12,reviews-v2-def,true")
+                + slice("ratings-1", "ratings", "10.1.0.21,ratings-v1-aaa,true"));
+        await("both services", () -> indexed(REVIEWS).size() == 2 && indexed(RATINGS).size() == 1);
+
+        api.stop();
+        api.apply(slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true"));
+        api.delete(service("ratings", "shop", ""));
+        api.compact();
+        Thread.sleep(300); // the informers notice the server is gone and retry
+        assertTrue(kube.service(RATINGS).isPresent(), "the last state stays served while the API server is down");
+        assertEquals(2, indexed(REVIEWS).size());
+
+        api.restart();
+        await("converged: one reviews endpoint, no ratings", () -> indexed(REVIEWS).size() == 1
+                && kube.service(RATINGS).isEmpty());
+        assertEquals("10.1.0.11", indexed(REVIEWS).get(0).address());
     }
 
     void create(String yaml) throws Exception {
