@@ -62,6 +62,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * and endpoint compared comes from the Kubernetes registry and every route from the CRD store;
  * {@link #anEndpointRemovedFromItsEndpointSliceLeavesTheSidecarsConfig} shows the endpoints
  * follow the EndpointSlices.
+ * <p>
+ * The stand-in and the server are shared by the class (each sample is applied, compared and
+ * deleted; the other tests restore what they change), so the whole class takes seconds.
  */
 class KubernetesBookinfoGoldenTest {
     static final Path WORKLOADS = GoldenConfigTest.HOME.resolve("src/test/resources/kube/bookinfo-workloads.yaml");
@@ -160,6 +163,58 @@ class KubernetesBookinfoGoldenTest {
             kubectl.run("apply", "-f", WORKLOADS.toString()).ok();
         }
         await("reviews-v3 back", () -> endpoints(cluster).size() == 3);
+    }
+
+    /**
+     * Issue 20 acceptance 4, for the whole server: the API server goes away mid-watch; the
+     * sidecar's config stays served (a proxy connecting meanwhile gets all of it); what changed
+     * in the cluster while it was down (an endpoint gone from reviews' slice, a VirtualService
+     * created) is served once it is back, without restarting MeshPilot.
+     */
+    @Test
+    void acrossAnApiServerRestartTheConfigStaysServedAndConvergesToWhatChangedMeanwhile() throws Exception {
+        String cluster = "outbound|9080||reviews.default.svc.cluster.local";
+        Path reviewsV3 = GoldenConfigTest.GOLDEN.resolve("samples/virtual-service-reviews-v3.yaml");
+        assertEquals(cluster, reviewsRoute());
+        api.stop();
+        try {
+            assertEquals(Set.of("10.10.0.3:9080", "10.10.0.4:9080", "10.10.0.5:9080"), endpoints(cluster),
+                    "served while the API server is down");
+            // changed meanwhile, straight in the stopped API server's storage
+            JsonObject slice = api.get("discovery.k8s.io/v1", "EndpointSlice", "default", "reviews-c4h8w").orElseThrow();
+            slice.getAsJsonArray("endpoints").remove(2);
+            slice.getAsJsonObject("metadata").remove("resourceVersion");
+            api.apply(slice.toString());
+            api.apply(Files.readString(reviewsV3));
+        } finally {
+            api.restart();
+        }
+        try {
+            await("the slice changed meanwhile", () -> endpoints(cluster).equals(Set.of("10.10.0.3:9080", "10.10.0.4:9080")));
+            await("the VirtualService created meanwhile", () -> reviewsRoute().equals(
+                    "outbound|9080|v3|reviews.default.svc.cluster.local"));
+        } finally {
+            kubectl.run("delete", "-f", reviewsV3.toString()).ok();
+            kubectl.run("apply", "-f", WORKLOADS.toString()).ok();
+        }
+        await("back to bookinfo", () -> storeHolds(List.of()) && endpoints(cluster).size() == 3);
+    }
+
+    /** The cluster of the productpage sidecar's first route to reviews. */
+    static String reviewsRoute() {
+        try {
+            for (var any : fetch(GoldenConfigTest.PRODUCTPAGE).routes()) {
+                var rc = any.unpack(io.envoyproxy.envoy.config.route.v3.RouteConfiguration.class);
+                for (var vh : rc.getVirtualHostsList()) {
+                    if (vh.getName().equals("reviews.default.svc.cluster.local:9080")) {
+                        return vh.getRoutes(0).getRoute().getCluster();
+                    }
+                }
+            }
+            return "(no route to reviews)";
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     /** The addresses of one EDS cluster of the productpage sidecar, as {@code ip:port}. */
