@@ -35,7 +35,8 @@ import java.util.concurrent.Executors;
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
- * collection. Not served: protobuf, tables (kubectl prints its default columns), admission,
+ * collection. Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the
+ * API server's own Service storage does. Not served: protobuf, tables (kubectl prints its default columns), admission,
  * schema validation or pruning of custom resources, managed fields, RBAC and authentication
  * (every request is allowed).
  *
