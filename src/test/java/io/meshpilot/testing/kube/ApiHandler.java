@@ -313,8 +313,12 @@ final class ApiHandler implements HttpHandler {
     }
 
     private static JsonObject body(HttpExchange exchange) throws IOException {
-        String text = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        byte[] bytes = exchange.getRequestBody().readAllBytes();
         String contentType = Optional.ofNullable(exchange.getRequestHeaders().getFirst("Content-Type")).orElse("");
+        if (ProtobufBodies.isProtobuf(contentType)) {
+            return ProtobufBodies.decode(bytes);
+        }
+        String text = new String(bytes, StandardCharsets.UTF_8);
         if (contentType.contains("yaml")) {
             List<JsonObject> docs = Json.yamlDocuments(text);
             if (docs.size() != 1) {

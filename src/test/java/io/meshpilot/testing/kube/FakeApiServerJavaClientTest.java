@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The official Kubernetes Java client against the API server stand-in, through the kubeconfig
  * it writes: list with selectors, watch from a resourceVersion with bookmarks, 410 Gone after
  * a compaction, and a shared informer that relists on 410 and resumes after the server is
- * stopped and restarted on the same port.
+ * stopped, or killed, and restarted on the same port.
  */
 class FakeApiServerJavaClientTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -236,6 +236,12 @@ class FakeApiServerJavaClientTest {
             await(() -> seen.equals(Set.of("c", "after-compact", "while-down")), "the changes made while stopped");
             server.apply(service("after-restart"));
             await(() -> seen.contains("after-restart"), "a change after the restart");
+
+            // killed mid-watch: the stream is cut, not ended
+            server.kill();
+            server.apply(service("while-killed"));
+            server.restart();
+            await(() -> seen.contains("while-killed"), "the change made while killed");
         } finally {
             factory.stopAllRegisteredInformers();
         }

@@ -119,6 +119,18 @@ class FakeApiServerKubectlTest {
             assertEquals(List.of("deployment.apps/reviews-v1", "deployment.apps/reviews-v3"),
                     selected.stdout().strip().lines().toList());
 
+            // kubectl's generators send built-in kinds as protobuf
+            kubectl.run("create", "namespace", "istio-system").ok();
+            kubectl.run("-n", "istio-system", "create", "configmap", "istio", "--from-literal=mesh=defaultConfig: {}").ok();
+            JsonObject mesh = server.get("v1", "ConfigMap", "istio-system", "istio").orElseThrow();
+            assertEquals("defaultConfig: {}", Json.string(mesh, "data", "mesh"));
+            assertFalse(mesh.getAsJsonObject("metadata").has("generateName"), mesh.toString());
+            kubectl.run("expose", "deployment", "reviews-v1", "--name", "reviews-exposed", "--port", "80",
+                    "--target-port", "9080").ok();
+            JsonObject port = server.get("v1", "Service", "default", "reviews-exposed").orElseThrow()
+                    .getAsJsonObject("spec").getAsJsonArray("ports").get(0).getAsJsonObject();
+            assertEquals(9080, port.get("targetPort").getAsInt());
+
             // delete (kubectl waits for the object to be gone through a watch)
             kubectl.run("delete", "virtualservice", "ratings").ok();
             kubectl.run("delete", "deployment", "ratings-v1").ok();

@@ -62,12 +62,16 @@ final class ObjectStore {
         return Optional.ofNullable(bucket(t).get(key(t, namespace, name))).map(JsonObject::deepCopy);
     }
 
-    /** Objects of a resource, in one namespace or (null) all, ordered by namespace and name. */
+    /**
+     * Objects of a resource, in one namespace or (null) all, ordered by namespace and name. The
+     * stored objects themselves, not copies (a stored object is never changed: every write
+     * stores a new one), so callers must copy before changing one.
+     */
     synchronized Snapshot list(ResourceType t, String namespace) {
         List<JsonObject> items = new ArrayList<>();
         for (JsonObject o : bucket(t).values()) {
             if (namespace == null || namespace.equals(Json.string(o, "metadata", "namespace"))) {
-                items.add(o.deepCopy());
+                items.add(o);
             }
         }
         return new Snapshot(revision, items);

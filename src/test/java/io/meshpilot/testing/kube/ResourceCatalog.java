@@ -22,6 +22,9 @@ final class ResourceCatalog {
     static final String CRD_GROUP = "apiextensions.k8s.io";
     private static final List<String> VERBS = List.of("create", "delete", "deletecollection", "get", "list", "patch",
             "update", "watch");
+    /** The kinds {@code kubectl get all} lists (the real server's "all" category). */
+    private static final java.util.Set<String> IN_ALL = java.util.Set.of("Pod", "Service", "Deployment", "ReplicaSet",
+            "StatefulSet", "DaemonSet");
     private static final Pattern KUBE_VERSION = Pattern.compile("v(\\d+)(?:(alpha|beta)(\\d+))?");
 
     /** group version ("v1", "apps/v1") -> plural -> type. */
@@ -59,7 +62,7 @@ final class ResourceCatalog {
     private void builtin(String group, String version, String kind, String plural, boolean namespaced,
                          boolean status, String... shortNames) {
         add(new ResourceType(group, version, kind, plural, kind.toLowerCase(java.util.Locale.ROOT), namespaced, status,
-                List.of(shortNames), List.of(), false));
+                List.of(shortNames), IN_ALL.contains(kind) ? List.of("all") : List.of(), false));
     }
 
     private void add(ResourceType t) {
