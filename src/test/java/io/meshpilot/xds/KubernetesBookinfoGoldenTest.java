@@ -107,6 +107,8 @@ class KubernetesBookinfoGoldenTest {
         flags.remove(at + 1);
         flags.remove(at);
         server = MeshPilotServer.start(TestServers.args(flags, Map.of()));
+        assertTrue(server.server().readiness().ready(), "ready once the informers listed the cluster: "
+                + server.server().readiness().failing());
     }
 
     @AfterAll
@@ -153,7 +155,9 @@ class KubernetesBookinfoGoldenTest {
     @Test
     void anEndpointRemovedFromItsEndpointSliceLeavesTheSidecarsConfig() throws Exception {
         String cluster = "outbound|9080||reviews.default.svc.cluster.local";
-        assertEquals(Set.of("10.10.0.3:9080", "10.10.0.4:9080", "10.10.0.5:9080"), endpoints(cluster));
+        // a push with what the informers listed may still be on its way just after start
+        await("reviews' three endpoints", () -> endpoints(cluster)
+                .equals(Set.of("10.10.0.3:9080", "10.10.0.4:9080", "10.10.0.5:9080")));
         kubectl.run("patch", "endpointslice", "reviews-c4h8w", "--type=json", "-p",
                 "[{\"op\":\"remove\",\"path\":\"/endpoints/2\"}]").ok();
         try {
@@ -175,7 +179,8 @@ class KubernetesBookinfoGoldenTest {
     void acrossAnApiServerRestartTheConfigStaysServedAndConvergesToWhatChangedMeanwhile() throws Exception {
         String cluster = "outbound|9080||reviews.default.svc.cluster.local";
         Path reviewsV3 = GoldenConfigTest.GOLDEN.resolve("samples/virtual-service-reviews-v3.yaml");
-        assertEquals(cluster, reviewsRoute());
+        await("the default route to reviews and its three endpoints", () -> reviewsRoute().equals(cluster)
+                && endpoints(cluster).size() == 3);
         api.stop();
         try {
             assertEquals(Set.of("10.10.0.3:9080", "10.10.0.4:9080", "10.10.0.5:9080"), endpoints(cluster),
