@@ -302,6 +302,9 @@ public final class PilotServer implements AutoCloseable {
         // the ServiceEntry registry is synced once the config is, now or (API server down) later
         configs.onSynced(registries::configSynced);
         configs.run(args.kube() == null ? java.time.Duration.ZERO : args.kube().syncTimeout());
+        if (kubeClient != null) {
+            awaitRegistriesSynced(startAt.plus(args.kube().syncTimeout()));
+        }
         discovery.firstPush();
         registerMetrics();
         state.markStarted(Instant.now());
@@ -311,6 +314,19 @@ public final class PilotServer implements AutoCloseable {
         LOG.log(Level.INFO, () -> "ready: started in " + Duration.between(recorder.createdAt(), state.readyAt()).toMillis()
                 + " ms");
         return this;
+    }
+
+    /**
+     * istiod's waitForCacheSync: the informers having listed is not enough, the registries must
+     * also have converted what they listed (the Kubernetes registry does it on its own queue),
+     * else the first push and the first proxies get services without their endpoints. Bounded
+     * by the same deadline as the informers' wait: with the API server down the server starts
+     * not ready, as there.
+     */
+    private void awaitRegistriesSynced(Instant deadline) throws InterruptedException {
+        while (!registries.aggregate().hasSynced() && Instant.now().isBefore(deadline)) {
+            Thread.sleep(10);
+        }
     }
 
     /** Meters go into the registry the HTTP host's container set up (a new one per container). */

@@ -3,6 +3,7 @@ package io.meshpilot.testing;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import com.google.rpc.Status;
+import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -39,12 +40,21 @@ public final class AdsClient implements AutoCloseable {
 
     /** Over {@code channel} (e.g. TLS to the secure port with a workload certificate); closed with the client. */
     public AdsClient(ManagedChannel channel, String nodeId, Map<String, String> metadata) {
+        this(channel, nodeId, metadata, Locality.getDefaultInstance());
+    }
+
+    /** With the node's locality, as the Istio agent sends the pod's region/zone/subzone. */
+    public AdsClient(int port, String nodeId, Map<String, String> metadata, Locality locality) {
+        this(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), nodeId, metadata, locality);
+    }
+
+    private AdsClient(ManagedChannel channel, String nodeId, Map<String, String> metadata, Locality locality) {
         this.channel = channel;
         Struct.Builder md = Struct.newBuilder();
         // a JSON object (LABELS) is sent as a struct, as the Istio agent does; anything else as a string
         metadata.forEach((k, v) -> md.putFields(k, v.startsWith("{") ? structValue(v)
                 : Value.newBuilder().setStringValue(v).build()));
-        node = Node.newBuilder().setId(nodeId).setMetadata(md).build();
+        node = Node.newBuilder().setId(nodeId).setMetadata(md).setLocality(locality).build();
         requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
             @Override
             public void onNext(DiscoveryResponse r) {

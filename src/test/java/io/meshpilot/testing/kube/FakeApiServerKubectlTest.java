@@ -57,6 +57,9 @@ class FakeApiServerKubectlTest {
             assertEquals(List.of("details", "productpage", "ratings", "reviews"), names(server.list("v1", "Service", "default")));
             assertEquals(6, server.list("apps/v1", "Deployment", "default").size());
             assertEquals(4, server.list("v1", "ServiceAccount", "default").size());
+            String clusterIp = Json.string(server.get("v1", "Service", "default", "productpage").orElseThrow(),
+                    "spec", "clusterIP");
+            assertTrue(clusterIp != null && clusterIp.startsWith("10.96."), "a cluster IP allocated: " + clusterIp);
 
             kubectl.run("apply", "-f", virtualServices.toString()).ok();
             assertEquals(List.of("details", "productpage", "ratings", "reviews"),
@@ -77,6 +80,9 @@ class FakeApiServerKubectlTest {
             Kubectl.Result configured = kubectl.runWithInput(changed, "apply", "-f", "-").ok();
             assertTrue(configured.stdout().contains("deployment.apps/reviews-v2 configured"), configured.stdout());
             assertTrue(configured.stdout().contains("deployment.apps/reviews-v1 unchanged"), configured.stdout());
+            assertTrue(configured.stdout().contains("service/productpage unchanged"), configured.stdout());
+            assertEquals(clusterIp, Json.string(server.get("v1", "Service", "default", "productpage").orElseThrow(),
+                    "spec", "clusterIP"), "the allocated cluster IP kept");
             JsonObject reviewsV2 = server.get("apps/v1", "Deployment", "default", "reviews-v2").orElseThrow();
             assertEquals(2, reviewsV2.getAsJsonObject("spec").get("replicas").getAsInt());
             assertEquals(2, reviewsV2.getAsJsonObject("metadata").get("generation").getAsInt());

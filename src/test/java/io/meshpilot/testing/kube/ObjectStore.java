@@ -45,6 +45,8 @@ final class ObjectStore {
     private final ArrayDeque<Event> history = new ArrayDeque<>();
     private final Set<Consumer<Event>> watchers = new CopyOnWriteArraySet<>();
     private long revision = 1;
+    /** Cluster IPs handed out so far, from 10.96.0.10 (as a service CIDR of 10.96.0.0/12 would). */
+    private int clusterIpsAllocated;
     /** A watch from a resourceVersion below this one cannot be served. */
     private long oldestWatchable = 1;
 
@@ -103,6 +105,7 @@ final class ObjectStore {
         meta.addProperty("creationTimestamp", now());
         meta.addProperty("generation", 1);
         meta.remove("deletionTimestamp");
+        allocateClusterIp(t, o, null);
         if (t.statusSubresource()) {
             // status is the controllers' to write, through the status subresource
             o.remove("status");
@@ -171,6 +174,7 @@ final class ObjectStore {
         next.addProperty("apiVersion", t.apiVersion());
         next.addProperty("kind", t.kind());
         nextMeta.addProperty("resourceVersion", actual);
+        allocateClusterIp(t, next, current);
         if (sameContent(current, next)) {
             return current.deepCopy();
         }
@@ -337,6 +341,32 @@ final class ObjectStore {
     }
 
     /** What a CRD's controller and the namespace lifecycle would write into the object. */
+    /**
+     * The API server's own part of a Service (its REST storage, not a controller): a Service
+     * of a type with a cluster IP and none given gets one allocated on create, and an update
+     * that leaves it out keeps the allocated one, as kubectl apply's patches do.
+     */
+    private void allocateClusterIp(ResourceType t, JsonObject o, JsonObject current) {
+        if (!t.group().isEmpty() || !t.kind().equals("Service") || !o.has("spec") || !o.get("spec").isJsonObject()) {
+            return;
+        }
+        JsonObject spec = o.getAsJsonObject("spec");
+        String given = Json.string(spec, "clusterIP");
+        if ("ExternalName".equals(Json.string(spec, "type")) || (given != null && !given.isEmpty())) {
+            return;
+        }
+        String ip;
+        String kept = current == null ? null : Json.string(current, "spec", "clusterIP");
+        if (kept != null && !kept.isEmpty()) {
+            ip = kept;
+        } else {
+            int n = 10 + clusterIpsAllocated++;
+            ip = "10.96." + (n / 256) + "." + (n % 256);
+        }
+        spec.addProperty("clusterIP", ip);
+        spec.add("clusterIPs", Json.array(List.of(ip)));
+    }
+
     private void establish(ResourceType t, JsonObject o) {
         if (t.kind().equals("Namespace") && t.group().isEmpty()) {
             Json.object(o, "status").addProperty("phase",
