@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** pilot-discovery as an operator runs it: real processes, real signals, exit codes. */
 class ProcessLifecycleIT {
     static final Duration START = Duration.ofSeconds(90);
-    static final Pattern READY = Pattern.compile("io.meshpilot.startup: ready");
+    static final Pattern READY = Pattern.compile("\\bready: started in ");
 
     /**
      * Everything the server keeps, inside the test's own {@code dir} (deleted with it): config
