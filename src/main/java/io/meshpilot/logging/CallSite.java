@@ -5,13 +5,13 @@ import java.util.stream.Collectors;
 
 /**
  * Where a log call was made: the first frame of the publishing thread's stack outside the
- * logging machinery (JUL, System.Logger's bridge, SLF4J's, this package). JUL hands records
+ * logging machinery (JUL, System.Logger's bridge, SLF4J's, our handler). JUL hands records
  * to handlers on the caller's thread, so the frame is still on the stack.
  */
 final class CallSite {
     private static final List<String> MACHINERY = List.of("java.util.logging.", "sun.util.logging.",
-            "jdk.internal.logger.", "java.lang.System$Logger", "io.meshpilot.logging.", "org.slf4j.",
-            "io.helidon.logging.");
+            "jdk.internal.logger.", "java.lang.System$Logger", "org.slf4j.", "io.helidon.logging.",
+            IstioLogHandler.class.getName(), CallSite.class.getName());
     private static final StackWalker WALKER = StackWalker.getInstance();
 
     private CallSite() {
