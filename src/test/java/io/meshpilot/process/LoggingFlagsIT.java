@@ -54,7 +54,7 @@ class LoggingFlagsIT {
 
     @Test
     void jsonLinesAndAScopeLevelChangedAtRunTime(@TempDir Path dir) throws Exception {
-        try (ServerProcess p = ServerProcess.jar(Map.of(), ProcessLifecycleIT.flags(dir, "--log_as_json", "--ctrlz_port=0"))) {
+        try (ServerProcess p = ServerProcess.jar(Map.of(), ProcessLifecycleIT.flags(dir, "--log_as_json"))) {
             Matcher z = p.await(CONTROLZ, START);
             int controlz = Integer.parseInt(z.group(1));
             Map<String, Integer> ports = p.awaitPorts(START);
@@ -92,8 +92,7 @@ class LoggingFlagsIT {
             grpc = a.getLocalPort();
             http = b.getLocalPort();
         }
-        String[] args = ProcessLifecycleIT.flags(dir, "--log_as_json", "--ctrlz_port=0",
-                "--log_output_level=ads:debug,default:warn");
+        String[] args = ProcessLifecycleIT.flags(dir, "--log_as_json", "--log_output_level=ads:debug,default:warn");
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--grpcAddr")) {
                 args[i + 1] = "127.0.0.1:" + grpc;
@@ -129,16 +128,23 @@ class LoggingFlagsIT {
     @Test
     void badValuesStopStartUpWithOneLineNamingTheFlag(@TempDir Path dir) throws Exception {
         Map<String, String> bad = Map.of(
-                "--log_output_level=ads:loud", "--log_output_level",
-                "--log_stacktrace_level=a:b:c", "--log_stacktrace_level",
-                "--log_as_json=maybe", "--log_as_json",
-                "--log_target=" + dir.resolve("no/such/dir/pilot.log"), "--log_target",
-                "--ctrlz_port=70000", "--ctrlz_port");
+                "--log_output_level", "ads:loud",
+                "--log_stacktrace_level", "a:b:c",
+                "--log_as_json", "maybe",
+                "--log_target", dir.resolve("no/such/dir/pilot.log").toString(),
+                "--ctrlz_port", "70000");
         for (var e : bad.entrySet()) {
-            try (ServerProcess p = ServerProcess.jar(Map.of(), ProcessLifecycleIT.flags(dir, e.getKey()))) {
+            String flag = e.getKey();
+            List<String> args = new java.util.ArrayList<>(List.of(ProcessLifecycleIT.flags(dir)));
+            int given = args.indexOf(flag);
+            if (given >= 0) { // picocli takes a single-value flag once
+                args.subList(given, given + 2).clear();
+            }
+            args.add(flag + "=" + e.getValue());
+            try (ServerProcess p = ServerProcess.jar(Map.of(), args.toArray(String[]::new))) {
                 assertEquals(2, p.awaitExit(START), p.output());
-                assertTrue(p.lastLine().startsWith("pilot-discovery: invalid arguments: " + e.getValue() + " "),
-                        e.getKey() + ": " + p.output());
+                assertTrue(p.lastLine().startsWith("pilot-discovery: invalid arguments: " + flag + " "),
+                        flag + ": " + p.output());
                 assertFalse(p.output().contains("started in"), "nothing started:\n" + p.output());
             }
         }

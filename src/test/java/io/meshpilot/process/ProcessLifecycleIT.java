@@ -49,7 +49,9 @@ class ProcessLifecycleIT {
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
                 "--meshConfig", dir.resolve("mesh").toString(),
                 "--configDir", Files.createDirectories(dir.resolve("config")).toString(),
-                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
+                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC",
+                // ControlZ's fixed 9876 would be taken by the second of two servers side by side
+                "--ctrlz_port", "0"));
         f.addAll(List.of(extra));
         return f.toArray(String[]::new);
     }
