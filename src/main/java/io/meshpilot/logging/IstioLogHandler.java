@@ -48,7 +48,7 @@ final class IstioLogHandler extends Handler {
                 try {
                     t.write(bytes);
                 } catch (IOException | RuntimeException e) {
-                    reportError("cannot write to log target " + t, e instanceof Exception x ? x : null,
+                    reportError("cannot write to log target " + t, e,
                             ErrorManager.WRITE_FAILURE);
                 }
             }

@@ -1,7 +1,6 @@
 package io.meshpilot.logging;
 
 import java.util.Arrays;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.logging.Level;
 
@@ -62,10 +61,5 @@ public enum LogLevel {
     /** For messages: the accepted names. */
     static String labels() {
         return String.join(", ", Arrays.stream(values()).map(l -> l.label).toList());
-    }
-
-    @Override
-    public String toString() {
-        return label.toUpperCase(Locale.ROOT);
     }
 }

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -135,12 +134,5 @@ public record LogOptions(Map<String, LogLevel> outputLevels, Map<String, LogLeve
     public String unknownScopesWarning() {
         return unknownScopes.isEmpty() ? "" : "unknown log scopes ignored: " + String.join(", ", unknownScopes)
                 + " (scopes: " + LogScopes.names() + ", or " + ALL_SCOPES + ")";
-    }
-
-    @Override
-    public String toString() {
-        return "json=" + json + " targets=" + targets + " levels=" + outputLevels.entrySet().stream()
-                .sorted(Map.Entry.comparingByKey()).map(e -> e.getKey() + ":" + e.getValue().label())
-                .toList().toString().toLowerCase(Locale.ROOT);
     }
 }
