@@ -9,6 +9,9 @@ import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.logging.ControlZ;
+import io.meshpilot.logging.IstioLogging;
+import io.meshpilot.logging.LogOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +28,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "discovery", mixinStandardHelpOptions = true,
         description = "Start the MeshPilot discovery service (xDS, CA, admin API).")
 public final class DiscoveryCommand implements Callable<Integer> {
+    private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
 
     @Spec
     CommandSpec spec;
@@ -110,6 +114,37 @@ public final class DiscoveryCommand implements Callable<Integer> {
             + "CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE bits) or EC (P-256). Default: ${DEFAULT-VALUE}.")
     String caKeyType = "RSA";
 
+    @Option(names = "--log_output_level", paramLabel = "SCOPE:LEVEL,...",
+            description = "Comma-separated minimum per-scope logging level of messages to output, in the form of "
+                    + "<scope>:<level>,<scope>:<level>,... (a bare level is the default scope's; scope all sets every "
+                    + "scope); levels: debug, info, warn, error, fatal, none. Default: default:info,grpc:none.")
+    String logOutputLevel = "";
+
+    @Option(names = "--log_stacktrace_level", paramLabel = "SCOPE:LEVEL,...",
+            description = "Comma-separated minimum per-scope logging level at which stack traces are captured, "
+                    + "same form as --log_output_level. Default: ${DEFAULT-VALUE}.")
+    String logStacktraceLevel = "default:none";
+
+    @Option(names = "--log_caller", paramLabel = "SCOPE,...",
+            description = "Comma-separated list of scopes for which to include caller information (or all).")
+    String logCaller = "";
+
+    @Option(names = "--log_as_json", arity = "0..1", fallbackValue = "true", paramLabel = "BOOL",
+            description = "Whether to format output as JSON or in plain console-friendly format. Default: false.")
+    String logAsJson = "false";
+
+    @Option(names = "--log_target", paramLabel = "PATH",
+            description = "Where to write the log, repeatable: stdout, stderr or a file path (appended). Default: stdout.")
+    List<String> logTargets;
+
+    @Option(names = "--ctrlz_port", description = "The IP port to use for the ControlZ introspection facility "
+            + "(its logging scopes: /scopej/, as istioctl admin log uses). Default: ${DEFAULT-VALUE}.")
+    String ctrlzPort = String.valueOf(ControlZ.DEFAULT_PORT);
+
+    @Option(names = "--ctrlz_address", description = "The IP address to listen on for ControlZ; * is every "
+            + "address. Default: ${DEFAULT-VALUE}.")
+    String ctrlzAddress = "localhost";
+
     private Function<String, String> env = System::getenv;
 
     /** Replaces the process environment; for tests. */
@@ -121,13 +156,47 @@ public final class DiscoveryCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PilotArgs args;
+        int controlzPort;
+        IstioLogging logging;
         try {
+            LogOptions logOptions = logOptions();
+            controlzPort = port("ctrlz_port", ctrlzPort);
             args = toArgs();
+            // before the first line of the server, as istiod configures logging before anything
+            logging = IstioLogging.install(logOptions);
+            if (!logOptions.unknownScopes().isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, logOptions.unknownScopesWarning());
+            }
         } catch (IllegalArgumentException e) {
             System.err.println("pilot-discovery: invalid arguments: " + e.getMessage());
             return ExitCodes.USAGE;
         }
-        return MeshPilotServer.runUntilShutdown(args);
+        ControlZ controlz = ControlZ.start(ctrlzAddress, controlzPort, logging.scopes());
+        try {
+            return MeshPilotServer.runUntilShutdown(args);
+        } finally {
+            if (controlz != null) {
+                controlz.close();
+            }
+        }
+    }
+
+    /** istiod's logging flags, validated. */
+    LogOptions logOptions() {
+        return LogOptions.parse(logOutputLevel, logStacktraceLevel, logCaller, logAsJson,
+                logTargets == null ? List.of() : logTargets);
+    }
+
+    private static int port(String flag, String value) {
+        try {
+            int p = Integer.parseInt(value.trim());
+            if (p >= 0 && p <= 65535) {
+                return p;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--" + flag + " \"" + value + "\": expected a port number 0-65535");
     }
 
     private boolean registriesGiven() {

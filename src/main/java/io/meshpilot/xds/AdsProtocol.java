@@ -61,6 +61,9 @@ final class AdsProtocol {
     /** One request on a stream: ACK, NACK, stale nonce, or a subscription to answer. */
     void process(Connection con, DiscoveryRequest req) {
         String type = req.getTypeUrl();
+        // istiod's ads scope logs every request at debug (ADS:<type>: REQ ...)
+        LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources:"
+                + req.getResourceNamesCount() + " nonce:" + req.getResponseNonce() + " version:" + req.getVersionInfo());
         Connection.Watch w = con.watch(type);
         if (!req.getResponseNonce().isEmpty()) {
             if (!req.getResponseNonce().equals(w.nonceSent)) {

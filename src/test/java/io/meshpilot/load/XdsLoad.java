@@ -1041,7 +1041,7 @@ public final class XdsLoad {
             if (m.find()) {
                 ports = new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))};
             }
-            if (line.contains("io.meshpilot.startup: ready") && ports != null) {
+            if (line.contains("\tready: started in ") && ports != null) {
                 w.flush();
                 Thread.ofPlatform().daemon().start(() -> copy(r, w, l -> false));
                 return ports;

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** pilot-discovery as an operator runs it: real processes, real signals, exit codes. */
 class ProcessLifecycleIT {
     static final Duration START = Duration.ofSeconds(90);
-    static final Pattern READY = Pattern.compile("io.meshpilot.startup: ready");
+    static final Pattern READY = Pattern.compile("\\bready: started in ");
 
     /**
      * Everything the server keeps, inside the test's own {@code dir} (deleted with it): config
@@ -49,7 +49,9 @@ class ProcessLifecycleIT {
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0",
                 "--meshConfig", dir.resolve("mesh").toString(),
                 "--configDir", Files.createDirectories(dir.resolve("config")).toString(),
-                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC"));
+                "--caStateDir", dir.resolve("ca").toString(), "--caKeyType", "EC",
+                // ControlZ's fixed 9876 would be taken by the second of two servers side by side
+                "--ctrlz_port", "0"));
         f.addAll(List.of(extra));
         return f.toArray(String[]::new);
     }

@@ -1,0 +1,182 @@
+package io.meshpilot.logging;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * istiod's ControlZ logging-scopes topic (pkg/ctrlz/topics/scopes.go) where istiod serves it:
+ * {@code localhost:9876} unless {@code --ctrlz_port}/{@code --ctrlz_address} say otherwise,
+ * which is where {@code istioctl admin log} port-forwards to.
+ * <ul>
+ *   <li>{@code GET /scopej/}: every scope, by name, as
+ *       {@code {name, description, output_level, stack_trace_level, log_callers}}</li>
+ *   <li>{@code GET /scopej/<scope>}: one scope; 400 {@code unknown scope name: x}</li>
+ *   <li>{@code PUT /scopej/<scope>} with such an object: sets the levels given (an empty or
+ *       absent level leaves it) and {@code log_callers} (absent means false, as istiod);
+ *       202</li>
+ * </ul>
+ * Only the JSON side: istiod's HTML pages are not served.
+ */
+public final class ControlZ implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ControlZ.class.getName());
+    public static final int DEFAULT_PORT = 9876;
+    private static final String PREFIX = "/scopej";
+
+    private final HttpServer server;
+    private final LiveScopes scopes;
+
+    private ControlZ(HttpServer server, LiveScopes scopes) {
+        this.server = server;
+        this.scopes = scopes;
+    }
+
+    /**
+     * Listens on {@code address:port} ({@code *} is every address). As istiod, a ControlZ that
+     * cannot listen is logged and the server runs without it: null then.
+     */
+    public static ControlZ start(String address, int port, LiveScopes scopes) {
+        try {
+            InetSocketAddress bind = address.equals("*") ? new InetSocketAddress(port)
+                    : new InetSocketAddress(InetAddress.getByName(address), port);
+            HttpServer server = HttpServer.create(bind, 16);
+            ControlZ z = new ControlZ(server, scopes);
+            server.createContext(PREFIX, z::handle);
+            server.setExecutor(null);
+            server.start();
+            InetSocketAddress at = server.getAddress();
+            LOG.log(Level.INFO, "ControlZ available at " + at.getAddress().getHostAddress() + ":" + at.getPort());
+            return z;
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.ERROR, "Unable to start ControlZ on " + address + ":" + port + ": " + e);
+            return null;
+        }
+    }
+
+    /** The bound port. */
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        try (ex) {
+            String path = ex.getRequestURI().getPath();
+            String rest = path.length() <= PREFIX.length() ? "" : path.substring(PREFIX.length());
+            if (!rest.isEmpty() && !rest.startsWith("/")) {
+                send(ex, 404, "text/plain; charset=utf-8", "404 page not found\n");
+                return;
+            }
+            String name = rest.isEmpty() ? "" : rest.substring(1);
+            String method = ex.getRequestMethod();
+            if (name.isEmpty()) {
+                if (method.equals("GET")) {
+                    StringBuilder b = new StringBuilder("[");
+                    scopes.snapshot().forEach((s, st) -> b.append(b.length() > 1 ? "," : "").append(json(s, st)));
+                    send(ex, 200, "application/json; charset=utf-8", b.append("]\n").toString());
+                } else {
+                    send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
+                }
+                return;
+            }
+            var scope = LogScopes.byName(name);
+            if (scope.isEmpty()) {
+                send(ex, 400, "text/plain; charset=utf-8", "unknown scope name: " + name);
+                return;
+            }
+            switch (method) {
+                case "GET" -> send(ex, 200, "application/json; charset=utf-8",
+                        json(scope.get(), scopes.get(name)) + "\n");
+                case "PUT" -> put(ex, name);
+                default -> send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "ControlZ request failed: " + e);
+        }
+    }
+
+    private void put(HttpExchange ex, String name) throws IOException {
+        ScopeSettings current = scopes.get(name);
+        JsonObject body;
+        try (InputStream in = ex.getRequestBody()) {
+            JsonElement e = JsonParser.parseReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            if (!e.isJsonObject()) {
+                throw new JsonParseException("expected a JSON object");
+            }
+            body = e.getAsJsonObject();
+        } catch (JsonParseException | IllegalStateException e) {
+            send(ex, 400, "text/plain; charset=utf-8", "unable to decode request: " + e.getMessage());
+            return;
+        }
+        try {
+            LogLevel output = level(body, "output_level", current.outputLevel());
+            LogLevel stack = level(body, "stack_trace_level", current.stackTraceLevel());
+            boolean callers = body.has("log_callers") && !body.get("log_callers").isJsonNull()
+                    && bool(body.get("log_callers"));
+            ScopeSettings next = new ScopeSettings(output, stack, callers);
+            scopes.set(name, next);
+            LOG.log(Level.INFO, "ControlZ: scope " + name + " output_level=" + output.label()
+                    + " stack_trace_level=" + stack.label() + " log_callers=" + callers);
+            send(ex, 202, "text/plain; charset=utf-8", "");
+        } catch (IllegalArgumentException e) {
+            send(ex, 400, "text/plain; charset=utf-8", "unable to decode request: " + e.getMessage());
+        }
+    }
+
+    private static LogLevel level(JsonObject body, String key, LogLevel unchanged) {
+        JsonElement e = body.get(key);
+        if (e == null || e.isJsonNull()) {
+            return unchanged;
+        }
+        if (!(e instanceof JsonPrimitive p) || !p.isString()) {
+            throw new IllegalArgumentException(key + ": expected a string");
+        }
+        String v = p.getAsString();
+        if (v.isEmpty()) {
+            return unchanged;
+        }
+        return LogLevel.byLabel(v).orElseThrow(() -> new IllegalArgumentException(key + ": unknown level '" + v
+                + "' (levels: " + LogLevel.labels() + ")"));
+    }
+
+    private static boolean bool(JsonElement e) {
+        if (e instanceof JsonPrimitive p && p.isBoolean()) {
+            return p.getAsBoolean();
+        }
+        throw new IllegalArgumentException("log_callers: expected true or false");
+    }
+
+    private static String json(LogScopes.Scope s, ScopeSettings st) {
+        JsonObject o = new JsonObject();
+        o.addProperty("name", s.name());
+        o.addProperty("description", s.description());
+        o.addProperty("output_level", st.outputLevel().label());
+        o.addProperty("stack_trace_level", st.stackTraceLevel().label());
+        o.addProperty("log_callers", st.logCallers());
+        return o.toString();
+    }
+
+    private static void send(HttpExchange ex, int status, String contentType, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", contentType);
+        ex.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
+        if (bytes.length > 0) {
+            ex.getResponseBody().write(bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
