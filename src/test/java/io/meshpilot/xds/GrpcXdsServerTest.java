@@ -32,10 +32,24 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class GrpcXdsServerTest {
 
+    /**
+     * A port the xDS server can bind later (its listener name carries the port, so it must be
+     * known before the server starts). Taken below Linux's ephemeral range (32768-60999): a
+     * port from {@code ServerSocket(0)} is in that range, where any outgoing connection of a
+     * busy machine may take it between this probe and the bind.
+     */
     static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int candidate = random.nextInt(20_000, 32_000);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress(candidate));
+                return candidate;
+            } catch (java.io.IOException taken) {
+                // try another
+            }
         }
+        throw new IllegalStateException("no free port in 20000-31999 after 100 attempts");
     }
 
     static Map<String, Object> bootstrap(int xdsPort) {
