@@ -9,6 +9,7 @@ import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.kube.DiscoveryNamespaces;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.IstioEndpoint;
@@ -190,7 +191,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     }
 
     private void initialSync() {
-        discovery = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
+        discovery = DiscoverySelectors.rule(mesh.get());
         networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
         for (V1Namespace ns : informers.namespaces().getIndexer().list()) {
             namespaceChanged(ns.getMetadata().getName());
@@ -214,7 +215,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     /** The mesh config changed: its discoverySelectors may select other namespaces now. */
     public void meshChanged() {
         enqueue(() -> {
-            DiscoveryNamespaces next = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
+            DiscoveryNamespaces next = DiscoverySelectors.rule(mesh.get());
             if (next.equals(discovery)) {
                 return;
             }
