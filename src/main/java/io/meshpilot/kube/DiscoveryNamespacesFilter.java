@@ -32,7 +32,7 @@ public final class DiscoveryNamespacesFilter {
     private final SharedIndexInformer<V1Namespace> namespaces;
     private final List<Handler> handlers = new CopyOnWriteArrayList<>();
     private DiscoveryNamespaces rule = DiscoveryNamespaces.ALL;
-    /** Known namespaces the rule selects. */
+    /** Known namespaces the rule selected when last told: what the handlers were told of. */
     private final Set<String> members = new HashSet<>();
 
     /** Registers (or reuses) the factory's Namespace informer; it starts with the factory. */
@@ -82,8 +82,18 @@ public final class DiscoveryNamespacesFilter {
      * not listed yet), else only a known namespace the selectors match. Cluster-scoped objects
      * ({@code namespace} empty) always are.
      */
-    public synchronized boolean selects(String namespace) {
-        return namespace == null || namespace.isEmpty() || rule.selectsAll() || members.contains(namespace);
+    public boolean selects(String namespace) {
+        if (namespace == null || namespace.isEmpty()) {
+            return true;
+        }
+        DiscoveryNamespaces current = rule();
+        if (current.selectsAll()) {
+            return true;
+        }
+        // read from the informer's store, which is updated before its handlers run: a reader
+        // sees a label change at once, and is told of it right after
+        V1Namespace ns = namespaces.getIndexer().getByKey(namespace);
+        return ns != null && current.selects(ns.getMetadata().getLabels());
     }
 
     /** New discoverySelectors: every known namespace is evaluated again. */

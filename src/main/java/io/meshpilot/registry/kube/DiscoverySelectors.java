@@ -3,7 +3,6 @@ package io.meshpilot.registry.kube;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelector;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelectorRequirement;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
-import io.meshpilot.kube.DiscoveryNamespaces;
 import io.meshpilot.kube.NamespaceSelector;
 import java.util.List;
 
@@ -18,10 +17,6 @@ public final class DiscoverySelectors {
 
     public static List<NamespaceSelector> of(List<LabelSelector> selectors) {
         return selectors.stream().map(DiscoverySelectors::of).toList();
-    }
-
-    public static DiscoveryNamespaces rule(MeshConfig mesh) {
-        return new DiscoveryNamespaces(of(mesh));
     }
 
     private static NamespaceSelector of(LabelSelector s) {
