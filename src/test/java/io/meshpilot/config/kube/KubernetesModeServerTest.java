@@ -294,4 +294,29 @@ class KubernetesModeServerTest {
             assertEquals(200, restStatus(server.ports().get("http")), "served though namespace test is not selected");
         }
     }
+
+    static String meshConfigMap(String mesh) {
+        return """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: istio, namespace: istio-system}
+                data:
+                  mesh: |
+                %s
+                """.formatted(mesh.indent(4).stripTrailing());
+    }
+
+    @Test
+    void discoverySelectorsFromTheMeshConfigMapAreReevaluatedWhenItChanges() throws Exception {
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n");
+        api.apply(meshConfigMap(SELECT_MESH_ON)); // no mesh file: the istio ConfigMap is the mesh config
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("jason"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false), Map.of()))) {
+            int http = server.ports().get("http");
+            assertEquals(404, restStatus(http), "namespace test is not selected");
+            api.apply(meshConfigMap("discoverySelectors:\n- matchExpressions: [{key: mesh, operator: DoesNotExist}]\n"));
+            awaitStatus(http, 200);
+        }
+    }
 }
