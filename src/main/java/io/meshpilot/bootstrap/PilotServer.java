@@ -20,6 +20,7 @@ import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;
 import io.meshpilot.monitoring.RegistryGeneration;
 import io.meshpilot.registry.ServiceRegistries;
+import io.meshpilot.registry.kube.DiscoverySelectors;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.CaSetup;
@@ -192,6 +193,16 @@ public final class PilotServer implements AutoCloseable {
         }
     }
 
+    /**
+     * istiod's discovery namespaces filter on the kube client: its selectors follow the mesh
+     * config (file or ConfigMap), and every reader of the client sees the same selection.
+     */
+    private void watchDiscoverySelectors() {
+        var filter = kubeClient.discoveryNamespaces();
+        filter.setSelectors(DiscoverySelectors.of(environment.mesh()));
+        environment.addMeshHandler(() -> filter.setSelectors(DiscoverySelectors.of(environment.mesh())));
+    }
+
     /** istiod's initConfigController: the config source chosen from the mesh config and flags, and the credentials. */
     private String initConfigController() throws java.io.IOException {
         ConfigController.Sources sources;
@@ -202,7 +213,10 @@ public final class PilotServer implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
         }
-        configs = new ConfigController(sources, readiness, kubeClient);
+        if (kubeClient != null) {
+            watchDiscoverySelectors();
+        }
+        configs = new ConfigController(sources, readiness, kubeClient, args.features().enhancedResourceScoping());
         closeables.add(configs);
         String detail;
         try {

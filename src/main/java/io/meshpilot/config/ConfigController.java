@@ -106,15 +106,28 @@ public final class ConfigController implements AutoCloseable {
     static final java.time.Duration CRD_FOLLOW_UP = java.time.Duration.ofSeconds(10);
 
     private final KubeClient kubeClient;
+    private final boolean scopedByDiscoverySelectors;
 
     /** @param kubeClient the cluster's client when {@code sources} has CRDs; else null */
     public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient) {
+        this(sources, readiness, kubeClient, false);
+    }
+
+    /**
+     * @param kubeClient                 the cluster's client when {@code sources} has CRDs; else null
+     * @param scopedByDiscoverySelectors ENABLE_ENHANCED_RESOURCE_SCOPING: CRD objects are served only
+     *                                   from the namespaces the client's discovery filter selects
+     *                                   (files from --configDir are never filtered, as istiod's)
+     */
+    public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient,
+                            boolean scopedByDiscoverySelectors) {
         if (sources.crds() && kubeClient == null) {
             throw new IllegalArgumentException("config from Kubernetes CRDs needs a Kubernetes client");
         }
         this.sources = sources;
         this.readiness = readiness;
         this.kubeClient = kubeClient;
+        this.scopedByDiscoverySelectors = scopedByDiscoverySelectors;
     }
 
     public ConfigController(Sources sources, Readiness readiness) {
@@ -158,7 +171,8 @@ public final class ConfigController implements AutoCloseable {
      */
     private WritableConfigStore openWritable() throws java.io.IOException {
         if (sources.crds()) {
-            return new CrdConfigStore(kubeClient, schemas, parser);
+            return new CrdConfigStore(kubeClient, schemas, parser,
+                    scopedByDiscoverySelectors ? kubeClient.discoveryNamespaces() : null);
         }
         try {
             return DurableConfigStore.open(sources.configStateDir(), parser, schemas.all());

@@ -22,6 +22,9 @@ import java.util.function.Function;
  * @param enableXdsCache       PILOT_ENABLE_XDS_CACHE: share generated resources across proxies
  * @param ca                   the self-signed CA's CITADEL_* settings and ISTIOD_CUSTOM_HOST
  * @param registry             how the service registries select and report endpoints
+ * @param enhancedResourceScoping ENABLE_ENHANCED_RESOURCE_SCOPING (true, istiod 1.22 on; always on
+ *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
+ *                             the Istio config read from CRDs too, not only the services
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -37,7 +40,8 @@ public record PilotFeatures(
         boolean enableDebugOnHttp,
         boolean enableXdsCache,
         Ca ca,
-        Registry registry) {
+        Registry registry,
+        boolean enhancedResourceScoping) {
 
     /**
      * istiod's registry switches.
@@ -100,7 +104,8 @@ public record PilotFeatures(
                                 .map(String::trim).filter(h -> !h.isEmpty()).toList()),
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
-                        r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)));
+                        r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
+                r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true));
     }
 
     private static int rsaKeySize(EnvReader r) {

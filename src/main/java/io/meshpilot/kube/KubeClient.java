@@ -41,6 +41,7 @@ public final class KubeClient implements AutoCloseable {
     private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
     private boolean started;
     private boolean closed;
+    private DiscoveryNamespacesFilter discoveryNamespaces;
 
     private KubeClient(ApiClient apiClient, String description) {
         this.apiClient = apiClient;
@@ -98,6 +99,18 @@ public final class KubeClient implements AutoCloseable {
     /** The factory of typed informers (Service, EndpointSlice, Pod, ...): one informer per type. */
     public SharedInformerFactory informers() {
         return factory;
+    }
+
+    /**
+     * The one discovery namespace filter of this client (istiod sets it on its kube client):
+     * the service registry and the CRD config store read the same selection. Created, with
+     * its Namespace informer, on first use; selects every namespace until selectors are set.
+     */
+    public synchronized DiscoveryNamespacesFilter discoveryNamespaces() {
+        if (discoveryNamespaces == null) {
+            discoveryNamespaces = DiscoveryNamespacesFilter.register(apiClient, factory, watchErrorHandler("Namespace"));
+        }
+        return discoveryNamespaces;
     }
 
     /**

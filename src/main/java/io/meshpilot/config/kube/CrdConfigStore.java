@@ -18,6 +18,7 @@ import io.meshpilot.config.store.EventDispatcher;
 import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
+import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -39,6 +41,11 @@ import java.util.function.UnaryOperator;
  * object is reported (namespace/name, field path, reason), not served, and the version of it
  * that was valid before keeps being served. A kind whose CRD is missing is skipped with one
  * log line and watched from the moment its CRD appears.
+ *
+ * <p>With a discovery namespace filter (istiod's ENABLE_ENHANCED_RESOURCE_SCOPING), objects
+ * of namespaces {@code meshConfig.discoverySelectors} do not select are watched but not
+ * served: a namespace that becomes selected adds its objects, one that is deselected removes
+ * them, each with its config event.
  *
  * <p>It is also the store of REST writes in Kubernetes mode: creates, updates and deletes go
  * to the API server with the caller's resourceVersion as precondition, and the API server's
@@ -54,6 +61,8 @@ public final class CrdConfigStore implements WritableConfigStore {
     private final KubeClient client;
     private final Schemas schemas;
     private final ConfigParser parser;
+    /** Which namespaces' objects are served; null: every namespace's. */
+    private final DiscoveryNamespacesFilter namespaces;
     private final EventDispatcher events = new EventDispatcher("kubernetes");
     private final KindInformer crds;
     /** Watched kinds by kind name. */
@@ -73,9 +82,21 @@ public final class CrdConfigStore implements WritableConfigStore {
      * are seen. Nothing is requested before the client's informers start.
      */
     public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser) {
+        this(client, schemas, parser, null);
+    }
+
+    /**
+     * As {@link #CrdConfigStore(KubeClient, Schemas, ConfigParser)}, serving only objects of the
+     * namespaces {@code namespaces} selects ({@code null}: every namespace's).
+     */
+    public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser, DiscoveryNamespacesFilter namespaces) {
         this.client = client;
         this.schemas = schemas;
         this.parser = parser;
+        this.namespaces = namespaces;
+        if (namespaces != null) {
+            namespaces.addHandler(this::membershipChanged);
+        }
         this.crds = new KindInformer(client.apiClient(), "apiextensions.k8s.io", "v1", "customresourcedefinitions",
                 client.watchErrorHandler(CRD_INFORMER));
         crds.onChange(new KindInformer.Handler() {
@@ -242,6 +263,10 @@ public final class CrdConfigStore implements WritableConfigStore {
         if (kinds.get(s.kind()) != k) {
             return; // an informer being replaced
         }
+        if (!selected(KubeObjects.namespace(object))) {
+            unserve(s, object); // its namespace left the selection before the filter told us
+            return;
+        }
         String rv = KubeObjects.resourceVersion(object);
         String id = id(KubeObjects.namespace(object), KubeObjects.name(object));
         Config cur = of(s.kind()).get(id);
@@ -277,11 +302,49 @@ public final class CrdConfigStore implements WritableConfigStore {
         if (kinds.get(s.kind()) != k) {
             return; // an informer being replaced
         }
+        unserve(s, object);
+    }
+
+    /** Stops serving an object (called with the lock held), with a DELETE event if it was served. */
+    private void unserve(Schema s, DynamicKubernetesObject object) {
         ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
         rejected.remove(key);
         Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
         if (old != null) {
             events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
+        }
+    }
+
+    // ---- discovery namespaces
+
+    private boolean selected(String namespace) {
+        return namespaces == null || namespaces.selects(namespace);
+    }
+
+    /**
+     * Namespaces joined or left the selection (labels or discoverySelectors changed): the
+     * informers' objects there are served or withdrawn. The informers kept watching them, so
+     * nothing is requested from the API server. Without selectors now, every object is looked
+     * at again: namespaces not listed yet count as selected then.
+     */
+    private synchronized void membershipChanged(Set<String> selectedNow, Set<String> deselected) {
+        if (closed) {
+            return;
+        }
+        boolean all = namespaces.rule().selectsAll();
+        for (Map.Entry<String, KindInformer> e : kinds.entrySet()) {
+            Schema s = schemas.forKind(e.getKey()).orElse(null);
+            if (s == null) {
+                continue;
+            }
+            for (DynamicKubernetesObject o : e.getValue().objects()) {
+                String ns = KubeObjects.namespace(o);
+                if (deselected.contains(ns)) {
+                    unserve(s, o);
+                } else if (all || selectedNow.contains(ns)) {
+                    objectChanged(s, e.getValue(), o);
+                }
+            }
         }
     }
 
@@ -342,8 +405,9 @@ public final class CrdConfigStore implements WritableConfigStore {
         }
         synchronized (this) {
             Config cur = get(key.kind(), key.namespace(), key.name()).orElse(null);
-            if (cur == null || !(cur.resourceVersion().equals(read.config().resourceVersion())
-                    || KubeObjects.older(read.config().resourceVersion(), cur.resourceVersion()))) {
+            // an object of a namespace the discoverySelectors do not select is stored, not served
+            if (selected(key.namespace()) && (cur == null || !(cur.resourceVersion().equals(read.config().resourceVersion())
+                    || KubeObjects.older(read.config().resourceVersion(), cur.resourceVersion())))) {
                 rejected.remove(key);
                 serve(read.config());
             }

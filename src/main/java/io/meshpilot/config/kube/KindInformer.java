@@ -94,6 +94,11 @@ final class KindInformer {
         return true;
     }
 
+    /** The objects the informer holds now. */
+    java.util.List<DynamicKubernetesObject> objects() {
+        return cache.list();
+    }
+
     /** What the handler of an informer is told. */
     interface Handler {
         void upsert(DynamicKubernetesObject object);

@@ -6,7 +6,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1EndpointSlice;
 import io.kubernetes.client.openapi.models.V1EndpointSliceList;
 import io.kubernetes.client.openapi.models.V1Namespace;
-import io.kubernetes.client.openapi.models.V1NamespaceList;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -14,6 +13,7 @@ import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServiceList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
 import java.util.List;
 import java.util.Map;
@@ -26,45 +26,34 @@ import java.util.function.Function;
  */
 public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndexInformer<V1EndpointSlice> slices,
                             SharedIndexInformer<V1Pod> pods, SharedIndexInformer<V1Node> nodes,
-                            SharedIndexInformer<V1Namespace> namespaces) {
+                            SharedIndexInformer<V1Namespace> namespaces, DiscoveryNamespacesFilter discovery) {
     /** Index of every namespaced informer: {@code namespace}. */
     static final String BY_NAMESPACE = "meshpilot-namespace";
     /** Index of the slice informer: {@code namespace/service}. */
     static final String BY_SERVICE = "meshpilot-service";
 
-    /** Registers the informers on the Kubernetes client's factory, with its watch error reporting. */
-    public static KubeInformers register(KubeClient client) {
-        return register(client.apiClient(), client.informers(), new ErrorHandlers() {
-            @Override
-            public <T> java.util.function.BiConsumer<Class<T>, Throwable> forInformer(String name) {
-                return client.watchErrorHandler(name);
-            }
-        });
-    }
-
-    /** How failed lists and watches of one informer are reported (the informer retries itself). */
-    public interface ErrorHandlers {
-        <T> java.util.function.BiConsumer<Class<T>, Throwable> forInformer(String name);
-    }
-
-    public static KubeInformers register(ApiClient client, SharedInformerFactory factory, ErrorHandlers errors) {
+    /**
+     * Registers the informers on the Kubernetes client's factory, with its watch error reporting;
+     * namespaces come from the client's discovery namespace filter, shared with the config store.
+     */
+    public static KubeInformers register(KubeClient kube) {
+        ApiClient client = kube.apiClient();
+        SharedInformerFactory factory = kube.informers();
+        DiscoveryNamespacesFilter discovery = kube.discoveryNamespaces();
         SharedIndexInformer<V1Service> services = factory.sharedIndexInformerFor(
                 new GenericKubernetesApi<>(V1Service.class, V1ServiceList.class, "", "v1", "services", client),
-                V1Service.class, 0, "", errors.forInformer("Service"));
+                V1Service.class, 0, "", kube.watchErrorHandler("Service"));
         SharedIndexInformer<V1EndpointSlice> slices = factory.sharedIndexInformerFor(
                 new GenericKubernetesApi<>(V1EndpointSlice.class, V1EndpointSliceList.class, "discovery.k8s.io", "v1",
                         "endpointslices", client),
-                V1EndpointSlice.class, 0, "", errors.forInformer("EndpointSlice"));
+                V1EndpointSlice.class, 0, "", kube.watchErrorHandler("EndpointSlice"));
         SharedIndexInformer<V1Pod> pods = factory.sharedIndexInformerFor(
                 new GenericKubernetesApi<>(V1Pod.class, V1PodList.class, "", "v1", "pods", client),
-                V1Pod.class, 0, "", errors.forInformer("Pod"));
+                V1Pod.class, 0, "", kube.watchErrorHandler("Pod"));
         SharedIndexInformer<V1Node> nodes = factory.sharedIndexInformerFor(
                 new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client),
-                V1Node.class, 0, "", errors.forInformer("Node"));
-        SharedIndexInformer<V1Namespace> namespaces = factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1Namespace.class, V1NamespaceList.class, "", "v1", "namespaces", client),
-                V1Namespace.class, 0, "", errors.forInformer("Namespace"));
-        KubeInformers out = new KubeInformers(services, slices, pods, nodes, namespaces);
+                V1Node.class, 0, "", kube.watchErrorHandler("Node"));
+        KubeInformers out = new KubeInformers(services, slices, pods, nodes, discovery.informer(), discovery);
         out.addIndexes();
         return out;
     }

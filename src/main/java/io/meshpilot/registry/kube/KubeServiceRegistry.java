@@ -92,8 +92,6 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private final PodIndex pods = new PodIndex();
 
     // event thread only
-    private DiscoveryNamespaces discovery;
-    private final Set<String> selectedNamespaces = new HashSet<>();
     private String defaultNetwork = "";
     private MeshNetworkRanges networkRanges = MeshNetworkRanges.NONE;
     private final Map<String, String> serviceVersions = new HashMap<>();
@@ -119,6 +117,11 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         this.meshNetworks = meshNetworks;
         this.shard = new ShardKey(options.clusterId(), PROVIDER);
         informers.namespaces().addEventHandler(handler(n -> enqueue(() -> namespaceChanged(n.getMetadata().getName()))));
+        informers.discovery().addHandler((selected, deselected) -> enqueue(() -> {
+            selected.forEach(this::resyncNamespace);
+            deselected.forEach(this::resyncNamespace);
+        }));
+        informers.discovery().setSelectors(DiscoverySelectors.of(mesh.get()));
         informers.nodes().addEventHandler(handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName()))));
         informers.pods().addEventHandler(handler(p -> enqueue(() -> podChanged(key(p)))));
         informers.services().addEventHandler(handler(s -> enqueue(() -> serviceChanged(key(s)))));
@@ -190,7 +193,6 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     }
 
     private void initialSync() {
-        discovery = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
         networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
         for (V1Namespace ns : informers.namespaces().getIndexer().list()) {
             namespaceChanged(ns.getMetadata().getName());
@@ -211,20 +213,12 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
 
     // ---- namespaces and discovery selectors --------------------------------------------
 
-    /** The mesh config changed: its discoverySelectors may select other namespaces now. */
+    /**
+     * The mesh config changed: its discoverySelectors go to the shared filter (unchanged ones
+     * change nothing), which tells this registry which namespaces joined or left.
+     */
     public void meshChanged() {
-        enqueue(() -> {
-            DiscoveryNamespaces next = new DiscoveryNamespaces(mesh.get().getDiscoverySelectorsList());
-            if (next.equals(discovery)) {
-                return;
-            }
-            discovery = next;
-            Set<String> all = new HashSet<>(selectedNamespaces);
-            informers.namespaces().getIndexer().list().forEach(n -> all.add(n.getMetadata().getName()));
-            for (String ns : all) {
-                namespaceChanged(ns);
-            }
-        });
+        informers.discovery().setSelectors(DiscoverySelectors.of(mesh.get()));
     }
 
     /** meshNetworks changed: endpoints without a network label may be in another network now. */
@@ -249,32 +243,19 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         return networkRanges.network(ip);
     }
 
+    /** Only the system namespace's network label matters here; selection is the filter's. */
     private void namespaceChanged(String name) {
-        V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
-        if (name.equals(options.systemNamespace())) {
-            Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
-            String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
-            if (!network.equals(defaultNetwork)) {
-                defaultNetwork = network;
-                if (synced) {
-                    reconvertPodsAndSlices(); // the default network of every endpoint without its own
-                }
-            }
-        }
-        boolean now = ns != null && discovery.selects(ns.getMetadata().getLabels());
-        boolean before = selectedNamespaces.contains(name);
-        if (now == before) {
+        if (!name.equals(options.systemNamespace())) {
             return;
         }
-        if (now) {
-            selectedNamespaces.add(name);
-        } else {
-            selectedNamespaces.remove(name);
-        }
-        if (synced) { // during the initial conversion everything is converted anyway
-            LOG.log(Level.DEBUG, () -> "namespace " + name + (now ? " selected" : " no longer selected")
-                    + " by discoverySelectors");
-            resyncNamespace(name);
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
+        Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
+        String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
+        if (!network.equals(defaultNetwork)) {
+            defaultNetwork = network;
+            if (synced) {
+                reconvertPodsAndSlices(); // the default network of every endpoint without its own
+            }
         }
     }
 
@@ -293,8 +274,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     }
 
     private boolean selected(String namespace) {
-        return selectedNamespaces.contains(namespace) || (discovery.selectsAll()
-                && informers.namespaces().getIndexer().getByKey(namespace) == null);
+        return informers.discovery().selects(namespace);
     }
 
     // ---- nodes ---------------------------------------------------------------------------

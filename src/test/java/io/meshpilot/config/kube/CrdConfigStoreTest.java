@@ -16,10 +16,12 @@ import io.meshpilot.config.store.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.kube.NamespaceSelector;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -284,5 +286,112 @@ class CrdConfigStoreTest {
                 && hosts(store.get("VirtualService", "default", "kept").orElseThrow()).equals(List.of("kept2.example.com")));
         await("synced", store::hasSynced);
         assertEquals(List.of(), client.notSynced());
+    }
+
+    // ---- discovery selectors (ENABLE_ENHANCED_RESOURCE_SCOPING)
+
+    static final NamespaceSelector MESH_ON = new NamespaceSelector(Map.of("mesh", "on"), List.of());
+
+    static String namespace(String name, String labels) {
+        return "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {%s}}\n".formatted(name, labels);
+    }
+
+    static String vsIn(String namespace, String name, String host) {
+        return vs(name, host).replace("namespace: default", "namespace: " + namespace);
+    }
+
+    /** The store over the stand-in, scoped by the client's discovery namespace filter. */
+    void startScopedStore(List<NamespaceSelector> selectors) throws Exception {
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        client.discoveryNamespaces().setSelectors(selectors);
+        store = new CrdConfigStore(client, SCHEMAS, new ConfigParser(SCHEMAS), client.discoveryNamespaces());
+        SCHEMAS.all().forEach(s -> store.registerEventHandler(s.kind(), events::add));
+        store.run();
+        assertEquals(List.of(), client.runAndWait(Duration.ofSeconds(20)));
+        await("store synced", store::hasSynced);
+    }
+
+    boolean served(String namespace, String name) {
+        return store.get("VirtualService", namespace, name).isPresent();
+    }
+
+    /** The next event about {@code namespace/name}, skipping others. */
+    ConfigEvent nextEventFor(String namespace, String name) throws InterruptedException {
+        while (true) {
+            ConfigEvent e = nextEvent();
+            Config c = e.current() != null ? e.current() : e.old();
+            if (c.namespace().equals(namespace) && c.name().equals(name)) {
+                return e;
+            }
+        }
+    }
+
+    @Test
+    void objectsOfNamespacesTheDiscoverySelectorsDoNotSelectAreNotServedUntilTheNamespaceIsLabelled() throws Exception {
+        api.installIstioCrds();
+        api.apply(namespace("in", "mesh: \"on\""));
+        api.apply(namespace("out", "team: a"));
+        api.apply(vsIn("in", "route", "in.example.com"));
+        api.apply(vsIn("out", "route", "out.example.com"));
+        startScopedStore(List.of(MESH_ON));
+        await("the selected namespace's object", () -> served("in", "route"));
+        assertTrue(store.awaitEventsDelivered(20, TimeUnit.SECONDS));
+        assertFalse(served("out", "route"), "namespace out is not selected");
+        assertEquals(List.of("in"), store.list("VirtualService", null).stream().map(Config::namespace).toList());
+
+        // a change to an object in an unselected namespace is not served either
+        api.apply(vsIn("out", "route", "out2.example.com"));
+        api.apply(vsIn("in", "marker", "marker.example.com")); // watched after it, through the same stream order
+        nextEventFor("in", "marker");
+        assertFalse(served("out", "route"));
+
+        // the namespace gets the label: its objects are added, with events
+        api.apply(namespace("out", "team: a, mesh: \"on\""));
+        ConfigEvent added = nextEventFor("out", "route");
+        assertEquals(ConfigEvent.Type.ADD, added.type());
+        assertEquals(List.of("out2.example.com"), hosts(store.get("VirtualService", "out", "route").orElseThrow()));
+
+        // the label goes: its objects are removed, with events
+        api.apply(namespace("out", "team: a"));
+        ConfigEvent removed = nextEventFor("out", "route");
+        assertEquals(ConfigEvent.Type.DELETE, removed.type());
+        assertFalse(served("out", "route"));
+        assertTrue(served("in", "route"), "the selected namespace keeps its objects");
+    }
+
+    @Test
+    void changingTheDiscoverySelectorsReevaluatesEveryNamespace() throws Exception {
+        api.installIstioCrds();
+        api.apply(namespace("in", "mesh: \"on\""));
+        api.apply(namespace("out", "team: a"));
+        api.apply(vsIn("in", "route", "in.example.com"));
+        api.apply(vsIn("out", "route", "out.example.com"));
+        startScopedStore(List.of(MESH_ON));
+        await("the selected namespace's object", () -> served("in", "route"));
+
+        // selectors removed: every namespace is used
+        client.discoveryNamespaces().setSelectors(List.of());
+        assertEquals(ConfigEvent.Type.ADD, nextEventFor("out", "route").type());
+        assertTrue(served("in", "route") && served("out", "route"));
+
+        // selectors by another label: namespace in leaves, out stays
+        client.discoveryNamespaces().setSelectors(List.of(new NamespaceSelector(Map.of(), List.of(
+                new NamespaceSelector.Requirement("team", "In", List.of("a", "b"))))));
+        assertEquals(ConfigEvent.Type.DELETE, nextEventFor("in", "route").type());
+        assertFalse(served("in", "route"));
+        assertTrue(served("out", "route"));
+    }
+
+    @Test
+    void withoutTheFilterEveryNamespaceIsServed() throws Exception {
+        api.installIstioCrds();
+        api.apply(namespace("out", "team: a"));
+        api.apply(vsIn("out", "route", "out.example.com"));
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        client.discoveryNamespaces().setSelectors(List.of(MESH_ON)); // the registry's business only
+        store = new CrdConfigStore(client, SCHEMAS, new ConfigParser(SCHEMAS));
+        store.run();
+        assertEquals(List.of(), client.runAndWait(Duration.ofSeconds(20)));
+        await("the object of the unselected namespace", () -> served("out", "route"));
     }
 }

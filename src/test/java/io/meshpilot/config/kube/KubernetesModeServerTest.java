@@ -226,4 +226,97 @@ class KubernetesModeServerTest {
             awaitRoutedUser(grpc, "frank");
         }
     }
+
+    // ---- meshConfig.discoverySelectors scope the cluster's Istio config
+
+    static final String SELECT_MESH_ON = "discoverySelectors:\n- matchLabels: {mesh: \"on\"}\n";
+
+    /** The HTTP status of reading the VirtualService test/echo through the REST API: 200 while it is served. */
+    static int restStatus(int http) {
+        return Http.get(http, VS_PATH + "echo").status();
+    }
+
+    static void awaitStatus(int http, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        int seen;
+        while ((seen = restStatus(http)) != expected) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("expected " + expected + " for test/echo, last seen " + seen);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void discoverySelectorsLimitTheClustersConfigToSelectedNamespacesAndFollowLabelsAndTheMeshConfig() throws Exception {
+        Files.createDirectories(dir.resolve("config"));
+        // from --configDir: not filtered by namespace, as istiod's file source
+        Files.writeString(dir.resolve("config/echo-se.yaml"), echoServiceEntry());
+        Files.writeString(dir.resolve("mesh"), SELECT_MESH_ON);
+        api.apply(echoRoute("jason"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(true), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            int http = server.ports().get("http");
+            assertEquals(404, restStatus(http), "namespace test is not selected");
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "(no header match)"); // the ServiceEntry's default route only
+
+            // the namespace gets the label: the VirtualService is served and pushed
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: test, labels: {mesh: \"on\"}}\n");
+            awaitRoutedUser(grpc, "jason");
+            assertEquals(200, restStatus(http));
+
+            // the label goes: withdrawn and pushed
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: test, labels: {}}\n");
+            awaitRoutedUser(grpc, "(no header match)");
+            assertEquals(404, restStatus(http));
+
+            // the mesh config drops its selectors: every namespace is used again
+            Files.writeString(dir.resolve("mesh"), "defaultConfig: {}\n");
+            awaitRoutedUser(grpc, "jason");
+            awaitStatus(http, 200);
+
+            // and selects by another label again
+            Files.writeString(dir.resolve("mesh"), SELECT_MESH_ON);
+            awaitRoutedUser(grpc, "(no header match)");
+            awaitStatus(http, 404);
+        }
+    }
+
+    @Test
+    void withEnhancedResourceScopingOffTheDiscoverySelectorsDoNotLimitTheConfig() throws Exception {
+        Files.writeString(dir.resolve("mesh"), SELECT_MESH_ON);
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("jason"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false),
+                Map.of("ENABLE_ENHANCED_RESOURCE_SCOPING", "false")))) {
+            assertEquals(200, restStatus(server.ports().get("http")), "served though namespace test is not selected");
+        }
+    }
+
+    static String meshConfigMap(String mesh) {
+        return """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: istio, namespace: istio-system}
+                data:
+                  mesh: |
+                %s
+                """.formatted(mesh.indent(4).stripTrailing());
+    }
+
+    @Test
+    void discoverySelectorsFromTheMeshConfigMapAreReevaluatedWhenItChanges() throws Exception {
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n");
+        api.apply(meshConfigMap(SELECT_MESH_ON)); // no mesh file: the istio ConfigMap is the mesh config
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("jason"));
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false), Map.of()))) {
+            int http = server.ports().get("http");
+            assertEquals(404, restStatus(http), "namespace test is not selected");
+            api.apply(meshConfigMap("discoverySelectors:\n- matchExpressions: [{key: mesh, operator: DoesNotExist}]\n"));
+            awaitStatus(http, 200);
+        }
+    }
 }

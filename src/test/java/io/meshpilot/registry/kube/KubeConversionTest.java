@@ -14,6 +14,7 @@ import io.kubernetes.client.util.Yaml;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelector;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelectorRequirement;
 import io.meshpilot.config.protocol.Protocol;
+import io.meshpilot.kube.DiscoveryNamespaces;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.IstioEndpoint.HealthStatus;
 import io.meshpilot.model.Locality;
@@ -410,12 +411,12 @@ class KubeConversionTest {
 
     @Test
     void discoverySelectorsSelectNamespacesByLabels() {
-        assertTrue(new DiscoveryNamespaces(List.of()).selects(Map.of()), "no selectors: every namespace");
-        DiscoveryNamespaces d = new DiscoveryNamespaces(List.of(
+        assertTrue(DiscoveryNamespaces.ALL.selects(Map.of()), "no selectors: every namespace");
+        DiscoveryNamespaces d = new DiscoveryNamespaces(DiscoverySelectors.of(List.of(
                 LabelSelector.newBuilder().putMatchLabels("mesh", "on").build(),
                 LabelSelector.newBuilder().addMatchExpressions(LabelSelectorRequirement.newBuilder()
                         .setKey("team").setOperator("In").addValues("a").addValues("b")).addMatchExpressions(
-                        LabelSelectorRequirement.newBuilder().setKey("legacy").setOperator("DoesNotExist")).build()));
+                        LabelSelectorRequirement.newBuilder().setKey("legacy").setOperator("DoesNotExist")).build())));
         assertTrue(d.selects(Map.of("mesh", "on")));
         assertTrue(d.selects(Map.of("team", "b")));
         assertFalse(d.selects(Map.of("team", "b", "legacy", "")));
