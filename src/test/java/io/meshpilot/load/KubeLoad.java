@@ -56,12 +56,12 @@ public final class KubeLoad {
     }
 
     /** What to run: the sizes, and the churn's rate (changes per second) and duration (seconds). */
-    record Options(int services, int endpoints, int proxies, int watch, int rate, int duration) {
+    record Options(int services, int endpoints, int proxies, int watch, int rate, int duration, boolean edsDebounce) {
         static Options parse(String[] argv) {
             int services = XdsLoad.intArg(argv, "--services", 5000);
             Options o = new Options(services, XdsLoad.intArg(argv, "--endpoints", 10), XdsLoad.intArg(argv, "--proxies", 1000),
                     Math.min(services, XdsLoad.intArg(argv, "--watch", 500)), XdsLoad.intArg(argv, "--rate", 50),
-                    XdsLoad.intArg(argv, "--duration", 60));
+                    XdsLoad.intArg(argv, "--duration", 60), !"false".equals(XdsLoad.strArg(argv, "--edsDebounce", "true")));
             if ((long) o.proxies * o.watch < o.services) {
                 throw new IllegalArgumentException("--proxies x --watch (" + o.proxies + " x " + o.watch
                         + ") must cover every service (" + o.services + "): a change nobody watches measures nothing");
@@ -101,15 +101,15 @@ public final class KubeLoad {
             System.exit(2);
             return;
         }
-        Result r = run(o, System.out);
+        Result r = run(o, Files.createTempDirectory("meshpilot-kube-load"), System.out);
         System.exit(r.ok() ? 0 : 1);
     }
 
-    static Result run(Options o, PrintStream out) throws Exception {
+    /** Runs it with the stand-in's and the server's files (kubeconfig, logs, CA) in {@code dir}. */
+    static Result run(Options o, Path dir, PrintStream out) throws Exception {
         out.printf("load --kubernetes: %d services x %d endpoints (EndpointSlices, Pods, %d Nodes); %d proxies each watching "
-                        + "%d services' EDS; churn %d changes/s for %d s%n", o.services(), o.endpoints(), KubeLoadCluster.NODES,
-                o.proxies(), o.watch(), o.rate(), o.duration());
-        Path dir = Files.createTempDirectory("meshpilot-kube-load");
+                        + "%d services' EDS; churn %d changes/s for %d s; PILOT_ENABLE_EDS_DEBOUNCE=%s%n", o.services(), o.endpoints(),
+                KubeLoadCluster.NODES, o.proxies(), o.watch(), o.rate(), o.duration(), o.edsDebounce());
         try (Cluster cluster = Cluster.start(o, dir, out); Server server = Server.start(cluster, dir, o, out)) {
             return measure(o, cluster, server, out);
         }
@@ -464,6 +464,9 @@ public final class KubeLoad {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
             // a load test measures serving, not admission: let every simulated proxy in at once
             pb.environment().put("PILOT_MAX_REQUESTS_PER_SECOND", Integer.toString(Math.max(100, o.proxies() * 2)));
+            // istiod's default (true) holds endpoint pushes while changes keep coming, up to
+            // PILOT_DEBOUNCE_MAX: under steady churn that, not the server's work, sets the latency
+            pb.environment().put("PILOT_ENABLE_EDS_DEBOUNCE", Boolean.toString(o.edsDebounce()));
             Path log = dir.resolve("server.log");
             out.println("(MeshPilot's output: " + log + ")");
             long t0 = System.nanoTime();
