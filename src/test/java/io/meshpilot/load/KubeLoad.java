@@ -45,7 +45,7 @@ import java.util.regex.Pattern;
  * carrying it (p50, p99, max), with the CPU seconds of the server, the stand-in and the tool
  * over the churn window.
  *
- * <p>Change k moves every endpoint of service {@code k mod S}'s slice to port 20000+k: a proxy
+ * <p>Change k moves every endpoint of one service's slice ({@link Options#stride}) to port 20000+k: a proxy
  * holding port 20000+k (or a later change's) for that service has it, whatever pushes carried it
  * (a debounced push may merge several changes).
  */
@@ -75,6 +75,18 @@ public final class KubeLoad {
 
         int changes() {
             return rate * duration;
+        }
+
+        /**
+         * Change k is made to service k x stride mod S: a stride coprime to S near S/phi, so that a
+         * run with fewer changes than services still touches them all over, not the first blocks only.
+         */
+        int stride() {
+            int step = Math.max(1, (int) (services * 0.618));
+            while (java.math.BigInteger.valueOf(step).gcd(java.math.BigInteger.valueOf(services)).intValue() != 1) {
+                step++;
+            }
+            return step;
         }
 
         /** The j-th service proxy p watches: consecutive blocks, so every service has about N*W/S watchers. */
@@ -161,7 +173,7 @@ public final class KubeLoad {
                 while ((wait = due - System.nanoTime()) > 0) {
                     LockSupport.parkNanos(wait);
                 }
-                int service = k % o.services();
+                int service = changes.serviceOf[k];
                 changes.written[k] = System.nanoTime();
                 writes.patch(k, service, MARKER_BASE + k);
             }
@@ -212,6 +224,9 @@ public final class KubeLoad {
         final CountDownLatch allSeen;
         final AtomicLong acks = new AtomicLong();
         final long expectedAcks;
+        /** Per change, its service; per service, the changes made to it, in order. */
+        final int[] serviceOf;
+        final int[][] changesOf;
 
         Changes(Options o) {
             this.o = o;
@@ -225,22 +240,34 @@ public final class KubeLoad {
             done = new long[o.changes()];
             remaining = new AtomicIntegerArray(o.changes());
             long expected = 0;
-            for (int k = 0; k < o.changes(); k++) {
-                remaining.set(k, watchers[k % o.services()]);
-                expected += watchers[k % o.services()];
+            List<List<Integer>> of = new ArrayList<>();
+            for (int s = 0; s < o.services(); s++) {
+                of.add(new ArrayList<>());
             }
+            serviceOf = new int[o.changes()];
+            int stride = o.stride();
+            for (int k = 0; k < o.changes(); k++) {
+                int s = (int) ((long) k * stride % o.services());
+                serviceOf[k] = s;
+                remaining.set(k, watchers[s]);
+                expected += watchers[s];
+                of.get(s).add(k);
+            }
+            changesOf = of.stream().map(l -> l.stream().mapToInt(Integer::intValue).toArray()).toArray(int[][]::new);
             expectedAcks = expected;
             allSeen = new CountDownLatch(o.changes());
         }
 
         /** One proxy about to ACK {@code service} on port {@code to}, having held {@code from}. */
         void seen(int service, int from, int to, long now) {
-            int k = from < MARKER_BASE ? service : from - MARKER_BASE + o.services();
-            for (; k < written.length && MARKER_BASE + k <= to; k += o.services()) {
-                acks.incrementAndGet();
-                if (remaining.decrementAndGet(k) == 0) {
-                    done[k] = now;
-                    allSeen.countDown();
+            for (int k : changesOf[service]) {
+                int marker = MARKER_BASE + k;
+                if (marker > from && marker <= to) {
+                    acks.incrementAndGet();
+                    if (remaining.decrementAndGet(k) == 0) {
+                        done[k] = now;
+                        allSeen.countDown();
+                    }
                 }
             }
         }
