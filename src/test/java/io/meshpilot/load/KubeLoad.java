@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -97,7 +98,7 @@ public final class KubeLoad {
 
     /** What a run measured; latencies in ms, sorted. */
     record Result(long readyMs, long heapReady, long heapConnected, long completeMs, int changes, int changesSeen,
-                  long expectedAcks, long acks, long[] latencies, long[] writeLatencies, long writeErrors,
+                  long expectedAcks, long acks, long[] latencies, long[] writeLatencies, long[] watchLatencies, long writeErrors,
                   double serverCpu, double clusterCpu, long failedStreams, long nacks) {
         boolean ok() {
             return changesSeen == changes && acks == expectedAcks && writeErrors == 0 && failedStreams == 0 && nacks == 0;
@@ -128,8 +129,9 @@ public final class KubeLoad {
     }
 
     private static Result measure(Options o, Cluster cluster, Server server, PrintStream out) throws Exception {
-        out.printf("ready: %d ms from the server's start (its own count: %s); informers listed %d objects%n", server.readyMs,
-                server.ownReady, KubeLoadCluster.NODES + o.services() * (2L + o.endpoints()));
+        out.printf("ready (/ready answers 200): %d ms from the server's process start, %d objects listed through the "
+                        + "informers and converted (its log's \"ready: started\" came at %d ms)%n", server.readyMs,
+                KubeLoadCluster.NODES + o.services() * (2L + o.endpoints()), server.startedMs);
         long heapReady = server.heapAfterGc();
         out.printf("server heap after GC, ready: %.1f MB%n", heapReady / 1048576.0);
 
@@ -164,6 +166,8 @@ public final class KubeLoad {
             cpu.phase();
             long clusterCpu0 = XdsLoad.Cpu.cpuNanos(cluster.process.toHandle());
             long responses0 = sidecars.stream().mapToLong(s -> s.responses.get()).sum();
+            long bytes0 = sidecars.stream().mapToLong(s -> s.bytes.get()).sum();
+            SliceWatch watch = SliceWatch.start(cluster.port, o.changes());
             Writes writes = new Writes(cluster.port, o.changes());
             long start = System.nanoTime();
             long interval = 1_000_000_000L / o.rate();
@@ -184,6 +188,9 @@ public final class KubeLoad {
             String cpuLine = cpu.phase();
             double clusterCpu = (XdsLoad.Cpu.cpuNanos(cluster.process.toHandle()) - clusterCpu0) / 1e9;
             long responses = sidecars.stream().mapToLong(s -> s.responses.get()).sum() - responses0;
+            long bytes = sidecars.stream().mapToLong(s -> s.bytes.get()).sum() - bytes0;
+            long[] watchLatencies = watch.latencies(changes.written);
+            watch.close();
             long[] latencies = changes.latencies();
             long[] writeLatencies = writes.latencies();
             long failed = sidecars.stream().filter(s -> s.failure != null).count();
@@ -197,14 +204,18 @@ public final class KubeLoad {
             out.printf("  the stand-in's answer to the patch: p50 %d ms, p99 %d ms, max %d ms; %d failed writes%n",
                     XdsLoad.pct(writeLatencies, 50), XdsLoad.pct(writeLatencies, 99), XdsLoad.pct(writeLatencies, 100),
                     writes.errors.get());
+            out.printf("  API write to the stand-in's watch event at another watcher (the tool's): p50 %d ms, p99 %d ms, "
+                            + "max %d ms (%d/%d events)%n", XdsLoad.pct(watchLatencies, 50), XdsLoad.pct(watchLatencies, 99),
+                    XdsLoad.pct(watchLatencies, 100), watchLatencies.length, o.changes());
             out.printf("  %s; API server stand-in %.1f s%n", cpuLine, clusterCpu);
-            out.printf("  server CPU per change %.1f ms; %d EDS responses to the proxies (%.1f per change)%n",
-                    cpu.lastServerSeconds * 1000 / o.changes(), responses, (double) responses / o.changes());
+            out.printf("  server CPU per change %.1f ms; %d EDS responses to the proxies (%.1f per change), %.1f MB%n",
+                    cpu.lastServerSeconds * 1000 / o.changes(), responses, (double) responses / o.changes(),
+                    bytes / 1048576.0);
             out.println("  server: " + server.pushes());
             out.printf("failed streams %d, NACKs %d%n", failed, nacks);
             sidecars.stream().filter(s -> s.failure != null).limit(3).forEach(s -> out.println("  failure: " + s.failure));
             return new Result(server.readyMs, heapReady, heapConnected, completeMs, o.changes(), latencies.length,
-                    changes.expectedAcks, changes.acks.get(), latencies, writeLatencies, writes.errors.get(),
+                    changes.expectedAcks, changes.acks.get(), latencies, writeLatencies, watchLatencies, writes.errors.get(),
                     cpu.lastServerSeconds, clusterCpu, failed, nacks);
         } finally {
             channels.forEach(ManagedChannel::shutdownNow);
@@ -288,6 +299,7 @@ public final class KubeLoad {
         /** Per service: the endpoint port this proxy holds (0: none yet); written by the stream's thread only. */
         final int[] port;
         final AtomicInteger responses = new AtomicInteger();
+        final AtomicLong bytes = new AtomicLong();
         final AtomicInteger nacks = new AtomicInteger();
         int pendingInitial;
         volatile Throwable failure;
@@ -318,6 +330,7 @@ public final class KubeLoad {
             out = ClientCalls.asyncBidiStreamingCall(channel.newCall(XdsLoad.ADS, CallOptions.DEFAULT), new StreamObserver<>() {
                 @Override
                 public void onNext(XdsLoad.Received r) {
+                    bytes.addAndGet(r.size());
                     handle(r.response());
                 }
 
@@ -372,6 +385,57 @@ public final class KubeLoad {
                         .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(3).setMessage(String.valueOf(e.getMessage())))
                         .build());
             }
+        }
+    }
+
+    /**
+     * The stand-in's own share of the latency: a watch of every EndpointSlice, as an informer
+     * has, in the tool, noting when each change's event arrives (its port names the change).
+     */
+    static final class SliceWatch implements AutoCloseable {
+        private static final Pattern PORT = Pattern.compile("\"port\"\\s*:\\s*(\\d+)");
+        private static final Pattern RESOURCE_VERSION = Pattern.compile("\"resourceVersion\"\\s*:\\s*\"(\\d+)\"");
+        final AtomicLongArray received;
+        final HttpClient http;
+
+        private SliceWatch(AtomicLongArray received, HttpClient http) {
+            this.received = received;
+            this.http = http;
+        }
+
+        /** Watches from the current resourceVersion: only what the churn writes arrives. */
+        static SliceWatch start(int port, int changes) throws Exception {
+            String base = "http://127.0.0.1:" + port + "/apis/discovery.k8s.io/v1/endpointslices";
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            String list = http.send(HttpRequest.newBuilder(URI.create(base + "?limit=1")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            Matcher rv = RESOURCE_VERSION.matcher(list);
+            if (!rv.find()) {
+                throw new IllegalStateException("no resourceVersion in the stand-in's list: " + list);
+            }
+            AtomicLongArray received = new AtomicLongArray(changes);
+            http.sendAsync(HttpRequest.newBuilder(URI.create(base + "?watch=true&resourceVersion=" + rv.group(1))).build(),
+                    HttpResponse.BodyHandlers.ofLines()).thenAccept(r -> r.body().forEach(line -> {
+                        long now = System.nanoTime();
+                        Matcher m = PORT.matcher(line);
+                        if (m.find()) {
+                            int k = Integer.parseInt(m.group(1)) - MARKER_BASE;
+                            if (k >= 0 && k < changes) {
+                                received.set(k, now);
+                            }
+                        }
+                    }));
+            return new SliceWatch(received, http);
+        }
+
+        long[] latencies(long[] written) {
+            return java.util.stream.IntStream.range(0, written.length).filter(k -> received.get(k) != 0)
+                    .mapToLong(k -> (received.get(k) - written[k]) / 1_000_000).sorted().toArray();
+        }
+
+        @Override
+        public void close() {
+            http.shutdownNow();
         }
     }
 
@@ -467,14 +531,14 @@ public final class KubeLoad {
         final int grpc;
         final int monitoring;
         final long readyMs;
-        final String ownReady;
+        final long startedMs;
 
-        private Server(Process process, int grpc, int monitoring, long readyMs, String ownReady) {
+        private Server(Process process, int grpc, int monitoring, long readyMs, long startedMs) {
             this.process = process;
             this.grpc = grpc;
             this.monitoring = monitoring;
             this.readyMs = readyMs;
-            this.ownReady = ownReady;
+            this.startedMs = startedMs;
         }
 
         static Server start(Cluster cluster, Path dir, Options o, PrintStream out) throws Exception {
@@ -500,13 +564,27 @@ public final class KubeLoad {
             Process p = pb.start();
             try {
                 int[] ports = XdsLoad.awaitPorts(p, log);
+                long startedMs = (System.nanoTime() - t0) / 1_000_000;
+                // "ready: started" is logged when start-up is done; readiness (/ready, what a kubelet
+                // probes) also waits for the registries to convert what the informers listed
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+                while (!readyAnswer(ports[0]) && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
                 long readyMs = (System.nanoTime() - t0) / 1_000_000;
-                String own = Files.readAllLines(log).stream().filter(l -> l.contains("io.meshpilot.startup: ready"))
-                        .map(l -> l.replaceAll(".*ready: started in (\\d+) ms.*", "$1 ms")).findFirst().orElse("?");
-                return new Server(p, ports[1], ports[2], readyMs, own);
+                return new Server(p, ports[1], ports[2], readyMs, startedMs);
             } catch (Exception e) {
                 p.destroy();
                 throw e;
+            }
+        }
+
+        private static boolean readyAnswer(int http) throws InterruptedException {
+            try (HttpClient c = HttpClient.newHttpClient()) {
+                return c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http + "/ready")).build(),
+                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (java.io.IOException e) {
+                return false;
             }
         }
 
