@@ -82,9 +82,6 @@ public final class PilotServer implements AutoCloseable {
     private Servers servers;
     private HelidonHost.Running helidon;
 
-    /** How long start-up waits for the Kubernetes informers' first list before going on (not ready). */
-    static final Duration KUBE_SYNC_TIMEOUT = Duration.ofSeconds(30);
-
     private PilotServer(PilotArgs args, Hosting hosting) {
         this.args = args;
         this.hosting = hosting;
@@ -300,12 +297,11 @@ public final class PilotServer implements AutoCloseable {
             // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded;
             // readiness names each one still not synced
             readiness.registerGroup("kube-informer-synced", kubeClient::notSynced);
-            kubeClient.runAndWait(KUBE_SYNC_TIMEOUT);
+            kubeClient.runAndWait(args.kube().syncTimeout());
         }
-        configs.run();
-        if (configs.synced()) {
-            registries.configSynced();
-        }
+        // the ServiceEntry registry is synced once the config is, now or (API server down) later
+        configs.onSynced(registries::configSynced);
+        configs.run(args.kube() == null ? java.time.Duration.ZERO : args.kube().syncTimeout());
         discovery.firstPush();
         registerMetrics();
         state.markStarted(Instant.now());

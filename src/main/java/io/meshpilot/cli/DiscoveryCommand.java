@@ -248,7 +248,14 @@ public final class DiscoveryCommand implements Callable<Integer> {
             Path file = !kubeconfig.isBlank() ? Path.of(kubeconfig)
                     : kubeconfigEnv != null && !kubeconfigEnv.isBlank() ? Path.of(kubeconfigEnv.split(java.io.File.pathSeparator)[0])
                     : null;
-            kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst);
+            String syncTimeout = orDefault(env.apply("MESHPILOT_KUBE_SYNC_TIMEOUT"), "30s");
+            Duration sync;
+            try {
+                sync = GoDuration.parse(syncTimeout);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("MESHPILOT_KUBE_SYNC_TIMEOUT \"" + syncTimeout + "\": " + e.getMessage());
+            }
+            kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync);
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,

@@ -96,10 +96,13 @@ public final class ConfigController implements AutoCloseable {
     private volatile AggregateConfigStore aggregate;
     private volatile boolean synced;
     private volatile boolean eventsDelivered;
+    private volatile boolean closed;
+    private volatile Thread lateSync;
+    private final List<Runnable> syncedHandlers = new CopyOnWriteArrayList<>();
     /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
     private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
     static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
-    /** How long the start functions wait for the kinds found in the CRDs to be listed. */
+    /** How long the start functions wait, by default, for the kinds found in the CRDs to be listed. */
     static final java.time.Duration CRD_FOLLOW_UP = java.time.Duration.ofSeconds(10);
 
     private final KubeClient kubeClient;
@@ -170,13 +173,18 @@ public final class ConfigController implements AutoCloseable {
      * wait, bounded, until the initial load went through every handler.
      */
     public void run() throws InterruptedException {
+        run(CRD_FOLLOW_UP);
+    }
+
+    /** As {@link #run()}, waiting at most {@code crdFollowUp} for the kinds found in the CRDs to list. */
+    public void run(java.time.Duration crdFollowUp) throws InterruptedException {
         long t0 = System.nanoTime();
         aggregate.run();
         // the cluster's kinds are known once the CRDs are listed, and their objects follow: wait,
         // bounded, until that went through (the Kubernetes client already waited for the API
         // server itself; if it is down, readiness keeps asking)
         long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
-        long listed = System.nanoTime() + CRD_FOLLOW_UP.toNanos();
+        long listed = System.nanoTime() + Math.min(crdFollowUp.toNanos(), SYNC_TIMEOUT.toNanos());
         while (!aggregate.hasSynced() && System.nanoTime() < listed) {
             Thread.sleep(20);
         }
@@ -187,6 +195,37 @@ public final class ConfigController implements AutoCloseable {
         int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();
         LOG.log(synced ? Level.INFO : Level.WARNING, String.format("config stores running: configs=%d rejected=%d "
                 + "synced=%s in %.1f ms", count, errors().size(), synced, (System.nanoTime() - t0) / 1e6));
+        if (synced) {
+            syncedHandlers.forEach(Runnable::run);
+        } else {
+            // an API server that was down at start: the sync completes later, and those who
+            // wait for it (the ServiceEntry registry's readiness) are told then
+            lateSync = Thread.ofVirtual().name("config-sync-wait").start(this::awaitLateSync);
+        }
+    }
+
+    private void awaitLateSync() {
+        try {
+            while (!closed) {
+                if (aggregate.hasSynced() && aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(),
+                        java.util.concurrent.TimeUnit.SECONDS)) {
+                    eventsDelivered = true;
+                    synced = true;
+                    LOG.log(Level.INFO, "config stores synced (late): configs=" + schemas.all().stream()
+                            .mapToInt(s -> aggregate.list(s.kind(), null).size()).sum());
+                    syncedHandlers.forEach(Runnable::run);
+                    return;
+                }
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Runs {@code handler} once the initial config went through every handler (at once if it has). */
+    public void onSynced(Runnable handler) {
+        syncedHandlers.add(handler);
     }
 
     /** Whether the initial config went through every handler. */
@@ -308,6 +347,11 @@ public final class ConfigController implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
+        Thread waiting = lateSync;
+        if (waiting != null) {
+            waiting.interrupt();
+        }
         if (files != null) {
             files.close();
         }

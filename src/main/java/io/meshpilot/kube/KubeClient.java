@@ -106,33 +106,45 @@ public final class KubeClient implements AutoCloseable {
      *
      * @param name what readiness and logs call it, e.g. {@code networking.istio.io/v1/virtualservices}
      */
-    public synchronized void addInformer(String name, SharedInformer<?> informer) {
-        if (closed) {
-            throw new IllegalStateException("Kubernetes client closed");
+    public void addInformer(String name, SharedInformer<?> informer) {
+        Stopping replaced;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("Kubernetes client closed");
+            }
+            SharedInformer<?> old = named.put(name, informer);
+            replaced = old != null && old != informer ? new Stopping(old, namedStarted.remove(name)) : null;
+            if (started) {
+                startNamed();
+            }
         }
-        SharedInformer<?> old = named.put(name, informer);
-        if (old != null && old != informer) {
-            stop(name, old);
-        }
-        if (started) {
-            startNamed();
+        if (replaced != null) {
+            replaced.stop();
         }
     }
 
     /** Stops and forgets an informer registered with {@link #addInformer}. */
-    public synchronized void removeInformer(String name) {
-        SharedInformer<?> old = named.remove(name);
-        if (old != null) {
-            stop(name, old);
+    public void removeInformer(String name) {
+        Stopping removed;
+        synchronized (this) {
+            SharedInformer<?> old = named.remove(name);
+            removed = old == null ? null : new Stopping(old, namedStarted.remove(name));
+        }
+        if (removed != null) {
+            removed.stop();
         }
     }
 
-    /** Stops an informer and ends its thread (an informer's loop waits for deltas until interrupted). */
-    private void stop(String name, SharedInformer<?> informer) {
-        informer.stop();
-        java.util.concurrent.Future<?> running = namedStarted.remove(name);
-        if (running != null) {
-            running.cancel(true);
+    /**
+     * An informer on its way out. Stopped without holding this client's lock: stopping waits
+     * for the informer's handler threads, and a handler may be registering an informer.
+     */
+    private record Stopping(SharedInformer<?> informer, java.util.concurrent.Future<?> running) {
+        void stop() {
+            informer.stop();
+            if (running != null) {
+                running.cancel(true); // an informer's loop waits for deltas until interrupted
+            }
         }
     }
 
@@ -212,12 +224,17 @@ public final class KubeClient implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        List<Stopping> stopping = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            named.forEach((name, informer) -> stopping.add(new Stopping(informer, namedStarted.remove(name))));
+            named.clear();
         }
-        closed = true;
-        named.values().forEach(SharedInformer::stop);
+        stopping.forEach(Stopping::stop);
         factory.stopAllRegisteredInformers(false);
         executor.shutdownNow();
         // watches hold OkHttp connections; end them so no thread waits on a socket after close

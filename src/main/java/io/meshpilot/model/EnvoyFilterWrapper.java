@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import com.google.protobuf.Message;
+import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch;
@@ -85,10 +86,9 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
                 continue; // validation refuses it; never fatal here
             }
             ApplyTo applyTo = cp.getApplyTo();
-            if (applyTo == ApplyTo.EXTENSION_CONFIG || applyTo == ApplyTo.BOOTSTRAP) {
-                skipped.accept(where, "applyTo " + applyTo + " is not applied by MeshPilot ("
-                        + (applyTo == ApplyTo.BOOTSTRAP ? "the bootstrap is the proxy agent's" : "no ECDS yet")
-                        + "); the patch is skipped");
+            if (applyTo == ApplyTo.BOOTSTRAP) {
+                skipped.accept(where, "applyTo BOOTSTRAP is not applied: istiod applies it in istio-agent to the"
+                        + " proxy's bootstrap file, never over xDS, and MeshPilot runs no agent; the patch is skipped");
                 continue;
             }
             Operation op = cp.getPatch().getOperation();
@@ -114,6 +114,11 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
                     && !INSERTABLE.contains(applyTo)) {
                 op = Operation.ADD;
             }
+            String extensionProblem = applyTo == ApplyTo.EXTENSION_CONFIG ? extensionConfigProblem(op, value) : null;
+            if (extensionProblem != null) {
+                skipped.accept(where, extensionProblem + "; the patch is skipped");
+                continue;
+            }
             EnvoyConfigObjectMatch match = cp.hasMatch() ? cp.getMatch()
                     : EnvoyConfigObjectMatch.newBuilder().setContext(EnvoyFilter.PatchContext.ANY).build();
             Pattern version = null;
@@ -137,6 +142,27 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
                 config.resourceVersion() == null ? "" : config.resourceVersion(), ef.getPriority(),
                 config.creationTimestamp() == null ? Instant.EPOCH : config.creationTimestamp(),
                 ef.hasWorkloadSelector() ? ef.getWorkloadSelector().getLabelsMap() : null, refs, patches);
+    }
+
+    /**
+     * Why an EXTENSION_CONFIG patch cannot be served over ECDS, or null when it can. istiod
+     * serves only ADDed extension configs (InsertedExtensionConfigurations) and only to a proxy
+     * asking for their name; a TypedExtensionConfig without name or typed config is refused by
+     * Envoy (both are required), so serving it would only earn a NACK.
+     */
+    private static String extensionConfigProblem(Operation op, Message value) {
+        if (op != Operation.ADD) {
+            return "operation " + op + " has no effect with applyTo EXTENSION_CONFIG (istiod serves only the"
+                    + " extension configs that ADD patches insert)";
+        }
+        var config = (TypedExtensionConfig) value;
+        if (config.getName().isEmpty()) {
+            return "the extension config has no name (ECDS serves it by the name a listener's config_discovery asks for)";
+        }
+        if (!config.hasTypedConfig() || config.getTypedConfig().getTypeUrl().isEmpty()) {
+            return "extension config " + config.getName() + " has no typed_config (Envoy requires one)";
+        }
+        return null;
     }
 
     /** The typed config of the filters every generated listener may hold, by the names patches match them by. */

@@ -1,17 +1,21 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
 import io.meshpilot.networking.wasm.WasmPlugins;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
 /**
- * Envoy ECDS (istiod's EcdsGenerator): the TypedExtensionConfig of each subscribed WasmPlugin
- * name ({@code extensions.istio.io/wasmplugin/<ns>.<name>}) of the proxy's namespace or the
- * root namespace. Names nothing serves are left out (Envoy keeps waiting for them, as with istiod).
+ * Envoy ECDS (istiod's EcdsGenerator): the TypedExtensionConfig of each subscribed name that an
+ * EnvoyFilter EXTENSION_CONFIG patch applying to the proxy inserts, or that names a WasmPlugin
+ * ({@code extensions.istio.io/wasmplugin/<ns>.<name>}) of the proxy's namespace or the root
+ * namespace. Names nothing serves are left out (Envoy keeps waiting for them, as with istiod).
  */
 final class EcdsGenerator implements Generator {
     /**
@@ -31,11 +35,23 @@ final class EcdsGenerator implements Generator {
         return false;
     }
 
+    /**
+     * istiod's BuildExtensionConfiguration: first what EnvoyFilters insert, then the
+     * WasmPlugins; a name is served once (an EnvoyFilter's config shadows a WasmPlugin's of the
+     * same name, which istiod would send twice and Envoy refuse).
+     */
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         List<Any> out = new ArrayList<>();
+        Set<String> served = new HashSet<>();
+        for (TypedExtensionConfig c : EnvoyFilterPatches.extensionConfigs(push.envoyFilters(proxy), names)) {
+            served.add(c.getName());
+            out.add(Any.pack(c));
+        }
         for (String name : Generators.ordered(names)) {
-            WasmPlugins.extensionConfig(name, proxy, push).ifPresent(c -> out.add(Any.pack(c)));
+            if (!served.contains(name)) {
+                WasmPlugins.extensionConfig(name, proxy, push).ifPresent(c -> out.add(Any.pack(c)));
+            }
         }
         return out;
     }

@@ -67,7 +67,8 @@ final class EnvoyLdsGenerator implements Generator {
     /**
      * A sidecar's outbound listeners are shared by the scope's proxies of one cluster (VIPs are
      * per cluster), per labels only when some VirtualService matches on sourceLabels, and per
-     * applicable Telemetry/WasmPlugin set when some of those select workloads.
+     * applicable Telemetry/WasmPlugin set when some of those select workloads, and per the
+     * workload labels tracing reads when tracing applies.
      */
     static String outboundKey(Proxy proxy, PushContext push) {
         return push.scope(proxy).key() + "|cluster:" + proxy.clusterId() + (push.routesDependOnProxyLabels()

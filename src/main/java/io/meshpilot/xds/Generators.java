@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * the GENERATOR metadata, then the proxy type): proxyless gRPC clients get the gRPC
  * generator's LDS/RDS and the shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS
  * and RDS; gateways (router proxies) get the listeners, routes and clusters of the Gateways
- * that select them; Envoy proxies get the WasmPlugins their listeners reference over ECDS
- * ({@link EcdsGenerator}). Envoy proxies get SDS (gateways' credentialName secrets) from
+ * that select them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
+ * configs their listeners reference over ECDS ({@link EcdsGenerator}). Envoy proxies get SDS (gateways' credentialName secrets) from
  * {@link SecretGenerator}, bound to the stream's verified identities.
  */
 final class Generators {

@@ -8,7 +8,10 @@ public final class TypeUrls {
     public static final String ENDPOINT = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
     /** SDS: TLS credentials for gateways ({@code kubernetes://<name>}), served by istiod's SecretGen. */
     public static final String SECRET = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret";
-    /** ECDS: extension configs (WasmPlugins) that listeners reference by name, served by istiod's EcdsGenerator. */
+    /**
+     * ECDS: extension configs (WasmPlugins, EnvoyFilter EXTENSION_CONFIG patches) that listeners
+     * reference by name, served by istiod's EcdsGenerator.
+     */
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";

@@ -97,6 +97,52 @@ class ExtensionListenerCacheTest {
         }
     }
 
+    /**
+     * Tracing's Istio tags (canonical service and revision) and a tracer's service name are the
+     * proxy's own: with a namespace-wide tracing Telemetry, two workloads of one scope still
+     * each get their own outbound listeners.
+     */
+    @Test
+    void tracingTagsOfEachWorkloadSurviveTheSharedOutboundListeners() throws Exception {
+        Proxy sleep = sidecar("10.2.0.1", "v1");
+        Proxy curl = new Proxy("sidecar~10.2.0.3~curl-1.foo~foo.svc.cluster.local", Proxy.Type.SIDECAR,
+                List.of("10.2.0.3"), "curl-1.foo", "foo.svc.cluster.local", "foo",
+                Map.of("app", "curl", "service.istio.io/canonical-name", "curl"), "Kubernetes", "", "", "curl", "",
+                new Locality("", "", ""));
+        for (List<Proxy> order : List.of(List.of(sleep, curl), List.of(curl, sleep))) {
+            try (MeshFixture mesh = new MeshFixture()) {
+                mesh.apply(MESH.substring(0, MESH.indexOf("---\napiVersion: telemetry")) + """
+                        ---
+                        apiVersion: networking.istio.io/v1
+                        kind: ServiceEntry
+                        metadata: {name: zipkin, namespace: istio-system}
+                        spec:
+                          hosts: [zipkin.istio-system.svc.cluster.local]
+                          location: MESH_INTERNAL
+                          resolution: DNS
+                          ports: [{number: 9411, name: http, protocol: HTTP}]
+                        ---
+                        apiVersion: telemetry.istio.io/v1
+                        kind: Telemetry
+                        metadata: {name: ns-tracing, namespace: foo}
+                        spec: {tracing: [{providers: [{name: zipkin}]}]}
+                        """);
+                PushContext push = mesh.push(new io.meshpilot.mesh.MeshConfigLoader().parseMesh("mesh.yaml", """
+                        extensionProviders:
+                        - name: zipkin
+                          zipkin: {service: zipkin.istio-system.svc.cluster.local, port: 9411}
+                        """));
+                Generator lds = Generators.standalone(new XdsCache(true)).forType(TypeUrls.LISTENER, sleep);
+                for (Proxy p : order) {
+                    var tags = outboundHcm(lds.generate(p, push, Set.of(), true)).getTracing().getCustomTagsList();
+                    String service = tags.stream().filter(t -> t.getTag().equals("istio.canonical_service"))
+                            .map(t -> t.getLiteral().getValue()).findFirst().orElse("none");
+                    assertEquals(p == curl ? "curl" : "unknown", service, p.id() + ", order " + order.getFirst().id());
+                }
+            }
+        }
+    }
+
     private static String ids(List<Proxy> order) {
         return order.stream().map(p -> p.labels().get("version")).toList().toString();
     }

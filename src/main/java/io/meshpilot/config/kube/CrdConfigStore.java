@@ -114,67 +114,95 @@ public final class CrdConfigStore implements WritableConfigStore {
         return schema.versions().stream().filter(served::contains).findFirst();
     }
 
-    private synchronized void crdChanged(DynamicKubernetesObject crd) {
+    /**
+     * Starts, replaces or stops the informer of the kind a CRD defines. Informers are started
+     * and stopped outside this store's lock: stopping one waits for its handler threads, which
+     * may be waiting for the lock.
+     */
+    private void crdChanged(DynamicKubernetesObject crd) {
         JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
                 ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
         Optional<Schema> schema = schemaOf(spec);
-        if (schema.isEmpty() || closed) {
+        if (schema.isEmpty()) {
             return; // not a Pilot kind
         }
         Schema s = schema.get();
         Optional<String> version = versionToWatch(s, spec);
-        KindInformer current = kinds.get(s.kind());
-        if (version.isEmpty()) {
-            LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
-                    + "'s versions " + s.versions() + ": kind skipped");
-            stopKind(s);
-            return;
-        }
-        if (current != null && current.version.equals(version.get())) {
-            return;
-        }
-        stopKind(s);
-        KindInformer k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
-                client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
-        k.onChange(new KindInformer.Handler() {
-            @Override
-            public void upsert(DynamicKubernetesObject object) {
-                objectChanged(s, k, object);
+        KindInformer stopped;
+        KindInformer k = null;
+        synchronized (this) {
+            if (closed) {
+                return;
             }
+            KindInformer current = kinds.get(s.kind());
+            if (version.isPresent() && current != null && current.version.equals(version.get())) {
+                return;
+            }
+            stopped = stopKind(s);
+            if (version.isEmpty()) {
+                LOG.log(Level.WARNING, "CRD " + KubeObjects.name(crd) + " serves none of " + s.group() + " " + s.kind()
+                        + "'s versions " + s.versions() + ": kind skipped");
+            } else {
+                k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
+                        client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
+                KindInformer informer = k;
+                k.onChange(new KindInformer.Handler() {
+                    @Override
+                    public void upsert(DynamicKubernetesObject object) {
+                        objectChanged(s, informer, object);
+                    }
 
-            @Override
-            public void delete(DynamicKubernetesObject object) {
-                objectRemoved(s, object);
+                    @Override
+                    public void delete(DynamicKubernetesObject object) {
+                        objectRemoved(s, informer, object);
+                    }
+                });
+                kinds.put(s.kind(), k);
+                if (missingLogged) {
+                    LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
+                }
             }
-        });
-        kinds.put(s.kind(), k);
-        if (missingLogged) {
-            LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
         }
-        client.addInformer(k.name(), k.informer);
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+        if (k != null) {
+            client.addInformer(k.name(), k.informer);
+        }
     }
 
-    private synchronized void crdRemoved(DynamicKubernetesObject crd) {
+    private void crdRemoved(DynamicKubernetesObject crd) {
         JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
                 ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
-        schemaOf(spec).ifPresent(s -> {
-            LOG.log(Level.WARNING, "CRD for " + s.kind() + " deleted: its objects are no longer served");
-            stopKind(s);
-        });
-    }
-
-    /** Stops watching a kind; its objects are gone with it (as when the CRD is deleted). */
-    private void stopKind(Schema s) {
-        KindInformer old = kinds.remove(s.kind());
-        if (old == null) {
+        Optional<Schema> schema = schemaOf(spec);
+        if (schema.isEmpty()) {
             return;
         }
-        client.removeInformer(old.name());
+        KindInformer stopped;
+        synchronized (this) {
+            LOG.log(Level.WARNING, "CRD for " + schema.get().kind() + " deleted: its objects are no longer served");
+            stopped = stopKind(schema.get());
+        }
+        if (stopped != null) {
+            client.removeInformer(stopped.name());
+        }
+    }
+
+    /**
+     * Forgets a kind (called with the lock held); its objects are gone with it, as when the CRD
+     * is deleted. Returns its informer for the caller to stop once the lock is released.
+     */
+    private KindInformer stopKind(Schema s) {
+        KindInformer old = kinds.remove(s.kind());
+        if (old == null) {
+            return null;
+        }
         Map<String, Config> objects = served.remove(s.kind());
         if (objects != null) {
             objects.values().forEach(c -> events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, c, c)));
         }
-        rejected.keySet().removeIf(k -> k.kind().equals(s.kind()));
+        rejected.keySet().removeIf(key -> key.kind().equals(s.kind()));
+        return old;
     }
 
     /** Logs, once the CRDs are known, each Pilot kind whose CRD is not installed. */
@@ -245,7 +273,10 @@ public final class CrdConfigStore implements WritableConfigStore {
                 : new ConfigEvent(ConfigEvent.Type.UPDATE, old, c));
     }
 
-    private synchronized void objectRemoved(Schema s, DynamicKubernetesObject object) {
+    private synchronized void objectRemoved(Schema s, KindInformer k, DynamicKubernetesObject object) {
+        if (kinds.get(s.kind()) != k) {
+            return; // an informer being replaced
+        }
         ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
         rejected.remove(key);
         Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
@@ -420,35 +451,35 @@ public final class CrdConfigStore implements WritableConfigStore {
     @Override
     public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
         ConfigKey key = new ConfigKey(kind, namespace, name);
+        KindInformer k = watched(key);
+        Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
         for (int attempt = 1; ; attempt++) {
-            Config cur = get(kind, namespace, name).orElseThrow(() -> new ConfigStoreException.NotFound(key));
             try {
                 return update(change.apply(cur).withResourceVersion(cur.resourceVersion()));
             } catch (ConfigStoreException.Conflict e) {
                 if (attempt >= UNCONDITIONAL_RETRIES) {
                     throw e;
                 }
-                // the watch brings the newer version; read again and reapply
-                KindInformer k = watched(key);
-                String now = currentResourceVersion(k, key);
-                awaitServed(key, now);
+                cur = fetch(k, key); // someone wrote in between: read again (the watch may lag) and reapply
             }
         }
     }
 
-    /** Waits briefly until the watch delivered {@code resourceVersion} of an object. */
-    private void awaitServed(ConfigKey key, String resourceVersion) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        while (System.nanoTime() < deadline && get(key.kind(), key.namespace(), key.name())
-                .map(c -> KubeObjects.older(c.resourceVersion(), resourceVersion)).orElse(false)) {
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+    /** The object as the API server has it now. */
+    private Config fetch(KindInformer k, ConfigKey key) {
+        KubernetesApiResponse<DynamicKubernetesObject> r;
+        try {
+            r = k.api.get(key.namespace(), key.name());
+        } catch (RuntimeException e) {
+            throw ApiAnswers.unreachable(key, e);
         }
+        ApiAnswers.check(key, r, "");
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), r.getObject());
+        if (!read.valid()) {
+            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+        }
+        return read.config();
     }
 
     @Override
@@ -522,14 +553,14 @@ public final class CrdConfigStore implements WritableConfigStore {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
-        for (Schema s : schemas.all()) {
-            KindInformer k = kinds.remove(s.kind());
-            if (k != null) {
-                client.removeInformer(k.name());
-            }
+    public void close() {
+        List<KindInformer> stopping;
+        synchronized (this) {
+            closed = true;
+            stopping = List.copyOf(kinds.values());
+            kinds.clear();
         }
+        stopping.forEach(k -> client.removeInformer(k.name()));
         client.removeInformer(CRD_INFORMER);
         events.close();
     }

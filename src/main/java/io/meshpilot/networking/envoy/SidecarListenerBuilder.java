@@ -8,6 +8,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.telemetry.ListenerClass;
 import io.meshpilot.networking.telemetry.ListenerTelemetry;
 import io.meshpilot.networking.telemetry.TelemetrySelection;
+import io.meshpilot.networking.telemetry.TracingConfigs;
 import io.meshpilot.networking.wasm.WasmFilters;
 import io.meshpilot.networking.wasm.WasmPlugins;
 import java.util.ArrayList;
@@ -60,13 +61,16 @@ public final class SidecarListenerBuilder {
     /**
      * What, besides the scope, makes one proxy's outbound listeners differ from another's: the
      * workload-selected Telemetries and WasmPlugins that apply to it (empty when none selects by
-     * workload), for the cache key of listeners shared by a scope.
+     * workload) and, when tracing applies, the workload labels its tags read, for the cache key
+     * of listeners shared by a scope.
      */
     public static String workloadExtensionsKey(Proxy proxy, PushContext push) {
         StringBuilder key = new StringBuilder();
+        TelemetrySelection telemetry = TelemetrySelection.forProxy(proxy, push);
         if (TelemetrySelection.dependsOnWorkload(push)) {
-            key.append("|telemetry:").append(TelemetrySelection.forProxy(proxy, push).key());
+            key.append("|telemetry:").append(telemetry.key());
         }
+        key.append(TracingConfigs.workloadKey(telemetry, push, proxy));
         if (WasmPlugins.dependsOnWorkload(push)) {
             key.append("|wasm:").append(WasmFilters.forProxy(proxy, push).key());
         }

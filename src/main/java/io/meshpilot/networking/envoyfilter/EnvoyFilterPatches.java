@@ -92,6 +92,15 @@ public final class EnvoyFilterPatches {
         return out;
     }
 
+    /**
+     * The extension configs that the EXTENSION_CONFIG patches of {@code efw} insert under the
+     * names in {@code names}, for ECDS (istiod's InsertedExtensionConfigurations).
+     */
+    public static List<io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig> extensionConfigs(
+            MergedEnvoyFilters efw, java.util.Set<String> names) {
+        return efw.has(ApplyTo.EXTENSION_CONFIG) ? ExtensionConfigPatcher.inserted(efw, names) : List.of();
+    }
+
     /** Typed forms, for callers that hold messages. */
     public static List<Listener> listenerMessages(PatchContext context, MergedEnvoyFilters efw, List<Listener> in,
                                                   boolean skipAdds) {

@@ -43,6 +43,8 @@ public final class TracingConfigs {
     static final String OPENTELEMETRY = "envoy.tracers.opentelemetry";
     /** istiod's PILOT_TRACE_SAMPLING default. */
     static final double DEFAULT_SAMPLING = 1.0;
+    static final String CANONICAL_NAME = "service.istio.io/canonical-name";
+    static final String CANONICAL_REVISION = "service.istio.io/canonical-revision";
 
     /** istiod's TracingSpec: one side's merged settings. */
     static final class Spec {
@@ -82,6 +84,20 @@ public final class TracingConfigs {
                 .setRandomSampling(Percent.newBuilder().setValue(sampling));
         t.addAllCustomTags(customTags(spec, proxy, mesh));
         return Optional.of(t.build());
+    }
+
+    /**
+     * What of the workload its tracing reads (Istio's canonical service and revision tags, the
+     * tracer's service name from the canonical name or {@code app}), for the key of listeners a
+     * scope's sidecars share; "" when no tracing applies, so the scope still shares one entry.
+     */
+    public static String workloadKey(TelemetrySelection selection, PushContext push, Proxy proxy) {
+        if (selection.tracing().isEmpty() && push.mesh().getDefaultProviders().getTracingCount() == 0) {
+            return "";
+        }
+        var labels = proxy.labels();
+        return "|tracing:" + labels.getOrDefault(CANONICAL_NAME, "") + "/" + labels.getOrDefault(CANONICAL_REVISION, "")
+                + "/" + labels.getOrDefault("app", "");
     }
 
     /** istiod's Telemetries.Tracing for one side: later entries override earlier ones field by field. */
@@ -212,7 +228,7 @@ public final class TracingConfigs {
 
     /** istiod's node cluster, which istio-agent sets to {@code <canonical service>.<namespace>}. */
     static String serviceCluster(Proxy proxy) {
-        String svc = proxy.labels().getOrDefault("service.istio.io/canonical-name",
+        String svc = proxy.labels().getOrDefault(CANONICAL_NAME,
                 proxy.labels().getOrDefault("app", "istio-proxy"));
         return svc + "." + proxy.namespace();
     }
@@ -266,8 +282,8 @@ public final class TracingConfigs {
     }
 
     private static List<CustomTag> serviceTags(Proxy proxy) {
-        String revision = proxy.labels().getOrDefault("service.istio.io/canonical-revision", "latest");
-        String service = proxy.labels().getOrDefault("service.istio.io/canonical-name", "unknown");
+        String revision = proxy.labels().getOrDefault(CANONICAL_REVISION, "latest");
+        String service = proxy.labels().getOrDefault(CANONICAL_NAME, "unknown");
         String namespace = proxy.namespace().isEmpty() ? "default" : proxy.namespace();
         String cluster = proxy.clusterId().isEmpty() ? "unknown" : proxy.clusterId();
         return List.of(literal("istio.canonical_revision", revision), literal("istio.canonical_service", service),

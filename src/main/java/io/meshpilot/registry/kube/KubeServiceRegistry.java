@@ -2,7 +2,6 @@ package io.meshpilot.registry.kube;
 
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.models.V1EndpointSlice;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -11,11 +10,9 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
-import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
-import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;
@@ -100,12 +97,9 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private String defaultNetwork = "";
     private MeshNetworkRanges networkRanges = MeshNetworkRanges.NONE;
     private final Map<String, String> serviceVersions = new HashMap<>();
-    /** host -> slice name -> endpoints (istiod's endpointSliceCache). */
-    private final Map<String, Map<String, List<IstioEndpoint>>> sliceEndpoints = new HashMap<>();
-    /** slice key (ns/name) -> the host it feeds, to clean up after a delete. */
-    private final Map<String, String> sliceHosts = new HashMap<>();
+    private final SliceEndpointCache slices = new SliceEndpointCache();
     private final Map<String, Locality> nodeLocalities = new HashMap<>();
-    private final Map<String, WorkloadInstance> workloadEntries = new TreeMap<>();
+    private final ServiceWorkloadEntries workloadEntries = new ServiceWorkloadEntries();
 
     /**
      * Registers handlers on the informers (which must not have started yet, or their first
@@ -294,7 +288,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         svcKeys.forEach(this::serviceChanged);
         Set<String> sliceKeys = new HashSet<>();
         informers.slices().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, ns).forEach(s -> sliceKeys.add(key(s)));
-        sliceHosts.keySet().stream().filter(k -> k.startsWith(ns + "/")).forEach(sliceKeys::add);
+        sliceKeys.addAll(slices.slicesIn(ns));
         sliceKeys.forEach(this::sliceChanged);
     }
 
@@ -442,13 +436,13 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     private void sliceChanged(String key) {
         V1EndpointSlice slice = informers.slices().getIndexer().getByKey(key);
         String ns = key.substring(0, key.indexOf('/'));
-        String oldHost = sliceHosts.get(key);
+        String oldHost = slices.host(key);
         String svcName = slice == null ? "" : EndpointSliceConversion.serviceName(slice);
         String host = svcName.isEmpty() || !selected(ns) ? null
                 : KubeServiceConversion.hostname(svcName, ns, options.domainSuffix());
         boolean changed = false;
         if (oldHost != null && !oldHost.equals(host)) {
-            changed |= removeSlice(key, oldHost);
+            changed = slices.remove(key);
             publishEndpointChange(oldHost, ns);
         }
         if (host == null) {
@@ -470,25 +464,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         if (!r.waitingForPods().isEmpty()) {
             LOG.log(Level.DEBUG, () -> "EndpointSlice " + key + " waits for the pods of " + r.waitingForPods());
         }
-        sliceHosts.put(key, host);
-        String name = slice.getMetadata().getName();
-        Map<String, List<IstioEndpoint>> bySlice = sliceEndpoints.computeIfAbsent(host, h -> new TreeMap<>());
-        List<IstioEndpoint> before = bySlice.put(name, List.copyOf(r.endpoints()));
-        return !r.endpoints().equals(before);
-    }
-
-    private boolean removeSlice(String key, String host) {
-        sliceHosts.remove(key);
-        pods.stopWaiting(key);
-        Map<String, List<IstioEndpoint>> bySlice = sliceEndpoints.get(host);
-        if (bySlice == null) {
-            return false;
-        }
-        boolean had = bySlice.remove(key.substring(key.indexOf('/') + 1)) != null;
-        if (bySlice.isEmpty()) {
-            sliceEndpoints.remove(host);
-        }
-        return had;
+        return slices.put(key, host, r.endpoints());
     }
 
     private EndpointSliceConversion.PodLookup lookupPod(String ns, String ip, V1ObjectReference ref) {
@@ -556,18 +532,9 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         if (k8s != null && svc.resolution() == Resolution.DNS_LB && "ExternalName".equals(k8s.getSpec().getType())) {
             return KubeServiceConversion.externalNameEndpoints(k8s, svc);
         }
-        List<IstioEndpoint> out = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
-        for (List<IstioEndpoint> eps : sliceEndpoints.getOrDefault(host, Map.of()).values()) {
-            for (IstioEndpoint e : eps) {
-                // an endpoint moving between slices is in both for a while: the first slice's copy wins
-                if (seen.add(e.address() + "|" + e.servicePortName())) {
-                    out.add(e);
-                }
-            }
-        }
+        List<IstioEndpoint> out = slices.endpoints(host);
         if (k8s != null && options.features().k8sServiceSelectWorkloadEntries()) {
-            out.addAll(workloadEntryEndpoints(svc, k8s));
+            out.addAll(workloadEntries.endpoints(svc, k8s));
         }
         return List.copyOf(out);
     }
@@ -584,16 +551,15 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
             return; // nothing can select a workload without labels
         }
         enqueue(() -> {
-            String key = w.namespace() + "/" + w.name();
-            WorkloadInstance before = deleted ? workloadEntries.remove(key) : workloadEntries.put(key, w);
+            WorkloadInstance before = workloadEntries.update(w, deleted);
             Set<String> hosts = new HashSet<>();
             for (V1Service s : informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, w.namespace())) {
                 Map<String, String> selector = s.getSpec() == null ? null : s.getSpec().getSelector();
                 if (selector == null || selector.isEmpty()) {
                     continue;
                 }
-                if (matches(selector, w.endpoint().labels()) || (before != null
-                        && matches(selector, before.endpoint().labels()))) {
+                if (ServiceWorkloadEntries.matches(selector, w.endpoint().labels()) || (before != null
+                        && ServiceWorkloadEntries.matches(selector, before.endpoint().labels()))) {
                     hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
                             options.domainSuffix()));
                 }
@@ -604,47 +570,6 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
                 }
             }
         });
-    }
-
-    /** istiod's serviceInstancesFromWorkloadInstances: each matching WorkloadEntry on each port (not UDP). */
-    private List<IstioEndpoint> workloadEntryEndpoints(Service svc, V1Service k8s) {
-        Map<String, String> selector = k8s.getSpec() == null ? null : k8s.getSpec().getSelector();
-        if (workloadEntries.isEmpty() || svc.resolution() != Resolution.CLIENT_SIDE_LB || svc.meshExternal()
-                || selector == null || selector.isEmpty()) {
-            return List.of();
-        }
-        List<IstioEndpoint> out = new ArrayList<>();
-        for (WorkloadInstance w : workloadEntries.values()) {
-            if (!w.namespace().equals(svc.namespace()) || !matches(selector, w.endpoint().labels())) {
-                continue;
-            }
-            for (Port p : svc.ports()) {
-                if (p.protocol() == Protocol.UDP) {
-                    continue;
-                }
-                KubeServiceConversion.TargetPort target = KubeServiceConversion.targetPort(k8s, p);
-                int port = target.number();
-                Integer named = target.name().isEmpty() ? null : w.portMap().get(target.name());
-                if (named != null && named > 0) {
-                    port = named;
-                } else if (target.explicitName()) {
-                    continue; // the Service targets a port name this workload does not declare
-                }
-                IstioEndpoint t = w.endpoint();
-                out.add(new IstioEndpoint(t.address(), port, p.name(), t.labels(), t.serviceAccount(), t.network(),
-                        t.locality(), t.tlsMode(), t.lbWeight(), t.health(), t.workloadName(), t.namespace()));
-            }
-        }
-        return out;
-    }
-
-    private static boolean matches(Map<String, String> selector, Map<String, String> labels) {
-        for (Map.Entry<String, String> s : selector.entrySet()) {
-            if (!s.getValue().equals(labels.get(s.getKey()))) {
-                return false;
-            }
-        }
-        return true;
     }
 
     // ---- reads ---------------------------------------------------------------------------
@@ -683,7 +608,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         }
         List<ServiceInstance> out = new ArrayList<>();
         for (IstioEndpoint e : published.getOrDefault(service.hostname(), List.of())) {
-            if (e.servicePortName().equals(servicePort.get().name()) && matches(labels, e.labels())) {
+            if (e.servicePortName().equals(servicePort.get().name())
+                    && ServiceWorkloadEntries.matches(labels, e.labels())) {
                 out.add(new ServiceInstance(service, servicePort.get(), e));
             }
         }

@@ -232,12 +232,19 @@ class CrdConfigStoreTest {
                 () -> store.delete("VirtualService", "default", "never-written", ""));
         assertThrows(ConfigStoreException.Invalid.class, () -> store.create(Config.of(gvk, "default", "invalid",
                 spec("d.example.com", "d.example.com"))));
+        // a read-modify-write that loses a race reads the API server's version and applies again
+        api.apply(vs("written", "someone-else.example.com"));
+        Config patched = store.patch("VirtualService", "default", "written", c -> c.withLabels(java.util.Map.of("patched", "yes")));
+        assertEquals(List.of("someone-else.example.com"), hosts(patched), "the change of the other writer is kept");
+        assertEquals("yes", patched.labels().get("patched"));
+        updated = patched;
+
         // status goes through the status subresource; the spec stays as it is
         com.google.protobuf.Struct status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
                 com.google.protobuf.Value.newBuilder().setNumberValue(2).build()).build();
         Config withStatus = store.updateStatus(updated.withStatus(status).withSpec(spec("ignored.example.com")));
         assertEquals(status, withStatus.status());
-        assertEquals(List.of("w2.example.com"), hosts(withStatus));
+        assertEquals(List.of("someone-else.example.com"), hosts(withStatus));
         assertTrue(api.get("networking.istio.io/v1", "VirtualService", "default", "written").orElseThrow()
                 .getAsJsonObject("status").has("observedGeneration"));
 

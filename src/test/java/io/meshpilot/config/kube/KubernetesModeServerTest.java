@@ -85,11 +85,19 @@ class KubernetesModeServerTest {
         while (System.nanoTime() < deadline) {
             var response = client.await(TypeUrls.ROUTE, Duration.ofSeconds(20));
             client.ack(response, List.of(NAME));
+            if (response.getResourcesCount() == 0) {
+                seen = "(no route configuration yet)";
+                continue;
+            }
             RouteConfiguration rc;
             try {
                 rc = response.getResources(0).unpack(RouteConfiguration.class);
             } catch (com.google.protobuf.InvalidProtocolBufferException e) {
                 throw new AssertionError(e);
+            }
+            if (rc.getVirtualHostsCount() == 0 || rc.getVirtualHosts(0).getRoutesCount() == 0) {
+                seen = "(no route yet)";
+                continue;
             }
             var route = rc.getVirtualHosts(0).getRoutes(0);
             seen = route.getMatch().getHeadersCount() == 0 ? "(no header match)" : route.getMatch().getHeaders(0).getExactMatch();
@@ -188,6 +196,34 @@ class KubernetesModeServerTest {
             assertEquals(other.toAbsolutePath(), server.server().configs().files().root());
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
             awaitRoutedUser(grpc, "erin"); // the ServiceEntry from fs://, the route from k8s://
+        }
+    }
+
+    @Test
+    void withTheApiServerDownAtStartReadinessNamesWhatIsNotSyncedUntilItIsBack() throws Exception {
+        api.apply(echoServiceEntry());
+        api.apply(echoRoute("frank"));
+        api.stop();
+        // a short bounded wait: the server starts its listeners and stays not ready
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false),
+                Map.of("MESHPILOT_KUBE_SYNC_TIMEOUT", "200ms")));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            Http.Reply notReady = Http.get(server.ports().get("http"), "/ready");
+            assertEquals(503, notReady.status());
+            assertTrue(notReady.body().contains("kube-informer-synced:apiextensions.k8s.io/v1/customresourcedefinitions")
+                    && notReady.body().contains("kube-informer-synced:configmap istio-system/istio")
+                    && notReady.body().contains("config-synced"), notReady.body());
+
+            api.restart();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!server.server().readiness().ready() && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(200, Http.get(server.ports().get("http"), "/ready").status(),
+                    server.server().readiness().failing().toString());
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "frank");
         }
     }
 }

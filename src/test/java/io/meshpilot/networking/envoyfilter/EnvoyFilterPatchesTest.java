@@ -583,7 +583,8 @@ class EnvoyFilterPatchesTest {
         assertTrue(entries.get("shop/bad configPatches[0]").message().contains("unknown @type type.googleapis.com/istio.stats.PluginConfig"),
                 entries.toString());
         assertTrue(entries.get("shop/bad configPatches[1]").message().contains("envoy.config.cluster.v3.Cluster"), entries.toString());
-        assertTrue(entries.get("shop/bad configPatches[3]").message().contains("EXTENSION_CONFIG"), entries.toString());
+        assertTrue(entries.get("shop/bad configPatches[3]").message().contains("extension config ext has no typed_config"),
+                entries.toString());
         MergedEnvoyFilters efw = index.forProxy(SIDECAR, ROOT);
         assertEquals(1, efw.patches(io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo.CLUSTER).size(),
                 "the valid patch still applies");

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kubernetes.client.openapi.models.V1EndpointConditions;
 import io.kubernetes.client.openapi.models.V1EndpointSlice;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServicePort;
@@ -444,7 +443,4 @@ class KubeConversionTest {
                 "fromRegistry holds every endpoint of that cluster");
     }
 
-    static V1ObjectReference podRef(String name) {
-        return new V1ObjectReference().kind("Pod").name(name).namespace("shop");
-    }
 }

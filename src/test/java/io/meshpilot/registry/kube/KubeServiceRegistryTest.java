@@ -55,6 +55,10 @@ class KubeServiceRegistryTest {
     KubeServiceRegistry kube;
 
     void start(MeshConfig mesh) throws Exception {
+        start(mesh, PilotFeatures.Registry.DEFAULTS);
+    }
+
+    void start(MeshConfig mesh, PilotFeatures.Registry features) throws Exception {
         api = FakeApiServer.start();
         api.apply(NAMESPACES + NODES);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
@@ -63,7 +67,7 @@ class KubeServiceRegistryTest {
         env = new Environment("cluster.local", "Kubernetes");
         env.setMesh(mesh);
         registries = new ServiceRegistries(new ServiceRegistries.Options(List.of("Kubernetes"), "Kubernetes",
-                "istio-system", PilotFeatures.Registry.DEFAULTS, client), store, updates, env, new Readiness());
+                "istio-system", features, client), store, updates, env, new Readiness());
         kube = registries.kubernetes();
         store.run();
         registries.configSynced();
@@ -280,6 +284,39 @@ class KubeServiceRegistryTest {
         assertEquals(IstioEndpoint.HealthStatus.HEALTHY, eps.get(0).health());
         assertEquals(IstioEndpoint.HealthStatus.UNHEALTHY, eps.get(1).health());
         assertFalse(eps.get(1).sentToProxies(), "PILOT_SEND_UNHEALTHY_ENDPOINTS is off by default");
+    }
+
+    /** The three switches the other way: unhealthy endpoints sent, no selection across registries. */
+    @Test
+    void switchesOff() throws Exception {
+        start(MeshConfig.newBuilder().setTrustDomain("example.org").build(),
+                new PilotFeatures.Registry(true, false, false));
+        apply(service("reviews", "shop", "") + pod("details-v1-xyz", "shop", "details", "v1", "10.1.0.31", "node-a", "")
+                + pod("reviews-v1-abc", "shop", "reviews", "v1", "10.1.0.11", "node-a", "")
+                + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,false"));
+        create("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: details-se, namespace: shop}
+                spec:
+                  hosts: [details.mesh.example]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 80, name: http}]
+                  workloadSelector: {labels: {app: details}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: WorkloadEntry
+                metadata: {name: reviews-vm, namespace: shop}
+                spec: {address: 192.168.50.5, labels: {app: reviews}}
+                """);
+        await("the not-ready reviews endpoint", () -> indexed(REVIEWS).size() == 1);
+        settle();
+        IstioEndpoint e = indexed(REVIEWS).get(0);
+        assertEquals("10.1.0.11", e.address(), "the WorkloadEntry is not selected by the Service");
+        assertEquals(IstioEndpoint.HealthStatus.UNHEALTHY, e.health());
+        assertTrue(e.sentToProxies(), "PILOT_SEND_UNHEALTHY_ENDPOINTS=true");
+        assertEquals(List.of(), indexed("details.mesh.example"), "the ServiceEntry selects no pod");
     }
 
     /** Acceptance 5: a ServiceEntry selecting Pods and a Service selecting WorkloadEntries both produce endpoints. */
