@@ -468,8 +468,10 @@ public final class KubeLoad {
             });
         }
 
+        /** Waits for the answers still out, then lets the client's connections go. */
         void await() throws InterruptedException {
             answered.await(60, TimeUnit.SECONDS);
+            http.shutdownNow();
         }
 
         long[] latencies() {
