@@ -65,6 +65,10 @@ public final class XdsLoad {
     static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 
     public static void main(String[] argv) throws Exception {
+        if (Arrays.asList(argv).contains("--kubernetes")) {
+            KubeLoad.main(argv);
+            return;
+        }
         int proxies = intArg(argv, "--proxies", 100);
         int services = intArg(argv, "--services", 100);
         int endpoints = intArg(argv, "--endpoints", 2);
