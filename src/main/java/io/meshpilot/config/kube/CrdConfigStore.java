@@ -13,6 +13,7 @@ import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.Schema;
 import io.meshpilot.config.Schemas;
 import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.config.store.EventDispatcher;
 import io.meshpilot.config.store.WritableConfigStore;
@@ -362,14 +363,7 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     @Override
     public List<Config> list(String kind, String namespace) {
-        List<Config> out = new ArrayList<>();
-        for (Config c : of(kind).values()) {
-            if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
-                out.add(c);
-            }
-        }
-        out.sort(Comparator.comparing(Config::key));
-        return out;
+        return ConfigStore.listed(of(kind).values(), namespace);
     }
 
     // ---- writes: the API server decides
@@ -469,6 +463,11 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     /** The object's resourceVersion as the API server has it now. */
     private String currentResourceVersion(KindInformer k, ConfigKey key) {
+        return KubeObjects.resourceVersion(getFromApiServer(k, key));
+    }
+
+    /** The object as the API server answers a GET now (not the informer's possibly lagging copy). */
+    private DynamicKubernetesObject getFromApiServer(KindInformer k, ConfigKey key) {
         KubernetesApiResponse<DynamicKubernetesObject> r;
         try {
             r = k.api.get(key.namespace(), key.name());
@@ -476,7 +475,7 @@ public final class CrdConfigStore implements WritableConfigStore {
             throw ApiAnswers.unreachable(key, e);
         }
         ApiAnswers.check(key, r, "");
-        return KubeObjects.resourceVersion(r.getObject());
+        return r.getObject();
     }
 
     /**
@@ -531,14 +530,7 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     /** The object as the API server has it now. */
     private Config fetch(KindInformer k, ConfigKey key) {
-        KubernetesApiResponse<DynamicKubernetesObject> r;
-        try {
-            r = k.api.get(key.namespace(), key.name());
-        } catch (RuntimeException e) {
-            throw ApiAnswers.unreachable(key, e);
-        }
-        ApiAnswers.check(key, r, "");
-        KubeObjects.Read read = KubeObjects.read(parser, source(k), r.getObject());
+        KubeObjects.Read read = KubeObjects.read(parser, source(k), getFromApiServer(k, key));
         if (!read.valid()) {
             throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
                     .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));

@@ -35,4 +35,19 @@ public interface ConfigStore {
 
     /** Deletes; a non-empty {@code resourceVersion} must be current. */
     void delete(String kind, String namespace, String name, String resourceVersion);
+
+    /**
+     * {@link #list}'s answer over one kind's objects: those of {@code namespace} (every one
+     * when null or empty), in key order.
+     */
+    static List<Config> listed(Collection<Config> objects, String namespace) {
+        List<Config> out = new java.util.ArrayList<>();
+        for (Config c : objects) {
+            if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
+                out.add(c);
+            }
+        }
+        out.sort(java.util.Comparator.comparing(Config::key));
+        return out;
+    }
 }

@@ -6,9 +6,7 @@ import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
 import io.meshpilot.config.ConfigKey;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,14 +76,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
 
     @Override
     public List<Config> list(String kind, String namespace) {
-        List<Config> out = new ArrayList<>();
-        for (Config c : of(kind).values()) {
-            if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
-                out.add(c);
-            }
-        }
-        out.sort(Comparator.comparing(Config::key));
-        return out;
+        return ConfigStore.listed(of(kind).values(), namespace);
     }
 
     private void check(Config c) {

@@ -582,18 +582,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
 
     @Override
     public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
-        var servicePort = service.port(port);
-        if (servicePort.isEmpty()) {
-            return List.of();
-        }
-        List<ServiceInstance> out = new ArrayList<>();
-        for (IstioEndpoint e : published.getOrDefault(service.hostname(), List.of())) {
-            if (e.servicePortName().equals(servicePort.get().name())
-                    && ServiceWorkloadEntries.matches(labels, e.labels())) {
-                out.add(new ServiceInstance(service, servicePort.get(), e));
-            }
-        }
-        return out;
+        return ServiceInstance.select(service, port, labels, published.getOrDefault(service.hostname(), List.of()));
     }
 
     /**

@@ -88,18 +88,7 @@ public final class MemoryRegistry implements ServiceRegistry {
 
     @Override
     public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
-        var sp = service.port(port);
-        if (sp.isEmpty()) {
-            return List.of();
-        }
-        List<ServiceInstance> out = new ArrayList<>();
-        for (IstioEndpoint e : endpoints.getOrDefault(service.hostname(), List.of())) {
-            boolean match = labels.entrySet().stream().allMatch(l -> l.getValue().equals(e.labels().get(l.getKey())));
-            if (e.servicePortName().equals(sp.get().name()) && match) {
-                out.add(new ServiceInstance(service, sp.get(), e));
-            }
-        }
-        return out;
+        return ServiceInstance.select(service, port, labels, endpoints.getOrDefault(service.hostname(), List.of()));
     }
 
     @Override

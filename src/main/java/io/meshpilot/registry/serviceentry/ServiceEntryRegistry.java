@@ -453,17 +453,8 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
 
     @Override
     public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
-        var servicePort = service.port(port);
-        if (servicePort.isEmpty()) {
-            return List.of();
-        }
-        List<ServiceInstance> out = new ArrayList<>();
-        for (IstioEndpoint e : endpoints.getOrDefault(new HostNs(service.hostname(), service.namespace()), List.of())) {
-            if (e.servicePortName().equals(servicePort.get().name()) && SelectorIndex.matches(labels, e.labels())) {
-                out.add(new ServiceInstance(service, servicePort.get(), e));
-            }
-        }
-        return out;
+        return ServiceInstance.select(service, port, labels,
+                endpoints.getOrDefault(new HostNs(service.hostname(), service.namespace()), List.of()));
     }
 
     /** Workload instances known from WorkloadEntries and selectable pods (for /debug). */
