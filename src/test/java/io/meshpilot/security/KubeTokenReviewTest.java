@@ -232,6 +232,32 @@ class KubeTokenReviewTest {
         }
     }
 
+    /** XDS_AUTH on the secure port asks the same authenticators: a reviewed token opens an ADS stream. */
+    @Test
+    void xdsStreamsOnTheSecurePortAreAuthenticatedByTokenReview() throws Exception {
+        api.tokens().accept("bookinfo", sa("default", "bookinfo"), List.of(ISTIO_CA));
+        String node = "sidecar~10.0.0.2~bookinfo-1.default~default.svc.cluster.local";
+        try (MeshPilotServer server = startServer(Map.of())) {
+            ManagedChannel ch = channel(server);
+            try {
+                Object accepted = io.meshpilot.xds.XdsAuthTest.firstAnswer(bearer(ch, "bookinfo"), node);
+                assertTrue(accepted instanceof io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse,
+                        String.valueOf(accepted));
+                Object refused = io.meshpilot.xds.XdsAuthTest.firstAnswer(bearer(ch, "never-issued"), node);
+                assertEquals(Status.Code.UNAUTHENTICATED, ((Status) refused).getCode(), String.valueOf(refused));
+                assertTrue(((Status) refused).getDescription().contains("KubeJWTAuthenticator"), String.valueOf(refused));
+            } finally {
+                ch.shutdownNow();
+            }
+        }
+    }
+
+    static io.grpc.Channel bearer(io.grpc.Channel channel, String token) {
+        io.grpc.Metadata md = new io.grpc.Metadata();
+        md.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+        return io.grpc.ClientInterceptors.intercept(channel, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md));
+    }
+
     @SuppressWarnings("unchecked")
     static List<String> uriSans(Object result) {
         assertTrue(result instanceof List, "expected a chain, got " + result);
