@@ -7,7 +7,7 @@ import java.util.Optional;
  * Establishes who a caller is (istiod's security.Authenticator): from the call's peer (its
  * verified TLS chain) and request headers. The xDS server asks each registered authenticator
  * in turn on the secure port when XDS_AUTH is on: the client-certificate one, then the
- * token (JWT_RULE) one when configured.
+ * token (JWT_RULE) one when configured, then in Kubernetes mode the TokenReview one.
  */
 public interface Authenticator {
     /** istiod's authenticator type name, for logs and errors. */
