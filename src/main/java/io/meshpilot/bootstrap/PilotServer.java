@@ -22,6 +22,8 @@ import io.meshpilot.monitoring.RegistryGeneration;
 import io.meshpilot.registry.ServiceRegistries;
 import io.meshpilot.registry.kube.DiscoverySelectors;
 import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.kube.KubeJwtAuthenticator;
+import io.meshpilot.security.kube.NodeAuthorizer;
 import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.CaSetup;
 import io.meshpilot.security.IstiodCertificates;
@@ -186,11 +188,26 @@ public final class PilotServer implements AutoCloseable {
         }
         certificates = new IstiodCertificates(setup, options, environment, authenticators, grpcServices);
         closeables.add(certificates);
+        var kubeAuth = f.kubeAuth();
+        if (kubeClient != null && !kubeAuth.trustedNodeAccounts().isEmpty()) {
+            certificates.impersonationPolicy(new NodeAuthorizer(kubeClient.apiClient(), kubeAuth.trustedNodeAccounts()));
+        }
+        String started;
         try {
-            return certificates.start();
+            started = certificates.start();
         } catch (IllegalArgumentException e) {
             throw new ComponentStartException(Component.CA, e.getMessage(), e);
         }
+        if (kubeClient == null) {
+            return started;
+        }
+        // istiod's initAuthenticators: after the client-certificate and JWT_RULE ones, for
+        // CreateCertificate and (XDS_AUTH) the xDS streams of the secure port alike
+        authenticators.register(new KubeJwtAuthenticator(kubeClient.apiClient(), kubeAuth.jwtPolicy(),
+                args.clusterId(), () -> environment.mesh().getTrustDomain(), KubeJwtAuthenticator.CACHE_TTL));
+        return started + "; Kubernetes TokenReview authenticator JWT_POLICY=" + kubeAuth.jwtPolicy().envValue()
+                + (kubeAuth.trustedNodeAccounts().isEmpty() ? ""
+                        : " CA_TRUSTED_NODE_ACCOUNTS=" + kubeAuth.trustedNodeAccounts().accounts());
     }
 
     /**

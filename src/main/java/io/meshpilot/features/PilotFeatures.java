@@ -25,6 +25,7 @@ import java.util.function.Function;
  * @param enhancedResourceScoping ENABLE_ENHANCED_RESOURCE_SCOPING (true, istiod 1.22 on; always on
  *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
  *                             the Istio config read from CRDs too, not only the services
+ * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -41,7 +42,20 @@ public record PilotFeatures(
         boolean enableXdsCache,
         Ca ca,
         Registry registry,
-        boolean enhancedResourceScoping) {
+        boolean enhancedResourceScoping,
+        KubeAuth kubeAuth) {
+
+    /**
+     * istiod's Kubernetes token authentication settings.
+     *
+     * @param jwtPolicy           JWT_POLICY (third-party-jwt): the audience a TokenReview asks for
+     * @param trustedNodeAccounts CA_TRUSTED_NODE_ACCOUNTS (empty): node agents that may impersonate
+     */
+    public record KubeAuth(io.meshpilot.security.kube.JwtPolicy jwtPolicy,
+                           io.meshpilot.security.kube.TrustedNodeAccounts trustedNodeAccounts) {
+        public static final KubeAuth DEFAULTS = new KubeAuth(io.meshpilot.security.kube.JwtPolicy.THIRD_PARTY,
+                io.meshpilot.security.kube.TrustedNodeAccounts.NONE);
+    }
 
     /**
      * istiod's registry switches.
@@ -105,7 +119,9 @@ public record PilotFeatures(
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
-                r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true));
+                r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true),
+                new KubeAuth(io.meshpilot.security.kube.JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
+                        io.meshpilot.security.kube.TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))));
     }
 
     private static int rsaKeySize(EnvReader r) {

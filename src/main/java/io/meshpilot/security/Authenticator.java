@@ -7,7 +7,7 @@ import java.util.Optional;
  * Establishes who a caller is (istiod's security.Authenticator): from the call's peer (its
  * verified TLS chain) and request headers. The xDS server asks each registered authenticator
  * in turn on the secure port when XDS_AUTH is on: the client-certificate one, then the
- * token (JWT_RULE) one when configured.
+ * token (JWT_RULE) one when configured, then in Kubernetes mode the TokenReview one.
  */
 public interface Authenticator {
     /** istiod's authenticator type name, for logs and errors. */
@@ -21,11 +21,26 @@ public interface Authenticator {
     Optional<Caller> authenticate(CallPeer peer, java.util.function.Function<String, String> headers)
             throws AuthenticationException;
 
-    /** An authenticated caller: its identities (SPIFFE URIs) and how it was authenticated. */
-    record Caller(String authenticator, java.util.List<String> identities) {
+    /**
+     * An authenticated caller: its identities (SPIFFE URIs), how it was authenticated and,
+     * when a Kubernetes TokenReview vouched for it, the pod and service account the review
+     * named (istiod's KubernetesInfo, which node-agent impersonation checks); else null.
+     */
+    record Caller(String authenticator, java.util.List<String> identities, KubernetesInfo kubernetes) {
         public Caller {
             identities = java.util.List.copyOf(identities);
         }
+
+        public Caller(String authenticator, java.util.List<String> identities) {
+            this(authenticator, identities, null);
+        }
+    }
+
+    /**
+     * Who a Kubernetes service-account token speaks for, from the TokenReview: the service
+     * account always, the pod only for tokens bound to one (empty strings otherwise).
+     */
+    record KubernetesInfo(String namespace, String serviceAccount, String podName, String podUid) {
     }
 
     /** Credentials were presented and are not acceptable. */

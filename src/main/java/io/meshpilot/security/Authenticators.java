@@ -9,7 +9,7 @@ import java.util.function.Function;
 /**
  * The authenticators of the secure gRPC port (istiod's server.authenticators), in the order
  * they are asked. The client-certificate authenticator is always there; JWT_RULE adds the
- * token authenticator.
+ * token authenticator, Kubernetes mode the TokenReview one.
  */
 public final class Authenticators {
     private final List<Authenticator> all = new CopyOnWriteArrayList<>(List.of(new ClientCertAuthenticator()));

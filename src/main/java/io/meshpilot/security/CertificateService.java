@@ -43,10 +43,18 @@ public final class CertificateService implements BindableService {
 
     private final Authenticators authenticators;
     private final Supplier<CertificateAuthority> ca;
+    private final ImpersonationPolicy impersonation;
 
     public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca) {
+        this(authenticators, ca, ImpersonationPolicy.NOBODY);
+    }
+
+    /** @param impersonation who may ask for another identity (istiod's node authorizer) */
+    public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca,
+                              ImpersonationPolicy impersonation) {
         this.authenticators = authenticators;
         this.ca = ca;
+        this.impersonation = impersonation;
     }
 
     @Override
@@ -75,22 +83,30 @@ public final class CertificateService implements BindableService {
         }
         String impersonated = request.getMetadata().getFieldsOrDefault(IMPERSONATED_IDENTITY,
                 com.google.protobuf.Value.getDefaultInstance()).getStringValue();
+        java.util.List<String> identities = caller.identities();
         if (!impersonated.isEmpty()) {
-            // istiod lets only trusted node agents (Kubernetes) ask for another identity and
-            // answers everyone else as an authentication failure; there are none here yet
-            CaMetrics.AUTHENTICATION_FAILURE.increment();
-            LOG.log(Level.WARNING, "CSR refused peer=" + from + " identities=" + caller.identities()
-                    + ": impersonation of " + impersonated + " requested");
-            response.onError(Status.UNAUTHENTICATED.withDescription("request impersonation authentication failure: "
-                    + caller.identities() + " may not request a certificate for " + impersonated).asRuntimeException());
-            return;
+            try {
+                impersonation.authorize(caller, impersonated);
+            } catch (Authenticator.AuthenticationException e) {
+                // istiod answers an opaque authentication failure; the reason goes to the log
+                // and, short, to the caller (it names nothing the caller did not send)
+                CaMetrics.AUTHENTICATION_FAILURE.increment();
+                LOG.log(Level.WARNING, "CSR refused peer=" + from + " identities=" + caller.identities()
+                        + ": impersonation of " + impersonated + " denied: " + e.getMessage());
+                response.onError(Status.UNAUTHENTICATED.withDescription("request impersonation authentication failure: "
+                        + e.getMessage()).asRuntimeException());
+                return;
+            }
+            // an authorized node agent gets a certificate for the impersonated identity only
+            identities = java.util.List.of(impersonated);
         }
+        java.util.List<String> signedFor = identities;
         try {
-            var chain = ca.get().sign(request.getCsr(), caller.identities(),
+            var chain = ca.get().sign(request.getCsr(), signedFor,
                     Duration.ofSeconds(request.getValidityDuration()));
             CaMetrics.SUCCESS.increment();
-            LOG.log(Level.DEBUG, () -> "CSR signed peer=" + from + " identities=" + caller.identities()
-                    + " by=" + caller.authenticator());
+            LOG.log(Level.DEBUG, () -> "CSR signed peer=" + from + " identities=" + signedFor
+                    + " by=" + caller.authenticator() + " caller=" + caller.identities());
             response.onNext(IstioCertificateResponse.newBuilder().addAllCertChain(chain.istioResponseChain()).build());
             response.onCompleted();
         } catch (CsrRejectedException e) {
@@ -100,7 +116,7 @@ public final class CertificateService implements BindableService {
             } else {
                 CaMetrics.SIGN_ERROR.increment(e.reason().istioErrorType());
             }
-            LOG.log(Level.WARNING, "CSR rejected peer=" + from + " identities=" + caller.identities()
+            LOG.log(Level.WARNING, "CSR rejected peer=" + from + " identities=" + signedFor
                     + " reason=" + reason + ": " + e.getMessage());
             Status status = e.reason() == Reason.SAN_NOT_ALLOWED ? Status.PERMISSION_DENIED
                     : e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;

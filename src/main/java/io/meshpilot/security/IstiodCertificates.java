@@ -37,6 +37,7 @@ public final class IstiodCertificates implements AutoCloseable {
     private final ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
+    private ImpersonationPolicy impersonation = ImpersonationPolicy.NOBODY;
     private final SelfSignedRootRotator rotator;
     private java.util.concurrent.ScheduledFuture<?> renewal;
 
@@ -58,6 +59,11 @@ public final class IstiodCertificates implements AutoCloseable {
         this.rotator = new SelfSignedRootRotator(options.selfSignedTtl(), options.gracePercentile());
     }
 
+    /** Who may ask for another identity (Kubernetes mode's node authorizer); call before {@link #start()}. */
+    public void impersonationPolicy(ImpersonationPolicy policy) {
+        this.impersonation = policy;
+    }
+
     /**
      * Builds the trust bundle, registers the authenticators and the CSR service, and starts
      * the timers; returns what the start-up log says.
@@ -72,7 +78,7 @@ public final class IstiodCertificates implements AutoCloseable {
                     jwt = a;
                     authenticators.register(a);
                 });
-        grpcServices.register(new CertificateService(authenticators, setup::ca), GrpcServices.Ports.SECURE_ONLY);
+        grpcServices.register(new CertificateService(authenticators, setup::ca, impersonation), GrpcServices.Ports.SECURE_ONLY);
         // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
         timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
         environment.addMeshHandler(() -> timer.execute(this::meshChanged));

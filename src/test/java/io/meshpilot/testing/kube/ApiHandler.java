@@ -33,6 +33,11 @@ final class ApiHandler implements HttpHandler {
     private final OpenApiDocuments openApi;
     private final WatchStreams watches;
     private final Deque<String> requestLog = new ArrayDeque<>();
+    private final TokenReviews tokenReviews = new TokenReviews();
+
+    TokenReviews tokenReviews() {
+        return tokenReviews;
+    }
 
     ApiHandler(ResourceCatalog catalog, ObjectStore store, WatchStreams watches) {
         this.catalog = catalog;
@@ -78,6 +83,13 @@ final class ApiHandler implements HttpHandler {
         String[] segments = Arrays.stream(path.split("/")).filter(s -> !s.isEmpty()).toArray(String[]::new);
         if (segments.length == 0) {
             throw ApiError.notFoundPath(path);
+        }
+        if (TokenReviews.isReviewPath(segments)) {
+            if (!method.equals("POST")) {
+                throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                        + "resource", null, null);
+            }
+            return send(exchange, 201, tokenReviews.review(body(exchange)));
         }
         switch (segments[0]) {
             case "version" -> {

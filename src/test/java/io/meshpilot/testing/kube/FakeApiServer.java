@@ -33,8 +33,9 @@ import java.util.concurrent.Executors;
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
- * collection. Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the
- * API server's own Service storage does. Request bodies may be JSON, YAML or, for the built-in
+ * collection. TokenReviews are answered as the test configures them ({@link #tokens()}).
+ * Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the API
+ * server's own Service storage does. Request bodies may be JSON, YAML or, for the built-in
  * kinds kubectl's generators send that way ({@code kubectl create namespace}), protobuf; answers
  * are always JSON. Not served: protobuf answers, tables (kubectl prints its default columns), admission,
  * schema validation or pruning of custom resources, managed fields, RBAC and authentication
@@ -258,6 +259,11 @@ public final class FakeApiServer implements AutoCloseable {
      */
     public List<String> requestLog() {
         return handler.requestLog();
+    }
+
+    /** What TokenReviews ({@code POST /apis/authentication.k8s.io/v1/tokenreviews}) answer about tokens. */
+    public TokenReviews tokens() {
+        return handler.tokenReviews();
     }
 
     /**
