@@ -174,8 +174,10 @@ public final class PilotServer implements AutoCloseable {
     private String initCa() {
         var f = args.features();
         // in a cluster the root is shared by the replicas through istiod's Secrets
-        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace())
-                : CaRootStore.directory(args.ca().stateDir());
+        CaRootStore directory = CaRootStore.directory(args.ca().stateDir());
+        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(), directory,
+                args.kube().syncTimeout())
+                : directory;
         CaOptions options = new CaOptions(f.rootCaDir(), rootStore, args.ca().ecdsa(), f.ca().rsaKeySize(),
                 f.ca().selfSignedTtl(), f.ca().rootCheckInterval(), f.ca().gracePercentile(),
                 f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),

@@ -11,6 +11,7 @@ import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaMaterial;
+import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.security.ca.Pem;
@@ -73,8 +74,13 @@ class KubernetesCaRootTest {
     }
 
     CaOptions options(KubeClient client) throws Exception {
+        return options(client, NS);
+    }
+
+    CaOptions options(KubeClient client, String namespace) throws Exception {
         Path empty = Files.createDirectories(dir.resolve("no-root-ca-dir"));
-        return new CaOptions(empty.toString(), new KubeSecretCaRootStore(client, NS), true, 2048,
+        return new CaOptions(empty.toString(), new KubeSecretCaRootStore(client, namespace, CaRootStore.directory(dir.resolve("ca-state")),
+                Duration.ofSeconds(5)), true, 2048,
                 Duration.ofDays(3650), Duration.ofHours(1), 20, Duration.ofHours(24), Duration.ofDays(90),
                 List.of("istiod." + NS + ".svc"), "");
     }
@@ -139,8 +145,10 @@ class KubernetesCaRootTest {
     /** A rotation is written back to istio-ca-secret; the other replica adopts it instead of rotating again. */
     @Test
     void aRootRotatedByOneReplicaIsAdoptedByTheOther() throws Exception {
-        KubeSecretCaRootStore storeA = new KubeSecretCaRootStore(client(), NS);
-        KubeSecretCaRootStore storeB = new KubeSecretCaRootStore(client(), NS);
+        KubeSecretCaRootStore storeA = new KubeSecretCaRootStore(client(), NS, CaRootStore.directory(dir.resolve("ca-state")),
+                Duration.ofSeconds(5));
+        KubeSecretCaRootStore storeB = new KubeSecretCaRootStore(client(), NS, CaRootStore.directory(dir.resolve("ca-state")),
+                Duration.ofSeconds(5));
         SelfSignedOptions opts = SelfSignedOptions.defaults().withKeyType(SelfSignedOptions.KeyType.EC_P256)
                 .withTtl(Duration.ofDays(10));
         CaMaterial atA = storeA.loadOrCreate(opts, Clock.systemUTC());
@@ -158,6 +166,15 @@ class KubernetesCaRootTest {
         assertEquals(rotated.roots(), adopted.roots());
         assertEquals(rotated.root(), rootInIstioCaSecret());
         assertTrue(storeB.checkRotation(adopted, rotator, inGrace).isEmpty());
+    }
+
+    /** Out of a cluster without istiod's namespace nothing can be kept there: --caStateDir keeps the root. */
+    @Test
+    void withoutIstiodsNamespaceTheRootIsKeptInTheStateDirectory() throws Exception {
+        CaMaterial m = CaSetup.create(options(client(), "not-created")).ca().material();
+        assertEquals(CaMaterial.Kind.SELF_SIGNED, m.origin().kind());
+        assertEquals(dir.resolve("ca-state"), m.origin().dir());
+        assertTrue(Files.exists(dir.resolve("ca-state").resolve("root-cert.pem")));
     }
 
     OpenSsl pki(String name) throws java.io.IOException {

@@ -42,6 +42,12 @@ import java.util.function.Consumer;
  * re-reads and adopts the other's root. {@code root-cert.pem} holds, besides the current root,
  * earlier roots of the same key still valid after a rotation (istiod leaves it empty; an empty
  * one reads the same).
+ *
+ * <p>In a cluster istiod's namespace exists (istiod runs in it). Run from outside against a
+ * cluster that lacks it, nothing can be kept there: the self-signed root is then kept by
+ * {@code withoutNamespace} (--caStateDir), with a warning that replicas do not share it. The
+ * same holds for a start while the API server cannot be reached for {@code waitForApiServer}:
+ * the listeners need a CA before they open, so this run keeps its root there, with a warning.
  */
 public final class KubeSecretCaRootStore implements CaRootStore {
     public static final String SELF_SIGNED_SECRET = "istio-ca-secret";
@@ -63,10 +69,22 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     private final String namespace;
     private final Path selfSignedLabel;
     private final Path pluggedInLabel;
+    private final CaRootStore withoutNamespace;
+    private final java.time.Duration waitForApiServer;
+    /** Set when the API server could not be reached at start: the root of this run is in withoutNamespace. */
+    private volatile boolean unreachableAtStart;
 
-    /** @param namespace istiod's namespace (POD_NAMESPACE), where both Secrets live */
-    public KubeSecretCaRootStore(KubeClient client, String namespace) {
+    /**
+     * @param namespace        istiod's namespace (POD_NAMESPACE), where both Secrets live
+     * @param withoutNamespace where the root is kept when that namespace does not exist, or the
+     *                         API server cannot be reached at start
+     * @param waitForApiServer how long start-up retries an API server that does not answer
+     */
+    public KubeSecretCaRootStore(KubeClient client, String namespace, CaRootStore withoutNamespace,
+                                 java.time.Duration waitForApiServer) {
         this.client = client;
+        this.waitForApiServer = waitForApiServer;
+        this.withoutNamespace = withoutNamespace;
         this.api = new CoreV1Api(client.apiClient());
         this.namespace = namespace;
         this.selfSignedLabel = Path.of("Secret " + namespace + "/" + SELF_SIGNED_SECRET);
@@ -75,7 +93,20 @@ public final class KubeSecretCaRootStore implements CaRootStore {
 
     @Override
     public Optional<CaMaterial> pluggedIn(Clock clock) {
-        Optional<V1Secret> secret = read(PLUGGED_IN_SECRET, pluggedInLabel);
+        Optional<V1Secret> secret;
+        try {
+            secret = retryingUnreachable(() -> read(PLUGGED_IN_SECRET, pluggedInLabel));
+        } catch (CaLoadException e) {
+            if (!unreachable(e)) {
+                throw e;
+            }
+            unreachableAtStart = true;
+            LOG.log(Level.WARNING, "the API server did not answer for " + waitForApiServer.toMillis() + " ms, so "
+                    + pluggedInLabel + " and " + selfSignedLabel + " cannot be read: this run keeps its self-signed root in "
+                    + withoutNamespace.describe() + " (not shared with replicas; restart once the API server answers): "
+                    + e.getMessage());
+            return Optional.empty();
+        }
         if (secret.isEmpty()) {
             return Optional.empty();
         }
@@ -144,9 +175,18 @@ public final class KubeSecretCaRootStore implements CaRootStore {
 
     @Override
     public CaMaterial loadOrCreate(SelfSignedOptions options, Clock clock) {
+        if (unreachableAtStart) {
+            return withoutNamespace.loadOrCreate(options, clock);
+        }
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             Optional<V1Secret> existing = read(SELF_SIGNED_SECRET, selfSignedLabel);
             if (existing.isEmpty()) {
+                if (read("namespaces", namespace, selfSignedLabel).isEmpty()) {
+                    LOG.log(Level.WARNING, "namespace " + namespace + " does not exist in the cluster, so "
+                            + selfSignedLabel + " cannot be kept: keeping the self-signed root in "
+                            + withoutNamespace.describe() + " (replicas do not share it)");
+                    return withoutNamespace.loadOrCreate(options, clock);
+                }
                 Optional<CaMaterial> created = create(options, clock.instant());
                 if (created.isPresent()) {
                     return created.get();
@@ -170,6 +210,9 @@ public final class KubeSecretCaRootStore implements CaRootStore {
 
     @Override
     public Optional<CaMaterial> checkRotation(CaMaterial current, SelfSignedRootRotator rotator, Instant now) {
+        if (!current.origin().dir().equals(selfSignedLabel)) {
+            return withoutNamespace.checkRotation(current, rotator, now);
+        }
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             V1Secret secret = read(SELF_SIGNED_SECRET, selfSignedLabel).orElseThrow(() -> new CaLoadException(
                     selfSignedLabel, "deleted while this instance runs; not recreating it (restart to create a new root)"));
@@ -287,14 +330,45 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     }
 
     private Optional<V1Secret> read(String name, Path label) {
+        return read("secrets", name, label).map(V1Secret.class::cast);
+    }
+
+    /** A Secret of istiod's namespace, or the namespace itself; empty when absent. */
+    private Optional<Object> read(String resource, String name, Path label) {
         try {
-            return Optional.of(api.readNamespacedSecret(name, namespace).execute());
+            return Optional.of(resource.equals("namespaces") ? api.readNamespace(name).execute()
+                    : api.readNamespacedSecret(name, namespace).execute());
         } catch (ApiException e) {
             if (e.getCode() == 404) {
                 return Optional.empty();
             }
             throw apiError(label, "cannot be read", e);
         }
+    }
+
+    /** Runs {@code call} again while the API server does not answer at all, up to waitForApiServer. */
+    private <T> T retryingUnreachable(java.util.function.Supplier<T> call) {
+        long deadline = System.nanoTime() + waitForApiServer.toNanos();
+        while (true) {
+            try {
+                return call.get();
+            } catch (CaLoadException e) {
+                if (!unreachable(e) || System.nanoTime() >= deadline) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CaLoadException(pluggedInLabel, "interrupted while waiting for the API server", e);
+            }
+        }
+    }
+
+    /** No HTTP answer at all (connection refused, timeout), as opposed to an answer saying no. */
+    private static boolean unreachable(CaLoadException e) {
+        return e.getCause() instanceof ApiException api && api.getCode() == 0;
     }
 
     /** Secret values as text; ISO-8859-1 so that binary garbage still decodes and fails as "not PEM". */
@@ -307,7 +381,8 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     }
 
     private CaLoadException apiError(Path label, String what, ApiException e) {
-        String reason = e.getCode() == 0 ? String.valueOf(e.getMessage()) : "HTTP " + e.getCode() + " " + firstLine(e.getResponseBody());
+        String reason = e.getCode() == 0 ? "no answer (" + (e.getCause() == null ? firstLine(e.getMessage())
+                : e.getCause().toString()) + ")" : "HTTP " + e.getCode() + " " + firstLine(e.getResponseBody());
         return new CaLoadException(label, what + " through " + client.describe() + ": " + reason, e);
     }
 
