@@ -181,7 +181,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             Optional<V1Secret> existing = read(SELF_SIGNED_SECRET, selfSignedLabel);
             if (existing.isEmpty()) {
-                if (read("namespaces", namespace, selfSignedLabel).isEmpty()) {
+                if (!namespaceExists()) {
                     LOG.log(Level.WARNING, "namespace " + namespace + " does not exist in the cluster, so "
                             + selfSignedLabel + " cannot be kept: keeping the self-signed root in "
                             + withoutNamespace.describe() + " (replicas do not share it)");
@@ -329,15 +329,22 @@ public final class KubeSecretCaRootStore implements CaRootStore {
         return new CaMaterial(cert, key, List.of(), roots, new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, selfSignedLabel));
     }
 
+    /** A Secret of istiod's namespace; empty when absent. */
     private Optional<V1Secret> read(String name, Path label) {
-        return read("secrets", name, label).map(V1Secret.class::cast);
+        return get(() -> api.readNamespacedSecret(name, namespace).execute(), label);
     }
 
-    /** A Secret of istiod's namespace, or the namespace itself; empty when absent. */
-    private Optional<Object> read(String resource, String name, Path label) {
+    private boolean namespaceExists() {
+        return get(() -> api.readNamespace(namespace).execute(), selfSignedLabel).isPresent();
+    }
+
+    private interface ApiCall<T> {
+        T call() throws ApiException;
+    }
+
+    private <T> Optional<T> get(ApiCall<T> request, Path label) {
         try {
-            return Optional.of(resource.equals("namespaces") ? api.readNamespace(name).execute()
-                    : api.readNamespacedSecret(name, namespace).execute());
+            return Optional.of(request.call());
         } catch (ApiException e) {
             if (e.getCode() == 404) {
                 return Optional.empty();
