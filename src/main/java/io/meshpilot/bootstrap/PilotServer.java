@@ -30,6 +30,7 @@ import io.meshpilot.security.IstiodCertificates;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaRootStore;
+import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.jwt.JwksCache;
 import io.meshpilot.xds.DiscoveryServer;
@@ -174,7 +175,11 @@ public final class PilotServer implements AutoCloseable {
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
     private String initCa() {
         var f = args.features();
-        CaRootStore rootStore = CaRootStore.directory(args.ca().stateDir());
+        // in a cluster the root is shared by the replicas through istiod's Secrets
+        CaRootStore directory = CaRootStore.directory(args.ca().stateDir());
+        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(), directory,
+                args.kube().syncTimeout())
+                : directory;
         CaOptions options = new CaOptions(f.rootCaDir(), rootStore, args.ca().ecdsa(), f.ca().rsaKeySize(),
                 f.ca().selfSignedTtl(), f.ca().rootCheckInterval(), f.ca().gracePercentile(),
                 f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),

@@ -13,8 +13,9 @@ import java.util.List;
 /**
  * The part of component 4 (CA) that must exist before the container starts, because the
  * secure sockets are configured with istiod's serving certificate when Helidon boots: the CA
- * material (plugged-in from ROOT_CA_DIR when it holds CA files, as istiod; otherwise the
- * self-signed root kept in --caStateDir, created once), the signing CA, and the first serving
+ * material (plugged-in from ROOT_CA_DIR when it holds CA files, as istiod, or from the
+ * {@code cacerts} Secret in Kubernetes mode; otherwise the self-signed root kept in --caStateDir
+ * or, in Kubernetes mode, {@code istio-ca-secret}, created once), the signing CA, and the first serving
  * certificate it issues.
  *
  * @param ca          the signing CA
@@ -35,8 +36,13 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
     public static CaSetup create(CaOptions o) {
         Path rootCaDir = Path.of(o.rootCaDir());
         CaMaterial material;
+        // ROOT_CA_DIR first (where istiod's pod mounts cacerts), then the store's own plugged-in CA
+        // (the cacerts Secret in Kubernetes mode), then the store's self-signed root
+        java.util.Optional<CaMaterial> kept;
         if (CaLoader.hasPluggedIn(rootCaDir)) {
             material = CaLoader.loadPluggedIn(rootCaDir);
+        } else if ((kept = o.rootStore().pluggedIn(Clock.systemUTC())).isPresent()) {
+            material = kept.get();
         } else {
             // istiod names the root's Organization after the trust domain; the mesh file is not
             // loaded yet at this point, so a new root says cluster.local (identities are unaffected).

@@ -40,6 +40,7 @@ public final class IstiodCertificates implements AutoCloseable {
     private ImpersonationPolicy impersonation = ImpersonationPolicy.NOBODY;
     private final SelfSignedRootRotator rotator;
     private java.util.concurrent.ScheduledFuture<?> renewal;
+    private AutoCloseable pluggedInWatch;
 
     /**
      * @param setup the CA and the first serving certificate, made before the listeners (their
@@ -84,6 +85,8 @@ public final class IstiodCertificates implements AutoCloseable {
         environment.addMeshHandler(() -> timer.execute(this::meshChanged));
         timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
         scheduleRenewal();
+        pluggedInWatch = setup.rootStore().watchPluggedIn(setup.ca().material(),
+                next -> timer.execute(() -> pluggedInChanged(next)));
         long every = options.rootCheckInterval().toMillis();
         if (setup.ca().material().origin().kind() == CaMaterial.Kind.SELF_SIGNED && every > 0) {
             timer.scheduleWithFixedDelay(this::checkRoot, every, every, TimeUnit.MILLISECONDS);
@@ -111,6 +114,13 @@ public final class IstiodCertificates implements AutoCloseable {
 
     @Override
     public void close() {
+        if (pluggedInWatch != null) {
+            try {
+                pluggedInWatch.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "stopping the plugged-in CA watch: " + e.getMessage());
+            }
+        }
         if (timer != null) {
             timer.shutdownNow();
         }
@@ -202,6 +212,24 @@ public final class IstiodCertificates implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "root certificate check failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * A changed plugged-in CA (istiod's cacerts watch): signing, the trust bundle and the
+     * serving certificate move to it without a restart. Timer thread only.
+     */
+    void pluggedInChanged(CaMaterial next) {
+        CaMaterial current = setup.ca().material();
+        if (next.signingCertificate().equals(current.signingCertificate()) && next.chain().equals(current.chain())
+                && next.roots().equals(current.roots())) {
+            return;
+        }
+        setup.ca().update(next);
+        trustBundle = TrustBundle.of(next.roots(), meshPems());
+        LOG.log(Level.WARNING, "plugged-in CA changed in " + next.origin().dir() + ": now signing as "
+                + next.signingCertificate().getSubjectX500Principal() + " until "
+                + next.signingCertificate().getNotAfter().toInstant() + ", " + next.roots().size() + " roots trusted");
+        renewServing();
     }
 
     /** New handshakes on the secure sockets use the current certificate and trust bundle. */

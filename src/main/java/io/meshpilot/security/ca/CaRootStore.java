@@ -7,8 +7,10 @@ import java.util.Optional;
 
 /**
  * Where a self-signed root CA is kept between runs and replicas: a directory without
- * Kubernetes ({@link #directory}), istiod's {@code istio-ca-secret} Secret with it.
- * Plugged-in CA files (ROOT_CA_DIR) are read, never kept, so they need no store.
+ * Kubernetes ({@link #directory}), istiod's {@code istio-ca-secret} Secret with it
+ * ({@link KubeSecretCaRootStore}). Plugged-in CA files (ROOT_CA_DIR) are read, never kept, so
+ * they need no store; in Kubernetes the store also offers the plugged-in CA of the
+ * {@code cacerts} Secret, which is the store's place too.
  */
 public interface CaRootStore {
     /** The kept root, or a new one created and kept from {@code options}. */
@@ -21,6 +23,22 @@ public interface CaRootStore {
      * @return the material to use from now on, or empty when nothing changed
      */
     Optional<CaMaterial> checkRotation(CaMaterial current, SelfSignedRootRotator rotator, Instant now);
+
+    /** A plugged-in CA kept beside the root (the {@code cacerts} Secret), validated; empty when there is none. */
+    default Optional<CaMaterial> pluggedIn(Clock clock) {
+        return Optional.empty();
+    }
+
+    /**
+     * Follows changes to the plugged-in CA {@code current} came from, when it came from this
+     * store: each change that loads and validates goes to {@code onChange} (possibly equal to
+     * what is in use); one that does not is logged and skipped.
+     *
+     * @return what stops following
+     */
+    default AutoCloseable watchPluggedIn(CaMaterial current, java.util.function.Consumer<CaMaterial> onChange) {
+        return () -> { };
+    }
 
     /** For logs: where the root is kept. */
     String describe();

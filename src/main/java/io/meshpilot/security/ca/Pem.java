@@ -114,6 +114,14 @@ public final class Pem {
         }
     }
 
+    static PrivateKey parsePrivateKey(String text, Path file) {
+        try {
+            return privateKeyIn(text);
+        } catch (IllegalArgumentException e) {
+            throw new CaLoadException(file, e.getMessage(), e.getCause());
+        }
+    }
+
     /**
      * The one private key in PEM {@code text} (PKCS#1, SEC1 or PKCS#8). Encrypted keys are
      * refused: there is no passphrase to ask for.

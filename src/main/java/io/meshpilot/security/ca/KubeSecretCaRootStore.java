@@ -1,0 +1,403 @@
+package io.meshpilot.security.ca;
+
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1SecretList;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import io.meshpilot.kube.KubeClient;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The CA root in Kubernetes mode, kept where istiod keeps it, in Secrets of istiod's namespace:
+ * a plugged-in CA from {@code cacerts} (istiod's keys, or the {@code tls.crt}/{@code tls.key}/
+ * {@code ca.crt} form) when that Secret exists, else the self-signed root in
+ * {@code istio-ca-secret} ({@code ca-cert.pem}, {@code ca-key.pem}, and the empty
+ * {@code cert-chain.pem}, {@code key.pem}, {@code root-cert.pem} istiod writes).
+ *
+ * <p>Replicas share it: the first root is created with a create (POST), so when two replicas
+ * start together the API server lets exactly one create win (409 AlreadyExists for the other,
+ * which then reads the winner's); a rotation is written with an update carrying the
+ * resourceVersion it was computed from, so a replica that lost that race (409 Conflict)
+ * re-reads and adopts the other's root. {@code root-cert.pem} holds, besides the current root,
+ * earlier roots of the same key still valid after a rotation (istiod leaves it empty; an empty
+ * one reads the same).
+ *
+ * <p>In a cluster istiod's namespace exists (istiod runs in it). Run from outside against a
+ * cluster that lacks it, nothing can be kept there: the self-signed root is then kept by
+ * {@code withoutNamespace} (--caStateDir), with a warning that replicas do not share it. The
+ * same holds for a start while the API server cannot be reached for {@code waitForApiServer}:
+ * the listeners need a CA before they open, so this run keeps its root there, with a warning.
+ */
+public final class KubeSecretCaRootStore implements CaRootStore {
+    public static final String SELF_SIGNED_SECRET = "istio-ca-secret";
+    public static final String PLUGGED_IN_SECRET = "cacerts";
+    /** istiod's type for istio-ca-secret. */
+    public static final String SECRET_TYPE = "istio.io/ca-root";
+    static final String CA_CERT = "ca-cert.pem";
+    static final String CA_KEY = "ca-key.pem";
+    static final String CERT_CHAIN = "cert-chain.pem";
+    static final String PRIVATE_KEY = "key.pem";
+    static final String ROOT_CERT = "root-cert.pem";
+    /** Rounds of read-then-write before giving up when others keep changing the Secret. */
+    private static final int ATTEMPTS = 5;
+
+    private static final System.Logger LOG = System.getLogger(KubeSecretCaRootStore.class.getName());
+
+    private final KubeClient client;
+    private final CoreV1Api api;
+    private final String namespace;
+    private final Path selfSignedLabel;
+    private final Path pluggedInLabel;
+    private final CaRootStore withoutNamespace;
+    private final java.time.Duration waitForApiServer;
+    /** Set when the API server could not be reached at start: the root of this run is in withoutNamespace. */
+    private volatile boolean unreachableAtStart;
+
+    /**
+     * @param namespace        istiod's namespace (POD_NAMESPACE), where both Secrets live
+     * @param withoutNamespace where the root is kept when that namespace does not exist, or the
+     *                         API server cannot be reached at start
+     * @param waitForApiServer how long start-up retries an API server that does not answer
+     */
+    public KubeSecretCaRootStore(KubeClient client, String namespace, CaRootStore withoutNamespace,
+                                 java.time.Duration waitForApiServer) {
+        this.client = client;
+        this.waitForApiServer = waitForApiServer;
+        this.withoutNamespace = withoutNamespace;
+        this.api = new CoreV1Api(client.apiClient());
+        this.namespace = namespace;
+        this.selfSignedLabel = Path.of("Secret " + namespace + "/" + SELF_SIGNED_SECRET);
+        this.pluggedInLabel = Path.of("Secret " + namespace + "/" + PLUGGED_IN_SECRET);
+    }
+
+    @Override
+    public Optional<CaMaterial> pluggedIn(Clock clock) {
+        Optional<V1Secret> secret;
+        try {
+            secret = retryingUnreachable(() -> read(PLUGGED_IN_SECRET, pluggedInLabel));
+        } catch (CaLoadException e) {
+            if (!unreachable(e)) {
+                throw e;
+            }
+            unreachableAtStart = true;
+            LOG.log(Level.WARNING, "the API server did not answer for " + waitForApiServer.toMillis() + " ms, so "
+                    + pluggedInLabel + " and " + selfSignedLabel + " cannot be read: this run keeps its self-signed root in "
+                    + withoutNamespace.describe() + " (not shared with replicas; restart once the API server answers): "
+                    + e.getMessage());
+            return Optional.empty();
+        }
+        if (secret.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, String> data = texts(secret.get());
+        if (!CaLoader.hasPluggedIn(data)) {
+            LOG.log(Level.WARNING, pluggedInLabel + " holds no CA certificate or key (keys " + data.keySet()
+                    + "); using the self-signed root in " + selfSignedLabel);
+            return Optional.empty();
+        }
+        return Optional.of(CaLoader.loadPluggedIn(data, pluggedInLabel, clock));
+    }
+
+    @Override
+    public AutoCloseable watchPluggedIn(CaMaterial current, Consumer<CaMaterial> onChange) {
+        if (!current.origin().dir().equals(pluggedInLabel)) {
+            return () -> { };
+        }
+        String informerName = "secret " + namespace + "/" + PLUGGED_IN_SECRET;
+        GenericKubernetesApi<V1Secret, V1SecretList> secrets = new GenericKubernetesApi<>(V1Secret.class,
+                V1SecretList.class, "", "v1", "secrets", client.apiClient());
+        String selector = "metadata.name=" + PLUGGED_IN_SECRET;
+        ListerWatcher<V1Secret, V1SecretList> lw = new ListerWatcher<>() {
+            @Override
+            public V1SecretList list(CallGeneratorParams p) throws ApiException {
+                return secrets.list(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
+                        .timeoutSeconds(p.timeoutSeconds)).throwsApiException().getObject();
+            }
+
+            @Override
+            public Watchable<V1Secret> watch(CallGeneratorParams p) throws ApiException {
+                return secrets.watch(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
+                        .timeoutSeconds(p.timeoutSeconds));
+            }
+        };
+        DefaultSharedIndexInformer<V1Secret, V1SecretList> informer = new DefaultSharedIndexInformer<>(V1Secret.class, lw,
+                0, new io.kubernetes.client.informer.cache.Cache<>(), client.watchErrorHandler(informerName));
+        informer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(V1Secret secret) {
+                changed(secret, onChange);
+            }
+
+            @Override
+            public void onUpdate(V1Secret old, V1Secret secret) {
+                changed(secret, onChange);
+            }
+
+            @Override
+            public void onDelete(V1Secret secret, boolean unknown) {
+                LOG.log(Level.WARNING, pluggedInLabel + " deleted; the CA keeps signing with the plugged-in CA it has");
+            }
+        });
+        client.addInformer(informerName, informer);
+        return () -> client.removeInformer(informerName);
+    }
+
+    /** A cacerts change: passed on when it loads, else one ERROR line and the current CA stays. */
+    private void changed(V1Secret secret, Consumer<CaMaterial> onChange) {
+        try {
+            onChange.accept(CaLoader.loadPluggedIn(texts(secret), pluggedInLabel, Clock.systemUTC()));
+        } catch (CaLoadException e) {
+            LOG.log(Level.ERROR, "rejected the change to " + pluggedInLabel + ", the CA keeps the one it has: "
+                    + e.getMessage());
+        }
+    }
+
+    @Override
+    public CaMaterial loadOrCreate(SelfSignedOptions options, Clock clock) {
+        if (unreachableAtStart) {
+            return withoutNamespace.loadOrCreate(options, clock);
+        }
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            Optional<V1Secret> existing = read(SELF_SIGNED_SECRET, selfSignedLabel);
+            if (existing.isEmpty()) {
+                if (!namespaceExists()) {
+                    LOG.log(Level.WARNING, "namespace " + namespace + " does not exist in the cluster, so "
+                            + selfSignedLabel + " cannot be kept: keeping the self-signed root in "
+                            + withoutNamespace.describe() + " (replicas do not share it)");
+                    return withoutNamespace.loadOrCreate(options, clock);
+                }
+                Optional<CaMaterial> created = create(options, clock.instant());
+                if (created.isPresent()) {
+                    return created.get();
+                }
+                continue; // another replica created it first: read theirs
+            }
+            Instant now = clock.instant();
+            CaMaterial kept = parse(existing.get(), now);
+            if (now.isBefore(kept.signingCertificate().getNotAfter().toInstant())) {
+                return kept;
+            }
+            CaMaterial renewed = SelfSignedRoot.reissue(kept, options.ttl(), now);
+            if (replace(existing.get(), renewed)) {
+                LOG.log(Level.WARNING, "self-signed root in " + selfSignedLabel + " expired at "
+                        + kept.signingCertificate().getNotAfter().toInstant() + "; re-issued it with the same key");
+                return renewed;
+            }
+        }
+        throw new CaLoadException(selfSignedLabel, "kept changing while " + ATTEMPTS + " attempts to read or create it ran");
+    }
+
+    @Override
+    public Optional<CaMaterial> checkRotation(CaMaterial current, SelfSignedRootRotator rotator, Instant now) {
+        if (!current.origin().dir().equals(selfSignedLabel)) {
+            return withoutNamespace.checkRotation(current, rotator, now);
+        }
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            V1Secret secret = read(SELF_SIGNED_SECRET, selfSignedLabel).orElseThrow(() -> new CaLoadException(
+                    selfSignedLabel, "deleted while this instance runs; not recreating it (restart to create a new root)"));
+            CaMaterial kept = parse(secret, now);
+            if (!java.util.Arrays.equals(kept.signingKey().getEncoded(), current.signingKey().getEncoded())) {
+                throw new CaLoadException(selfSignedLabel.resolve(CA_KEY), "changed while this instance runs; "
+                        + "not rotating over it (restart to load the new root)");
+            }
+            boolean adopted = !kept.signingCertificate().equals(current.signingCertificate());
+            Optional<CaMaterial> rotated = rotator.rotateIfDue(adopted ? kept : current, now);
+            if (rotated.isEmpty()) {
+                return adopted ? Optional.of(kept) : Optional.empty();
+            }
+            if (replace(secret, rotated.get())) {
+                return rotated;
+            }
+        }
+        throw new CaLoadException(selfSignedLabel, "kept changing while " + ATTEMPTS + " rotation attempts ran");
+    }
+
+    @Override
+    public String describe() {
+        return selfSignedLabel + " (plugged-in from " + pluggedInLabel + " when it exists)";
+    }
+
+    /** Creates istio-ca-secret with a new root; empty when another replica created it first (409). */
+    private Optional<CaMaterial> create(SelfSignedOptions options, Instant now) {
+        KeyPair pair = options.generateKeyPair();
+        X509Certificate cert = SelfSignedRoot.issue(pair.getPublic(), pair.getPrivate(),
+                SelfSignedRoot.subjectFor(options.org()), options.ttl(), now);
+        CaMaterial material = new CaMaterial(cert, pair.getPrivate(), List.of(), List.of(cert),
+                new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, selfSignedLabel));
+        V1Secret secret = new V1Secret().metadata(new V1ObjectMeta().name(SELF_SIGNED_SECRET).namespace(namespace))
+                .type(SECRET_TYPE).data(data(material));
+        try {
+            api.createNamespacedSecret(namespace, secret).execute();
+        } catch (ApiException e) {
+            if (e.getCode() == 409) {
+                LOG.log(Level.INFO, selfSignedLabel + " was created by another replica meanwhile; using its root");
+                return Optional.empty();
+            }
+            throw apiError(selfSignedLabel, "cannot be created", e);
+        }
+        LOG.log(Level.INFO, "created a self-signed root CA in " + selfSignedLabel + ": " + cert.getSubjectX500Principal()
+                + " until " + cert.getNotAfter().toInstant());
+        return Optional.of(material);
+    }
+
+    /** Writes a re-issued root over the version read; false when someone changed it since (409). */
+    private boolean replace(V1Secret read, CaMaterial rotated) {
+        Map<String, byte[]> data = new LinkedHashMap<>(read.getData() == null ? Map.of() : read.getData());
+        data.putAll(data(rotated));
+        V1Secret next = new V1Secret().apiVersion("v1").kind("Secret").metadata(read.getMetadata())
+                .type(read.getType()).data(data);
+        try {
+            api.replaceNamespacedSecret(SELF_SIGNED_SECRET, namespace, next).execute();
+            return true;
+        } catch (ApiException e) {
+            if (e.getCode() == 409) {
+                LOG.log(Level.INFO, selfSignedLabel + " changed since it was read (another replica rotated); re-reading");
+                return false;
+            }
+            throw apiError(selfSignedLabel, "cannot be updated", e);
+        }
+    }
+
+    private Map<String, byte[]> data(CaMaterial material) {
+        Map<String, byte[]> data = new LinkedHashMap<>();
+        data.put(CA_CERT, bytes(Pem.certificate(material.signingCertificate())));
+        data.put(CA_KEY, bytes(Pem.privateKey(material.signingKey())));
+        data.put(CERT_CHAIN, new byte[0]);
+        data.put(PRIVATE_KEY, new byte[0]);
+        data.put(ROOT_CERT, bytes(Pem.certificates(material.roots())));
+        return data;
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The kept root, checked as the directory store checks its files. */
+    private CaMaterial parse(V1Secret secret, Instant now) {
+        Map<String, String> data = texts(secret);
+        Path certKey = selfSignedLabel.resolve(CA_CERT);
+        Path keyKey = selfSignedLabel.resolve(CA_KEY);
+        if (!data.containsKey(CA_CERT) || !data.containsKey(CA_KEY)) {
+            throw new CaLoadException(data.containsKey(CA_CERT) ? keyKey : certKey, "missing; restore it, or delete "
+                    + selfSignedLabel + " to create a new root (every workload certificate then changes trust)");
+        }
+        List<X509Certificate> certs = Pem.parseCertificates(data.get(CA_CERT), certKey);
+        if (certs.size() != 1) {
+            throw new CaLoadException(certKey, "holds " + certs.size() + " certificates, expected the one self-signed root");
+        }
+        X509Certificate cert = certs.getFirst();
+        PrivateKey key = Pem.parsePrivateKey(data.get(CA_KEY), keyKey);
+        ChainVerifier.checkSigningPair(cert, certKey, key, keyKey);
+        if (!ChainVerifier.selfSigned(cert)) {
+            throw new CaLoadException(certKey, "certificate " + cert.getSubjectX500Principal() + " is not self-signed");
+        }
+        List<X509Certificate> roots = new ArrayList<>(List.of(cert));
+        String earlier = data.getOrDefault(ROOT_CERT, "");
+        if (!earlier.isBlank()) {
+            Path rootKey = selfSignedLabel.resolve(ROOT_CERT);
+            for (X509Certificate old : Pem.parseCertificates(earlier, rootKey)) {
+                if (!old.getPublicKey().equals(cert.getPublicKey())) {
+                    throw new CaLoadException(rootKey, "certificate " + old.getSubjectX500Principal()
+                            + " is not for the key in " + CA_KEY);
+                }
+                if (!roots.contains(old) && old.getNotAfter().toInstant().isAfter(now)) {
+                    roots.add(old);
+                }
+            }
+        }
+        return new CaMaterial(cert, key, List.of(), roots, new CaMaterial.Origin(CaMaterial.Kind.SELF_SIGNED, selfSignedLabel));
+    }
+
+    /** A Secret of istiod's namespace; empty when absent. */
+    private Optional<V1Secret> read(String name, Path label) {
+        return get(() -> api.readNamespacedSecret(name, namespace).execute(), label);
+    }
+
+    private boolean namespaceExists() {
+        return get(() -> api.readNamespace(namespace).execute(), selfSignedLabel).isPresent();
+    }
+
+    private interface ApiCall<T> {
+        T call() throws ApiException;
+    }
+
+    private <T> Optional<T> get(ApiCall<T> request, Path label) {
+        try {
+            return Optional.of(request.call());
+        } catch (ApiException e) {
+            if (e.getCode() == 404) {
+                return Optional.empty();
+            }
+            throw apiError(label, "cannot be read", e);
+        }
+    }
+
+    /** Runs {@code call} again while the API server does not answer at all, up to waitForApiServer. */
+    private <T> T retryingUnreachable(java.util.function.Supplier<T> call) {
+        long deadline = System.nanoTime() + waitForApiServer.toNanos();
+        while (true) {
+            try {
+                return call.get();
+            } catch (CaLoadException e) {
+                if (!unreachable(e) || System.nanoTime() >= deadline) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CaLoadException(pluggedInLabel, "interrupted while waiting for the API server", e);
+            }
+        }
+    }
+
+    /** No HTTP answer at all (connection refused, timeout), as opposed to an answer saying no. */
+    private static boolean unreachable(CaLoadException e) {
+        return e.getCause() instanceof ApiException api && api.getCode() == 0;
+    }
+
+    /** Secret values as text; ISO-8859-1 so that binary garbage still decodes and fails as "not PEM". */
+    private static Map<String, String> texts(V1Secret secret) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (secret.getData() != null) {
+            secret.getData().forEach((k, v) -> out.put(k, new String(v, StandardCharsets.ISO_8859_1)));
+        }
+        return out;
+    }
+
+    private CaLoadException apiError(Path label, String what, ApiException e) {
+        String reason = e.getCode() == 0 ? "no answer (" + (e.getCause() == null ? firstLine(e.getMessage())
+                : e.getCause().toString()) + ")" : "HTTP " + e.getCode() + " " + firstLine(e.getResponseBody());
+        return new CaLoadException(label, what + " through " + client.describe() + ": " + reason, e);
+    }
+
+    private static String firstLine(String body) {
+        if (body == null) {
+            return "";
+        }
+        String line = body.strip().lines().findFirst().orElse("");
+        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
+    }
+}
