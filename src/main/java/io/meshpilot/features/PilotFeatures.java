@@ -25,6 +25,7 @@ import java.util.function.Function;
  * @param enhancedResourceScoping ENABLE_ENHANCED_RESOURCE_SCOPING (true, istiod 1.22 on; always on
  *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
  *                             the Istio config read from CRDs too, not only the services
+ * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -41,7 +42,32 @@ public record PilotFeatures(
         boolean enableXdsCache,
         Ca ca,
         Registry registry,
-        boolean enhancedResourceScoping) {
+        boolean enhancedResourceScoping,
+        Ra ra) {
+
+    /**
+     * istiod's RA mode settings.
+     *
+     * @param externalCa  EXTERNAL_CA: empty (MeshPilot signs) or ISTIOD_RA_KUBERNETES_API
+     * @param k8sSigner   K8S_SIGNER: the signerName of the CertificateSigningRequests
+     * @param signTimeout MESHPILOT_RA_SIGN_TIMEOUT (10s, about istiod's fixed watch-then-poll
+     *                    wait): how long a CreateCertificate waits for the signer
+     */
+    public record Ra(String externalCa, String k8sSigner, Duration signTimeout) {
+        public static final String KUBERNETES_API = "ISTIOD_RA_KUBERNETES_API";
+
+        public Ra {
+            if (!externalCa.isEmpty() && !externalCa.equals(KUBERNETES_API)) {
+                throw new IllegalArgumentException("EXTERNAL_CA=\"" + externalCa + "\": the only external CA supported is "
+                        + KUBERNETES_API);
+            }
+        }
+
+        /** True when CSRs go to the Kubernetes CSR API instead of MeshPilot's CA. */
+        public boolean kubernetesApi() {
+            return externalCa.equals(KUBERNETES_API);
+        }
+    }
 
     /**
      * istiod's registry switches.
@@ -105,7 +131,9 @@ public record PilotFeatures(
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
-                r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true));
+                r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true),
+                new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
     }
 
     private static int rsaKeySize(EnvReader r) {

@@ -10,7 +10,7 @@ import io.grpc.stub.StreamObserver;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateResponse;
 import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.CsrRejectedException;
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
 import java.lang.System.Logger.Level;
@@ -42,9 +42,10 @@ public final class CertificateService implements BindableService {
     private static final System.Logger LOG = System.getLogger(CertificateService.class.getName());
 
     private final Authenticators authenticators;
-    private final Supplier<CertificateAuthority> ca;
+    private final Supplier<? extends CsrSigner> ca;
 
-    public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca) {
+    /** @param ca what signs: the CA, or in RA mode the Kubernetes CSR API */
+    public CertificateService(Authenticators authenticators, Supplier<? extends CsrSigner> ca) {
         this.authenticators = authenticators;
         this.ca = ca;
     }
@@ -102,8 +103,12 @@ public final class CertificateService implements BindableService {
             }
             LOG.log(Level.WARNING, "CSR rejected peer=" + from + " identities=" + caller.identities()
                     + " reason=" + reason + ": " + e.getMessage());
-            Status status = e.reason() == Reason.SAN_NOT_ALLOWED ? Status.PERMISSION_DENIED
-                    : e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;
+            Status status = switch (e.reason()) {
+                case SAN_NOT_ALLOWED -> Status.PERMISSION_DENIED;
+                case SIGNER_TIMEOUT -> Status.DEADLINE_EXCEEDED;
+                case SIGNER_REFUSED -> Status.FAILED_PRECONDITION;
+                default -> e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;
+            };
             response.onError(status.withDescription(e.getMessage()).asRuntimeException());
         }
     }
