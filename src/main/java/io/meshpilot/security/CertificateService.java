@@ -21,7 +21,9 @@ import java.util.function.Supplier;
  * istiod's {@code istio.v1.auth.IstioCertificateService/CreateCertificate} on the secure port:
  * authenticates the caller with istiod's authenticators, then signs the CSR for the caller's
  * identities only. Every refusal is a gRPC status that says why (UNAUTHENTICATED,
- * PERMISSION_DENIED, INVALID_ARGUMENT); bad input never surfaces as an internal error.
+ * PERMISSION_DENIED, INVALID_ARGUMENT; in RA mode DEADLINE_EXCEEDED when the external signer
+ * does not answer, FAILED_PRECONDITION when it denies); bad input never surfaces as an
+ * internal error.
  */
 public final class CertificateService implements BindableService {
     public static final String SERVICE = "istio.v1.auth.IstioCertificateService";

@@ -3,7 +3,8 @@ package io.meshpilot.security.ca;
 /**
  * A signing request was refused. {@link #reason()} is what the gRPC layer maps to a status
  * (caller errors to INVALID_ARGUMENT, the CA's own failures to INTERNAL, as istiod's CSRError /
- * TTLError versus CertGenError); the message says what to change.
+ * TTLError versus CertGenError; in RA mode a signer that does not answer to DEADLINE_EXCEEDED
+ * and a Denied/Failed CSR to FAILED_PRECONDITION); the message says what to change.
  */
 public final class CsrRejectedException extends Exception {
 
