@@ -27,6 +27,8 @@ import io.meshpilot.security.kube.NodeAuthorizer;
 import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.CaSetup;
 import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.ra.KubernetesRa;
+import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaRootStore;
@@ -196,6 +198,19 @@ public final class PilotServer implements AutoCloseable {
         var kubeAuth = f.kubeAuth();
         if (kubeClient != null && !kubeAuth.trustedNodeAccounts().isEmpty()) {
             certificates.impersonationPolicy(new NodeAuthorizer(kubeClient.apiClient(), kubeAuth.trustedNodeAccounts()));
+        }
+        if (f.ra().kubernetesApi()) {
+            if (kubeClient == null) {
+                throw new ComponentStartException(Component.CA, "EXTERNAL_CA=" + f.ra().externalCa()
+                        + " needs Kubernetes mode (--kubeconfig, or in a cluster)", null);
+            }
+            try {
+                certificates.signWorkloadsWith(new KubernetesRa(kubeClient.apiClient(), f.ra().k8sSigner(), setup::ca,
+                        new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
+                                SignerRoots.SERVICE_ACCOUNT_CA)), f.ra().signTimeout()));
+            } catch (IllegalArgumentException e) {
+                throw new ComponentStartException(Component.CA, e.getMessage(), e);
+            }
         }
         String started;
         try {

@@ -26,6 +26,7 @@ import java.util.function.Function;
  *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
+ * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -43,7 +44,8 @@ public record PilotFeatures(
         Ca ca,
         Registry registry,
         boolean enhancedResourceScoping,
-        KubeAuth kubeAuth) {
+        KubeAuth kubeAuth,
+        Ra ra) {
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -55,6 +57,30 @@ public record PilotFeatures(
                            io.meshpilot.security.kube.TrustedNodeAccounts trustedNodeAccounts) {
         public static final KubeAuth DEFAULTS = new KubeAuth(io.meshpilot.security.kube.JwtPolicy.THIRD_PARTY,
                 io.meshpilot.security.kube.TrustedNodeAccounts.NONE);
+    }
+
+    /**
+     * istiod's RA mode settings.
+     *
+     * @param externalCa  EXTERNAL_CA: empty (MeshPilot signs) or ISTIOD_RA_KUBERNETES_API
+     * @param k8sSigner   K8S_SIGNER: the signerName of the CertificateSigningRequests
+     * @param signTimeout MESHPILOT_RA_SIGN_TIMEOUT (10s, about istiod's fixed watch-then-poll
+     *                    wait): how long a CreateCertificate waits for the signer
+     */
+    public record Ra(String externalCa, String k8sSigner, Duration signTimeout) {
+        public static final String KUBERNETES_API = "ISTIOD_RA_KUBERNETES_API";
+
+        public Ra {
+            if (!externalCa.isEmpty() && !externalCa.equals(KUBERNETES_API)) {
+                throw new IllegalArgumentException("EXTERNAL_CA=\"" + externalCa + "\": the only external CA supported is "
+                        + KUBERNETES_API);
+            }
+        }
+
+        /** True when CSRs go to the Kubernetes CSR API instead of MeshPilot's CA. */
+        public boolean kubernetesApi() {
+            return externalCa.equals(KUBERNETES_API);
+        }
     }
 
     /**
@@ -121,7 +147,9 @@ public record PilotFeatures(
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
                 r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true),
                 new KubeAuth(io.meshpilot.security.kube.JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
-                        io.meshpilot.security.kube.TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))));
+                        io.meshpilot.security.kube.TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
+                new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
     }
 
     private static int rsaKeySize(EnvReader r) {

@@ -10,7 +10,7 @@ import io.grpc.stub.StreamObserver;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateResponse;
 import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.CsrRejectedException;
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
 import java.lang.System.Logger.Level;
@@ -21,7 +21,9 @@ import java.util.function.Supplier;
  * istiod's {@code istio.v1.auth.IstioCertificateService/CreateCertificate} on the secure port:
  * authenticates the caller with istiod's authenticators, then signs the CSR for the caller's
  * identities only. Every refusal is a gRPC status that says why (UNAUTHENTICATED,
- * PERMISSION_DENIED, INVALID_ARGUMENT); bad input never surfaces as an internal error.
+ * PERMISSION_DENIED, INVALID_ARGUMENT; in RA mode DEADLINE_EXCEEDED when the external signer
+ * does not answer, FAILED_PRECONDITION when it denies); bad input never surfaces as an
+ * internal error.
  */
 public final class CertificateService implements BindableService {
     public static final String SERVICE = "istio.v1.auth.IstioCertificateService";
@@ -42,15 +44,19 @@ public final class CertificateService implements BindableService {
     private static final System.Logger LOG = System.getLogger(CertificateService.class.getName());
 
     private final Authenticators authenticators;
-    private final Supplier<CertificateAuthority> ca;
+    private final Supplier<? extends CsrSigner> ca;
     private final ImpersonationPolicy impersonation;
 
-    public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca) {
+    /** @param ca what signs: the CA, or in RA mode the Kubernetes CSR API */
+    public CertificateService(Authenticators authenticators, Supplier<? extends CsrSigner> ca) {
         this(authenticators, ca, ImpersonationPolicy.NOBODY);
     }
 
-    /** @param impersonation who may ask for another identity (istiod's node authorizer) */
-    public CertificateService(Authenticators authenticators, Supplier<CertificateAuthority> ca,
+    /**
+     * @param ca            what signs: the CA, or in RA mode the Kubernetes CSR API
+     * @param impersonation who may ask for another identity (istiod's node authorizer)
+     */
+    public CertificateService(Authenticators authenticators, Supplier<? extends CsrSigner> ca,
                               ImpersonationPolicy impersonation) {
         this.authenticators = authenticators;
         this.ca = ca;
@@ -118,8 +124,12 @@ public final class CertificateService implements BindableService {
             }
             LOG.log(Level.WARNING, "CSR rejected peer=" + from + " identities=" + signedFor
                     + " reason=" + reason + ": " + e.getMessage());
-            Status status = e.reason() == Reason.SAN_NOT_ALLOWED ? Status.PERMISSION_DENIED
-                    : e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;
+            Status status = switch (e.reason()) {
+                case SAN_NOT_ALLOWED -> Status.PERMISSION_DENIED;
+                case SIGNER_TIMEOUT -> Status.DEADLINE_EXCEEDED;
+                case SIGNER_REFUSED -> Status.FAILED_PRECONDITION;
+                default -> e.reason().callerError() ? Status.INVALID_ARGUMENT : Status.INTERNAL;
+            };
             response.onError(status.withDescription(e.getMessage()).asRuntimeException());
         }
     }

@@ -41,6 +41,8 @@ public final class IstiodCertificates implements AutoCloseable {
     private final SelfSignedRootRotator rotator;
     private java.util.concurrent.ScheduledFuture<?> renewal;
     private AutoCloseable pluggedInWatch;
+    /** RA mode: signs workload CSRs instead of the CA (which still signs istiod's own certificate). */
+    private io.meshpilot.security.ca.CsrSigner workloadSigner;
 
     /**
      * @param setup the CA and the first serving certificate, made before the listeners (their
@@ -79,7 +81,9 @@ public final class IstiodCertificates implements AutoCloseable {
                     jwt = a;
                     authenticators.register(a);
                 });
-        grpcServices.register(new CertificateService(authenticators, setup::ca, impersonation), GrpcServices.Ports.SECURE_ONLY);
+        java.util.function.Supplier<? extends io.meshpilot.security.ca.CsrSigner> signing =
+                workloadSigner != null ? () -> workloadSigner : setup::ca;
+        grpcServices.register(new CertificateService(authenticators, signing, impersonation), GrpcServices.Ports.SECURE_ONLY);
         // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
         timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
         environment.addMeshHandler(() -> timer.execute(this::meshChanged));
@@ -95,7 +99,14 @@ public final class IstiodCertificates implements AutoCloseable {
         return "CA " + m.origin() + " root=" + m.root().getSubjectX500Principal() + " notAfter="
                 + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
                 + " notAfter=" + serving.certificate().getNotAfter().toInstant()
-                + (rule.isBlank() ? "" : "; JWT_RULE authenticator");
+                + (rule.isBlank() ? "" : "; JWT_RULE authenticator")
+                + (workloadSigner instanceof io.meshpilot.security.ra.KubernetesRa ra
+                        ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "");
+    }
+
+    /** RA mode: workload CSRs go to {@code signer}; call before {@link #start}. */
+    public void signWorkloadsWith(io.meshpilot.security.ca.CsrSigner signer) {
+        this.workloadSigner = signer;
     }
 
     /** The CA expiry gauges (registered once the metrics registry is up). */

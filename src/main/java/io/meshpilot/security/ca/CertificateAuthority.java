@@ -45,7 +45,7 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * serial, notBefore backdated by {@link #CLOCK_SKEW_GRACE}. Added here: SKI and AKI (Go adds
  * only AKI to leaves), which openssl and Envoy use to pick the issuer quickly.
  */
-public final class CertificateAuthority {
+public final class CertificateAuthority implements CsrSigner {
     /** istiod's DEFAULT_WORKLOAD_CERT_TTL: used when the request asks for no positive TTL. */
     public static final Duration DEFAULT_WORKLOAD_CERT_TTL = Duration.ofHours(24);
     /** istiod's MAX_WORKLOAD_CERT_TTL (2160h): a longer request is rejected, not clamped. */
@@ -100,7 +100,26 @@ public final class CertificateAuthority {
      *
      * @param requestedTtl null, zero or negative for the default; above the maximum is rejected
      */
+    @Override
     public IssuedChain sign(String csrPem, List<String> identities, Duration requestedTtl) throws CsrRejectedException {
+        Checked checked = check(csrPem, identities, requestedTtl);
+        return issue(checked.request().publicKey(), checked.sans(), checked.ttl());
+    }
+
+    /**
+     * The checks {@link #sign} makes before issuing (istiod's preSign), for a registration
+     * authority that passes the CSR on to another signer: size, parse, signature, key, SANs
+     * only from {@code identities}, lifetime. Returns the lifetime to ask for.
+     */
+    public Duration checkRequest(String csrPem, List<String> identities, Duration requestedTtl)
+            throws CsrRejectedException {
+        return check(csrPem, identities, requestedTtl).ttl();
+    }
+
+    private record Checked(SigningRequest request, GeneralName[] sans, Duration ttl) {
+    }
+
+    private Checked check(String csrPem, List<String> identities, Duration requestedTtl) throws CsrRejectedException {
         if (csrPem == null || csrPem.isBlank()) {
             throw new CsrRejectedException(Reason.MALFORMED_CSR, "the CSR is empty");
         }
@@ -112,7 +131,7 @@ public final class CertificateAuthority {
         Duration ttl = effectiveTtl(requestedTtl);
         SigningRequest request = SigningRequest.parse(csrPem);
         request.checkSansAllowed(sans);
-        return issue(request.publicKey(), sans, ttl);
+        return new Checked(request, sans, ttl);
     }
 
     /**

@@ -3,7 +3,8 @@ package io.meshpilot.security.ca;
 /**
  * A signing request was refused. {@link #reason()} is what the gRPC layer maps to a status
  * (caller errors to INVALID_ARGUMENT, the CA's own failures to INTERNAL, as istiod's CSRError /
- * TTLError versus CertGenError); the message says what to change.
+ * TTLError versus CertGenError; in RA mode a signer that does not answer to DEADLINE_EXCEEDED
+ * and a Denied/Failed CSR to FAILED_PRECONDITION); the message says what to change.
  */
 public final class CsrRejectedException extends Exception {
 
@@ -26,7 +27,11 @@ public final class CsrRejectedException extends Exception {
         /** The CSR PEM is larger than the limit. */
         TOO_LARGE(true),
         /** The CA could not sign (expired CA certificate, provider failure). */
-        SIGNING_FAILED(false);
+        SIGNING_FAILED(false),
+        /** RA mode: the external signer did not answer within the wait. */
+        SIGNER_TIMEOUT(false),
+        /** RA mode: the CSR object was Denied or Failed; the message carries its reason. */
+        SIGNER_REFUSED(false);
 
         private final boolean callerError;
 
@@ -43,7 +48,7 @@ public final class CsrRejectedException extends Exception {
         public String istioErrorType() {
             return switch (this) {
                 case TTL_TOO_LONG -> "TTL_ERROR";
-                case SIGNING_FAILED -> "CERT_GEN_ERROR";
+                case SIGNING_FAILED, SIGNER_TIMEOUT, SIGNER_REFUSED -> "CERT_GEN_ERROR";
                 default -> "CSR_ERROR";
             };
         }

@@ -176,7 +176,9 @@ final class ApiHandler implements HttpHandler {
         ResourceType type = catalog.find(group, version, rest[0]).orElseThrow(() -> ApiError.notFoundPath(path));
         String name = rest.length > 1 ? rest[1] : null;
         String subresource = rest.length > 2 ? rest[2] : null;
-        if (rest.length > 3 || (subresource != null && !(subresource.equals("status") && type.statusSubresource()))) {
+        boolean approval = "approval".equals(subresource) && type.approvalSubresource();
+        if (rest.length > 3 || (subresource != null && !approval
+                && !(subresource.equals("status") && type.statusSubresource()))) {
             throw ApiError.notFoundPath(path);
         }
         if (type.namespaced() && name != null && namespace == null) {
@@ -196,6 +198,12 @@ final class ApiHandler implements HttpHandler {
             };
         }
         final String ns = namespace;
+        if (type.approvalSubresource() && status && method.equals("PUT")) {
+            // the two CSR subresources each own part of the status, as on the real server
+            JsonObject body = body(exchange);
+            return send(exchange, 200, served(type, store.modify(type, ns, name, true, dryRun, current ->
+                    approval ? CsrSubresources.approved(current, body) : CsrSubresources.signed(current, body))));
+        }
         return switch (method) {
             case "GET" -> send(exchange, 200, served(type, store.get(type, ns, name)
                     .orElseThrow(() -> ApiError.notFound(type, name))));

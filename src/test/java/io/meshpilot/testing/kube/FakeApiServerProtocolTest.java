@@ -185,6 +185,40 @@ class FakeApiServerProtocolTest {
                 """.formatted(name, color);
     }
 
+    @Test
+    void aCsrsApprovalSubresourceSetsOnlyConditionsAndItsStatusSubresourceKeepsThem() throws Exception {
+        String csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+        assertTrue(call("GET", "/apis/certificates.k8s.io/v1", null, null).body()
+                .contains("\"name\":\"certificatesigningrequests/approval\""));
+        assertEquals(201, call("POST", csrs, """
+                {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": "c1"},
+                 "spec": {"request": "UkVR", "signerName": "example.com/s", "usages": ["client auth"]},
+                 "status": {"certificate": "Q0VSVA=="}}""", "application/json").statusCode());
+        JsonObject created = server.get("certificates.k8s.io/v1", "CertificateSigningRequest", null, "c1").orElseThrow();
+        assertFalse(created.has("status") && created.getAsJsonObject("status").has("certificate"),
+                "status is not written on create: " + created);
+
+        // the approver's PUT of the whole object: only the conditions change
+        JsonObject approval = created.deepCopy();
+        approval.add("status", Json.parse("""
+                {"certificate": "Q0VSVA==", "conditions": [{"type": "Approved", "status": "True", "reason": "ok"}]}""")
+                .getAsJsonObject());
+        JsonObject approved = json(call("PUT", csrs + "/c1/approval", approval.toString(), "application/json"));
+        assertEquals("Approved", Json.string(approved.getAsJsonObject("status").getAsJsonArray("conditions").get(0)
+                .getAsJsonObject(), "type"));
+        assertFalse(approved.getAsJsonObject("status").has("certificate"), approved.toString());
+
+        // the signer's status PUT sets the certificate and cannot drop the approval
+        JsonObject signed = approved.deepCopy();
+        signed.add("status", Json.parse("{\"certificate\": \"Q0VSVA==\"}").getAsJsonObject());
+        JsonObject after = json(call("PUT", csrs + "/c1/status", signed.toString(), "application/json"));
+        assertEquals("Q0VSVA==", Json.string(after, "status", "certificate"));
+        assertEquals("Approved", Json.string(after.getAsJsonObject("status").getAsJsonArray("conditions").get(0)
+                .getAsJsonObject(), "type"));
+        assertEquals(409, call("PUT", csrs + "/c1/approval", approval.toString(), "application/json").statusCode(),
+                "an approval with a stale resourceVersion conflicts");
+    }
+
     private HttpResponse<String> call(String method, String path, String body, String contentType)
             throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.url() + path)).timeout(Duration.ofSeconds(20))

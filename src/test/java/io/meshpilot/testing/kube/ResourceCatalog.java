@@ -48,6 +48,8 @@ final class ResourceCatalog {
         builtin("apps", "v1", "DaemonSet", "daemonsets", true, true, "ds");
         builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, false);
         builtin("coordination.k8s.io", "v1", "Lease", "leases", true, false);
+        builtin("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", false, true,
+                "csr");
         builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
                 "mutatingwebhookconfigurations", false, false);
         builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
@@ -232,6 +234,15 @@ final class ResourceCatalog {
             if (t.statusSubresource()) {
                 JsonObject s = new JsonObject();
                 s.addProperty("name", t.plural() + "/status");
+                s.addProperty("singularName", "");
+                s.addProperty("namespaced", t.namespaced());
+                s.addProperty("kind", t.kind());
+                s.add("verbs", Json.array(List.of("get", "patch", "update")));
+                resources.add(s);
+            }
+            if (t.approvalSubresource()) {
+                JsonObject s = new JsonObject();
+                s.addProperty("name", t.plural() + "/approval");
                 s.addProperty("singularName", "");
                 s.addProperty("namespaced", t.namespaced());
                 s.addProperty("kind", t.kind());

@@ -18,6 +18,14 @@ record ResourceType(String group, String version, String kind, String plural, St
         categories = List.copyOf(categories);
     }
 
+    /**
+     * CertificateSigningRequests have an {@code approval} subresource besides {@code status}:
+     * approvers write the Approved/Denied conditions there, signers the certificate to status.
+     */
+    boolean approvalSubresource() {
+        return group.equals("certificates.k8s.io") && kind.equals("CertificateSigningRequest");
+    }
+
     /** {@code v1} for the core group, {@code group/version} otherwise: the apiVersion field. */
     String apiVersion() {
         return group.isEmpty() ? version : group + "/" + version;
