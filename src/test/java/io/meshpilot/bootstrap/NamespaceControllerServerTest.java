@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Two whole servers in Kubernetes mode against one API server (each with its own CA root, so
  * the ConfigMap tells who wrote it): istio-ca-root-cert carries the root of the replica
- * holding the namespace-controller Lease, and once that replica stops, the other's.
+ * holding the namespace-controller Lease, and once that replica stops, the other's; a change
+ * of the trust bundle (MeshConfig caCertificates) reaches the ConfigMaps.
  */
 class NamespaceControllerServerTest {
     @TempDir
@@ -68,6 +69,20 @@ class NamespaceControllerServerTest {
                 await("istio-ca-root-cert from the new leader", () -> rootCert(api, "apps").equals(Optional.of(root2))
                         && rootCert(api, "later").equals(Optional.of(root2)));
                 assertEquals(Optional.of("istiod-2"), holder(api));
+
+                // the trust bundle changes (MeshConfig caCertificates): the leader rewrites the ConfigMaps
+                api.apply("""
+                        apiVersion: v1
+                        kind: ConfigMap
+                        metadata: {name: istio, namespace: istio-system}
+                        data:
+                          mesh: |
+                            caCertificates:
+                            - pem: |
+                        %s
+                        """.formatted(root1.indent(8).stripTrailing()));
+                await("istio-ca-root-cert following the trust bundle", () -> rootCert(api, "apps")
+                        .equals(Optional.of(root2 + root1)));
             } finally {
                 first.close();
             }
