@@ -172,7 +172,10 @@ class NamespaceControllerTest {
             api.delete("v1", "ConfigMap", "apps", NamespaceController.CONFIG_MAP);
             follower.controller.trustBundleChanged();
             await("the leader's root back", () -> rootCert("apps").equals(Optional.of(leaderRoot)));
-            Thread.sleep(FAST.renewDeadline().toMillis()); // a follower writing would have overwritten it by now
+            // longer than a lease: a live leader keeps the Lease, the follower neither leads nor writes
+            Thread.sleep(FAST.leaseDuration().toMillis() * 2);
+            assertEquals(Optional.of(holder), leaseHolder());
+            assertFalse(follower.election.leading());
             assertEquals(Optional.of(leaderRoot), rootCert("apps"));
             assertEquals(Optional.of(leaderRoot), rootCert("istio-system"));
 
