@@ -6,6 +6,7 @@ import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.NamespaceController;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -78,6 +79,7 @@ public final class PilotServer implements AutoCloseable {
 
     private Environment environment;
     private KubeClient kubeClient;
+    private io.meshpilot.kube.leaderelection.LeaderElection namespaceControllerElection;
     private MeshWatcher meshWatcher;
     private MeshConfigMapWatcher meshConfigMap;
     private IstiodCertificates certificates;
@@ -348,7 +350,9 @@ public final class PilotServer implements AutoCloseable {
             // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded;
             // readiness names each one still not synced
             readiness.registerGroup("kube-informer-synced", kubeClient::notSynced);
+            initNamespaceController();
             kubeClient.runAndWait(args.kube().syncTimeout());
+            LOG.log(Level.INFO, "leader election: " + namespaceControllerElection.start());
         }
         // the ServiceEntry registry is synced once the config is, now or (API server down) later
         configs.onSynced(registries::configSynced);
@@ -365,6 +369,21 @@ public final class PilotServer implements AutoCloseable {
         LOG.log(Level.INFO, () -> "ready: started in " + Duration.between(recorder.createdAt(), state.readyAt()).toMillis()
                 + " ms");
         return this;
+    }
+
+    /**
+     * istiod's initNamespaceController: istio-ca-root-cert in every selected namespace, written
+     * only by the replica holding the namespace-controller Lease. Its informer is registered
+     * here, before the informers start; the election starts once they have synced.
+     */
+    private void initNamespaceController() {
+        NamespaceController controller = new NamespaceController(kubeClient, () -> certificates.trustBundle().pem());
+        certificates.addTrustBundleListener(controller::trustBundleChanged);
+        namespaceControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
+                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.NAMESPACE_CONTROLLER,
+                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+                .addDuty("namespace controller", controller::lead);
+        closeables.add(namespaceControllerElection); // closed before the client it writes through
     }
 
     /**

@@ -324,7 +324,16 @@ public final class DiscoveryCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("MESHPILOT_KUBE_SYNC_TIMEOUT \"" + syncTimeout + "\": " + e.getMessage());
             }
-            kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync);
+            String ttlText = orDefault(env.apply("MESHPILOT_LEADER_ELECTION_TTL"), "30s");
+            Duration ttl;
+            try {
+                ttl = GoDuration.parse(ttlText);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("MESHPILOT_LEADER_ELECTION_TTL \"" + ttlText + "\": " + e.getMessage());
+            }
+            String pod = env.apply("POD_NAME");
+            kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync,
+                    pod == null || pod.isBlank() ? KubeClientOptions.defaultIdentity() : pod, ttl);
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,

@@ -12,8 +12,12 @@ import java.nio.file.Path;
  * @param burst      requests it may send at once after a quiet time (istiod: 160)
  * @param syncTimeout how long start-up waits for the informers' first list before going on
  *                    not ready ($MESHPILOT_KUBE_SYNC_TIMEOUT, default 30s)
+ * @param identity   this replica's name in leader-election Leases ($POD_NAME, as istiod; else the host name)
+ * @param leaderElectionTtl how long a leader's Lease lasts unrenewed (istiod's 30s; tests shorten it through
+ *                          $MESHPILOT_LEADER_ELECTION_TTL)
  */
-public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout) {
+public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,
+                                java.time.Duration leaderElectionTtl) {
     public static final double DEFAULT_QPS = 80;
     public static final int DEFAULT_BURST = 160;
     public static final java.time.Duration DEFAULT_SYNC_TIMEOUT = java.time.Duration.ofSeconds(30);
@@ -22,12 +26,31 @@ public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.tim
         this(kubeconfig, qps, burst, DEFAULT_SYNC_TIMEOUT);
     }
 
+    public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout) {
+        this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), io.meshpilot.kube.leaderelection.ElectionTimings.ISTIOD_TTL);
+    }
+
+    /** The host name (a pod's name in a cluster), else a random name: two replicas must not share one. */
+    public static String defaultIdentity() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName() + "_" + java.util.UUID.randomUUID();
+        } catch (java.io.IOException e) {
+            return "meshpilot_" + java.util.UUID.randomUUID();
+        }
+    }
+
     public KubeClientOptions {
         if (!(qps > 0) || Double.isInfinite(qps)) {
             throw new IllegalArgumentException("--kubernetesApiQPS must be a positive number, not " + qps);
         }
         if (syncTimeout == null || syncTimeout.isNegative()) {
             throw new IllegalArgumentException("MESHPILOT_KUBE_SYNC_TIMEOUT must not be negative");
+        }
+        if (identity == null || identity.isBlank()) {
+            identity = defaultIdentity();
+        }
+        if (leaderElectionTtl == null || leaderElectionTtl.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("MESHPILOT_LEADER_ELECTION_TTL must be at least 1s, not " + leaderElectionTtl);
         }
         if (burst < 1) {
             throw new IllegalArgumentException("--kubernetesApiBurst must be at least 1, not " + burst);

@@ -34,6 +34,7 @@ public final class IstiodCertificates implements AutoCloseable {
             new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile ServingCertificate serving;
     private volatile TrustBundle trustBundle;
+    private final List<Runnable> trustBundleListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
@@ -123,6 +124,24 @@ public final class IstiodCertificates implements AutoCloseable {
         servingListeners.add(listener);
     }
 
+    /**
+     * Told after each change of the trust bundle (root rotation, MeshConfig caCertificates);
+     * runs on the CA timer thread, so it must not block.
+     */
+    public void addTrustBundleListener(Runnable listener) {
+        trustBundleListeners.add(listener);
+    }
+
+    private void trustBundleChanged() {
+        for (Runnable l : trustBundleListeners) {
+            try {
+                l.run();
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "trust bundle listener failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
     @Override
     public void close() {
         if (pluggedInWatch != null) {
@@ -173,6 +192,7 @@ public final class IstiodCertificates implements AutoCloseable {
                 trustBundle = next; // what workloads are told to trust; the sockets keep trusting the CA roots
                 LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
                         + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
+                trustBundleChanged();
             }
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "trust bundle update failed; the previous one stays in force: " + e.getMessage(), e);
@@ -216,6 +236,7 @@ public final class IstiodCertificates implements AutoCloseable {
             if (rotated.isPresent()) {
                 setup.ca().update(rotated.get());
                 trustBundle = TrustBundle.of(rotated.get().roots(), meshPems());
+                trustBundleChanged();
                 LOG.log(Level.WARNING, "self-signed root rotated: new notAfter="
                         + rotated.get().root().getNotAfter().toInstant() + "; the old root stays in the trust bundle");
                 renewServing();

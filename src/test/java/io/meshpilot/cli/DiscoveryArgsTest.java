@@ -130,6 +130,14 @@ class DiscoveryArgsTest {
         assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiQPS", "0"));
         assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiBurst", "0"));
         assertEquals("canary", parse(Map.of("REVISION", "canary")).revision());
+        // leader election: istiod's 30s TTL and $POD_NAME as the Lease holder; a test may shorten the TTL
+        assertEquals(java.time.Duration.ofSeconds(30), fromFlag.leaderElectionTtl());
+        var pod = parse(Map.of("POD_NAME", "istiod-7", "MESHPILOT_LEADER_ELECTION_TTL", "2s"), "--kubeconfig", "/kc").kube();
+        assertEquals("istiod-7", pod.identity());
+        assertEquals(java.time.Duration.ofSeconds(2), pod.leaderElectionTtl());
+        var tooShort = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of("MESHPILOT_LEADER_ELECTION_TTL", "500ms"), "--kubeconfig", "/kc"));
+        assertTrue(tooShort.getMessage().contains("MESHPILOT_LEADER_ELECTION_TTL"), tooShort.getMessage());
     }
 
     @Test

@@ -1,0 +1,229 @@
+package io.meshpilot.kube;
+
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1ConfigMapList;
+import io.kubernetes.client.openapi.models.V1Namespace;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.lang.System.Logger.Level;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * istiod's namespace controller: the CA's trust bundle as ConfigMap {@value #CONFIG_MAP}
+ * (key {@value #KEY}) in every namespace discoverySelectors select, so that workloads there
+ * can verify istiod. Leader-only: every replica keeps the informers, only the leader writes
+ * ({@link #lead()}). A deleted or edited ConfigMap is written again, a changed trust bundle
+ * ({@link #trustBundleChanged()}) rewrites them all; Kubernetes' own namespaces are skipped.
+ */
+public final class NamespaceController {
+    private static final System.Logger LOG = System.getLogger(NamespaceController.class.getName());
+
+    public static final String CONFIG_MAP = "istio-ca-root-cert";
+    public static final String KEY = "root-cert.pem";
+    /** The label istiod puts on the ConfigMaps it writes. */
+    static final Map<String, String> LABELS = Map.of("istio.io/config", "true");
+    /** istiod's inject.IgnoredNamespaces: no workload of the mesh runs there. */
+    public static final Set<String> IGNORED_NAMESPACES = Set.of("kube-system", "kube-public", "kube-node-lease",
+            "local-path-storage");
+    private static final long RETRY_MILLIS = 1000;
+
+    private final DiscoveryNamespacesFilter namespaces;
+    private final CoreV1Api api;
+    private final Supplier<String> rootCertPem;
+    private final Set<String> queued = new LinkedHashSet<>();
+    private ScheduledExecutorService worker;
+
+    /**
+     * Registers the ConfigMap informer with {@code client} (it starts with the client's informers).
+     *
+     * @param rootCertPem the trust bundle as PEM, read at each write
+     */
+    public NamespaceController(KubeClient client, Supplier<String> rootCertPem) {
+        this.namespaces = client.discoveryNamespaces();
+        this.api = new CoreV1Api(client.apiClient());
+        this.rootCertPem = rootCertPem;
+        namespaces.informer().addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(V1Namespace ns) {
+                enqueue(ns.getMetadata().getName());
+            }
+
+            @Override
+            public void onUpdate(V1Namespace old, V1Namespace ns) {
+                enqueue(ns.getMetadata().getName()); // its labels may have made it selected
+            }
+
+            @Override
+            public void onDelete(V1Namespace ns, boolean unknown) {
+            }
+        });
+        namespaces.addHandler((selected, deselected) -> selected.forEach(this::enqueue));
+        registerConfigMapInformer(client);
+    }
+
+    private void registerConfigMapInformer(KubeClient client) {
+        String name = "configmaps */" + CONFIG_MAP;
+        GenericKubernetesApi<V1ConfigMap, V1ConfigMapList> configMaps = new GenericKubernetesApi<>(V1ConfigMap.class,
+                V1ConfigMapList.class, "", "v1", "configmaps", client.apiClient());
+        String selector = "metadata.name=" + CONFIG_MAP;
+        ListerWatcher<V1ConfigMap, V1ConfigMapList> lw = new ListerWatcher<>() {
+            @Override
+            public V1ConfigMapList list(CallGeneratorParams p) throws ApiException {
+                return configMaps.list(new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
+                        .timeoutSeconds(p.timeoutSeconds)).throwsApiException().getObject();
+            }
+
+            @Override
+            public Watchable<V1ConfigMap> watch(CallGeneratorParams p) throws ApiException {
+                return configMaps.watch(new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
+                        .timeoutSeconds(p.timeoutSeconds));
+            }
+        };
+        var informer = new DefaultSharedIndexInformer<>(V1ConfigMap.class, lw, 0,
+                new io.kubernetes.client.informer.cache.Cache<V1ConfigMap>(), client.watchErrorHandler(name));
+        informer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(V1ConfigMap cm) {
+            }
+
+            @Override
+            public void onUpdate(V1ConfigMap old, V1ConfigMap cm) {
+                enqueue(cm.getMetadata().getNamespace()); // edited by someone else: written back
+            }
+
+            @Override
+            public void onDelete(V1ConfigMap cm, boolean unknown) {
+                enqueue(cm.getMetadata().getNamespace()); // deleted: created again
+            }
+        });
+        client.addInformer(name, informer);
+    }
+
+    /**
+     * Starts writing: every selected namespace now, then each change. The returned handle
+     * stops the writing (leadership lost or server closing); a write under way finishes.
+     */
+    public synchronized AutoCloseable lead() {
+        if (worker != null) {
+            return this::stop;
+        }
+        worker = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                .name("namespace-controller").unstarted(r));
+        enqueueAll();
+        return this::stop;
+    }
+
+    private synchronized void stop() {
+        if (worker != null) {
+            worker.shutdownNow();
+            worker = null;
+            queued.clear();
+        }
+    }
+
+    /** The trust bundle changed: every ConfigMap is rewritten (by the leader). */
+    public void trustBundleChanged() {
+        enqueueAll();
+    }
+
+    private void enqueueAll() {
+        for (V1Namespace ns : namespaces.informer().getIndexer().list()) {
+            enqueue(ns.getMetadata().getName());
+        }
+    }
+
+    private synchronized void enqueue(String namespace) {
+        schedule(namespace, 0);
+    }
+
+    private synchronized void schedule(String namespace, long delayMillis) {
+        if (worker == null || namespace == null || !queued.add(namespace)) {
+            return; // not leading, or already queued
+        }
+        ScheduledExecutorService w = worker;
+        w.schedule(() -> {
+            synchronized (this) {
+                if (worker != w) {
+                    return;
+                }
+                queued.remove(namespace);
+            }
+            try {
+                reconcile(namespace);
+            } catch (ApiException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    return;
+                }
+                LOG.log(Level.WARNING, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): HTTP "
+                        + e.getCode() + " " + e.getMessage());
+                schedule(namespace, RETRY_MILLIS);
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): " + e, e);
+                schedule(namespace, RETRY_MILLIS);
+            }
+        }, delayMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Whether istiod writes the ConfigMap in {@code namespace}: selected, known, not terminating, not Kubernetes' own. */
+    boolean writes(String namespace) {
+        if (IGNORED_NAMESPACES.contains(namespace) || !namespaces.selects(namespace)) {
+            return false;
+        }
+        V1Namespace ns = namespaces.informer().getIndexer().getByKey(namespace);
+        return ns != null && ns.getMetadata().getDeletionTimestamp() == null
+                && (ns.getStatus() == null || !"Terminating".equals(ns.getStatus().getPhase()));
+    }
+
+    private void reconcile(String namespace) throws ApiException {
+        if (!writes(namespace)) {
+            return;
+        }
+        String pem = rootCertPem.get();
+        V1ConfigMap existing;
+        try {
+            existing = api.readNamespacedConfigMap(CONFIG_MAP, namespace).execute();
+        } catch (ApiException e) {
+            if (e.getCode() != 404) {
+                throw e;
+            }
+            existing = null;
+        }
+        if (existing == null) {
+            try {
+                api.createNamespacedConfigMap(namespace, new V1ConfigMap()
+                        .metadata(new V1ObjectMeta().name(CONFIG_MAP).namespace(namespace).labels(LABELS))
+                        .data(Map.of(KEY, pem))).execute();
+                LOG.log(Level.DEBUG, () -> "ConfigMap " + namespace + "/" + CONFIG_MAP + " created");
+            } catch (ApiException e) {
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+                schedule(namespace, 0); // created meanwhile: compare again
+            }
+            return;
+        }
+        Map<String, String> data = existing.getData();
+        if (data != null && Objects.equals(data.get(KEY), pem)) {
+            return;
+        }
+        // the resourceVersion read is the precondition: a concurrent change makes this a 409 and a retry
+        existing.putDataItem(KEY, pem);
+        api.replaceNamespacedConfigMap(CONFIG_MAP, namespace, existing).execute();
+        LOG.log(Level.DEBUG, () -> "ConfigMap " + namespace + "/" + CONFIG_MAP + " updated");
+    }
+}

@@ -1,0 +1,101 @@
+package io.meshpilot.bootstrap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import io.meshpilot.kube.NamespaceController;
+import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.kube.FakeApiServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two whole servers in Kubernetes mode against one API server (each with its own CA root, so
+ * the ConfigMap tells who wrote it): istio-ca-root-cert carries the root of the replica
+ * holding the namespace-controller Lease, and once that replica stops, the other's; a change
+ * of the trust bundle (MeshConfig caCertificates) reaches the ConfigMaps.
+ */
+class NamespaceControllerServerTest {
+    @TempDir
+    Path a;
+    @TempDir
+    Path b;
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    static List<String> kubernetesFlags(Path dir, FakeApiServer api) {
+        List<String> flags = new ArrayList<>(TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
+                "--registries", "Mock"));
+        int at = flags.indexOf("--configDir");
+        flags.remove(at + 1);
+        flags.remove(at);
+        return flags;
+    }
+
+    @Test
+    void theLeadersRootIsPublishedAndTheOtherReplicaTakesOver() throws Exception {
+        try (FakeApiServer api = FakeApiServer.start()) {
+            api.installIstioCrds();
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n");
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n");
+            MeshPilotServer first = MeshPilotServer.start(TestServers.args(kubernetesFlags(a, api),
+                    Map.of("POD_NAME", "istiod-1", "MESHPILOT_LEADER_ELECTION_TTL", "2s")));
+            try (MeshPilotServer second = MeshPilotServer.startGrpcOnly(TestServers.args(kubernetesFlags(b, api),
+                    Map.of("POD_NAME", "istiod-2", "MESHPILOT_LEADER_ELECTION_TTL", "2s")))) {
+                String root1 = first.server().certificates().trustBundle().pem();
+                String root2 = second.server().certificates().trustBundle().pem();
+                assertNotEquals(root1, root2);
+                // the first replica competed alone for a while: it holds the Lease
+                await("istio-ca-root-cert from the leader", () -> rootCert(api, "apps").equals(Optional.of(root1)));
+                assertEquals(Optional.of("istiod-1"), holder(api));
+                first.close();
+                api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: later}\n");
+                await("istio-ca-root-cert from the new leader", () -> rootCert(api, "apps").equals(Optional.of(root2))
+                        && rootCert(api, "later").equals(Optional.of(root2)));
+                assertEquals(Optional.of("istiod-2"), holder(api));
+
+                // the trust bundle changes (MeshConfig caCertificates): the leader rewrites the ConfigMaps
+                api.apply("""
+                        apiVersion: v1
+                        kind: ConfigMap
+                        metadata: {name: istio, namespace: istio-system}
+                        data:
+                          mesh: |
+                            caCertificates:
+                            - pem: |
+                        %s
+                        """.formatted(root1.indent(8).stripTrailing()));
+                await("istio-ca-root-cert following the trust bundle", () -> rootCert(api, "apps")
+                        .equals(Optional.of(root2 + root1)));
+            } finally {
+                first.close();
+            }
+        }
+    }
+
+    static Optional<String> rootCert(FakeApiServer api, String namespace) {
+        return api.get("v1", "ConfigMap", namespace, NamespaceController.CONFIG_MAP)
+                .map(cm -> cm.getAsJsonObject("data").get(NamespaceController.KEY).getAsString());
+    }
+
+    static Optional<String> holder(FakeApiServer api) {
+        return api.get("coordination.k8s.io/v1", "Lease", "istio-system", LeaderElection.NAMESPACE_CONTROLLER)
+                .map(l -> l.getAsJsonObject("spec").get("holderIdentity").getAsString());
+    }
+}

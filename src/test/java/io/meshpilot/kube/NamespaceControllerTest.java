@@ -1,0 +1,219 @@
+package io.meshpilot.kube;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import io.meshpilot.kube.leaderelection.ElectionTimings;
+import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.testing.kube.FakeApiServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The namespace controller under istiod's namespace-controller election, over the API server
+ * stand-in with real Kubernetes clients: istio-ca-root-cert appears in a new namespace, comes
+ * back after deletion, follows the trust bundle, skips Kubernetes' own namespaces and those
+ * discoverySelectors leave out; of two replicas only the Lease holder writes, and when it
+ * stops (or loses the Lease) the other takes the duty over.
+ */
+class NamespaceControllerTest {
+    /** Short timings for the test; istiod's are 30s/15s/7.5s. */
+    static final ElectionTimings FAST = ElectionTimings.fromTtl(Duration.ofSeconds(2));
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+
+    @BeforeEach
+    void start() {
+        api = FakeApiServer.start();
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: kube-system}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: apps}
+                """);
+    }
+
+    @AfterEach
+    void stop() {
+        api.stop();
+    }
+
+    /** One replica: its client, controller and election. */
+    final class Replica implements AutoCloseable {
+        final KubeClient client;
+        final NamespaceController controller;
+        final LeaderElection election;
+        final AtomicReference<String> pem;
+
+        Replica(String identity, String firstPem) throws Exception {
+            Path config = Files.createDirectories(dir.resolve(identity));
+            client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(config), 1000, 1000));
+            pem = new AtomicReference<>(firstPem);
+            controller = new NamespaceController(client, pem::get);
+            election = new LeaderElection(client.apiClient(), "istio-system", LeaderElection.NAMESPACE_CONTROLLER,
+                    identity, FAST).addDuty("namespace controller", controller::lead);
+            assertTrue(client.runAndWait(Duration.ofSeconds(20)).isEmpty());
+            election.start();
+        }
+
+        @Override
+        public void close() {
+            election.close();
+            client.close();
+        }
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    Optional<String> rootCert(String namespace) {
+        return api.get("v1", "ConfigMap", namespace, NamespaceController.CONFIG_MAP)
+                .map(cm -> cm.getAsJsonObject("data").get(NamespaceController.KEY).getAsString());
+    }
+
+    Optional<String> leaseHolder() {
+        return api.get("coordination.k8s.io/v1", "Lease", "istio-system", LeaderElection.NAMESPACE_CONTROLLER)
+                .map(l -> l.getAsJsonObject("spec").get("holderIdentity").getAsString());
+    }
+
+    void namespace(String name, Map<String, String> labels) {
+        StringBuilder yaml = new StringBuilder("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + name + "\n");
+        if (!labels.isEmpty()) {
+            yaml.append("  labels:\n");
+            labels.forEach((k, v) -> yaml.append("    ").append(k).append(": ").append(v).append('\n'));
+        }
+        api.apply(yaml.toString());
+    }
+
+    @Test
+    void theRootCertIsInEveryNamespaceComesBackAndFollowsTheTrustBundle() throws Exception {
+        try (Replica r = new Replica("istiod-a", "ROOT-1")) {
+            await("istio-ca-root-cert in apps and istio-system",
+                    () -> rootCert("apps").isPresent() && rootCert("istio-system").isPresent());
+            assertEquals(Optional.of("ROOT-1"), rootCert("apps"));
+            JsonObject cm = api.get("v1", "ConfigMap", "apps", NamespaceController.CONFIG_MAP).orElseThrow();
+            assertEquals("true", cm.getAsJsonObject("metadata").getAsJsonObject("labels").get("istio.io/config").getAsString());
+
+            namespace("fresh", Map.of());
+            await("istio-ca-root-cert in a new namespace", () -> rootCert("fresh").equals(Optional.of("ROOT-1")));
+
+            assertTrue(api.delete("v1", "ConfigMap", "apps", NamespaceController.CONFIG_MAP));
+            await("istio-ca-root-cert back after deletion", () -> rootCert("apps").equals(Optional.of("ROOT-1")));
+
+            api.apply("""
+                    apiVersion: v1
+                    kind: ConfigMap
+                    metadata: {name: istio-ca-root-cert, namespace: fresh}
+                    data: {root-cert.pem: tampered}
+                    """);
+            await("an edited istio-ca-root-cert written back", () -> rootCert("fresh").equals(Optional.of("ROOT-1")));
+
+            r.pem.set("ROOT-2");
+            r.controller.trustBundleChanged();
+            await("istio-ca-root-cert following the trust bundle", () -> rootCert("apps").equals(Optional.of("ROOT-2"))
+                    && rootCert("fresh").equals(Optional.of("ROOT-2")) && rootCert("istio-system").equals(Optional.of("ROOT-2")));
+
+            // discoverySelectors: only labelled namespaces from now on
+            r.client.discoveryNamespaces().setSelectors(List.of(new NamespaceSelector(Map.of("mesh", "enabled"), List.of())));
+            namespace("outside", Map.of());
+            namespace("inside", Map.of("mesh", "enabled"));
+            await("istio-ca-root-cert in a selected namespace", () -> rootCert("inside").isPresent());
+            namespace("outside", Map.of("mesh", "enabled"));
+            await("istio-ca-root-cert once the namespace is selected", () -> rootCert("outside").isPresent());
+            // kube-system was known from the start and every other namespace has been written since
+            assertFalse(rootCert("kube-system").isPresent(), "istiod leaves kube-system alone");
+        }
+    }
+
+    @Test
+    void onlyTheLeaderWritesAndTheDutyMovesWhenItStops() throws Exception {
+        try (Replica a = new Replica("istiod-a", "ROOT-A"); Replica b = new Replica("istiod-b", "ROOT-B")) {
+            await("a leader", () -> leaseHolder().isPresent() && rootCert("apps").isPresent());
+            String holder = leaseHolder().orElseThrow();
+            Replica leader = holder.equals("istiod-a") ? a : b;
+            Replica follower = leader == a ? b : a;
+            String leaderRoot = leader.pem.get();
+            await("the leader's root everywhere", () -> rootCert("apps").equals(Optional.of(leaderRoot))
+                    && rootCert("istio-system").equals(Optional.of(leaderRoot)));
+            assertTrue(leader.election.leading());
+            assertFalse(follower.election.leading());
+
+            // the follower sees the deletion too, but only the leader writes
+            api.delete("v1", "ConfigMap", "apps", NamespaceController.CONFIG_MAP);
+            follower.controller.trustBundleChanged();
+            await("the leader's root back", () -> rootCert("apps").equals(Optional.of(leaderRoot)));
+            // longer than a lease: a live leader keeps the Lease, the follower neither leads nor writes
+            Thread.sleep(FAST.leaseDuration().toMillis() * 2);
+            assertEquals(Optional.of(holder), leaseHolder());
+            assertFalse(follower.election.leading());
+            assertEquals(Optional.of(leaderRoot), rootCert("apps"));
+            assertEquals(Optional.of(leaderRoot), rootCert("istio-system"));
+
+            Instant stopped = Instant.now();
+            leader.close(); // a replica killed: the Lease is not released, it expires
+            String followerRoot = follower.pem.get();
+            namespace("after", Map.of());
+            await("the other replica leading and writing", () -> follower.election.leading()
+                    && rootCert("apps").equals(Optional.of(followerRoot)) && rootCert("after").equals(Optional.of(followerRoot)));
+            assertEquals(Optional.of(follower == a ? "istiod-a" : "istiod-b"), leaseHolder());
+            // for the record (not asserted): how long the duty was without a leader
+            Files.writeString(Path.of("target", "namespace-controller-failover.txt"), "lease " + FAST.leaseDuration().toMillis()
+                    + " ms, failover " + Duration.between(stopped, Instant.now()).toMillis() + " ms\n");
+        }
+    }
+
+    @Test
+    void aReplicaThatLosesTheLeaseStopsItsDuties() throws Exception {
+        try (Replica a = new Replica("istiod-a", "ROOT-A")) {
+            await("leading", () -> a.election.leading());
+            // another holder takes the Lease over and keeps renewing it: istiod-a can no longer renew
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (a.election.leading() && System.nanoTime() < deadline) {
+                JsonObject lease = api.get("coordination.k8s.io/v1", "Lease", "istio-system",
+                        LeaderElection.NAMESPACE_CONTROLLER).orElseThrow();
+                JsonObject spec = lease.getAsJsonObject("spec");
+                spec.addProperty("holderIdentity", "intruder");
+                spec.addProperty("renewTime", java.time.format.DateTimeFormatter.ISO_INSTANT.format(
+                        Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS)));
+                lease.getAsJsonObject("metadata").remove("resourceVersion");
+                api.apply(lease);
+                Thread.sleep(100);
+            }
+            assertFalse(a.election.leading(), "istiod-a still leads after losing its Lease");
+            api.delete("v1", "ConfigMap", "apps", NamespaceController.CONFIG_MAP);
+            Thread.sleep(FAST.renewDeadline().toMillis());
+            assertFalse(rootCert("apps").isPresent() && leaseHolder().equals(Optional.of("intruder")),
+                    "a replica without the Lease wrote the ConfigMap");
+        }
+    }
+}
