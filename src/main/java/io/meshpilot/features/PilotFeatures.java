@@ -53,10 +53,10 @@ public record PilotFeatures(
      * @param jwtPolicy           JWT_POLICY (third-party-jwt): the audience a TokenReview asks for
      * @param trustedNodeAccounts CA_TRUSTED_NODE_ACCOUNTS (empty): node agents that may impersonate
      */
-    public record KubeAuth(io.meshpilot.security.kube.JwtPolicy jwtPolicy,
-                           io.meshpilot.security.kube.TrustedNodeAccounts trustedNodeAccounts) {
-        public static final KubeAuth DEFAULTS = new KubeAuth(io.meshpilot.security.kube.JwtPolicy.THIRD_PARTY,
-                io.meshpilot.security.kube.TrustedNodeAccounts.NONE);
+    public record KubeAuth(JwtPolicy jwtPolicy,
+                           TrustedNodeAccounts trustedNodeAccounts) {
+        public static final KubeAuth DEFAULTS = new KubeAuth(JwtPolicy.THIRD_PARTY,
+                TrustedNodeAccounts.NONE);
     }
 
     /**
@@ -146,8 +146,8 @@ public record PilotFeatures(
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
                 r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true),
-                new KubeAuth(io.meshpilot.security.kube.JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
-                        io.meshpilot.security.kube.TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
+                new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
+                        TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
                         r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
     }

@@ -136,6 +136,42 @@ public final class KubeClient implements AutoCloseable {
         }
     }
 
+    /**
+     * An informer over the objects of one core/v1 kind that have one name (a field selector on
+     * {@code metadata.name}): the mesh ConfigMap, {@code cacerts}, every namespace's
+     * {@code istio-ca-root-cert}. Not registered: the caller adds its handler, then
+     * {@link #addInformer}s it under {@code name}.
+     *
+     * @param namespace the namespace, or null for the object of that name in every namespace
+     */
+    public <T extends io.kubernetes.client.common.KubernetesObject, L extends io.kubernetes.client.common.KubernetesListObject>
+    SharedIndexInformer<T> namedObjectInformer(String name, Class<T> type, Class<L> listType, String plural,
+                                               String namespace, String objectName) {
+        var api = new io.kubernetes.client.util.generic.GenericKubernetesApi<>(type, listType, "", "v1", plural, apiClient);
+        String selector = "metadata.name=" + objectName;
+        var lw = new io.kubernetes.client.informer.ListerWatcher<T, L>() {
+            @Override
+            public L list(io.kubernetes.client.util.CallGeneratorParams p) throws io.kubernetes.client.openapi.ApiException {
+                var options = options(p);
+                return (namespace == null ? api.list(options) : api.list(namespace, options)).throwsApiException().getObject();
+            }
+
+            @Override
+            public io.kubernetes.client.util.Watchable<T> watch(io.kubernetes.client.util.CallGeneratorParams p)
+                    throws io.kubernetes.client.openapi.ApiException {
+                var options = options(p);
+                return namespace == null ? api.watch(options) : api.watch(namespace, options);
+            }
+
+            private io.kubernetes.client.util.generic.options.ListOptions options(io.kubernetes.client.util.CallGeneratorParams p) {
+                return new io.kubernetes.client.util.generic.options.ListOptions().fieldSelector(selector)
+                        .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds);
+            }
+        };
+        return new io.kubernetes.client.informer.impl.DefaultSharedIndexInformer<>(type, lw, 0,
+                new io.kubernetes.client.informer.cache.Cache<>(), watchErrorHandler(name));
+    }
+
     /** Stops and forgets an informer registered with {@link #addInformer}. */
     public void removeInformer(String name) {
         Stopping removed;

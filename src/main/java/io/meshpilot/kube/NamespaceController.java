@@ -1,18 +1,13 @@
 package io.meshpilot.kube;
 
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -78,24 +73,8 @@ public final class NamespaceController {
 
     private void registerConfigMapInformer(KubeClient client) {
         String name = "configmaps */" + CONFIG_MAP;
-        GenericKubernetesApi<V1ConfigMap, V1ConfigMapList> configMaps = new GenericKubernetesApi<>(V1ConfigMap.class,
-                V1ConfigMapList.class, "", "v1", "configmaps", client.apiClient());
-        String selector = "metadata.name=" + CONFIG_MAP;
-        ListerWatcher<V1ConfigMap, V1ConfigMapList> lw = new ListerWatcher<>() {
-            @Override
-            public V1ConfigMapList list(CallGeneratorParams p) throws ApiException {
-                return configMaps.list(new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds)).throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<V1ConfigMap> watch(CallGeneratorParams p) throws ApiException {
-                return configMaps.watch(new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds));
-            }
-        };
-        var informer = new DefaultSharedIndexInformer<>(V1ConfigMap.class, lw, 0,
-                new io.kubernetes.client.informer.cache.Cache<V1ConfigMap>(), client.watchErrorHandler(name));
+        SharedIndexInformer<V1ConfigMap> informer = client.namedObjectInformer(name, V1ConfigMap.class,
+                V1ConfigMapList.class, "configmaps", null, CONFIG_MAP);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1ConfigMap cm) {

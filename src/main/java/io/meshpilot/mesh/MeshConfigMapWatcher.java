@@ -1,15 +1,9 @@
 package io.meshpilot.mesh;
 
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
-import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.kube.KubeClient;
@@ -58,25 +52,8 @@ public final class MeshConfigMapWatcher implements AutoCloseable {
      * listed, the mesh config is Istio's defaults. Returns what the start-up log says.
      */
     public String start() {
-        GenericKubernetesApi<V1ConfigMap, V1ConfigMapList> api = new GenericKubernetesApi<>(V1ConfigMap.class,
-                V1ConfigMapList.class, "", "v1", "configmaps", client.apiClient());
-        String selector = "metadata.name=" + name;
-        ListerWatcher<V1ConfigMap, V1ConfigMapList> lw = new ListerWatcher<>() {
-            @Override
-            public V1ConfigMapList list(CallGeneratorParams p) throws ApiException {
-                return api.list(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds)).throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<V1ConfigMap> watch(CallGeneratorParams p) throws ApiException {
-                return api.watch(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds));
-            }
-        };
-        DefaultSharedIndexInformer<V1ConfigMap, V1ConfigMapList> informer = new DefaultSharedIndexInformer<>(
-                V1ConfigMap.class, lw, 0, new io.kubernetes.client.informer.cache.Cache<>(),
-                client.watchErrorHandler(informerName));
+        SharedIndexInformer<V1ConfigMap> informer = client.namedObjectInformer(informerName, V1ConfigMap.class,
+                V1ConfigMapList.class, "configmaps", namespace, name);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1ConfigMap cm) {

@@ -1,17 +1,12 @@
 package io.meshpilot.security.ca;
 
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import io.meshpilot.kube.KubeClient;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -125,24 +120,8 @@ public final class KubeSecretCaRootStore implements CaRootStore {
             return () -> { };
         }
         String informerName = "secret " + namespace + "/" + PLUGGED_IN_SECRET;
-        GenericKubernetesApi<V1Secret, V1SecretList> secrets = new GenericKubernetesApi<>(V1Secret.class,
-                V1SecretList.class, "", "v1", "secrets", client.apiClient());
-        String selector = "metadata.name=" + PLUGGED_IN_SECRET;
-        ListerWatcher<V1Secret, V1SecretList> lw = new ListerWatcher<>() {
-            @Override
-            public V1SecretList list(CallGeneratorParams p) throws ApiException {
-                return secrets.list(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds)).throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<V1Secret> watch(CallGeneratorParams p) throws ApiException {
-                return secrets.watch(namespace, new ListOptions().fieldSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds));
-            }
-        };
-        DefaultSharedIndexInformer<V1Secret, V1SecretList> informer = new DefaultSharedIndexInformer<>(V1Secret.class, lw,
-                0, new io.kubernetes.client.informer.cache.Cache<>(), client.watchErrorHandler(informerName));
+        SharedIndexInformer<V1Secret> informer = client.namedObjectInformer(informerName, V1Secret.class,
+                V1SecretList.class, "secrets", namespace, PLUGGED_IN_SECRET);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1Secret secret) {

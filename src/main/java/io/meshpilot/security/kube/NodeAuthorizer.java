@@ -1,5 +1,6 @@
 package io.meshpilot.security.kube;
 
+import io.meshpilot.features.TrustedNodeAccounts;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;

@@ -1,5 +1,7 @@
 package io.meshpilot.security.kube;
 
+import io.meshpilot.features.TrustedNodeAccounts;
+import io.meshpilot.features.JwtPolicy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

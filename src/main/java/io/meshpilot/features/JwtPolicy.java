@@ -1,4 +1,4 @@
-package io.meshpilot.security.kube;
+package io.meshpilot.features;
 
 import java.util.List;
 
