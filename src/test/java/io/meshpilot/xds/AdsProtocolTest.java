@@ -298,7 +298,14 @@ class AdsProtocolTest {
                 left = rejectSeries(monitoring, prefix);
             }
             assertEquals(0, left, "reject series of disconnected nodes");
-            assertEquals(1, rejectSeries(monitoring, "reject-stays"), "the connected node keeps its series");
+            // read again on a miss: a scrape of this JVM's whole registry (every earlier test's
+            // series) is large, and Helidon 4.4 sometimes cuts large responses short (DESIGN 6)
+            int kept = rejectSeries(monitoring, "reject-stays");
+            for (int read = 1; kept != 1 && read < 5; read++) {
+                Thread.sleep(100);
+                kept = rejectSeries(monitoring, "reject-stays");
+            }
+            assertEquals(1, kept, "the connected node keeps its series");
         }
     }
 
