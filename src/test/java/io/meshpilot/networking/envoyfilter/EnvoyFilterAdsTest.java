@@ -43,6 +43,18 @@ class EnvoyFilterAdsTest {
     static final String WEB_CLUSTER = "outbound|80||web.shop.svc.cluster.local";
     static final String LUA = "envoy.filters.http.lua";
     static final String STATUS = "pilot_envoy_filter_status";
+    /** The service the EnvoyFilter tests patch around: web.shop on 80 (HTTP), one endpoint. */
+    static final String WEB_SERVICE_ENTRY = """
+            apiVersion: networking.istio.io/v1
+            kind: ServiceEntry
+            metadata: {name: web, namespace: shop}
+            spec:
+              hosts: [web.shop.svc.cluster.local]
+              location: MESH_INTERNAL
+              ports: [{number: 80, name: http, protocol: HTTP, targetPort: 8080}]
+              resolution: STATIC
+              endpoints: [{address: 10.0.0.1}]
+            """;
 
     @TempDir
     static Path dir;
@@ -55,17 +67,7 @@ class EnvoyFilterAdsTest {
     @BeforeAll
     static void start() throws Exception {
         config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("web.yaml"), """
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  ports: [{number: 80, name: http, protocol: HTTP, targetPort: 8080}]
-                  resolution: STATIC
-                  endpoints: [{address: 10.0.0.1}]
-                """);
+        Files.writeString(config.resolve("web.yaml"), WEB_SERVICE_ENTRY);
         server = TestServers.start(dir);
         grpc = server.ports().get("grpc");
         http = server.ports().get("http");

@@ -51,17 +51,7 @@ class EnvoyFilterEcdsAdsTest {
     @BeforeAll
     static void start() throws Exception {
         config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("web.yaml"), """
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  ports: [{number: 80, name: http, protocol: HTTP, targetPort: 8080}]
-                  resolution: STATIC
-                  endpoints: [{address: 10.0.0.1}]
-                """);
+        Files.writeString(config.resolve("web.yaml"), EnvoyFilterAdsTest.WEB_SERVICE_ENTRY);
         server = TestServers.start(dir);
     }
 
