@@ -23,6 +23,10 @@ public record Service(String hostname, String namespace, List<Port> ports, Strin
                       Map<String, List<String>> clusterVips, String autoAllocatedIpv4, Resolution resolution,
                       boolean meshExternal, Set<String> exportTo, Map<String, String> labels, String registry,
                       String clusterId, Instant creationTime, ConfigKey configKey) {
+    /** The order registries list services in: by hostname, then namespace (one host may be in several). */
+    public static final java.util.Comparator<Service> BY_HOST =
+            java.util.Comparator.comparing(Service::hostname).thenComparing(Service::namespace);
+
 
     public static final String UNSPECIFIED_IP = "0.0.0.0";
 

@@ -5,7 +5,6 @@ import io.meshpilot.model.ServiceDiscovery;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -53,7 +52,7 @@ public final class AggregateRegistry implements ServiceDiscovery {
             }
         }
         List<Service> out = new ArrayList<>(byHost.values());
-        out.sort(Comparator.comparing(Service::hostname).thenComparing(Service::namespace));
+        out.sort(Service.BY_HOST);
         return out;
     }
 

@@ -22,7 +22,6 @@ import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
 import java.lang.System.Logger.Level;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -570,9 +569,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
 
     @Override
     public List<Service> services() {
-        List<Service> out = new ArrayList<>(services.values());
-        out.sort(Comparator.comparing(Service::hostname));
-        return out;
+        return services.values().stream().sorted(Service.BY_HOST).toList();
     }
 
     @Override

@@ -9,8 +9,6 @@ import io.meshpilot.model.ShardKey;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -76,9 +74,7 @@ public final class MemoryRegistry implements ServiceRegistry {
 
     @Override
     public List<Service> services() {
-        List<Service> out = new ArrayList<>(services.values());
-        out.sort(Comparator.comparing(Service::hostname));
-        return out;
+        return services.values().stream().sorted(Service.BY_HOST).toList();
     }
 
     @Override

@@ -440,7 +440,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     public List<Service> services() {
         List<Service> out = new ArrayList<>();
         servicesByHost.values().forEach(out::addAll);
-        out.sort(Comparator.comparing(Service::hostname).thenComparing(Service::namespace));
+        out.sort(Service.BY_HOST);
         return out;
     }
 
