@@ -33,6 +33,7 @@ import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaRootStore;
+import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.jwt.JwksCache;
@@ -179,11 +180,10 @@ public final class PilotServer implements AutoCloseable {
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
     private String initCa() {
         var f = args.features();
-        // in a cluster the root is shared by the replicas through istiod's Secrets
-        CaRootStore directory = CaRootStore.directory(args.ca().stateDir());
-        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(), directory,
-                args.kube().syncTimeout())
-                : directory;
+        // in a cluster the root is shared by the replicas through istiod's Secrets, and only there
+        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(),
+                BoundedBackoff.istiod(f.ca().secretTimeout()))
+                : CaRootStore.directory(args.ca().stateDir());
         CaOptions options = new CaOptions(f.rootCaDir(), rootStore, args.ca().ecdsa(), f.ca().rsaKeySize(),
                 f.ca().selfSignedTtl(), f.ca().rootCheckInterval(), f.ca().gracePercentile(),
                 f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),

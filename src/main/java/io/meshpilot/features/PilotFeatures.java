@@ -108,9 +108,12 @@ public record PilotFeatures(
      * @param gracePercentile    CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE (20): rotate the
      *                           root when less than this share of its life is left
      * @param customHosts        ISTIOD_CUSTOM_HOST: extra DNS names for istiod's certificate
+     * @param secretTimeout      MESHPILOT_CA_SECRET_TIMEOUT (20m, istiod's fixed wait): how long
+     *                           start-up in Kubernetes mode keeps asking for istiod's CA Secrets
+     *                           before the CA fails
      */
     public record Ca(int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
-                     java.util.List<String> customHosts) {
+                     java.util.List<String> customHosts, Duration secretTimeout) {
         public Ca {
             customHosts = java.util.List.copyOf(customHosts);
         }
@@ -141,7 +144,8 @@ public record PilotFeatures(
                 new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
                         percentile(r), java.util.Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
-                                .map(String::trim).filter(h -> !h.isEmpty()).toList()),
+                                .map(String::trim).filter(h -> !h.isEmpty()).toList(),
+                        r.duration("MESHPILOT_CA_SECRET_TIMEOUT", "20m")),
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
