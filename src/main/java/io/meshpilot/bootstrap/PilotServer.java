@@ -3,6 +3,7 @@ package io.meshpilot.bootstrap;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
@@ -27,6 +28,7 @@ import io.meshpilot.security.kube.KubeJwtAuthenticator;
 import io.meshpilot.security.kube.NodeAuthorizer;
 import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.CaSetup;
+import io.meshpilot.security.SignerServing;
 import io.meshpilot.security.IstiodCertificates;
 import io.meshpilot.security.ra.KubernetesRa;
 import io.meshpilot.security.ra.SignerRoots;
@@ -206,13 +208,21 @@ public final class PilotServer implements AutoCloseable {
                 throw new ComponentStartException(Component.CA, "EXTERNAL_CA=" + f.ra().externalCa()
                         + " needs Kubernetes mode (--kubeconfig, or in a cluster)", null);
             }
+            SignerRoots signerRoots = new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
+                    SignerRoots.SERVICE_ACCOUNT_CA));
             try {
                 certificates.signWorkloadsWith(new KubernetesRa(kubeClient.apiClient(), f.ra().k8sSigner(), setup::ca,
-                        new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
-                                SignerRoots.SERVICE_ACCOUNT_CA)), f.ra().signTimeout()));
+                        signerRoots, f.ra().signTimeout()));
             } catch (IllegalArgumentException e) {
                 throw new ComponentStartException(Component.CA, e.getMessage(), e);
             }
+            // istiod's initDNSCertsK8SRA: its own certificate from the named signer too
+            f.ra().servingSigner().ifPresent(signer -> certificates.serveFrom(new SignerServing(signer,
+                    new KubernetesRa(kubeClient.apiClient(), signer, setup::ca, signerRoots, f.ra().signTimeout()),
+                    signerRoots)));
+        } else if (f.ra().servingSigner().isPresent()) {
+            throw new ComponentStartException(Component.CA, "PILOT_CERT_PROVIDER=" + f.ra().certProvider()
+                    + " needs RA mode (EXTERNAL_CA=" + PilotFeatures.Ra.KUBERNETES_API + ")", null);
         }
         String started;
         try {

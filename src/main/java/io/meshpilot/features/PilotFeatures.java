@@ -66,15 +66,32 @@ public record PilotFeatures(
      * @param k8sSigner   K8S_SIGNER: the signerName of the CertificateSigningRequests
      * @param signTimeout MESHPILOT_RA_SIGN_TIMEOUT (10s, about istiod's fixed watch-then-poll
      *                    wait): how long a CreateCertificate waits for the signer
+     * @param certProvider PILOT_CERT_PROVIDER (istiod): who signs istiod's own certificate,
+     *                    {@code istiod} (its CA) or {@code k8s.io/<signer>} (RA mode: that signer,
+     *                    whose MeshConfig root is then the one published)
      */
-    public record Ra(String externalCa, String k8sSigner, Duration signTimeout) {
+    public record Ra(String externalCa, String k8sSigner, Duration signTimeout, String certProvider) {
         public static final String KUBERNETES_API = "ISTIOD_RA_KUBERNETES_API";
+        public static final String ISTIOD_PROVIDER = "istiod";
+        static final String SIGNER_PREFIX = "k8s.io/";
 
         public Ra {
             if (!externalCa.isEmpty() && !externalCa.equals(KUBERNETES_API)) {
                 throw new IllegalArgumentException("EXTERNAL_CA=\"" + externalCa + "\": the only external CA supported is "
                         + KUBERNETES_API);
             }
+            if (!certProvider.equals(ISTIOD_PROVIDER)
+                    && !(certProvider.startsWith(SIGNER_PREFIX) && certProvider.length() > SIGNER_PREFIX.length())) {
+                throw new IllegalArgumentException("PILOT_CERT_PROVIDER=\"" + certProvider + "\": supported are "
+                        + ISTIOD_PROVIDER + " and " + SIGNER_PREFIX + "<signerName> (with EXTERNAL_CA=" + KUBERNETES_API + ")");
+            }
+        }
+
+        /** The signer of istiod's own certificate under PILOT_CERT_PROVIDER=k8s.io/&lt;signer&gt;. */
+        public java.util.Optional<String> servingSigner() {
+            return certProvider.startsWith(SIGNER_PREFIX)
+                    ? java.util.Optional.of(certProvider.substring(SIGNER_PREFIX.length()))
+                    : java.util.Optional.empty();
         }
 
         /** True when CSRs go to the Kubernetes CSR API instead of MeshPilot's CA. */
@@ -153,7 +170,8 @@ public record PilotFeatures(
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
-                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s"),
+                        r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()));
     }
 
     private static int rsaKeySize(EnvReader r) {
