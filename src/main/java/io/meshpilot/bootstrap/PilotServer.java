@@ -391,7 +391,11 @@ public final class PilotServer implements AutoCloseable {
         certificates.addTrustBundleListener(controller::trustBundleChanged);
         namespaceControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
                 args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.NAMESPACE_CONTROLLER,
-                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
+                args.features().prioritizedLeaderElection()
+                        ? new io.meshpilot.kube.leaderelection.RevisionPriority(args.revision(),
+                                new io.meshpilot.kube.leaderelection.DefaultRevision(kubeClient.apiClient()))
+                        : null)
                 .addDuty("namespace controller", controller::lead);
         closeables.add(namespaceControllerElection); // closed before the client it writes through
     }

@@ -26,7 +26,9 @@ import java.util.function.Function;
  *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
- * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
+ * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER, PILOT_CERT_PROVIDER
+ * @param prioritizedLeaderElection PRIORITIZED_LEADER_ELECTION (true): the default revision takes the
+ *                             leader elections over from other revisions
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -45,7 +47,8 @@ public record PilotFeatures(
         Registry registry,
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
-        Ra ra) {
+        Ra ra,
+        boolean prioritizedLeaderElection) {
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -171,7 +174,8 @@ public record PilotFeatures(
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
                         r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s"),
-                        r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()));
+                        r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()),
+                r.bool("PRIORITIZED_LEADER_ELECTION", true));
     }
 
     private static int rsaKeySize(EnvReader r) {

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
+import io.meshpilot.kube.leaderelection.DefaultRevision;
 import io.meshpilot.kube.leaderelection.ElectionTimings;
 import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,12 +71,19 @@ class NamespaceControllerTest {
         final AtomicReference<String> pem;
 
         Replica(String identity, String firstPem) throws Exception {
+            this(identity, firstPem, null);
+        }
+
+        /** @param revision with istiod's prioritized election for this revision; null: without */
+        Replica(String identity, String firstPem, String revision) throws Exception {
             Path config = Files.createDirectories(dir.resolve(identity));
             client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(config), 1000, 1000));
             pem = new AtomicReference<>(firstPem);
             controller = new NamespaceController(client, pem::get);
             election = new LeaderElection(client.apiClient(), "istio-system", LeaderElection.NAMESPACE_CONTROLLER,
-                    identity, FAST).addDuty("namespace controller", controller::lead);
+                    identity, FAST, revision == null ? null
+                            : new RevisionPriority(revision, new DefaultRevision(client.apiClient())))
+                    .addDuty("namespace controller", controller::lead);
             assertTrue(client.runAndWait(Duration.ofSeconds(20)).isEmpty());
             election.start();
         }
@@ -213,6 +222,41 @@ class NamespaceControllerTest {
             // for the record (not asserted): how long the duty was without a leader
             Files.writeString(Path.of("target", "namespace-controller-failover.txt"), "lease " + FAST.leaseDuration().toMillis()
                     + " ms, failover " + Duration.between(stopped, Instant.now()).toMillis() + " ms\n");
+        }
+    }
+
+    /**
+     * istiod's PRIORITIZED_LEADER_ELECTION: the default revision (istioctl tag set default)
+     * takes the Lease from a live holder of another revision; a replica of the holder's own
+     * revision does not, nor does the old revision take it back.
+     */
+    @Test
+    void theDefaultRevisionTakesTheElectionOverFromAnotherRevision() throws Exception {
+        api.apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: MutatingWebhookConfiguration
+                metadata:
+                  name: istio-revision-tag-default
+                  labels: {istio.io/tag: default, istio.io/rev: red}
+                webhooks: []
+                """);
+        try (Replica green = new Replica("istiod-green", "ROOT-GREEN", "green")) {
+            await("green leading", () -> green.election.leading() && rootCert("apps").equals(Optional.of("ROOT-GREEN")));
+            try (Replica red = new Replica("istiod-red", "ROOT-RED", "red")) {
+                await("red, the default revision, leading while green still runs", () -> red.election.leading()
+                        && rootCert("apps").equals(Optional.of("ROOT-RED")));
+                await("green stepping down", () -> !green.election.leading());
+                JsonObject lease = api.get("coordination.k8s.io/v1", "Lease", "istio-system",
+                        LeaderElection.NAMESPACE_CONTROLLER).orElseThrow();
+                assertEquals("red", lease.getAsJsonObject("metadata").getAsJsonObject("labels").get("istio.io/rev").getAsString());
+                try (Replica red2 = new Replica("istiod-red-2", "ROOT-RED-2", "red")) {
+                    // longer than a lease: neither another red replica nor green takes a live Lease
+                    Thread.sleep(FAST.leaseDuration().toMillis() * 2);
+                    assertEquals(Optional.of("istiod-red"), leaseHolder());
+                    assertFalse(red2.election.leading());
+                    assertFalse(green.election.leading());
+                }
+            }
         }
     }
 
