@@ -47,8 +47,7 @@ public class CaResource {
     @Path("root")
     @Produces(MediaType.APPLICATION_JSON)
     public RootInfo root() {
-        var material = certificates.material();
-        return new RootInfo(material.origin().toString(), info(material.root(), "ca"));
+        return new RootInfo(certificates.publishedRootSource(), info(certificates.publishedRoot(), "ca"));
     }
 
     @GET

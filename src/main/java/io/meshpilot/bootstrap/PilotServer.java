@@ -3,6 +3,7 @@ package io.meshpilot.bootstrap;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
@@ -27,12 +28,14 @@ import io.meshpilot.security.kube.KubeJwtAuthenticator;
 import io.meshpilot.security.kube.NodeAuthorizer;
 import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.CaSetup;
+import io.meshpilot.security.SignerServing;
 import io.meshpilot.security.IstiodCertificates;
 import io.meshpilot.security.ra.KubernetesRa;
 import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaRootStore;
+import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.jwt.JwksCache;
@@ -179,11 +182,10 @@ public final class PilotServer implements AutoCloseable {
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */
     private String initCa() {
         var f = args.features();
-        // in a cluster the root is shared by the replicas through istiod's Secrets
-        CaRootStore directory = CaRootStore.directory(args.ca().stateDir());
-        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(), directory,
-                args.kube().syncTimeout())
-                : directory;
+        // in a cluster the root is shared by the replicas through istiod's Secrets, and only there
+        CaRootStore rootStore = kubeClient != null ? new KubeSecretCaRootStore(kubeClient, args.namespace(),
+                BoundedBackoff.istiod(f.ca().secretTimeout()))
+                : CaRootStore.directory(args.ca().stateDir());
         CaOptions options = new CaOptions(f.rootCaDir(), rootStore, args.ca().ecdsa(), f.ca().rsaKeySize(),
                 f.ca().selfSignedTtl(), f.ca().rootCheckInterval(), f.ca().gracePercentile(),
                 f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),
@@ -206,13 +208,21 @@ public final class PilotServer implements AutoCloseable {
                 throw new ComponentStartException(Component.CA, "EXTERNAL_CA=" + f.ra().externalCa()
                         + " needs Kubernetes mode (--kubeconfig, or in a cluster)", null);
             }
+            SignerRoots signerRoots = new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
+                    SignerRoots.SERVICE_ACCOUNT_CA));
             try {
                 certificates.signWorkloadsWith(new KubernetesRa(kubeClient.apiClient(), f.ra().k8sSigner(), setup::ca,
-                        new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
-                                SignerRoots.SERVICE_ACCOUNT_CA)), f.ra().signTimeout()));
+                        signerRoots, f.ra().signTimeout()));
             } catch (IllegalArgumentException e) {
                 throw new ComponentStartException(Component.CA, e.getMessage(), e);
             }
+            // istiod's initDNSCertsK8SRA: its own certificate from the named signer too
+            f.ra().servingSigner().ifPresent(signer -> certificates.serveFrom(new SignerServing(signer,
+                    new KubernetesRa(kubeClient.apiClient(), signer, setup::ca, signerRoots, f.ra().signTimeout()),
+                    signerRoots)));
+        } else if (f.ra().servingSigner().isPresent()) {
+            throw new ComponentStartException(Component.CA, "PILOT_CERT_PROVIDER=" + f.ra().certProvider()
+                    + " needs RA mode (EXTERNAL_CA=" + PilotFeatures.Ra.KUBERNETES_API + ")", null);
         }
         String started;
         try {
@@ -381,7 +391,11 @@ public final class PilotServer implements AutoCloseable {
         certificates.addTrustBundleListener(controller::trustBundleChanged);
         namespaceControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
                 args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.NAMESPACE_CONTROLLER,
-                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
+                args.features().prioritizedLeaderElection()
+                        ? new io.meshpilot.kube.leaderelection.RevisionPriority(args.revision(),
+                                new io.meshpilot.kube.leaderelection.DefaultRevision(kubeClient.apiClient()))
+                        : null)
                 .addDuty("namespace controller", controller::lead);
         closeables.add(namespaceControllerElection); // closed before the client it writes through
     }

@@ -26,7 +26,9 @@ import java.util.function.Function;
  *                             since it was removed in 1.25): meshConfig.discoverySelectors limit
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
- * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
+ * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER, PILOT_CERT_PROVIDER
+ * @param prioritizedLeaderElection PRIORITIZED_LEADER_ELECTION (true): the default revision takes the
+ *                             leader elections over from other revisions
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -45,7 +47,8 @@ public record PilotFeatures(
         Registry registry,
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
-        Ra ra) {
+        Ra ra,
+        boolean prioritizedLeaderElection) {
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -66,15 +69,32 @@ public record PilotFeatures(
      * @param k8sSigner   K8S_SIGNER: the signerName of the CertificateSigningRequests
      * @param signTimeout MESHPILOT_RA_SIGN_TIMEOUT (10s, about istiod's fixed watch-then-poll
      *                    wait): how long a CreateCertificate waits for the signer
+     * @param certProvider PILOT_CERT_PROVIDER (istiod): who signs istiod's own certificate,
+     *                    {@code istiod} (its CA) or {@code k8s.io/<signer>} (RA mode: that signer,
+     *                    whose MeshConfig root is then the one published)
      */
-    public record Ra(String externalCa, String k8sSigner, Duration signTimeout) {
+    public record Ra(String externalCa, String k8sSigner, Duration signTimeout, String certProvider) {
         public static final String KUBERNETES_API = "ISTIOD_RA_KUBERNETES_API";
+        public static final String ISTIOD_PROVIDER = "istiod";
+        static final String SIGNER_PREFIX = "k8s.io/";
 
         public Ra {
             if (!externalCa.isEmpty() && !externalCa.equals(KUBERNETES_API)) {
                 throw new IllegalArgumentException("EXTERNAL_CA=\"" + externalCa + "\": the only external CA supported is "
                         + KUBERNETES_API);
             }
+            if (!certProvider.equals(ISTIOD_PROVIDER)
+                    && !(certProvider.startsWith(SIGNER_PREFIX) && certProvider.length() > SIGNER_PREFIX.length())) {
+                throw new IllegalArgumentException("PILOT_CERT_PROVIDER=\"" + certProvider + "\": supported are "
+                        + ISTIOD_PROVIDER + " and " + SIGNER_PREFIX + "<signerName> (with EXTERNAL_CA=" + KUBERNETES_API + ")");
+            }
+        }
+
+        /** The signer of istiod's own certificate under PILOT_CERT_PROVIDER=k8s.io/&lt;signer&gt;. */
+        public java.util.Optional<String> servingSigner() {
+            return certProvider.startsWith(SIGNER_PREFIX)
+                    ? java.util.Optional.of(certProvider.substring(SIGNER_PREFIX.length()))
+                    : java.util.Optional.empty();
         }
 
         /** True when CSRs go to the Kubernetes CSR API instead of MeshPilot's CA. */
@@ -108,9 +128,12 @@ public record PilotFeatures(
      * @param gracePercentile    CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE (20): rotate the
      *                           root when less than this share of its life is left
      * @param customHosts        ISTIOD_CUSTOM_HOST: extra DNS names for istiod's certificate
+     * @param secretTimeout      MESHPILOT_CA_SECRET_TIMEOUT (20m, istiod's fixed wait): how long
+     *                           start-up in Kubernetes mode keeps asking for istiod's CA Secrets
+     *                           before the CA fails
      */
     public record Ca(int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
-                     java.util.List<String> customHosts) {
+                     java.util.List<String> customHosts, Duration secretTimeout) {
         public Ca {
             customHosts = java.util.List.copyOf(customHosts);
         }
@@ -141,7 +164,8 @@ public record PilotFeatures(
                 new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
                         percentile(r), java.util.Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
-                                .map(String::trim).filter(h -> !h.isEmpty()).toList()),
+                                .map(String::trim).filter(h -> !h.isEmpty()).toList(),
+                        r.duration("MESHPILOT_CA_SECRET_TIMEOUT", "20m")),
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
                         r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
@@ -149,7 +173,9 @@ public record PilotFeatures(
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
-                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s"),
+                        r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()),
+                r.bool("PRIORITIZED_LEADER_ELECTION", true));
     }
 
     private static int rsaKeySize(EnvReader r) {

@@ -23,7 +23,9 @@ import java.util.function.Supplier;
  * (key {@value #KEY}) in every namespace discoverySelectors select, so that workloads there
  * can verify istiod. Leader-only: every replica keeps the informers, only the leader writes
  * ({@link #lead()}). A deleted or edited ConfigMap is written again, a changed trust bundle
- * ({@link #trustBundleChanged()}) rewrites them all; Kubernetes' own namespaces are skipped.
+ * ({@link #trustBundleChanged()}) rewrites them all. Left alone, as by istiod: namespaces
+ * discoverySelectors leave out, Kubernetes' own but kube-system ({@link #IGNORED_NAMESPACES}),
+ * terminating ones, and those where RBAC forbids the write (one line, no retry loop).
  */
 public final class NamespaceController {
     private static final System.Logger LOG = System.getLogger(NamespaceController.class.getName());
@@ -32,9 +34,11 @@ public final class NamespaceController {
     public static final String KEY = "root-cert.pem";
     /** The label istiod puts on the ConfigMaps it writes. */
     static final Map<String, String> LABELS = Map.of("istio.io/config", "true");
-    /** istiod's inject.IgnoredNamespaces: no workload of the mesh runs there. */
-    public static final Set<String> IGNORED_NAMESPACES = Set.of("kube-system", "kube-public", "kube-node-lease",
-            "local-path-storage");
+    /**
+     * istiod's inject.IgnoredNamespaces but kube-system, where ztunnel may run and mount the
+     * ConfigMap (istiod writes it there since 1.21).
+     */
+    public static final Set<String> IGNORED_NAMESPACES = Set.of("kube-public", "kube-node-lease", "local-path-storage");
     private static final long RETRY_MILLIS = 1000;
 
     private final DiscoveryNamespacesFilter namespaces;
@@ -189,10 +193,13 @@ public final class NamespaceController {
                         .data(Map.of(KEY, pem))).execute();
                 LOG.log(Level.DEBUG, () -> "ConfigMap " + namespace + "/" + CONFIG_MAP + " created");
             } catch (ApiException e) {
-                if (e.getCode() != 409) {
+                if (e.getCode() == 409) {
+                    schedule(namespace, 0); // created meanwhile: compare again
+                } else if (e.getCode() == 403) {
+                    skipForbidden(namespace, e); // no role there, or the namespace terminating
+                } else if (e.getCode() != 404) { // 404: the namespace went away meanwhile
                     throw e;
                 }
-                schedule(namespace, 0); // created meanwhile: compare again
             }
             return;
         }
@@ -202,7 +209,32 @@ public final class NamespaceController {
         }
         // the resourceVersion read is the precondition: a concurrent change makes this a 409 and a retry
         existing.putDataItem(KEY, pem);
-        api.replaceNamespacedConfigMap(CONFIG_MAP, namespace, existing).execute();
+        try {
+            api.replaceNamespacedConfigMap(CONFIG_MAP, namespace, existing).execute();
+        } catch (ApiException e) {
+            if (e.getCode() != 403) {
+                throw e;
+            }
+            skipForbidden(namespace, e);
+            return;
+        }
         LOG.log(Level.DEBUG, () -> "ConfigMap " + namespace + "/" + CONFIG_MAP + " updated");
+    }
+
+    /**
+     * As istiod: a write RBAC refuses is not retried (asking again would not help); the next
+     * change of the namespace or the trust bundle tries again, so a role granted later takes effect.
+     */
+    private static void skipForbidden(String namespace, ApiException e) {
+        LOG.log(Level.INFO, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written: the API server forbids it ("
+                + firstLine(e.getResponseBody()) + "); left alone until the namespace or the trust bundle changes");
+    }
+
+    private static String firstLine(String body) {
+        if (body == null) {
+            return "";
+        }
+        String line = body.strip().lines().findFirst().orElse("");
+        return line.length() > 300 ? line.substring(0, 300) + "..." : line;
     }
 }

@@ -44,6 +44,8 @@ public final class IstiodCertificates implements AutoCloseable {
     private AutoCloseable pluggedInWatch;
     /** RA mode: signs workload CSRs instead of the CA (which still signs istiod's own certificate). */
     private io.meshpilot.security.ca.CsrSigner workloadSigner;
+    /** PILOT_CERT_PROVIDER=k8s.io/<signer>: istiod's certificate and the published root come from that signer. */
+    private SignerServing signerServing;
 
     /**
      * @param setup the CA and the first serving certificate, made before the listeners (their
@@ -75,7 +77,16 @@ public final class IstiodCertificates implements AutoCloseable {
      * @throws IllegalArgumentException when JWT_RULE is malformed
      */
     public String start() {
-        trustBundle = TrustBundle.of(setup.ca().material().roots(), meshPems());
+        if (signerServing != null) {
+            try {
+                serving = signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots());
+            } catch (io.meshpilot.security.ca.CsrRejectedException e) {
+                throw new IllegalArgumentException("PILOT_CERT_PROVIDER=k8s.io/" + signerServing.signerName()
+                        + ": istiod's certificate cannot be had from the signer: " + e.getMessage(), e);
+            }
+            servingTls.update(serving, setup.ca().material().roots());
+        }
+        trustBundle = TrustBundle.of(publishedRoots(), meshPems());
         String rule = options.jwtRule();
         JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
                 .ifPresent(a -> {
@@ -102,7 +113,43 @@ public final class IstiodCertificates implements AutoCloseable {
                 + " notAfter=" + serving.certificate().getNotAfter().toInstant()
                 + (rule.isBlank() ? "" : "; JWT_RULE authenticator")
                 + (workloadSigner instanceof io.meshpilot.security.ra.KubernetesRa ra
-                        ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "");
+                        ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "")
+                + (signerServing == null ? "" : "; istiod's certificate and published root from signer "
+                        + signerServing.signerName());
+    }
+
+    /**
+     * PILOT_CERT_PROVIDER=k8s.io/&lt;signer&gt;: istiod's certificate is requested from that
+     * signer and its root is what is published; call before {@link #start}.
+     */
+    public void serveFrom(SignerServing signer) {
+        this.signerServing = signer;
+    }
+
+    /**
+     * The roots workloads are told to trust before MeshConfig's extra ones: the CA's, or the
+     * serving signer's (as istiod's CA bundle under a k8s.io certificate provider).
+     */
+    private List<java.security.cert.X509Certificate> publishedRoots() {
+        if (signerServing == null) {
+            return setup.ca().material().roots();
+        }
+        try {
+            return signerServing.publishedRoots();
+        } catch (io.meshpilot.security.ca.CsrRejectedException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** The root istiod publishes as root-cert.pem: the CA's, or the serving signer's. */
+    public java.security.cert.X509Certificate publishedRoot() {
+        return publishedRoots().getFirst();
+    }
+
+    /** Where {@link #publishedRoot()} comes from, for the CA root API. */
+    public String publishedRootSource() {
+        return signerServing == null ? material().origin().toString()
+                : "signer " + signerServing.signerName() + " (meshConfig.caCertificates)";
     }
 
     /** RA mode: workload CSRs go to {@code signer}; call before {@link #start}. */
@@ -187,12 +234,15 @@ public final class IstiodCertificates implements AutoCloseable {
 
     private void meshChanged() {
         try {
-            TrustBundle next = TrustBundle.of(setup.ca().material().roots(), meshPems());
+            TrustBundle next = TrustBundle.of(publishedRoots(), meshPems());
             if (!next.certificates().equals(trustBundle.certificates())) {
                 trustBundle = next; // what workloads are told to trust; the sockets keep trusting the CA roots
                 LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
                         + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
                 trustBundleChanged();
+                if (signerServing != null) {
+                    renewServing(); // as istiod: a new root of the signer, a new certificate from it
+                }
             }
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "trust bundle update failed; the previous one stays in force: " + e.getMessage(), e);
@@ -215,13 +265,15 @@ public final class IstiodCertificates implements AutoCloseable {
     /** istiod's own certificate, renewed before it expires; open connections keep going. */
     void renewServing() {
         try {
-            ServingCertificate next = ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(),
-                    setup.ca().material().roots());
+            ServingCertificate next = signerServing != null
+                    ? signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots())
+                    : ServingCertificate.issue(setup.ca(), setup.names(), setup.servingTtl(),
+                            setup.ca().material().roots());
             applyTls(next);
             serving = next; // published once the sockets present it
             LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)
                     + " notAfter=" + serving.certificate().getNotAfter().toInstant());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | io.meshpilot.security.ca.CsrRejectedException e) {
             LOG.log(Level.ERROR, "serving certificate renewal failed (retrying in a minute): " + e.getMessage(), e);
             schedule(TimeUnit.MINUTES.toMillis(1));
             return;
@@ -235,7 +287,7 @@ public final class IstiodCertificates implements AutoCloseable {
             var rotated = setup.rootStore().checkRotation(setup.ca().material(), rotator, Instant.now());
             if (rotated.isPresent()) {
                 setup.ca().update(rotated.get());
-                trustBundle = TrustBundle.of(rotated.get().roots(), meshPems());
+                trustBundle = TrustBundle.of(publishedRoots(), meshPems());
                 trustBundleChanged();
                 LOG.log(Level.WARNING, "self-signed root rotated: new notAfter="
                         + rotated.get().root().getNotAfter().toInstant() + "; the old root stays in the trust bundle");
@@ -257,7 +309,7 @@ public final class IstiodCertificates implements AutoCloseable {
             return;
         }
         setup.ca().update(next);
-        trustBundle = TrustBundle.of(next.roots(), meshPems());
+        trustBundle = TrustBundle.of(publishedRoots(), meshPems());
         LOG.log(Level.WARNING, "plugged-in CA changed in " + next.origin().dir() + ": now signing as "
                 + next.signingCertificate().getSubjectX500Principal() + " until "
                 + next.signingCertificate().getNotAfter().toInstant() + ", " + next.roots().size() + " roots trusted");

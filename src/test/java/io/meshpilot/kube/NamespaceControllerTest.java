@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
+import io.meshpilot.kube.leaderelection.DefaultRevision;
 import io.meshpilot.kube.leaderelection.ElectionTimings;
 import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The namespace controller under istiod's namespace-controller election, over the API server
  * stand-in with real Kubernetes clients: istio-ca-root-cert appears in a new namespace, comes
- * back after deletion, follows the trust bundle, skips Kubernetes' own namespaces and those
- * discoverySelectors leave out; of two replicas only the Lease holder writes, and when it
+ * back after deletion, follows the trust bundle, skips Kubernetes' own namespaces but
+ * kube-system, those discoverySelectors leave out and those RBAC forbids; of two replicas only the Lease holder writes, and when it
  * stops (or loses the Lease) the other takes the duty over.
  */
 class NamespaceControllerTest {
@@ -69,12 +71,19 @@ class NamespaceControllerTest {
         final AtomicReference<String> pem;
 
         Replica(String identity, String firstPem) throws Exception {
+            this(identity, firstPem, null);
+        }
+
+        /** @param revision with istiod's prioritized election for this revision; null: without */
+        Replica(String identity, String firstPem, String revision) throws Exception {
             Path config = Files.createDirectories(dir.resolve(identity));
             client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(config), 1000, 1000));
             pem = new AtomicReference<>(firstPem);
             controller = new NamespaceController(client, pem::get);
             election = new LeaderElection(client.apiClient(), "istio-system", LeaderElection.NAMESPACE_CONTROLLER,
-                    identity, FAST).addDuty("namespace controller", controller::lead);
+                    identity, FAST, revision == null ? null
+                            : new RevisionPriority(revision, new DefaultRevision(client.apiClient())))
+                    .addDuty("namespace controller", controller::lead);
             assertTrue(client.runAndWait(Duration.ofSeconds(20)).isEmpty());
             election.start();
         }
@@ -150,8 +159,32 @@ class NamespaceControllerTest {
             await("istio-ca-root-cert in a selected namespace", () -> rootCert("inside").isPresent());
             namespace("outside", Map.of("mesh", "enabled"));
             await("istio-ca-root-cert once the namespace is selected", () -> rootCert("outside").isPresent());
-            // kube-system was known from the start and every other namespace has been written since
-            assertFalse(rootCert("kube-system").isPresent(), "istiod leaves kube-system alone");
+        }
+    }
+
+    /**
+     * istiod's opt-outs: Kubernetes' own namespaces but kube-system (ztunnel may run there), and
+     * a namespace where RBAC forbids the write, refused once and not retried in a loop.
+     */
+    @Test
+    void kubeSystemIsWrittenKubesOtherNamespacesAndForbiddenOnesAreLeftAlone() throws Exception {
+        api.forbidWrites("configmaps", "locked");
+        namespace("locked", Map.of());
+        namespace("local-path-storage", Map.of());
+        try (Replica r = new Replica("istiod-a", "ROOT-1")) {
+            await("istio-ca-root-cert in kube-system and apps",
+                    () -> rootCert("kube-system").isPresent() && rootCert("apps").isPresent());
+            namespace("later", Map.of());
+            await("istio-ca-root-cert in a later namespace", () -> rootCert("later").isPresent());
+            // every namespace known from the start has been reconciled by now; a retry loop would
+            // go on asking for the forbidden one (once a second before)
+            Thread.sleep(3000);
+            long creates = api.requestLog().stream()
+                    .filter(line -> line.startsWith("POST /api/v1/namespaces/locked/configmaps")).count();
+            assertTrue(creates >= 1 && creates <= 2, creates + " creates in the forbidden namespace");
+            for (String ns : List.of("kube-public", "kube-node-lease", "local-path-storage", "locked")) {
+                assertFalse(rootCert(ns).isPresent(), "istio-ca-root-cert written in " + ns);
+            }
         }
     }
 
@@ -189,6 +222,41 @@ class NamespaceControllerTest {
             // for the record (not asserted): how long the duty was without a leader
             Files.writeString(Path.of("target", "namespace-controller-failover.txt"), "lease " + FAST.leaseDuration().toMillis()
                     + " ms, failover " + Duration.between(stopped, Instant.now()).toMillis() + " ms\n");
+        }
+    }
+
+    /**
+     * istiod's PRIORITIZED_LEADER_ELECTION: the default revision (istioctl tag set default)
+     * takes the Lease from a live holder of another revision; a replica of the holder's own
+     * revision does not, nor does the old revision take it back.
+     */
+    @Test
+    void theDefaultRevisionTakesTheElectionOverFromAnotherRevision() throws Exception {
+        api.apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: MutatingWebhookConfiguration
+                metadata:
+                  name: istio-revision-tag-default
+                  labels: {istio.io/tag: default, istio.io/rev: red}
+                webhooks: []
+                """);
+        try (Replica green = new Replica("istiod-green", "ROOT-GREEN", "green")) {
+            await("green leading", () -> green.election.leading() && rootCert("apps").equals(Optional.of("ROOT-GREEN")));
+            try (Replica red = new Replica("istiod-red", "ROOT-RED", "red")) {
+                await("red, the default revision, leading while green still runs", () -> red.election.leading()
+                        && rootCert("apps").equals(Optional.of("ROOT-RED")));
+                await("green stepping down", () -> !green.election.leading());
+                JsonObject lease = api.get("coordination.k8s.io/v1", "Lease", "istio-system",
+                        LeaderElection.NAMESPACE_CONTROLLER).orElseThrow();
+                assertEquals("red", lease.getAsJsonObject("metadata").getAsJsonObject("labels").get("istio.io/rev").getAsString());
+                try (Replica red2 = new Replica("istiod-red-2", "ROOT-RED-2", "red")) {
+                    // longer than a lease: neither another red replica nor green takes a live Lease
+                    Thread.sleep(FAST.leaseDuration().toMillis() * 2);
+                    assertEquals(Optional.of("istiod-red"), leaseHolder());
+                    assertFalse(red2.election.leading());
+                    assertFalse(green.election.leading());
+                }
+            }
         }
     }
 

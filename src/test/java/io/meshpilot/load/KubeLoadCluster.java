@@ -34,6 +34,7 @@ public final class KubeLoadCluster {
         long t0 = System.nanoTime();
         FakeApiServer api = FakeApiServer.start();
         api.installIstioCrds();
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
         StringBuilder nodes = new StringBuilder();
         for (int n = 0; n < NODES; n++) {
             nodes.append(node(n));

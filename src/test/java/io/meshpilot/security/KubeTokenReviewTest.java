@@ -53,6 +53,7 @@ class KubeTokenReviewTest {
     void startApiServer() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
         openssl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
     }
 

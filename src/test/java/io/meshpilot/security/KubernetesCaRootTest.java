@@ -9,6 +9,7 @@ import com.google.gson.JsonObject;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaMaterial;
 import io.meshpilot.security.ca.CaRootStore;
@@ -47,6 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KubernetesCaRootTest {
     static final String NS = "istio-system";
+    /** Short pauses and a budget a test can wait out. */
+    static final BoundedBackoff RETRY = new BoundedBackoff(Duration.ofMillis(50), Duration.ofMillis(200), Duration.ofSeconds(5));
 
     @TempDir
     Path dir;
@@ -79,8 +82,7 @@ class KubernetesCaRootTest {
 
     CaOptions options(KubeClient client, String namespace) throws Exception {
         Path empty = Files.createDirectories(dir.resolve("no-root-ca-dir"));
-        return new CaOptions(empty.toString(), new KubeSecretCaRootStore(client, namespace, CaRootStore.directory(dir.resolve("ca-state")),
-                Duration.ofSeconds(5)), true, 2048,
+        return new CaOptions(empty.toString(), new KubeSecretCaRootStore(client, namespace, RETRY), true, 2048,
                 Duration.ofDays(3650), Duration.ofHours(1), 20, Duration.ofHours(24), Duration.ofDays(90),
                 List.of("istiod." + NS + ".svc"), "");
     }
@@ -145,10 +147,8 @@ class KubernetesCaRootTest {
     /** A rotation is written back to istio-ca-secret; the other replica adopts it instead of rotating again. */
     @Test
     void aRootRotatedByOneReplicaIsAdoptedByTheOther() throws Exception {
-        KubeSecretCaRootStore storeA = new KubeSecretCaRootStore(client(), NS, CaRootStore.directory(dir.resolve("ca-state")),
-                Duration.ofSeconds(5));
-        KubeSecretCaRootStore storeB = new KubeSecretCaRootStore(client(), NS, CaRootStore.directory(dir.resolve("ca-state")),
-                Duration.ofSeconds(5));
+        KubeSecretCaRootStore storeA = new KubeSecretCaRootStore(client(), NS, RETRY);
+        KubeSecretCaRootStore storeB = new KubeSecretCaRootStore(client(), NS, RETRY);
         SelfSignedOptions opts = SelfSignedOptions.defaults().withKeyType(SelfSignedOptions.KeyType.EC_P256)
                 .withTtl(Duration.ofDays(10));
         CaMaterial atA = storeA.loadOrCreate(opts, Clock.systemUTC());
@@ -168,13 +168,70 @@ class KubernetesCaRootTest {
         assertTrue(storeB.checkRotation(adopted, rotator, inGrace).isEmpty());
     }
 
-    /** Out of a cluster without istiod's namespace nothing can be kept there: --caStateDir keeps the root. */
+    /**
+     * Without istiod's namespace nothing can be kept where replicas share it: start-up keeps
+     * asking, and fails with one line once the budget is spent; no root is kept anywhere else.
+     */
     @Test
-    void withoutIstiodsNamespaceTheRootIsKeptInTheStateDirectory() throws Exception {
-        CaMaterial m = CaSetup.create(options(client(), "not-created")).ca().material();
-        assertEquals(CaMaterial.Kind.SELF_SIGNED, m.origin().kind());
-        assertEquals(dir.resolve("ca-state"), m.origin().dir());
-        assertTrue(Files.exists(dir.resolve("ca-state").resolve("root-cert.pem")));
+    void withoutIstiodsNamespaceTheCaFailsStartUpInsteadOfKeepingALocalRoot() throws Exception {
+        CaOptions options = new CaOptions(Files.createDirectories(dir.resolve("no-root-ca-dir")).toString(),
+                new KubeSecretCaRootStore(client(), "not-created",
+                        new BoundedBackoff(Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(400))),
+                true, 2048, Duration.ofDays(3650), Duration.ofHours(1), 20, Duration.ofHours(24), Duration.ofDays(90),
+                List.of("istiod.not-created.svc"), "");
+        CaLoadException e = assertThrows(CaLoadException.class, () -> CaSetup.create(options));
+        assertTrue(e.getMessage().contains("namespace not-created does not exist"), e.getMessage());
+        assertTrue(e.getMessage().contains("Secret not-created/istio-ca-secret"), e.getMessage());
+        assertTrue(e.getMessage().contains("MESHPILOT_CA_SECRET_TIMEOUT"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"), e.getMessage());
+        assertFalse(Files.exists(dir.resolve("ca-state")), "no root kept outside the cluster");
+
+        List<String> flags = TestServers.flags(dir.resolve("server"), "--kubeconfig", api.writeKubeconfig(dir).toString(),
+                "--registries", "Mock");
+        api.delete("v1", "Namespace", null, NS);
+        MeshPilotServer.StartupFailure failure = assertThrows(MeshPilotServer.StartupFailure.class,
+                () -> MeshPilotServer.start(TestServers.args(flags, Map.of("MESHPILOT_CA_SECRET_TIMEOUT", "300ms"))).close());
+        assertTrue(failure.getMessage().contains("namespace " + NS + " does not exist"), failure.getMessage());
+        assertFalse(failure.getMessage().contains("\n"), failure.getMessage());
+        assertFalse(Files.exists(dir.resolve("server").resolve("ca")), "no root in --caStateDir in Kubernetes mode");
+    }
+
+    /** istiod's namespace created while start-up waits: the root is created there, as if it had been there. */
+    @Test
+    void aNamespaceCreatedWhileStartUpWaitsGetsTheRoot() throws Exception {
+        api.delete("v1", "Namespace", null, NS);
+        CaOptions options = options(client());
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<CaSetup> setup = pool.submit(() -> CaSetup.create(options));
+            Thread.sleep(300); // a few attempts find no namespace
+            assertFalse(setup.isDone());
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + NS + "}\n");
+            CaMaterial m = setup.get().ca().material();
+            assertEquals(rootInIstioCaSecret(), m.root(), "the root created once the namespace exists");
+            assertEquals(Path.of("Secret " + NS + "/" + KubeSecretCaRootStore.SELF_SIGNED_SECRET), m.origin().dir());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** The API server down at start: start-up waits for it instead of minting a root of its own. */
+    @Test
+    void anApiServerDownAtStartIsWaitedFor() throws Exception {
+        CaOptions options = options(client());
+        api.stop();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<CaSetup> setup = pool.submit(() -> CaSetup.create(options));
+            Thread.sleep(300);
+            assertFalse(setup.isDone());
+            api.restart();
+            X509Certificate root = setup.get().ca().material().root();
+            assertEquals(rootInIstioCaSecret(), root);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertFalse(Files.exists(dir.resolve("ca-state")));
     }
 
     OpenSsl pki(String name) throws java.io.IOException {

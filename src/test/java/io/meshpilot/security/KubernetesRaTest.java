@@ -51,6 +51,7 @@ class KubernetesRaTest {
         openssl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
         api = FakeApiServer.start();
         api.installIstioCrds();
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
         Path kubeconfig = api.writeKubeconfig(dir);
         signer = new ExternalSigner(kubeconfig, SIGNER);
         // the signer's root, configured for its signer name as istiod reads it

@@ -36,6 +36,7 @@ class RaModeStartupTest {
     void raModeWithoutASignerFailsStartUp() {
         try (FakeApiServer api = FakeApiServer.start()) {
             api.installIstioCrds();
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
             String message = failure(TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
                     "--registries", "Mock"), Map.of("EXTERNAL_CA", "ISTIOD_RA_KUBERNETES_API"));
             assertTrue(message.startsWith("ca: EXTERNAL_CA=ISTIOD_RA_KUBERNETES_API needs K8S_SIGNER"), message);

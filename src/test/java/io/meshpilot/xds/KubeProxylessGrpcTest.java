@@ -126,6 +126,10 @@ class KubeProxylessGrpcTest {
                 metadata: {name: test}
                 ---
                 apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system}
+                ---
+                apiVersion: v1
                 kind: Service
                 metadata: {name: echo, namespace: test}
                 spec:

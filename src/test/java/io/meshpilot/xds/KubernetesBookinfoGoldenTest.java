@@ -92,6 +92,7 @@ class KubernetesBookinfoGoldenTest {
         Assumptions.assumeTrue(binary.isPresent(), "no kubectl on the PATH: bookinfo cannot be applied as in a cluster");
         api = FakeApiServer.start();
         api.installIstioCrds();
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
         kubectl = new Kubectl(binary.get(), api.writeKubeconfig(dir), dir.resolve("kubectl"));
         kubectl.run("apply", "-f", BOOKINFO.toString()).ok();
         kubectl.run("apply", "-f", WORKLOADS.toString()).ok();

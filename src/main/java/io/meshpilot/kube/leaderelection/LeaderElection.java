@@ -40,6 +40,8 @@ public final class LeaderElection implements AutoCloseable {
     private final String electionName;
     private final String identity;
     private final ElectionTimings timings;
+    /** PRIORITIZED_LEADER_ELECTION: the default revision takes the Lease over; null: first come, first served. */
+    private final RevisionPriority priority;
     private final Map<String, Duty> duties = new LinkedHashMap<>();
     private final List<AutoCloseable> running = new ArrayList<>();
     private Thread thread;
@@ -54,11 +56,22 @@ public final class LeaderElection implements AutoCloseable {
      * @param identity     this replica's name in the Lease's holderIdentity (istiod: $POD_NAME)
      */
     public LeaderElection(ApiClient client, String namespace, String electionName, String identity, ElectionTimings timings) {
+        this(client, namespace, electionName, identity, timings, null);
+    }
+
+    /**
+     * @param priority istiod's PRIORITIZED_LEADER_ELECTION: every revision competes for the
+     *                 Lease, the holder's revision is recorded on it, and a replica of the
+     *                 default revision takes it from another revision; null for none
+     */
+    public LeaderElection(ApiClient client, String namespace, String electionName, String identity, ElectionTimings timings,
+                          RevisionPriority priority) {
         this.client = client;
         this.namespace = namespace;
         this.electionName = electionName;
         this.identity = identity;
         this.timings = timings;
+        this.priority = priority;
     }
 
     /** istiod's per-revision election: one leader per control-plane revision ("default" when unset). */
@@ -78,7 +91,8 @@ public final class LeaderElection implements AutoCloseable {
             throw new IllegalStateException("leader election " + electionName + " already started or closed");
         }
         thread = Thread.ofPlatform().daemon().name("leader-election-" + electionName).start(this::compete);
-        return "election " + namespace + "/" + electionName + " as " + identity + " duties=" + duties.keySet()
+        return "election " + namespace + "/" + electionName + " as " + identity
+                + (priority == null ? "" : " revision=" + priority.revision() + " (prioritized)") + " duties=" + duties.keySet()
                 + " lease=" + timings.leaseDuration().toMillis() + "ms";
     }
 
@@ -94,7 +108,8 @@ public final class LeaderElection implements AutoCloseable {
     private void compete() {
         while (!closed) {
             LeaderElector next = new LeaderElector(new LeaderElectionConfig(
-                    new LeaseLock(namespace, electionName, identity, client),
+                    priority == null ? new LeaseLock(namespace, electionName, identity, client)
+                            : new RevisionLeaseLock(client, namespace, electionName, identity, priority),
                     timings.leaseDuration(), timings.renewDeadline(), timings.retryPeriod()),
                     error -> LOG.log(Level.WARNING, "leader election " + electionName + ": " + error.getMessage()));
             elector = next;

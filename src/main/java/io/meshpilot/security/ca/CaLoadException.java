@@ -9,6 +9,7 @@ import java.nio.file.Path;
  */
 public final class CaLoadException extends RuntimeException {
     private final transient Path file;
+    private final String reason;
 
     public CaLoadException(Path file, String reason) {
         this(file, reason, null);
@@ -17,6 +18,12 @@ public final class CaLoadException extends RuntimeException {
     public CaLoadException(Path file, String reason, Throwable cause) {
         super(file.getFileName() + ": " + reason + " (" + file + ")", cause);
         this.file = file;
+        this.reason = reason;
+    }
+
+    /** Why, without the file. */
+    public String reason() {
+        return reason;
     }
 
     /** The file the problem is in. */

@@ -15,6 +15,7 @@ import java.security.KeyPair;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,11 +39,12 @@ import java.util.function.Consumer;
  * earlier roots of the same key still valid after a rotation (istiod leaves it empty; an empty
  * one reads the same).
  *
- * <p>In a cluster istiod's namespace exists (istiod runs in it). Run from outside against a
- * cluster that lacks it, nothing can be kept there: the self-signed root is then kept by
- * {@code withoutNamespace} (--caStateDir), with a warning that replicas do not share it. The
- * same holds for a start while the API server cannot be reached for {@code waitForApiServer}:
- * the listeners need a CA before they open, so this run keeps its root there, with a warning.
+ * <p>There is no local fallback: a root kept anywhere else would not be shared, and two
+ * replicas could each mint their own. As istiod's self-signed CA, start-up asks again with a
+ * bounded backoff while the API server does not answer, istiod's namespace does not exist yet,
+ * or the API refuses (RBAC applied after the Deployment), and fails once the budget is spent,
+ * naming the last error. A Secret that answers but holds a damaged root fails at once: asking
+ * again would not repair it.
  */
 public final class KubeSecretCaRootStore implements CaRootStore {
     public static final String SELF_SIGNED_SECRET = "istio-ca-secret";
@@ -64,22 +66,15 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     private final String namespace;
     private final Path selfSignedLabel;
     private final Path pluggedInLabel;
-    private final CaRootStore withoutNamespace;
-    private final java.time.Duration waitForApiServer;
-    /** Set when the API server could not be reached at start: the root of this run is in withoutNamespace. */
-    private volatile boolean unreachableAtStart;
+    private final BoundedBackoff startRetry;
 
     /**
-     * @param namespace        istiod's namespace (POD_NAMESPACE), where both Secrets live
-     * @param withoutNamespace where the root is kept when that namespace does not exist, or the
-     *                         API server cannot be reached at start
-     * @param waitForApiServer how long start-up retries an API server that does not answer
+     * @param namespace  istiod's namespace (POD_NAMESPACE), where both Secrets live
+     * @param startRetry how start-up asks again while the Secrets cannot be read or created
      */
-    public KubeSecretCaRootStore(KubeClient client, String namespace, CaRootStore withoutNamespace,
-                                 java.time.Duration waitForApiServer) {
+    public KubeSecretCaRootStore(KubeClient client, String namespace, BoundedBackoff startRetry) {
         this.client = client;
-        this.waitForApiServer = waitForApiServer;
-        this.withoutNamespace = withoutNamespace;
+        this.startRetry = startRetry;
         this.api = new CoreV1Api(client.apiClient());
         this.namespace = namespace;
         this.selfSignedLabel = Path.of("Secret " + namespace + "/" + SELF_SIGNED_SECRET);
@@ -88,20 +83,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
 
     @Override
     public Optional<CaMaterial> pluggedIn(Clock clock) {
-        Optional<V1Secret> secret;
-        try {
-            secret = retryingUnreachable(() -> read(PLUGGED_IN_SECRET, pluggedInLabel));
-        } catch (CaLoadException e) {
-            if (!unreachable(e)) {
-                throw e;
-            }
-            unreachableAtStart = true;
-            LOG.log(Level.WARNING, "the API server did not answer for " + waitForApiServer.toMillis() + " ms, so "
-                    + pluggedInLabel + " and " + selfSignedLabel + " cannot be read: this run keeps its self-signed root in "
-                    + withoutNamespace.describe() + " (not shared with replicas; restart once the API server answers): "
-                    + e.getMessage());
-            return Optional.empty();
-        }
+        Optional<V1Secret> secret = retrying(pluggedInLabel, () -> read(PLUGGED_IN_SECRET, pluggedInLabel));
         if (secret.isEmpty()) {
             return Optional.empty();
         }
@@ -154,18 +136,13 @@ public final class KubeSecretCaRootStore implements CaRootStore {
 
     @Override
     public CaMaterial loadOrCreate(SelfSignedOptions options, Clock clock) {
-        if (unreachableAtStart) {
-            return withoutNamespace.loadOrCreate(options, clock);
-        }
+        return retrying(selfSignedLabel, () -> loadOrCreateOnce(options, clock));
+    }
+
+    private CaMaterial loadOrCreateOnce(SelfSignedOptions options, Clock clock) {
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             Optional<V1Secret> existing = read(SELF_SIGNED_SECRET, selfSignedLabel);
             if (existing.isEmpty()) {
-                if (!namespaceExists()) {
-                    LOG.log(Level.WARNING, "namespace " + namespace + " does not exist in the cluster, so "
-                            + selfSignedLabel + " cannot be kept: keeping the self-signed root in "
-                            + withoutNamespace.describe() + " (replicas do not share it)");
-                    return withoutNamespace.loadOrCreate(options, clock);
-                }
                 Optional<CaMaterial> created = create(options, clock.instant());
                 if (created.isPresent()) {
                     return created.get();
@@ -190,7 +167,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     @Override
     public Optional<CaMaterial> checkRotation(CaMaterial current, SelfSignedRootRotator rotator, Instant now) {
         if (!current.origin().dir().equals(selfSignedLabel)) {
-            return withoutNamespace.checkRotation(current, rotator, now);
+            return Optional.empty(); // a plugged-in CA is not rotated here
         }
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             V1Secret secret = read(SELF_SIGNED_SECRET, selfSignedLabel).orElseThrow(() -> new CaLoadException(
@@ -232,6 +209,10 @@ public final class KubeSecretCaRootStore implements CaRootStore {
             if (e.getCode() == 409) {
                 LOG.log(Level.INFO, selfSignedLabel + " was created by another replica meanwhile; using its root");
                 return Optional.empty();
+            }
+            if (e.getCode() == 404) {
+                throw new CaLoadException(selfSignedLabel, "cannot be created: namespace " + namespace
+                        + " does not exist (istiod's namespace is created before istiod starts)", e);
             }
             throw apiError(selfSignedLabel, "cannot be created", e);
         }
@@ -313,10 +294,6 @@ public final class KubeSecretCaRootStore implements CaRootStore {
         return get(() -> api.readNamespacedSecret(name, namespace).execute(), label);
     }
 
-    private boolean namespaceExists() {
-        return get(() -> api.readNamespace(namespace).execute(), selfSignedLabel).isPresent();
-    }
-
     private interface ApiCall<T> {
         T call() throws ApiException;
     }
@@ -332,29 +309,40 @@ public final class KubeSecretCaRootStore implements CaRootStore {
         }
     }
 
-    /** Runs {@code call} again while the API server does not answer at all, up to waitForApiServer. */
-    private <T> T retryingUnreachable(java.util.function.Supplier<T> call) {
-        long deadline = System.nanoTime() + waitForApiServer.toNanos();
-        while (true) {
+    /**
+     * Runs {@code attempt} again, after growing pauses, while it fails on the API (no answer,
+     * an error status, the namespace missing) and the budget lasts; then the last error, with
+     * what was tried, is final. Failures of what the API answered (a damaged root) are final at once.
+     */
+    private <T> T retrying(Path label, java.util.function.Supplier<T> attempt) {
+        long deadline = System.nanoTime() + startRetry.budget().toNanos();
+        Duration pause = null;
+        for (int attempts = 1; ; attempts++) {
             try {
-                return call.get();
+                return attempt.get();
             } catch (CaLoadException e) {
-                if (!unreachable(e) || System.nanoTime() >= deadline) {
+                if (!(e.getCause() instanceof ApiException)) {
                     throw e;
                 }
-            }
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new CaLoadException(pluggedInLabel, "interrupted while waiting for the API server", e);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new CaLoadException(label, "still failing after " + attempts + " attempts in "
+                            + startRetry.budget().toMillis() + " ms (MESHPILOT_CA_SECRET_TIMEOUT), so the CA cannot start: "
+                            + "in Kubernetes mode its root is kept only in istiod's namespace, which replicas share; "
+                            + "last error: " + e.reason(), e.getCause());
+                }
+                pause = startRetry.after(pause);
+                Duration sleep = Duration.ofNanos(Math.min(pause.toNanos(), left));
+                LOG.log(Level.WARNING, e.getMessage() + "; asking again in " + sleep.toMillis() + " ms (attempt "
+                        + attempts + ")");
+                try {
+                    Thread.sleep(sleep);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new CaLoadException(label, "interrupted while waiting for the API server", interrupted);
+                }
             }
         }
-    }
-
-    /** No HTTP answer at all (connection refused, timeout), as opposed to an answer saying no. */
-    private static boolean unreachable(CaLoadException e) {
-        return e.getCause() instanceof ApiException api && api.getCode() == 0;
     }
 
     /** Secret values as text; ISO-8859-1 so that binary garbage still decodes and fails as "not PEM". */

@@ -85,9 +85,22 @@ public final class KubernetesRa implements CsrSigner {
     @Override
     public IssuedChain sign(String csrPem, List<String> identities, Duration requestedTtl) throws CsrRejectedException {
         Duration lifetime = checks.get().checkRequest(csrPem, identities, requestedTtl);
+        return submit(csrPem, identities, lifetime);
+    }
+
+    /**
+     * istiod's own certificate (PILOT_CERT_PROVIDER=k8s.io/&lt;signer&gt;, istiod's
+     * GenKeyCertK8sCA): MeshPilot made the CSR itself, so no workload checks apply; the same
+     * create, approve, wait and delete as a workload's.
+     */
+    public IssuedChain signIstiod(String csrPem, List<String> dnsNames, Duration lifetime) throws CsrRejectedException {
+        return submit(csrPem, dnsNames, lifetime);
+    }
+
+    private IssuedChain submit(String csrPem, List<String> names, Duration lifetime) throws CsrRejectedException {
         String name = create(csrPem, lifetime);
         try {
-            approve(name, identities);
+            approve(name, names);
             String certificate = awaitCertificate(name);
             return chain(name, certificate);
         } finally {

@@ -45,13 +45,9 @@ public final class SignerRoots {
      * @throws CsrRejectedException when no root is configured or found, or a configured one does not parse
      */
     Bundle forSigner(String signerName, List<X509Certificate> issued) throws CsrRejectedException {
-        MeshConfig m = mesh.get();
-        for (int i = 0; i < m.getCaCertificatesCount(); i++) {
-            var entry = m.getCaCertificates(i);
-            if (entry.hasPem() && entry.getCertSignersList().contains(signerName)) {
-                String where = "meshConfig.caCertificates[" + i + "] (certSigners " + entry.getCertSignersList() + ")";
-                return new Bundle(parse(entry.getPem(), where, signerName), where);
-            }
+        java.util.Optional<Bundle> configured = fromMeshConfig(signerName);
+        if (configured.isPresent()) {
+            return configured.get();
         }
         for (Path file : rootFiles) {
             if (Files.isReadable(file)) {
@@ -72,6 +68,25 @@ public final class SignerRoots {
         throw new CsrRejectedException(Reason.SIGNING_FAILED, "no root certificate for signer " + signerName
                 + ": add its root to meshConfig.caCertificates with certSigners [" + signerName + "], or to "
                 + EXTERNAL_CA_ROOT);
+    }
+
+    /**
+     * The root MeshConfig {@code caCertificates} configures for {@code signerName} (istiod's
+     * GetRootCertFromMeshConfig: the only place istiod reads the root of its own certificate's
+     * signer from); empty when no entry names it.
+     *
+     * @throws CsrRejectedException when the entry does not parse
+     */
+    public java.util.Optional<Bundle> fromMeshConfig(String signerName) throws CsrRejectedException {
+        MeshConfig m = mesh.get();
+        for (int i = 0; i < m.getCaCertificatesCount(); i++) {
+            var entry = m.getCaCertificates(i);
+            if (entry.hasPem() && entry.getCertSignersList().contains(signerName)) {
+                String where = "meshConfig.caCertificates[" + i + "] (certSigners " + entry.getCertSignersList() + ")";
+                return java.util.Optional.of(new Bundle(parse(entry.getPem(), where, signerName), where));
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     private static List<X509Certificate> parse(String pem, String where, String signerName) throws CsrRejectedException {

@@ -8,6 +8,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.xds.TypeUrls;
@@ -41,6 +42,7 @@ class KubernetesModeServerTest {
         api = FakeApiServer.start();
         api.installIstioCrds();
         api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: test}\n");
+        api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n"); // istiod's namespace, where the CA root is kept
     }
 
     @AfterEach
@@ -203,10 +205,13 @@ class KubernetesModeServerTest {
     void withTheApiServerDownAtStartReadinessNamesWhatIsNotSyncedUntilItIsBack() throws Exception {
         api.apply(echoServiceEntry());
         api.apply(echoRoute("frank"));
+        Path cacerts = pluggedInCacerts();
         api.stop();
-        // a short bounded wait: the server starts its listeners and stays not ready
+        // a short bounded wait: the server starts its listeners and stays not ready. The CA is
+        // plugged in from files (as istiod's mounted cacerts): a self-signed root would wait for
+        // istio-ca-secret, which needs the API server.
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false),
-                Map.of("MESHPILOT_KUBE_SYNC_TIMEOUT", "200ms")));
+                Map.of("MESHPILOT_KUBE_SYNC_TIMEOUT", "200ms", "ROOT_CA_DIR", cacerts.toString())));
              AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
                      Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
             Http.Reply notReady = Http.get(server.ports().get("http"), "/ready");
@@ -225,6 +230,19 @@ class KubernetesModeServerTest {
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
             awaitRoutedUser(grpc, "frank");
         }
+    }
+
+    /** istiod's cacerts files (a root and an intermediate) in a directory for ROOT_CA_DIR. */
+    Path pluggedInCacerts() throws java.io.IOException {
+        OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
+        ossl.root("root", "Plugged Root", "ec");
+        ossl.issue("int", "Plugged Intermediate", "ec", "root", "v3_int", 730);
+        Path cacerts = Files.createDirectories(dir.resolve("cacerts"));
+        Files.copy(ossl.dir().resolve("int-cert.pem"), cacerts.resolve("ca-cert.pem"));
+        Files.copy(ossl.dir().resolve("int-key.pem"), cacerts.resolve("ca-key.pem"));
+        Files.writeString(cacerts.resolve("cert-chain.pem"), ossl.read("int-cert.pem") + ossl.read("root-cert.pem"));
+        Files.copy(ossl.dir().resolve("root-cert.pem"), cacerts.resolve("root-cert.pem"));
+        return cacerts;
     }
 
     // ---- meshConfig.discoverySelectors scope the cluster's Istio config

@@ -42,6 +42,20 @@ final class ApiError extends RuntimeException {
         return new ApiError(422, "Invalid", t.kind() + " \"" + name + "\" is invalid: " + why, t, name);
     }
 
+    /** RBAC's refusal, worded as the real server's. */
+    static ApiError forbidden(String resource, String method, String namespace) {
+        String verb = switch (method) {
+            case "POST" -> "create";
+            case "PUT" -> "update";
+            case "PATCH" -> "patch";
+            case "DELETE" -> "delete";
+            default -> method.toLowerCase(java.util.Locale.ROOT);
+        };
+        return new ApiError(403, "Forbidden", resource + " is forbidden: User \"system:serviceaccount:istio-system:istiod\" "
+                + "cannot " + verb + " resource \"" + resource + "\" in API group \"\" in the namespace \"" + namespace + "\"",
+                null, null);
+    }
+
     static ApiError badRequest(String why) {
         return new ApiError(400, "BadRequest", why, null, null);
     }

@@ -35,8 +35,15 @@ final class ApiHandler implements HttpHandler {
     private final Deque<String> requestLog = new ArrayDeque<>();
     private final TokenReviews tokenReviews = new TokenReviews();
 
+    /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
+    private final java.util.Set<String> forbiddenWrites = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     TokenReviews tokenReviews() {
         return tokenReviews;
+    }
+
+    void forbidWrites(String resource, String namespace) {
+        forbiddenWrites.add(resource + " " + namespace);
     }
 
     ApiHandler(ResourceCatalog catalog, ObjectStore store, WatchStreams watches) {
@@ -186,6 +193,9 @@ final class ApiHandler implements HttpHandler {
         }
         boolean status = subresource != null;
         boolean dryRun = query.containsKey("dryRun");
+        if (!method.equals("GET") && forbiddenWrites.contains(type.plural() + " " + namespace)) {
+            throw ApiError.forbidden(type.plural(), method, namespace);
+        }
         if (name == null) {
             return switch (method) {
                 case "GET" -> "true".equals(query.get("watch")) || "1".equals(query.get("watch"))

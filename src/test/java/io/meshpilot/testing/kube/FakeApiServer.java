@@ -261,6 +261,14 @@ public final class FakeApiServer implements AutoCloseable {
         return handler.requestLog();
     }
 
+    /**
+     * Refuses every write of {@code resource} (plural, e.g. configmaps) in {@code namespace}
+     * with 403 Forbidden, as RBAC does where the caller has no role (OpenShift's kube-system).
+     */
+    public void forbidWrites(String resource, String namespace) {
+        handler.forbidWrites(resource, namespace);
+    }
+
     /** What TokenReviews ({@code POST /apis/authentication.k8s.io/v1/tokenreviews}) answer about tokens. */
     public TokenReviews tokens() {
         return handler.tokenReviews();

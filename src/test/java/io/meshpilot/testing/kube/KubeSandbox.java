@@ -5,7 +5,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code bin/kube-sandbox}: the API server stand-in as a long-running process for a developer's
- * laptop, with Istio's CRDs installed and a kubeconfig written, until interrupted.
+ * laptop, with Istio's CRDs and the istio-system namespace installed and a kubeconfig written,
+ * until interrupted.
  *
  * <pre>KubeSandbox [--port 6443] [--dir var/kube-sandbox]</pre>
  */
@@ -37,6 +38,8 @@ public final class KubeSandbox {
             return;
         }
         server.installIstioCrds();
+        // as an Istio install does first: istiod keeps its CA root there, and will not start without it
+        server.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n");
         Path kubeconfig = server.writeKubeconfig(dir.toAbsolutePath());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
