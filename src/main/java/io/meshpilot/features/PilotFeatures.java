@@ -27,6 +27,8 @@ import java.util.function.Function;
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
  * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
+ * @param status               config status written back to the cluster: PILOT_ENABLE_STATUS,
+ *                             PILOT_ENABLE_ANALYSIS, PILOT_STATUS_UPDATE_INTERVAL
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -45,7 +47,29 @@ public record PilotFeatures(
         Registry registry,
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
-        Ra ra) {
+        Ra ra,
+        Status status) {
+
+    /**
+     * istiod's config status switches (Kubernetes mode; the status leader writes).
+     *
+     * @param reconciled     PILOT_ENABLE_STATUS (false): the {@code Reconciled} condition and
+     *                       {@code observedGeneration} of every Istio object
+     * @param analysis       PILOT_ENABLE_ANALYSIS (false): validation warnings as {@code validationMessages}
+     * @param updateInterval PILOT_STATUS_UPDATE_INTERVAL (500ms): status is written at most this often
+     */
+    public record Status(boolean reconciled, boolean analysis, Duration updateInterval) {
+        public Status {
+            if (updateInterval.isZero()) {
+                throw new IllegalArgumentException("PILOT_STATUS_UPDATE_INTERVAL must be more than 0");
+            }
+        }
+
+        /** Whether anything is written at all. */
+        public boolean enabled() {
+            return reconciled || analysis;
+        }
+    }
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -149,7 +173,9 @@ public record PilotFeatures(
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
-                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")),
+                new Status(r.bool("PILOT_ENABLE_STATUS", false), r.bool("PILOT_ENABLE_ANALYSIS", false),
+                        r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")));
     }
 
     private static int rsaKeySize(EnvReader r) {
