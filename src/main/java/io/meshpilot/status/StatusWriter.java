@@ -52,6 +52,13 @@ public final class StatusWriter {
     private record Analyzed(Message spec, List<ValidationMessage> messages) {
     }
 
+    /** What an object's status was last worked out from: while all of it is the same, so is the answer. */
+    private record Inputs(String resourceVersion, Progress progress, List<ValidationMessage> messages) {
+    }
+
+    /** Per object, the inputs of the last pass that found its status as it should be. */
+    private final Map<ConfigKey, Inputs> settled = new ConcurrentHashMap<>();
+
     /**
      * @param store        the store of the cluster's custom resources (writes go to their status subresource)
      * @param schemas      the kinds to look at: those of istiod's groups ({@code *.istio.io})
@@ -100,7 +107,10 @@ public final class StatusWriter {
         objects.forEach(c -> present.add(c.key()));
         refusedAt.keySet().retainAll(present);
         analyzed.keySet().retainAll(present);
+        settled.keySet().retainAll(present);
         List<DistributionStatus> distributed = settings.reconciled() ? distribution.apply(objects) : null;
+        // objects pushed in the same version share one list of proxy states: counted once
+        Map<List<DistributionStatus.ProxyStatus>, Progress> counted = new java.util.IdentityHashMap<>();
         Instant now = Instant.now();
         int written = 0;
         for (int i = 0; i < objects.size(); i++) {
@@ -110,15 +120,21 @@ public final class StatusWriter {
             }
             Progress progress = null;
             if (distributed != null && !distributed.get(i).proxies().isEmpty()) {
-                progress = Progress.of(distributed.get(i));
+                DistributionStatus d = distributed.get(i);
+                progress = counted.computeIfAbsent(d.proxies(), p -> Progress.of(d));
             }
             List<ValidationMessage> messages = settings.analysis() ? messages(c) : null;
             if (progress == null && messages == null) {
                 continue; // nothing of ours to say about it now
             }
+            Inputs inputs = new Inputs(c.resourceVersion(), progress, messages);
+            if (inputs.equals(settled.get(c.key()))) {
+                continue;
+            }
             JsonObject current = json(c.status());
             JsonObject desired = IstioStatus.desired(current, c.generation(), progress, messages, now);
             if (desired.equals(current)) {
+                settled.put(c.key(), inputs);
                 continue;
             }
             try {

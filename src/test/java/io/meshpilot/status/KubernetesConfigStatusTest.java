@@ -223,19 +223,28 @@ class KubernetesConfigStatusTest {
         }
     }
 
-    @Test
-    void aReplicaThatDoesNotLeadWritesNothing() throws Exception {
-        // another replica holds the status Lease and keeps it for the whole test
+    /** Another replica holding the status Lease: renews it every 200ms (electors judge expiry by renewals seen). */
+    void holdStatusLease(String holder, Instant acquired) {
+        Instant now = Instant.now();
         api.apply("""
                 apiVersion: coordination.k8s.io/v1
                 kind: Lease
                 metadata: {name: %s, namespace: istio-system}
                 spec:
-                  holderIdentity: istiod-elsewhere
-                  leaseDurationSeconds: 3600
+                  holderIdentity: %s
+                  leaseDurationSeconds: 2
+                  leaseTransitions: 0
                   acquireTime: "%s"
                   renewTime: "%s"
-                """.formatted(LeaderElection.STATUS_CONTROLLER, micro(Instant.now()), micro(Instant.now())));
+                """.formatted(LeaderElection.STATUS_CONTROLLER, holder, micro(acquired), micro(now)));
+    }
+
+    @Test
+    void aReplicaThatDoesNotLeadWritesNothing() throws Exception {
+        Instant acquired = Instant.now();
+        holdStatusLease("istiod-elsewhere", acquired);
+        var renewer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        renewer.scheduleAtFixedRate(() -> holdStatusLease("istiod-elsewhere", acquired), 200, 200, TimeUnit.MILLISECONDS);
         kubectlApply(echoRoute("jason", true));
         try (MeshPilotServer server = startServer("istiod-2")) {
             proxy(server, "10.0.0.2", null);
@@ -248,6 +257,10 @@ class KubernetesConfigStatusTest {
             assertEquals(1, server.server().discovery().status(served).count("ACKED"));
             Thread.sleep(10 * 100); // ten status passes, had it led
             assertFalse(virtualService().orElseThrow().has("status"), virtualService().orElseThrow().toString());
+            assertEquals("istiod-elsewhere", api.get("coordination.k8s.io/v1", "Lease", "istio-system",
+                    LeaderElection.STATUS_CONTROLLER).orElseThrow().getAsJsonObject("spec").get("holderIdentity").getAsString());
+        } finally {
+            renewer.shutdownNow();
         }
     }
 
