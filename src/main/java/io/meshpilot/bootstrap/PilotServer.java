@@ -403,13 +403,22 @@ public final class PilotServer implements AutoCloseable {
             return;
         }
         io.meshpilot.status.StatusWriter writer = new io.meshpilot.status.StatusWriter(store.get(),
-                configs.schemas().all(), discovery::status, settings);
+                configs.schemas().all(), discovery::status, settings, statusWritesPerPass(settings));
         statusElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
                 args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.STATUS_CONTROLLER,
                 args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
                 .addDuty("status writer", writer::lead);
         closeables.add(statusElection);
         LOG.log(Level.INFO, "leader election: " + statusElection.start());
+    }
+
+    /**
+     * Status writes go through the one throttled client (istiod gives them a client of their
+     * own): a pass may use half of what --kubernetesApiQPS allows over an interval.
+     */
+    private int statusWritesPerPass(io.meshpilot.features.PilotFeatures.Status settings) {
+        double perInterval = args.kube().qps() * settings.updateInterval().toNanos() / 1e9;
+        return (int) Math.max(1, Math.floor(perInterval / 2));
     }
 
     /**

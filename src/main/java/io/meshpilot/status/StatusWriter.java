@@ -30,7 +30,9 @@ import java.util.function.Function;
  * already tracks, the distribution to the connected proxies (the same as the REST status API
  * and syncz) and the validation warnings, and writes it through the status subresource only
  * where it differs from what the object has. A pass writes each object at most once, so a
- * burst of changes costs one write per object per interval.
+ * burst of changes costs one write per object per interval, and at most a set number of
+ * objects, so status never takes the whole request budget the CA's TokenReviews and CSRs and
+ * the informers share; the rest are written in the next passes.
  *
  * <p>The write replaces the status at the resourceVersion it was computed from; when another
  * writer got in between, the API server refuses it and the object is looked at again once the
@@ -44,6 +46,8 @@ public final class StatusWriter {
     private final Collection<Schema> schemas;
     private final Function<List<Config>, List<DistributionStatus>> distribution;
     private final PilotFeatures.Status settings;
+    /** Writes per pass at most: status shares the client's request budget with the CA and the informers. */
+    private final int writesPerPass;
     /** Revisions a write of was refused (conflict, invalid): not tried again until the object changes. */
     private final Map<ConfigKey, String> refusedAt = new ConcurrentHashMap<>();
     /** Validation messages per object, kept while its spec is the same. */
@@ -63,9 +67,15 @@ public final class StatusWriter {
      * @param store        the store of the cluster's custom resources (writes go to their status subresource)
      * @param schemas      the kinds to look at: those of istiod's groups ({@code *.istio.io})
      * @param distribution where objects stand with the proxies (the discovery server's status)
+     * @param writesPerPass the most status writes one pass sends; the others wait for the next pass
      */
     public StatusWriter(WritableConfigStore store, Collection<Schema> schemas,
-                        Function<List<Config>, List<DistributionStatus>> distribution, PilotFeatures.Status settings) {
+                        Function<List<Config>, List<DistributionStatus>> distribution, PilotFeatures.Status settings,
+                        int writesPerPass) {
+        if (writesPerPass < 1) {
+            throw new IllegalArgumentException("status writes per pass must be at least 1, not " + writesPerPass);
+        }
+        this.writesPerPass = writesPerPass;
         this.store = store;
         this.schemas = schemas.stream().filter(s -> s.group().endsWith("istio.io")).toList();
         this.distribution = distribution;
@@ -113,7 +123,7 @@ public final class StatusWriter {
         Map<List<DistributionStatus.ProxyStatus>, Progress> counted = new java.util.IdentityHashMap<>();
         Instant now = Instant.now();
         int written = 0;
-        for (int i = 0; i < objects.size(); i++) {
+        for (int i = 0; i < objects.size() && written < writesPerPass; i++) {
             Config c = objects.get(i);
             if (c.resourceVersion().equals(refusedAt.get(c.key()))) {
                 continue;
