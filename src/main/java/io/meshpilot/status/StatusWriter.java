@@ -62,6 +62,8 @@ public final class StatusWriter {
 
     /** Per object, the inputs of the last pass that found its status as it should be. */
     private final Map<ConfigKey, Inputs> settled = new ConcurrentHashMap<>();
+    /** Whether the last write failed for want of an answer (logged once until one succeeds). */
+    private volatile boolean unreachable;
 
     /**
      * @param store        the store of the cluster's custom resources (writes go to their status subresource)
@@ -113,7 +115,7 @@ public final class StatusWriter {
         for (Schema s : schemas) {
             objects.addAll(store.list(s.kind(), null));
         }
-        Set<ConfigKey> present = ConcurrentHashMap.newKeySet();
+        Set<ConfigKey> present = new java.util.HashSet<>();
         objects.forEach(c -> present.add(c.key()));
         refusedAt.keySet().retainAll(present);
         analyzed.keySet().retainAll(present);
@@ -150,15 +152,22 @@ public final class StatusWriter {
             try {
                 store.updateStatus(c.withStatus(struct(desired)));
                 written++;
+                if (unreachable) {
+                    unreachable = false;
+                    LOG.log(Level.INFO, "status writer: the API server takes status writes again");
+                }
             } catch (ConfigStoreException.Conflict | ConfigStoreException.NotFound | ConfigStoreException.Invalid
                      | ConfigStoreException.ReadOnly e) {
                 // someone else wrote it, it is gone, or refused: the next revision is looked at again
                 refusedAt.put(c.key(), c.resourceVersion());
                 LOG.log(Level.DEBUG, () -> "status of " + c.key() + " not written: " + e.getMessage());
             } catch (ConfigStoreException e) {
-                // the API server is not answering: the rest waits for the next pass
-                LOG.log(Level.WARNING, "status of " + c.key() + " not written, trying again in "
-                        + settings.updateInterval().toMillis() + "ms: " + e.getMessage());
+                // the API server is not answering: the rest waits for the next pass (logged once per outage)
+                if (!unreachable) {
+                    unreachable = true;
+                    LOG.log(Level.WARNING, "status of " + c.key() + " not written, trying again every "
+                            + settings.updateInterval().toMillis() + "ms: " + e.getMessage());
+                }
                 break;
             }
         }
