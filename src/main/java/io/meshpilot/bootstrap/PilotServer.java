@@ -83,6 +83,8 @@ public final class PilotServer implements AutoCloseable {
     private Environment environment;
     private KubeClient kubeClient;
     private io.meshpilot.kube.leaderelection.LeaderElection namespaceControllerElection;
+    /** The status leader election (PILOT_ENABLE_STATUS or PILOT_ENABLE_ANALYSIS); null when off or embedded. */
+    private io.meshpilot.kube.leaderelection.LeaderElection statusElection;
     private MeshWatcher meshWatcher;
     private MeshConfigMapWatcher meshConfigMap;
     private IstiodCertificates certificates;
@@ -371,6 +373,9 @@ public final class PilotServer implements AutoCloseable {
             awaitRegistriesSynced(startAt.plus(args.kube().syncTimeout()));
         }
         discovery.firstPush();
+        if (kubeClient != null) {
+            initStatusController();
+        }
         registerMetrics();
         state.markStarted(Instant.now());
         grpcServices.setServing(true);
@@ -398,6 +403,36 @@ public final class PilotServer implements AutoCloseable {
                         : null)
                 .addDuty("namespace controller", controller::lead);
         closeables.add(namespaceControllerElection); // closed before the client it writes through
+    }
+
+    /**
+     * istiod's status controller: the leader of {@code istio-status-leader} writes the
+     * Reconciled condition, observedGeneration and validation messages of the cluster's Istio
+     * objects. Started once the first push exists, since it reports on the pushes.
+     */
+    private void initStatusController() {
+        var settings = args.features().status();
+        var store = configs.clusterStore();
+        if (!settings.enabled() || store.isEmpty()) {
+            return;
+        }
+        io.meshpilot.status.StatusWriter writer = new io.meshpilot.status.StatusWriter(store.get(),
+                configs.schemas().all(), discovery::status, settings, statusWritesPerPass(settings));
+        statusElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
+                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.STATUS_CONTROLLER,
+                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+                .addDuty("status writer", writer::lead);
+        closeables.add(statusElection);
+        LOG.log(Level.INFO, "leader election: " + statusElection.start());
+    }
+
+    /**
+     * Status writes go through the one throttled client (istiod gives them a client of their
+     * own): a pass may use half of what --kubernetesApiQPS allows over an interval.
+     */
+    private int statusWritesPerPass(io.meshpilot.features.PilotFeatures.Status settings) {
+        double perInterval = args.kube().qps() * settings.updateInterval().toNanos() / 1e9;
+        return (int) Math.max(1, Math.floor(perInterval / 2));
     }
 
     /**

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -357,6 +358,14 @@ public final class ConfigController implements AutoCloseable {
     /** Warnings about config that loaded (from files): fields left out, istiod's validation warnings. */
     public List<DocumentError> warnings() {
         return files == null ? List.of() : files.warnings();
+    }
+
+    /**
+     * The store of the cluster's custom resources (Kubernetes mode), whose objects have a
+     * status subresource istiod writes; empty otherwise.
+     */
+    public Optional<WritableConfigStore> clusterStore() {
+        return writable instanceof CrdConfigStore ? Optional.of(writable) : Optional.empty();
     }
 
     @Override

@@ -29,6 +29,8 @@ import java.util.function.Function;
  * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER, PILOT_CERT_PROVIDER
  * @param prioritizedLeaderElection PRIORITIZED_LEADER_ELECTION (true): the default revision takes the
  *                             leader elections over from other revisions
+ * @param status               config status written back to the cluster: PILOT_ENABLE_STATUS,
+ *                             PILOT_ENABLE_ANALYSIS, PILOT_STATUS_UPDATE_INTERVAL
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -48,7 +50,29 @@ public record PilotFeatures(
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
         Ra ra,
-        boolean prioritizedLeaderElection) {
+        boolean prioritizedLeaderElection,
+        Status status) {
+
+    /**
+     * istiod's config status switches (Kubernetes mode; the status leader writes).
+     *
+     * @param reconciled     PILOT_ENABLE_STATUS (false): the {@code Reconciled} condition and
+     *                       {@code observedGeneration} of every Istio object
+     * @param analysis       PILOT_ENABLE_ANALYSIS (false): validation warnings as {@code validationMessages}
+     * @param updateInterval PILOT_STATUS_UPDATE_INTERVAL (500ms): status is written at most this often
+     */
+    public record Status(boolean reconciled, boolean analysis, Duration updateInterval) {
+        public Status {
+            if (updateInterval.isZero()) {
+                throw new IllegalArgumentException("PILOT_STATUS_UPDATE_INTERVAL must be more than 0");
+            }
+        }
+
+        /** Whether anything is written at all. */
+        public boolean enabled() {
+            return reconciled || analysis;
+        }
+    }
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -175,7 +199,9 @@ public record PilotFeatures(
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
                         r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s"),
                         r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()),
-                r.bool("PRIORITIZED_LEADER_ELECTION", true));
+                r.bool("PRIORITIZED_LEADER_ELECTION", true),
+                new Status(r.bool("PILOT_ENABLE_STATUS", false), r.bool("PILOT_ENABLE_ANALYSIS", false),
+                        r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")));
     }
 
     private static int rsaKeySize(EnvReader r) {

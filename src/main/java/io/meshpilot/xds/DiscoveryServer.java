@@ -12,6 +12,7 @@ import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -151,6 +152,11 @@ public final class DiscoveryServer implements AutoCloseable {
     /** See {@link XdsStatus#status(Config)}. */
     public DistributionStatus status(Config config) {
         return status.status(config);
+    }
+
+    /** See {@link XdsStatus#status(List)}. */
+    public List<DistributionStatus> status(List<Config> configs) {
+        return status.status(configs);
     }
 
     /** See {@link XdsStatus#configDump(String)}. */

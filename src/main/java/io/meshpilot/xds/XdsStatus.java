@@ -36,9 +36,8 @@ final class XdsStatus {
 
     private final AtomicReference<PushContext> pushContext = new AtomicReference<>();
     private final AtomicLong versions = new AtomicLong();
-    /** For each config object: its resourceVersion and the first push version that carried it. */
-    private final Map<ConfigKey, long[]> pushedIn = new ConcurrentHashMap<>();
-    private final Map<ConfigKey, String> pushedRevision = new ConcurrentHashMap<>();
+    /** For each config object: the revision of it a push carried, and the first push version that did. */
+    private final Map<ConfigKey, Pushed> pushed = new ConcurrentHashMap<>();
     private final XdsMetrics.PushStatusGauges pushStatusGauges = new XdsMetrics.PushStatusGauges(this::diagnostics);
     /** Counts credential changes: what the live checks depend on besides the push and the connections. */
     private final AtomicLong credentialChanges = new AtomicLong();
@@ -54,6 +53,9 @@ final class XdsStatus {
         this.connections = connections;
     }
 
+    private record Pushed(Config config, long version) {
+    }
+
     private record DiagnosticsMemo(PushContext push, long connectionChanges, long credentialChanges,
                                    PushDiagnostics diagnostics) {
     }
@@ -63,8 +65,7 @@ final class XdsStatus {
         // what the first push carries: every object at its revision now (for distribution status)
         for (io.meshpilot.config.Schema schema : configs.schemas().all()) {
             for (Config c : configs.store().list(schema.kind(), null)) {
-                pushedRevision.put(c.key(), c.resourceVersion());
-                pushedIn.put(c.key(), new long[] {1});
+                pushed.put(c.key(), new Pushed(c, 1));
             }
         }
         PushContext push = buildPushContext();
@@ -175,31 +176,49 @@ final class XdsStatus {
     /** A full push of version {@code version} carries these config objects (at their current revisions). */
     void recordPushed(Set<ConfigKey> keys, long version) {
         for (ConfigKey k : keys) {
-            configs.store().get(k.kind(), k.namespace(), k.name()).ifPresentOrElse(c -> {
-                pushedRevision.put(k, c.resourceVersion());
-                pushedIn.put(k, new long[] {version});
-            }, () -> {
-                pushedRevision.remove(k);
-                pushedIn.remove(k);
-            });
+            configs.store().get(k.kind(), k.namespace(), k.name()).ifPresentOrElse(
+                    c -> pushed.put(k, new Pushed(c, version)), () -> pushed.remove(k));
         }
     }
 
     /**
-     * Where one config object stands: the push version that carried its current
-     * resourceVersion (0 when it was not pushed yet, e.g. still debouncing; 1 when the first
-     * push already carried it), and per connected proxy whether it ACKed that
-     * version for every type it watches, is pending, or NACKed it.
+     * Where one config object stands: the push version that carried its current revision (0
+     * when it was not pushed yet, e.g. still debouncing; 1 when the first push already carried
+     * it), and per connected proxy whether it ACKed that version for every type it watches, is
+     * pending, or NACKed it. A revision that differs from the pushed one only where no push is
+     * needed (status, labels and annotations Istio does not own) counts as pushed with it: a
+     * status write is no new config for the proxies.
      */
     DistributionStatus status(Config config) {
-        ConfigKey key = config.key();
-        long version = 0;
-        boolean current = config.resourceVersion().equals(pushedRevision.get(key));
-        if (current) {
-            version = pushedIn.get(key)[0];
+        return status(List.of(config)).get(0);
+    }
+
+    /** As {@link #status(Config)} for many objects, each proxy's state worked out once per push version. */
+    List<DistributionStatus> status(List<Config> configList) {
+        Map<Long, List<DistributionStatus.ProxyStatus>> byVersion = new java.util.HashMap<>();
+        List<Connection> connected = List.copyOf(connections.all());
+        List<DistributionStatus> out = new ArrayList<>(configList.size());
+        for (Config config : configList) {
+            long version = pushVersion(config);
+            out.add(new DistributionStatus(config.key().toString(), config.resourceVersion(), version,
+                    byVersion.computeIfAbsent(version, v -> proxiesAt(v, connected))));
         }
+        return out;
+    }
+
+    private long pushVersion(Config config) {
+        Pushed p = pushed.get(config.key());
+        if (p == null) {
+            return 0;
+        }
+        boolean current = p.config().resourceVersion().equals(config.resourceVersion())
+                || !io.meshpilot.config.ConfigChanges.needsPush(p.config(), config);
+        return current ? p.version() : 0;
+    }
+
+    private static List<DistributionStatus.ProxyStatus> proxiesAt(long version, List<Connection> connected) {
         List<DistributionStatus.ProxyStatus> proxies = new ArrayList<>();
-        for (Connection c : connections.all()) {
+        for (Connection c : connected) {
             String state = version == 0 ? "PENDING" : "ACKED";
             String error = "";
             for (Connection.Watch w : c.watches().values()) {
@@ -219,7 +238,7 @@ final class XdsStatus {
             }
             proxies.add(new DistributionStatus.ProxyStatus(c.proxy().id(), c.id(), state, error));
         }
-        return new DistributionStatus(key.toString(), config.resourceVersion(), version, proxies);
+        return List.copyOf(proxies);
     }
 
     /**
