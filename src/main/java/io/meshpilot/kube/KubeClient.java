@@ -76,8 +76,7 @@ public final class KubeClient implements AutoCloseable {
             } else {
                 builder = ClientBuilder.cluster();
             }
-            // watches stay open for minutes with nothing to read; the informers time them out themselves
-            client = builder.setReadTimeout(Duration.ZERO).build();
+            client = build(builder);
         } catch (IOException e) {
             throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
                     + options.kubeconfig()) + ": " + e.getMessage(), e);
@@ -85,10 +84,37 @@ public final class KubeClient implements AutoCloseable {
             throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
                     + options.kubeconfig()) + " cannot be used: " + e, e);
         }
+        return throttled(client, options.qps(), options.burst(), options.describe());
+    }
+
+    /**
+     * A client for a kubeconfig that is not a file (a remote cluster's, from a Secret), already
+     * parsed and checked. Nothing is sent to the API server yet.
+     *
+     * @param source what the kubeconfig is, for logs and errors (e.g. the Secret and key)
+     * @throws IOException when the client cannot be built from it, naming {@code source}
+     */
+    public static KubeClient create(KubeConfig config, String source, double qps, int burst) throws IOException {
+        LenientJson.install();
+        ApiClient client;
+        try {
+            client = build(ClientBuilder.kubeconfig(config));
+        } catch (IOException | RuntimeException e) {
+            throw new IOException(source + " cannot be used: " + e.getMessage(), e);
+        }
+        return throttled(client, qps, burst, source + " qps=" + qps + " burst=" + burst);
+    }
+
+    private static ApiClient build(ClientBuilder builder) throws IOException {
+        // watches stay open for minutes with nothing to read; the informers time them out themselves
+        return builder.setReadTimeout(Duration.ZERO).build();
+    }
+
+    private static KubeClient throttled(ApiClient client, double qps, int burst, String describe) {
         client.setHttpClient(client.getHttpClient().newBuilder()
-                .addInterceptor(new RequestRateLimiter(options.qps(), options.burst()))
+                .addInterceptor(new RequestRateLimiter(qps, burst))
                 .build());
-        return new KubeClient(client, client.getBasePath() + " (" + options.describe() + ")");
+        return new KubeClient(client, client.getBasePath() + " (" + describe + ")");
     }
 
     /** The throttled API client: for requests and for informers built outside {@link #informers()}. */
