@@ -197,7 +197,7 @@ public final class RemoteSecretController implements AutoCloseable {
         KubeClient client;
         try {
             KubeConfig config = RemoteKubeconfig.parse(new String(kubeconfig, StandardCharsets.UTF_8));
-            client = KubeClient.create(config, source, options.qps(), options.burst());
+            client = KubeClient.create(config, id, source, options.qps(), options.burst());
         } catch (IllegalArgumentException | java.io.IOException e) {
             LOG.log(Level.ERROR, action + " cluster_id=" + id + " from secret=" + secretKey + " (key " + id
                     + ") failed: " + e.getMessage() + (previous == null ? "; the cluster is not added"
