@@ -29,6 +29,20 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
     private final KubeServiceRegistry.Options local;
     private final Duration syncTimeout;
     private final Map<String, KubeServiceRegistry> byCluster = new ConcurrentHashMap<>();
+    private final Map<KubeServiceRegistry, Added> added = new ConcurrentHashMap<>();
+
+    /** Where a remote cluster came from and when (its sync deadline runs from then). */
+    private record Added(String secret, long atNanos) {
+    }
+
+    /**
+     * One remote cluster for {@code /debug/clusterz} (istiod's cluster.DebugInfo).
+     *
+     * @param syncStatus {@code syncing}, {@code synced}, or {@code timeout} (not synced within
+     *                   PILOT_REMOTE_CLUSTER_TIMEOUT; it joins when it syncs)
+     */
+    public record ClusterStatus(String id, String secretName, String syncStatus) {
+    }
 
     /**
      * @param local       the local Kubernetes registry's options: remote ones differ only in the cluster ID
@@ -44,7 +58,7 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
     }
 
     @Override
-    public void clusterAdded(String clusterId, KubeClient client) {
+    public void clusterAdded(String clusterId, String secret, KubeClient client) {
         KubeServiceRegistry registry = new KubeServiceRegistry(new KubeServiceRegistry.Options(clusterId,
                 local.domainSuffix(), local.systemNamespace(), local.features()), KubeInformers.register(client),
                 updates, environment::mesh, environment::networks);
@@ -52,6 +66,7 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
         if (previous != null) {
             remove(previous);
         }
+        added.put(registry, new Added(secret, System.nanoTime()));
         aggregate.addRegistry(registry, syncTimeout);
         if (!syncTimeout.isZero()) {
             Thread.ofVirtual().name("remote-cluster-sync-" + clusterId).start(() -> warnIfNotSynced(registry));
@@ -82,11 +97,23 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
 
     private void remove(KubeServiceRegistry registry) {
         aggregate.removeRegistry(registry);
+        added.remove(registry);
         registry.cleanup(STOP_WAIT);
         LOG.log(Level.INFO, "remote cluster " + registry.cluster() + " removed with its services and endpoints");
     }
 
-    /** The remote registries, by cluster ID. */
+    /** The remote clusters, by ID. */
+    public List<ClusterStatus> status() {
+        return byCluster.values().stream().sorted(java.util.Comparator.comparing(KubeServiceRegistry::cluster))
+                .map(r -> {
+                    Added a = added.get(r);
+                    boolean late = a != null && !syncTimeout.isZero() && System.nanoTime() - a.atNanos() > syncTimeout.toNanos();
+                    return new ClusterStatus(r.cluster(), a == null ? "" : a.secret(),
+                            r.hasSynced() ? "synced" : late ? "timeout" : "syncing");
+                }).toList();
+    }
+
+    /** The remote registries. */
     public List<KubeServiceRegistry> registries() {
         return List.copyOf(byCluster.values());
     }

@@ -223,6 +223,8 @@ class KubeMulticlusterTest {
 
         cluster1.apply(remoteSecret("istio-remote-secret-cluster2", Map.of("cluster2", kubeconfigOf(cluster2, "c2"))));
         awaitServedBy(Set.of("a", "b"));
+        assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-cluster2\","
+                + "\"syncStatus\":\"synced\"}]", clusterz());
 
         // one Service of both clusters; each endpoint in its own cluster's shard, with its locality
         List<JsonObject> services = reviewsInRegistry();
@@ -291,6 +293,11 @@ class KubeMulticlusterTest {
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
         assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").keySet());
         assertTrue(server.server().remoteSecrets().remoteClusters().isEmpty());
+        assertEquals("[]", clusterz());
+    }
+
+    String clusterz() {
+        return Http.get(server.ports().get("http"), "/debug/clusterz").body();
     }
 
     @Test
@@ -309,6 +316,8 @@ class KubeMulticlusterTest {
         assertEquals(Map.of("cluster2", "istio-system/istio-remote-secret-gone"),
                 server.server().remoteSecrets().remoteClusters(), "cluster2 is registered, still syncing");
         assertFalse(server.server().registries().remoteClusters().registries().get(0).hasSynced());
+        assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-gone\","
+                + "\"syncStatus\":\"timeout\"}]", clusterz());
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
     }
 

@@ -45,8 +45,12 @@ public final class RemoteSecretController implements AutoCloseable {
 
     /** What a remote cluster's arrival and departure do (istiod's ClusterHandler). */
     public interface ClusterHandler {
-        /** Registers what reads the cluster on {@code client}; the client starts right after. */
-        void clusterAdded(String clusterId, KubeClient client);
+        /**
+         * Registers what reads the cluster on {@code client}; the client starts right after.
+         *
+         * @param secret the Secret ({@code namespace/name}) the cluster's kubeconfig came from
+         */
+        void clusterAdded(String clusterId, String secret, KubeClient client);
 
         /** The cluster is gone (or about to be replaced): forget everything read from it. */
         void clusterDeleted(String clusterId);
@@ -209,7 +213,7 @@ public final class RemoteSecretController implements AutoCloseable {
             stop(current.remove(id));
         }
         try {
-            handler.clusterAdded(id, client);
+            handler.clusterAdded(id, secretKey, client);
             client.start();
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, action + " cluster_id=" + id + " from secret=" + secretKey + " failed", e);
