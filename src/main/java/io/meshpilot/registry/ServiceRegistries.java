@@ -122,10 +122,19 @@ public final class ServiceRegistries {
         serviceEntries.markSynced();
     }
 
-    /** istiod's pilot_services gauge (registered once the metrics registry is up). */
+    /** istiod's pilot_services and istiod_managed_clusters gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
         Metrics.getOrCreate(Gauge.builder("pilot_services", () -> aggregate.services().size())
                 .description("Total services known to pilot."));
+        if (remoteClusters != null) {
+            // istiod's multicluster gauge: the local cluster and those read through remote Secrets
+            for (String type : List.of("local", "remote")) {
+                Metrics.getOrCreate(Gauge.builder("istiod_managed_clusters",
+                                () -> type.equals("local") ? 1 : remoteClusters.registries().size())
+                        .description("Number of clusters managed by istiod")
+                        .tags(List.of(io.helidon.metrics.api.Tag.create("cluster_type", type))));
+            }
+        }
     }
 
     public AggregateRegistry aggregate() {

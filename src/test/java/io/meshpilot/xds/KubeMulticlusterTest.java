@@ -225,6 +225,7 @@ class KubeMulticlusterTest {
         awaitServedBy(Set.of("a", "b"));
         assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-cluster2\","
                 + "\"syncStatus\":\"synced\"}]", clusterz());
+        assertEquals(Map.of("local", 1.0, "remote", 1.0), managedClusters());
 
         // one Service of both clusters; each endpoint in its own cluster's shard, with its locality
         List<JsonObject> services = reviewsInRegistry();
@@ -294,6 +295,16 @@ class KubeMulticlusterTest {
         assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").keySet());
         assertTrue(server.server().remoteSecrets().remoteClusters().isEmpty());
         assertEquals("[]", clusterz());
+        assertEquals(Map.of("local", 1.0, "remote", 0.0), managedClusters());
+    }
+
+    /** istiod_managed_clusters by cluster_type. */
+    Map<String, Double> managedClusters() {
+        var metrics = io.meshpilot.testing.PrometheusTextParser.parse(
+                Http.get(server.ports().get("monitoring"), "/metrics").body());
+        Map<String, Double> out = new TreeMap<>();
+        metrics.get("istiod_managed_clusters").samples().forEach(s -> out.put(s.labels().get("cluster_type"), s.value()));
+        return out;
     }
 
     String clusterz() {
