@@ -73,6 +73,27 @@ public class DebugResource {
         return out.toString();
     }
 
+    /**
+     * {@code /debug/clusterz}: the remote clusters read through remote Secrets (istiod's
+     * ListRemoteClusters): id, the Secret it came from, and whether it has synced.
+     */
+    @GET
+    @Path("clusterz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String clusterz() {
+        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        if (registries.remoteClusters() != null) {
+            registries.remoteClusters().status().forEach(c -> {
+                com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+                o.addProperty("id", c.id());
+                o.addProperty("secretName", c.secretName());
+                o.addProperty("syncStatus", c.syncStatus());
+                out.add(o);
+            });
+        }
+        return out.toString();
+    }
+
     /** {@code /debug/endpointShardz}: hostname -> namespace -> {Shards: {provider/cluster: [...]}, ServiceAccounts}. */
     @GET
     @Path("endpointShardz")

@@ -23,6 +23,11 @@ import io.meshpilot.kube.KubeClientOptions;
  * <p>{@code revision} ($REVISION, istiod's control-plane revision; empty for the default one)
  * names the mesh ConfigMap read in Kubernetes mode: {@code istio-<revision>}.
  *
+ * <p>{@code clusterRegistriesNamespace} (--clusterRegistriesNamespace, istiod's default
+ * $POD_NAMESPACE or istio-system) is where the remote Secrets of other clusters are read;
+ * {@code clusterAliases} (--clusterAliases alias=id,...) maps the CLUSTER_ID a proxy reports to
+ * the cluster ID MeshPilot knows it by.
+ *
  * <p>Listener addresses are null when the flag was set to the empty string: istiod then
  * serves that listener's content on the http port instead.
  */
@@ -47,11 +52,14 @@ public record PilotArgs(
         Ca ca,
         List<String> ignoredArguments,
         KubeClientOptions kube,
-        String revision) {
+        String revision,
+        String clusterRegistriesNamespace,
+        java.util.Map<String, String> clusterAliases) {
 
     public PilotArgs {
         registries = List.copyOf(registries);
         ignoredArguments = List.copyOf(ignoredArguments);
+        clusterAliases = java.util.Map.copyOf(clusterAliases);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.NamespaceController;
+import io.meshpilot.kube.multicluster.RemoteSecretController;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -90,6 +91,7 @@ public final class PilotServer implements AutoCloseable {
     private IstiodCertificates certificates;
     private ConfigController configs;
     private ServiceRegistries registries;
+    private RemoteSecretController remoteSecrets;
     private DiscoveryServer discovery;
     private JwksCache jwks;
     private Servers servers;
@@ -289,7 +291,8 @@ public final class PilotServer implements AutoCloseable {
         // multiplexed on the http port) has no such limit, so the xDS server ends its streams
         boolean helidonServesGrpc = args.grpcTransport() == GrpcTransportKind.HELIDON || args.listeners().grpc() == null;
         discovery = new DiscoveryServer(environment, configs, grpcServices, authenticators, credentials,
-                new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge()));
+                new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge(),
+                        args.clusterAliases()));
         closeables.add(discovery);
         closeables.add(jwks); // closed first: no key set change reaches a stopped discovery server
     }
@@ -304,7 +307,16 @@ public final class PilotServer implements AutoCloseable {
         } catch (ServiceRegistries.UnsupportedRegistryException e) {
             throw new ComponentStartException(Component.SERVICE_REGISTRIES, e.getMessage(), e);
         }
-        return registries.describe();
+        if (registries.remoteClusters() == null) {
+            return registries.describe();
+        }
+        // istiod's multicluster secret controller: remote clusters join (and leave) the aggregate
+        // as their Secrets come and go; its informer starts with the local client's
+        remoteSecrets = new RemoteSecretController(kubeClient, new RemoteSecretController.Options(
+                args.clusterRegistriesNamespace(), args.clusterId(), args.kube().qps(), args.kube().burst()),
+                registries.remoteClusters());
+        closeables.add(remoteSecrets); // before the registries stop: no cluster arrives at a stopped aggregate
+        return registries.describe() + "; " + remoteSecrets.describe();
     }
 
     /**
@@ -362,6 +374,9 @@ public final class PilotServer implements AutoCloseable {
             // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded;
             // readiness names each one still not synced
             readiness.registerGroup("kube-informer-synced", kubeClient::notSynced);
+            if (remoteSecrets != null) {
+                readiness.register("remote-secrets-synced", remoteSecrets::hasSynced);
+            }
             initNamespaceController();
             kubeClient.runAndWait(args.kube().syncTimeout());
             LOG.log(Level.INFO, "leader election: " + namespaceControllerElection.start());
@@ -443,7 +458,8 @@ public final class PilotServer implements AutoCloseable {
      * not ready, as there.
      */
     private void awaitRegistriesSynced(Instant deadline) throws InterruptedException {
-        while (!registries.aggregate().hasSynced() && Instant.now().isBefore(deadline)) {
+        while (!(registries.aggregate().hasSynced() && (remoteSecrets == null || remoteSecrets.hasSynced()))
+                && Instant.now().isBefore(deadline)) {
             Thread.sleep(10);
         }
     }
@@ -550,6 +566,11 @@ public final class PilotServer implements AutoCloseable {
 
     public ServiceRegistries registries() {
         return registries;
+    }
+
+    /** The remote Secrets of other clusters: Kubernetes mode with the Kubernetes registry; else null. */
+    public RemoteSecretController remoteSecrets() {
+        return remoteSecrets;
     }
 
     public DiscoveryServer discovery() {

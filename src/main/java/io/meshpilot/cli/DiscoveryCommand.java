@@ -71,6 +71,15 @@ public final class DiscoveryCommand implements Callable<Integer> {
     @Option(names = "--clusterID", description = "ID of the cluster this istiod runs in. Default: $CLUSTER_ID or Kubernetes.")
     String clusterId;
 
+    @Option(names = "--clusterRegistriesNamespace", description = "Namespace of the remote Secrets (label "
+            + "istio/multiCluster=true) holding kubeconfigs of other clusters. Default: $POD_NAMESPACE or istio-system.")
+    String clusterRegistriesNamespace;
+
+    @Option(names = "--clusterAliases", split = ",", paramLabel = "ALIAS=ID",
+            description = "Alias names for clusters: a proxy reporting CLUSTER_ID alias is taken to be in cluster ID. "
+                    + "Example: alias1=cluster1,alias2=cluster2.")
+    java.util.Map<String, String> clusterAliases = new java.util.LinkedHashMap<>();
+
     @Option(names = "--httpAddr", description = "Readiness, debug and admin API listener. Default: ${DEFAULT-VALUE}.")
     String httpAddr = ":8080";
 
@@ -337,7 +346,21 @@ public final class DiscoveryCommand implements Callable<Integer> {
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,
-                kube, orDefault(env.apply("REVISION"), ""));
+                kube, orDefault(env.apply("REVISION"), ""),
+                clusterRegistriesNamespace != null && !clusterRegistriesNamespace.isBlank() ? clusterRegistriesNamespace
+                        : orDefault(env.apply("POD_NAMESPACE"), "istio-system"),
+                clusterAliases());
+    }
+
+    /** --clusterAliases, checked: neither side may be empty. */
+    private java.util.Map<String, String> clusterAliases() {
+        clusterAliases.forEach((alias, id) -> {
+            if (alias.isBlank() || id == null || id.isBlank()) {
+                throw new IllegalArgumentException("--clusterAliases \"" + alias + "=" + (id == null ? "" : id)
+                        + "\": expected ALIAS=CLUSTER_ID with neither empty");
+            }
+        });
+        return clusterAliases;
     }
 
     /**

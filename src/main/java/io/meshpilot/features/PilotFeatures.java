@@ -136,11 +136,21 @@ public record PilotFeatures(
      *                                      workloadSelector selects Kubernetes pods as well as WorkloadEntries
      * @param k8sServiceSelectWorkloadEntries PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES (true): a Kubernetes
      *                                      Service's selector selects WorkloadEntries as well as pods
+     * @param remoteClusterTimeout          PILOT_REMOTE_CLUSTER_TIMEOUT (30s): after this a remote cluster
+     *                                      (from a remote Secret) that has not synced stops holding back
+     *                                      readiness; 0 waits for it
      */
     public record Registry(boolean sendUnhealthyEndpoints, boolean serviceEntrySelectPods,
-                           boolean k8sServiceSelectWorkloadEntries) {
+                           boolean k8sServiceSelectWorkloadEntries, Duration remoteClusterTimeout) {
+        /** istiod's PILOT_REMOTE_CLUSTER_TIMEOUT default. */
+        public static final Duration REMOTE_CLUSTER_TIMEOUT = Duration.ofSeconds(30);
         /** istiod's defaults. */
         public static final Registry DEFAULTS = new Registry(false, true, true);
+
+        public Registry(boolean sendUnhealthyEndpoints, boolean serviceEntrySelectPods,
+                        boolean k8sServiceSelectWorkloadEntries) {
+            this(sendUnhealthyEndpoints, serviceEntrySelectPods, k8sServiceSelectWorkloadEntries, REMOTE_CLUSTER_TIMEOUT);
+        }
     }
 
     /**
@@ -192,7 +202,8 @@ public record PilotFeatures(
                         r.duration("MESHPILOT_CA_SECRET_TIMEOUT", "20m")),
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
                         r.bool("PILOT_ENABLE_SERVICEENTRY_SELECT_PODS", true),
-                        r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true)),
+                        r.bool("PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES", true),
+                        r.duration("PILOT_REMOTE_CLUSTER_TIMEOUT", "30s")),
                 r.bool("ENABLE_ENHANCED_RESOURCE_SCOPING", true),
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),

@@ -42,8 +42,11 @@ public final class KubeClient implements AutoCloseable {
     private boolean started;
     private boolean closed;
     private DiscoveryNamespacesFilter discoveryNamespaces;
+    /** Empty for the local cluster; " of cluster X" for a remote one, after its informers' names in logs. */
+    private final String clusterLabel;
 
-    private KubeClient(ApiClient apiClient, String description) {
+    private KubeClient(ApiClient apiClient, String description, String clusterLabel) {
+        this.clusterLabel = clusterLabel;
         this.apiClient = apiClient;
         this.description = description;
         AtomicInteger n = new AtomicInteger();
@@ -76,8 +79,7 @@ public final class KubeClient implements AutoCloseable {
             } else {
                 builder = ClientBuilder.cluster();
             }
-            // watches stay open for minutes with nothing to read; the informers time them out themselves
-            client = builder.setReadTimeout(Duration.ZERO).build();
+            client = build(builder);
         } catch (IOException e) {
             throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
                     + options.kubeconfig()) + ": " + e.getMessage(), e);
@@ -85,10 +87,39 @@ public final class KubeClient implements AutoCloseable {
             throw new IOException((options.kubeconfig() == null ? "in-cluster config" : "kubeconfig "
                     + options.kubeconfig()) + " cannot be used: " + e, e);
         }
+        return throttled(client, options.qps(), options.burst(), options.describe(), "");
+    }
+
+    /**
+     * A client for a kubeconfig that is not a file (a remote cluster's, from a Secret), already
+     * parsed and checked. Nothing is sent to the API server yet.
+     *
+     * @param clusterId the remote cluster's ID, named in its informers' log lines
+     * @param source    what the kubeconfig is, for logs and errors (e.g. the Secret and key)
+     * @throws IOException when the client cannot be built from it, naming {@code source}
+     */
+    public static KubeClient create(KubeConfig config, String clusterId, String source, double qps, int burst)
+            throws IOException {
+        LenientJson.install();
+        ApiClient client;
+        try {
+            client = build(ClientBuilder.kubeconfig(config));
+        } catch (IOException | RuntimeException e) {
+            throw new IOException(source + " cannot be used: " + e.getMessage(), e);
+        }
+        return throttled(client, qps, burst, source + " qps=" + qps + " burst=" + burst, " of cluster " + clusterId);
+    }
+
+    private static ApiClient build(ClientBuilder builder) throws IOException {
+        // watches stay open for minutes with nothing to read; the informers time them out themselves
+        return builder.setReadTimeout(Duration.ZERO).build();
+    }
+
+    private static KubeClient throttled(ApiClient client, double qps, int burst, String describe, String clusterLabel) {
         client.setHttpClient(client.getHttpClient().newBuilder()
-                .addInterceptor(new RequestRateLimiter(options.qps(), options.burst()))
+                .addInterceptor(new RequestRateLimiter(qps, burst))
                 .build());
-        return new KubeClient(client, client.getBasePath() + " (" + options.describe() + ")");
+        return new KubeClient(client, client.getBasePath() + " (" + describe + ")", clusterLabel);
     }
 
     /** The throttled API client: for requests and for informers built outside {@link #informers()}. */
@@ -262,7 +293,7 @@ public final class KubeClient implements AutoCloseable {
      * resourceVersion) is routine: the informer relists, logged at DEBUG.
      */
     public <T> java.util.function.BiConsumer<Class<T>, Throwable> watchErrorHandler(String name) {
-        return (type, error) -> watchErrors.report(name, error);
+        return (type, error) -> watchErrors.report(name + clusterLabel, error);
     }
 
     private final WatchErrors watchErrors = new WatchErrors();

@@ -39,6 +39,12 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
                 serviceAccount, network, locality, Map.of());
     }
 
+    /** The same proxy in another cluster (istiod's --clusterAliases). */
+    public Proxy withClusterId(String cluster) {
+        return new Proxy(id, type, ips, workloadId, dnsDomain, namespace, labels, cluster, istioVersion, generator,
+                serviceAccount, network, locality, metadata);
+    }
+
     public boolean proxyless() {
         return "grpc".equals(generator);
     }

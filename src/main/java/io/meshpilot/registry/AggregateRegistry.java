@@ -22,14 +22,29 @@ import java.util.function.Consumer;
 public final class AggregateRegistry implements ServiceDiscovery {
     private final List<ServiceRegistry> registries = new CopyOnWriteArrayList<>();
     private final List<Consumer<ServiceEvent>> handlers = new CopyOnWriteArrayList<>();
+    /** Registries that stop holding back {@link #hasSynced} at a deadline (System.nanoTime()). */
+    private final Map<ServiceRegistry, Long> syncDeadlines = new java.util.concurrent.ConcurrentHashMap<>();
 
     public void addRegistry(ServiceRegistry r) {
         handlers.forEach(r::appendServiceHandler);
         registries.add(r);
     }
 
+    /**
+     * A registry that counts as synced once {@code syncTimeout} has passed even if it has not
+     * (istiod's PILOT_REMOTE_CLUSTER_TIMEOUT for remote clusters: an unreachable cluster must
+     * not keep the server unready). Zero: no deadline.
+     */
+    public void addRegistry(ServiceRegistry r, java.time.Duration syncTimeout) {
+        if (!syncTimeout.isZero()) {
+            syncDeadlines.put(r, System.nanoTime() + syncTimeout.toNanos());
+        }
+        addRegistry(r);
+    }
+
     public void removeRegistry(ServiceRegistry r) {
         registries.remove(r);
+        syncDeadlines.remove(r);
     }
 
     public List<ServiceRegistry> registries() {
@@ -94,6 +109,11 @@ public final class AggregateRegistry implements ServiceDiscovery {
     }
 
     public boolean hasSynced() {
-        return registries.stream().allMatch(ServiceRegistry::hasSynced);
+        return registries.stream().allMatch(r -> r.hasSynced() || pastDeadline(r));
+    }
+
+    private boolean pastDeadline(ServiceRegistry r) {
+        Long deadline = syncDeadlines.get(r);
+        return deadline != null && System.nanoTime() - deadline >= 0;
     }
 }

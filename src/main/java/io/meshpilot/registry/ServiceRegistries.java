@@ -54,6 +54,7 @@ public final class ServiceRegistries {
     private final ServiceEntryRegistry serviceEntries;
     private final MemoryRegistry mock;
     private final KubeServiceRegistry kube;
+    private final RemoteClusterRegistries remoteClusters;
 
     /**
      * Builds the registries --registries names, in order after the ServiceEntry registry, and
@@ -89,6 +90,9 @@ public final class ServiceRegistries {
             store.registerEventHandler(kind, serviceEntries::onConfigEvent);
         }
         kube = kubernetes;
+        remoteClusters = kube == null ? null : new RemoteClusterRegistries(aggregate, updates, environment,
+                new KubeServiceRegistry.Options(options.clusterId(), environment.domainSuffix(),
+                        options.systemNamespace(), options.features()), options.features().remoteClusterTimeout());
         if (kube != null) {
             // istiod's initServiceControllers: the Kubernetes registry after the ServiceEntry one,
             // each selecting the other's workloads (pods for ServiceEntries, WorkloadEntries for Services)
@@ -97,6 +101,8 @@ public final class ServiceRegistries {
             serviceEntries.appendWorkloadHandler(kube::workloadEntryChanged);
             environment.addMeshHandler(kube::meshChanged);
             environment.addNetworksHandler(kube::networksChanged);
+            environment.addMeshHandler(remoteClusters::meshChanged);
+            environment.addNetworksHandler(remoteClusters::networksChanged);
         }
         mock = memory;
         if (mock != null) {
@@ -116,10 +122,19 @@ public final class ServiceRegistries {
         serviceEntries.markSynced();
     }
 
-    /** istiod's pilot_services gauge (registered once the metrics registry is up). */
+    /** istiod's pilot_services and istiod_managed_clusters gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
         Metrics.getOrCreate(Gauge.builder("pilot_services", () -> aggregate.services().size())
                 .description("Total services known to pilot."));
+        if (remoteClusters != null) {
+            // istiod's multicluster gauge: the local cluster and those read through remote Secrets
+            for (String type : List.of("local", "remote")) {
+                Metrics.getOrCreate(Gauge.builder("istiod_managed_clusters",
+                                () -> type.equals("local") ? 1 : remoteClusters.registries().size())
+                        .description("Number of clusters managed by istiod")
+                        .tags(List.of(io.helidon.metrics.api.Tag.create("cluster_type", type))));
+            }
+        }
     }
 
     public AggregateRegistry aggregate() {
@@ -135,10 +150,19 @@ public final class ServiceRegistries {
         return kube;
     }
 
-    /** Stops the Kubernetes registry's event thread (its informers belong to the Kubernetes client). */
+    /**
+     * The registries of remote clusters (the handler of the remote Secrets), when --registries
+     * includes Kubernetes; null otherwise.
+     */
+    public RemoteClusterRegistries remoteClusters() {
+        return remoteClusters;
+    }
+
+    /** Stops the Kubernetes registries' event threads (their informers belong to the Kubernetes clients). */
     public void close() {
         if (kube != null) {
             kube.close();
+            remoteClusters.close();
         }
     }
 

@@ -30,9 +30,13 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     /** Null when XDS_AUTH is off: callers on the secure port are not authenticated. */
     private final io.meshpilot.security.Authenticators authenticators;
     private final AtomicLong ids = new AtomicLong();
+    /** --clusterAliases: alias -> cluster ID, applied to the CLUSTER_ID a proxy reports. */
+    private final java.util.Map<String, String> clusterAliases;
 
     AdsService(java.util.function.BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
-               StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators) {
+               StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators,
+               java.util.Map<String, String> clusterAliases) {
+        this.clusterAliases = clusterAliases;
         this.ready = ready;
         this.connections = connections;
         this.protocol = protocol;
@@ -162,6 +166,11 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                 }
                 try {
                     Proxy proxy = Proxy.fromNode(node.apply(request));
+                    // istiod's initConnection: a proxy in an aliased cluster is in the cluster the alias names
+                    String aliased = clusterAliases.get(proxy.clusterId());
+                    if (aliased != null) {
+                        proxy = proxy.withClusterId(aliased);
+                    }
                     Authorization auth = authorize(caller, headers, proxy);
                     if (auth.denied() != null) {
                         fail(auth.denied());

@@ -35,8 +35,17 @@ public final class DiscoveryServer implements AutoCloseable {
      *                          multiplexed on the http port) and has no connection age limit of
      *                          its own: the xDS server ends streams older than {@code maxConnectionAge}
      * @param maxConnectionAge  --keepaliveMaxServerConnectionAge
+     * @param clusterAliases    --clusterAliases: a proxy whose CLUSTER_ID is an alias is in the cluster it names
      */
-    public record Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge) {
+    public record Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge,
+                          java.util.Map<String, String> clusterAliases) {
+        public Options {
+            clusterAliases = java.util.Map.copyOf(clusterAliases);
+        }
+
+        public Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge) {
+            this(features, sweepConnections, maxConnectionAge, java.util.Map.of());
+        }
     }
 
     private final GrpcServices grpcServices;
@@ -102,7 +111,7 @@ public final class DiscoveryServer implements AutoCloseable {
     public String start() {
         PilotFeatures f = options.features();
         AdsService ads = new AdsService(status::ready, connections, protocol, new StreamRateLimiter(
-                f.maxRequestsPerSecond(), Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null);
+                f.maxRequestsPerSecond(), Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null, options.clusterAliases());
         grpcServices.register(() -> withSotwMarshallers(ads.bindService()), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
         pipeline = new PushPipeline(status, connections, protocol, f);
         updates.pushTo(pipeline);

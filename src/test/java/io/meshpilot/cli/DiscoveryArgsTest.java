@@ -105,6 +105,24 @@ class DiscoveryArgsTest {
     }
 
     @Test
+    void multiclusterFlagsAsIstiod() {
+        PilotArgs a = parse(Map.of());
+        assertEquals("istio-system", a.clusterRegistriesNamespace());
+        assertEquals(Map.of(), a.clusterAliases());
+        assertEquals(Duration.ofSeconds(30), a.features().registry().remoteClusterTimeout());
+        assertEquals("mesh", parse(Map.of("POD_NAMESPACE", "mesh")).clusterRegistriesNamespace(),
+                "istiod's default: the pod's namespace");
+        assertEquals("remotes", parse(Map.of("POD_NAMESPACE", "mesh"), "--clusterRegistriesNamespace", "remotes")
+                .clusterRegistriesNamespace());
+        assertEquals(Map.of("old-east", "east", "old-west", "west"),
+                parse(Map.of(), "--clusterAliases", "old-east=east,old-west=west").clusterAliases());
+        assertEquals(Duration.ZERO, parse(Map.of("PILOT_REMOTE_CLUSTER_TIMEOUT", "0s")).features().registry()
+                .remoteClusterTimeout(), "0 waits for remote clusters");
+        var bad = assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--clusterAliases", "=east"));
+        assertTrue(bad.getMessage().contains("--clusterAliases"), bad.getMessage());
+    }
+
+    @Test
     void kubernetesIsDetectedFromFlagEnvOrPod() {
         assertEquals(ServerMode.KUBERNETES, parse(Map.of(), "--kubeconfig", "/tmp/kc").mode());
         assertEquals(ServerMode.KUBERNETES, parse(Map.of("KUBECONFIG", "/tmp/kc")).mode());

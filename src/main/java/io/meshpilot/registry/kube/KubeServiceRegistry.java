@@ -653,6 +653,25 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
         worker.interrupt();
     }
 
+    /**
+     * istiod's Controller.Cleanup, for a cluster that left the mesh: stops the event thread,
+     * then deletes every service of this cluster (its endpoint shard goes, a full push follows).
+     * Services of the same hostname in other clusters keep their own shards.
+     */
+    public void cleanup(java.time.Duration wait) {
+        close();
+        try {
+            worker.join(wait.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Service s : List.copyOf(services.values())) {
+            services.remove(s.hostname());
+            published.remove(s.hostname());
+            updates.svcUpdate(shard, s.hostname(), s.namespace(), true);
+        }
+    }
+
     /** For /debug: the endpoints published per host. */
     public Map<String, List<IstioEndpoint>> endpoints() {
         return new LinkedHashMap<>(new TreeMap<>(published));

@@ -223,7 +223,9 @@ class KubeServiceRegistryTest {
         start();
         apply(REVIEWS_PODS + service("reviews", "shop", "")
                 + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true", "10.1.0.12,reviews-v2-def,true"));
-        await("two reviews endpoints", () -> indexed(REVIEWS).size() == 2);
+        // the slice's and the Service's informers deliver in either order
+        await("two reviews endpoints and the service", () -> indexed(REVIEWS).size() == 2
+                && kube.service(REVIEWS).isPresent());
         Service svc = kube.service(REVIEWS).orElseThrow();
         assertEquals(Resolution.CLIENT_SIDE_LB, svc.resolution());
         assertEquals("Kubernetes", svc.registry());
