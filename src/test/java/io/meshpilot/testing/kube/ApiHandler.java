@@ -35,8 +35,25 @@ final class ApiHandler implements HttpHandler {
     private final Deque<String> requestLog = new ArrayDeque<>();
     private final TokenReviews tokenReviews = new TokenReviews();
 
+    private volatile FakeApiServer.Admission admission;
+
     TokenReviews tokenReviews() {
         return tokenReviews;
+    }
+
+    void admission(FakeApiServer.Admission admission) {
+        this.admission = admission;
+    }
+
+    /** The admission step of a create or update: refused objects are answered 400 with the refusal. */
+    private JsonObject admitted(String operation, ResourceType type, String namespace, JsonObject body, boolean dryRun) {
+        FakeApiServer.Admission a = admission;
+        String refusal = a == null ? null : a.review(operation, type.group(), type.version(), type.plural(), namespace,
+                body, dryRun);
+        if (refusal != null) {
+            throw ApiError.badRequest(refusal);
+        }
+        return body;
     }
 
     ApiHandler(ResourceCatalog catalog, ObjectStore store, WatchStreams watches) {
@@ -192,7 +209,8 @@ final class ApiHandler implements HttpHandler {
                         ? watches.serve(exchange, type, namespace, query)
                         : send(exchange, 200, list(type, namespace, query));
                 case "POST" -> send(exchange, dryRun ? 200 : 201,
-                        served(type, store.create(type, createNamespace(type, namespace, exchange), body(exchange), dryRun)));
+                        served(type, store.create(type, createNamespace(type, namespace, exchange),
+                        admitted("CREATE", type, namespace, body(exchange), dryRun), dryRun)));
                 case "DELETE" -> send(exchange, 200, deleteCollection(type, namespace, query));
                 default -> throw ApiError.methodNotAllowed(method);
             };
@@ -207,7 +225,8 @@ final class ApiHandler implements HttpHandler {
         return switch (method) {
             case "GET" -> send(exchange, 200, served(type, store.get(type, ns, name)
                     .orElseThrow(() -> ApiError.notFound(type, name))));
-            case "PUT" -> send(exchange, 200, served(type, store.update(type, ns, name, body(exchange), status, dryRun)));
+            case "PUT" -> send(exchange, 200, served(type, store.update(type, ns, name,
+                    status ? body(exchange) : admitted("UPDATE", type, ns, body(exchange), dryRun), status, dryRun)));
             case "PATCH" -> patch(exchange, type, ns, name, status, dryRun);
             case "DELETE" -> {
                 JsonObject options = bodyOrEmpty(exchange);
