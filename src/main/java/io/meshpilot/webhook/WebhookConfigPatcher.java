@@ -78,6 +78,7 @@ public final class WebhookConfigPatcher {
     private final Set<String> queued = new LinkedHashSet<>();
     private final java.util.Map<String, Long> backoff = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean dryRunRejected;
+    private volatile boolean notReadyLogged;
     private ScheduledExecutorService worker;
 
     private WebhookConfigPatcher(KubeClient client, String plural, boolean validating, String namespace, String revision,
@@ -249,6 +250,9 @@ public final class WebhookConfigPatcher {
             return true;
         }
         boolean failClose = failOpen && readyForFailClose();
+        if (!caChange && !failClose) {
+            return false; // nothing to write yet: the webhook is not seen refusing; asked again later
+        }
         for (JsonElement e : webhooks) {
             JsonObject wh = e.getAsJsonObject();
             if (!validating && !string(wh, "name").endsWith(INJECTOR_WEBHOOK)) {
@@ -313,7 +317,10 @@ public final class WebhookConfigPatcher {
         KubernetesApiResponse<DynamicKubernetesObject> r = gateways.create(namespace, new DynamicKubernetesObject(gw),
                 new CreateOptions().dryRun("All"));
         if (r.isSuccess()) {
-            LOG.log(Level.INFO, "not switching validation to fail-closed yet: an invalid Gateway was not rejected");
+            // INFO once, then at each retry only in debug: retries go on for as long as it lasts
+            LOG.log(notReadyLogged ? Level.DEBUG : Level.INFO, "not switching validation to fail-closed yet: an "
+                    + "invalid Gateway was not rejected (dry run)");
+            notReadyLogged = true;
             return false;
         }
         String message = r.getStatus() == null || r.getStatus().getMessage() == null ? "" : r.getStatus().getMessage();
@@ -324,8 +331,9 @@ public final class WebhookConfigPatcher {
             LOG.log(Level.INFO, "the webhook rejected invalid config; switching validation to fail-closed");
             dryRunRejected = true;
         } else {
-            LOG.log(Level.INFO, "not switching validation to fail-closed yet: invalid Gateway rejected for another "
-                    + "reason: HTTP " + r.getHttpStatusCode() + " " + message);
+            LOG.log(notReadyLogged ? Level.DEBUG : Level.INFO, "not switching validation to fail-closed yet: invalid "
+                    + "Gateway rejected for another reason: HTTP " + r.getHttpStatusCode() + " " + message);
+            notReadyLogged = true;
         }
         return ready;
     }
