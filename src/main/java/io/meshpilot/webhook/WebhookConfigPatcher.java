@@ -202,7 +202,7 @@ public final class WebhookConfigPatcher {
             if (done) {
                 backoff.remove(name);
             } else if (!Thread.currentThread().isInterrupted()) {
-                long next = Math.min(MAX_RETRY_MILLIS, backoff.merge(name, FIRST_RETRY_MILLIS, (a, b) -> a * 2));
+                long next = backoff.merge(name, FIRST_RETRY_MILLIS, (a, b) -> Math.min(MAX_RETRY_MILLIS, a * 2));
                 if (!validating) {
                     PATCH_RETRIES.increment(name);
                 }
