@@ -40,6 +40,9 @@ import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.jwt.JwksCache;
+import io.meshpilot.webhook.ValidationWebhook;
+import io.meshpilot.webhook.WebhookConfigPatcher;
+import io.meshpilot.webhook.WebhookRoutes;
 import io.meshpilot.xds.DiscoveryServer;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -78,6 +81,8 @@ public final class PilotServer implements AutoCloseable {
     private final GrpcServices grpcServices = new GrpcServices();
     private final Authenticators authenticators = new Authenticators();
     private final CredentialsController credentials = new CredentialsController();
+    /** The webhooks the webhook listener (15017) serves. */
+    private final WebhookRoutes webhooks = new WebhookRoutes();
     /** What to close on the way out, in reverse order of start. */
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
@@ -86,6 +91,7 @@ public final class PilotServer implements AutoCloseable {
     private io.meshpilot.kube.leaderelection.LeaderElection namespaceControllerElection;
     /** The status leader election (PILOT_ENABLE_STATUS or PILOT_ENABLE_ANALYSIS); null when off or embedded. */
     private io.meshpilot.kube.leaderelection.LeaderElection statusElection;
+    private io.meshpilot.kube.leaderelection.LeaderElection validationControllerElection;
     private MeshWatcher meshWatcher;
     private MeshConfigMapWatcher meshConfigMap;
     private IstiodCertificates certificates;
@@ -117,6 +123,7 @@ public final class PilotServer implements AutoCloseable {
             s.recorder.run(Component.MESH_WATCHERS, s::initMeshWatchers);
             s.recorder.run(Component.CA, s::initCa);
             s.recorder.run(Component.CONFIG_STORES, s::initConfigController);
+            s.initConfigValidation();
             s.initDiscoveryServer(); // before the registries: they report to it
             s.recorder.run(Component.SERVICE_REGISTRIES, s::initServiceControllers);
             s.recorder.run(Component.DISCOVERY_SERVER, s.discovery::start);
@@ -282,6 +289,15 @@ public final class PilotServer implements AutoCloseable {
         return detail;
     }
 
+    /**
+     * istiod's initConfigValidation: {@code /validate} judges with the config stores' parser.
+     * Served in every mode (istiod only with Kubernetes), so config can be checked before it
+     * is applied anywhere.
+     */
+    private void initConfigValidation() {
+        webhooks.add(new ValidationWebhook(configs.parser(), io.meshpilot.config.Schemas.PILOT));
+    }
+
     private void initDiscoveryServer() {
         // istiod's JwtKeyResolver, created with the discovery server: the key sets of
         // RequestAuthentication rules, fetched in the background and inlined by pushes
@@ -354,7 +370,7 @@ public final class PilotServer implements AutoCloseable {
         Instant serversAt = Instant.now();
         long t0 = System.nanoTime();
         servers = new Servers(args.listeners(), args.grpcTransport(), args.keepalive(), grpcServices,
-                certificates.servingTls());
+                certificates.servingTls(), webhooks);
         closeables.add(servers::stopGrpc);
         servers.bindGrpc(hosting == Hosting.FULL);
         if (hosting == Hosting.FULL) {
@@ -378,8 +394,10 @@ public final class PilotServer implements AutoCloseable {
                 readiness.register("remote-secrets-synced", remoteSecrets::hasSynced);
             }
             initNamespaceController();
+            initWebhookPatchers();
             kubeClient.runAndWait(args.kube().syncTimeout());
             LOG.log(Level.INFO, "leader election: " + namespaceControllerElection.start());
+            LOG.log(Level.INFO, "leader election: " + validationControllerElection.start());
         }
         // the ServiceEntry registry is synced once the config is, now or (API server down) later
         configs.onSynced(registries::configSynced);
@@ -448,6 +466,29 @@ public final class PilotServer implements AutoCloseable {
     private int statusWritesPerPass(io.meshpilot.features.PilotFeatures.Status settings) {
         double perInterval = args.kube().qps() * settings.updateInterval().toNanos() / 1e9;
         return (int) Math.max(1, Math.floor(perInterval / 2));
+    }
+
+    /**
+     * istiod's validation controller and injection webhook patcher: the CA root into the
+     * caBundle of this revision's webhook configurations, and the validating ones switched to
+     * failurePolicy Fail once the webhook is seen refusing. The validating ones are patched by
+     * the holder of the validation-controller Lease; the injection ones by every replica (istiod:
+     * they all patch the same root in).
+     */
+    private void initWebhookPatchers() {
+        java.util.function.Supplier<String> root = () -> certificates.trustBundle().pem();
+        WebhookConfigPatcher validation = WebhookConfigPatcher.validating(kubeClient, args.namespace(), args.revision(),
+                root);
+        WebhookConfigPatcher injection = WebhookConfigPatcher.injection(kubeClient, args.namespace(), args.revision(),
+                root);
+        certificates.addTrustBundleListener(validation::caBundleChanged);
+        certificates.addTrustBundleListener(injection::caBundleChanged);
+        validationControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
+                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.VALIDATION_CONTROLLER,
+                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+                .addDuty("validation controller", validation::lead);
+        closeables.add(validationControllerElection);
+        closeables.add(injection.lead());
     }
 
     /**
@@ -575,6 +616,11 @@ public final class PilotServer implements AutoCloseable {
 
     public DiscoveryServer discovery() {
         return discovery;
+    }
+
+    /** The webhooks on the webhook listener; add one before {@link #start()}. */
+    public WebhookRoutes webhooks() {
+        return webhooks;
     }
 
     Servers servers() {

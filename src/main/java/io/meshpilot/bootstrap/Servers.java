@@ -13,6 +13,7 @@ import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.security.ServingTls;
+import io.meshpilot.webhook.WebhookRoutes;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,12 +32,14 @@ final class Servers {
     private final GrpcTransportKind transport;
     private final GrpcServices grpcServices;
     private final NettyGrpcTransport netty;
+    private final WebhookRoutes webhooks;
     private volatile HelidonGrpcTransport helidonGrpc;
     private volatile ServerCdiExtension helidon;
 
     Servers(Listeners listeners, GrpcTransportKind transport, io.meshpilot.features.Keepalive keepalive,
-            GrpcServices grpcServices, ServingTls tls) {
+            GrpcServices grpcServices, ServingTls tls, WebhookRoutes webhooks) {
         this.listeners = listeners;
+        this.webhooks = webhooks;
         this.transport = transport;
         this.grpcServices = grpcServices;
         this.netty = transport == GrpcTransportKind.NETTY ? new NettyGrpcTransport(grpcServices, listeners, keepalive,
@@ -89,9 +92,9 @@ final class Servers {
         if (transport == GrpcTransportKind.HELIDON && listeners.secureGrpc() != null) {
             server.serverNamedRoutingBuilder(ListenerNames.GRPC_SECURE);
         }
-        if (listeners.https() != null) {
-            server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK);
-        }
+        // the webhooks on their socket, or on http's when --httpsAddr is empty (as istiod)
+        webhooks.register(listeners.https() != null ? server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK)
+                : server.serverRoutingBuilder());
         if (transport == GrpcTransportKind.HELIDON || listeners.grpc() == null) {
             if (listeners.grpc() == null) {
                 LOG.log(System.Logger.Level.INFO, "--grpcAddr is empty: plaintext gRPC is multiplexed on the http "

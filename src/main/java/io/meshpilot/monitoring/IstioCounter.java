@@ -47,6 +47,11 @@ public final class IstioCounter {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
     }
 
+    /** The counter {@code name} with any number of labels (galley_validation_failed has four). */
+    public static IstioCounter of(String name, List<String> labels, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.copyOf(labels), help));
+    }
+
     /** Increments a counter without labels. */
     public void increment() {
         adder(List.of()).increment();
@@ -58,6 +63,11 @@ public final class IstioCounter {
 
     public void increment(String value1, String value2) {
         adder(List.of(value1, value2)).increment();
+    }
+
+    /** Increments the series of these label values, in the order of the counter's labels. */
+    public void increment(List<String> labelValues) {
+        adder(List.copyOf(labelValues)).increment();
     }
 
     public void add(String labelValue, long n) {

@@ -28,6 +28,8 @@ public final class LeaderElection implements AutoCloseable {
     public static final String GATEWAY_STATUS_CONTROLLER = "istio-gateway-status-leader";
     public static final String ANALYZE_CONTROLLER = "istio-analyze-leader";
     public static final String INGRESS_CONTROLLER = "istio-leader";
+    /** istiod's Lease for its validation controller before per-revision validating webhooks (istio#33044). */
+    public static final String VALIDATION_CONTROLLER = "istio-validation-controller-election";
 
     /** Work only the leader may do: started when leading, the returned handle closed when not. */
     @FunctionalInterface

@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * parsed as a config file would be. A valid case loads with no errors; an invalid one is
  * rejected with exactly the expected field path, and a word of the reason.
  */
-class NetworkingValidationTest {
+public class NetworkingValidationTest {
     private static final ConfigParser PARSER = new ConfigParser(Schemas.PILOT);
 
     // ---- helpers ------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ class NetworkingValidationTest {
 
     // ---- cases --------------------------------------------------------------------------------
 
-    static Stream<Arguments> cases() {
+    public static Stream<Arguments> cases() {
         List<Arguments> c = new ArrayList<>();
         virtualServices(c);
         destinationRules(c);
@@ -1506,7 +1506,7 @@ class NetworkingValidationTest {
 
     // ---- warnings: accepted, but istiod would warn ------------------------------------------------
 
-    static Stream<Arguments> warnings() {
+    public static Stream<Arguments> warnings() {
         return Stream.of(
                 Arguments.of("gw: httpsRedirect on https", gwServer("""
                         port: {number: 443, name: https, protocol: HTTPS}

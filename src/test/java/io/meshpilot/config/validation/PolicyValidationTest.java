@@ -21,11 +21,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * parser. Invalid cases name the exact field path of the error and a word of the reason;
  * valid cases have no errors and no warnings unless they name the warning they expect.
  */
-class PolicyValidationTest {
+public class PolicyValidationTest {
     private static final ConfigParser PARSER = new ConfigParser(Schemas.PILOT);
 
     /** One document and what validating it must give. */
-    record Case(String name, String yaml, String errorPath, String warningPath, String word) {
+    public record Case(String name, String yaml, String errorPath, String warningPath, String word) {
         @Override
         public String toString() {
             return name;
@@ -78,7 +78,7 @@ class PolicyValidationTest {
     static final String RSA_JWKS = "{\"keys\": [{\"kty\": \"RSA\", \"kid\": \"k1\", \"e\": \"AQAB\", "
             + "\"n\": \"xAE7eB6qugXyCAG3yhh7pkDkT65pHymX-P7KfIupjf59vsdo91bSP9C8H07pSAGQO1MV_xFj9VswgsCg4R6otmg5PV2He95lZdHtOcU5DXIg_pbhLdKXbi66GlVeK6ABZOUW3WYtnNHD-91gVuoeJT_DwtGGcp4ignkgXfkiEm4sw-4sfb4qdt5oLbyVpmW6x9cfa7vs2WTfURiCrBoUqgBo_-4WTiULmmHSGZHOjzwa8WtrtOQGsAFjIbno85jp6MnGGGZPYZbDAa_b3y5u-YpW7ypZrvD8BgtKVjgtQgZhLAGezMt0ua3DRrWnKqTZ0BJ_EyxOGuHJrLsn00fnMQ\"}]}";
 
-    static Stream<Case> cases() {
+    public static Stream<Case> cases() {
         return Stream.of(
                 // ---- PeerAuthentication ----
                 ok("pa: mesh-wide STRICT", pa("""

@@ -37,6 +37,7 @@ final class ApiHandler implements HttpHandler {
 
     /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
     private final java.util.Set<String> forbiddenWrites = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile FakeApiServer.Admission admission;
 
     TokenReviews tokenReviews() {
         return tokenReviews;
@@ -44,6 +45,21 @@ final class ApiHandler implements HttpHandler {
 
     void forbidWrites(String resource, String namespace) {
         forbiddenWrites.add(resource + " " + namespace);
+    }
+
+    void admission(FakeApiServer.Admission admission) {
+        this.admission = admission;
+    }
+
+    /** The admission step of a create or update: refused objects are answered 400 with the refusal. */
+    private JsonObject admitted(String operation, ResourceType type, String namespace, JsonObject body, boolean dryRun) {
+        FakeApiServer.Admission a = admission;
+        String refusal = a == null ? null : a.review(operation, type.group(), type.version(), type.plural(), namespace,
+                body, dryRun);
+        if (refusal != null) {
+            throw ApiError.badRequest(refusal);
+        }
+        return body;
     }
 
     ApiHandler(ResourceCatalog catalog, ObjectStore store, WatchStreams watches) {
@@ -202,7 +218,8 @@ final class ApiHandler implements HttpHandler {
                         ? watches.serve(exchange, type, namespace, query)
                         : send(exchange, 200, list(type, namespace, query));
                 case "POST" -> send(exchange, dryRun ? 200 : 201,
-                        served(type, store.create(type, createNamespace(type, namespace, exchange), body(exchange), dryRun)));
+                        served(type, store.create(type, createNamespace(type, namespace, exchange),
+                        admitted("CREATE", type, namespace, body(exchange), dryRun), dryRun)));
                 case "DELETE" -> send(exchange, 200, deleteCollection(type, namespace, query));
                 default -> throw ApiError.methodNotAllowed(method);
             };
@@ -217,7 +234,8 @@ final class ApiHandler implements HttpHandler {
         return switch (method) {
             case "GET" -> send(exchange, 200, served(type, store.get(type, ns, name)
                     .orElseThrow(() -> ApiError.notFound(type, name))));
-            case "PUT" -> send(exchange, 200, served(type, store.update(type, ns, name, body(exchange), status, dryRun)));
+            case "PUT" -> send(exchange, 200, served(type, store.update(type, ns, name,
+                    status ? body(exchange) : admitted("UPDATE", type, ns, body(exchange), dryRun), status, dryRun)));
             case "PATCH" -> patch(exchange, type, ns, name, status, dryRun);
             case "DELETE" -> {
                 JsonObject options = bodyOrEmpty(exchange);

@@ -37,7 +37,8 @@ import java.util.concurrent.Executors;
  * Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the API
  * server's own Service storage does. Request bodies may be JSON, YAML or, for the built-in
  * kinds kubectl's generators send that way ({@code kubectl create namespace}), protobuf; answers
- * are always JSON. Not served: protobuf answers, tables (kubectl prints its default columns), admission,
+ * are always JSON. Not served: protobuf answers, tables (kubectl prints its default columns), admission
+ * webhook calls (a test may play them through {@link #admission}),
  * schema validation or pruning of custom resources, managed fields, RBAC and authentication
  * (every request is allowed).
  *
@@ -62,6 +63,26 @@ public final class FakeApiServer implements AutoCloseable {
 
     private FakeApiServer() {
         store.createSystemNamespaces();
+    }
+
+    /**
+     * The admission step of creates and updates (POST and PUT; not patches), for a test that
+     * plays the API server's webhook calls: this server calls no webhook itself.
+     */
+    @FunctionalInterface
+    public interface Admission {
+        /**
+         * @param operation CREATE or UPDATE
+         * @param resource  the plural, as the request's resource names it
+         * @return null to admit the object, else the refusal's message (answered 400 BadRequest)
+         */
+        String review(String operation, String group, String version, String resource, String namespace,
+                      JsonObject object, boolean dryRun);
+    }
+
+    /** Sets the admission step (null: every object is admitted, the default). */
+    public void admission(Admission admission) {
+        handler.admission(admission);
     }
 
     /** Starts on a free loopback port. */
