@@ -272,6 +272,7 @@ class ChartRenderTest {
         assertEquals("discovery", args.get(0));
         Map<String, String> all = new HashMap<>(env);
         all.put("KUBERNETES_SERVICE_HOST", "10.96.0.1"); // in a pod
+        all.put("KUBERNETES_SERVICE_PORT", "443");
         all.put("POD_NAMESPACE", HelmChart.NAMESPACE);
         String home = System.getProperty("meshpilot.home");
         try {
