@@ -60,6 +60,8 @@ class ChartInstallIT {
             Installation installation = install(api, rendered, dir);
             try (ServerProcess p = installation.process()) {
                 assertReady(installation);
+                // further duties of the started server are checked here, e.g. the webhook controller's
+                // caBundle patch: caBundles(api, "ValidatingWebhookConfiguration", "istio-validator-istio-system")
                 // the chart's objects as the API server stores them
                 assertTrue(api.get("apps/v1", "Deployment", HelmChart.NAMESPACE, "istiod").isPresent());
                 assertTrue(api.get("v1", "Service", HelmChart.NAMESPACE, "istiod").isPresent());
