@@ -78,6 +78,18 @@ class ChartInstallIT {
         }
     }
 
+    /** The operator's values (revision canary, a PodDisruptionBudget, no HPA) apply as cleanly, kubectl validating strictly. */
+    @Test
+    void anOperatorsIstiodValuesRenderingApplies(@TempDir Path dir) throws Exception {
+        HelmChart.Rendered rendered = HelmChart.render(ChartRenderTest.OPERATOR_VALUES);
+        try (FakeApiServer api = FakeApiServer.start()) {
+            applyChart(api, rendered, dir);
+            assertTrue(api.get("policy/v1", "PodDisruptionBudget", HelmChart.NAMESPACE, "istiod-canary").isPresent());
+            assertTrue(api.get("apps/v1", "Deployment", HelmChart.NAMESPACE, "istiod-canary").isPresent());
+            assertTrue(api.get("v1", "ConfigMap", HelmChart.NAMESPACE, "istio-canary").isPresent());
+        }
+    }
+
     /** Waits until every watch stream has ended (and is logged). */
     static void awaitNoOpenWatches(FakeApiServer api) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -94,11 +106,22 @@ class ChartInstallIT {
      * apply), then the pod's process.
      */
     static Installation install(FakeApiServer api, HelmChart.Rendered rendered, Path dir) throws Exception {
+        applyChart(api, rendered, dir);
+        return start(api, rendered, dir);
+    }
+
+    /** {@code kubectl create namespace istio-system}, then the CRDs, then the rendered manifests: each created. */
+    static void applyChart(FakeApiServer api, HelmChart.Rendered rendered, Path dir) {
         Path binary = Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH"));
         Kubectl kubectl = new Kubectl(binary, api.writeKubeconfig(dir), dir.resolve("kubectl"));
         kubectl.run("create", "namespace", HelmChart.NAMESPACE).ok();
         kubectl.run("apply", "-f", HelmChart.dir().resolve("crds").toString()).ok();
-        Path manifests = Files.writeString(dir.resolve("rendered.yaml"), rendered.text());
+        Path manifests;
+        try {
+            manifests = Files.writeString(dir.resolve("rendered.yaml"), rendered.text());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         Kubectl.Result applied = kubectl.run("apply", "-f", manifests.toString()).ok();
         for (Map<String, Object> m : rendered.manifests()) {
             String line = m.get("kind").toString().toLowerCase(java.util.Locale.ROOT);
@@ -106,7 +129,10 @@ class ChartInstallIT {
                     && applied.stdout().contains(line), "kubectl created " + line + " " + Yamls.at(m, "metadata.name")
                     + ":\n" + applied.stdout() + applied.stderr());
         }
+    }
 
+    /** The pod's process, in-cluster style, against {@code api}. */
+    static Installation start(FakeApiServer api, HelmChart.Rendered rendered, Path dir) throws Exception {
         Map<String, Object> deployment = rendered.get("Deployment", "istiod");
         Map<String, Object> container = Yamls.map(deployment, "spec.template.spec.containers[0]");
 
