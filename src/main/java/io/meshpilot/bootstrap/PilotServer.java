@@ -114,6 +114,12 @@ public final class PilotServer implements AutoCloseable {
      *
      * @throws ComponentStartException naming the component that could not be built
      */
+    /** The cluster CA of the service account this server connects with (MESHPILOT_SERVICE_ACCOUNT_DIR moves it). */
+    private java.nio.file.Path serviceAccountCa() {
+        return args.kube() != null && args.kube().inCluster() != null ? args.kube().inCluster().caFile()
+                : SignerRoots.SERVICE_ACCOUNT_CA;
+    }
+
     public static PilotServer newServer(PilotArgs args, Hosting hosting) {
         PilotServer s = new PilotServer(args, hosting);
         try {
@@ -220,7 +226,7 @@ public final class PilotServer implements AutoCloseable {
                         + " needs Kubernetes mode (--kubeconfig, or in a cluster)", null);
             }
             SignerRoots signerRoots = new SignerRoots(environment::mesh, List.of(SignerRoots.EXTERNAL_CA_ROOT,
-                    SignerRoots.SERVICE_ACCOUNT_CA));
+                    serviceAccountCa()));
             try {
                 certificates.signWorkloadsWith(new KubernetesRa(kubeClient.apiClient(), f.ra().k8sSigner(), setup::ca,
                         signerRoots, f.ra().signTimeout()));

@@ -342,7 +342,8 @@ public final class DiscoveryCommand implements Callable<Integer> {
             }
             String pod = env.apply("POD_NAME");
             kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync,
-                    pod == null || pod.isBlank() ? KubeClientOptions.defaultIdentity() : pod, ttl);
+                    pod == null || pod.isBlank() ? KubeClientOptions.defaultIdentity() : pod, ttl,
+                    file == null ? io.meshpilot.kube.InClusterConfig.fromEnv(env) : null);
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,

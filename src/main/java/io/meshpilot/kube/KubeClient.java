@@ -76,6 +76,8 @@ public final class KubeClient implements AutoCloseable {
                 }
                 config.setFile(options.kubeconfig().toAbsolutePath().toFile()); // relative certificate paths
                 builder = ClientBuilder.kubeconfig(config);
+            } else if (options.inCluster() != null) {
+                builder = inCluster(options.inCluster());
             } else {
                 builder = ClientBuilder.cluster();
             }
@@ -120,6 +122,22 @@ public final class KubeClient implements AutoCloseable {
                 .addInterceptor(new RequestRateLimiter(qps, burst))
                 .build());
         return new KubeClient(client, client.getBasePath() + " (" + describe + ")", clusterLabel);
+    }
+
+    /** client-java's ClientBuilder.cluster(), from {@code config} instead of fixed paths and the process environment. */
+    private static ClientBuilder inCluster(InClusterConfig config) throws IOException {
+        for (java.nio.file.Path file : List.of(config.tokenFile(), config.caFile())) {
+            if (!Files.isReadable(file)) {
+                throw new IOException("service-account file " + file + " is missing or unreadable (not in a pod with a "
+                        + "mounted service account? MESHPILOT_SERVICE_ACCOUNT_DIR names another directory)");
+            }
+        }
+        return new ClientBuilder()
+                .setBasePath(config.url())
+                .setCertificateAuthority(Files.readAllBytes(config.caFile()))
+                // re-read as the kubelet rotates the bound token
+                .setAuthentication(new io.kubernetes.client.util.credentials.TokenFileAuthentication(
+                        config.tokenFile().toString()));
     }
 
     /** The throttled API client: for requests and for informers built outside {@link #informers()}. */

@@ -15,9 +15,11 @@ import java.nio.file.Path;
  * @param identity   this replica's name in leader-election Leases ($POD_NAME, as istiod; else the host name)
  * @param leaderElectionTtl how long a leader's Lease lasts unrenewed (istiod's 30s; tests shorten it through
  *                          $MESHPILOT_LEADER_ELECTION_TTL)
+ * @param inCluster  with no kubeconfig: the API server and service account of the pod; null reads them
+ *                   from the process environment and the kubelet's mount
  */
 public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,
-                                java.time.Duration leaderElectionTtl) {
+                                java.time.Duration leaderElectionTtl, InClusterConfig inCluster) {
     public static final double DEFAULT_QPS = 80;
     public static final int DEFAULT_BURST = 160;
     public static final java.time.Duration DEFAULT_SYNC_TIMEOUT = java.time.Duration.ofSeconds(30);
@@ -28,6 +30,11 @@ public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.tim
 
     public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout) {
         this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), io.meshpilot.kube.leaderelection.ElectionTimings.ISTIOD_TTL);
+    }
+
+    public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,
+                             java.time.Duration leaderElectionTtl) {
+        this(kubeconfig, qps, burst, syncTimeout, identity, leaderElectionTtl, null);
     }
 
     /** The host name (a pod's name in a cluster), else a random name: two replicas must not share one. */
@@ -59,6 +66,8 @@ public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.tim
 
     /** Where the client connects, for logs. */
     public String describe() {
-        return (kubeconfig == null ? "in-cluster" : "kubeconfig " + kubeconfig) + " qps=" + qps + " burst=" + burst;
+        String where = kubeconfig != null ? "kubeconfig " + kubeconfig
+                : inCluster != null ? "in-cluster, service account " + inCluster.serviceAccountDir() : "in-cluster";
+        return where + " qps=" + qps + " burst=" + burst;
     }
 }

@@ -126,7 +126,7 @@ class DiscoveryArgsTest {
     void kubernetesIsDetectedFromFlagEnvOrPod() {
         assertEquals(ServerMode.KUBERNETES, parse(Map.of(), "--kubeconfig", "/tmp/kc").mode());
         assertEquals(ServerMode.KUBERNETES, parse(Map.of("KUBECONFIG", "/tmp/kc")).mode());
-        PilotArgs inPod = parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1"));
+        PilotArgs inPod = parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443"));
         assertEquals(ServerMode.KUBERNETES, inPod.mode());
         assertEquals(List.of("Kubernetes"), inPod.registries());
         assertNull(inPod.configDir(), "with Kubernetes, config comes from CRDs unless --configDir is given");
@@ -141,7 +141,20 @@ class DiscoveryArgsTest {
         assertEquals(160, fromFlag.burst(), "istiod's --kubernetesApiBurst default");
         assertEquals(Path.of("/env/a"), parse(Map.of("KUBECONFIG", "/env/a:/env/b")).kube().kubeconfig(),
                 "the first file of KUBECONFIG");
-        assertNull(parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1")).kube().kubeconfig(), "in-cluster");
+        var inCluster = parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "6443")).kube();
+        assertNull(inCluster.kubeconfig(), "in-cluster");
+        assertEquals("https://10.0.0.1:6443", inCluster.inCluster().url());
+        assertEquals(Path.of("/var/run/secrets/kubernetes.io/serviceaccount/token"), inCluster.inCluster().tokenFile(),
+                "the kubelet's service-account mount");
+        assertEquals(Path.of("/sa/ca.crt"), parse(Map.of("KUBERNETES_SERVICE_HOST", "fd00::1", "KUBERNETES_SERVICE_PORT", "443",
+                "MESHPILOT_SERVICE_ACCOUNT_DIR", "/sa")).kube().inCluster().caFile());
+        assertEquals("https://[fd00::1]:443", parse(Map.of("KUBERNETES_SERVICE_HOST", "fd00::1",
+                "KUBERNETES_SERVICE_PORT", "443")).kube().inCluster().url());
+        IllegalArgumentException noPort = assertThrows(IllegalArgumentException.class,
+                () -> parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1")));
+        assertTrue(noPort.getMessage().contains("KUBERNETES_SERVICE_PORT is not"), noPort.getMessage());
+        assertNull(parse(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBECONFIG", "/kc")).kube().inCluster(),
+                "a kubeconfig wins over the pod's service account");
         var tuned = parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiQPS", "5.5", "--kubernetesApiBurst", "7").kube();
         assertEquals(5.5, tuned.qps());
         assertEquals(7, tuned.burst());

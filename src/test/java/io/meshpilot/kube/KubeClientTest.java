@@ -138,6 +138,16 @@ class KubeClientTest {
     }
 
     @Test
+    void inClusterWithoutAServiceAccountFailsNamingTheFile() throws Exception {
+        Path sa = Files.createDirectories(dir.resolve("sa"));
+        var options = new KubeClientOptions(null, 80, 160, Duration.ofSeconds(1), "me", Duration.ofSeconds(30),
+                new InClusterConfig("127.0.0.1", 6443, sa));
+        IOException e = assertThrows(IOException.class, () -> KubeClient.create(options));
+        assertTrue(e.getMessage().contains(sa.resolve("token").toString()) && e.getMessage().contains("in-cluster"),
+                e.getMessage());
+    }
+
+    @Test
     void theThrottleLetsABurstThroughThenPacesAtQps() {
         RequestRateLimiter limiter = new RequestRateLimiter(10, 3);
         assertEquals(0, limiter.reserveNanos());

@@ -27,7 +27,7 @@ import java.util.concurrent.Executors;
  * <p>Served: discovery ({@code /api}, {@code /apis}, per group version), {@code /version},
  * {@code /openapi/v3} (enough for kubectl's server-side field validation check), the built-in
  * kinds MeshPilot reads (Namespace, Service, Endpoints, EndpointSlice, Pod, Node, ConfigMap,
- * Secret, ServiceAccount, Deployment and a few more) and every kind of a created
+ * Secret, ServiceAccount, Deployment, RBAC, PodDisruptionBudget, HorizontalPodAutoscaler and a few more) and every kind of a created
  * CustomResourceDefinition. Per resource: get, list (resourceVersion, label and field
  * selectors, limit/continue), watch (from a resourceVersion, bookmarks, 410 Expired,
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
@@ -60,6 +60,9 @@ public final class FakeApiServer implements AutoCloseable {
     private int port;
     private HttpServer server;
     private ExecutorService executor;
+    /** The HTTPS listener of {@link #serveTls}, if asked for: the same objects, until {@link #close()}. */
+    private com.sun.net.httpserver.HttpsServer tlsServer;
+    private ExecutorService tlsExecutor;
 
     private FakeApiServer() {
         store.createSystemNamespaces();
@@ -108,6 +111,29 @@ public final class FakeApiServer implements AutoCloseable {
         server.createContext("/", handler);
         server.start();
         port = server.getAddress().getPort();
+    }
+
+    /**
+     * Also serves the same API over HTTPS on a free loopback port, with {@code context}'s
+     * certificate: what an in-cluster client (KUBERNETES_SERVICE_HOST/PORT, the service
+     * account's ca.crt) needs, as it speaks HTTPS only. Returns the port; kubectl keeps the plain
+     * listener. Not kept across {@link #stop()}/{@link #restart()}; ends with {@link #close()}.
+     */
+    public synchronized int serveTls(javax.net.ssl.SSLContext context) {
+        if (tlsServer != null) {
+            throw new IllegalStateException("already serving TLS on " + tlsServer.getAddress().getPort());
+        }
+        try {
+            tlsServer = com.sun.net.httpserver.HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot listen on 127.0.0.1 for TLS", e);
+        }
+        tlsServer.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(context));
+        tlsExecutor = Executors.newVirtualThreadPerTaskExecutor();
+        tlsServer.setExecutor(tlsExecutor);
+        tlsServer.createContext("/", handler);
+        tlsServer.start();
+        return tlsServer.getAddress().getPort();
     }
 
     /** {@code http://127.0.0.1:<port>}. */
@@ -348,6 +374,13 @@ public final class FakeApiServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        synchronized (this) {
+            if (tlsServer != null) {
+                tlsServer.stop(0);
+                tlsExecutor.shutdownNow();
+                tlsServer = null;
+            }
+        }
     }
 
     private ResourceType typeOf(JsonObject doc) {

@@ -55,6 +55,13 @@ final class ResourceCatalog {
         builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
                 "validatingwebhookconfigurations", false, false);
         builtin(CRD_GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", false, true, "crd", "crds");
+        // what MeshPilot's Helm chart installs besides the kinds above
+        builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false, false);
+        builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false, false);
+        builtin("rbac.authorization.k8s.io", "v1", "Role", "roles", true, false);
+        builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true, false);
+        builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, true, "pdb");
+        builtin("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, true, "hpa");
     }
 
     private void core(String kind, String plural, boolean namespaced, boolean status, String... shortNames) {
