@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.LongAdder;
  * A counter exported under istiod's exact name. Helidon's Prometheus output appends
  * {@code _total} to counters, which istiod's names (pilot_inbound_updates,
  * pilot_push_triggers, pilot_xds_pushes ...) do not have, so existing dashboards would miss
- * them; this keeps the name by exporting the monotonic value as a gauge. One series per
- * label value, created on first use.
+ * them; this keeps the name by exporting the monotonic value as a gauge, which the metrics
+ * endpoint then types {@code counter} ({@link #isCounter}). One series per label value,
+ * created on first use.
  */
 public final class IstioCounter {
     private static final Map<String, IstioCounter> BY_NAME = new ConcurrentHashMap<>();
@@ -45,6 +46,14 @@ public final class IstioCounter {
     /** The counter {@code name} with two labels (e.g. "node", "err"). */
     public static IstioCounter of(String name, String label1, String label2, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
+    }
+
+    /**
+     * Whether {@code name} is one of these counters; the metrics endpoint then types it
+     * {@code counter} in its Prometheus text (the registry holds it as a gauge).
+     */
+    public static boolean isCounter(String name) {
+        return BY_NAME.containsKey(name);
     }
 
     /** Increments a counter without labels. */
