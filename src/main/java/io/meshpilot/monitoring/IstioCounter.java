@@ -26,11 +26,18 @@ public final class IstioCounter {
     private volatile long exported = -1;
     /** One-label series by their value, for the hot path. */
     private final Map<String, LongAdder> single = new ConcurrentHashMap<>();
+    /** False for an up-down series ({@link #upDown}): exported and typed as a gauge. */
+    private final boolean monotonic;
 
     private IstioCounter(String name, List<String> labels, String help) {
+        this(name, labels, help, true);
+    }
+
+    private IstioCounter(String name, List<String> labels, String help, boolean monotonic) {
         this.name = name;
         this.labels = labels;
         this.help = help;
+        this.monotonic = monotonic;
     }
 
     /** The counter {@code name} without labels. */
@@ -43,6 +50,15 @@ public final class IstioCounter {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help));
     }
 
+    /**
+     * A gauge with one label whose series go up and down by {@link #add} (istiod's
+     * {@code pilot_xds{version}}, which it records as connections come and go), created on
+     * first use like the counters' series and typed {@code gauge}.
+     */
+    public static IstioCounter upDown(String name, String label, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help, false));
+    }
+
     /** The counter {@code name} with two labels (e.g. "node", "err"). */
     public static IstioCounter of(String name, String label1, String label2, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
@@ -53,7 +69,8 @@ public final class IstioCounter {
      * {@code counter} in its Prometheus text (the registry holds it as a gauge).
      */
     public static boolean isCounter(String name) {
-        return BY_NAME.containsKey(name);
+        IstioCounter c = BY_NAME.get(name);
+        return c != null && c.monotonic;
     }
 
     /** Increments a counter without labels. */
