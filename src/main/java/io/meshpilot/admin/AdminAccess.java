@@ -42,6 +42,9 @@ public class AdminAccess {
         server.serverRoutingBuilder().addFilter(new LoopbackFilter(separateMonitoring ? "/metrics" : null));
         if (separateMonitoring) {
             server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(new LoopbackFilter("/health"));
+            server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(CounterTypes.forIstioCounters());
+        } else {
+            server.serverRoutingBuilder().addFilter(CounterTypes.forIstioCounters());
         }
     }
 

@@ -2,6 +2,7 @@ package io.meshpilot.cli;
 
 import io.meshpilot.lifecycle.ExitCodes;
 import io.meshpilot.util.GoDuration;
+import io.meshpilot.features.EnvironmentUsage;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.bootstrap.MeshPilotServer;
@@ -167,6 +168,8 @@ public final class DiscoveryCommand implements Callable<Integer> {
         PilotArgs args;
         int controlzPort;
         IstioLogging logging;
+        EnvironmentUsage envUsage = EnvironmentUsage.ofIstiod(env);
+        env = envUsage;
         try {
             LogOptions logOptions = logOptions();
             controlzPort = port("ctrlz_port", ctrlzPort);
@@ -175,6 +178,10 @@ public final class DiscoveryCommand implements Callable<Integer> {
             logging = IstioLogging.install(logOptions);
             if (!logOptions.unknownScopes().isEmpty()) {
                 LOG.log(System.Logger.Level.WARNING, logOptions.unknownScopesWarning());
+            }
+            String unsupportedEnv = envUsage.unsupportedWarning();
+            if (unsupportedEnv != null) {
+                LOG.log(System.Logger.Level.WARNING, unsupportedEnv);
             }
         } catch (IllegalArgumentException e) {
             System.err.println("pilot-discovery: invalid arguments: " + e.getMessage());

@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.LongAdder;
  * A counter exported under istiod's exact name. Helidon's Prometheus output appends
  * {@code _total} to counters, which istiod's names (pilot_inbound_updates,
  * pilot_push_triggers, pilot_xds_pushes ...) do not have, so existing dashboards would miss
- * them; this keeps the name by exporting the monotonic value as a gauge. One series per
- * label value, created on first use.
+ * them; this keeps the name by exporting the monotonic value as a gauge, which the metrics
+ * endpoint then types {@code counter} ({@link #isCounter}). One series per label value,
+ * created on first use.
  */
 public final class IstioCounter {
     private static final Map<String, IstioCounter> BY_NAME = new ConcurrentHashMap<>();
@@ -25,11 +26,18 @@ public final class IstioCounter {
     private volatile long exported = -1;
     /** One-label series by their value, for the hot path. */
     private final Map<String, LongAdder> single = new ConcurrentHashMap<>();
+    /** False for an up-down series ({@link #upDown}): exported and typed as a gauge. */
+    private final boolean monotonic;
 
     private IstioCounter(String name, List<String> labels, String help) {
+        this(name, labels, help, true);
+    }
+
+    private IstioCounter(String name, List<String> labels, String help, boolean monotonic) {
         this.name = name;
         this.labels = labels;
         this.help = help;
+        this.monotonic = monotonic;
     }
 
     /** The counter {@code name} without labels. */
@@ -42,6 +50,15 @@ public final class IstioCounter {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help));
     }
 
+    /**
+     * A gauge with one label whose series go up and down by {@link #add} (istiod's
+     * {@code pilot_xds{version}}, which it records as connections come and go), created on
+     * first use like the counters' series and typed {@code gauge}.
+     */
+    public static IstioCounter upDown(String name, String label, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help, false));
+    }
+
     /** The counter {@code name} with two labels (e.g. "node", "err"). */
     public static IstioCounter of(String name, String label1, String label2, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
@@ -50,6 +67,15 @@ public final class IstioCounter {
     /** The counter {@code name} with any number of labels (galley_validation_failed has four). */
     public static IstioCounter of(String name, List<String> labels, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.copyOf(labels), help));
+    }
+
+    /**
+     * Whether {@code name} is one of these counters; the metrics endpoint then types it
+     * {@code counter} in its Prometheus text (the registry holds it as a gauge).
+     */
+    public static boolean isCounter(String name) {
+        IstioCounter c = BY_NAME.get(name);
+        return c != null && c.monotonic;
     }
 
     /** Increments a counter without labels. */

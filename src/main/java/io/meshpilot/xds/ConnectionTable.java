@@ -1,5 +1,6 @@
 package io.meshpilot.xds;
 
+import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.util.Collection;
 import java.util.List;
@@ -14,6 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ConnectionTable {
     private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    /** istiod's pilot_xds{version}: connected streams by the proxy's ISTIO_VERSION ("" when it sends none). */
+    static final IstioCounter XDS_CLIENTS = IstioCounter.upDown("pilot_xds", "version",
+            "Number of endpoints connected to this pilot using XDS.");
 
     private final Map<String, Connection> connections = new ConcurrentHashMap<>();
     /** Node ids with pilot_xds_*_reject series, removed when the node's last stream ends. */
@@ -45,7 +49,9 @@ final class ConnectionTable {
                     + ": " + e.getMessage());
             disconnected(c);
         });
-        connections.put(c.id(), c);
+        if (connections.put(c.id(), c) == null) {
+            XDS_CLIENTS.add(c.proxy().istioVersion(), 1);
+        }
         changes.incrementAndGet();
         LOG.log(Level.INFO, "xDS connected proxy=" + c.proxy().id() + " connection=" + c.id() + " peer=" + c.peer()
                 + " generator=" + (c.proxy().proxyless() ? "grpc" : "envoy")
@@ -54,6 +60,7 @@ final class ConnectionTable {
 
     void disconnected(Connection c) {
         if (connections.remove(c.id()) != null) {
+            XDS_CLIENTS.add(c.proxy().istioVersion(), -1);
             changes.incrementAndGet();
             LOG.log(Level.INFO, "xDS disconnected proxy=" + c.proxy().id() + " connection=" + c.id());
             dropRejectsIfGone(c.proxy().id());

@@ -127,8 +127,6 @@ public final class DiscoveryServer implements AutoCloseable {
     public void registerMetrics() {
         io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
                 () -> cache.size()).description("Current size of xds cache"));
-        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_xds",
-                () -> connections.size()).description("Number of endpoints connected to this pilot using XDS."));
         status.registerMetrics();
     }
 

@@ -129,6 +129,23 @@ class EmbeddedServerTest {
     }
 
     @Test
+    void istiodCountersAreTypedCounterUnderTheirOwnNames() {
+        io.meshpilot.monitoring.IstioCounter.of("meshpilot_test_typed_counter", "kind", "a counter for this test")
+                .increment("x");
+        var families = PrometheusTextParser.parse(Http.get(port("monitoring"), "/metrics").body());
+        var counter = families.get("meshpilot_test_typed_counter");
+        assertEquals("counter", counter == null ? null : counter.type(), families.keySet().toString());
+        assertEquals(1.0, counter.samples().get(0).value());
+        assertFalse(families.containsKey("meshpilot_test_typed_counter_total"), "no _total added, as istiod exports");
+        long counters = families.values().stream().filter(f -> f.type().equals("counter")
+                && io.meshpilot.monitoring.IstioCounter.isCounter(f.name())).count();
+        assertTrue(counters >= 1);
+        families.values().stream().filter(f -> io.meshpilot.monitoring.IstioCounter.isCounter(f.name()))
+                .forEach(f -> assertEquals("counter", f.type(), f.name()));
+        assertEquals("gauge", families.get("istiod_uptime_seconds").type(), "gauges stay gauges");
+    }
+
+    @Test
     void meshConfigChangesApplyAndBadChangesAreRejected() throws Exception {
         MeshWatcher watcher = server.server().meshWatcher();
         LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();

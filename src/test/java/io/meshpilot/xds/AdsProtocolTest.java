@@ -217,6 +217,11 @@ class AdsProtocolTest {
             assertTrue(virtualServices >= 1);
             assertEquals(virtualServices, (int) families.get("pilot_virt_services").samples().get(0).value());
             assertTrue(families.containsKey("pilot_services"));
+            // istiod's pilot_xds{version}: this client says ISTIO_VERSION 1.26.0
+            var xds = families.get("pilot_xds");
+            assertTrue(xds != null && xds.type().equals("gauge") && xds.samples().stream().anyMatch(
+                    s -> "1.26.0".equals(s.labels().get("version")) && s.value() >= 1), String.valueOf(xds));
+            assertEquals("counter", families.get("pilot_xds_pushes").type(), "istiod's counters are counters");
         } finally {
             Http.send(http, "/api/v1/configs/networking.istio.io/v1/virtualservices/default/metrics-vs", "DELETE", null, null);
         }

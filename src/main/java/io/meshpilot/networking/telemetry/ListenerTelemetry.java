@@ -44,9 +44,13 @@ public final class ListenerTelemetry {
         return new ListenerTelemetry(proxy, push);
     }
 
-    /** Nothing to add: no Telemetry applies, no default provider, no mesh access log file. */
+    /**
+     * Nothing to add: no Telemetry applies, no default provider, no mesh access log file, and
+     * the mesh's legacy {@code enableTracing} is off.
+     */
     private boolean inert() {
         return selection.logging().isEmpty() && selection.tracing().isEmpty()
+                && !push.mesh().getEnableTracing()
                 && push.mesh().getAccessLogFile().isEmpty()
                 && push.mesh().getDefaultProviders().getAccessLoggingCount() == 0
                 && push.mesh().getDefaultProviders().getTracingCount() == 0;

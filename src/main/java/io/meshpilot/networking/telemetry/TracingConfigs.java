@@ -68,7 +68,7 @@ public final class TracingConfigs {
         MeshConfig mesh = push.mesh();
         List<String> defaults = mesh.getDefaultProviders().getTracingList();
         if (selection.tracing().isEmpty() && defaults.isEmpty()) {
-            return Optional.empty();
+            return mesh.getEnableTracing() ? Optional.of(legacyTracing(proxy, mesh)) : Optional.empty();
         }
         Spec spec = merge(selection.tracing(), mesh, cls.mode());
         if (spec.disabled || spec.provider == null) {
@@ -87,12 +87,36 @@ public final class TracingConfigs {
     }
 
     /**
+     * istiod's fallback when no Telemetry and no default provider configures tracing but the
+     * mesh's {@code enableTracing} (true by default) asks for it: sampling, Istio's tags and
+     * the proxy config's own tags, with no provider (the tracer then comes from the proxy's
+     * bootstrap, as {@code defaultConfig.tracing} set it up).
+     */
+    private static HttpConnectionManager.Tracing legacyTracing(Proxy proxy, MeshConfig mesh) {
+        var proxyTracing = mesh.getDefaultConfig().getTracing();
+        Spec spec = new Spec();
+        if (proxyTracing.hasEnableIstioTags()) {
+            spec.enableIstioTags = proxyTracing.getEnableIstioTags().getValue();
+        }
+        HttpConnectionManager.Tracing.Builder t = HttpConnectionManager.Tracing.newBuilder()
+                .setClientSampling(Percent.newBuilder().setValue(100.0))
+                .setOverallSampling(Percent.newBuilder().setValue(100.0))
+                .setRandomSampling(Percent.newBuilder().setValue(proxySampling(mesh)))
+                .addAllCustomTags(customTags(spec, proxy, mesh));
+        if (proxyTracing.getMaxPathTagLength() != 0) {
+            t.setMaxPathTagLength(UInt32Value.of(proxyTracing.getMaxPathTagLength()));
+        }
+        return t.build();
+    }
+
+    /**
      * What of the workload its tracing reads (Istio's canonical service and revision tags, the
      * tracer's service name from the canonical name or {@code app}), for the key of listeners a
      * scope's sidecars share; "" when no tracing applies, so the scope still shares one entry.
      */
     public static String workloadKey(TelemetrySelection selection, PushContext push, Proxy proxy) {
-        if (selection.tracing().isEmpty() && push.mesh().getDefaultProviders().getTracingCount() == 0) {
+        if (selection.tracing().isEmpty() && push.mesh().getDefaultProviders().getTracingCount() == 0
+                && !push.mesh().getEnableTracing()) {
             return "";
         }
         var labels = proxy.labels();

@@ -50,8 +50,8 @@ class TracingTranslationTest {
 
     static String tracing(String provider, double random, String tags, String extra) {
         return """
-                {"clientSampling":{"value":100.0},"randomSampling":{"value":%s},"overallSampling":{"value":100.0},
-                 "provider":%s %s %s}""".formatted(random, provider,
+                {"clientSampling":{"value":100.0},"randomSampling":{"value":%s},"overallSampling":{"value":100.0}
+                 %s %s %s}""".formatted(random, provider == null ? "" : ",\"provider\":" + provider,
                 tags.isEmpty() ? "" : ",\"customTags\":[" + tags + "]", extra);
     }
 
@@ -69,7 +69,20 @@ class TracingTranslationTest {
     static Stream<Arguments> cases() {
         String zipkinDefault = tracing(ZIPKIN, 1.0, ISTIO_TAGS, ",\"maxPathTagLength\":256");
         return Stream.of(
-                Arguments.of("no Telemetry and no default provider: no tracing", "", "", null, null),
+                // istiod's configureTracingFromTelemetry falls back to the mesh's enableTracing (true by
+                // default): sampling and Istio's tags, the tracer left to the proxy's bootstrap
+                Arguments.of("no Telemetry and no default provider: the mesh's enableTracing, no provider", "", "",
+                        tracing(null, 1.0, ISTIO_TAGS, ""), tracing(null, 1.0, ISTIO_TAGS, "")),
+                Arguments.of("no Telemetry, enableTracing false: no tracing", "enableTracing: false", "", null, null),
+                Arguments.of("enableTracing with the proxy config's sampling, tags and path tag length", """
+                        defaultConfig:
+                          tracing:
+                            sampling: 25
+                            maxPathTagLength: 99
+                            enableIstioTags: false
+                            customTags: {lit: {literal: {value: v1}}}""", "",
+                        tracing(null, 25.0, "{\"tag\":\"lit\",\"literal\":{\"value\":\"v1\"}}", ",\"maxPathTagLength\":99"),
+                        tracing(null, 25.0, "{\"tag\":\"lit\",\"literal\":{\"value\":\"v1\"}}", ",\"maxPathTagLength\":99")),
                 Arguments.of("zipkin provider: sampling from the proxy default (1%), Istio's tags, maxTagLength", "",
                         telemetry("istio-system", "- providers: [{name: zipkin}]"), zipkinDefault, zipkinDefault),
                 Arguments.of("meshConfig defaultProviders.tracing without a Telemetry",

@@ -1,0 +1,144 @@
+package io.meshpilot.admin;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.Filter;
+import io.helidon.webserver.http.FilterChain;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
+import io.meshpilot.monitoring.IstioCounter;
+import java.io.ByteArrayOutputStream;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * istiod's counters keep their names without {@code _total} (dashboards and alerts query
+ * {@code pilot_xds_pushes}, not {@code pilot_xds_pushes_total}), which Helidon's counters
+ * would add; {@link IstioCounter} therefore registers them as gauges. This filter restores
+ * their type on the way out: in the Prometheus text format (0.0.4) a counter sample may carry
+ * any name, so only the {@code # TYPE name gauge} line of each of istiod's counters becomes
+ * {@code # TYPE name counter}. OpenMetrics output (which would require {@code _total}) is left
+ * alone.
+ */
+final class CounterTypes implements Filter {
+    private static final String METRICS = "/metrics";
+    private static final byte[] TYPE = "# TYPE ".getBytes(StandardCharsets.US_ASCII);
+    private static final String GAUGE = " gauge";
+
+    private final Predicate<String> isCounter;
+
+    CounterTypes(Predicate<String> isCounter) {
+        this.isCounter = isCounter;
+    }
+
+    static CounterTypes forIstioCounters() {
+        return new CounterTypes(IstioCounter::isCounter);
+    }
+
+    @Override
+    public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
+        String path = req.path().path();
+        if (path.equals(METRICS) || path.startsWith(METRICS + "/")) {
+            res.streamFilter(out -> new Rewriter(out, isCounter, () -> res.headers()
+                    .first(HeaderNames.CONTENT_TYPE).orElse("")));
+        }
+        chain.proceed();
+    }
+
+    /** Copies the text line by line, retyping the counters' TYPE lines. */
+    static final class Rewriter extends FilterOutputStream {
+        private final Predicate<String> isCounter;
+        private final Supplier<String> contentType;
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+        private Boolean plainText;
+
+        Rewriter(OutputStream out, Predicate<String> isCounter, Supplier<String> contentType) {
+            super(out);
+            this.isCounter = isCounter;
+            this.contentType = contentType;
+        }
+
+        private boolean plainText() {
+            if (plainText == null) {
+                plainText = !contentType.get().contains("openmetrics");
+            }
+            return plainText;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            if (!plainText()) {
+                out.write(b);
+                return;
+            }
+            line.write(b);
+            if (b == '\n') {
+                flushLine();
+            }
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            if (!plainText()) {
+                out.write(b, off, len);
+                return;
+            }
+            int start = off;
+            int end = off + len;
+            for (int i = off; i < end; i++) {
+                if (b[i] == '\n') {
+                    line.write(b, start, i + 1 - start);
+                    flushLine();
+                    start = i + 1;
+                }
+            }
+            line.write(b, start, end - start);
+        }
+
+        private void flushLine() throws IOException {
+            byte[] bytes = line.toByteArray();
+            line.reset();
+            if (startsWithType(bytes)) {
+                String text = new String(bytes, StandardCharsets.UTF_8);
+                String body = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+                if (body.endsWith(GAUGE)) {
+                    String name = body.substring(TYPE.length, body.length() - GAUGE.length());
+                    if (isCounter.test(name)) {
+                        out.write(("# TYPE " + name + " counter" + (text.endsWith("\n") ? "\n" : ""))
+                                .getBytes(StandardCharsets.UTF_8));
+                        return;
+                    }
+                }
+            }
+            out.write(bytes);
+        }
+
+        private static boolean startsWithType(byte[] bytes) {
+            if (bytes.length < TYPE.length) {
+                return false;
+            }
+            for (int i = 0; i < TYPE.length; i++) {
+                if (bytes[i] != TYPE[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public void flush() throws IOException {
+            out.flush();
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (line.size() > 0) {
+                flushLine();
+            }
+            super.close();
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package io.meshpilot.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The TYPE lines of istiod's counters are retyped, whatever the write boundaries; nothing else changes. */
+class CounterTypesTest {
+    static final String TEXT = """
+            # HELP pilot_xds_pushes Pilot build and send errors for lds, rds, cds and eds.
+            # TYPE pilot_xds_pushes gauge
+            pilot_xds_pushes{type="cds"} 3.0
+            # HELP pilot_xds Number of endpoints connected to this pilot using XDS.
+            # TYPE pilot_xds gauge
+            pilot_xds 2.0
+            # TYPE pilot_xds_pushes_other gauge
+            """;
+
+    private static String rewrite(String contentType, int chunk) throws Exception {
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        try (var out = new CounterTypes.Rewriter(sink, Set.of("pilot_xds_pushes")::contains, () -> contentType)) {
+            byte[] bytes = TEXT.getBytes(StandardCharsets.UTF_8);
+            for (int i = 0; i < bytes.length; i += chunk) {
+                if (chunk == 1) {
+                    out.write(bytes[i]);
+                } else {
+                    out.write(bytes, i, Math.min(chunk, bytes.length - i));
+                }
+            }
+        }
+        return sink.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void onlyTheCountersTypeLineChangesForEveryWriteSize() throws Exception {
+        String expected = TEXT.replace("# TYPE pilot_xds_pushes gauge", "# TYPE pilot_xds_pushes counter");
+        for (int chunk : new int[] {1, 2, 7, 64, 4096}) {
+            assertEquals(expected, rewrite("text/plain; version=0.0.4", chunk), "writes of " + chunk);
+        }
+    }
+
+    @Test
+    void openMetricsOutputIsLeftAlone() throws Exception {
+        assertEquals(TEXT, rewrite("application/openmetrics-text; version=1.0.0", 5));
+    }
+
+    @Test
+    void aLastLineWithoutNewlineIsKept() throws Exception {
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        try (var out = new CounterTypes.Rewriter(sink, "c"::equals, () -> "text/plain")) {
+            out.write("# TYPE c gauge".getBytes(StandardCharsets.UTF_8));
+        }
+        assertEquals("# TYPE c counter", sink.toString(StandardCharsets.UTF_8));
+    }
+}
