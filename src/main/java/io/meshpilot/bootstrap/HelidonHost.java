@@ -1,5 +1,6 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.monitoring.MeterRegistration;
 import io.helidon.common.tls.Tls;
 import io.helidon.common.tls.TlsClientAuth;
 import io.helidon.config.mp.MpConfigSources;
@@ -50,7 +51,8 @@ public class HelidonHost {
         @Override
         public void close() {
             try {
-                helidon.stop();
+                // the container's close includes the metrics registry's
+                MeterRegistration.whileClosing(helidon::stop);
             } finally {
                 HOSTED.compareAndSet(server, null);
             }
@@ -88,7 +90,13 @@ public class HelidonHost {
     private static void closeContainerQuietly() {
         try {
             if (CDI.current() instanceof AutoCloseable c) {
-                c.close();
+                MeterRegistration.whileClosing(() -> {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
             }
         } catch (Exception | LinkageError ignored) {
             // no container was started, or it is already closed

@@ -128,7 +128,8 @@ public final class IstioCounter {
     }
 
     private void export(List<String> values, LongAdder adder) {
-        Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue).description(help).tags(tags(values)));
+        MeterRegistration.register(() -> Metrics.getOrCreate(Gauge.builder(name, adder::doubleValue)
+                .description(help).tags(tags(values))));
     }
 
     private List<Tag> tags(List<String> values) {
@@ -154,7 +155,7 @@ public final class IstioCounter {
                 if (labels.size() == 1) {
                     single.remove(value);
                 }
-                Metrics.globalRegistry().remove(name, tags(values));
+                MeterRegistration.register(() -> Metrics.globalRegistry().remove(name, tags(values)));
             }
         }
     }

@@ -62,7 +62,7 @@ public final class IstioHistogram {
         if (label != null) {
             b.tags(List.of(Tag.create(label, labelValue)));
         }
-        return Metrics.getOrCreate(b);
+        return MeterRegistration.register(() -> Metrics.getOrCreate(b));
     }
 
     /** Observations so far in one series. */
