@@ -56,6 +56,25 @@ final class AppProbes {
         return all.toString();
     }
 
+    /** istiod's mergeOrAppendProbers: the earlier injection's entries win over the new ones. */
+    static String merge(String fresh, String earlier) {
+        if (earlier == null || earlier.isEmpty()) {
+            return fresh;
+        }
+        Map<String, JsonElement> all = new TreeMap<>();
+        try {
+            if (fresh != null) {
+                all.putAll(com.google.gson.JsonParser.parseString(fresh).getAsJsonObject().asMap());
+            }
+            all.putAll(com.google.gson.JsonParser.parseString(earlier).getAsJsonObject().asMap());
+        } catch (RuntimeException e) {
+            return fresh; // an unreadable earlier value is replaced, as istiod does
+        }
+        JsonObject o = new JsonObject();
+        all.forEach(o::add);
+        return o.toString();
+    }
+
     private static JsonObject prober(JsonElement probe, boolean withGrpc) {
         if (probe == null || !probe.isJsonObject()) {
             return null;

@@ -118,6 +118,7 @@ public final class SidecarInjector {
         Map<String, String> annotations = Pods.stringMap(pod, "metadata", "annotations");
         ProxyConfig proxyConfig = effectiveProxyConfig(m.getDefaultConfig(), annotations.get("proxy.istio.io/config"));
         int meshStatusPort = m.getDefaultConfig().getStatusPort() == 0 ? 15020 : m.getDefaultConfig().getStatusPort();
+        String earlierProbers = earlierProbers(pod);
         strip(pod, meshStatusPort);
         annotations = Pods.stringMap(pod, "metadata", "annotations");
         InjectionValues values = s.values();
@@ -148,7 +149,7 @@ public final class SidecarInjector {
         if (rewrite) {
             int statusPort = annotations.containsKey("status.sidecar.istio.io/port")
                     ? parsePort(annotations.get("status.sidecar.istio.io/port")) : meshStatusPort;
-            String probers = AppProbes.dump(pod, meshStatusPort);
+            String probers = AppProbes.merge(AppProbes.dump(pod, meshStatusPort), earlierProbers);
             if (probers != null) {
                 proxy.getAsJsonArray("env").add(SidecarTemplate.env("ISTIO_KUBE_APP_PROBERS", probers));
             }
@@ -182,8 +183,19 @@ public final class SidecarInjector {
         }
         try {
             Object yaml = new Yaml(new SafeConstructor(new LoaderOptions())).load(annotation);
+            ProxyConfig.Builder given = ProxyConfig.newBuilder();
+            JsonFormat.parser().merge(new Gson().toJson(yaml), given);
+            // what the annotation sets replaces the mesh's value, even a zero; maps (proxyMetadata) are merged
             ProxyConfig.Builder b = meshDefault.toBuilder();
-            JsonFormat.parser().merge(new Gson().toJson(yaml), b);
+            for (Map.Entry<FieldDescriptor, Object> e : given.build().getAllFields().entrySet()) {
+                if (e.getKey().isMapField()) {
+                    for (Object entry : (List<?>) e.getValue()) {
+                        b.addRepeatedField(e.getKey(), entry);
+                    }
+                } else {
+                    b.setField(e.getKey(), e.getValue());
+                }
+            }
             return b.build();
         } catch (InvalidProtocolBufferException | RuntimeException e) {
             throw new IllegalArgumentException("annotation proxy.istio.io/config: " + e.getMessage(), e);
@@ -195,10 +207,9 @@ public final class SidecarInjector {
         ProxyConfig.Builder b = pc.toBuilder();
         for (Map.Entry<FieldDescriptor, Object> e : pc.getAllFields().entrySet()) {
             FieldDescriptor f = e.getKey();
-            if (PROXY_DEFAULTS.hasField(f) || !f.hasPresence()) {
-                if (e.getValue().equals(PROXY_DEFAULTS.getField(f))) {
-                    b.clearField(f);
-                }
+            boolean defaultPresent = f.isRepeated() || !f.hasPresence() || PROXY_DEFAULTS.hasField(f);
+            if (defaultPresent && e.getValue().equals(PROXY_DEFAULTS.getField(f))) {
+                b.clearField(f);
             }
         }
         try {
@@ -206,6 +217,26 @@ public final class SidecarInjector {
         } catch (InvalidProtocolBufferException e) {
             return "{}";
         }
+    }
+
+    /**
+     * The ISTIO_KUBE_APP_PROBERS of an earlier injection: its probes already point at the
+     * agent, so only this remembers where they went.
+     */
+    private static String earlierProbers(JsonObject pod) {
+        if (!Pods.stringMap(pod, "metadata", "annotations").containsKey(STATUS)) {
+            return null;
+        }
+        for (String field : new String[] {"containers", "initContainers"}) {
+            JsonObject proxy = Pods.named(Pods.array(pod, field), SidecarTemplate.PROXY);
+            if (proxy != null && proxy.has("env")) {
+                JsonObject e = Pods.named(proxy.getAsJsonArray("env"), "ISTIO_KUBE_APP_PROBERS");
+                if (e != null) {
+                    return Pods.string(e, "value");
+                }
+            }
+        }
+        return null;
     }
 
     /** Removes an earlier injection (the containers its status annotation names) so injecting again is idempotent. */
