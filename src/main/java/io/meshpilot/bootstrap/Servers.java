@@ -31,12 +31,14 @@ final class Servers {
     private final GrpcTransportKind transport;
     private final GrpcServices grpcServices;
     private final NettyGrpcTransport netty;
+    private final io.helidon.webserver.http.HttpService webhookRoutes;
     private volatile HelidonGrpcTransport helidonGrpc;
     private volatile ServerCdiExtension helidon;
 
     Servers(Listeners listeners, GrpcTransportKind transport, io.meshpilot.features.Keepalive keepalive,
-            GrpcServices grpcServices, ServingTls tls) {
+            GrpcServices grpcServices, ServingTls tls, io.helidon.webserver.http.HttpService webhookRoutes) {
         this.listeners = listeners;
+        this.webhookRoutes = webhookRoutes;
         this.transport = transport;
         this.grpcServices = grpcServices;
         this.netty = transport == GrpcTransportKind.NETTY ? new NettyGrpcTransport(grpcServices, listeners, keepalive,
@@ -77,7 +79,8 @@ final class Servers {
 
     /**
      * Inside Helidon's start, just before it binds: keeps the admin API off the gRPC and
-     * webhook sockets and hands Helidon the gRPC services it serves.
+     * webhook sockets, puts the admission webhooks on the webhook socket, and hands Helidon
+     * the gRPC services it serves.
      */
     void prepareHelidon(ServerCdiExtension server) {
         helidon = server;
@@ -90,7 +93,10 @@ final class Servers {
             server.serverNamedRoutingBuilder(ListenerNames.GRPC_SECURE);
         }
         if (listeners.https() != null) {
-            server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK);
+            server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK).register(webhookRoutes);
+        } else {
+            // istiod with an empty --httpsAddr serves the webhooks on the plain http listener
+            server.serverRoutingBuilder().register(webhookRoutes);
         }
         if (transport == GrpcTransportKind.HELIDON || listeners.grpc() == null) {
             if (listeners.grpc() == null) {

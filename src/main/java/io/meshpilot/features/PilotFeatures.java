@@ -27,6 +27,10 @@ import java.util.function.Function;
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
  * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
+ * @param nativeSidecars       ENABLE_NATIVE_SIDECARS (auto): the injected istio-proxy is a Kubernetes native
+ *                             sidecar. Only {@code true} turns it on: istiod's {@code auto} reads the nodes'
+ *                             kubelet versions, which MeshPilot does not watch, so {@code auto} means off (what
+ *                             istiod does without a node client)
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -45,7 +49,8 @@ public record PilotFeatures(
         Registry registry,
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
-        Ra ra) {
+        Ra ra,
+        boolean nativeSidecars) {
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -149,7 +154,17 @@ public record PilotFeatures(
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
-                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")),
+                nativeSidecars(r));
+    }
+
+    private static boolean nativeSidecars(EnvReader r) {
+        String v = r.string("ENABLE_NATIVE_SIDECARS", "auto").trim();
+        return switch (v) {
+            case "true" -> true;
+            case "false", "auto", "" -> false;
+            default -> throw new IllegalArgumentException("ENABLE_NATIVE_SIDECARS=\"" + v + "\": expected true, false or auto");
+        };
     }
 
     private static int rsaKeySize(EnvReader r) {
