@@ -49,6 +49,11 @@ class InjectWebhookServerTest {
         Files.createDirectories(dir.resolve("config"));
         server = TestServers.start(dir);
         webhook = server.ports().get("webhook");
+        client = tlsClient(server);
+    }
+
+    /** A client that trusts only the server's CA root and checks istiod's serving certificate's name. */
+    static HttpClient tlsClient(MeshPilotServer server) throws Exception {
         String root = server.server().certificates().trustBundle().pem();
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
@@ -58,7 +63,77 @@ class InjectWebhookServerTest {
         tmf.init(trust);
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(null, tmf.getTrustManagers(), null);
-        client = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+        return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    /**
+     * A client as the API server is for a webhook Service: it trusts only the server's CA root
+     * and requires {@code serviceName} (istiod.istio-system.svc) in the certificate, while
+     * connecting to loopback.
+     */
+    static HttpClient tlsClientFor(MeshPilotServer server, String serviceName) throws Exception {
+        String root = server.server().certificates().trustBundle().pem();
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("root", CertificateFactory.getInstance("X.509")
+                .generateCertificate(new ByteArrayInputStream(root.getBytes(StandardCharsets.US_ASCII))));
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
+        tmf.init(trust);
+        var pkix = (javax.net.ssl.X509TrustManager) tmf.getTrustManagers()[0];
+        var byServiceName = new javax.net.ssl.X509ExtendedTrustManager() {
+            private void check(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                pkix.checkServerTrusted(chain, authType);
+                var names = chain[0].getSubjectAlternativeNames();
+                if (names == null || names.stream().noneMatch(n -> serviceName.equals(n.get(1)))) {
+                    throw new java.security.cert.CertificateException("no SAN " + serviceName + " in " + names);
+                }
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
+                    throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType,
+                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
+                    throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType,
+                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+                return pkix.getAcceptedIssuers();
+            }
+        };
+        SSLContext tls = SSLContext.getInstance("TLS");
+        tls.init(null, new javax.net.ssl.TrustManager[] {byServiceName}, null);
+        return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
     }
 
     @AfterAll
@@ -69,17 +144,26 @@ class InjectWebhookServerTest {
     }
 
     static HttpResponse<String> post(String path, String contentType, String body) throws Exception {
-        return client.send(HttpRequest.newBuilder(URI.create("https://localhost:" + webhook + path))
+        return post(client, webhook, path, contentType, body);
+    }
+
+    static HttpResponse<String> post(HttpClient client, int port, String path, String contentType, String body)
+            throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("https://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(20)).header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     static String review(String uid, JsonObject pod) {
+        return review(uid, "default", pod);
+    }
+
+    static String review(String uid, String namespace, JsonObject pod) {
         JsonObject request = new JsonObject();
         request.addProperty("uid", uid);
         request.add("kind", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}"));
         request.add("resource", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"}"));
-        request.addProperty("namespace", "default");
+        request.addProperty("namespace", namespace);
         request.addProperty("operation", "CREATE");
         request.add("object", pod);
         JsonObject review = new JsonObject();
@@ -95,6 +179,16 @@ class InjectWebhookServerTest {
         assertEquals("admission.k8s.io/v1", review.get("apiVersion").getAsString());
         assertEquals("AdmissionReview", review.get("kind").getAsString());
         return review.getAsJsonObject("response");
+    }
+
+    /** The pod the API server would store: the review's pod with the response's patch applied. */
+    static JsonObject admitted(JsonObject pod, JsonObject response) {
+        if (!response.has("patch")) {
+            return pod;
+        }
+        JsonArray patch = JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
+                StandardCharsets.UTF_8)).getAsJsonArray();
+        return SidecarInjectionTableTest.apply(pod, patch);
     }
 
     @Test
