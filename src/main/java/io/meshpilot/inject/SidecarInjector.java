@@ -31,6 +31,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 public final class SidecarInjector {
     private static final System.Logger LOG = System.getLogger(SidecarInjector.class.getName());
     static final String STATUS = "sidecar.istio.io/status";
+    /** The user's own versions of the injected containers, kept so that a re-injection honours them again. */
+    static final String OVERRIDES = "proxy.istio.io/overrides";
     private static final ProxyConfig PROXY_DEFAULTS = new MeshConfigLoader().defaults().getDefaultConfig();
 
     /** The ConfigMap's two keys, parsed. */
@@ -128,7 +130,14 @@ public final class SidecarInjector {
                 m.getTrustDomain(), m.getInboundTrafficPolicy().getMode().name().equals("LOCALHOST"), nativeSidecars,
                 revision, deployMeta(pod)));
         JsonObject templatePod = template.render();
+        JsonObject userProxy = Pods.named(Pods.array(pod, "containers"), SidecarTemplate.PROXY);
+        if (userProxy == null) {
+            userProxy = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
+        }
+        userProxy = userProxy == null ? null : userProxy.deepCopy();
         merge(pod, templatePod, template.native_());
+        adjustInitContainerUser(pod, userProxy, proxyConfig.getInterceptionMode().name().equals("TPROXY")
+                || "TPROXY".equals(annotations.get("sidecar.istio.io/interceptionMode")));
 
         Map<String, String> proxyEnvs = pathEnvs(path);
         String network = SidecarTemplate.firstNonEmpty(proxyEnvs.get("ISTIO_META_NETWORK"), values.string("global.network"));
@@ -261,6 +270,36 @@ public final class SidecarInjector {
             clearPrometheus(annotations);
         }
         annotations.remove(STATUS);
+        reinsertOverrides(pod, annotations);
+    }
+
+    /** istiod's reinsertOverrides: the user's own istio-* containers of the first injection, back for this one. */
+    private static void reinsertOverrides(JsonObject pod, JsonObject annotations) {
+        JsonElement saved = annotations.get(OVERRIDES);
+        if (saved == null) {
+            return;
+        }
+        JsonObject overrides;
+        try {
+            overrides = JsonParser.parseString(saved.getAsString()).getAsJsonObject();
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("annotation " + OVERRIDES + " is not JSON: " + e.getMessage(), e);
+        }
+        for (String field : new String[] {"containers", "initContainers"}) {
+            JsonElement list = overrides.get(field);
+            if (list == null || !list.isJsonArray()) {
+                continue;
+            }
+            JsonObject spec = Pods.object(pod, "spec");
+            if (!spec.has(field)) {
+                spec.add(field, new JsonArray());
+            }
+            for (JsonElement c : list.getAsJsonArray()) {
+                if (Pods.named(spec.getAsJsonArray(field), Pods.string(c.getAsJsonObject(), "name")) == null) {
+                    spec.getAsJsonArray(field).add(c.deepCopy());
+                }
+            }
+        }
     }
 
     private static String prometheus(JsonObject annotations, String what) {
@@ -315,6 +354,8 @@ public final class SidecarInjector {
 
     /** Merges the template pod into the pod: template labels, annotations, containers and volumes over the pod's. */
     private static void merge(JsonObject pod, JsonObject template, boolean nativeSidecar) {
+        boolean alreadyInjected = Pods.stringMap(pod, "metadata", "annotations").containsKey(OVERRIDES);
+        Map<String, JsonArray> overrides = new LinkedHashMap<>();
         JsonObject labels = Pods.object(pod, "metadata", "labels");
         template.getAsJsonObject("metadata").getAsJsonObject("labels").entrySet().forEach(e -> labels.add(e.getKey(), e.getValue()));
         JsonObject annotations = Pods.object(pod, "metadata", "annotations");
@@ -352,7 +393,18 @@ public final class SidecarInjector {
                     list.add(c);
                 } else {
                     // the pod's own fields for an injected container are overrides, as istiod treats them
-                    JsonObject merged = overlay(c.getAsJsonObject().deepCopy(), user);
+                    JsonObject override = user.deepCopy();
+                    if ("auto".equals(Pods.string(override, "image"))) {
+                        override.remove("image"); // "auto": the injector's image
+                    }
+                    JsonObject recorded = override.deepCopy();
+                    if (!recorded.has("resources")) {
+                        recorded.add("resources", new JsonObject()); // as Go writes a Container
+                    }
+                    canonicalResources(recorded);
+                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(recorded);
+                    JsonObject merged = overlay(c.getAsJsonObject().deepCopy(), override);
+                    canonicalResources(merged);
                     for (int i = 0; i < list.size(); i++) {
                         if (name.equals(Pods.string(list.get(i).getAsJsonObject(), "name"))) {
                             list.set(i, merged);
@@ -360,6 +412,15 @@ public final class SidecarInjector {
                     }
                 }
             }
+        }
+        if (!alreadyInjected && !overrides.isEmpty()) {
+            JsonObject o = new JsonObject();
+            for (String field : new String[] {"containers", "initContainers"}) {
+                if (overrides.containsKey(field)) {
+                    o.add(field, overrides.get(field));
+                }
+            }
+            annotations.addProperty(OVERRIDES, o.toString());
         }
         for (String field : new String[] {"volumes", "imagePullSecrets"}) {
             JsonArray added = tspec.has(field) ? tspec.getAsJsonArray(field) : new JsonArray();
@@ -369,11 +430,83 @@ public final class SidecarInjector {
             if (!spec.has(field)) {
                 spec.add(field, new JsonArray());
             }
-            JsonArray list = spec.getAsJsonArray(field);
+            // as a strategic merge with the template as the patch: the template's entries first, then the pod's
+            // own (a pod's volume of the same name is kept as the pod has it)
+            JsonArray own = spec.getAsJsonArray(field);
+            JsonArray list = new JsonArray();
             for (JsonElement v : added) {
-                if (Pods.named(list, Pods.string(v.getAsJsonObject(), "name")) == null) {
+                JsonObject mine = Pods.named(own, Pods.string(v.getAsJsonObject(), "name"));
+                list.add(mine != null ? mine : v);
+            }
+            for (JsonElement v : own) {
+                if (Pods.named(added, Pods.string(v.getAsJsonObject(), "name")) == null) {
                     list.add(v);
                 }
+            }
+            spec.add(field, list);
+        }
+    }
+
+    /** The API server stores quantities canonically ({@code 3000m} as {@code 3}); so do the injected containers. */
+    private static void canonicalResources(JsonObject container) {
+        JsonElement r = container.get("resources");
+        if (r == null || !r.isJsonObject()) {
+            return;
+        }
+        for (String kind : new String[] {"limits", "requests"}) {
+            JsonElement q = r.getAsJsonObject().get(kind);
+            if (q != null && q.isJsonObject()) {
+                for (var e : q.getAsJsonObject().entrySet()) {
+                    if (e.getValue().isJsonPrimitive()) {
+                        e.setValue(new com.google.gson.JsonPrimitive(Quantity.canonical(e.getValue().getAsString())));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * istiod's adjustInitContainerUser: a user-set runAsUser on istio-proxy is the uid the
+     * iptables rules exempt ({@code -u}); with CNI the validation container runs as it too.
+     */
+    static void adjustInitContainerUser(JsonObject pod, JsonObject userProxy, boolean tproxy) {
+        if (userProxy == null || !userProxy.has("securityContext")) {
+            return;
+        }
+        JsonObject userSc = userProxy.getAsJsonObject("securityContext");
+        JsonElement uid = userSc.get("runAsUser");
+        JsonElement gid = userSc.get("runAsGroup");
+        if (uid == null && gid == null) {
+            return;
+        }
+        JsonArray inits = Pods.array(pod, "initContainers");
+        JsonObject init = Pods.named(inits, SidecarTemplate.INIT);
+        if (init == null) {
+            init = Pods.named(inits, SidecarTemplate.VALIDATION);
+        }
+        if (init == null) {
+            return;
+        }
+        if (tproxy && uid != null) {
+            proxyContainer(pod).getAsJsonObject("securityContext").addProperty("runAsUser", 0);
+        }
+        if (!tproxy && SidecarTemplate.VALIDATION.equals(Pods.string(init, "name"))) {
+            JsonObject sc = Pods.object(init, "securityContext");
+            if (uid != null) {
+                sc.add("runAsUser", uid);
+            }
+            if (gid != null) {
+                sc.add("runAsGroup", gid);
+            }
+        }
+        if (uid == null || uid.getAsLong() == 0 || !init.has("args")) {
+            return;
+        }
+        JsonArray args = init.getAsJsonArray("args");
+        for (int i = 0; i + 1 < args.size(); i++) {
+            if (args.get(i).getAsString().equals("-u")) {
+                args.set(i + 1, new com.google.gson.JsonPrimitive(uid.getAsString()));
+                return;
             }
         }
     }

@@ -219,6 +219,7 @@ class SidecarInjectionTableTest {
         x.initContainers.add(json(INIT));
         x.initContainers.add(json(PROXY));
         pod.getAsJsonObject("spec").getAsJsonArray("containers").forEach(c -> x.containers.add(c.deepCopy()));
+        x.containers.asList().removeIf(c -> c.getAsJsonObject().get("name").getAsString().equals("istio-proxy"));
         JsonObject given = pod.getAsJsonObject("metadata").getAsJsonObject("annotations");
         if (given != null) {
             given.entrySet().forEach(e -> x.annotations.add(e.getKey(), e.getValue()));
@@ -406,7 +407,54 @@ class SidecarInjectionTableTest {
                     x.env("ISTIO_META_NETWORK", "n1");
                     x.labels.put("topology.istio.io/network", "n1");
                 }));
+        // proxy-override.yaml -> proxy-override.yaml.injected: the pod's own istio-init and istio-proxy are overrides
+        rows.add(new Row("existing istio-proxy and istio-init in the pod", proxyOverride(), s -> { }, x -> {
+            x.containers = array("[{\"name\":\"hello\",\"image\":\"fake.docker.io/google-samples/hello-go-gke:1.0\"}]");
+            JsonObject init = x.init();
+            init.addProperty("image", "fake/custom-image");
+            init.add("args", array("[\"my\",\"custom\",\"args\"]"));
+            JsonObject proxy = x.proxy();
+            x.env("ISTIO_META_POD_PORTS", "[\n]");
+            proxy.add("lifecycle", json("{\"preStop\":{\"exec\":{\"command\":[\"sleep\",\"10\"]}}}"));
+            proxy.add("livenessProbe", json("""
+                    {"failureThreshold":30,"httpGet":{"path":"/healthz/ready","port":15021},"initialDelaySeconds":10,
+                     "periodSeconds":2,"timeoutSeconds":3}"""));
+            proxy.add("resources", json("{\"limits\":{\"cpu\":\"3\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"123m\",\"memory\":\"128Mi\"}}"));
+            proxy.add("securityContext", json("""
+                    {"allowPrivilegeEscalation":true,"capabilities":{"drop":["ALL"]},"privileged":false,
+                     "readOnlyRootFilesystem":false,"runAsGroup":1234,"runAsNonRoot":true,"runAsUser":1234}"""));
+            proxy.addProperty("terminationMessagePath", "/foo/bar");
+            proxy.addProperty("tty", true);
+            proxy.getAsJsonArray("volumeMounts").add(json("{\"mountPath\":\"/etc/certs\",\"name\":\"certs\"}"));
+            x.volumes.add(json("{\"name\":\"certs\",\"secret\":{\"secretName\":\"istio-certs\"}}"));
+            x.annotations.addProperty("proxy.istio.io/overrides", """
+                    {"initContainers":[{"name":"istio-init","image":"fake/custom-image","args":["my","custom","args"],\
+                    "resources":{}},{"name":"istio-proxy","resources":{"limits":{"cpu":"3"},"requests":{"cpu":"123m"}},\
+                    "volumeMounts":[{"name":"certs","mountPath":"/etc/certs"}],"livenessProbe":{"httpGet":\
+                    {"path":"/healthz/ready","port":15021},"initialDelaySeconds":10,"timeoutSeconds":3,"periodSeconds":2,\
+                    "failureThreshold":30},"lifecycle":{"preStop":{"exec":{"command":["sleep","10"]}}},\
+                    "terminationMessagePath":"/foo/bar","securityContext":{"runAsUser":1234,"runAsGroup":1234,\
+                    "readOnlyRootFilesystem":false,"allowPrivilegeEscalation":true},"tty":true}]}""");
+        }));
         return rows.stream();
+    }
+
+    static JsonObject proxyOverride() {
+        JsonObject pod = hello();
+        pod.getAsJsonObject("spec").add("initContainers", array("""
+                [{"name":"istio-init","args":["my","custom","args"],"image":"fake/custom-image"}]"""));
+        pod.getAsJsonObject("spec").add("containers", array("""
+                [{"name":"hello","image":"fake.docker.io/google-samples/hello-go-gke:1.0"},
+                 {"name":"istio-proxy","image":"auto","resources":{"requests":{"cpu":"123m"},"limits":{"cpu":"3000m"}},
+                  "livenessProbe":{"failureThreshold":30,"httpGet":{"path":"/healthz/ready","port":15021},
+                    "initialDelaySeconds":10,"periodSeconds":2,"timeoutSeconds":3},
+                  "tty":true,"terminationMessagePath":"/foo/bar",
+                  "volumeMounts":[{"mountPath":"/etc/certs","name":"certs"}],
+                  "lifecycle":{"preStop":{"exec":{"command":["sleep","10"]}}},
+                  "securityContext":{"allowPrivilegeEscalation":true,"readOnlyRootFilesystem":false,
+                    "runAsUser":1234,"runAsGroup":1234}}]"""));
+        pod.getAsJsonObject("spec").add("volumes", array("[{\"name\":\"certs\",\"secret\":{\"secretName\":\"istio-certs\"}}]"));
+        return pod;
     }
 
     static JsonObject helloProbes() {
@@ -421,6 +469,15 @@ class SidecarInjectionTableTest {
                   "livenessProbe":{"httpGet":{"port":"http"}},
                   "readinessProbe":{"exec":{"command":["cat","/tmp/healthy"]}}}]"""));
         return pod;
+    }
+
+    /** The annotations with proxy.istio.io/overrides read as JSON (its member order is Go's struct order). */
+    static JsonObject jsonValued(JsonObject annotations) {
+        JsonObject copy = annotations.deepCopy();
+        if (copy.has("proxy.istio.io/overrides")) {
+            copy.add("proxy.istio.io/overrides", JsonParser.parseString(copy.get("proxy.istio.io/overrides").getAsString()));
+        }
+        return copy;
     }
 
     static SidecarInjector injector(Setup s) {
@@ -456,7 +513,8 @@ class SidecarInjectionTableTest {
         assertEquals(x.initContainers, spec.get("initContainers"), row.name() + ": initContainers");
         assertEquals(x.containers, spec.get("containers"), row.name() + ": containers");
         assertEquals(x.volumes, spec.get("volumes"), row.name() + ": volumes");
-        assertEquals(x.annotations, pod.getAsJsonObject("metadata").get("annotations"), row.name() + ": annotations");
+        assertEquals(jsonValued(x.annotations), jsonValued(pod.getAsJsonObject("metadata").getAsJsonObject("annotations")),
+                row.name() + ": annotations");
         Map<String, String> labels = Pods.stringMap(pod, "metadata", "labels");
         x.labels.forEach((k, v) -> assertEquals(v, labels.get(k), row.name() + ": label " + k));
         assertTrue(x.labels.containsKey("topology.istio.io/network") || !labels.containsKey("topology.istio.io/network"),
