@@ -83,7 +83,7 @@ final class AppProbes {
         JsonObject out = new JsonObject();
         for (String kind : withGrpc ? new String[] {"httpGet", "tcpSocket", "grpc"} : new String[] {"httpGet", "tcpSocket"}) {
             if (p.has(kind)) {
-                out.add(kind, p.get(kind).deepCopy());
+                out.add(kind, goOrder(kind, p.getAsJsonObject(kind)));
                 if (p.has("timeoutSeconds") && p.get("timeoutSeconds").getAsInt() != 0) {
                     out.add("timeoutSeconds", p.get("timeoutSeconds"));
                 }
@@ -91,6 +91,27 @@ final class AppProbes {
             }
         }
         return null;
+    }
+
+    /** The action's members in Go's struct order, as istiod writes them into ISTIO_KUBE_APP_PROBERS. */
+    private static JsonObject goOrder(String kind, JsonObject action) {
+        String[] order = switch (kind) {
+            case "httpGet" -> new String[] {"path", "port", "host", "scheme", "httpHeaders"};
+            case "tcpSocket" -> new String[] {"port", "host"};
+            default -> new String[] {"port", "service"};
+        };
+        JsonObject out = new JsonObject();
+        for (String k : order) {
+            if (action.has(k)) {
+                out.add(k, action.get(k).deepCopy());
+            }
+        }
+        action.entrySet().forEach(e -> {
+            if (!out.has(e.getKey())) {
+                out.add(e.getKey(), e.getValue().deepCopy());
+            }
+        });
+        return out;
     }
 
     private static void put(Map<String, JsonObject> out, String key, JsonObject prober, Map<String, Integer> ports,

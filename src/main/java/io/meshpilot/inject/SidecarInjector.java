@@ -118,6 +118,7 @@ public final class SidecarInjector {
     private JsonObject injected(JsonObject pod, Settings s, String path) {
         MeshConfig m = mesh.get();
         Map<String, String> annotations = Pods.stringMap(pod, "metadata", "annotations");
+        InjectionAnnotations.check(annotations);
         ProxyConfig proxyConfig = effectiveProxyConfig(m.getDefaultConfig(), annotations.get("proxy.istio.io/config"));
         int meshStatusPort = m.getDefaultConfig().getStatusPort() == 0 ? 15020 : m.getDefaultConfig().getStatusPort();
         String earlierProbers = earlierProbers(pod);

@@ -59,6 +59,7 @@ class SidecarInjectionTableTest {
     static final class Expected {
         boolean injected = true;
         boolean warned;
+        String refusedWith;
         JsonArray initContainers = new JsonArray();
         JsonArray containers = new JsonArray();
         JsonArray volumes = baseVolumes();
@@ -436,6 +437,11 @@ class SidecarInjectionTableTest {
                     "terminationMessagePath":"/foo/bar","securityContext":{"runAsUser":1234,"runAsGroup":1234,\
                     "readOnlyRootFilesystem":false,"allowPrivilegeEscalation":true},"tty":true}]}""");
         }));
+        // traffic-annotations-bad-includeipranges.yaml and friends: istiod refuses the pod, naming the annotation
+        rows.add(new Row("malformed traffic annotation refused", with(hello(), "annotations", Map.of(
+                "traffic.sidecar.istio.io/includeOutboundIPRanges", "127.0.0.1,10.96.0.1/24",
+                "traffic.sidecar.istio.io/excludeInboundPorts", "4,5,a")), s -> { }, x -> x.refusedWith =
+                "invalid value '4,5,a' for annotation 'traffic.sidecar.istio.io/excludeInboundPorts'"));
         return rows.stream();
     }
 
@@ -502,6 +508,12 @@ class SidecarInjectionTableTest {
         Expected x = baseline(row.pod());
         row.expect().accept(x);
         var outcome = injector(s).inject(input, s.namespace, s.path);
+        if (x.refusedWith != null) {
+            assertEquals(SidecarInjector.Kind.FAILED, outcome.kind(), row.name());
+            assertTrue(outcome.message().contains(x.refusedWith), outcome.message());
+            assertTrue(outcome.message().contains("'127.0.0.1'"), outcome.message());
+            return;
+        }
         if (!x.injected) {
             assertNull(outcome.patch(), row.name() + ": not injected, but got " + outcome.patch());
             assertEquals(x.warned, !outcome.warnings().isEmpty(), row.name() + ": warnings " + outcome.warnings());
