@@ -1,9 +1,5 @@
 package io.meshpilot.inject;
 
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
-import io.kubernetes.client.openapi.models.V1ConfigMap;
-import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.meshpilot.kube.KubeClient;
 import java.lang.System.Logger.Level;
 import java.util.Map;
@@ -40,27 +36,12 @@ public final class InjectorConfigMapWatcher implements Supplier<SidecarInjector.
 
     /** Registers the informer (it runs with the client's informers); returns what the start-up log says. */
     public String start() {
-        String informerName = "configmap " + namespace + "/" + name;
-        SharedIndexInformer<V1ConfigMap> informer = client.namedObjectInformer(informerName, V1ConfigMap.class,
-                V1ConfigMapList.class, "configmaps", namespace, name);
-        informer.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(V1ConfigMap cm) {
-                apply(cm.getData());
-            }
-
-            @Override
-            public void onUpdate(V1ConfigMap old, V1ConfigMap cm) {
-                apply(cm.getData());
-            }
-
-            @Override
-            public void onDelete(V1ConfigMap cm, boolean unknown) {
+        client.watchConfigMap(namespace, name, (data, deleted) -> {
+            if (deleted) {
                 LOG.log(Level.WARNING, "injector ConfigMap " + namespace + "/" + name + " deleted: chart defaults apply");
-                apply(Map.of());
             }
+            apply(data);
         });
-        client.addInformer(informerName, informer);
         return "injector=ConfigMap " + namespace + "/" + name + " (keys " + CONFIG_KEY + ", " + VALUES_KEY + ")";
     }
 

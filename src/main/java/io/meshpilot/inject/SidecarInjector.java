@@ -136,7 +136,7 @@ public final class SidecarInjector {
             userProxy = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
         }
         userProxy = userProxy == null ? null : userProxy.deepCopy();
-        merge(pod, templatePod, template.native_());
+        merge(pod, templatePod, template.nativeSidecar());
         adjustInitContainerUser(pod, userProxy, proxyConfig.getInterceptionMode().name().equals("TPROXY")
                 || "TPROXY".equals(annotations.get("sidecar.istio.io/interceptionMode")));
 

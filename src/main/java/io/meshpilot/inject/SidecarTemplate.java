@@ -66,7 +66,7 @@ final class SidecarTemplate {
         return interceptionMode().equals("TPROXY");
     }
 
-    boolean native_() {
+    boolean nativeSidecar() {
         String a = annotations.getOrDefault("sidecar.istio.io/nativeSidecar", "");
         return !(a.isEmpty() ? Boolean.toString(in.nativeSidecars()) : a).equals("false");
     }
@@ -83,7 +83,7 @@ final class SidecarTemplate {
         meta.add("annotations", annotations());
         pod.add("metadata", meta);
         JsonObject spec = new JsonObject();
-        boolean nativeSidecar = native_();
+        boolean nativeSidecar = nativeSidecar();
         boolean noInit = interceptionMode().equals("NONE") && !nativeSidecar;
         JsonArray inits = new JsonArray();
         if (!noInit && !interceptionMode().equals("NONE")) {

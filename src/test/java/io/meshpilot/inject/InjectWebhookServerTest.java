@@ -52,18 +52,9 @@ class InjectWebhookServerTest {
         client = tlsClient(server);
     }
 
-    /** A client that trusts only the server's CA root and checks istiod's serving certificate's name. */
+    /** A client that trusts only the server's CA root and checks the embedded serving certificate's name. */
     static HttpClient tlsClient(MeshPilotServer server) throws Exception {
-        String root = server.server().certificates().trustBundle().pem();
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("root", CertificateFactory.getInstance("X.509")
-                .generateCertificate(new ByteArrayInputStream(root.getBytes(StandardCharsets.US_ASCII))));
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
-        tmf.init(trust);
-        SSLContext tls = SSLContext.getInstance("TLS");
-        tls.init(null, tmf.getTrustManagers(), null);
-        return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+        return tlsClientFor(server, "localhost");
     }
 
     /**
