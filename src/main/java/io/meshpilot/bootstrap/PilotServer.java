@@ -102,6 +102,7 @@ public final class PilotServer implements AutoCloseable {
     private JwksCache jwks;
     private Servers servers;
     private HelidonHost.Running helidon;
+    private io.meshpilot.inject.InjectWebhook injectWebhook;
 
     private PilotServer(PilotArgs args, Hosting hosting) {
         this.args = args;
@@ -130,6 +131,7 @@ public final class PilotServer implements AutoCloseable {
             s.recorder.run(Component.CA, s::initCa);
             s.recorder.run(Component.CONFIG_STORES, s::initConfigController);
             s.initConfigValidation();
+            s.initSidecarInjector();
             s.initDiscoveryServer(); // before the registries: they report to it
             s.recorder.run(Component.SERVICE_REGISTRIES, s::initServiceControllers);
             s.recorder.run(Component.DISCOVERY_SERVER, s.discovery::start);
@@ -194,6 +196,30 @@ public final class PilotServer implements AutoCloseable {
             detail = meshConfigMap.start();
         }
         return detail;
+    }
+
+    /**
+     * istiod's initSidecarInjector: {@code /inject} on the webhook listener, with the settings of
+     * the istio-sidecar-injector ConfigMap in Kubernetes mode (watched) or the chart's defaults.
+     */
+    private void initSidecarInjector() {
+        java.util.function.Supplier<io.meshpilot.inject.SidecarInjector.Settings> settings =
+                io.meshpilot.inject.SidecarInjector.Settings::defaults;
+        java.util.function.Function<String, java.util.Map<String, String>> namespaceLabels = ns -> null;
+        if (kubeClient != null) {
+            var watcher = new io.meshpilot.inject.InjectorConfigMapWatcher(kubeClient, args.namespace(), args.revision());
+            LOG.log(Level.INFO, "sidecar injector: " + watcher.start());
+            settings = watcher;
+            var namespaces = kubeClient.discoveryNamespaces().informer().getIndexer();
+            namespaceLabels = ns -> {
+                var n = namespaces.getByKey(ns);
+                return n == null || n.getMetadata() == null ? null
+                        : n.getMetadata().getLabels() == null ? java.util.Map.of() : n.getMetadata().getLabels();
+            };
+        }
+        injectWebhook = new io.meshpilot.inject.InjectWebhook(new io.meshpilot.inject.SidecarInjector(settings,
+                environment::mesh, args.revision(), args.features().nativeSidecars(), namespaceLabels));
+        webhooks.addService(injectWebhook);
     }
 
     /** The CA exists before any listener: the TLS listeners are configured with its certificate. */

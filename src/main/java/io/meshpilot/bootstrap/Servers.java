@@ -80,7 +80,8 @@ final class Servers {
 
     /**
      * Inside Helidon's start, just before it binds: keeps the admin API off the gRPC and
-     * webhook sockets and hands Helidon the gRPC services it serves.
+     * webhook sockets, puts the admission webhooks on the webhook socket, and hands Helidon
+     * the gRPC services it serves.
      */
     void prepareHelidon(ServerCdiExtension server) {
         helidon = server;

@@ -31,6 +31,10 @@ import java.util.function.Function;
  *                             leader elections over from other revisions
  * @param status               config status written back to the cluster: PILOT_ENABLE_STATUS,
  *                             PILOT_ENABLE_ANALYSIS, PILOT_STATUS_UPDATE_INTERVAL
+ * @param nativeSidecars       ENABLE_NATIVE_SIDECARS (auto): the injected istio-proxy is a Kubernetes native
+ *                             sidecar. Only {@code true} turns it on: istiod's {@code auto} reads the nodes'
+ *                             kubelet versions, which MeshPilot does not watch, so {@code auto} means off (what
+ *                             istiod does without a node client)
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -51,7 +55,8 @@ public record PilotFeatures(
         KubeAuth kubeAuth,
         Ra ra,
         boolean prioritizedLeaderElection,
-        Status status) {
+        Status status,
+        boolean nativeSidecars) {
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -212,7 +217,17 @@ public record PilotFeatures(
                         r.string("PILOT_CERT_PROVIDER", Ra.ISTIOD_PROVIDER).trim()),
                 r.bool("PRIORITIZED_LEADER_ELECTION", true),
                 new Status(r.bool("PILOT_ENABLE_STATUS", false), r.bool("PILOT_ENABLE_ANALYSIS", false),
-                        r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")));
+                        r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")),
+                nativeSidecars(r));
+    }
+
+    private static boolean nativeSidecars(EnvReader r) {
+        String v = r.string("ENABLE_NATIVE_SIDECARS", "auto").trim();
+        return switch (v) {
+            case "true" -> true;
+            case "false", "auto", "" -> false;
+            default -> throw new IllegalArgumentException("ENABLE_NATIVE_SIDECARS=\"" + v + "\": expected true, false or auto");
+        };
     }
 
     private static int rsaKeySize(EnvReader r) {

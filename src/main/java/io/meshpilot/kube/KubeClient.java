@@ -221,6 +221,39 @@ public final class KubeClient implements AutoCloseable {
                 new io.kubernetes.client.informer.cache.Cache<>(), watchErrorHandler(name));
     }
 
+    /**
+     * Watches the data of one ConfigMap (the mesh config, the injector settings): {@code onData}
+     * gets its data on add and on every update, and an empty map once it is deleted (with
+     * {@code deleted} true). The informer is registered under {@code "configmap <ns>/<name>"}
+     * and runs with this client's informers.
+     */
+    public String watchConfigMap(String namespace, String name,
+                                 java.util.function.BiConsumer<Map<String, String>, Boolean> onData) {
+        String informerName = "configmap " + namespace + "/" + name;
+        SharedIndexInformer<io.kubernetes.client.openapi.models.V1ConfigMap> informer = namedObjectInformer(informerName,
+                io.kubernetes.client.openapi.models.V1ConfigMap.class, io.kubernetes.client.openapi.models.V1ConfigMapList.class,
+                "configmaps", namespace, name);
+        informer.addEventHandler(new io.kubernetes.client.informer.ResourceEventHandler<>() {
+            @Override
+            public void onAdd(io.kubernetes.client.openapi.models.V1ConfigMap cm) {
+                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
+            }
+
+            @Override
+            public void onUpdate(io.kubernetes.client.openapi.models.V1ConfigMap old,
+                                 io.kubernetes.client.openapi.models.V1ConfigMap cm) {
+                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
+            }
+
+            @Override
+            public void onDelete(io.kubernetes.client.openapi.models.V1ConfigMap cm, boolean unknown) {
+                onData.accept(Map.of(), true);
+            }
+        });
+        addInformer(informerName, informer);
+        return informerName;
+    }
+
     /** Stops and forgets an informer registered with {@link #addInformer}. */
     public void removeInformer(String name) {
         Stopping removed;

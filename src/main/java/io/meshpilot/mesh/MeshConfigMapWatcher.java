@@ -1,9 +1,5 @@
 package io.meshpilot.mesh;
 
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
-import io.kubernetes.client.openapi.models.V1ConfigMap;
-import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.kube.KubeClient;
@@ -52,26 +48,12 @@ public final class MeshConfigMapWatcher implements AutoCloseable {
      * listed, the mesh config is Istio's defaults. Returns what the start-up log says.
      */
     public String start() {
-        SharedIndexInformer<V1ConfigMap> informer = client.namedObjectInformer(informerName, V1ConfigMap.class,
-                V1ConfigMapList.class, "configmaps", namespace, name);
-        informer.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(V1ConfigMap cm) {
-                apply(cm.getData());
-            }
-
-            @Override
-            public void onUpdate(V1ConfigMap old, V1ConfigMap cm) {
-                apply(cm.getData());
-            }
-
-            @Override
-            public void onDelete(V1ConfigMap cm, boolean unknown) {
+        client.watchConfigMap(namespace, name, (data, deleted) -> {
+            if (deleted) {
                 LOG.log(Level.WARNING, "mesh ConfigMap " + namespace + "/" + name + " deleted: Istio's defaults apply");
-                apply(Map.of());
             }
+            apply(data);
         });
-        client.addInformer(informerName, informer);
         return "meshConfig=ConfigMap " + namespace + "/" + name + " (keys " + MESH_KEY + ", " + NETWORKS_KEY
                 + "; defaults until listed)";
     }

@@ -4,6 +4,7 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.HttpMediaType;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.lang.System.Logger.Level;
@@ -22,6 +23,17 @@ public final class WebhookRoutes {
     private static final System.Logger LOG = System.getLogger(WebhookRoutes.class.getName());
 
     private final List<AdmissionWebhook> webhooks = new CopyOnWriteArrayList<>();
+    private final List<HttpService> services = new CopyOnWriteArrayList<>();
+
+    /**
+     * Adds a webhook that does its own HTTP (the sidecar injector: istiod's inject webhook
+     * reads the request with checks of its own, a 30 MiB body limit among them); routed by
+     * {@link #register} beside the others.
+     */
+    public WebhookRoutes addService(HttpService service) {
+        services.add(service);
+        return this;
+    }
 
     /** Adds a webhook; its paths are routed by {@link #register}. */
     public WebhookRoutes add(AdmissionWebhook webhook) {
@@ -40,6 +52,7 @@ public final class WebhookRoutes {
 
     /** Routes every webhook's paths on {@code routing} (the webhook socket's, or http's). */
     public void register(HttpRouting.Builder routing) {
+        services.forEach(routing::register);
         for (AdmissionWebhook w : webhooks) {
             for (String path : w.paths()) {
                 routing.post(path, (req, res) -> serve(w, req, res));

@@ -1,0 +1,147 @@
+package io.meshpilot.inject;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * The {@code config} key of the {@code istio-sidecar-injector} ConfigMap: the injection
+ * policy, the never/always selectors, the annotations added to every injected pod, and the
+ * templates. MeshPilot renders only istiod's default {@code sidecar} template (natively); it
+ * keeps the other template names to tell a pod asking for one of them.
+ *
+ * @param policy              {@code enabled} (inject unless a pod opts out) or {@code disabled} (only pods that opt in)
+ * @param templateNames       the templates the ConfigMap defines ({@code templates:} keys, or {@code sidecar} for the
+ *                            older single {@code template:})
+ * @param defaultTemplates    the templates a pod gets without {@code inject.istio.io/templates}
+ * @param aliases             template aliases (a name standing for several templates)
+ */
+public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelector,
+                             List<LabelSelector> alwaysInjectSelector, Map<String, String> injectedAnnotations,
+                             Set<String> templateNames, List<String> defaultTemplates, Map<String, List<String>> aliases) {
+    /** The one template MeshPilot renders. */
+    public static final String SIDECAR_TEMPLATE = "sidecar";
+
+    public InjectorConfig {
+        neverInjectSelector = List.copyOf(neverInjectSelector);
+        alwaysInjectSelector = List.copyOf(alwaysInjectSelector);
+        injectedAnnotations = Map.copyOf(injectedAnnotations);
+        templateNames = Set.copyOf(templateNames);
+        defaultTemplates = List.copyOf(defaultTemplates);
+        aliases = Map.copyOf(aliases);
+    }
+
+    /** istiod's chart default: policy enabled, no selectors, the sidecar template. */
+    public static InjectorConfig defaults() {
+        return new InjectorConfig("enabled", List.of(), List.of(), Map.of(), Set.of(SIDECAR_TEMPLATE),
+                List.of(SIDECAR_TEMPLATE), Map.of());
+    }
+
+    /**
+     * Parses the {@code config} text (YAML).
+     *
+     * @throws IllegalArgumentException naming the field that is wrong and why
+     */
+    public static InjectorConfig parse(String yaml) {
+        if (yaml == null || yaml.isBlank()) {
+            return defaults();
+        }
+        Object root;
+        try {
+            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("config: not YAML: " + e.getMessage(), e);
+        }
+        if (!(root instanceof Map<?, ?> m)) {
+            throw new IllegalArgumentException("config: expected a mapping at the top level");
+        }
+        String policy = m.get("policy") == null ? "enabled" : String.valueOf(m.get("policy"));
+        Set<String> names = new LinkedHashSet<>();
+        if (m.get("template") instanceof String s && !s.isBlank()) {
+            names.add(SIDECAR_TEMPLATE);
+        }
+        if (m.get("templates") instanceof Map<?, ?> t) {
+            t.keySet().forEach(k -> names.add(String.valueOf(k)));
+        } else if (m.get("templates") != null) {
+            throw new IllegalArgumentException("config.templates: expected a mapping of name to template");
+        }
+        List<String> defaults = strings(m.get("defaultTemplates"), "config.defaultTemplates");
+        Map<String, List<String>> aliases = new LinkedHashMap<>();
+        if (m.get("aliases") instanceof Map<?, ?> a) {
+            a.forEach((k, v) -> aliases.put(String.valueOf(k), strings(v, "config.aliases." + k)));
+        }
+        Map<String, String> injected = new LinkedHashMap<>();
+        if (m.get("injectedAnnotations") instanceof Map<?, ?> a) {
+            a.forEach((k, v) -> injected.put(String.valueOf(k), v == null ? "" : String.valueOf(v)));
+        }
+        return new InjectorConfig(policy, selectors(m.get("neverInjectSelector"), "config.neverInjectSelector"),
+                selectors(m.get("alwaysInjectSelector"), "config.alwaysInjectSelector"), injected,
+                names.isEmpty() ? Set.of(SIDECAR_TEMPLATE) : names,
+                defaults.isEmpty() ? List.of(SIDECAR_TEMPLATE) : defaults, aliases);
+    }
+
+    private static List<String> strings(Object o, String where) {
+        if (o == null) {
+            return List.of();
+        }
+        if (!(o instanceof List<?> l)) {
+            throw new IllegalArgumentException(where + ": expected a list of names");
+        }
+        return l.stream().map(String::valueOf).toList();
+    }
+
+    private static List<LabelSelector> selectors(Object o, String where) {
+        if (o == null) {
+            return List.of();
+        }
+        if (!(o instanceof List<?> l)) {
+            throw new IllegalArgumentException(where + ": expected a list of label selectors");
+        }
+        List<LabelSelector> out = new ArrayList<>();
+        for (int i = 0; i < l.size(); i++) {
+            String at = where + "[" + i + "]";
+            if (!(l.get(i) instanceof Map<?, ?> s)) {
+                throw new IllegalArgumentException(at + ": expected a label selector");
+            }
+            Map<String, String> labels = new LinkedHashMap<>();
+            if (s.get("matchLabels") instanceof Map<?, ?> ml) {
+                ml.forEach((k, v) -> labels.put(String.valueOf(k), String.valueOf(v)));
+            }
+            List<LabelSelector.Requirement> reqs = new ArrayList<>();
+            if (s.get("matchExpressions") instanceof List<?> me) {
+                for (Object r : me) {
+                    if (!(r instanceof Map<?, ?> req) || req.get("key") == null || req.get("operator") == null) {
+                        throw new IllegalArgumentException(at + ".matchExpressions: each needs key and operator");
+                    }
+                    reqs.add(new LabelSelector.Requirement(String.valueOf(req.get("key")), String.valueOf(req.get("operator")),
+                            new LinkedHashSet<>(strings(req.get("values"), at + ".values"))));
+                }
+            }
+            try {
+                out.add(new LabelSelector(labels, reqs));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+            }
+        }
+        return out;
+    }
+
+    /** The templates a pod gets: its {@code inject.istio.io/templates} annotation or the defaults, aliases resolved. */
+    public List<String> templatesFor(Map<String, String> podAnnotations) {
+        String asked = podAnnotations.get("inject.istio.io/templates");
+        List<String> names = asked != null
+                ? java.util.Arrays.stream(asked.split(",")).map(String::trim).toList()
+                : defaultTemplates;
+        List<String> out = new ArrayList<>();
+        for (String n : names) {
+            out.addAll(aliases.getOrDefault(n, List.of(n)));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,253 @@
+package io.meshpilot.inject;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.TestServers;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.Base64;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code /inject} on the webhook listener of a running server, over TLS with istiod's
+ * serving certificate, as the API server calls it: AdmissionReview v1 in, the AdmissionReview
+ * with a JSON Patch out; istiod's sidecar_injection metrics on the monitoring port.
+ */
+class InjectWebhookServerTest {
+    @TempDir
+    static Path dir;
+    static MeshPilotServer server;
+    static HttpClient client;
+    static int webhook;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Files.writeString(dir.resolve("mesh"), "trustDomain: cluster.local\n");
+        Files.createDirectories(dir.resolve("config"));
+        server = TestServers.start(dir);
+        webhook = server.ports().get("webhook");
+        client = tlsClient(server);
+    }
+
+    /** A client that trusts only the server's CA root and checks the embedded serving certificate's name. */
+    static HttpClient tlsClient(MeshPilotServer server) throws Exception {
+        return tlsClientFor(server, "localhost");
+    }
+
+    /**
+     * A client as the API server is for a webhook Service: it trusts only the server's CA root
+     * and requires {@code serviceName} (istiod.istio-system.svc) in the certificate, while
+     * connecting to loopback.
+     */
+    static HttpClient tlsClientFor(MeshPilotServer server, String serviceName) throws Exception {
+        String root = server.server().certificates().trustBundle().pem();
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("root", CertificateFactory.getInstance("X.509")
+                .generateCertificate(new ByteArrayInputStream(root.getBytes(StandardCharsets.US_ASCII))));
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
+        tmf.init(trust);
+        var pkix = (javax.net.ssl.X509TrustManager) tmf.getTrustManagers()[0];
+        var byServiceName = new javax.net.ssl.X509ExtendedTrustManager() {
+            private void check(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                pkix.checkServerTrusted(chain, authType);
+                var names = chain[0].getSubjectAlternativeNames();
+                if (names == null || names.stream().noneMatch(n -> serviceName.equals(n.get(1)))) {
+                    throw new java.security.cert.CertificateException("no SAN " + serviceName + " in " + names);
+                }
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
+                    throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType,
+                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                check(chain, authType);
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
+                    throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType,
+                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                    throws java.security.cert.CertificateException {
+                throw new java.security.cert.CertificateException("client side only");
+            }
+
+            @Override
+            public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+                return pkix.getAcceptedIssuers();
+            }
+        };
+        SSLContext tls = SSLContext.getInstance("TLS");
+        tls.init(null, new javax.net.ssl.TrustManager[] {byServiceName}, null);
+        return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static HttpResponse<String> post(String path, String contentType, String body) throws Exception {
+        return post(client, webhook, path, contentType, body);
+    }
+
+    static HttpResponse<String> post(HttpClient client, int port, String path, String contentType, String body)
+            throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("https://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(20)).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static String review(String uid, JsonObject pod) {
+        return review(uid, "default", pod);
+    }
+
+    static String review(String uid, String namespace, JsonObject pod) {
+        JsonObject request = new JsonObject();
+        request.addProperty("uid", uid);
+        request.add("kind", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}"));
+        request.add("resource", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"}"));
+        request.addProperty("namespace", namespace);
+        request.addProperty("operation", "CREATE");
+        request.add("object", pod);
+        JsonObject review = new JsonObject();
+        review.addProperty("apiVersion", "admission.k8s.io/v1");
+        review.addProperty("kind", "AdmissionReview");
+        review.add("request", request);
+        return review.toString();
+    }
+
+    static JsonObject response(HttpResponse<String> r) {
+        assertEquals(200, r.statusCode(), r.body());
+        JsonObject review = JsonParser.parseString(r.body()).getAsJsonObject();
+        assertEquals("admission.k8s.io/v1", review.get("apiVersion").getAsString());
+        assertEquals("AdmissionReview", review.get("kind").getAsString());
+        return review.getAsJsonObject("response");
+    }
+
+    /** The pod the API server would store: the review's pod with the response's patch applied. */
+    static JsonObject admitted(JsonObject pod, JsonObject response) {
+        if (!response.has("patch")) {
+            return pod;
+        }
+        JsonArray patch = JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
+                StandardCharsets.UTF_8)).getAsJsonArray();
+        return SidecarInjectionTableTest.apply(pod, patch);
+    }
+
+    @Test
+    void aPodComesBackWithAPatchThatInjectsTheSidecar() throws Exception {
+        JsonObject pod = SidecarInjectionTableTest.hello();
+        JsonObject response = response(post("/inject", "application/json", review("uid-1", pod)));
+        assertEquals("uid-1", response.get("uid").getAsString());
+        assertTrue(response.get("allowed").getAsBoolean());
+        assertEquals("JSONPatch", response.get("patchType").getAsString());
+        JsonArray patch = JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
+                StandardCharsets.UTF_8)).getAsJsonArray();
+        JsonObject injected = SidecarInjectionTableTest.apply(pod, patch);
+        // embedded mode: classic sidecar (ENABLE_NATIVE_SIDECARS unset), the chart's default images
+        JsonObject proxy = SidecarInjectionTableTest.named(injected.getAsJsonObject("spec").getAsJsonArray("containers"),
+                "istio-proxy");
+        assertNotNull(proxy, injected.toString());
+        assertEquals("docker.io/istio/proxyv2:1.28.0", proxy.get("image").getAsString());
+        assertNotNull(SidecarInjectionTableTest.named(injected.getAsJsonObject("spec").getAsJsonArray("initContainers"),
+                "istio-init"));
+        assertTrue(injected.getAsJsonObject("metadata").getAsJsonObject("annotations").has("sidecar.istio.io/status"));
+    }
+
+    @Test
+    void istiodsPathParametersSetTheProxysClusterAndNetwork() throws Exception {
+        JsonObject pod = SidecarInjectionTableTest.hello();
+        JsonObject response = response(post("/inject/cluster/east/net/n1", "application/json", review("uid-2", pod)));
+        JsonArray patch = JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
+                StandardCharsets.UTF_8)).getAsJsonArray();
+        JsonObject injected = SidecarInjectionTableTest.apply(pod, patch);
+        JsonArray env = SidecarInjectionTableTest.named(injected.getAsJsonObject("spec").getAsJsonArray("containers"),
+                "istio-proxy").getAsJsonArray("env");
+        assertEquals("east", SidecarInjectionTableTest.named(env, "ISTIO_META_CLUSTER_ID").get("value").getAsString());
+        assertEquals("n1", SidecarInjectionTableTest.named(env, "ISTIO_META_NETWORK").get("value").getAsString());
+    }
+
+    @Test
+    void anOptedOutPodIsAllowedUnchangedAndCountedAsASkip() throws Exception {
+        long before = InjectWebhook.SKIP.value();
+        JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "labels",
+                java.util.Map.of("sidecar.istio.io/inject", "false"));
+        JsonObject response = response(post("/inject", "application/json", review("uid-3", pod)));
+        assertTrue(response.get("allowed").getAsBoolean());
+        assertNull(response.get("patch"));
+        assertEquals(before + 1, InjectWebhook.SKIP.value());
+        String metrics = Http.get(server.ports().get("monitoring"), "/metrics").body();
+        assertTrue(metrics.contains("sidecar_injection_requests_total"), "requests metric missing");
+        assertTrue(metrics.contains("sidecar_injection_skip_total"), "skip metric missing");
+    }
+
+    @Test
+    void aPodAskingForACustomTemplateIsAllowedUninjectedWithAWarning() throws Exception {
+        long before = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
+        JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                java.util.Map.of("inject.istio.io/templates", "gateway"));
+        JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
+        assertTrue(response.get("allowed").getAsBoolean());
+        assertNull(response.get("patch"));
+        assertTrue(response.getAsJsonArray("warnings").get(0).getAsString().contains("\"sidecar\" template"),
+                response.toString());
+        assertEquals(before + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
+    }
+
+    @Test
+    void notJsonIsRefusedAsIstiodDoes() throws Exception {
+        long before = InjectWebhook.FAILURE.value();
+        HttpResponse<String> r = post("/inject", "text/plain", "{}");
+        assertEquals(415, r.statusCode());
+        assertEquals(400, post("/inject", "application/json", "{\"request\":{}}").statusCode());
+        assertFalse(InjectWebhook.FAILURE.value() < before + 2);
+    }
+}
