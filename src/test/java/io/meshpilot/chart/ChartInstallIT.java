@@ -60,8 +60,24 @@ class ChartInstallIT {
             Installation installation = install(api, rendered, dir);
             try (ServerProcess p = installation.process()) {
                 assertReady(installation);
-                // further duties of the started server are checked here, e.g. the webhook controller's
-                // caBundle patch: caBundles(api, "ValidatingWebhookConfiguration", "istio-validator-istio-system")
+                // the webhook controller puts the CA root into the caBundle of the chart's two
+                // webhook configurations (the validator's as the leader, the injector's on every replica)
+                for (String[] config : new String[][] {{"ValidatingWebhookConfiguration", "istio-validator-istio-system"},
+                        {"MutatingWebhookConfiguration", "istio-sidecar-injector"}}) {
+                    Map<String, String> bundles = caBundles(api, config[0], config[1]);
+                    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+                    while (bundles.values().stream().anyMatch(String::isEmpty) && System.nanoTime() < deadline) {
+                        Thread.sleep(200);
+                        bundles = caBundles(api, config[0], config[1]);
+                    }
+                    assertTrue(!bundles.isEmpty(), config[1] + " has webhooks");
+                    for (var e : bundles.entrySet()) {
+                        String pem = new String(java.util.Base64.getDecoder().decode(e.getValue()),
+                                java.nio.charset.StandardCharsets.US_ASCII);
+                        assertTrue(pem.startsWith("-----BEGIN CERTIFICATE-----"), config[1] + "/" + e.getKey()
+                                + " caBundle: " + e.getValue() + "\n" + installation.process().output());
+                    }
+                }
                 // the chart's objects as the API server stores them
                 assertTrue(api.get("apps/v1", "Deployment", HelmChart.NAMESPACE, "istiod").isPresent());
                 assertTrue(api.get("v1", "Service", HelmChart.NAMESPACE, "istiod").isPresent());
