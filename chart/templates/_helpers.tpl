@@ -119,8 +119,6 @@ templates/unsupported-values.yaml (helm template).
   "global.operatorManageWebhooks" false
   "global.resourceScope" "all"
   "global.certSigners" (list)
-  "global.pilotCertProvider" "istiod"
-  "global.istiod.enableAnalysis" false
   "global.networkPolicy.enabled" false
   "global.platform" ""
   "global.variant" ""

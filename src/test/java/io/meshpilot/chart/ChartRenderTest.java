@@ -213,7 +213,7 @@ class ChartRenderTest {
                 config.get("neverInjectSelector"));
 
         // the keys MeshPilot does not act on are named, with their values, and nothing else is
-        assertEquals(List.of("global.pilotCertProvider=\"kubernetes\"", "taint.enabled=true"), warnings(r.text()));
+        assertEquals(List.of("taint.enabled=true"), warnings(r.text()));
     }
 
     @Test
@@ -222,7 +222,6 @@ class ChartRenderTest {
                 .withValuesFile(OPERATOR_VALUES).clientOnly().dryRun().call().getOutput();
         assertTrue(notes.contains("WARNING: MeshPilot does not support these istiod values; they are ignored:"), notes);
         assertTrue(notes.contains("taint.enabled=true"), notes);
-        assertTrue(notes.contains("global.pilotCertProvider=\"kubernetes\""), notes);
     }
 
     @Test

@@ -28,7 +28,7 @@ class UnsupportedEnvironmentTest {
         Map<String, String> env = Map.of(
                 "PILOT_CERT_PROVIDER", "istiod",
                 "PILOT_TRACE_SAMPLING", "1",
-                "PILOT_ENABLE_ANALYSIS", "false",
+                "PILOT_ENABLE_GATEWAY_API", "true",
                 "REVISION", "default",
                 "POD_NAME", "istiod-abc",
                 "POD_NAMESPACE", "istio-system",
@@ -36,9 +36,10 @@ class UnsupportedEnvironmentTest {
                 "KUBECONFIG", "/tmp/none",
                 "MY_OWN_VARIABLE", "x");
         List<String> names = unsupportedAfterParsing(env).stream().map(Unsupported::name).toList();
-        assertTrue(names.contains("PILOT_CERT_PROVIDER"), names.toString());
         assertTrue(names.contains("PILOT_TRACE_SAMPLING"), names.toString());
-        for (String read : List.of("REVISION", "POD_NAME", "POD_NAMESPACE", "PILOT_DEBOUNCE_AFTER", "KUBECONFIG")) {
+        assertTrue(names.contains("PILOT_ENABLE_GATEWAY_API"), names.toString());
+        for (String read : List.of("REVISION", "POD_NAME", "POD_NAMESPACE", "PILOT_DEBOUNCE_AFTER", "KUBECONFIG",
+                "PILOT_CERT_PROVIDER")) {
             assertTrue(!names.contains(read), read + " is read by start-up, yet reported: " + names);
         }
         assertTrue(!names.contains("MY_OWN_VARIABLE"), "istiod does not define it: " + names);
@@ -47,9 +48,9 @@ class UnsupportedEnvironmentTest {
 
     @Test
     void theStartupLineCarriesNameAndValueAndIsAbsentWhenAllIsRead() {
-        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_CERT_PROVIDER", "kubernetes")::get);
+        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_TRACE_SAMPLING", "50")::get);
         Main.parseDiscoveryArgs(new String[0], usage);
-        assertEquals("istiod environment variables not supported by MeshPilot, ignored: PILOT_CERT_PROVIDER=kubernetes",
+        assertEquals("istiod environment variables not supported by MeshPilot, ignored: PILOT_TRACE_SAMPLING=50",
                 usage.unsupportedWarning());
 
         EnvironmentUsage clean = EnvironmentUsage.ofIstiod(Map.of("PILOT_DEBOUNCE_AFTER", "1s")::get);
