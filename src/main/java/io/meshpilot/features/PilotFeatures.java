@@ -27,6 +27,7 @@ import java.util.function.Function;
  *                             the Istio config read from CRDs too, not only the services
  * @param kubeAuth             how Kubernetes service-account tokens are reviewed (Kubernetes mode)
  * @param ra                   RA mode: EXTERNAL_CA, K8S_SIGNER
+ * @param debugAuth            who may read /debug/* from off the machine
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -45,7 +46,31 @@ public record PilotFeatures(
         Registry registry,
         boolean enhancedResourceScoping,
         KubeAuth kubeAuth,
-        Ra ra) {
+        Ra ra,
+        DebugAuth debugAuth) {
+
+    /**
+     * istiod's debug endpoint authorization for authenticated callers that are not local.
+     *
+     * @param enforce           ENABLE_DEBUG_ENDPOINT_AUTH (true): only the system namespace and
+     *                          {@code allowedNamespaces} read everything; other namespaces read
+     *                          config_dump, ndsz and edsz of their own proxies. False: any
+     *                          authenticated caller reads everything.
+     * @param allowedNamespaces DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES (comma separated): namespaces
+     *                          treated as the system namespace
+     */
+    public record DebugAuth(boolean enforce, java.util.Set<String> allowedNamespaces) {
+        public static final DebugAuth DEFAULTS = new DebugAuth(true, java.util.Set.of());
+
+        public DebugAuth {
+            allowedNamespaces = java.util.Set.copyOf(allowedNamespaces);
+        }
+
+        static DebugAuth parse(boolean enforce, String namespaces) {
+            return new DebugAuth(enforce, java.util.Arrays.stream(namespaces.split(","))
+                    .map(String::trim).filter(n -> !n.isEmpty()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
 
     /**
      * istiod's Kubernetes token authentication settings.
@@ -149,7 +174,9 @@ public record PilotFeatures(
                 new KubeAuth(JwtPolicy.fromEnv(r.string("JWT_POLICY", "third-party-jwt")),
                         TrustedNodeAccounts.parse(r.string("CA_TRUSTED_NODE_ACCOUNTS", ""))),
                 new Ra(r.string("EXTERNAL_CA", "").trim(), r.string("K8S_SIGNER", "").trim(),
-                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")));
+                        r.duration("MESHPILOT_RA_SIGN_TIMEOUT", "10s")),
+                DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
+                        r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")));
     }
 
     private static int rsaKeySize(EnvReader r) {
