@@ -40,9 +40,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Who may call the admin surface, as istiod's allowAuthenticatedOrLocalhost: {@code /debug/*}
  * and {@code /api/*} answer loopback callers freely; any other caller must authenticate with
- * the CA's authenticators (a client certificate on a TLS listener, or
- * {@code Authorization: Bearer <token>} through JWT_RULE or, in Kubernetes mode, a TokenReview)
- * and is then authorized by {@link DebugAuthorizer}. Unauthenticated: 401; not allowed: 403;
+ * the CA's authenticators ({@code Authorization: Bearer <token>} through JWT_RULE or, in
+ * Kubernetes mode, a TokenReview; the client-certificate one too, though the admin listeners
+ * are plaintext as istiod's 8080 and 15014) and is then authorized by {@link DebugAuthorizer}. Unauthenticated: 401; not allowed: 403;
  * a workload namespace asking about another namespace's proxy: 404, as istiod (it cannot tell
  * that proxy from one connected elsewhere). Probes, metrics, version and the OpenAPI document
  * stay open (kubelet and Prometheus call from outside). Installed as a Helidon filter on the
@@ -167,20 +167,20 @@ public class AdminAccess {
             } catch (Authenticator.AuthenticationException e) {
                 refuse(res, Status.UNAUTHORIZED_401, "unauthenticated: only loopback callers and callers that "
                         + "authenticate (client certificate or bearer token) may call " + path + ": " + e.getMessage(),
-                        hostOf(req), path);
+                        hostOf(req), path + " from " + remote + ": " + e.getMessage());
                 return;
             }
             switch (authorizer.decide(caller.identities(), path, systemNamespace())) {
                 case DebugAuthorizer.Decision.Everything everything -> chain.proceed();
                 case DebugAuthorizer.Decision.Forbidden forbidden -> refuse(res, Status.FORBIDDEN_403,
                         "forbidden: " + caller.identities() + " may not call " + path + ": " + forbidden.reason(),
-                        String.join(",", caller.identities()), path);
+                        String.join(",", caller.identities()), path + " from " + remote + " as " + caller.identities());
                 case DebugAuthorizer.Decision.OwnNamespace own -> {
                     String proxyId = req.query().first("proxyID").orElse("");
                     if (!proxyId.isEmpty() && otherNamespacesProxy(proxyId, own.namespace())) {
-                        refusals.log(String.join(",", caller.identities()), () -> "debug request refused: "
-                                + caller.identities() + " asked " + path + " about " + proxyId + " of another namespace"
-                                + " (answered " + NOT_CONNECTED + ") remote=" + remote);
+                        refusals.log(String.join(",", caller.identities()), () -> "debug request refused (404): "
+                                + path + " from " + remote + " as " + caller.identities() + " about " + proxyId
+                                + " of another namespace");
                         res.status(Status.NOT_FOUND_404).header(HeaderValues.CONTENT_TYPE_JSON)
                                 .send(errorJson(NOT_CONNECTED));
                         return;
@@ -190,8 +190,8 @@ public class AdminAccess {
             }
         }
 
-        private void refuse(RoutingResponse res, Status status, String reason, String caller, String path) {
-            refusals.log(caller, () -> "debug request refused: " + status.code() + " " + reason);
+        private void refuse(RoutingResponse res, Status status, String reason, String caller, String what) {
+            refusals.log(caller, () -> "debug request refused (" + status.code() + "): " + what);
             res.status(status).header(HeaderValues.CONTENT_TYPE_JSON).send(errorJson(reason));
         }
     }
