@@ -1,15 +1,25 @@
 package io.meshpilot.admin;
 
+import com.google.gson.JsonObject;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
 import io.helidon.microprofile.server.ServerCdiExtension;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
-import io.helidon.http.Status;
-import io.helidon.http.HeaderValues;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Listeners;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.lifecycle.HelidonPhase;
+import io.meshpilot.model.Environment;
+import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.DebugAuthorizer;
+import io.meshpilot.xds.Connection;
+import io.meshpilot.xds.DiscoveryServer;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
@@ -20,28 +30,57 @@ import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Who may call the admin surface: {@code /debug/*} and {@code /api/*} answer loopback callers
- * only, as istiod does for callers it cannot authenticate; everyone else gets 401. Probes, metrics, version and the OpenAPI document stay open
- * (kubelet and Prometheus call from outside). Installed as a Helidon filter on the http and
- * monitoring sockets, ahead of every JAX-RS resource.
+ * Who may call the admin surface, as istiod's allowAuthenticatedOrLocalhost: {@code /debug/*}
+ * and {@code /api/*} answer loopback callers freely; any other caller must authenticate with
+ * the CA's authenticators ({@code Authorization: Bearer <token>} through JWT_RULE or, in
+ * Kubernetes mode, a TokenReview; the client-certificate one too, though the admin listeners
+ * are plaintext as istiod's 8080 and 15014) and is then authorized by {@link DebugAuthorizer}. Unauthenticated: 401; not allowed: 403;
+ * a workload namespace asking about another namespace's proxy: 404, as istiod (it cannot tell
+ * that proxy from one connected elsewhere). Probes, metrics, version and the OpenAPI document
+ * stay open (kubelet and Prometheus call from outside). Installed as a Helidon filter on the
+ * http and monitoring sockets, ahead of every JAX-RS resource.
  */
 @ApplicationScoped
 public class AdminAccess {
     private static final System.Logger LOG = System.getLogger(AdminAccess.class.getName());
-    static final String DENIED_BODY = "{\"error\":\"unauthenticated: the admin API answers loopback callers only\"}";
+    /** istiod's default system namespace, when the mesh config names no root namespace. */
+    private static final String ISTIO_SYSTEM = "istio-system";
+    static final String NOT_CONNECTED = "Proxy not connected to this Pilot instance. It may be connected to another instance.";
 
     @Inject
     Listeners listeners;
+
+    @Inject
+    Authenticators authenticators;
+
+    @Inject
+    PilotFeatures features;
+
+    @Inject
+    Environment environment;
+
+    @Inject
+    DiscoveryServer xds;
+
+    private final RefusalLog refusals = new RefusalLog();
 
     void install(@Observes @Priority(HelidonPhase.BEFORE_BIND) @Initialized(ApplicationScoped.class) Object event,
                  BeanManager beanManager) {
         ServerCdiExtension server = beanManager.getExtension(ServerCdiExtension.class);
         boolean separateMonitoring = listeners.monitoring() != null;
-        server.serverRoutingBuilder().addFilter(new LoopbackFilter(separateMonitoring ? "/metrics" : null));
+        DebugAuthorizer authorizer = new DebugAuthorizer(features.debugAuth());
+        server.serverRoutingBuilder().addFilter(new AccessFilter(separateMonitoring ? "/metrics" : null, authorizer));
         if (separateMonitoring) {
-            server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(new LoopbackFilter("/health"));
+            server.serverNamedRoutingBuilder(ListenerNames.MONITORING)
+                    .addFilter(new AccessFilter("/health", authorizer));
             server.serverNamedRoutingBuilder(ListenerNames.MONITORING).addFilter(CounterTypes.forIstioCounters());
         } else {
             server.serverRoutingBuilder().addFilter(CounterTypes.forIstioCounters());
@@ -75,15 +114,41 @@ public class AdminAccess {
         return false;
     }
 
+    private String systemNamespace() {
+        String root = environment.mesh().getRootNamespace();
+        return root.isEmpty() ? ISTIO_SYSTEM : root;
+    }
+
+    /** The HTTP caller as the authenticators see a gRPC one: its address and verified TLS chain. */
+    private static CallPeer peerOf(RoutingRequest req) {
+        List<X509Certificate> chain = new ArrayList<>();
+        req.remotePeer().tlsCertificates().ifPresent(certs -> {
+            for (Certificate c : certs) {
+                if (c instanceof X509Certificate x) {
+                    chain.add(x);
+                }
+            }
+        });
+        return new CallPeer("http", req.remotePeer().address(), chain, req.isSecure());
+    }
+
+    /** True when {@code proxyId} is connected here and belongs to another namespace than {@code namespace}. */
+    private boolean otherNamespacesProxy(String proxyId, String namespace) {
+        return xds.connections().stream().map(Connection::proxy)
+                .anyMatch(p -> p.id().equals(proxyId) && !p.namespace().equals(namespace));
+    }
+
     /**
      * Helidon serves its observe endpoints (/metrics, /health) on every listener that has one;
      * istiod keeps metrics on 15014 and probes on 8080, so the other listener answers 404.
      */
-    private static final class LoopbackFilter implements Filter {
+    private final class AccessFilter implements Filter {
         private final String notHere;
+        private final DebugAuthorizer authorizer;
 
-        LoopbackFilter(String notHere) {
+        AccessFilter(String notHere, DebugAuthorizer authorizer) {
             this.notHere = notHere;
+            this.authorizer = authorizer;
         }
 
         @Override
@@ -93,14 +158,72 @@ public class AdminAccess {
                 res.status(Status.NOT_FOUND_404).send();
                 return;
             }
-            if (isProtected(path) && !isTrusted(req.remotePeer().address())) {
-                LOG.log(Level.WARNING, "admin request refused path=" + path + " remote=" + req.remotePeer().address());
-                res.status(Status.UNAUTHORIZED_401)
-                        .header(HeaderValues.CONTENT_TYPE_JSON)
-                        .send(DENIED_BODY);
+            if (!isProtected(path) || isTrusted(req.remotePeer().address())) {
+                chain.proceed();
                 return;
             }
-            chain.proceed();
+            String remote = String.valueOf(req.remotePeer().address());
+            Authenticator.Caller caller;
+            try {
+                caller = authenticators.authenticate(peerOf(req), name -> req.headers().first(HeaderNames.create(name))
+                        .orElse(null));
+            } catch (Authenticator.AuthenticationException e) {
+                refuse(res, Status.UNAUTHORIZED_401, "unauthenticated: only loopback callers and callers that "
+                        + "authenticate (client certificate or bearer token) may call " + path + ": " + e.getMessage(),
+                        hostOf(req), path + " from " + remote + ": " + e.getMessage());
+                return;
+            }
+            switch (authorizer.decide(caller.identities(), path, systemNamespace())) {
+                case DebugAuthorizer.Decision.Everything everything -> chain.proceed();
+                case DebugAuthorizer.Decision.Forbidden forbidden -> refuse(res, Status.FORBIDDEN_403,
+                        "forbidden: " + caller.identities() + " may not call " + path + ": " + forbidden.reason(),
+                        String.join(",", caller.identities()), path + " from " + remote + " as " + caller.identities());
+                case DebugAuthorizer.Decision.OwnNamespace own -> {
+                    String proxyId = req.query().first("proxyID").orElse("");
+                    if (!proxyId.isEmpty() && otherNamespacesProxy(proxyId, own.namespace())) {
+                        refusals.log(String.join(",", caller.identities()), () -> "debug request refused (404): "
+                                + path + " from " + remote + " as " + caller.identities() + " about " + proxyId
+                                + " of another namespace");
+                        res.status(Status.NOT_FOUND_404).header(HeaderValues.CONTENT_TYPE_JSON)
+                                .send(errorJson(NOT_CONNECTED));
+                        return;
+                    }
+                    chain.proceed();
+                }
+            }
+        }
+
+        private void refuse(RoutingResponse res, Status status, String reason, String caller, String what) {
+            refusals.log(caller, () -> "debug request refused (" + status.code() + "): " + what);
+            res.status(status).header(HeaderValues.CONTENT_TYPE_JSON).send(errorJson(reason));
+        }
+    }
+
+    private static String hostOf(RoutingRequest req) {
+        return req.remotePeer().address() instanceof InetSocketAddress isa && isa.getAddress() != null
+                ? isa.getAddress().getHostAddress() : String.valueOf(req.remotePeer().address());
+    }
+
+    static String errorJson(String message) {
+        JsonObject o = new JsonObject();
+        o.addProperty("error", message);
+        return o.toString();
+    }
+
+    /**
+     * Refusals are logged once per caller (address when unauthenticated, identities when not
+     * allowed), so a scraper polling without credentials does not fill the log; later ones
+     * go to FINE.
+     */
+    static final class RefusalLog {
+        private static final int MAX_CALLERS = 1024;
+        private final Set<String> logged = ConcurrentHashMap.newKeySet();
+
+        void log(String caller, java.util.function.Supplier<String> message) {
+            if (logged.size() >= MAX_CALLERS) {
+                logged.clear();
+            }
+            LOG.log(logged.add(caller) ? Level.WARNING : Level.DEBUG, message);
         }
     }
 }

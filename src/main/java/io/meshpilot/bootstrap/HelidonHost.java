@@ -10,6 +10,7 @@ import io.meshpilot.config.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Listeners;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.lifecycle.HelidonPhase;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.lifecycle.ServerIdentity;
@@ -143,6 +144,11 @@ public class HelidonHost {
     @Produces
     Listeners listeners() {
         return hosted().args().listeners();
+    }
+
+    @Produces
+    PilotFeatures features() {
+        return hosted().args().features();
     }
 
     @Produces

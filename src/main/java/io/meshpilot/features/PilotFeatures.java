@@ -35,6 +35,7 @@ import java.util.function.Function;
  *                             sidecar. Only {@code true} turns it on: istiod's {@code auto} reads the nodes'
  *                             kubelet versions, which MeshPilot does not watch, so {@code auto} means off (what
  *                             istiod does without a node client)
+ * @param debugAuth            who may read /debug/* from off the machine
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -56,7 +57,8 @@ public record PilotFeatures(
         Ra ra,
         boolean prioritizedLeaderElection,
         Status status,
-        boolean nativeSidecars) {
+        boolean nativeSidecars,
+        DebugAuth debugAuth) {
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -76,6 +78,29 @@ public record PilotFeatures(
         /** Whether anything is written at all. */
         public boolean enabled() {
             return reconciled || analysis;
+        }
+    }
+
+    /**
+     * istiod's debug endpoint authorization for authenticated callers that are not local.
+     *
+     * @param enforce           ENABLE_DEBUG_ENDPOINT_AUTH (true): only the system namespace and
+     *                          {@code allowedNamespaces} read everything; other namespaces read
+     *                          config_dump, ndsz and edsz of their own proxies. False: any
+     *                          authenticated caller reads everything.
+     * @param allowedNamespaces DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES (comma separated): namespaces
+     *                          treated as the system namespace
+     */
+    public record DebugAuth(boolean enforce, java.util.Set<String> allowedNamespaces) {
+        public static final DebugAuth DEFAULTS = new DebugAuth(true, java.util.Set.of());
+
+        public DebugAuth {
+            allowedNamespaces = java.util.Set.copyOf(allowedNamespaces);
+        }
+
+        static DebugAuth parse(boolean enforce, String namespaces) {
+            return new DebugAuth(enforce, java.util.Arrays.stream(namespaces.split(","))
+                    .map(String::trim).filter(n -> !n.isEmpty()).collect(java.util.stream.Collectors.toSet()));
         }
     }
 
@@ -218,7 +243,9 @@ public record PilotFeatures(
                 r.bool("PRIORITIZED_LEADER_ELECTION", true),
                 new Status(r.bool("PILOT_ENABLE_STATUS", false), r.bool("PILOT_ENABLE_ANALYSIS", false),
                         r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")),
-                nativeSidecars(r));
+                nativeSidecars(r),
+                DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
+                        r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")));
     }
 
     private static boolean nativeSidecars(EnvReader r) {

@@ -119,19 +119,7 @@ final class SecretGenerator {
      * null when it is not of that form.
      */
     static String identityNamespace(String identity) {
-        if (identity == null || !identity.startsWith("spiffe://")) {
-            return null;
-        }
-        String rest = identity.substring("spiffe://".length());
-        int slash = rest.indexOf('/');
-        if (slash <= 0) {
-            return null; // no trust domain
-        }
-        String[] p = rest.substring(slash + 1).split("/", -1);
-        if (p.length != 4 || !p[0].equals("ns") || !p[2].equals("sa") || p[1].isEmpty() || p[3].isEmpty()) {
-            return null;
-        }
-        return p[1];
+        return io.meshpilot.security.SpiffeIdentities.namespace(identity);
     }
 
     List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {

@@ -1,0 +1,65 @@
+package io.meshpilot.security;
+
+import io.meshpilot.features.PilotFeatures;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What an authenticated caller that is not local may read of the admin surface (istiod's
+ * AuthorizeDebugRequest): the system namespace (the mesh root namespace, istio-system by
+ * default) and DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES read everything; any other namespace
+ * reads only config_dump, ndsz and edsz, and only about its own proxies. With
+ * ENABLE_DEBUG_ENDPOINT_AUTH=false every authenticated caller reads everything.
+ */
+public final class DebugAuthorizer {
+    /** istiod's activeNamespaceDebuggers: the endpoints a workload namespace may ask about its proxies. */
+    static final Set<String> NAMESPACE_ENDPOINTS = Set.of("/debug/config_dump", "/debug/ndsz", "/debug/edsz");
+
+    private final PilotFeatures.DebugAuth settings;
+
+    public DebugAuthorizer(PilotFeatures.DebugAuth settings) {
+        this.settings = settings;
+    }
+
+    /** The outcome for one request. */
+    public sealed interface Decision {
+        /** Everything, about every proxy. */
+        record Everything() implements Decision {
+        }
+
+        /** This endpoint, about proxies of {@code namespace} only. */
+        record OwnNamespace(String namespace) implements Decision {
+        }
+
+        /** Refused (403), with the reason to tell the caller. */
+        record Forbidden(String reason) implements Decision {
+        }
+    }
+
+    /**
+     * @param identities      the caller's identities from the authenticators
+     * @param path            the request path
+     * @param systemNamespace the mesh root namespace (istio-system when unset)
+     */
+    public Decision decide(List<String> identities, String path, String systemNamespace) {
+        if (!settings.enforce()) {
+            return new Decision.Everything();
+        }
+        // istiod reads the namespace of the first identity of Istio's form
+        String namespace = identities.stream().map(SpiffeIdentities::namespace)
+                .filter(n -> n != null).findFirst().orElse(null);
+        if (namespace == null) {
+            return new Decision.Forbidden("no identity of the form spiffe://<trust-domain>/ns/<namespace>/sa/<name> in "
+                    + identities);
+        }
+        if (namespace.equals(systemNamespace) || settings.allowedNamespaces().contains(namespace)) {
+            return new Decision.Everything();
+        }
+        if (NAMESPACE_ENDPOINTS.contains(path)) {
+            return new Decision.OwnNamespace(namespace);
+        }
+        return new Decision.Forbidden("namespace " + namespace + " may read only " + NAMESPACE_ENDPOINTS.stream().sorted()
+                .toList() + " about its own proxies; the system namespace " + systemNamespace
+                + " and DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES read everything");
+    }
+}
