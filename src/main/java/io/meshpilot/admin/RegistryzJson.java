@@ -54,9 +54,7 @@ final class RegistryzJson {
         }
         o.addProperty("creationTime", s.creationTime().toString());
         o.addProperty("hostname", s.hostname());
-        if (!s.clusterVips().isEmpty()) {
-            o.add("clusterVIPs", addressMap(s.clusterVips()));
-        }
+        o.add("clusterVIPs", addressMap(s.clusterVips())); // a struct: Go's omitempty never leaves it out
         if (!s.defaultAddress().isEmpty()) {
             o.addProperty("defaultAddress", s.defaultAddress());
         }
