@@ -226,36 +226,36 @@ final class XdsStatus {
      * {@code admin.v3.ConfigDump} with the dynamic resources generated from the current
      * PushContext for what the proxy subscribes to, in Envoy's order (bootstrap, clusters,
      * endpoints only when asked, listeners, scoped routes, routes, secrets, ECDS). Every
-     * section carries the push version; secrets are redacted.
+     * section carries the push version; secrets are redacted (see {@link #generated}).
      */
     io.envoyproxy.envoy.admin.v3.ConfigDump configDump(Connection con, boolean includeEndpoints) {
         PushContext push = pushContext.get();
         String version = push == null ? "" : Long.toString(push.version());
         var clusters = io.envoyproxy.envoy.admin.v3.ClustersConfigDump.newBuilder().setVersionInfo(version);
-        for (com.google.protobuf.Any a : generated(con, push, TypeUrls.CLUSTER)) {
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.CLUSTER)) {
             clusters.addDynamicActiveClusters(io.envoyproxy.envoy.admin.v3.ClustersConfigDump.DynamicCluster
                     .newBuilder().setVersionInfo(version).setCluster(a));
         }
         var listeners = io.envoyproxy.envoy.admin.v3.ListenersConfigDump.newBuilder().setVersionInfo(version);
-        for (com.google.protobuf.Any a : generated(con, push, TypeUrls.LISTENER)) {
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.LISTENER)) {
             listeners.addDynamicListeners(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListener.newBuilder()
                     .setName(listenerName(a))
                     .setActiveState(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListenerState.newBuilder()
                             .setVersionInfo(version).setListener(a)));
         }
         var routes = io.envoyproxy.envoy.admin.v3.RoutesConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, push, TypeUrls.ROUTE)) {
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.ROUTE)) {
             routes.addDynamicRouteConfigs(io.envoyproxy.envoy.admin.v3.RoutesConfigDump.DynamicRouteConfig.newBuilder()
                     .setVersionInfo(version).setRouteConfig(a));
         }
         var secrets = io.envoyproxy.envoy.admin.v3.SecretsConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, push, TypeUrls.SECRET)) {
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.SECRET)) {
             // the name is inside the Secret; the dump shows it next to the redacted secret as Envoy's does
             secrets.addDynamicActiveSecrets(io.envoyproxy.envoy.admin.v3.SecretsConfigDump.DynamicSecret.newBuilder()
-                    .setVersionInfo(version).setName(secretName(a)).setSecret(SecretGenerator.redacted(a)));
+                    .setVersionInfo(version).setName(secretName(a)).setSecret(a));
         }
         var extensions = io.envoyproxy.envoy.admin.v3.EcdsConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, push, TypeUrls.EXTENSION_CONFIG)) {
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.EXTENSION_CONFIG)) {
             extensions.addEcdsFilters(io.envoyproxy.envoy.admin.v3.EcdsConfigDump.EcdsFilterConfig.newBuilder()
                     .setVersionInfo(version).setEcdsFilter(a));
         }
@@ -264,7 +264,7 @@ final class XdsStatus {
                 .addConfigs(com.google.protobuf.Any.pack(clusters.build()));
         if (includeEndpoints) {
             var endpoints = io.envoyproxy.envoy.admin.v3.EndpointsConfigDump.newBuilder();
-            for (com.google.protobuf.Any a : generated(con, push, TypeUrls.ENDPOINT)) {
+            for (com.google.protobuf.Any a : generated(con, TypeUrls.ENDPOINT)) {
                 endpoints.addDynamicEndpointConfigs(io.envoyproxy.envoy.admin.v3.EndpointsConfigDump
                         .DynamicEndpointConfig.newBuilder().setVersionInfo(version).setEndpointConfig(a));
             }
@@ -279,11 +279,22 @@ final class XdsStatus {
                 .build();
     }
 
-    /** The resources of one type the connection gets now; none when it does not watch the type (as istiod). */
-    private List<com.google.protobuf.Any> generated(Connection con, PushContext push, String type) {
-        Connection.Watch w = con.watches().get(type);
-        Generator g = w == null || push == null ? null : generators.forConnection(type, con);
-        return g == null ? List.of() : g.generate(con.proxy(), push, w.names(), w.wildcard());
+    /**
+     * What {@code con} gets now of one type, generated from the current PushContext for the
+     * names it watches; empty when it does not watch the type or nobody serves it (istiod's
+     * getConfigDumpByResourceType skips both). Secrets come redacted.
+     */
+    List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
+        Connection.Watch w = con.watches().get(typeUrl);
+        Generator g = w == null ? null : generators.forConnection(typeUrl, con);
+        if (g == null) {
+            return List.of();
+        }
+        List<com.google.protobuf.Any> out = new ArrayList<>();
+        for (com.google.protobuf.Any a : g.generate(con.proxy(), pushContext.get(), w.names(), w.wildcard())) {
+            out.add(typeUrl.equals(TypeUrls.SECRET) ? SecretGenerator.redacted(a) : a);
+        }
+        return out;
     }
 
     private static String listenerName(com.google.protobuf.Any a) {

@@ -301,7 +301,8 @@ class DebugJsonShapesTest {
         assertShape(ADSZ, one, Set.of());
         assertEquals(1, one.get("totalClients").getAsInt(), one.toString());
         JsonObject client = one.getAsJsonArray("clients").get(0).getAsJsonObject();
-        assertTrue(client.get("connectionId").getAsString().contains("shape.default"), client.toString());
+        assertTrue(client.get("connectionId").getAsString().matches("shape\\.default-\\d+"),
+                "istiod's connection id, proxy ID and counter: " + client);
         assertEquals(List.of(REVIEWS), client.getAsJsonObject("watches").getAsJsonArray(TypeUrls.ENDPOINT).asList()
                 .stream().map(JsonElement::getAsString).toList(), client.toString());
         assertEquals("shape", client.getAsJsonObject("labels").get("app").getAsString(), client.toString());
