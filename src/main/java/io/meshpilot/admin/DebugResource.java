@@ -21,6 +21,15 @@ import java.util.TreeSet;
 @ApplicationScoped
 @Path("/debug")
 public class DebugResource {
+    /** istiod's answers when a debug request names no proxy, or one not connected here. */
+    static final String NO_PROXY_ID = "You must provide a proxyID in the query string\n";
+    static final String NOT_CONNECTED =
+            "Proxy not connected to this Pilot instance. It may be connected to another instance.\n";
+
+    /** Envoy's JSON names, every resource and typed config known (as Envoy's own admin prints). */
+    private static final JsonFormat.Printer DUMP_PRINTER = JsonFormat.printer()
+            .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
+
     @Inject
     Environment environment;
 
@@ -63,13 +72,13 @@ public class DebugResource {
         return io.meshpilot.config.ConfigJson.toJson(all).toString();
     }
 
-    /** {@code /debug/registryz}: every service of every registry (istiod's shape: a list). */
+    /** {@code /debug/registryz}: every service of every registry, as istiod's model.Service JSON list. */
     @GET
     @Path("registryz")
     @Produces(MediaType.APPLICATION_JSON)
     public String registryz() {
         com.google.gson.JsonArray out = new com.google.gson.JsonArray();
-        environment.serviceDiscovery().services().forEach(s -> out.add(RegistryJson.service(s, null)));
+        environment.serviceDiscovery().services().forEach(s -> out.add(RegistryzJson.service(s)));
         return out.toString();
     }
 
@@ -147,57 +156,43 @@ public class DebugResource {
     }
 
     /**
-     * {@code /debug/syncz}: per connected proxy, what was sent and ACKed per type (istiod's
-     * keys: cluster_sent, cluster_acked, listener_*, route_*, endpoint_*), plus
-     * {@code <type>_nack} with the proxy's error when its last answer was a NACK.
+     * {@code /debug/syncz[?namespace=]}: istiod's SyncStatus list, one per connection (sorted
+     * by connection id), nonces sent and ACKed per type and per type URL with the last NACK.
      */
     @GET
     @Path("syncz")
     @Produces(MediaType.APPLICATION_JSON)
-    public String syncz() {
+    public String syncz(@QueryParam("namespace") String namespace) {
         com.google.gson.JsonArray out = new com.google.gson.JsonArray();
-        for (io.meshpilot.xds.Connection c : xds.connections()) {
-            com.google.gson.JsonObject o = new com.google.gson.JsonObject();
-            o.addProperty("cluster_id", c.proxy().clusterId());
-            o.addProperty("proxy", c.id());
-            o.addProperty("proxy_type", c.proxy().type().name().toLowerCase(java.util.Locale.ROOT));
-            o.addProperty("istio_version", c.proxy().istioVersion());
-            c.watches().forEach((type, w) -> {
-                String k = switch (io.meshpilot.xds.TypeUrls.shortName(type)) {
-                    case "cds" -> "cluster";
-                    case "lds" -> "listener";
-                    case "rds" -> "route";
-                    case "eds" -> "endpoint";
-                    default -> null;
-                };
-                if (k != null) {
-                    o.addProperty(k + "_sent", w.nonceSent());
-                    o.addProperty(k + "_acked", w.nonceAcked());
-                    if (!w.nackError().isEmpty()) {
-                        o.addProperty(k + "_nack", w.nackError());
-                    }
-                }
-            });
-            out.add(o);
+        for (io.meshpilot.xds.Connection c : sortedConnections()) {
+            if (namespace == null || namespace.isEmpty() || namespace.equals(c.proxy().namespace())) {
+                out.add(XdsDebugJson.syncStatus(c));
+            }
         }
         return out.toString();
     }
 
-    /** {@code /debug/adsz}: connected ADS clients with what they watch (istiod's adsz). */
+    /**
+     * {@code /debug/adsz}: istiod's AdsClients with what each client watches; {@code ?proxyID=}
+     * narrows it to that proxy's connection (404 when not connected here); {@code ?push=true}
+     * starts a full push to every connection instead and says to how many.
+     */
     @GET
     @Path("adsz")
-    @Produces(MediaType.APPLICATION_JSON)
-    public String adsz() {
-        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
-        for (io.meshpilot.xds.Connection c : xds.connections()) {
-            com.google.gson.JsonObject o = ProxyResource.proxy(c);
-            com.google.gson.JsonObject watched = new com.google.gson.JsonObject();
-            c.watches().forEach((type, w) -> watched.add(io.meshpilot.xds.TypeUrls.shortName(type),
-                    RegistryJson.strings(w.wildcard() ? java.util.List.of("*") : w.names().stream().sorted().toList())));
-            o.add("watches", watched);
-            out.add(o);
+    public jakarta.ws.rs.core.Response adsz(@QueryParam("push") String push, @QueryParam("proxyID") String proxyId) {
+        if (push != null && !push.isEmpty()) {
+            xds.updates().configUpdate(io.meshpilot.model.PushRequest.full(io.meshpilot.model.TriggerReason.DEBUG));
+            return text(200, "Pushed to " + xds.connections().size() + " servers\n");
         }
-        return out.toString();
+        List<io.meshpilot.xds.Connection> connections = sortedConnections();
+        if (proxyId != null && !proxyId.isEmpty()) {
+            var con = xds.debugConnection(proxyId);
+            if (con.isEmpty()) {
+                return text(404, NOT_CONNECTED);
+            }
+            connections = List.of(con.get());
+        }
+        return json(XdsDebugJson.adsClients(connections, true).toString());
     }
 
     /**
@@ -247,42 +242,64 @@ public class DebugResource {
         return status;
     }
 
-    /** {@code /debug/config_dump?proxyID=}: what that proxy gets now, per type (400 without proxyID, 404 when not connected). */
+    /**
+     * {@code /debug/config_dump?proxyID=[&include_eds]}: what that proxy gets now, as Envoy's
+     * admin ConfigDump JSON ({@code istioctl proxy-config --file} and config comparisons read it);
+     * istiod's plain-text 400 without proxyID and 404 when it is not connected here.
+     */
     @GET
     @Path("config_dump")
-    @Produces(MediaType.APPLICATION_JSON)
-    public jakarta.ws.rs.core.Response configDump(@QueryParam("proxyID") String proxyId) {
+    public jakarta.ws.rs.core.Response configDump(@QueryParam("proxyID") String proxyId,
+                                                  @QueryParam("include_eds") String includeEds) {
         if (proxyId == null || proxyId.isEmpty()) {
-            return jakarta.ws.rs.core.Response.status(400).type(MediaType.APPLICATION_JSON)
-                    .entity("{\"error\":\"You must provide a proxyID in the query string\"}").build();
+            return text(400, NO_PROXY_ID);
         }
-        return xds.configDump(proxyId)
-                .map(j -> jakarta.ws.rs.core.Response.ok(j, MediaType.APPLICATION_JSON).build())
-                .orElseGet(() -> jakarta.ws.rs.core.Response.status(404).type(MediaType.APPLICATION_JSON)
-                        .entity("{\"error\":\"Proxy not connected to this Pilot instance. It may be connected to "
-                                + "another instance.\"}").build());
+        var con = xds.debugConnection(proxyId);
+        if (con.isEmpty()) {
+            return text(404, NOT_CONNECTED);
+        }
+        try {
+            return json(DUMP_PRINTER.print(xds.configDump(con.get(), includeEds != null)));
+        } catch (InvalidProtocolBufferException e) {
+            return text(500, e.getMessage());
+        }
     }
 
-    /** {@code /debug/connections}: connected xDS clients (istiod's shape: id, peer, connectedAt). */
+    /** {@code /debug/force_disconnect?proxyID=}: ends that proxy's xDS stream (it reconnects); istiod answers "OK". */
+    @GET
+    @Path("force_disconnect")
+    public jakarta.ws.rs.core.Response forceDisconnect(@QueryParam("proxyID") String proxyId) {
+        if (proxyId == null || proxyId.isEmpty()) {
+            return text(400, NO_PROXY_ID);
+        }
+        var con = xds.debugConnection(proxyId);
+        if (con.isEmpty()) {
+            return text(404, NOT_CONNECTED);
+        }
+        xds.forceDisconnect(con.get());
+        return text(200, "OK");
+    }
+
+    /** {@code /debug/connections}: istiod's AdsClients without details: id, time and address per connection. */
     @GET
     @Path("connections")
     @Produces(MediaType.APPLICATION_JSON)
     public String connections() {
-        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
-        for (io.meshpilot.xds.Connection c : xds.connections()) {
-            com.google.gson.JsonObject o = new com.google.gson.JsonObject();
-            o.addProperty("connectionId", c.id());
-            o.addProperty("proxy", c.proxy().id());
-            o.addProperty("address", c.peer());
-            o.addProperty("connectedAt", c.connectedAt().toString());
-            o.addProperty("unsent", c.unsent());
-            o.addProperty("replaced", c.replaced());
-            com.google.gson.JsonArray ids = new com.google.gson.JsonArray();
-            c.identities().forEach(ids::add);
-            o.add("identities", ids);
-            out.add(o);
-        }
-        return out.toString();
+        return XdsDebugJson.adsClients(sortedConnections(), false).toString();
+    }
+
+    /** Connections in connection-id order, so repeated reads list them alike. */
+    private List<io.meshpilot.xds.Connection> sortedConnections() {
+        return xds.connections().stream()
+                .sorted(java.util.Comparator.comparing(io.meshpilot.xds.Connection::id)).toList();
+    }
+
+    private static jakarta.ws.rs.core.Response text(int status, String body) {
+        return jakarta.ws.rs.core.Response.status(status).type(MediaType.TEXT_PLAIN).entity(body).build();
+    }
+
+    private static jakarta.ws.rs.core.Response json(String body) {
+        return jakarta.ws.rs.core.Response.ok(body, MediaType.APPLICATION_JSON).build();
     }
 
     static List<String> endpointNames() {

@@ -6,15 +6,17 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
-import java.util.Map;
 
-/** {@code GET /version} on the monitoring port: build information as JSON. */
+/**
+ * {@code GET /version} on the monitoring port: istiod's plain text {@code version-revision-status},
+ * which {@code istioctl version} splits on its last dashes.
+ */
 @ApplicationScoped
 @Path("/version")
 public class VersionResource {
     @GET
-    @Produces(MediaType.APPLICATION_JSON)
-    public Map<String, String> version() {
-        return BuildInfo.current().asMap();
+    @Produces(MediaType.TEXT_PLAIN)
+    public String version() {
+        return BuildInfo.current().shortForm();
     }
 }

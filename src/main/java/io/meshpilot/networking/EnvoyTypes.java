@@ -50,6 +50,15 @@ public final class EnvoyTypes {
             .add(io.envoyproxy.envoy.extensions.filters.http.wasm.v3.Wasm.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.network.wasm.v3.Wasm.getDescriptor())
             .add(com.google.protobuf.StringValue.getDescriptor())
+            // /debug/config_dump's envelope: Envoy's admin ConfigDump and its sections
+            .add(io.envoyproxy.envoy.admin.v3.BootstrapConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.ClustersConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.EndpointsConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.ScopedRoutesConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.RoutesConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.SecretsConfigDump.getDescriptor())
+            .add(io.envoyproxy.envoy.admin.v3.EcdsConfigDump.getDescriptor())
             .build();
 
     private EnvoyTypes() {

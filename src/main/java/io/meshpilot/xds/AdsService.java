@@ -176,7 +176,8 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                         fail(auth.denied());
                         return;
                     }
-                    connection = factory.create(proxy, proxy.id() + "-" + ids.incrementAndGet(), peer);
+                    // istiod's connection id: its proxy ID (name.namespace) and a counter, what debug ?proxyID= matches
+                    connection = factory.create(proxy, proxy.workloadId() + "-" + ids.incrementAndGet(), peer);
                     connection.authenticatedAs(auth.identities());
                 } catch (IllegalArgumentException e) {
                     fail(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));

@@ -166,9 +166,26 @@ public final class DiscoveryServer implements AutoCloseable {
         return status.status(configs);
     }
 
-    /** See {@link XdsStatus#configDump(String)}. */
-    public Optional<String> configDump(String proxyId) {
-        return status.configDump(proxyId);
+    /** See {@link XdsStatus#configDump(Connection, boolean)}. */
+    public io.envoyproxy.envoy.admin.v3.ConfigDump configDump(Connection con, boolean includeEndpoints) {
+        return status.configDump(con, includeEndpoints);
+    }
+
+    /**
+     * The connection a debug request's {@code proxyID} names: as istiod, the first whose
+     * connection id contains it (a pod's {@code name.namespace} is enough).
+     */
+    public Optional<Connection> debugConnection(String proxyId) {
+        return connections.all().stream().sorted(java.util.Comparator.comparing(Connection::id))
+                .filter(c -> c.id().contains(proxyId)).findFirst();
+    }
+
+    /** Ends the connection's stream (istiod's {@code /debug/force_disconnect}); the proxy reconnects. */
+    public void forceDisconnect(Connection con) {
+        LOG.log(Level.INFO, "xDS stream closed by /debug/force_disconnect proxy=" + con.proxy().id()
+                + " connection=" + con.id());
+        connections.disconnected(con);
+        con.end(io.grpc.Status.UNAVAILABLE.withDescription("disconnected by /debug/force_disconnect; reconnect"));
     }
 
     public Collection<Connection> connections() {

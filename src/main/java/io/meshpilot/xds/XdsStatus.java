@@ -12,7 +12,6 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
@@ -242,37 +241,95 @@ final class XdsStatus {
     }
 
     /**
-     * What a connected proxy gets now, per type, for what it subscribes to: generated from the
-     * current PushContext (istiod's config_dump), as Envoy JSON.
+     * What a connected proxy gets now, as istiod's {@code /debug/config_dump}: Envoy's
+     * {@code admin.v3.ConfigDump} with the dynamic resources generated from the current
+     * PushContext for what the proxy subscribes to, in Envoy's order (bootstrap, clusters,
+     * endpoints only when asked, listeners, scoped routes, routes, secrets, ECDS). Every
+     * section carries the push version; secrets are redacted (see {@link #generated}).
      */
-    Optional<String> configDump(String proxyId) {
-        Connection con = connections.all().stream()
-                .filter(c -> c.proxy().id().equals(proxyId) || c.id().equals(proxyId)).findFirst().orElse(null);
-        if (con == null) {
-            return Optional.empty();
-        }
-        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+    io.envoyproxy.envoy.admin.v3.ConfigDump configDump(Connection con, boolean includeEndpoints) {
         PushContext push = pushContext.get();
-        com.google.protobuf.util.JsonFormat.Printer printer = com.google.protobuf.util.JsonFormat.printer()
-                .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
-        con.watches().forEach((type, w) -> {
-            Generator g = generators.forConnection(type, con);
-            com.google.gson.JsonArray resources = new com.google.gson.JsonArray();
-            if (g != null) {
-                for (com.google.protobuf.Any a : g.generate(con.proxy(), push, w.names(), w.wildcard())) {
-                    if (type.equals(TypeUrls.SECRET)) {
-                        a = SecretGenerator.redacted(a); // never a private key in a dump
-                    }
-                    try {
-                        resources.add(com.google.gson.JsonParser.parseString(printer.print(a)));
-                    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-                        resources.add(a.getTypeUrl());
-                    }
-                }
+        String version = push == null ? "" : Long.toString(push.version());
+        var clusters = io.envoyproxy.envoy.admin.v3.ClustersConfigDump.newBuilder().setVersionInfo(version);
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.CLUSTER)) {
+            clusters.addDynamicActiveClusters(io.envoyproxy.envoy.admin.v3.ClustersConfigDump.DynamicCluster
+                    .newBuilder().setVersionInfo(version).setCluster(a));
+        }
+        var listeners = io.envoyproxy.envoy.admin.v3.ListenersConfigDump.newBuilder().setVersionInfo(version);
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.LISTENER)) {
+            listeners.addDynamicListeners(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListener.newBuilder()
+                    .setName(listenerName(a))
+                    .setActiveState(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListenerState.newBuilder()
+                            .setVersionInfo(version).setListener(a)));
+        }
+        var routes = io.envoyproxy.envoy.admin.v3.RoutesConfigDump.newBuilder();
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.ROUTE)) {
+            routes.addDynamicRouteConfigs(io.envoyproxy.envoy.admin.v3.RoutesConfigDump.DynamicRouteConfig.newBuilder()
+                    .setVersionInfo(version).setRouteConfig(a));
+        }
+        var secrets = io.envoyproxy.envoy.admin.v3.SecretsConfigDump.newBuilder();
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.SECRET)) {
+            // the name is inside the Secret; the dump shows it next to the redacted secret as Envoy's does
+            secrets.addDynamicActiveSecrets(io.envoyproxy.envoy.admin.v3.SecretsConfigDump.DynamicSecret.newBuilder()
+                    .setVersionInfo(version).setName(secretName(a)).setSecret(a));
+        }
+        var extensions = io.envoyproxy.envoy.admin.v3.EcdsConfigDump.newBuilder();
+        for (com.google.protobuf.Any a : generated(con, TypeUrls.EXTENSION_CONFIG)) {
+            extensions.addEcdsFilters(io.envoyproxy.envoy.admin.v3.EcdsConfigDump.EcdsFilterConfig.newBuilder()
+                    .setVersionInfo(version).setEcdsFilter(a));
+        }
+        var dump = io.envoyproxy.envoy.admin.v3.ConfigDump.newBuilder()
+                .addConfigs(com.google.protobuf.Any.pack(io.envoyproxy.envoy.admin.v3.BootstrapConfigDump.getDefaultInstance()))
+                .addConfigs(com.google.protobuf.Any.pack(clusters.build()));
+        if (includeEndpoints) {
+            var endpoints = io.envoyproxy.envoy.admin.v3.EndpointsConfigDump.newBuilder();
+            for (com.google.protobuf.Any a : generated(con, TypeUrls.ENDPOINT)) {
+                endpoints.addDynamicEndpointConfigs(io.envoyproxy.envoy.admin.v3.EndpointsConfigDump
+                        .DynamicEndpointConfig.newBuilder().setVersionInfo(version).setEndpointConfig(a));
             }
-            out.add(TypeUrls.shortName(type), resources);
-        });
-        return Optional.of(out.toString());
+            dump.addConfigs(com.google.protobuf.Any.pack(endpoints.build()));
+        }
+        return dump.addConfigs(com.google.protobuf.Any.pack(listeners.build()))
+                .addConfigs(com.google.protobuf.Any.pack(
+                        io.envoyproxy.envoy.admin.v3.ScopedRoutesConfigDump.getDefaultInstance()))
+                .addConfigs(com.google.protobuf.Any.pack(routes.build()))
+                .addConfigs(com.google.protobuf.Any.pack(secrets.build()))
+                .addConfigs(com.google.protobuf.Any.pack(extensions.build()))
+                .build();
+    }
+
+    /**
+     * What {@code con} gets now of one type, generated from the current PushContext for the
+     * names it watches; empty when it does not watch the type or nobody serves it (istiod's
+     * getConfigDumpByResourceType skips both). Secrets come redacted.
+     */
+    List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
+        Connection.Watch w = con.watches().get(typeUrl);
+        Generator g = w == null ? null : generators.forConnection(typeUrl, con);
+        if (g == null) {
+            return List.of();
+        }
+        List<com.google.protobuf.Any> out = new ArrayList<>();
+        for (com.google.protobuf.Any a : g.generate(con.proxy(), pushContext.get(), w.names(), w.wildcard())) {
+            out.add(typeUrl.equals(TypeUrls.SECRET) ? SecretGenerator.redacted(a) : a);
+        }
+        return out;
+    }
+
+    private static String listenerName(com.google.protobuf.Any a) {
+        try {
+            return a.unpack(io.envoyproxy.envoy.config.listener.v3.Listener.class).getName();
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return "";
+        }
+    }
+
+    private static String secretName(com.google.protobuf.Any a) {
+        try {
+            return a.unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.class).getName();
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return "";
+        }
     }
 
     private static long parse(String version) {

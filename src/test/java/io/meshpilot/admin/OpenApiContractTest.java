@@ -125,6 +125,9 @@ class OpenApiContractTest {
                 continue; // writes are exercised against their documented responses in ConfigApiTest
             }
             String path = parts[1];
+            if (path.equals("/debug/force_disconnect")) {
+                continue; // a GET that ends the proxy's stream, as istiod's: DebugJsonShapesTest calls it
+            }
             int port = server.ports().get(parts[2]);
             Object example = paths.get(path).get("x-meshpilot-example");
             String url = example != null ? (String) example : path;

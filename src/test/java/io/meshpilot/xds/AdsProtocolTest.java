@@ -117,11 +117,13 @@ class AdsProtocolTest {
             assertEquals(expected, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
             assertTrue(cla.getEndpointsCount() >= 3, "grouped by locality: " + cla.getEndpointsCount());
             // config_dump answers "what does this proxy get?"
-            String dump = Http.get(http, "/debug/config_dump?proxyID=sidecar~10.0.0.1~cds.default~default.svc.cluster.local")
-                    .body();
-            var json = com.google.gson.JsonParser.parseString(dump).getAsJsonObject();
-            assertEquals(names.size(), json.getAsJsonArray("cds").size(), dump);
-            assertTrue(json.getAsJsonArray("eds").get(0).getAsJsonObject().get("clusterName").getAsString().equals(REVIEWS));
+            // (Envoy's admin ConfigDump: bootstrap, clusters, endpoints when asked for, listeners, ...)
+            String dump = Http.get(http, "/debug/config_dump?proxyID=cds.default&include_eds").body();
+            var configs = com.google.gson.JsonParser.parseString(dump).getAsJsonObject().getAsJsonArray("configs");
+            assertEquals(names.size(), configs.get(1).getAsJsonObject().getAsJsonArray("dynamicActiveClusters").size(),
+                    dump);
+            assertEquals(REVIEWS, configs.get(2).getAsJsonObject().getAsJsonArray("dynamicEndpointConfigs").get(0)
+                    .getAsJsonObject().getAsJsonObject("endpointConfig").get("clusterName").getAsString(), dump);
             assertEquals(404, Http.get(http, "/debug/config_dump?proxyID=nobody").status());
             assertEquals(400, Http.get(http, "/debug/config_dump").status());
         }
@@ -135,7 +137,7 @@ class AdsProtocolTest {
             c.nack(cds, List.of(), "cluster outbound|9080||x: bad lb policy");
             assertNull(c.next(NOTHING_MORE), "no re-send of the rejected version");
             String syncz = Http.get(http, "/debug/syncz").body();
-            assertTrue(syncz.contains("\"cluster_nack\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
+            assertTrue(syncz.contains("\"lastError\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
             assertTrue(server.server().discovery().connections().stream()
                     .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
             // a stale nonce is ignored

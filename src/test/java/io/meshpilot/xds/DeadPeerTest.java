@@ -182,7 +182,8 @@ class DeadPeerTest {
     }
 
     private static int connections(int http) {
-        return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonArray().size();
+        return JsonParser.parseString(Http.get(http, "/debug/connections").body()).getAsJsonObject().get("totalClients")
+                .getAsInt();
     }
 
     /** StreamHolder's report ("holding N" or "not ..."), past any JVM warnings before it. */

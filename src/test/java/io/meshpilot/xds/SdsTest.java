@@ -166,8 +166,11 @@ class SdsTest {
             c.ack(r, List.of(CRED, CACERT));
 
             // the config dump shows the secret, never its key
-            String dump = server.server().discovery().configDump(gatewayNode("ingress-1")).orElseThrow();
-            assertTrue(dump.contains("sds") && dump.contains("[redacted]"), dump);
+            var discovery = server.server().discovery();
+            String dump = com.google.protobuf.util.JsonFormat.printer()
+                    .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY)
+                    .print(discovery.configDump(discovery.debugConnection("ingress-1").orElseThrow(), false));
+            assertTrue(dump.contains("SecretsConfigDump") && dump.contains("[redacted]"), dump);
             assertFalse(dump.contains(java.util.Base64.getEncoder().encodeToString(
                     gateway.key().getBytes(StandardCharsets.US_ASCII))), "no private key in the dump");
 
