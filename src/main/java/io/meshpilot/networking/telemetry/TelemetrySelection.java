@@ -64,6 +64,29 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
     }
 
     /**
+     * Which Telemetries apply to {@code proxy} and at what level (istiod's telemetryKey, shown
+     * by /debug/telemetryz?proxyID=): the root namespace's namespace-wide one, the proxy
+     * namespace's, and those of the proxy's namespace that select it; null where none.
+     */
+    public record Applicable(Config root, Config namespace, List<Config> workload) {
+    }
+
+    public static Applicable applicable(Proxy proxy, PushContext push) {
+        List<Config> all = push.telemetries();
+        String root = push.rootNamespace();
+        Config nsWide = proxy.namespace().equals(root) ? null : namespaceWide(all, proxy.namespace());
+        List<Config> workload = new ArrayList<>();
+        for (Config c : all) {
+            Telemetry t = (Telemetry) c.spec();
+            if (c.namespace().equals(proxy.namespace()) && !isNamespaceWide(t)
+                    && PolicyAttachment.attaches(t.getSelector(), refs(t), c.namespace(), proxy)) {
+                workload.add(c);
+            }
+        }
+        return new Applicable(namespaceWide(all, root), nsWide, workload);
+    }
+
+    /**
      * Whether some Telemetry selects workloads by labels or targetRefs: then two proxies of one
      * scope may get different listeners.
      */
