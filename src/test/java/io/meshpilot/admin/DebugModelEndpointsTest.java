@@ -333,6 +333,11 @@ class DebugModelEndpointsTest {
                 "networkz", "pushcontext", "resourcesz", "sidecarz", "telemetryz")), names.toString());
         assertTrue(names.stream().noneMatch(n -> n.contains("pprof")), names.toString());
         assertEquals(names.stream().sorted().toList(), names);
+        for (String name : names) {
+            // every listed name is served (per-proxy ones answer 400 without proxyID)
+            int status = Http.get(http, "/debug/" + name).status();
+            assertTrue(status == 200 || status == 400, name + " answered " + status);
+        }
     }
 
     @Test
