@@ -191,10 +191,10 @@ final class XdsCache {
         clusters.values().forEach(list -> list.forEach(a -> out.add(entry(TypeUrls.CLUSTER, a))));
         endpoints.forEach((k, a) -> out.add(new CachedResource(TypeUrls.ENDPOINT, k.cluster(), a.getValue().size())));
         scoped.forEach((k, v) -> {
-            if (v instanceof Any a) {
-                out.add(new CachedResource(TypeUrls.ROUTE, k.name(), a.getValue().size()));
-            } else if (v instanceof List<?> list) {
-                list.forEach(o -> out.add(entry(TypeUrls.LISTENER, (Any) o)));
+            if (k.type().equals("rds")) {
+                out.add(new CachedResource(TypeUrls.ROUTE, k.name(), ((Any) v).getValue().size()));
+            } else {
+                ((List<?>) v).forEach(o -> out.add(entry(TypeUrls.LISTENER, (Any) o)));
             }
         });
         return out;
