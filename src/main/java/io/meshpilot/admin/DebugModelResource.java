@@ -39,11 +39,12 @@ import java.util.TreeMap;
  * istiod's debug endpoints over the model and the xDS state (pilot/pkg/xds/debug.go): typed
  * config dumps (ecdsz, edsz, ndsz), the XDS cache, a proxy's Sidecar scope, the config kinds,
  * authorization and telemetry policies, the push context and network gateways. Each answers
- * with istiod's JSON shape; per-proxy ones take {@code proxyID} and answer istiod's 400 without
- * it and 404 when no connection matches.
+ * with istiod's JSON shape ({@code ?pretty} indents); per-proxy ones take {@code proxyID} and
+ * answer istiod's 400 without it and 404 when no connection matches.
  */
 @ApplicationScoped
 @Path("/debug")
+@PrettyJson
 public class DebugModelResource {
     static final String NAME_TABLE = "type.googleapis.com/istio.networking.nds.v1.NameTable";
     static final String WASM_HTTP_FILTER = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";

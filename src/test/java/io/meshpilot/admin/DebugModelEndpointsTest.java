@@ -341,6 +341,17 @@ class DebugModelEndpointsTest {
     }
 
     @Test
+    void prettyIndentsWithFourSpacesAsIstiod() {
+        // debug.go writeJSON: ?pretty -> config.ToPrettyJSON, four-space indents; same document
+        Http.Reply pretty = Http.get(http, "/debug/resourcesz?pretty");
+        assertEquals(200, pretty.status(), pretty.body());
+        assertTrue(pretty.body().startsWith("[\n    {\n        \"group\""), pretty.body());
+        assertEquals(json("/debug/resourcesz"), JsonParser.parseString(pretty.body()));
+        // text answers pass untouched
+        assertEquals("You must provide a proxyID in the query string\n", Http.get(http, "/debug/edsz?pretty").body());
+    }
+
+    @Test
     void theMonitoringListenerServesThemToo() {
         Http.Reply r = Http.get(server.ports().get("monitoring"), "/debug/resourcesz");
         assertEquals(200, r.status(), r.body());
