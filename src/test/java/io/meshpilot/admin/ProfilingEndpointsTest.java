@@ -70,6 +70,23 @@ class ProfilingEndpointsTest {
     }
 
     @Test
+    void oneRecordingAtATime() throws Exception {
+        var first = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> Http.get(http, "/debug/pprof/profile?seconds=2").status());
+        // the server runs in this JVM: its recording shows in this JVM's flight recorder
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings().stream().noneMatch(
+                r -> r.getName().equals("meshpilot /debug/pprof/profile") && r.getState() == jdk.jfr.RecordingState.RUNNING)) {
+            assertTrue(System.nanoTime() < deadline, "the first recording never started");
+            Thread.sleep(20);
+        }
+        Http.Reply second = Http.get(http, "/debug/pprof/profile?seconds=1");
+        assertEquals(500, second.status(), second.body());
+        assertTrue(second.body().contains("another profile is being recorded"), second.body());
+        assertEquals(200, first.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    }
+
+    @Test
     void goroutineIsAThreadDump() {
         Http.Reply r = Http.get(http, "/debug/pprof/goroutine");
         assertEquals(200, r.status(), r.body());
