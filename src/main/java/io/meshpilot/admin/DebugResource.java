@@ -304,10 +304,12 @@ public class DebugResource {
 
     static List<String> endpointNames() {
         TreeSet<String> names = new TreeSet<>();
-        for (Method m : DebugResource.class.getDeclaredMethods()) {
-            Path p = m.getAnnotation(Path.class);
-            if (p != null && m.isAnnotationPresent(GET.class) && !p.value().equals("list")) {
-                names.add(p.value());
+        for (Class<?> resource : List.of(DebugResource.class, DebugModelResource.class)) {
+            for (Method m : resource.getDeclaredMethods()) {
+                Path p = m.getAnnotation(Path.class);
+                if (p != null && m.isAnnotationPresent(GET.class) && !p.value().equals("list")) {
+                    names.add(p.value());
+                }
             }
         }
         return List.copyOf(names);

@@ -10,6 +10,7 @@ public class HttpApplication extends Application {
     @Override
     public Set<Class<?>> getClasses() {
         return Set.of(ReadyResource.class, ServerResource.class, DebugResource.class, ConfigResource.class,
-                ServiceResource.class, ProxyResource.class, CaResource.class);
+                ServiceResource.class, ProxyResource.class, CaResource.class,
+                DebugModelResource.class, ProfilingResource.class, PrettyJsonFilter.class);
     }
 }

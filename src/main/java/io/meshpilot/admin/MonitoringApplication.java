@@ -15,6 +15,7 @@ import java.util.Set;
 public class MonitoringApplication extends Application {
     @Override
     public Set<Class<?>> getClasses() {
-        return Set.of(VersionResource.class, DebugResource.class);
+        return Set.of(VersionResource.class, DebugResource.class, DebugModelResource.class,
+                ProfilingResource.class, PrettyJsonFilter.class);
     }
 }

@@ -182,4 +182,41 @@ final class XdsCache {
         endpoints.clear();
         keysByHost.clear();
     }
+    /**
+     * What the cache holds now, one entry per resource (istiod's Cache.Snapshot): shared
+     * cluster lists, endpoint assignments, route configurations and outbound listeners.
+     */
+    List<CachedResource> snapshot() {
+        List<CachedResource> out = new java.util.ArrayList<>();
+        clusters.values().forEach(list -> list.forEach(a -> out.add(entry(TypeUrls.CLUSTER, a))));
+        endpoints.forEach((k, a) -> out.add(new CachedResource(TypeUrls.ENDPOINT, k.cluster(), a.getValue().size())));
+        scoped.forEach((k, v) -> {
+            if (k.type().equals("rds")) {
+                out.add(new CachedResource(TypeUrls.ROUTE, k.name(), ((Any) v).getValue().size()));
+            } else {
+                ((List<?>) v).forEach(o -> out.add(entry(TypeUrls.LISTENER, (Any) o)));
+            }
+        });
+        return out;
+    }
+
+    /** The name inside a cached Any (clusters and listeners are cached as lists, without their names). */
+    private static CachedResource entry(String typeUrl, Any a) {
+        String name;
+        try {
+            name = typeUrl.equals(TypeUrls.CLUSTER)
+                    ? a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class).getName()
+                    : a.unpack(io.envoyproxy.envoy.config.listener.v3.Listener.class).getName();
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            name = "";
+        }
+        return new CachedResource(typeUrl, name, a.getValue().size());
+    }
+
+    /** Drops every entry (istiod's Cache.ClearAll, /debug/cachez?clear=true): the next pushes rebuild them. */
+    void clearAll() {
+        invalidateAll();
+        clusters.clear();
+        scoped.clear();
+    }
 }

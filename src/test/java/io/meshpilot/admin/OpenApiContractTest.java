@@ -76,6 +76,9 @@ class OpenApiContractTest {
         Map<String, Application> apps = Map.of("http", new HttpApplication(), "monitoring", new MonitoringApplication());
         apps.forEach((listener, app) -> {
             for (Class<?> resource : app.getClasses()) {
+                if (resource.getAnnotation(Path.class) == null) {
+                    continue; // a provider (filter), not a resource
+                }
                 String base = resource.getAnnotation(Path.class).value();
                 for (Method m : resource.getDeclaredMethods()) {
                     String verb = m.isAnnotationPresent(GET.class) ? "GET" : m.isAnnotationPresent(PUT.class) ? "PUT"

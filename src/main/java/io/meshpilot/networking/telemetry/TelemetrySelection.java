@@ -29,38 +29,52 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
     }
 
     public static TelemetrySelection forProxy(Proxy proxy, PushContext push) {
-        List<Config> all = push.telemetries();
-        if (all.isEmpty()) {
+        if (push.telemetries().isEmpty()) {
             return NONE;
         }
-        String root = push.rootNamespace();
+        Applicable applicable = applicable(proxy, push);
         List<List<AccessLogging>> logging = new ArrayList<>();
         List<Tracing> tracing = new ArrayList<>();
         StringBuilder key = new StringBuilder();
-        Config rootWide = namespaceWide(all, root);
-        if (rootWide != null) {
-            key.append("root=").append(rootWide.name());
-            add(rootWide, logging, tracing);
+        if (applicable.root() != null) {
+            key.append("root=").append(applicable.root().name());
+            add(applicable.root(), logging, tracing);
         }
-        String namespace = proxy.namespace();
-        if (!namespace.equals(root)) {
-            Config nsWide = namespaceWide(all, namespace);
-            if (nsWide != null) {
-                key.append("|ns=").append(nsWide.name());
-                add(nsWide, logging, tracing);
-            }
+        if (applicable.namespace() != null) {
+            key.append("|ns=").append(applicable.namespace().name());
+            add(applicable.namespace(), logging, tracing);
         }
-        for (Config c : all) {
-            Telemetry t = (Telemetry) c.spec();
-            if (!c.namespace().equals(namespace) || isNamespaceWide(t)) {
-                continue;
-            }
-            if (PolicyAttachment.attaches(t.getSelector(), refs(t), c.namespace(), proxy)) {
-                key.append("|workload=").append(c.name());
-                add(c, logging, tracing);
-            }
+        for (Config c : applicable.workload()) {
+            key.append("|workload=").append(c.name());
+            add(c, logging, tracing);
         }
         return new TelemetrySelection(key.toString(), logging, tracing);
+    }
+
+    /**
+     * Which Telemetries apply to {@code proxy} and at what level (istiod's telemetryKey, shown
+     * by /debug/telemetryz?proxyID=): the root namespace's namespace-wide one, the proxy
+     * namespace's, and those of the proxy's namespace that select it; null where none.
+     */
+    public record Applicable(Config root, Config namespace, List<Config> workload) {
+        public Applicable {
+            workload = List.copyOf(workload);
+        }
+    }
+
+    public static Applicable applicable(Proxy proxy, PushContext push) {
+        List<Config> all = push.telemetries();
+        String root = push.rootNamespace();
+        Config nsWide = proxy.namespace().equals(root) ? null : namespaceWide(all, proxy.namespace());
+        List<Config> workload = new ArrayList<>();
+        for (Config c : all) {
+            Telemetry t = (Telemetry) c.spec();
+            if (c.namespace().equals(proxy.namespace()) && !isNamespaceWide(t)
+                    && PolicyAttachment.attaches(t.getSelector(), refs(t), c.namespace(), proxy)) {
+                workload.add(c);
+            }
+        }
+        return new Applicable(namespaceWide(all, root), nsWide, workload);
     }
 
     /**
