@@ -188,15 +188,6 @@ public final class DiscoveryServer implements AutoCloseable {
         con.end(io.grpc.Status.UNAVAILABLE.withDescription("disconnected by /debug/force_disconnect; reconnect"));
     }
 
-    /**
-     * The connection a debug request names by {@code proxyID}: the first whose connection id
-     * ({@code <node id>-<n>}) contains it, so a node id or a connection id both match (istiod's
-     * getProxyConnection).
-     */
-    public Optional<Connection> debugConnection(String proxyId) {
-        return connections.all().stream().filter(c -> c.id().contains(proxyId)).findFirst();
-    }
-
     /** See {@link XdsStatus#generated(Connection, String)}. */
     public java.util.List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
         return status.generated(con, typeUrl);

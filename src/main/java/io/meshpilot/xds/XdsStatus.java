@@ -332,24 +332,6 @@ final class XdsStatus {
         }
     }
 
-    /**
-     * What {@code con} gets now of one type, generated from the current PushContext for the
-     * names it watches; empty when it does not watch the type or nobody serves it (istiod's
-     * getConfigDumpByResourceType skips both). Secrets come redacted.
-     */
-    List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
-        Connection.Watch w = con.watches().get(typeUrl);
-        Generator g = w == null ? null : generators.forConnection(typeUrl, con);
-        if (g == null) {
-            return List.of();
-        }
-        List<com.google.protobuf.Any> out = new ArrayList<>();
-        for (com.google.protobuf.Any a : g.generate(con.proxy(), pushContext.get(), w.names(), w.wildcard())) {
-            out.add(typeUrl.equals(TypeUrls.SECRET) ? SecretGenerator.redacted(a) : a);
-        }
-        return out;
-    }
-
     private static long parse(String version) {
         try {
             return version.isEmpty() ? -1 : Long.parseLong(version);
