@@ -132,10 +132,13 @@ public class AdminAccess {
         return new CallPeer("http", req.remotePeer().address(), chain, req.isSecure());
     }
 
-    /** True when {@code proxyId} is connected here and belongs to another namespace than {@code namespace}. */
+    /**
+     * True when the connection {@code proxyId} names (as the debug endpoints resolve it) is
+     * here and its proxy belongs to another namespace than {@code namespace}.
+     */
     private boolean otherNamespacesProxy(String proxyId, String namespace) {
-        return xds.connections().stream().map(Connection::proxy)
-                .anyMatch(p -> p.id().equals(proxyId) && !p.namespace().equals(namespace));
+        return xds.debugConnection(proxyId).map(Connection::proxy)
+                .filter(p -> !p.namespace().equals(namespace)).isPresent();
     }
 
     /**

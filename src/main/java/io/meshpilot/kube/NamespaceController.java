@@ -9,13 +9,9 @@ import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.lang.System.Logger.Level;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -44,8 +40,7 @@ public final class NamespaceController {
     private final DiscoveryNamespacesFilter namespaces;
     private final CoreV1Api api;
     private final Supplier<String> rootCertPem;
-    private final Set<String> queued = new LinkedHashSet<>();
-    private ScheduledExecutorService worker;
+    private final KeyedWorkQueue queue = new KeyedWorkQueue("namespace-controller", this::reconcileOrRetry);
 
     /**
      * Registers the ConfigMap informer with {@code client} (it starts with the client's informers).
@@ -101,22 +96,8 @@ public final class NamespaceController {
      * Starts writing: every selected namespace now, then each change. The returned handle
      * stops the writing (leadership lost or server closing); a write under way finishes.
      */
-    public synchronized AutoCloseable lead() {
-        if (worker != null) {
-            return this::stop;
-        }
-        worker = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
-                .name("namespace-controller").unstarted(r));
-        enqueueAll();
-        return this::stop;
-    }
-
-    private synchronized void stop() {
-        if (worker != null) {
-            worker.shutdownNow();
-            worker = null;
-            queued.clear();
-        }
+    public AutoCloseable lead() {
+        return queue.start(this::enqueueAll);
     }
 
     /** The trust bundle changed: every ConfigMap is rewritten (by the leader). */
@@ -130,36 +111,25 @@ public final class NamespaceController {
         }
     }
 
-    private synchronized void enqueue(String namespace) {
-        schedule(namespace, 0);
+    private void enqueue(String namespace) {
+        queue.add(namespace);
     }
 
-    private synchronized void schedule(String namespace, long delayMillis) {
-        if (worker == null || namespace == null || !queued.add(namespace)) {
-            return; // not leading, or already queued
+    private long reconcileOrRetry(String namespace) {
+        try {
+            reconcile(namespace);
+            return KeyedWorkQueue.DONE;
+        } catch (ApiException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                return KeyedWorkQueue.DONE;
+            }
+            LOG.log(Level.WARNING, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): HTTP "
+                    + e.getCode() + " " + e.getMessage());
+            return RETRY_MILLIS;
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): " + e, e);
+            return RETRY_MILLIS;
         }
-        ScheduledExecutorService w = worker;
-        w.schedule(() -> {
-            synchronized (this) {
-                if (worker != w) {
-                    return;
-                }
-                queued.remove(namespace);
-            }
-            try {
-                reconcile(namespace);
-            } catch (ApiException e) {
-                if (Thread.currentThread().isInterrupted()) {
-                    return;
-                }
-                LOG.log(Level.WARNING, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): HTTP "
-                        + e.getCode() + " " + e.getMessage());
-                schedule(namespace, RETRY_MILLIS);
-            } catch (RuntimeException e) {
-                LOG.log(Level.ERROR, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): " + e, e);
-                schedule(namespace, RETRY_MILLIS);
-            }
-        }, delayMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Whether istiod writes the ConfigMap in {@code namespace}: selected, known, not terminating, not Kubernetes' own. */
@@ -194,7 +164,7 @@ public final class NamespaceController {
                 LOG.log(Level.DEBUG, () -> "ConfigMap " + namespace + "/" + CONFIG_MAP + " created");
             } catch (ApiException e) {
                 if (e.getCode() == 409) {
-                    schedule(namespace, 0); // created meanwhile: compare again
+                    queue.add(namespace); // created meanwhile: compare again
                 } else if (e.getCode() == 403) {
                     skipForbidden(namespace, e); // no role there, or the namespace terminating
                 } else if (e.getCode() != 404) { // 404: the namespace went away meanwhile

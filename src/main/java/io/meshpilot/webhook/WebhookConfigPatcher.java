@@ -15,16 +15,13 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.CreateOptions;
 import io.kubernetes.client.util.generic.options.ListOptions;
+import io.meshpilot.kube.KeyedWorkQueue;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
-import java.util.LinkedHashSet;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -75,14 +72,14 @@ public final class WebhookConfigPatcher {
     private final DynamicKubernetesApi gateways;
     private final io.kubernetes.client.informer.cache.Cache<DynamicKubernetesObject> cache =
             new io.kubernetes.client.informer.cache.Cache<>();
-    private final Set<String> queued = new LinkedHashSet<>();
     private final java.util.Map<String, Long> backoff = new java.util.concurrent.ConcurrentHashMap<>();
+    private final KeyedWorkQueue queue;
     private volatile boolean dryRunRejected;
     private volatile boolean notReadyLogged;
-    private ScheduledExecutorService worker;
 
     private WebhookConfigPatcher(KubeClient client, String plural, boolean validating, String namespace, String revision,
                                  Supplier<String> caBundlePem) {
+        this.queue = new KeyedWorkQueue("webhook-patcher-" + plural, this::reconcileOrRetry);
         this.plural = plural;
         this.validating = validating;
         this.namespace = namespace;
@@ -148,21 +145,8 @@ public final class WebhookConfigPatcher {
     }
 
     /** Starts patching: every configuration now, then each change. The handle stops it. */
-    public synchronized AutoCloseable lead() {
-        if (worker == null) {
-            worker = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
-                    .name("webhook-patcher-" + plural).unstarted(r));
-            enqueueAll();
-        }
-        return this::stop;
-    }
-
-    private synchronized void stop() {
-        if (worker != null) {
-            worker.shutdownNow();
-            worker = null;
-            queued.clear();
-        }
+    public AutoCloseable lead() {
+        return queue.start(this::enqueueAll);
     }
 
     /** The CA root changed: every configuration is patched again. */
@@ -177,38 +161,27 @@ public final class WebhookConfigPatcher {
     }
 
     private void enqueue(String name) {
-        schedule(name, 0);
+        queue.add(name);
     }
 
-    private synchronized void schedule(String name, long delayMillis) {
-        if (worker == null || name == null || !queued.add(name)) {
-            return;
+    /** One reconcile, retried with a doubling delay (100 ms up to a minute) until it succeeds. */
+    private long reconcileOrRetry(String name) {
+        boolean done;
+        try {
+            done = reconcile(name);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, plural + " " + name + " not patched (retrying): " + e);
+            done = false;
         }
-        ScheduledExecutorService w = worker;
-        w.schedule(() -> {
-            synchronized (this) {
-                if (worker != w) {
-                    return;
-                }
-                queued.remove(name);
-            }
-            boolean done;
-            try {
-                done = reconcile(name);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, plural + " " + name + " not patched (retrying): " + e);
-                done = false;
-            }
-            if (done) {
-                backoff.remove(name);
-            } else if (!Thread.currentThread().isInterrupted()) {
-                long next = backoff.merge(name, FIRST_RETRY_MILLIS, (a, b) -> Math.min(MAX_RETRY_MILLIS, a * 2));
-                if (!validating) {
-                    PATCH_RETRIES.increment(name);
-                }
-                schedule(name, next);
-            }
-        }, delayMillis, TimeUnit.MILLISECONDS);
+        if (done) {
+            backoff.remove(name);
+            return KeyedWorkQueue.DONE;
+        }
+        long next = backoff.merge(name, FIRST_RETRY_MILLIS, (a, b) -> Math.min(MAX_RETRY_MILLIS, a * 2));
+        if (!validating) {
+            PATCH_RETRIES.increment(name);
+        }
+        return next;
     }
 
     /** Brings one configuration up to date; false to retry later. */

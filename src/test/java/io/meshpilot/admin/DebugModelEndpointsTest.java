@@ -35,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DebugModelEndpointsTest {
     static final String PROXY_ID = "sidecar~10.9.9.8~reviews-v1-abc.default~default.svc.cluster.local";
+    /** What istioctl passes as proxyID: the pod's name.namespace, which istiod's connection ids start with. */
+    static final String POD = "reviews-v1-abc.default";
     static final String REVIEWS = "reviews.default.svc.cluster.local";
     static final String REVIEWS_CLUSTER = "outbound|9080||" + REVIEWS;
     static final String EXTENSION = "shape-lua";
@@ -163,7 +165,7 @@ class DebugModelEndpointsTest {
     void ecdszIsAnEnvoyConfigDumpOfTheProxysExtensionConfigs() {
         // admin.ConfigDump (envoy/admin/v3/config_dump.proto) as protojson: {"configs": [Any]};
         // each Any a TypedExtensionConfig (debug.go typedConfigDumpHandler("ecds"))
-        JsonElement dump = json("/debug/ecdsz?proxyID=" + PROXY_ID);
+        JsonElement dump = json("/debug/ecdsz?proxyID=" + POD);
         assertFields(dump, Map.of("configs", "array"));
         JsonArray configs = dump.getAsJsonObject().getAsJsonArray("configs");
         assertEquals(1, configs.size(), configs.toString());
@@ -176,7 +178,7 @@ class DebugModelEndpointsTest {
     void edszIsAnEnvoyConfigDumpOfTheProxysEndpoints() {
         // admin.ConfigDump of ClusterLoadAssignments (debug.go typedConfigDumpHandler("eds"));
         // the connection is found by substring of its id, so the node id matches (getProxyConnection)
-        JsonElement dump = json("/debug/edsz?proxyID=" + PROXY_ID);
+        JsonElement dump = json("/debug/edsz?proxyID=" + POD);
         JsonArray configs = dump.getAsJsonObject().getAsJsonArray("configs");
         assertEquals(1, configs.size(), dump.toString());
         JsonObject cla = configs.get(0).getAsJsonObject();
@@ -190,7 +192,7 @@ class DebugModelEndpointsTest {
     void ndszIsAnEmptyConfigDumpWithoutANameTable() {
         // admin.ConfigDump with no configs: istiod skips a type it has no generator for or the
         // proxy does not watch, and protojson leaves the empty list out
-        assertEquals(new JsonObject(), json("/debug/ndsz?proxyID=" + PROXY_ID));
+        assertEquals(new JsonObject(), json("/debug/ndsz?proxyID=" + POD));
         assertProxyErrors("ndsz");
     }
 
@@ -228,7 +230,7 @@ class DebugModelEndpointsTest {
     @Test
     void sidecarzIsTheProxysSidecarScope() {
         // SidecarScope.MarshalJSON (pilot/pkg/model/sidecar.go): a map of these nine keys
-        JsonElement scope = json("/debug/sidecarz?proxyID=" + PROXY_ID);
+        JsonElement scope = json("/debug/sidecarz?proxyID=" + POD);
         assertFields(scope, Map.of("version", "string", "name", "string", "namespace", "string",
                 "outboundTrafficPolicy", "object", "services", "array", "egressListenerServices", "array",
                 "servicesByHostname", "object", "sidecar", "object", "destinationRules", "object"));
@@ -296,7 +298,7 @@ class DebugModelEndpointsTest {
 
         // with proxyID: Telemetries.Debug -> computedTelemetries, telemetryKey embedded (Go
         // promotes Root, Proxy, Namespace, Workload: types.NamespacedName without json tags)
-        JsonElement computed = json("/debug/telemetryz?proxyID=" + PROXY_ID);
+        JsonElement computed = json("/debug/telemetryz?proxyID=" + POD);
         assertFields(computed, Map.of("Root", "object", "Proxy", "object", "Namespace", "object", "Workload", "object",
                 "Metrics", "array", "Logging", "array", "Tracing", "array"));
         JsonObject c = computed.getAsJsonObject();

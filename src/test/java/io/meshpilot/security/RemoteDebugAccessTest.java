@@ -131,7 +131,7 @@ class RemoteDebugAccessTest {
         Reply syncz = get("monitoring", "/debug/syncz", token);
         assertEquals(200, syncz.status(), syncz.body());
         assertTrue(syncz.body().contains("a.default") && syncz.body().contains("b.prod"), syncz.body());
-        assertEquals(200, get("http", "/debug/config_dump?proxyID=" + PROD_PROXY, token).status());
+        assertEquals(200, get("http", "/debug/config_dump?proxyID=b.prod", token).status());
         assertEquals(200, get("http", "/api/v1/server", token).status());
     }
 
@@ -142,9 +142,9 @@ class RemoteDebugAccessTest {
         assertEquals(403, syncz.status(), syncz.body());
         assertTrue(syncz.body().contains("namespace default may read only"), syncz.body());
         assertEquals(403, get("http", "/api/v1/server", token).status());
-        Reply own = get("monitoring", "/debug/config_dump?proxyID=" + DEFAULT_PROXY, token);
+        Reply own = get("monitoring", "/debug/config_dump?proxyID=a.default", token);
         assertEquals(200, own.status(), own.body());
-        Reply other = get("monitoring", "/debug/config_dump?proxyID=" + PROD_PROXY, token);
+        Reply other = get("monitoring", "/debug/config_dump?proxyID=b.prod", token);
         assertEquals(404, other.status(), other.body());
         assertTrue(other.body().contains("Proxy not connected to this Pilot instance"), other.body());
     }

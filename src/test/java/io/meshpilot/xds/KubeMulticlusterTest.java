@@ -230,7 +230,7 @@ class KubeMulticlusterTest {
         // one Service of both clusters; each endpoint in its own cluster's shard, with its locality
         List<JsonObject> services = reviewsInRegistry();
         assertEquals(1, services.size(), "one reviews Service: " + services);
-        assertEquals(Set.of("cluster1", "cluster2"), services.get(0).getAsJsonObject("clusterVIPs").keySet(),
+        assertEquals(Set.of("cluster1", "cluster2"), services.get(0).getAsJsonObject("clusterVIPs").getAsJsonObject("Addresses").keySet(),
                 "its VIPs per cluster: " + services);
         Map<String, List<JsonObject>> shards = shards();
         assertEquals(Set.of("Kubernetes/cluster1", "Kubernetes/cluster2"), shards.keySet(), shards.toString());
@@ -292,7 +292,7 @@ class KubeMulticlusterTest {
         cluster1.delete("v1", "Secret", "istio-system", "istio-remote-secret-cluster2");
         awaitServedBy(Set.of("a"));
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
-        assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").keySet());
+        assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").getAsJsonObject("Addresses").keySet());
         assertTrue(server.server().remoteSecrets().remoteClusters().isEmpty());
         assertEquals("[]", clusterz());
         assertEquals(Map.of("local", 1.0, "remote", 0.0), managedClusters());
