@@ -78,6 +78,15 @@ public final class IstioCounter {
         return c != null && c.monotonic;
     }
 
+    /**
+     * Exports a counter without labels at 0 before anything counts it: for a counter that
+     * alerts compare against 0 and that most servers never increment.
+     */
+    public IstioCounter exportAtZero() {
+        adder(List.of());
+        return this;
+    }
+
     /** Increments a counter without labels. */
     public void increment() {
         adder(List.of()).increment();

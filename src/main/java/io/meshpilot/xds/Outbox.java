@@ -103,6 +103,9 @@ final class Outbox {
                     written++;
                 }
             } catch (RuntimeException e) {
+                if (flowControlTimeout(e)) {
+                    XdsMetrics.WRITE_TIMEOUTS.increment();
+                }
                 Consumer<RuntimeException> handler;
                 synchronized (this) {
                     failed = true;
@@ -114,6 +117,18 @@ final class Outbox {
                 return;
             }
         }
+    }
+
+    /** Helidon's HTTP/2 writer gave up waiting for the reader's flow-control window (anywhere in the causes). */
+    static boolean flowControlTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.helidon.http.http2.Http2Exception h
+                    && h.code() == io.helidon.http.http2.Http2ErrorCode.FLOW_CONTROL
+                    && String.valueOf(h.getMessage()).contains("time-out")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Responses queued and not yet written (at most one per type). */

@@ -27,6 +27,16 @@ final class XdsMetrics {
             "Total time in seconds Pilot takes to init pushContext.",
             .01, .1, .5, 1, 3, 5);
 
+    /**
+     * istiod's pilot_xds_write_timeout: responses whose write timed out. Our writers never time
+     * a write out themselves (a slow reader holds only its own writer and one response per
+     * type, see {@link Outbox}); what times out is Helidon's HTTP/2 flow-control wait (its
+     * {@code flow-control-timeout}, 15 s), which fails the write and drops the stream, as
+     * istiod's send timeout does. grpc-java's Netty transport never times a write out: 0 there.
+     */
+    static final IstioCounter WRITE_TIMEOUTS = IstioCounter.of("pilot_xds_write_timeout",
+            "Pilot XDS response write timeouts.");
+
     /** pilot_xds_{cds,eds,lds,rds}_reject{node,err}: NACKs per proxy and error code. */
     static IstioCounter rejects(String shortType) {
         return IstioCounter.of("pilot_xds_" + shortType + "_reject", "node", "err",
