@@ -98,7 +98,9 @@ final class Outbox {
                 it.remove();
             }
             try {
+                long start = System.nanoTime();
                 transport.write(next);
+                XdsMetrics.SEND_TIME.record(java.time.Duration.ofNanos(System.nanoTime() - start));
                 synchronized (this) {
                     written++;
                 }
