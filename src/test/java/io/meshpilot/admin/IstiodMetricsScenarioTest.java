@@ -121,8 +121,9 @@ class IstiodMetricsScenarioTest {
 
     /**
      * Metrics istiod records only in Kubernetes mode (its CRD client, its Kubernetes registry,
-     * its webhook configuration patcher): this file-mode scenario cannot make them; they are
-     * checked where those parts run against the fake API server.
+     * its webhook configuration patcher): this file-mode scenario cannot make them.
+     * KubernetesModeServerTest checks pilot_k8s_cfg_events against the fake API server; the
+     * others are declared under these names in KubeServiceRegistry and WebhookConfigPatcher.
      */
     static final Set<String> KUBERNETES_ONLY = Set.of("pilot_k8s_cfg_events", "pilot_k8s_reg_events",
             "webhook_patch_attempts_total", "webhook_patch_retries_total", "webhook_patch_failures_total");
