@@ -27,6 +27,7 @@ final class CounterTypes implements Filter {
     private static final String METRICS = "/metrics";
     private static final byte[] TYPE = "# TYPE ".getBytes(StandardCharsets.US_ASCII);
     private static final String GAUGE = " gauge";
+    private static final String APPLICATION_SCOPE = "mp_scope=\"application\"";
 
     private final Predicate<String> isCounter;
 
@@ -113,7 +114,26 @@ final class CounterTypes implements Filter {
                     }
                 }
             }
+            if (bytes.length > 0 && bytes[0] != '#') {
+                String text = new String(bytes, StandardCharsets.UTF_8);
+                if (text.contains(APPLICATION_SCOPE)) {
+                    out.write(withoutApplicationScope(text).getBytes(StandardCharsets.UTF_8));
+                    return;
+                }
+            }
             out.write(bytes);
+        }
+
+        /**
+         * Helidon MP tags every meter with its MicroProfile scope; istiod's series have no such
+         * label, and a query or recording rule that matches label sets exactly would miss them.
+         * Every istiod metric is in the application scope, so dropping that one value keeps
+         * series distinct; the JVM's base and vendor metrics keep theirs.
+         */
+        static String withoutApplicationScope(String sample) {
+            String s = sample.replace(APPLICATION_SCOPE + ",", "").replace("," + APPLICATION_SCOPE, "")
+                    .replace(APPLICATION_SCOPE, "");
+            return s.replace("{,", "{").replace(",}", "}").replace("{}", "");
         }
 
         private static boolean startsWithType(byte[] bytes) {

@@ -30,6 +30,10 @@ final class ServerMetrics {
         Metrics.getOrCreate(Gauge.builder("pilot_info", () -> 1)
                 .tags(List.of(Tag.create("version", BuildInfo.current().shortForm())))
                 .description("Pilot version and build information."));
+        // istiod's RecordComponentBuildTag: one series per component and build tag, valued 1
+        Metrics.getOrCreate(Gauge.builder("istio_build", () -> 1)
+                .tags(List.of(Tag.create("component", "pilot"), Tag.create("tag", BuildInfo.current().tag())))
+                .description("Istio component build info"));
         Metrics.getOrCreate(Gauge.builder("process_start_time_seconds", () -> startMillis / 1000.0)
                 .description("Start time of the process since unix epoch in seconds."));
         var os = ManagementFactory.getOperatingSystemMXBean();

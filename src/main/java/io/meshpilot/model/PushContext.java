@@ -54,6 +54,8 @@ public final class PushContext {
     private volatile EnvoyFilterIndex envoyFilters = EnvoyFilterIndex.EMPTY;
     /** Conflicting or unsupported config found by {@link ConfigConflicts}; set once in {@link #build}. */
     private volatile PushDiagnostics diagnostics = PushDiagnostics.EMPTY; // set once, before build() returns
+    /** What the generators record while building proxies' config from this push. */
+    private final PushRecords records = new PushRecords();
     /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
     private volatile PushDiagnostics proxylessDiagnostics = PushDiagnostics.EMPTY;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
@@ -131,8 +133,12 @@ public final class PushContext {
                                     MeshConfig mesh, String domainSuffix, long version, JwksResolver jwks) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
-        for (Service s : discovery.services()) {
-            services.putIfAbsent(s.hostname(), s);
+        ServiceDiscovery.Listing listing = discovery.listing();
+        List<Service> duplicates = new ArrayList<>(listing.shadowed());
+        for (Service s : listing.services()) {
+            if (services.putIfAbsent(s.hostname(), s) != null) {
+                duplicates.add(s);
+            }
         }
         Map<String, Map<String, List<Config>>> vs = new HashMap<>();
         Map<String, Config> delegates = new HashMap<>();
@@ -178,6 +184,14 @@ public final class PushContext {
         UnappliedConfig.detect(push, store, diagnostics);
         push.envoyFilters = EnvoyFilterIndex.of(oldestFirst(store.list("EnvoyFilter", null)));
         diagnostics.addAll(push.envoyFilters.problems());
+        for (Service s : duplicates) {
+            // istiod's CDS normalizeClusters: the first cluster of a name is kept, the others are reported
+            for (Port p : s.ports()) {
+                String cluster = "outbound|" + p.port() + "||" + s.hostname();
+                diagnostics.add(PushMetric.DUPLICATED_CLUSTERS, cluster,
+                        "Duplicate cluster " + cluster + " found while pushing CDS");
+            }
+        }
         push.diagnostics = diagnostics.build();
         push.proxylessDiagnostics = UnappliedConfig.proxyless(push, store);
         return push;
@@ -451,6 +465,19 @@ public final class PushContext {
     /** Conflicting or unsupported config of this push (istiod's ProxyStatus); empty when none. */
     public PushDiagnostics diagnostics() {
         return diagnostics;
+    }
+
+    /**
+     * istiod's {@code PushContext.AddMetric}: a problem a generator found while building one
+     * proxy's config from this push, shown in push status until the next PushContext.
+     */
+    public void addMetric(PushMetric metric, String key, String proxy, String message) {
+        records.add(metric, key, proxy, message);
+    }
+
+    /** What the generators recorded from this push so far (see {@link #addMetric}). */
+    public PushRecords records() {
+        return records;
     }
 
     /**

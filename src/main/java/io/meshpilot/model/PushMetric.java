@@ -24,6 +24,34 @@ public record PushMetric(String name, String help) {
     public static final PushMetric DUPLICATED_SUBSETS = of("pilot_destrule_subsets",
             "Duplicate subsets across destination rules for same host");
     /**
+     * istiod's ProxyStatusNoService: a connected sidecar that no service's endpoint table lists
+     * by its IP (normal for a client-only workload; otherwise its endpoints were not seen yet).
+     * Keyed by proxy id. istiod declares it beside its GetProxyServiceTargets; recorded here
+     * where our service targets are worked out ({@code InboundPorts}).
+     */
+    public static final PushMetric NO_IP = of("pilot_no_ip", "Pods not found in the endpoint table, possibly invalid.");
+    /** istiod's ProxyStatusEndpointNotReady: a sidecar whose own endpoint is unready. Keyed by proxy id. */
+    public static final PushMetric ENDPOINT_NOT_READY = of("pilot_endpoint_not_ready", "Endpoint found in unready state.");
+    /** istiod's ProxyStatusClusterNoInstances: an EDS cluster whose assignment has no endpoints. Keyed by cluster. */
+    public static final PushMetric EDS_NO_INSTANCES = of("pilot_eds_no_instances", "Number of clusters without instances.");
+    /**
+     * istiod's DuplicatedClusters: two services of one hostname (e.g. ServiceEntries of the same
+     * host in two namespaces) make clusters of one name; the first is kept. Keyed by cluster.
+     */
+    public static final PushMetric DUPLICATED_CLUSTERS = of("pilot_duplicate_envoy_clusters",
+            "Duplicate envoy clusters caused by service entries with same hostname");
+    /** istiod's DNSNoEndpointClusters: a STRICT_DNS/LOGICAL_DNS cluster with no endpoint. Keyed by cluster. */
+    public static final PushMetric DNS_NO_ENDPOINT_CLUSTERS = of("pilot_dns_cluster_without_endpoints",
+            "DNS clusters without endpoints caused by the endpoint field in STRICT_DNS type cluster is not set or the "
+                    + "corresponding subset cannot select any endpoint");
+    /** istiod's ProxyStatusConflictOutboundListenerTCPOverTCP: a TCP service loses its port's listener to another. Keyed by listener. */
+    public static final PushMetric CONFLICT_OUTBOUND_TCP_OVER_TCP = of("pilot_conflict_outbound_listener_tcp_over_current_tcp",
+            "Number of conflicting tcp listeners with current tcp listener.");
+    /** istiod's ProxyStatusConflictInboundListener: two services of other protocols target one workload port. Keyed by proxy id. */
+    public static final PushMetric CONFLICT_INBOUND_LISTENER = of("pilot_conflict_inbound_listener",
+            "Number of conflicting inbound listeners.");
+
+    /**
      * Ours (istiod has no gauge for it): a route destination names a subset that the host's
      * DestinationRule, as seen from the VirtualService's namespace, does not define. The
      * route is still sent to {@code outbound|port|subset|host}; that cluster does not

@@ -11,6 +11,19 @@ public interface ServiceDiscovery {
 
     Optional<Service> service(String hostname);
 
+    /**
+     * {@link #services()} and the services it leaves out because an earlier one has their
+     * hostname in the same cluster (e.g. ServiceEntries of one host in two namespaces): their
+     * clusters would be istiod's duplicate Envoy clusters.
+     */
+    default Listing listing() {
+        return new Listing(services(), List.of());
+    }
+
+    /** The services, and the ones shadowed by an earlier service of their hostname. */
+    record Listing(List<Service> services, List<Service> shadowed) {
+    }
+
     /** Instances of a service's port (by port number), optionally only those whose labels include {@code labels}. */
     List<ServiceInstance> instances(Service service, int port, Map<String, String> labels);
 }

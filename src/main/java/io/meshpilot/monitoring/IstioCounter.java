@@ -64,6 +64,15 @@ public final class IstioCounter {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help));
     }
 
+    /**
+     * A series that only goes up but that istiod declares a gauge (its per-proxy
+     * {@code pilot_xds_*_reject}, NewGauge then Increment): counted as the counters are,
+     * typed {@code gauge} as istiod types it.
+     */
+    public static IstioCounter gaugeTyped(String name, String label1, String label2, String help) {
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help, false));
+    }
+
     /** The counter {@code name} with any number of labels (galley_validation_failed has four). */
     public static IstioCounter of(String name, List<String> labels, String help) {
         return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.copyOf(labels), help));
@@ -76,6 +85,15 @@ public final class IstioCounter {
     public static boolean isCounter(String name) {
         IstioCounter c = BY_NAME.get(name);
         return c != null && c.monotonic;
+    }
+
+    /**
+     * Exports a counter without labels at 0 before anything counts it: for a counter that
+     * alerts compare against 0 and that most servers never increment.
+     */
+    public IstioCounter exportAtZero() {
+        adder(List.of());
+        return this;
     }
 
     /** Increments a counter without labels. */

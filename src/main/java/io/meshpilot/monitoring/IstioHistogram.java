@@ -43,6 +43,11 @@ public final class IstioHistogram {
     }
 
     public void record(String labelValue, Duration d) {
+        recordValue(labelValue, d.toNanos() / 1e9);
+    }
+
+    /** Records an observation that is no duration (a size in bytes). */
+    public void recordValue(String labelValue, double value) {
         long generation = RegistryGeneration.current();
         if (generation != registered) { // a restarted container (tests): register anew in its registry
             synchronized (this) {
@@ -52,7 +57,7 @@ public final class IstioHistogram {
                 }
             }
         }
-        series.computeIfAbsent(labelValue, this::register).record(d.toNanos() / 1e9);
+        series.computeIfAbsent(labelValue, this::register).record(value);
     }
 
     private DistributionSummary register(String labelValue) {

@@ -77,6 +77,11 @@ public final class ClusterBuilder {
                         return Optional.empty(); // gRPC rejects a LOGICAL_DNS cluster without its one endpoint
                     }
                 }
+                if (assignment.getEndpointsCount() == 0) {
+                    push.addMetric(io.meshpilot.model.PushMetric.DNS_NO_ENDPOINT_CLUSTERS, name, "",
+                            (logical ? "LOGICAL_DNS" : "STRICT_DNS") + " cluster without endpoints " + name
+                                    + " found while pushing CDS");
+                }
                 c.setType(logical ? Cluster.DiscoveryType.LOGICAL_DNS : Cluster.DiscoveryType.STRICT_DNS)
                         .setLoadAssignment(assignment.toBuilder().setClusterName(name));
             }

@@ -59,16 +59,24 @@ public final class AggregateRegistry implements ServiceDiscovery {
 
     @Override
     public List<Service> services() {
+        return listing().services();
+    }
+
+    @Override
+    public Listing listing() {
         Map<String, Service> byHost = new LinkedHashMap<>();
         Map<String, ServiceRegistry> owner = new HashMap<>();
+        List<Service> shadowed = new ArrayList<>(0);
         for (ServiceRegistry r : registries) {
             for (Service s : r.services()) {
-                merge(byHost, owner, r, s);
+                if (merge(byHost, owner, r, s)) {
+                    shadowed.add(s);
+                }
             }
         }
         List<Service> out = new ArrayList<>(byHost.values());
         out.sort(Service.BY_HOST);
-        return out;
+        return new Listing(out, shadowed);
     }
 
     @Override
@@ -81,20 +89,27 @@ public final class AggregateRegistry implements ServiceDiscovery {
         return Optional.ofNullable(byHost.get(hostname));
     }
 
-    /** First registry wins; a later registry of another cluster contributes its VIPs. */
-    private static void merge(Map<String, Service> byHost, Map<String, ServiceRegistry> owner, ServiceRegistry r,
-                              Service s) {
+    /**
+     * First registry wins; a later registry of another cluster contributes its VIPs.
+     * Returns true when {@code s} is shadowed by an earlier service of its host in the same cluster.
+     */
+    private static boolean merge(Map<String, Service> byHost, Map<String, ServiceRegistry> owner, ServiceRegistry r,
+                                 Service s) {
         Service first = byHost.get(s.hostname());
         if (first == null) {
             byHost.put(s.hostname(), s);
             owner.put(s.hostname(), r);
-            return;
+            return false;
         }
-        if (!owner.get(s.hostname()).cluster().equals(r.cluster()) && !s.clusterVips().isEmpty()) {
-            Map<String, List<String>> vips = new HashMap<>(first.clusterVips());
-            s.clusterVips().forEach(vips::putIfAbsent);
-            byHost.put(s.hostname(), first.withClusterVips(vips));
+        if (!owner.get(s.hostname()).cluster().equals(r.cluster())) {
+            if (!s.clusterVips().isEmpty()) {
+                Map<String, List<String>> vips = new HashMap<>(first.clusterVips());
+                s.clusterVips().forEach(vips::putIfAbsent);
+                byHost.put(s.hostname(), first.withClusterVips(vips));
+            }
+            return false;
         }
+        return true;
     }
 
     @Override

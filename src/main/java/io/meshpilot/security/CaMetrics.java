@@ -27,5 +27,14 @@ final class CaMetrics {
                 .description("The unix timestamp, in seconds, when Citadel root cert will expire."));
         Metrics.getOrCreate(Gauge.builder("citadel_server_cert_chain_expiry_timestamp", () -> chainExpiry.get().doubleValue())
                 .description("The unix timestamp, in seconds, when Citadel cert chain will expire."));
+        // istiod's derived gauges: the time left, negative once expired
+        Metrics.getOrCreate(Gauge.builder("citadel_server_root_cert_expiry_seconds",
+                        () -> rootExpiry.get() - System.currentTimeMillis() / 1000.0)
+                .description("The time remaining, in seconds, before the root cert will expire. "
+                        + "A negative value indicates the cert is expired."));
+        Metrics.getOrCreate(Gauge.builder("citadel_server_cert_chain_expiry_seconds",
+                        () -> chainExpiry.get() - System.currentTimeMillis() / 1000.0)
+                .description("The time remaining, in seconds, before the Istio Generated cert chain will expire. "
+                        + "A negative value indicates the cert is expired."));
     }
 }

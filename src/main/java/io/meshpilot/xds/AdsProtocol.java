@@ -68,6 +68,7 @@ final class AdsProtocol {
         if (!req.getResponseNonce().isEmpty()) {
             if (!req.getResponseNonce().equals(w.nonceSent)) {
                 LOG.log(Level.DEBUG, () -> "stale nonce ignored proxy=" + con.proxy().id() + " type=" + type);
+                XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
                 return;
             }
             if (req.hasErrorDetail()) {
@@ -102,6 +103,7 @@ final class AdsProtocol {
         Connection.Watch w = con.watch(type);
         if (!req.getResponseNonce().isEmpty()) {
             if (!req.getResponseNonce().equals(w.nonceSent)) {
+                XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
                 return; // stale
             }
             if (req.hasErrorDetail()) {

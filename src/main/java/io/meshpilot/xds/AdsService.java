@@ -188,6 +188,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             try {
                 process.accept(connection, request);
             } catch (RuntimeException e) {
+                XdsMetrics.INTERNAL_ERRORS.increment();
                 LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="
                         + typeUrl.apply(request), e);
                 fail(Status.INTERNAL.withDescription("cannot answer " + typeUrl.apply(request) + ": " + e.getMessage()));

@@ -174,7 +174,10 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         out.onNext(response);
-        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
+        String type = TypeUrls.metricType(w.typeUrl);
+        AdsProtocol.XDS_PUSHES.increment(type);
+        // the size gRPC just serialized (protobuf keeps it): no second encoding
+        XdsMetrics.CONFIG_SIZE.recordValue(type, response.getSerializedSize());
     }
 
     private synchronized void writeDelta(Watch w,
@@ -188,7 +191,9 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         deltaOut.onNext(response); // after recording: the ACK may race onNext
-        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(w.typeUrl));
+        String type = TypeUrls.metricType(w.typeUrl);
+        AdsProtocol.XDS_PUSHES.increment(type);
+        XdsMetrics.CONFIG_SIZE.recordValue(type, response.getSerializedSize());
     }
 
     void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {

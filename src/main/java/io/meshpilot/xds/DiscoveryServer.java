@@ -127,6 +127,8 @@ public final class DiscoveryServer implements AutoCloseable {
     public void registerMetrics() {
         io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
                 () -> cache.size()).description("Current size of xds cache"));
+        XdsMetrics.WRITE_TIMEOUTS.exportAtZero();
+        XdsMetrics.INTERNAL_ERRORS.exportAtZero();
         status.registerMetrics();
     }
 

@@ -31,12 +31,21 @@ final class EdsGenerator implements ScopedGenerator {
                 continue;
             }
             Any cla = cache.endpoints(n, ruleKey(o, push, scope),
-                    () -> EndpointBuilder.build(n, push, scope).map(Any::pack).orElse(null));
+                    () -> EndpointBuilder.build(n, push, scope).map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
             }
         }
         return out;
+    }
+
+    /** istiod's endpoint builder records a cluster without instances (pilot_eds_no_instances) as it builds it. */
+    private static Any packRecordingEmpty(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment cla,
+                                          PushContext push) {
+        if (cla.getEndpointsCount() == 0) {
+            push.addMetric(io.meshpilot.model.PushMetric.EDS_NO_INSTANCES, cla.getClusterName(), "", "");
+        }
+        return Any.pack(cla);
     }
 
     /** The cache key beside the cluster name: the DestinationRule defining a subset ("" for no subset or rule). */

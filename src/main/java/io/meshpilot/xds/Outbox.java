@@ -98,11 +98,16 @@ final class Outbox {
                 it.remove();
             }
             try {
+                long start = System.nanoTime();
                 transport.write(next);
+                XdsMetrics.SEND_TIME.record(java.time.Duration.ofNanos(System.nanoTime() - start));
                 synchronized (this) {
                     written++;
                 }
             } catch (RuntimeException e) {
+                if (flowControlTimeout(e)) {
+                    XdsMetrics.WRITE_TIMEOUTS.increment();
+                }
                 Consumer<RuntimeException> handler;
                 synchronized (this) {
                     failed = true;
@@ -114,6 +119,18 @@ final class Outbox {
                 return;
             }
         }
+    }
+
+    /** Helidon's HTTP/2 writer gave up waiting for the reader's flow-control window (anywhere in the causes). */
+    static boolean flowControlTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.helidon.http.http2.Http2Exception h
+                    && h.code() == io.helidon.http.http2.Http2ErrorCode.FLOW_CONTROL
+                    && String.valueOf(h.getMessage()).contains("time-out")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Responses queued and not yet written (at most one per type). */

@@ -147,6 +147,7 @@ final class PushPipeline implements AutoCloseable {
                     try {
                         protocol.push(con, w, context);
                     } catch (RuntimeException e) {
+                        XdsMetrics.INTERNAL_ERRORS.increment();
                         LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
                                 + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
                     }

@@ -27,9 +27,34 @@ final class XdsMetrics {
             "Total time in seconds Pilot takes to init pushContext.",
             .01, .1, .5, 1, 3, 5);
 
+    /**
+     * istiod's pilot_xds_write_timeout: responses whose write timed out. Our writers never time
+     * a write out themselves (a slow reader holds only its own writer and one response per
+     * type, see {@link Outbox}); what times out is Helidon's HTTP/2 flow-control wait (its
+     * {@code flow-control-timeout}, 15 s), which fails the write and drops the stream, as
+     * istiod's send timeout does. grpc-java's Netty transport never times a write out: 0 there.
+     */
+    static final IstioCounter WRITE_TIMEOUTS = IstioCounter.of("pilot_xds_write_timeout",
+            "Pilot XDS response write timeouts.");
+
+    /** istiod's pilot_total_xds_internal_errors: requests or pushes that failed inside the server. */
+    static final IstioCounter INTERNAL_ERRORS = IstioCounter.of("pilot_total_xds_internal_errors",
+            "Total number of internal XDS errors in pilot.");
+    /** istiod's pilot_xds_expired_nonce{type}: requests answering a response that is not the last one sent. */
+    static final IstioCounter EXPIRED_NONCE = IstioCounter.of("pilot_xds_expired_nonce", "type",
+            "Total number of XDS requests with an expired nonce.");
+    /** istiod's pilot_xds_send_time: how long writing one response to the stream took. */
+    static final IstioHistogram SEND_TIME = IstioHistogram.of("pilot_xds_send_time", null,
+            "Total time in seconds Pilot takes to send generated configuration.",
+            .01, .1, 1, 3, 5, 10, 20, 30);
+    /** istiod's pilot_xds_config_size_bytes{type}: the size of each response pushed. */
+    static final IstioHistogram CONFIG_SIZE = IstioHistogram.of("pilot_xds_config_size_bytes", "type",
+            "Distribution of configuration sizes pushed to clients",
+            1, 10000, 1000000, 4000000, 10000000, 40000000);
+
     /** pilot_xds_{cds,eds,lds,rds}_reject{node,err}: NACKs per proxy and error code. */
     static IstioCounter rejects(String shortType) {
-        return IstioCounter.of("pilot_xds_" + shortType + "_reject", "node", "err",
+        return IstioCounter.gaugeTyped("pilot_xds_" + shortType + "_reject", "node", "err",
                 "Pilot rejected " + shortType.toUpperCase(java.util.Locale.ROOT) + " configs.");
     }
 

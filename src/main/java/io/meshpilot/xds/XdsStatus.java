@@ -56,7 +56,7 @@ final class XdsStatus {
     }
 
     private record DiagnosticsMemo(PushContext push, long connectionChanges, long credentialChanges,
-                                   PushDiagnostics diagnostics) {
+                                   long recordChanges, PushDiagnostics diagnostics) {
     }
 
     /** The first PushContext, once config and registries delivered their initial state. */
@@ -132,13 +132,14 @@ final class XdsStatus {
         // every gauge scrape and push_status read asks: computed once per push, connect or credential change
         long connectionChanges = connections.changes();
         long credentialChanges = this.credentialChanges.get();
+        long recordChanges = push.records().changes();
         DiagnosticsMemo memo = diagnosticsMemo;
         if (memo != null && memo.push() == push && memo.connectionChanges() == connectionChanges
-                && memo.credentialChanges() == credentialChanges) {
+                && memo.credentialChanges() == credentialChanges && memo.recordChanges() == recordChanges) {
             return memo.diagnostics();
         }
         PushDiagnostics d = liveDiagnostics(push);
-        diagnosticsMemo = new DiagnosticsMemo(push, connectionChanges, credentialChanges, d);
+        diagnosticsMemo = new DiagnosticsMemo(push, connectionChanges, credentialChanges, recordChanges, d);
         return d;
     }
 
@@ -146,10 +147,15 @@ final class XdsStatus {
         List<Proxy> routers = connections.all().stream().map(Connection::proxy)
                 .filter(p -> p.type() == Proxy.Type.ROUTER && !p.proxyless()).toList();
         boolean proxyless = connections.all().stream().anyMatch(c -> c.proxy().proxyless());
-        if (routers.isEmpty() && !proxyless) {
+        boolean recorded = push.records().changes() > 0;
+        if (routers.isEmpty() && !proxyless && !recorded) {
             return push.diagnostics();
         }
         var out = PushDiagnostics.builder().addAll(push.diagnostics());
+        if (recorded) {
+            // what the generators found while building the connected proxies' config (istiod's AddMetric)
+            out.addAll(push.records().snapshot());
+        }
         if (proxyless) {
             // what gRPC proxies do not get matters only while one is connected
             out.addAll(push.proxylessDiagnostics());

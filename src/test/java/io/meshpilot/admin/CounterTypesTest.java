@@ -55,4 +55,20 @@ class CounterTypesTest {
         }
         assertEquals("# TYPE c counter", sink.toString(StandardCharsets.UTF_8));
     }
+
+    @Test
+    void theApplicationScopeLabelIsDroppedAndTheJvmsScopesKept() throws Exception {
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        try (var out = new CounterTypes.Rewriter(sink, "c"::equals, () -> "text/plain")) {
+            out.write("memory_usedHeap_bytes{mp_scope=\"base\",} 1.0\nc{mp_scope=\"application\",} 2.0\n"
+                    .getBytes(StandardCharsets.UTF_8));
+        }
+        assertEquals("memory_usedHeap_bytes{mp_scope=\"base\",} 1.0\nc 2.0\n", sink.toString(StandardCharsets.UTF_8));
+        assertEquals("pilot_no_ip 1.0\n",
+                CounterTypes.Rewriter.withoutApplicationScope("pilot_no_ip{mp_scope=\"application\",} 1.0\n"));
+        assertEquals("pilot_xds{version=\"1.26.0\"} 2.0\n",
+                CounterTypes.Rewriter.withoutApplicationScope("pilot_xds{mp_scope=\"application\",version=\"1.26.0\",} 2.0\n"));
+        assertEquals("pilot_xds_pushes{type=\"cds\"} 3.0\n",
+                CounterTypes.Rewriter.withoutApplicationScope("pilot_xds_pushes{type=\"cds\",mp_scope=\"application\"} 3.0\n"));
+    }
 }

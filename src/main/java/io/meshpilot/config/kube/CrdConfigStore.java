@@ -168,7 +168,7 @@ public final class CrdConfigStore implements WritableConfigStore {
                 k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
                         client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
                 KindInformer informer = k;
-                k.onChange(new KindInformer.Handler() {
+                k.onChange(s.kind(), new KindInformer.Handler() {
                     @Override
                     public void upsert(DynamicKubernetesObject object) {
                         objectChanged(s, informer, object);

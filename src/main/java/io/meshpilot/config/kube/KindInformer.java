@@ -58,23 +58,45 @@ final class KindInformer {
         return group + "/" + version + "/" + plural;
     }
 
+    /** istiod's crdclient event counter: {type: the kind, event: add, update or delete}. */
+    static final io.meshpilot.monitoring.IstioCounter CFG_EVENTS = io.meshpilot.monitoring.IstioCounter.of(
+            "pilot_k8s_cfg_events", "type", "event", "Events from k8s config.");
+
+    /** Calls {@code handler} for each change, counted under {@code kind} in pilot_k8s_cfg_events. */
+    void onChange(String kind, Handler handler) {
+        onChange(handler, kind);
+    }
+
     /** Calls {@code handler} for each change, after noting the key as handled. */
     void onChange(Handler handler) {
+        onChange(handler, null);
+    }
+
+    private void onChange(Handler handler, String countedKind) {
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(DynamicKubernetesObject o) {
+                if (countedKind != null) {
+                    CFG_EVENTS.increment(countedKind, "add");
+                }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
             }
 
             @Override
             public void onUpdate(DynamicKubernetesObject old, DynamicKubernetesObject o) {
+                if (countedKind != null) {
+                    CFG_EVENTS.increment(countedKind, "update");
+                }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
             }
 
             @Override
             public void onDelete(DynamicKubernetesObject o, boolean finalStateUnknown) {
+                if (countedKind != null) {
+                    CFG_EVENTS.increment(countedKind, "delete");
+                }
                 handler.delete(o);
                 handled.remove(Caches.metaNamespaceKeyFunc(o));
             }

@@ -7,6 +7,7 @@ import io.meshpilot.model.Port;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushMetric;
 import io.meshpilot.model.Service;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -52,13 +53,35 @@ final class InboundPorts {
         mine.sort(Comparator.comparingInt(Candidate::rank)); // the oldest service wins a port
         Map<Integer, InboundPort> byPort = new TreeMap<>();
         for (Candidate c : mine) {
-            byPort.putIfAbsent(c.port().targetPort(), c.port());
+            InboundPort old = byPort.putIfAbsent(c.port().targetPort(), c.port());
+            if (old != null) {
+                reportConflict(proxy, push, old, c.port());
+            }
+            if (!c.ready()) {
+                push.addMetric(PushMetric.ENDPOINT_NOT_READY, proxy.id(), proxy.id(), "");
+            }
+        }
+        if (mine.isEmpty() && proxy.type() == Proxy.Type.SIDECAR && !proxy.proxyless()) {
+            push.addMetric(PushMetric.NO_IP, proxy.id(), proxy.id(), "");
         }
         var sidecar = push.scope(proxy).sidecar();
         if (sidecar != null && ((Sidecar) sidecar.spec()).getIngressCount() > 0) {
             return ingress((Sidecar) sidecar.spec(), byPort);
         }
         return List.copyOf(byPort.values());
+    }
+
+    /**
+     * istiod's reportInboundConflict: two services of other protocols targeting one workload
+     * port is a real conflict (the oldest wins); the same protocol is only skipped.
+     */
+    private static void reportConflict(Proxy proxy, PushContext push, InboundPort old, InboundPort incoming) {
+        if (old.servicePort().protocol() != incoming.servicePort().protocol()
+                && !old.hostname().equals(incoming.hostname())) {
+            push.addMetric(PushMetric.CONFLICT_INBOUND_LISTENER, proxy.id(), proxy.id(),
+                    "Conflicting inbound listener:" + incoming.targetPort() + ". existing: " + old.hostname()
+                            + ", incoming: " + incoming.hostname());
+        }
     }
 
     /**
@@ -80,7 +103,7 @@ final class InboundPorts {
     }
 
     /** An inbound port of the endpoint at some address, with its service's age rank. */
-    private record Candidate(int rank, InboundPort port) {
+    private record Candidate(int rank, InboundPort port, boolean ready) {
     }
 
     private record Indexed(PushContext push, Map<String, List<Candidate>> byIp) {
@@ -112,7 +135,8 @@ final class InboundPorts {
                 Port port = s.portByName(e.servicePortName()).orElse(null);
                 if (port != null && e.endpointPort() > 0) {
                     byIp.computeIfAbsent(e.address(), a -> new ArrayList<>())
-                            .add(new Candidate(rank, new InboundPort(e.endpointPort(), port, s)));
+                            .add(new Candidate(rank, new InboundPort(e.endpointPort(), port, s),
+                                    e.health() != IstioEndpoint.HealthStatus.UNHEALTHY));
                 }
             }
         }

@@ -95,6 +95,16 @@ public final class SidecarOutboundListenerBuilder {
         }
     }
 
+    /**
+     * istiod's outboundListenerConflict: a TCP service that loses its listener to the TCP
+     * service already there (the oldest keeps it), keyed by listener name.
+     */
+    private static void reportTcpConflict(Proxy proxy, PushContext push, String listener, Target kept, Target rejected) {
+        push.addMetric(io.meshpilot.model.PushMetric.CONFLICT_OUTBOUND_TCP_OVER_TCP, listener, proxy.id(),
+                "Listener=" + listener + " Accepted=" + kept.port().protocol() + " Rejected="
+                        + rejected.port().protocol() + " (" + rejected.service().hostname() + ")");
+    }
+
     /** The per-service-port listeners, ordered by name. */
     public static List<Listener> outbound(Proxy proxy, PushContext push, ProxyScope scope) {
         MeshConfig mesh = push.mesh();
@@ -131,11 +141,15 @@ public final class SidecarOutboundListenerBuilder {
                     if (old != null && !old.service().hostname().equals(s.hostname())) {
                         LOG.log(Level.WARNING, "outbound listener " + vip + "_" + n + ": " + s.hostname()
                                 + " conflicts with " + old.service().hostname() + " proxy=" + proxy.id());
+                        reportTcpConflict(proxy, push, vip + "_" + n, old, t);
                     }
                 } else if (p.protocol() == Protocol.TLS || p.protocol() == Protocol.HTTPS) {
                     tlsWildcard.computeIfAbsent(n, k -> new ArrayList<>()).add(t); // told apart by SNI
                 } else {
-                    tcpWildcard.putIfAbsent(n, t);
+                    Target old = tcpWildcard.putIfAbsent(n, t);
+                    if (old != null && !old.service().hostname().equals(s.hostname())) {
+                        reportTcpConflict(proxy, push, EnvoyFilters.WILDCARD + "_" + n, old, t);
+                    }
                 }
             }
         }

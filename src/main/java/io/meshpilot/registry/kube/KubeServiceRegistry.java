@@ -121,12 +121,39 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
             deselected.forEach(this::resyncNamespace);
         }));
         informers.discovery().setSelectors(DiscoverySelectors.of(mesh.get()));
-        informers.nodes().addEventHandler(handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName()))));
-        informers.pods().addEventHandler(handler(p -> enqueue(() -> podChanged(key(p)))));
-        informers.services().addEventHandler(handler(s -> enqueue(() -> serviceChanged(key(s)))));
-        informers.slices().addEventHandler(handler(s -> enqueue(() -> sliceChanged(key(s)))));
+        informers.nodes().addEventHandler(counted("Nodes", handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName())))));
+        informers.pods().addEventHandler(counted("Pods", handler(p -> enqueue(() -> podChanged(key(p))))));
+        informers.services().addEventHandler(counted("Services", handler(s -> enqueue(() -> serviceChanged(key(s))))));
+        informers.slices().addEventHandler(counted("EndpointSlice", handler(s -> enqueue(() -> sliceChanged(key(s))))));
         worker = Thread.ofPlatform().daemon().name("kube-registry-" + options.clusterId()).unstarted(this::run);
         worker.start();
+    }
+
+    /** istiod's registry event counter: {type: istiod's informer name, event: add, update or delete}. */
+    static final io.meshpilot.monitoring.IstioCounter REG_EVENTS = io.meshpilot.monitoring.IstioCounter.of(
+            "pilot_k8s_reg_events", "type", "event", "Events from k8s registry.");
+
+    /** {@code handler}, each event counted in pilot_k8s_reg_events under {@code type} as istiod names it. */
+    private static <T extends KubernetesObject> ResourceEventHandler<T> counted(String type, ResourceEventHandler<T> handler) {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(T obj) {
+                REG_EVENTS.increment(type, "add");
+                handler.onAdd(obj);
+            }
+
+            @Override
+            public void onUpdate(T oldObj, T newObj) {
+                REG_EVENTS.increment(type, "update");
+                handler.onUpdate(oldObj, newObj);
+            }
+
+            @Override
+            public void onDelete(T obj, boolean finalStateUnknown) {
+                REG_EVENTS.increment(type, "delete");
+                handler.onDelete(obj, finalStateUnknown);
+            }
+        };
     }
 
     /** Every kind of event means the same here: look at the object's current state. */

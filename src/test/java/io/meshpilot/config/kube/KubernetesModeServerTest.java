@@ -141,6 +141,14 @@ class KubernetesModeServerTest {
 
             api.apply(echoRoute("alice"));
             awaitRoutedUser(grpc, "alice"); // the change applied to the cluster is pushed
+            // istiod's pilot_k8s_cfg_events{type,event} (pilot/pkg/config/kube/crdclient/metrics.go): the CRD watch's events
+            var events = io.meshpilot.testing.PrometheusTextParser.parse(
+                    Http.get(server.ports().get("monitoring"), "/metrics").body()).get("pilot_k8s_cfg_events");
+            assertTrue(events != null && events.type().equals("counter"), String.valueOf(events));
+            for (String event : List.of("add", "update")) {
+                assertTrue(events.samples().stream().anyMatch(x -> "VirtualService".equals(x.labels().get("type"))
+                        && event.equals(x.labels().get("event")) && x.value() >= 1), event + ": " + events);
+            }
 
             // acceptance 3 over the API: an invalid change is reported where file errors are,
             // and the last good version keeps being served
