@@ -54,6 +54,9 @@ public class DebugModelResource {
     static final String DEFAULT_SIDECAR = "default-sidecar";
 
     @Inject
+    io.meshpilot.inject.SidecarInjector injector;
+
+    @Inject
     Environment environment;
 
     @Inject
@@ -174,6 +177,20 @@ public class DebugModelResource {
         out.add("sidecar", IstioModelJson.message(sidecar));
         out.add("destinationRules", destinationRules);
         return json(out);
+    }
+
+    /**
+     * {@code /debug/inject}: the injection templates in force, name to template text, as istiod
+     * dumps its webhook's RawTemplates. The built-in {@code sidecar} template (the chart's
+     * default, rendered natively) has no text; a ConfigMap's templates come as written.
+     */
+    @GET
+    @Path("inject")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String inject() {
+        JsonObject out = new JsonObject();
+        injector.settings().config().templates().forEach(out::addProperty);
+        return out.toString();
     }
 
     /** {@code /debug/resourcesz}: the config kinds this server knows, as istiod's GroupVersionKind list. */

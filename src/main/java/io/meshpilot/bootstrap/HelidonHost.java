@@ -147,6 +147,11 @@ public class HelidonHost {
     }
 
     @Produces
+    io.meshpilot.inject.SidecarInjector sidecarInjector() {
+        return hosted().sidecarInjector();
+    }
+
+    @Produces
     PilotFeatures features() {
         return hosted().args().features();
     }

@@ -103,6 +103,7 @@ public final class PilotServer implements AutoCloseable {
     private Servers servers;
     private HelidonHost.Running helidon;
     private io.meshpilot.inject.InjectWebhook injectWebhook;
+    private io.meshpilot.inject.SidecarInjector sidecarInjector;
 
     private PilotServer(PilotArgs args, Hosting hosting) {
         this.args = args;
@@ -217,8 +218,9 @@ public final class PilotServer implements AutoCloseable {
                         : n.getMetadata().getLabels() == null ? java.util.Map.of() : n.getMetadata().getLabels();
             };
         }
-        injectWebhook = new io.meshpilot.inject.InjectWebhook(new io.meshpilot.inject.SidecarInjector(settings,
-                environment::mesh, args.revision(), args.features().nativeSidecars(), namespaceLabels));
+        sidecarInjector = new io.meshpilot.inject.SidecarInjector(settings,
+                environment::mesh, args.revision(), args.features().nativeSidecars(), namespaceLabels);
+        injectWebhook = new io.meshpilot.inject.InjectWebhook(sidecarInjector);
         webhooks.addService(injectWebhook);
     }
 
@@ -648,6 +650,11 @@ public final class PilotServer implements AutoCloseable {
 
     public DiscoveryServer discovery() {
         return discovery;
+    }
+
+    /** The sidecar injector behind {@code /inject}. */
+    public io.meshpilot.inject.SidecarInjector sidecarInjector() {
+        return sidecarInjector;
     }
 
     /** The webhooks on the webhook listener; add one before {@link #start()}. */

@@ -14,17 +14,18 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * The {@code config} key of the {@code istio-sidecar-injector} ConfigMap: the injection
  * policy, the never/always selectors, the annotations added to every injected pod, and the
  * templates. MeshPilot renders only istiod's default {@code sidecar} template (natively); it
- * keeps the other template names to tell a pod asking for one of them.
+ * keeps the templates as the ConfigMap gives them, to tell a pod asking for another one and to
+ * show them at {@code /debug/inject}.
  *
  * @param policy              {@code enabled} (inject unless a pod opts out) or {@code disabled} (only pods that opt in)
- * @param templateNames       the templates the ConfigMap defines ({@code templates:} keys, or {@code sidecar} for the
- *                            older single {@code template:})
+ * @param templates           the templates the ConfigMap defines, name to text ({@code templates:}, or {@code sidecar}
+ *                            for the older single {@code template:}); the built-in {@code sidecar} has no text
  * @param defaultTemplates    the templates a pod gets without {@code inject.istio.io/templates}
  * @param aliases             template aliases (a name standing for several templates)
  */
 public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelector,
                              List<LabelSelector> alwaysInjectSelector, Map<String, String> injectedAnnotations,
-                             Set<String> templateNames, List<String> defaultTemplates, Map<String, List<String>> aliases) {
+                             Map<String, String> templates, List<String> defaultTemplates, Map<String, List<String>> aliases) {
     /** The one template MeshPilot renders. */
     public static final String SIDECAR_TEMPLATE = "sidecar";
 
@@ -32,15 +33,20 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
         neverInjectSelector = List.copyOf(neverInjectSelector);
         alwaysInjectSelector = List.copyOf(alwaysInjectSelector);
         injectedAnnotations = Map.copyOf(injectedAnnotations);
-        templateNames = Set.copyOf(templateNames);
+        templates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(templates));
         defaultTemplates = List.copyOf(defaultTemplates);
         aliases = Map.copyOf(aliases);
     }
 
     /** istiod's chart default: policy enabled, no selectors, the sidecar template. */
     public static InjectorConfig defaults() {
-        return new InjectorConfig("enabled", List.of(), List.of(), Map.of(), Set.of(SIDECAR_TEMPLATE),
+        return new InjectorConfig("enabled", List.of(), List.of(), Map.of(), Map.of(SIDECAR_TEMPLATE, ""),
                 List.of(SIDECAR_TEMPLATE), Map.of());
+    }
+
+    /** The names of {@link #templates}. */
+    public Set<String> templateNames() {
+        return templates.keySet();
     }
 
     /**
@@ -62,12 +68,12 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
             throw new IllegalArgumentException("config: expected a mapping at the top level");
         }
         String policy = m.get("policy") == null ? "enabled" : String.valueOf(m.get("policy"));
-        Set<String> names = new LinkedHashSet<>();
+        Map<String, String> names = new LinkedHashMap<>();
         if (m.get("template") instanceof String s && !s.isBlank()) {
-            names.add(SIDECAR_TEMPLATE);
+            names.put(SIDECAR_TEMPLATE, s);
         }
         if (m.get("templates") instanceof Map<?, ?> t) {
-            t.keySet().forEach(k -> names.add(String.valueOf(k)));
+            t.forEach((k, v) -> names.put(String.valueOf(k), v == null ? "" : String.valueOf(v)));
         } else if (m.get("templates") != null) {
             throw new IllegalArgumentException("config.templates: expected a mapping of name to template");
         }
@@ -82,7 +88,7 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
         }
         return new InjectorConfig(policy, selectors(m.get("neverInjectSelector"), "config.neverInjectSelector"),
                 selectors(m.get("alwaysInjectSelector"), "config.alwaysInjectSelector"), injected,
-                names.isEmpty() ? Set.of(SIDECAR_TEMPLATE) : names,
+                names.isEmpty() ? Map.of(SIDECAR_TEMPLATE, "") : names,
                 defaults.isEmpty() ? List.of(SIDECAR_TEMPLATE) : defaults, aliases);
     }
 

@@ -68,6 +68,11 @@ public final class SidecarInjector {
      *                        the nodes' kubelet versions, the pod annotation sidecar.istio.io/nativeSidecar wins
      * @param namespaceLabels a namespace's labels, or null when unknown
      */
+    /** The settings in force (the injector ConfigMap's, or the chart's defaults); {@code /debug/inject} shows them. */
+    public Settings settings() {
+        return settings.get();
+    }
+
     public SidecarInjector(Supplier<Settings> settings, Supplier<MeshConfig> mesh, String revision, boolean nativeSidecars,
                            Function<String, Map<String, String>> namespaceLabels) {
         this.settings = settings;

@@ -266,6 +266,15 @@ class DebugModelEndpointsTest {
         assertTrue(kinds.toString().contains("\"kind\":\"VirtualService\""), kinds.toString());
     }
 
+    @Test
+    void injectIsTheTemplatesByName() {
+        // debug.go injectTemplateHandler: the webhook's RawTemplates, map[string]string (pkg/kube/inject/inject.go);
+        // no injector ConfigMap here: the chart's default, the sidecar template, built in
+        JsonElement templates = json("/debug/inject");
+        assertEquals(Set.of("sidecar"), templates.getAsJsonObject().keySet(), templates.toString());
+        templates.getAsJsonObject().entrySet().forEach(e -> assertFields(templates, Map.of(e.getKey(), "string")));
+    }
+
     static void assertAuthorizationPolicies(JsonElement policies) {
         // model.AuthorizationPolicies (pilot/pkg/model/authorization.go)
         assertFields(policies, Map.of("namespace_to_policies", "object", "root_namespace", "string"));
@@ -331,7 +340,7 @@ class DebugModelEndpointsTest {
     void listNamesTheNewEndpointsButNotPprof() {
         // debug.go list: sorted names without "list" and without pprof
         List<String> names = json("/debug/list").getAsJsonArray().asList().stream().map(JsonElement::getAsString).toList();
-        assertTrue(names.containsAll(List.of("authorizationz", "cachez", "ecdsz", "edsz", "endpointz", "ndsz",
+        assertTrue(names.containsAll(List.of("authorizationz", "cachez", "ecdsz", "edsz", "endpointz", "inject", "ndsz",
                 "networkz", "pushcontext", "resourcesz", "sidecarz", "telemetryz")), names.toString());
         assertTrue(names.stream().noneMatch(n -> n.contains("pprof")), names.toString());
         assertEquals(names.stream().sorted().toList(), names);
