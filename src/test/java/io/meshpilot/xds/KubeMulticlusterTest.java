@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import io.meshpilot.testing.CapturedLog;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -266,7 +266,7 @@ class KubeMulticlusterTest {
         awaitServedBy(Set.of("a", "c"));
 
         // a malformed kubeconfig: one line naming the Secret and key; nothing else changes, still ready
-        try (CapturedLog log = new CapturedLog()) {
+        try (CapturedLog log = new CapturedLog(RemoteSecretController.class)) {
             cluster1.apply(remoteSecret("istio-remote-secret-broken", Map.of("cluster3", "clusters: [ {server: ")));
             await("the refusal of cluster3's kubeconfig", () -> log.has("SEVERE", "cluster_id=cluster3",
                     "secret=istio-system/istio-remote-secret-broken", "key cluster3", "kubeconfig cannot be loaded",
@@ -332,37 +332,4 @@ class KubeMulticlusterTest {
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
     }
 
-    /** Records of the remote Secret controller, captured without printing (test logs stay quiet). */
-    static final class CapturedLog extends java.util.logging.Handler implements AutoCloseable {
-        final java.util.logging.Logger logger = java.util.logging.Logger.getLogger(RemoteSecretController.class.getName());
-        final java.util.logging.Level level = logger.getLevel();
-        final boolean parents = logger.getUseParentHandlers();
-        final List<String> lines = new CopyOnWriteArrayList<>();
-
-        CapturedLog() {
-            logger.setLevel(java.util.logging.Level.INFO);
-            logger.setUseParentHandlers(false);
-            logger.addHandler(this);
-        }
-
-        @Override
-        public void publish(java.util.logging.LogRecord r) {
-            lines.add(r.getLevel() + " " + r.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-            logger.removeHandler(this);
-            logger.setUseParentHandlers(parents);
-            logger.setLevel(level);
-        }
-
-        boolean has(String... parts) {
-            return lines.stream().anyMatch(l -> java.util.Arrays.stream(parts).allMatch(l::contains));
-        }
-    }
 }

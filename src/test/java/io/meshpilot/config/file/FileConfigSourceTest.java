@@ -1,6 +1,7 @@
 package io.meshpilot.config.file;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import io.meshpilot.testing.CapturedLog;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
@@ -261,39 +262,6 @@ class FileConfigSourceTest {
         assertTrue(source.errors().get(0).reason().contains("also defined in a.yaml"), source.errors().toString());
     }
 
-    /** Records of the source's logger, captured without printing (test logs stay quiet). */
-    static final class CapturedLog extends java.util.logging.Handler implements AutoCloseable {
-        final java.util.logging.Logger logger = java.util.logging.Logger.getLogger(FileConfigSource.class.getName());
-        final java.util.logging.Level level = logger.getLevel();
-        final boolean parents = logger.getUseParentHandlers();
-        final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-        CapturedLog() {
-            logger.setLevel(java.util.logging.Level.INFO);
-            logger.setUseParentHandlers(false);
-            logger.addHandler(this);
-        }
-
-        @Override
-        public void publish(java.util.logging.LogRecord r) {
-            lines.add(r.getLevel() + " " + r.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-            logger.removeHandler(this);
-            logger.setUseParentHandlers(parents);
-            logger.setLevel(level);
-        }
-
-        boolean has(String... parts) {
-            return lines.stream().anyMatch(l -> java.util.Arrays.stream(parts).allMatch(l::contains));
-        }
-    }
 
     static String reasonFor(List<DocumentError> errors, String source) {
         return errors.stream().filter(e -> e.source().equals(source)).map(DocumentError::reason).findFirst()
@@ -322,7 +290,7 @@ class FileConfigSourceTest {
         Files.createDirectories(dir.resolve("sub.yaml")); // a directory named like a file is entered, not an error
         Files.writeString(dir.resolve("sub.yaml/inner.yaml"), vs("inner", "inner.example.com"));
         Files.writeString(dir.resolve("notes"), "a FIFO or link without a config name is not config: not reported");
-        try (CapturedLog log = new CapturedLog()) {
+        try (CapturedLog log = new CapturedLog(FileConfigSource.class)) {
             run();
             List<DocumentError> errs = source.errors();
             assertEquals("symlink loop", reasonFor(errs, "loop.yaml"));
@@ -334,7 +302,7 @@ class FileConfigSourceTest {
             assertEquals("file name too long", reasonFor(errs, "long.yaml"));
             assertEquals(7, errs.size(), errs.toString());
             for (String path : List.of("loop.yaml", "dangling.yaml", "long.yaml", "pipe.yaml", "latin1.yaml", "big.yaml")) {
-                assertTrue(log.has("WARNING", path, reasonFor(errs, path)), path + " is logged with its cause: " + log.lines);
+                assertTrue(log.has("WARNING", path, reasonFor(errs, path)), path + " is logged with its cause: " + log.lines());
             }
             assertTrue(source.get("VirtualService", "default", "good").isPresent());
             assertTrue(source.get("VirtualService", "default", "inner").isPresent());
@@ -349,19 +317,19 @@ class FileConfigSourceTest {
             }
             assertEquals(6, source.errors().size(), source.errors().toString());
             assertTrue(source.get("VirtualService", "default", "target").isPresent(), "the link's target loads");
-            assertTrue(log.has("resolved", "dangling.yaml"), log.lines.toString());
+            assertTrue(log.has("resolved", "dangling.yaml"), log.lines().toString());
         }
     }
 
     @Test
     void aProblemIsLoggedOnceNotAtEveryScan() throws Exception {
         Files.createSymbolicLink(dir.resolve("loop.yaml"), dir.resolve("loop.yaml"));
-        try (CapturedLog log = new CapturedLog()) {
+        try (CapturedLog log = new CapturedLog(FileConfigSource.class)) {
             run();
             for (int i = 0; i < 3; i++) {
                 source.scan();
             }
-            assertEquals(1, log.lines.stream().filter(l -> l.contains("loop.yaml")).count(), log.lines.toString());
+            assertEquals(1, log.lines().stream().filter(l -> l.contains("loop.yaml")).count(), log.lines().toString());
         }
     }
 
@@ -370,7 +338,7 @@ class FileConfigSourceTest {
         Path f = dir.resolve("old.yaml");
         String old = vs("old", "old.example.com") + "    websocketUpgrade: true\n";
         Files.writeString(f, old);
-        try (CapturedLog log = new CapturedLog()) {
+        try (CapturedLog log = new CapturedLog(FileConfigSource.class)) {
             run();
             assertTrue(source.get("VirtualService", "default", "old").isPresent());
             assertEquals(List.of(), source.errors());
@@ -385,7 +353,7 @@ class FileConfigSourceTest {
                 // the re-read "old" may come first
             }
             assertEquals(List.of(w), source.warnings());
-            assertEquals(1, log.lines.stream().filter(l -> l.contains("websocketUpgrade")).count(), log.lines.toString());
+            assertEquals(1, log.lines().stream().filter(l -> l.contains("websocketUpgrade")).count(), log.lines().toString());
         }
     }
 }
