@@ -19,33 +19,27 @@ final class AppProbes {
     /** The ISTIO_KUBE_APP_PROBERS value (keys sorted, as Go writes a map), or null when there is nothing to run. */
     static String dump(JsonObject pod, int statusPort) {
         Map<String, JsonObject> out = new TreeMap<>();
-        for (String field : new String[] {"initContainers", "containers"}) {
-            for (JsonElement e : Pods.array(pod, field)) {
-                JsonObject c = e.getAsJsonObject();
-                String name = Pods.string(c, "name");
-                if (name.equals(SidecarTemplate.PROXY)) {
-                    continue;
-                }
-                Map<String, Integer> ports = new TreeMap<>();
-                JsonElement ps = c.get("ports");
-                if (ps != null && ps.isJsonArray()) {
-                    ps.getAsJsonArray().forEach(p -> {
-                        String n = Pods.string(p.getAsJsonObject(), "name");
-                        if (!n.isEmpty()) {
-                            ports.put(n, p.getAsJsonObject().get("containerPort").getAsInt());
-                        }
-                    });
-                }
-                put(out, "/app-health/" + name + "/readyz", prober(c.get("readinessProbe"), true), ports, statusPort);
-                put(out, "/app-health/" + name + "/livez", prober(c.get("livenessProbe"), true), ports, statusPort);
-                put(out, "/app-health/" + name + "/startupz", prober(c.get("startupProbe"), true), ports, statusPort);
-                JsonElement lifecycle = c.get("lifecycle");
-                if (lifecycle != null && lifecycle.isJsonObject()) {
-                    put(out, "/app-lifecycle/" + name + "/prestopz", prober(lifecycle.getAsJsonObject().get("preStop"), false),
-                            ports, statusPort);
-                    put(out, "/app-lifecycle/" + name + "/poststartz",
-                            prober(lifecycle.getAsJsonObject().get("postStart"), false), ports, statusPort);
-                }
+        for (JsonObject c : appContainers(pod)) {
+            String name = Pods.string(c, "name");
+            Map<String, Integer> ports = new TreeMap<>();
+            JsonElement ps = c.get("ports");
+            if (ps != null && ps.isJsonArray()) {
+                ps.getAsJsonArray().forEach(p -> {
+                    String n = Pods.string(p.getAsJsonObject(), "name");
+                    if (!n.isEmpty()) {
+                        ports.put(n, p.getAsJsonObject().get("containerPort").getAsInt());
+                    }
+                });
+            }
+            put(out, "/app-health/" + name + "/readyz", prober(c.get("readinessProbe"), true), ports, statusPort);
+            put(out, "/app-health/" + name + "/livez", prober(c.get("livenessProbe"), true), ports, statusPort);
+            put(out, "/app-health/" + name + "/startupz", prober(c.get("startupProbe"), true), ports, statusPort);
+            JsonElement lifecycle = c.get("lifecycle");
+            if (lifecycle != null && lifecycle.isJsonObject()) {
+                put(out, "/app-lifecycle/" + name + "/prestopz", prober(lifecycle.getAsJsonObject().get("preStop"), false),
+                        ports, statusPort);
+                put(out, "/app-lifecycle/" + name + "/poststartz",
+                        prober(lifecycle.getAsJsonObject().get("postStart"), false), ports, statusPort);
             }
         }
         if (out.isEmpty()) {
@@ -140,24 +134,32 @@ final class AppProbes {
 
     /** Points the app containers' probes and hooks at the status port. */
     static void rewrite(JsonObject pod, int statusPort) {
+        for (JsonObject c : appContainers(pod)) {
+            String name = Pods.string(c, "name");
+            convert(c, "readinessProbe", "/app-health/" + name + "/readyz", statusPort, true);
+            convert(c, "livenessProbe", "/app-health/" + name + "/livez", statusPort, true);
+            convert(c, "startupProbe", "/app-health/" + name + "/startupz", statusPort, true);
+            JsonElement lifecycle = c.get("lifecycle");
+            if (lifecycle != null && lifecycle.isJsonObject()) {
+                convert(lifecycle.getAsJsonObject(), "preStop", "/app-lifecycle/" + name + "/prestopz", statusPort, false);
+                convert(lifecycle.getAsJsonObject(), "postStart", "/app-lifecycle/" + name + "/poststartz", statusPort,
+                        false);
+            }
+        }
+    }
+
+    /** The pod's init containers and containers, istio-proxy left out. */
+    private static java.util.List<JsonObject> appContainers(JsonObject pod) {
+        java.util.List<JsonObject> out = new java.util.ArrayList<>();
         for (String field : new String[] {"initContainers", "containers"}) {
             for (JsonElement e : Pods.array(pod, field)) {
                 JsonObject c = e.getAsJsonObject();
-                String name = Pods.string(c, "name");
-                if (name.equals(SidecarTemplate.PROXY)) {
-                    continue;
-                }
-                convert(c, "readinessProbe", "/app-health/" + name + "/readyz", statusPort, true);
-                convert(c, "livenessProbe", "/app-health/" + name + "/livez", statusPort, true);
-                convert(c, "startupProbe", "/app-health/" + name + "/startupz", statusPort, true);
-                JsonElement lifecycle = c.get("lifecycle");
-                if (lifecycle != null && lifecycle.isJsonObject()) {
-                    convert(lifecycle.getAsJsonObject(), "preStop", "/app-lifecycle/" + name + "/prestopz", statusPort, false);
-                    convert(lifecycle.getAsJsonObject(), "postStart", "/app-lifecycle/" + name + "/poststartz", statusPort,
-                            false);
+                if (!Pods.string(c, "name").equals(SidecarTemplate.PROXY)) {
+                    out.add(c);
                 }
             }
         }
+        return out;
     }
 
     private static void convert(JsonObject holder, String field, String url, int statusPort, boolean grpc) {
