@@ -53,7 +53,6 @@ public class AdminAccess {
     private static final System.Logger LOG = System.getLogger(AdminAccess.class.getName());
     /** istiod's default system namespace, when the mesh config names no root namespace. */
     private static final String ISTIO_SYSTEM = "istio-system";
-    static final String NOT_CONNECTED = "Proxy not connected to this Pilot instance. It may be connected to another instance.";
 
     @Inject
     Listeners listeners;
@@ -176,6 +175,15 @@ public class AdminAccess {
                         hostOf(req), path + " from " + remote + ": " + e.getMessage());
                 return;
             }
+            if (path.startsWith("/api/") && !req.prologue().method().equals(io.helidon.http.Method.GET)
+                    && !req.prologue().method().equals(io.helidon.http.Method.HEAD)) {
+                // the REST writes reach the cluster with istiod's own rights: no caller identity
+                // is enough for them (istiod has no such surface at all)
+                refuse(res, Status.FORBIDDEN_403, "forbidden: " + req.prologue().method().text() + " " + path
+                        + " is accepted from loopback callers only; authenticated remote callers may read",
+                        String.join(",", caller.identities()), path + " from " + remote + " as " + caller.identities());
+                return;
+            }
             switch (authorizer.decide(caller.identities(), path, systemNamespace())) {
                 case DebugAuthorizer.Decision.Everything everything -> chain.proceed();
                 case DebugAuthorizer.Decision.Forbidden forbidden -> refuse(res, Status.FORBIDDEN_403,
@@ -187,8 +195,9 @@ public class AdminAccess {
                         refusals.log(String.join(",", caller.identities()), () -> "debug request refused (404): "
                                 + path + " from " + remote + " as " + caller.identities() + " about " + proxyId
                                 + " of another namespace");
-                        res.status(Status.NOT_FOUND_404).header(HeaderValues.CONTENT_TYPE_JSON)
-                                .send(errorJson(NOT_CONNECTED));
+                        // istiod answers as if the proxy were not here, in the endpoints' own text
+                        res.status(Status.NOT_FOUND_404).header(HeaderValues.CONTENT_TYPE_TEXT_PLAIN)
+                                .send(DebugResource.NOT_CONNECTED);
                         return;
                     }
                     chain.proceed();

@@ -49,7 +49,6 @@ public class DebugModelResource {
     static final String NAME_TABLE = "type.googleapis.com/istio.networking.nds.v1.NameTable";
     static final String WASM_HTTP_FILTER = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";
     static final String NO_PROXY_ID = "You must provide a proxyID in the query string\n";
-    static final String NOT_CONNECTED = "Proxy not connected to this Pilot instance. It may be connected to another instance.\n";
     /** istiod's SidecarScope name when no Sidecar resource applies. */
     static final String DEFAULT_SIDECAR = "default-sidecar";
 
@@ -278,7 +277,7 @@ public class DebugModelResource {
             return new Lookup(null, Response.status(400).type(MediaType.TEXT_PLAIN).entity(NO_PROXY_ID).build());
         }
         return xds.debugConnection(proxyId).map(c -> new Lookup(c, null)).orElseGet(() ->
-                new Lookup(null, Response.status(404).type(MediaType.TEXT_PLAIN).entity(NOT_CONNECTED).build()));
+                new Lookup(null, Response.status(404).type(MediaType.TEXT_PLAIN).entity(DebugResource.NOT_CONNECTED).build()));
     }
 
     /**

@@ -27,7 +27,7 @@ public final class DebugAuthorizer {
         record Everything() implements Decision {
         }
 
-        /** This endpoint, about proxies of {@code namespace} only. */
+        /** This endpoint, about proxies of {@code namespace} only (by {@code proxyID}). */
         record OwnNamespace(String namespace) implements Decision {
         }
 
@@ -52,14 +52,16 @@ public final class DebugAuthorizer {
             return new Decision.Forbidden("no identity of the form spiffe://<trust-domain>/ns/<namespace>/sa/<name> in "
                     + identities);
         }
-        if (namespace.equals(systemNamespace) || settings.allowedNamespaces().contains(namespace)) {
+        if (namespace.equals(systemNamespace)) {
             return new Decision.Everything();
         }
-        if (NAMESPACE_ENDPOINTS.contains(path)) {
+        // istiod's getDebugConnection: every namespace but the system one finds only its own
+        // proxies by proxyID, the allowed namespaces included (they may call every endpoint)
+        if (settings.allowedNamespaces().contains(namespace) || NAMESPACE_ENDPOINTS.contains(path)) {
             return new Decision.OwnNamespace(namespace);
         }
         return new Decision.Forbidden("namespace " + namespace + " may read only " + NAMESPACE_ENDPOINTS.stream().sorted()
                 .toList() + " about its own proxies; the system namespace " + systemNamespace
-                + " and DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES read everything");
+                + " reads everything, DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES every endpoint about their own proxies");
     }
 }

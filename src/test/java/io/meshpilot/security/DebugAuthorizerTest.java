@@ -43,7 +43,8 @@ class DebugAuthorizerTest {
     void allowedNamespacesAndTheSwitchFromTheEnvironment() {
         var features = PilotFeatures.fromEnv(Map.of("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "ops, default")::get);
         assertEquals(new PilotFeatures.DebugAuth(true, Set.of("ops", "default")), features.debugAuth());
-        assertInstanceOf(DebugAuthorizer.Decision.Everything.class,
+        // every endpoint, but by proxyID only the namespace's own proxies (istiod's getDebugConnection)
+        assertEquals(new DebugAuthorizer.Decision.OwnNamespace("default"),
                 new DebugAuthorizer(features.debugAuth()).decide(WORKLOAD, "/debug/syncz", "istio-system"));
         var off = PilotFeatures.fromEnv(Map.of("ENABLE_DEBUG_ENDPOINT_AUTH", "false")::get).debugAuth();
         assertInstanceOf(DebugAuthorizer.Decision.Everything.class,

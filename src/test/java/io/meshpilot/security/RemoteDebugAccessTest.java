@@ -102,6 +102,13 @@ class RemoteDebugAccessTest {
         return new Reply(r.statusCode(), r.body());
     }
 
+    Reply delete(String listener, String path, String token) throws Exception {
+        HttpRequest r = HttpRequest.newBuilder(URI.create("http://" + address + ":" + server.ports().get(listener) + path))
+                .timeout(WAIT).header("Authorization", "Bearer " + token).DELETE().build();
+        HttpResponse<String> reply = client.send(r, HttpResponse.BodyHandlers.ofString());
+        return new Reply(reply.statusCode(), reply.body());
+    }
+
     String token(String namespace) throws Exception {
         return tokens.sign(Tokens.serviceAccount(namespace, "debugger"));
     }
@@ -133,6 +140,10 @@ class RemoteDebugAccessTest {
         assertTrue(syncz.body().contains("a.default") && syncz.body().contains("b.prod"), syncz.body());
         assertEquals(200, get("http", "/debug/config_dump?proxyID=b.prod", token).status());
         assertEquals(200, get("http", "/api/v1/server", token).status());
+        // reads only: a REST write would change the cluster's config with istiod's own rights
+        Reply write = delete("http", "/api/v1/configs/networking.istio.io/v1/virtualservices/default/any", token);
+        assertEquals(403, write.status(), write.body());
+        assertTrue(write.body().contains("loopback callers only"), write.body());
     }
 
     @Test
