@@ -119,13 +119,14 @@ public final class InjectWebhook implements HttpService {
                 response.add("warnings", w);
             }
         } catch (RuntimeException e) {
-            // never fail pod creation on a bug of ours: admit the pod as it is, and say why
+            // refused, as istiod refuses a pod it failed to inject (toAdmissionResponse(err)):
+            // admitted without its sidecar it would run outside mTLS and the mesh's policies
             LOG.log(System.Logger.Level.ERROR, "injection of " + who(request) + " failed", e);
             failed = true;
-            response.addProperty("allowed", true);
-            JsonArray w = new JsonArray();
-            w.add("sidecar injection failed, pod admitted without a sidecar: " + e);
-            response.add("warnings", w);
+            response.addProperty("allowed", false);
+            JsonObject result = new JsonObject();
+            result.addProperty("message", "sidecar injection failed: " + e);
+            response.add("status", result);
         }
         if (failed) {
             FAILURE.increment();
