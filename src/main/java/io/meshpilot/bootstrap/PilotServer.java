@@ -461,15 +461,23 @@ public final class PilotServer implements AutoCloseable {
     private void initNamespaceController() {
         NamespaceController controller = new NamespaceController(kubeClient, () -> certificates.trustBundle().pem());
         certificates.addTrustBundleListener(controller::trustBundleChanged);
-        namespaceControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
-                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.NAMESPACE_CONTROLLER,
+        namespaceControllerElection = election(io.meshpilot.kube.leaderelection.LeaderElection.NAMESPACE_CONTROLLER)
+                .addDuty("namespace controller", controller::lead);
+        closeables.add(namespaceControllerElection); // closed before the client it writes through
+    }
+
+    /**
+     * One of istiod's elections in the istiod namespace, with istiod's timings and, with
+     * PRIORITIZED_LEADER_ELECTION, the default revision preferred (istiod prioritises each
+     * election this way).
+     */
+    private io.meshpilot.kube.leaderelection.LeaderElection election(String name) {
+        return new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(), args.namespace(), name,
                 args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
                 args.features().prioritizedLeaderElection()
                         ? new io.meshpilot.kube.leaderelection.RevisionPriority(args.revision(),
                                 new io.meshpilot.kube.leaderelection.DefaultRevision(kubeClient.apiClient()))
-                        : null)
-                .addDuty("namespace controller", controller::lead);
-        closeables.add(namespaceControllerElection); // closed before the client it writes through
+                        : null);
     }
 
     /**
@@ -485,9 +493,7 @@ public final class PilotServer implements AutoCloseable {
         }
         io.meshpilot.status.StatusWriter writer = new io.meshpilot.status.StatusWriter(store.get(),
                 configs.schemas().all(), discovery::status, settings, statusWritesPerPass(settings));
-        statusElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
-                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.STATUS_CONTROLLER,
-                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+        statusElection = election(io.meshpilot.kube.leaderelection.LeaderElection.STATUS_CONTROLLER)
                 .addDuty("status writer", writer::lead);
         closeables.add(statusElection);
         LOG.log(Level.INFO, "leader election: " + statusElection.start());
@@ -517,9 +523,7 @@ public final class PilotServer implements AutoCloseable {
                 root);
         certificates.addTrustBundleListener(validation::caBundleChanged);
         certificates.addTrustBundleListener(injection::caBundleChanged);
-        validationControllerElection = new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(),
-                args.namespace(), io.meshpilot.kube.leaderelection.LeaderElection.VALIDATION_CONTROLLER,
-                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()))
+        validationControllerElection = election(io.meshpilot.kube.leaderelection.LeaderElection.VALIDATION_CONTROLLER)
                 .addDuty("validation controller", validation::lead);
         closeables.add(validationControllerElection);
         closeables.add(injection.lead());

@@ -248,7 +248,7 @@ class NamespaceControllerTest {
                 await("green stepping down", () -> !green.election.leading());
                 JsonObject lease = api.get("coordination.k8s.io/v1", "Lease", "istio-system",
                         LeaderElection.NAMESPACE_CONTROLLER).orElseThrow();
-                assertEquals("red", lease.getAsJsonObject("metadata").getAsJsonObject("labels").get("istio.io/rev").getAsString());
+                assertEquals("red", lease.getAsJsonObject("metadata").getAsJsonObject("annotations").get("leader.istio.io/holder-key").getAsString());
                 try (Replica red2 = new Replica("istiod-red-2", "ROOT-RED-2", "red")) {
                     // longer than a lease: neither another red replica nor green takes a live Lease
                     Thread.sleep(FAST.leaseDuration().toMillis() * 2);

@@ -17,15 +17,15 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A Lease lock that also records the holder's revision (label {@value #REVISION_LABEL} on the
- * Lease, where istiod's lock keeps its "key"), for {@link RevisionPriority}: when the priority
+ * A Lease lock that also records the holder's revision (annotation {@value #HOLDER_KEY} on the
+ * Lease, where istiod's k8sresourcelock.LeaseLock keeps its holder key), for {@link RevisionPriority}: when the priority
  * says this replica takes over from the holder's revision, the record is reported without a
  * holder, so the elector writes itself in at once (over the resourceVersion read, so two
  * contenders cannot both win); the old holder sees another holder at its next renewal and stops
  * its duties within the renew deadline.
  */
 final class RevisionLeaseLock implements Lock {
-    static final String REVISION_LABEL = "istio.io/rev";
+    static final String HOLDER_KEY = "leader.istio.io/holder-key";
     private static final System.Logger LOG = System.getLogger(RevisionLeaseLock.class.getName());
 
     private final CoordinationV1Api api;
@@ -51,7 +51,7 @@ final class RevisionLeaseLock implements Lock {
         LeaderElectionRecord record = record(lease);
         String holder = record.getHolderIdentity();
         if (holder != null && !holder.isEmpty() && !holder.equals(identity)) {
-            String holderRevision = labels(lease).getOrDefault(REVISION_LABEL, "");
+            String holderRevision = annotations(lease).getOrDefault(HOLDER_KEY, "");
             if (priority.takesOverFrom(holderRevision)) {
                 LOG.log(Level.INFO, "leader election " + name + ": revision " + priority.revision()
                         + " is the default; taking the Lease over from " + holder + " (revision "
@@ -65,7 +65,7 @@ final class RevisionLeaseLock implements Lock {
     @Override
     public boolean create(LeaderElectionRecord record) {
         V1Lease lease = new V1Lease().apiVersion("coordination.k8s.io/v1").kind("Lease")
-                .metadata(new V1ObjectMeta().name(name).namespace(namespace).labels(Map.of(REVISION_LABEL, priority.revision())))
+                .metadata(new V1ObjectMeta().name(name).namespace(namespace).annotations(Map.of(HOLDER_KEY, priority.revision())))
                 .spec(spec(record));
         try {
             last.set(api.createNamespacedLease(namespace, lease).execute());
@@ -82,10 +82,10 @@ final class RevisionLeaseLock implements Lock {
         if (read == null) {
             return false;
         }
-        Map<String, String> labels = new HashMap<>(labels(read));
-        labels.put(REVISION_LABEL, priority.revision());
+        Map<String, String> annotations = new HashMap<>(annotations(read));
+        annotations.put(HOLDER_KEY, priority.revision());
         V1Lease next = new V1Lease().apiVersion("coordination.k8s.io/v1").kind("Lease")
-                .metadata(read.getMetadata().labels(labels)).spec(spec(record));
+                .metadata(read.getMetadata().annotations(annotations)).spec(spec(record));
         try {
             last.set(api.replaceNamespacedLease(name, namespace, next).execute());
             return true;
@@ -105,9 +105,9 @@ final class RevisionLeaseLock implements Lock {
         return namespace + "/" + name;
     }
 
-    private static Map<String, String> labels(V1Lease lease) {
-        Map<String, String> labels = lease.getMetadata() == null ? null : lease.getMetadata().getLabels();
-        return labels == null ? Map.of() : labels;
+    private static Map<String, String> annotations(V1Lease lease) {
+        Map<String, String> annotations = lease.getMetadata() == null ? null : lease.getMetadata().getAnnotations();
+        return annotations == null ? Map.of() : annotations;
     }
 
     private static LeaderElectionRecord record(V1Lease lease) {
