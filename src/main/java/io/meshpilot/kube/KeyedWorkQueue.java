@@ -1,9 +1,10 @@
 package io.meshpilot.kube;
 
-import java.util.LinkedHashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 public final class KeyedWorkQueue {
     /** What {@link Reconciler#reconcile} returns when the key needs nothing more. */
     public static final long DONE = -1;
+    private static final long STOP_WAIT_SECONDS = 10;
+    private static final System.Logger LOG = System.getLogger(KeyedWorkQueue.class.getName());
 
     /** Brings one key up to date. */
     @FunctionalInterface
@@ -26,7 +29,8 @@ public final class KeyedWorkQueue {
 
     private final String threadName;
     private final Reconciler reconciler;
-    private final Set<String> queued = new LinkedHashSet<>();
+    /** Each queued key's scheduled run: one per key, an event bringing a later retry forward. */
+    private final Map<String, ScheduledFuture<?>> pending = new HashMap<>();
     private ScheduledExecutorService worker;
 
     public KeyedWorkQueue(String threadName, Reconciler reconciler) {
@@ -44,35 +48,63 @@ public final class KeyedWorkQueue {
         return this::stop;
     }
 
-    private synchronized void stop() {
-        if (worker != null) {
-            worker.shutdownNow();
+    /**
+     * Ends the term: nothing queued runs any more, and a reconcile under way is interrupted and
+     * waited for (bounded), so the old term does not write beside the next one.
+     */
+    private void stop() {
+        ScheduledExecutorService w;
+        synchronized (this) {
+            w = worker;
             worker = null;
-            queued.clear();
+            pending.clear();
+        }
+        if (w == null) {
+            return;
+        }
+        w.shutdownNow();
+        try {
+            if (!w.awaitTermination(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, threadName + ": a reconcile still runs "
+                        + STOP_WAIT_SECONDS + " s after the term ended");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
-    /** Queues {@code key} now (nothing when it is queued already or the queue is not running). */
+    /**
+     * Queues {@code key} now: nothing when it is queued already (or the queue is not running);
+     * a retry of it waiting for later runs now instead (istiod's workqueue Add).
+     */
     public void add(String key) {
         schedule(key, 0);
     }
 
     private synchronized void schedule(String key, long delayMillis) {
-        if (worker == null || key == null || !queued.add(key)) {
+        if (worker == null || key == null) {
             return;
         }
+        ScheduledFuture<?> queued = pending.get(key);
+        if (queued != null) {
+            if (delayMillis > 0 || queued.getDelay(TimeUnit.MILLISECONDS) <= 0 || !queued.cancel(false)) {
+                return; // due no later than asked (or starting now)
+            }
+        }
         ScheduledExecutorService w = worker;
-        w.schedule(() -> {
-            synchronized (this) {
-                if (worker != w) {
-                    return; // stopped (and perhaps restarted) meanwhile
-                }
-                queued.remove(key);
+        pending.put(key, w.schedule(() -> run(w, key), delayMillis, TimeUnit.MILLISECONDS));
+    }
+
+    private void run(ScheduledExecutorService w, String key) {
+        synchronized (this) {
+            if (worker != w) {
+                return; // stopped (and perhaps restarted) meanwhile
             }
-            long retry = reconciler.reconcile(key);
-            if (retry != DONE && !Thread.currentThread().isInterrupted()) {
-                schedule(key, retry);
-            }
-        }, delayMillis, TimeUnit.MILLISECONDS);
+            pending.remove(key);
+        }
+        long retry = reconciler.reconcile(key);
+        if (retry != DONE && !Thread.currentThread().isInterrupted()) {
+            schedule(key, retry);
+        }
     }
 }
