@@ -57,8 +57,9 @@ public class ProfilingResource {
             return Response.serverError().type(MediaType.TEXT_PLAIN)
                     .entity("Could not start a JFR recording: another profile is being recorded\n").build();
         }
-        java.nio.file.Path file = Files.createTempFile("meshpilot-profile-", ".jfr");
+        java.nio.file.Path file = null;
         try (Recording r = new Recording(Configuration.getConfiguration("profile"))) {
+            file = Files.createTempFile("meshpilot-profile-", ".jfr");
             r.setName("meshpilot /debug/pprof/profile");
             r.setToDisk(true);
             r.start();
@@ -71,8 +72,13 @@ public class ProfilingResource {
         } catch (java.text.ParseException e) {
             throw new IllegalStateException("the JDK's own \"profile\" JFR settings do not parse", e);
         } finally {
-            Files.deleteIfExists(file);
-            recording.release();
+            try {
+                if (file != null) {
+                    Files.deleteIfExists(file);
+                }
+            } finally {
+                recording.release(); // whatever failed above, the next profile may record
+            }
         }
     }
 
