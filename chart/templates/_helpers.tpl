@@ -118,7 +118,6 @@ templates/unsupported-values.yaml (helm template).
   "global.configCluster" false
   "global.operatorManageWebhooks" false
   "global.resourceScope" "all"
-  "global.certSigners" (list)
   "global.networkPolicy.enabled" false
   "global.platform" ""
   "global.variant" ""

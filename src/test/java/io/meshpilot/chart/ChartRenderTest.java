@@ -216,6 +216,38 @@ class ChartRenderTest {
         assertEquals(List.of("taint.enabled=true"), warnings(r.text()));
     }
 
+    /** The CSR rules of the ClusterRole: none without RA mode; approval only for the named signers. */
+    @Test
+    void certificateSigningRulesOnlyInRaModeAndOnlyForTheNamedSigners(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        assertFalse(rules(HelmChart.render(null)).contains("certificates.k8s.io"), "no CSR rights by default");
+        Path ra = dir.resolve("ra.yaml");
+        java.nio.file.Files.writeString(ra, """
+                pilot:
+                  env:
+                    EXTERNAL_CA: ISTIOD_RA_KUBERNETES_API
+                    K8S_SIGNER: example.com/mesh
+                global:
+                  certSigners: [example.com/other]
+                """);
+        List<Map<String, Object>> rules = ruleList(HelmChart.render(ra));
+        Map<String, Object> approve = rules.stream().filter(r -> List.of("signers").equals(r.get("resources")))
+                .findFirst().orElseThrow(() -> new AssertionError("no signers rule: " + rules));
+        assertEquals(List.of("approve"), approve.get("verbs"));
+        assertEquals(Set.of("example.com/mesh", "example.com/other"), Set.copyOf((List<?>) approve.get("resourceNames")),
+                "approval for the named signers only, never for any signer");
+        assertTrue(rules.stream().anyMatch(r -> List.of("certificatesigningrequests").equals(r.get("resources"))));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> ruleList(HelmChart.Rendered r) {
+        return (List<Map<String, Object>>) r.get("ClusterRole", "istiod-clusterrole-istio-system").get("rules");
+    }
+
+    private static String rules(HelmChart.Rendered r) {
+        return String.valueOf(ruleList(r));
+    }
+
     @Test
     void installNotesWarnAboutUnsupportedValues() {
         String notes = new Helm(HelmChart.dir()).install().withName(HelmChart.RELEASE).withNamespace(HelmChart.NAMESPACE)
