@@ -131,9 +131,41 @@ final class CounterTypes implements Filter {
          * series distinct; the JVM's base and vendor metrics keep theirs.
          */
         static String withoutApplicationScope(String sample) {
-            String s = sample.replace(APPLICATION_SCOPE + ",", "").replace("," + APPLICATION_SCOPE, "")
-                    .replace(APPLICATION_SCOPE, "");
-            return s.replace("{,", "{").replace(",}", "}").replace("{}", "");
+            int open = sample.indexOf('{');
+            if (open < 0 || !sample.contains(APPLICATION_SCOPE)) {
+                return sample;
+            }
+            // label by label, values read as quoted strings: a value holding "{," or the scope's
+            // text (a proxy's NACK message, say) stays as it is
+            java.util.List<String> kept = new java.util.ArrayList<>();
+            int i = open + 1;
+            int n = sample.length();
+            while (i < n && sample.charAt(i) != '}') {
+                int eq = sample.indexOf('=', i);
+                if (eq < 0 || eq + 1 >= n || sample.charAt(eq + 1) != '"') {
+                    return sample; // not the text format: left alone
+                }
+                int j = eq + 2;
+                while (j < n && sample.charAt(j) != '"') {
+                    j += sample.charAt(j) == '\\' ? 2 : 1;
+                }
+                if (j >= n) {
+                    return sample;
+                }
+                String label = sample.substring(i, j + 1);
+                if (!label.equals(APPLICATION_SCOPE)) {
+                    kept.add(label);
+                }
+                i = j + 1;
+                if (i < n && sample.charAt(i) == ',') {
+                    i++;
+                }
+            }
+            if (i >= n) {
+                return sample;
+            }
+            String labels = kept.isEmpty() ? "" : "{" + String.join(",", kept) + "}";
+            return sample.substring(0, open) + labels + sample.substring(i + 1);
         }
 
         private static boolean startsWithType(byte[] bytes) {

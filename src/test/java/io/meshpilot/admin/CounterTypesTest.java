@@ -70,5 +70,9 @@ class CounterTypesTest {
                 CounterTypes.Rewriter.withoutApplicationScope("pilot_xds{mp_scope=\"application\",version=\"1.26.0\",} 2.0\n"));
         assertEquals("pilot_xds_pushes{type=\"cds\"} 3.0\n",
                 CounterTypes.Rewriter.withoutApplicationScope("pilot_xds_pushes{type=\"cds\",mp_scope=\"application\"} 3.0\n"));
+        // label values are the proxies' text: left exactly as they are
+        String nack = "pilot_xds_cds_reject{node=\"a{,b,}c mp_scope=\\\"application\\\",\",err=\"13\",mp_scope=\"application\",} 1.0\n";
+        assertEquals("pilot_xds_cds_reject{node=\"a{,b,}c mp_scope=\\\"application\\\",\",err=\"13\"} 1.0\n",
+                CounterTypes.Rewriter.withoutApplicationScope(nack));
     }
 }
