@@ -150,7 +150,14 @@ public final class RemoteSecretController implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            closeClients(); // the thread that makes them closes them: none is made after
         }
+    }
+
+    private void closeClients() {
+        bySecret.values().forEach(remotes -> remotes.values().forEach(r -> r.client().close()));
+        bySecret.clear();
     }
 
     /** Brings the clusters of one Secret to what the Secret holds now (nothing, when it is gone). */
@@ -267,13 +274,18 @@ public final class RemoteSecretController implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        if (worker.getState() == Thread.State.NEW) {
+            closeClients(); // never started: nothing of its own to close
+            return;
+        }
         worker.interrupt();
         try {
             worker.join(5_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        bySecret.values().forEach(remotes -> remotes.values().forEach(r -> r.client().close()));
-        bySecret.clear();
+        if (worker.isAlive()) {
+            LOG.log(Level.WARNING, "remote secrets: the worker is still adding a cluster; its clients close when it ends");
+        }
     }
 }
