@@ -10,7 +10,6 @@ import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,13 +24,7 @@ class InjectorConfigMapWatcherTest {
     Path dir;
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(10);
-        }
+        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
     }
 
     /** The ConfigMap as istiod's chart writes it: config as YAML, values as JSON. */

@@ -85,13 +85,7 @@ class ConfigDirPermissionsIT {
 
     /** Polls the server until the condition holds (the config dir is watched, and polled every 2 s). */
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + CHANGE.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(what + ": not within " + CHANGE);
-            }
-            Thread.sleep(50);
-        }
+        io.meshpilot.testing.Await.until(what, CHANGE, condition);
     }
 
     @Test

@@ -164,13 +164,7 @@ class KubeMulticlusterTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(30), condition);
     }
 
     /** /debug/endpointShardz for reviews: shard ({@code Kubernetes/<cluster>}) -> its endpoints. */

@@ -449,11 +449,7 @@ class KubernetesBookinfoGoldenTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + CONVERGE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
-            Thread.sleep(50);
-        }
+        io.meshpilot.testing.Await.until(what, CONVERGE, condition);
     }
 
     /** An object of a YAML stream, namespaced objects without a namespace in {@code default} as kubectl puts them. */

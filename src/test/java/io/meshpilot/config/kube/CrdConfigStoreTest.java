@@ -75,13 +75,7 @@ class CrdConfigStoreTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(10);
-        }
+        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
     }
 
     ConfigEvent nextEvent() throws InterruptedException {

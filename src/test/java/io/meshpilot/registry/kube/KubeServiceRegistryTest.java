@@ -96,13 +96,7 @@ class KubeServiceRegistryTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
     }
 
     /** Applies YAML to the API server and waits until the registry has handled what it caused. */
