@@ -81,7 +81,8 @@ public final class WebhookRoutes {
             answer = AdmissionResponse.refuse("could not decode body: " + e.getMessage());
         } catch (RuntimeException e) {
             // a defect of ours: the request is refused with the reason rather than left unanswered
-            LOG.log(Level.ERROR, "webhook " + req.path().path() + " failed: " + e, e);
+            LOG.log(Level.ERROR, "webhook " + req.path().path() + " failed: " + e);
+            LOG.log(Level.DEBUG, "webhook " + req.path().path() + " failure", e);
             answer = AdmissionResponse.refuse("internal error: " + e);
         }
         res.headers().set(HeaderNames.CONTENT_TYPE, "application/json");

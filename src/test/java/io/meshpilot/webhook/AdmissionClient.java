@@ -3,6 +3,8 @@ package io.meshpilot.webhook;
 import com.google.gson.Gson;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.Schemas;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -103,7 +105,9 @@ final class AdmissionClient {
         JsonObject r = new JsonObject();
         r.addProperty("group", group);
         r.addProperty("version", v);
-        r.addProperty("resource", kind.toLowerCase(java.util.Locale.ROOT) + "s");
+        // the plural the API server names (authorizationpolicies), made up for kinds no schema has
+        r.addProperty("resource", Schemas.PILOT.forKind(kind).filter(s -> s.group().equals(group)).map(Schema::plural)
+                .orElse(kind.toLowerCase(java.util.Locale.ROOT) + "s"));
         request.add("resource", r);
         if (meta.has("name")) {
             request.add("name", meta.get("name"));
