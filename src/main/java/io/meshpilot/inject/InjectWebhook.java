@@ -19,8 +19,8 @@ import java.util.Base64;
  * cluster and network of the injected proxy): a Kubernetes AdmissionReview v1 for a Pod in,
  * the AdmissionReview with the JSON Patch out. Counts istiod's four
  * {@code sidecar_injection_*_total} metrics, plus
- * {@code meshpilot_sidecar_injection_unsupported_template_total} for pods admitted uninjected
- * because they ask for a template MeshPilot does not render.
+ * {@code meshpilot_sidecar_injection_unsupported_template_total} for pods refused because they
+ * ask for a template MeshPilot does not render (counted as failures too).
  */
 public final class InjectWebhook implements HttpService {
     private static final System.Logger LOG = System.getLogger(InjectWebhook.class.getName());
@@ -35,7 +35,7 @@ public final class InjectWebhook implements HttpService {
     static final IstioCounter SKIP = IstioCounter.of("sidecar_injection_skip_total",
             "Total number of skipped sidecar injection requests.");
     static final IstioCounter UNSUPPORTED_TEMPLATE = IstioCounter.of("meshpilot_sidecar_injection_unsupported_template_total",
-            "Pods admitted without a sidecar because their injection templates are not istiod's default sidecar template.");
+            "Pods refused because their injection templates are not istiod's default sidecar template.");
 
     private final SidecarInjector injector;
 
@@ -100,12 +100,12 @@ public final class InjectWebhook implements HttpService {
                     SKIP.increment();
                     response.addProperty("allowed", true);
                 }
-                case UNSUPPORTED_TEMPLATE -> {
-                    LOG.log(System.Logger.Level.WARNING, who(request) + ": " + outcome.message());
-                    UNSUPPORTED_TEMPLATE.increment();
-                    response.addProperty("allowed", true);
-                }
-                case FAILED -> {
+                case UNSUPPORTED_TEMPLATE, FAILED -> {
+                    // istiod logs a refused pod as an error (handleError)
+                    LOG.log(System.Logger.Level.ERROR, "Pod injection failed: " + who(request) + ": " + outcome.message());
+                    if (outcome.kind() == SidecarInjector.Kind.UNSUPPORTED_TEMPLATE) {
+                        UNSUPPORTED_TEMPLATE.increment();
+                    }
                     failed = true;
                     response.addProperty("allowed", false);
                     JsonObject result = new JsonObject();
