@@ -10,7 +10,9 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.meshpilot.features.HttpLimits;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.util.RequestBodies;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -24,8 +26,6 @@ import java.util.Base64;
  */
 public final class InjectWebhook implements HttpService {
     private static final System.Logger LOG = System.getLogger(InjectWebhook.class.getName());
-    /** istiod's limit on an AdmissionReview body (kube.HTTPConfigReader). */
-    private static final int MAX_BODY = 30 * 1024 * 1024;
     static final IstioCounter REQUESTS = IstioCounter.of("sidecar_injection_requests_total",
             "Total number of sidecar injection requests.");
     static final IstioCounter SUCCESS = IstioCounter.of("sidecar_injection_success_total",
@@ -57,18 +57,14 @@ public final class InjectWebhook implements HttpService {
             return;
         }
         byte[] body;
-        try (var in = req.content().inputStream()) {
-            body = in.readNBytes(MAX_BODY + 1);
-        } catch (java.io.IOException e) {
-            fail(res, Status.BAD_REQUEST_400, "could not read body: " + e.getMessage());
+        try {
+            body = RequestBodies.read(req.content().inputStream(), HttpLimits.MAX_REQUEST_BODY);
+        } catch (RequestBodies.TooLarge e) {
+            fail(res, Status.REQUEST_ENTITY_TOO_LARGE_413, e.getMessage());
             return;
         }
         if (body.length == 0) {
             fail(res, Status.BAD_REQUEST_400, "no body found");
-            return;
-        }
-        if (body.length > MAX_BODY) {
-            fail(res, Status.BAD_REQUEST_400, "request body too large");
             return;
         }
         JsonObject review;
