@@ -5,15 +5,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.features.HttpLimits;
+import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.Curl;
+import io.meshpilot.testing.Http;
+import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The webhook listener (15017) as the API server calls it: HTTP/2 over TLS. A body past the
- * listener's limit is refused with 413 without being held, as over HTTP/1.1.
+ * listener's limit is refused with 413 without being held, as over HTTP/1.1; reviews are
+ * answered and counted whatever the timing of a new connection's first request.
  */
 class WebhookHttp2Test {
     static final long MIB = 1024L * 1024;
@@ -31,12 +43,14 @@ class WebhookHttp2Test {
     static Path dir;
     static MeshPilotServer server;
     static AdmissionClient api;
+    static Path caBundle;
 
     @BeforeAll
     static void start() throws Exception {
         server = TestServers.start(dir);
         String pem = server.server().certificates().trustBundle().pem();
         api = new AdmissionClient(pem, server.ports().get("webhook"));
+        caBundle = Files.writeString(dir.resolve("ca.pem"), pem);
     }
 
     @AfterAll
@@ -103,6 +117,49 @@ class WebhookHttp2Test {
                 """).get(0), false)).status(), "and the listener still serves");
     }
 
+    /**
+     * 1,000 injection reviews over HTTP/2 with TLS, each on a new connection (curl, whose
+     * request follows the handshake at once): every one is answered 200, counted in
+     * sidecar_injection_success_total, and Helidon logs no warning.
+     */
+    @Test
+    void aThousandReviewsOverHttp2WithTlsAreAnsweredAndCounted() throws Exception {
+        Path body = Files.writeString(dir.resolve("inject-review.json"), podReview());
+        String url = "https://localhost:" + server.ports().get("webhook") + "/inject";
+        double successBefore = metric("sidecar_injection_success_total");
+        Map<String, Integer> statuses = new ConcurrentHashMap<>();
+        AtomicInteger next = new AtomicInteger();
+        int reviews = 1_000;
+        try (CapturedLog helidon = new CapturedLog("io.helidon");
+             ExecutorService callers = Executors.newFixedThreadPool(4)) {
+            List<Future<?>> running = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                running.add(callers.submit(() -> {
+                    while (next.getAndIncrement() < reviews) {
+                        Curl.Result r = Curl.run(null, "--http2", "--cacert", caBundle.toString(),
+                                "-H", "Content-Type: application/json", "--data-binary", "@" + body,
+                                "-o", "/dev/null", "-w", "%{http_version} %{http_code}", url);
+                        statuses.merge(r.exit() == 0 ? r.output().trim() : "curl exit " + r.exit() + ": " + r.output(),
+                                1, Integer::sum);
+                    }
+                }));
+            }
+            for (Future<?> f : running) {
+                f.get();
+            }
+            List<String> warnings = helidon.lines().stream()
+                    .filter(l -> l.startsWith("WARNING") || l.startsWith("SEVERE")).toList();
+            assertEquals(List.of(), warnings.stream().limit(3).toList(), warnings.size() + " warnings");
+        }
+        assertEquals(Map.of("2 200", reviews), statuses);
+        assertEquals(successBefore + reviews, metric("sidecar_injection_success_total"));
+    }
+
+    private static double metric(String name) {
+        var family = PrometheusTextParser.parse(Http.get(server.ports().get("monitoring"), "/metrics").body()).get(name);
+        return family == null ? 0 : family.samples().get(0).value();
+    }
+
     /** An AdmissionReview of {@code size} bytes: a Gateway whose annotation is the padding. */
     static InputStream review(long size) {
         byte[] head = ("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
@@ -134,5 +191,15 @@ class WebhookHttp2Test {
                 return n;
             }
         };
+    }
+
+    static String podReview() {
+        return """
+                {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"pod-1",
+                 "kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},
+                 "namespace":"default","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod",
+                 "metadata":{"name":"hello","namespace":"default","labels":{"app":"hello"}},
+                 "spec":{"containers":[{"name":"hello","image":"hello:1"}]}}}}
+                """;
     }
 }
