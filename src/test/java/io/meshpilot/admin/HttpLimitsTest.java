@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.features.HttpLimits;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Await;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Curl;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
@@ -170,6 +172,34 @@ class HttpLimitsTest {
 
     /** curl's "HTTP/2 stream was not closed cleanly". */
     private static final int CURL_HTTP2_STREAM_ERROR = 92;
+
+    /**
+     * A client that leaves before a large answer is written (a heap profile, half a MB): one
+     * INFO line with the request and the cause; no ERROR and no stack from Jersey.
+     */
+    @Test
+    void aClientLeavingEarlyIsOneLineWithTheCause() throws Exception {
+        try (CapturedLog jersey = new CapturedLog("org.glassfish.jersey");
+             CapturedLog ours = new CapturedLog(ClientGoneInterceptor.class)) {
+            for (int i = 0; i < 3; i++) {
+                try (Socket s = new Socket()) {
+                    s.setReceiveBufferSize(4096);
+                    s.connect(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), http));
+                    s.getOutputStream().write("GET /debug/pprof/heap HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+                    s.getInputStream().readNBytes(100);
+                    s.setSoLinger(true, 0); // gone at once: a reset, as a killed client's
+                }
+            }
+            Await.until("a line for each of the three clients", java.time.Duration.ofSeconds(30),
+                    () -> ours.lines().size() + jersey.lines().size() >= 3);
+            assertEquals(List.of(), jersey.lines().stream().filter(l -> !l.startsWith("INFO")).toList());
+            assertEquals(3, ours.lines().size(), ours.lines().toString());
+            assertTrue(ours.lines().stream().allMatch(l -> l.startsWith("INFO GET /debug/pprof/heap from 127.0.0.1:")
+                    && l.contains("the client went away before the answer was written: ")), ours.lines().toString());
+        }
+        assertEquals(200, Http.get(http, "/ready").status());
+    }
 
     @Test
     void everyUrlIsAnsweredAndLongOnesGet414() throws Exception {
