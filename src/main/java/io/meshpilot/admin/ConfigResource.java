@@ -3,6 +3,7 @@ package io.meshpilot.admin;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.meshpilot.features.HttpLimits;
+import io.meshpilot.util.RequestBodies;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.config.ConfigJson;

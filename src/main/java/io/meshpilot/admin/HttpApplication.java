@@ -11,6 +11,6 @@ public class HttpApplication extends Application {
     public Set<Class<?>> getClasses() {
         return Set.of(ReadyResource.class, ServerResource.class, DebugResource.class, ConfigResource.class,
                 ServiceResource.class, ProxyResource.class, CaResource.class,
-                DebugModelResource.class, ProfilingResource.class, PrettyJsonFilter.class);
+                DebugModelResource.class, ProfilingResource.class, PrettyJsonFilter.class, ClientGoneInterceptor.class);
     }
 }

@@ -16,6 +16,6 @@ public class MonitoringApplication extends Application {
     @Override
     public Set<Class<?>> getClasses() {
         return Set.of(VersionResource.class, DebugResource.class, DebugModelResource.class,
-                ProfilingResource.class, PrettyJsonFilter.class);
+                ProfilingResource.class, PrettyJsonFilter.class, ClientGoneInterceptor.class);
     }
 }

@@ -39,8 +39,9 @@ final class HelidonConfig {
         httpLimits(c, "server.");
         // Helidon 4.4.0's NIO socket corrupts or stalls large responses (Helidon issues 11340
         // and 11353, fixed after 4.4.0); its plain socket path sends them whole. The plaintext
-        // listeners use it; the TLS ones keep NIO, because 4.4.0's plain TLS socket never asks
-        // for a client certificate (it ignores the listener's client-auth setting).
+        // listeners and the webhook listener use it; Helidon's secure gRPC socket keeps NIO,
+        // because 4.4.0's plain TLS socket never asks for a client certificate (it ignores the
+        // listener's client-auth setting).
         c.put("server.use-nio", "false");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
@@ -55,7 +56,14 @@ final class HelidonConfig {
             httpLimits(c, socket(c, i++, ListenerNames.MONITORING, l.monitoring(), null));
         }
         if (l.https() != null) {
-            httpLimits(c, socket(c, i, ListenerNames.WEBHOOK, l.https(), cert));
+            String webhook = socket(c, i, ListenerNames.WEBHOOK, l.https(), cert);
+            httpLimits(c, webhook);
+            // Helidon 4.4.0's TLS NIO socket is not safe for HTTP/2's concurrent writers: a
+            // response racing the connection's other TLS writes fails with "newPosition > limit"
+            // (a quarter of new connections from curl; fixed in 4.5.0, whose MP modules are not
+            // available here). The plain TLS socket (the JDK's SSLSocket) has no such race; its
+            // want of client-auth costs nothing here, as the webhooks authenticate no client.
+            c.put(webhook + "use-nio", "false");
         }
         // Observe endpoints go on every listener Helidon gives them; AdminAccess then keeps
         // /metrics to monitoring (istiod's 15014) and /health to http (8080).

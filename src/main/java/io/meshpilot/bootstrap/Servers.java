@@ -2,6 +2,7 @@ package io.meshpilot.bootstrap;
 
 import io.helidon.microprofile.server.ServerCdiExtension;
 import io.meshpilot.features.GrpcTransportKind;
+import io.meshpilot.features.HttpLimits;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Listeners;
@@ -92,6 +93,15 @@ final class Servers {
         }
         if (transport == GrpcTransportKind.HELIDON && listeners.secureGrpc() != null) {
             server.serverNamedRoutingBuilder(ListenerNames.GRPC_SECURE);
+        }
+        // the body limit on every HTTP listener, for HTTP/2 too (Helidon's own covers HTTP/1)
+        server.serverRoutingBuilder().addFilter(new RequestBodyLimit(HttpLimits.MAX_REQUEST_BODY));
+        if (listeners.monitoring() != null) {
+            server.serverNamedRoutingBuilder(ListenerNames.MONITORING)
+                    .addFilter(new RequestBodyLimit(HttpLimits.MAX_REQUEST_BODY));
+        }
+        if (listeners.https() != null) {
+            server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK).addFilter(new RequestBodyLimit(HttpLimits.MAX_REQUEST_BODY));
         }
         // the webhooks on their socket, or on http's when --httpsAddr is empty (as istiod)
         webhooks.register(listeners.https() != null ? server.serverNamedRoutingBuilder(ListenerNames.WEBHOOK)

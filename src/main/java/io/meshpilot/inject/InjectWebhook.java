@@ -10,7 +10,9 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.meshpilot.features.HttpLimits;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.util.RequestBodies;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -19,13 +21,11 @@ import java.util.Base64;
  * cluster and network of the injected proxy): a Kubernetes AdmissionReview v1 for a Pod in,
  * the AdmissionReview with the JSON Patch out. Counts istiod's four
  * {@code sidecar_injection_*_total} metrics, plus
- * {@code meshpilot_sidecar_injection_unsupported_template_total} for pods admitted uninjected
- * because they ask for a template MeshPilot does not render.
+ * {@code meshpilot_sidecar_injection_unsupported_template_total} for pods refused because they
+ * ask for a template MeshPilot does not render (counted as failures too).
  */
 public final class InjectWebhook implements HttpService {
     private static final System.Logger LOG = System.getLogger(InjectWebhook.class.getName());
-    /** istiod's limit on an AdmissionReview body (kube.HTTPConfigReader). */
-    private static final int MAX_BODY = 30 * 1024 * 1024;
     static final IstioCounter REQUESTS = IstioCounter.of("sidecar_injection_requests_total",
             "Total number of sidecar injection requests.");
     static final IstioCounter SUCCESS = IstioCounter.of("sidecar_injection_success_total",
@@ -35,7 +35,7 @@ public final class InjectWebhook implements HttpService {
     static final IstioCounter SKIP = IstioCounter.of("sidecar_injection_skip_total",
             "Total number of skipped sidecar injection requests.");
     static final IstioCounter UNSUPPORTED_TEMPLATE = IstioCounter.of("meshpilot_sidecar_injection_unsupported_template_total",
-            "Pods admitted without a sidecar because their injection templates are not istiod's default sidecar template.");
+            "Pods refused because their injection templates are not istiod's default sidecar template.");
 
     private final SidecarInjector injector;
 
@@ -57,18 +57,14 @@ public final class InjectWebhook implements HttpService {
             return;
         }
         byte[] body;
-        try (var in = req.content().inputStream()) {
-            body = in.readNBytes(MAX_BODY + 1);
-        } catch (java.io.IOException e) {
-            fail(res, Status.BAD_REQUEST_400, "could not read body: " + e.getMessage());
+        try {
+            body = RequestBodies.read(req.content().inputStream(), HttpLimits.MAX_REQUEST_BODY);
+        } catch (RequestBodies.TooLarge e) {
+            fail(res, Status.REQUEST_ENTITY_TOO_LARGE_413, e.getMessage());
             return;
         }
         if (body.length == 0) {
             fail(res, Status.BAD_REQUEST_400, "no body found");
-            return;
-        }
-        if (body.length > MAX_BODY) {
-            fail(res, Status.BAD_REQUEST_400, "request body too large");
             return;
         }
         JsonObject review;
@@ -100,12 +96,12 @@ public final class InjectWebhook implements HttpService {
                     SKIP.increment();
                     response.addProperty("allowed", true);
                 }
-                case UNSUPPORTED_TEMPLATE -> {
-                    LOG.log(System.Logger.Level.WARNING, who(request) + ": " + outcome.message());
-                    UNSUPPORTED_TEMPLATE.increment();
-                    response.addProperty("allowed", true);
-                }
-                case FAILED -> {
+                case UNSUPPORTED_TEMPLATE, FAILED -> {
+                    // istiod logs a refused pod as an error (handleError)
+                    LOG.log(System.Logger.Level.ERROR, "Pod injection failed: " + who(request) + ": " + outcome.message());
+                    if (outcome.kind() == SidecarInjector.Kind.UNSUPPORTED_TEMPLATE) {
+                        UNSUPPORTED_TEMPLATE.increment();
+                    }
                     failed = true;
                     response.addProperty("allowed", false);
                     JsonObject result = new JsonObject();

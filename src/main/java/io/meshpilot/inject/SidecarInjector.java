@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -25,14 +26,18 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * istiod's sidecar injection for one pod: the decision, the default {@code sidecar}
  * template rendered natively, the merge into the pod with istiod's post-processing
  * (prometheus merge, app probe rewrite, status annotation, container order) and the JSON
- * Patch. A pod whose templates are not the default {@code sidecar} one is admitted
- * uninjected with a warning: MeshPilot does not interpret Go templates.
+ * Patch. A pod asking for a template the settings do not have is refused with istiod's
+ * words; one asking for a template other than {@code sidecar} is refused naming it, because
+ * MeshPilot does not interpret Go templates. Neither is admitted without its sidecar: it
+ * would run outside the mesh.
  */
 public final class SidecarInjector {
     private static final System.Logger LOG = System.getLogger(SidecarInjector.class.getName());
     static final String STATUS = "sidecar.istio.io/status";
     /** The user's own versions of the injected containers, kept so that a re-injection honours them again. */
     static final String OVERRIDES = "proxy.istio.io/overrides";
+    /** istiod's prefix for an error of the templates (injectPod's). */
+    private static final String TEMPLATE_FAILED = "failed to run injection template: ";
     private static final ProxyConfig PROXY_DEFAULTS = new MeshConfigLoader().defaults().getDefaultConfig();
 
     /** The ConfigMap's two keys, parsed. */
@@ -42,7 +47,7 @@ public final class SidecarInjector {
         }
     }
 
-    /** What happened to a pod. */
+    /** What happened to a pod: UNSUPPORTED_TEMPLATE is refused as FAILED is, and counted apart. */
     public enum Kind { INJECTED, SKIPPED, UNSUPPORTED_TEMPLATE, FAILED }
 
     /**
@@ -106,11 +111,18 @@ public final class SidecarInjector {
             return new Outcome(Kind.SKIPPED, null, decision.reason(), List.of());
         }
         List<String> templates = s.config().templatesFor(annotations);
-        if (!templates.equals(List.of(InjectorConfig.SIDECAR_TEMPLATE))) {
-            String why = "sidecar injection skipped: the pod gets the injection templates " + templates
-                    + ", and MeshPilot renders only istiod's default \"sidecar\" template (custom Go templates are not "
-                    + "interpreted); the pod was admitted without a sidecar";
-            return new Outcome(Kind.UNSUPPORTED_TEMPLATE, null, why, List.of(why));
+        for (String name : templates) {
+            if (!s.config().templateNames().contains(name)) {
+                return new Outcome(Kind.FAILED, null, TEMPLATE_FAILED + "requested template \"" + name
+                        + "\" not found; have " + String.join(", ", new TreeSet<>(s.config().templateNames())), List.of());
+            }
+        }
+        List<String> unrendered = templates.stream().filter(t -> !t.equals(InjectorConfig.SIDECAR_TEMPLATE)).distinct()
+                .map(t -> "\"" + t + "\"").toList();
+        if (!unrendered.isEmpty()) {
+            return new Outcome(Kind.UNSUPPORTED_TEMPLATE, null, TEMPLATE_FAILED + "MeshPilot does not render the injection "
+                    + (unrendered.size() == 1 ? "template " : "templates ") + String.join(", ", unrendered)
+                    + " (it renders only istiod's default \"sidecar\" template)", List.of());
         }
         try {
             JsonObject injected = injected(pod, s, path);

@@ -29,15 +29,19 @@ public final class IstioCounter {
     /** False for an up-down series ({@link #upDown}): exported and typed as a gauge. */
     private final boolean monotonic;
 
+    /** An {@link #upDown} gauge: its series are dropped at 0. */
+    private final boolean upDown;
+
     private IstioCounter(String name, List<String> labels, String help) {
-        this(name, labels, help, true);
+        this(name, labels, help, true, false);
     }
 
-    private IstioCounter(String name, List<String> labels, String help, boolean monotonic) {
+    private IstioCounter(String name, List<String> labels, String help, boolean monotonic, boolean upDown) {
         this.name = name;
         this.labels = labels;
         this.help = help;
         this.monotonic = monotonic;
+        this.upDown = upDown;
     }
 
     /** The counter {@code name} without labels. */
@@ -53,10 +57,13 @@ public final class IstioCounter {
     /**
      * A gauge with one label whose series go up and down by {@link #add} (istiod's
      * {@code pilot_xds{version}}, which it records as connections come and go), created on
-     * first use like the counters' series and typed {@code gauge}.
+     * first use like the counters' series and typed {@code gauge}. A series back at 0 is
+     * dropped (istiod keeps it at 0): its label value is what a client sent (a proxy's
+     * ISTIO_VERSION), so only the values of connected clients are kept, not every value ever
+     * sent.
      */
     public static IstioCounter upDown(String name, String label, String help) {
-        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help, false));
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label), help, false, true));
     }
 
     /** The counter {@code name} with two labels (e.g. "node", "err"). */
@@ -70,7 +77,7 @@ public final class IstioCounter {
      * typed {@code gauge} as istiod types it.
      */
     public static IstioCounter gaugeTyped(String name, String label1, String label2, String help) {
-        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help, false));
+        return BY_NAME.computeIfAbsent(name, n -> new IstioCounter(n, List.of(label1, label2), help, false, false));
     }
 
     /** The counter {@code name} with any number of labels (galley_validation_failed has four). */
@@ -115,6 +122,10 @@ public final class IstioCounter {
     }
 
     public void add(String labelValue, long n) {
+        if (upDown) {
+            addOrDrop(labelValue, n);
+            return;
+        }
         LongAdder a = single.get(labelValue); // the hot path: no key list, no registry check
         if (a != null && exported == RegistryGeneration.current()) {
             a.add(n);
@@ -123,6 +134,15 @@ public final class IstioCounter {
         a = adder(List.of(labelValue));
         single.putIfAbsent(labelValue, a);
         a.add(n);
+    }
+
+    /** Up-down series change as clients come and go (rarely): one lock keeps a drop from losing a concurrent add. */
+    private synchronized void addOrDrop(String labelValue, long n) {
+        LongAdder a = adder(List.of(labelValue));
+        a.add(n);
+        if (a.sum() == 0) {
+            removeSeries(labels.get(0), labelValue);
+        }
     }
 
     private LongAdder adder(List<String> values) {

@@ -43,6 +43,14 @@ public final class AdmissionReviews {
         JsonObject review = parsed.getAsJsonObject();
         String apiVersion = string(review, "apiVersion");
         String kind = string(review, "kind");
+        // istiod's decoder checks the kind, then the version (its message also quotes the whole
+        // body, which here could be megabytes, so it is left out)
+        if (kind == null || kind.isEmpty()) {
+            throw new UnreadableReview("Object 'Kind' is missing");
+        }
+        if (apiVersion == null || apiVersion.isEmpty()) {
+            throw new UnreadableReview("Object 'apiVersion' is missing");
+        }
         if (!"AdmissionReview".equals(kind) || !VERSIONS.contains(apiVersion)) {
             throw new UnreadableReview("expected kind AdmissionReview of admission.k8s.io/v1 or v1beta1, got kind \""
                     + kind + "\" apiVersion \"" + apiVersion + "\"");

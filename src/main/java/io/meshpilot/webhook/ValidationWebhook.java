@@ -26,8 +26,8 @@ import java.util.Set;
  * requests are answered alike; they are left out of the failure metric, as istiod does.
  *
  * <p>Metrics, istiod's names and labels: {@code galley_validation_passed} (group, version,
- * resource), {@code galley_validation_failed} (same and reason), {@code galley_validation_http_error}
- * (status).
+ * resource; "unknown" for a resource MeshPilot does not know), {@code galley_validation_failed}
+ * (same and reason), {@code galley_validation_http_error} (status).
  */
 public final class ValidationWebhook implements AdmissionWebhook {
     private static final System.Logger LOG = System.getLogger(ValidationWebhook.class.getName());
@@ -42,6 +42,8 @@ public final class ValidationWebhook implements AdmissionWebhook {
     static final String REASON_DECODE = "yaml_decode_error";
     static final String REASON_UNKNOWN_TYPE = "unknown_type";
     static final String REASON_INVALID = "invalid_resource";
+    /** The label value of a resource MeshPilot does not know. */
+    static final String UNKNOWN = "unknown";
 
     private static final IstioCounter PASSED = IstioCounter.of("galley_validation_passed",
             List.of("group", "version", "resource"), "Resource is valid");
@@ -161,26 +163,31 @@ public final class ValidationWebhook implements AdmissionWebhook {
         return sb.append("\n\n").toString();
     }
 
-    private static void passed(AdmissionRequest r) {
-        PASSED.increment(List.of(group(r), version(r), resource(r)));
+    private void passed(AdmissionRequest r) {
+        PASSED.increment(resourceLabels(r.resource()));
     }
 
-    private static void failed(AdmissionRequest r, String reason) {
+    private void failed(AdmissionRequest r, String reason) {
         if (!r.dryRun()) {
-            FAILED.increment(List.of(group(r), version(r), resource(r), reason));
+            List<String> labels = new ArrayList<>(resourceLabels(r.resource()));
+            labels.add(reason);
+            FAILED.increment(labels);
         }
     }
 
-    private static String group(AdmissionRequest r) {
-        return r.resource() == null || r.resource().group() == null ? "" : r.resource().group();
-    }
-
-    private static String version(AdmissionRequest r) {
-        return r.resource() == null || r.resource().version() == null ? "" : r.resource().version();
-    }
-
-    private static String resource(AdmissionRequest r) {
-        return r.resource() == null || r.resource().resource() == null ? "" : r.resource().resource();
+    /**
+     * istiod's group, version and resource labels, from the request's resource when it is a
+     * kind MeshPilot knows (a version it does not serve reads {@value #UNKNOWN}); any other
+     * resource is {@value #UNKNOWN} throughout. The port answers unauthenticated callers, so
+     * what they send cannot add series.
+     */
+    private List<String> resourceLabels(AdmissionRequest.Gvr gvr) {
+        Schema known = gvr == null ? null : schemas.all().stream()
+                .filter(s -> s.group().equals(gvr.group()) && s.plural().equals(gvr.resource())).findFirst().orElse(null);
+        if (known == null) {
+            return List.of(UNKNOWN, UNKNOWN, UNKNOWN);
+        }
+        return List.of(known.group(), known.serves(gvr.version()) ? gvr.version() : UNKNOWN, known.plural());
     }
 
     private static String string(JsonObject o, String field) {

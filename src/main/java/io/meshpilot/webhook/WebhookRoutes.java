@@ -7,7 +7,10 @@ import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.meshpilot.features.HttpLimits;
+import io.meshpilot.util.RequestBodies;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -15,7 +18,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * The routing of the webhook listener (--httpsAddr, istiod's 15017; the http listener when the
  * flag is empty): each {@link AdmissionWebhook} added before the listeners bind answers POSTs
  * on its paths. The HTTP side is istiod's webhook server's: an empty body is 400 "no body
- * found", a body that is not {@code application/json} is 415, and a body that cannot be read
+ * found", a body past the listener's limit is 413 (istiod's is larger, 30 MiB: a review is
+ * far smaller), a body that is not {@code application/json} is 415, and a body that cannot be read
  * as an AdmissionReview is answered 200 with a refusal saying why (the API server then shows
  * the reason).
  */
@@ -27,7 +31,7 @@ public final class WebhookRoutes {
 
     /**
      * Adds a webhook that does its own HTTP (the sidecar injector: istiod's inject webhook
-     * reads the request with checks of its own, a 30 MiB body limit among them); routed by
+     * reads the request with checks of its own); routed by
      * {@link #register} beside the others.
      */
     public WebhookRoutes addService(HttpService service) {
@@ -61,7 +65,15 @@ public final class WebhookRoutes {
     }
 
     private static void serve(AdmissionWebhook webhook, ServerRequest req, ServerResponse res) {
-        String body = req.content().hasEntity() ? req.content().as(String.class) : "";
+        String body;
+        try {
+            // as Go's decoder reads JSON, bytes that are not UTF-8 become U+FFFD
+            body = new String(RequestBodies.read(req.content().inputStream(), HttpLimits.MAX_REQUEST_BODY),
+                    StandardCharsets.UTF_8);
+        } catch (RequestBodies.TooLarge e) {
+            httpError(webhook, res, Status.REQUEST_ENTITY_TOO_LARGE_413, e.getMessage());
+            return;
+        }
         if (body.isEmpty()) {
             httpError(webhook, res, Status.BAD_REQUEST_400, "no body found");
             return;
@@ -81,7 +93,8 @@ public final class WebhookRoutes {
             answer = AdmissionResponse.refuse("could not decode body: " + e.getMessage());
         } catch (RuntimeException e) {
             // a defect of ours: the request is refused with the reason rather than left unanswered
-            LOG.log(Level.ERROR, "webhook " + req.path().path() + " failed: " + e, e);
+            LOG.log(Level.ERROR, "webhook " + req.path().path() + " failed: " + e);
+            LOG.log(Level.DEBUG, "webhook " + req.path().path() + " failure", e);
             answer = AdmissionResponse.refuse("internal error: " + e);
         }
         res.headers().set(HeaderNames.CONTENT_TYPE, "application/json");

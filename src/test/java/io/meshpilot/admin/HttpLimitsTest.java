@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.features.HttpLimits;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Await;
+import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.Curl;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.io.BufferedReader;
@@ -16,6 +19,8 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -124,6 +129,76 @@ class HttpLimitsTest {
             s.getOutputStream().flush();
             assertEquals(413, status(s));
         }
+    }
+
+    /**
+     * h2c (HTTP/2 without TLS, by prior knowledge, as curl and gRPC clients speak it) on the
+     * plaintext listeners: a declared body past the limit gets 413 whatever the path, and a
+     * streamed one (no Content-Length) gets 413 where it is read, as over HTTP/1.1.
+     */
+    @Test
+    void aBodyPastTheLimitGets413OverH2cOnTheHttpAndMonitoringListeners() throws Exception {
+        Path body = dir.resolve("over-the-limit.yaml");
+        try (OutputStream out = java.nio.file.Files.newOutputStream(body)) {
+            byte[] line = ("# " + "a".repeat(1021) + "\n").getBytes(StandardCharsets.US_ASCII);
+            for (long written = 0; written <= HttpLimits.MAX_REQUEST_BODY + 1024 * 1024; written += line.length) {
+                out.write(line);
+            }
+        }
+        int monitoring = server.ports().get("monitoring");
+        String config = "http://127.0.0.1:" + http + PATH;
+        for (String url : List.of(config, "http://127.0.0.1:" + http + "/ready",
+                "http://127.0.0.1:" + monitoring + "/metrics", "http://127.0.0.1:" + monitoring + "/version")) {
+            assertEquals("2 413", h2c(null, "-T", body.toString(), url), url + " declared");
+        }
+        assertEquals("2 413", h2c(body, "-T", "-", config), config + " streamed");
+        assertEquals(200, Http.get(http, "/ready").status(), "and the listener still serves");
+    }
+
+    /**
+     * A PUT over h2c; the protocol version and status, as curl prints them. Helidon may reset
+     * the stream of a refused upload once its answer is sent (the rest of the body is not
+     * wanted); curl then ends with exit 92 after printing the answer it got, which counts.
+     */
+    private static String h2c(Path stdin, String... args) {
+        List<String> all = new ArrayList<>(List.of("--http2-prior-knowledge", "-H", "Content-Type: application/yaml",
+                "-o", "/dev/null", "-w", "\n%{http_version} %{http_code}"));
+        all.addAll(List.of(args));
+        Curl.Result r = Curl.run(stdin, all.toArray(String[]::new));
+        String printed = r.output().strip().lines().reduce((a, b) -> b).orElse("");
+        boolean answered = r.exit() == 0 || (r.exit() == CURL_HTTP2_STREAM_ERROR && !printed.endsWith(" 000"));
+        return answered ? printed : "curl exit " + r.exit() + ": " + r.output();
+    }
+
+    /** curl's "HTTP/2 stream was not closed cleanly". */
+    private static final int CURL_HTTP2_STREAM_ERROR = 92;
+
+    /**
+     * A client that leaves before a large answer is written (a heap profile, half a MB): one
+     * INFO line with the request and the cause; no ERROR and no stack from Jersey.
+     */
+    @Test
+    void aClientLeavingEarlyIsOneLineWithTheCause() throws Exception {
+        try (CapturedLog jersey = new CapturedLog("org.glassfish.jersey");
+             CapturedLog ours = new CapturedLog(ClientGoneInterceptor.class)) {
+            for (int i = 0; i < 3; i++) {
+                try (Socket s = new Socket()) {
+                    s.setReceiveBufferSize(4096);
+                    s.connect(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), http));
+                    s.getOutputStream().write("GET /debug/pprof/heap HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+                    s.getInputStream().readNBytes(100);
+                    s.setSoLinger(true, 0); // gone at once: a reset, as a killed client's
+                }
+            }
+            Await.until("a line for each of the three clients", java.time.Duration.ofSeconds(30),
+                    () -> ours.lines().size() + jersey.lines().size() >= 3);
+            assertEquals(List.of(), jersey.lines().stream().filter(l -> !l.startsWith("INFO")).toList());
+            assertEquals(3, ours.lines().size(), ours.lines().toString());
+            assertTrue(ours.lines().stream().allMatch(l -> l.startsWith("INFO GET /debug/pprof/heap from 127.0.0.1:")
+                    && l.contains("the client went away before the answer was written: ")), ours.lines().toString());
+        }
+        assertEquals(200, Http.get(http, "/ready").status());
     }
 
     @Test

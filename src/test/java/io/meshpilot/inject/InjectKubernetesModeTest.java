@@ -1,6 +1,7 @@
 package io.meshpilot.inject;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,6 +42,7 @@ class InjectKubernetesModeTest {
                       example.com/injected-by: meshpilot
                     templates:
                       sidecar: "{{ istiod's template, not interpreted }}"
+                      gateway: "{{ istiod's gateway template, not rendered by MeshPilot }}"
                   values: |
                     {"global":{"hub":"example.com/istio","tag":"%s"}}
                 """.formatted(tag);
@@ -81,6 +83,20 @@ class InjectKubernetesModeTest {
                         "/inject", "application/json", InjectWebhookServerTest.review("legacy-1", "legacy", legacy)));
                 assertTrue(response.get("allowed").getAsBoolean());
                 assertNull(response.get("patch"), "namespace labelled istio-injection=disabled");
+
+                // a template the ConfigMap has but MeshPilot does not render: refused naming it, never admitted bare
+                long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
+                JsonObject gateway = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                        Map.of("inject.istio.io/templates", "gateway"));
+                gateway.getAsJsonObject("metadata").addProperty("namespace", "shop");
+                response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, webhook, "/inject",
+                        "application/json", InjectWebhookServerTest.review("gateway-1", "shop", gateway)));
+                assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+                assertNull(response.get("patch"));
+                assertEquals("failed to run injection template: MeshPilot does not render the injection template "
+                                + "\"gateway\" (it renders only istiod's default \"sidecar\" template)",
+                        response.getAsJsonObject("status").get("message").getAsString());
+                assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
             }
         }
     }

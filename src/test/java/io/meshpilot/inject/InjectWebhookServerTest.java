@@ -229,17 +229,24 @@ class InjectWebhookServerTest {
         assertTrue(metrics.contains("sidecar_injection_skip_total"), "skip metric missing");
     }
 
+    /**
+     * A mistyped (or empty) inject.istio.io/templates is refused with istiod's words: admitted
+     * without its sidecar, the pod would run outside the mesh. Embedded mode has the one
+     * built-in template, sidecar.
+     */
     @Test
-    void aPodAskingForACustomTemplateIsAllowedUninjectedWithAWarning() throws Exception {
-        long before = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
-        JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
-                java.util.Map.of("inject.istio.io/templates", "gateway"));
-        JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
-        assertTrue(response.get("allowed").getAsBoolean());
-        assertNull(response.get("patch"));
-        assertTrue(response.getAsJsonArray("warnings").get(0).getAsString().contains("\"sidecar\" template"),
-                response.toString());
-        assertEquals(before + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
+    void aPodAskingForATemplateThatDoesNotExistIsRefusedAsIstiodRefusesIt() throws Exception {
+        for (String asked : new String[] {"nosuch", ""}) {
+            long failures = InjectWebhook.FAILURE.value();
+            JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                    java.util.Map.of("inject.istio.io/templates", asked));
+            JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
+            assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+            assertNull(response.get("patch"));
+            assertEquals("failed to run injection template: requested template \"" + asked + "\" not found; have sidecar",
+                    response.getAsJsonObject("status").get("message").getAsString());
+            assertEquals(failures + 1, InjectWebhook.FAILURE.value());
+        }
     }
 
     @Test

@@ -58,8 +58,9 @@ class SidecarInjectionTableTest {
     /** The expected pod, starting from istiod's hello.yaml.injected; a row edits it. */
     static final class Expected {
         boolean injected = true;
-        boolean warned;
         String refusedWith;
+        /** Refused because MeshPilot does not render these templates: what the message names. */
+        String unrenderedTemplates;
         JsonArray initContainers = new JsonArray();
         JsonArray containers = new JsonArray();
         JsonArray volumes = baseVolumes();
@@ -391,16 +392,13 @@ class SidecarInjectionTableTest {
                     x.containers.remove(proxy);
                     x.containers.asList().addFirst(proxy);
                 }));
-        // a template other than the default sidecar one: admitted uninjected, with a warning (MeshPilot's limit)
+        // a template other than the default sidecar one: refused naming it (MeshPilot's limit), never admitted bare
         rows.add(new Row("custom template asked for", with(hello(), "annotations",
                 Map.of("inject.istio.io/templates", "sidecar,custom")), s -> s.config = InjectorConfig.parse("""
                 templates:
                   sidecar: "..."
                   custom: "..."
-                """), x -> {
-                    x.skipped();
-                    x.warned = true;
-                }));
+                """), x -> x.unrenderedTemplates = "the injection template \"custom\""));
         // /inject/cluster/<id>/net/<network>: istiod's webhook path parameters set the proxy's cluster and network
         rows.add(new Row("cluster and network from the webhook path", hello(), s -> s.path = "/inject/cluster/east/net/n1",
                 x -> {
@@ -514,9 +512,15 @@ class SidecarInjectionTableTest {
             assertTrue(outcome.message().contains("'127.0.0.1'"), outcome.message());
             return;
         }
+        if (x.unrenderedTemplates != null) {
+            assertEquals(SidecarInjector.Kind.UNSUPPORTED_TEMPLATE, outcome.kind(), row.name());
+            assertTrue(outcome.message().contains(x.unrenderedTemplates), outcome.message());
+            assertNull(outcome.patch());
+            return;
+        }
         if (!x.injected) {
             assertNull(outcome.patch(), row.name() + ": not injected, but got " + outcome.patch());
-            assertEquals(x.warned, !outcome.warnings().isEmpty(), row.name() + ": warnings " + outcome.warnings());
+            assertTrue(outcome.warnings().isEmpty(), row.name() + ": warnings " + outcome.warnings());
             return;
         }
         assertEquals(SidecarInjector.Kind.INJECTED, outcome.kind(), row.name() + ": " + outcome.message());

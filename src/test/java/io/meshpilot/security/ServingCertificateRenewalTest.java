@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * istiod's serving certificate is renewed half way through its life and swapped on the
  * secure port: new handshakes see the new certificate, and a stream opened before the
- * renewal keeps working. Both gRPC transports.
+ * renewal keeps working. Both gRPC transports, and the webhook listener.
  */
 class ServingCertificateRenewalTest {
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
@@ -60,6 +60,8 @@ class ServingCertificateRenewalTest {
                 assertNotEquals(before, renewed, "renewed half way through its life");
                 assertEquals(renewed, CaLifecycleTest.presentedChain(port, root).getFirst().getSerialNumber(),
                         "a new handshake gets the renewed certificate");
+                assertEquals(renewed, CaLifecycleTest.presentedChain(server.ports().get("webhook"), root).getFirst()
+                        .getSerialNumber(), "the webhook listener (Helidon's plain TLS socket) too");
 
                 // the stream from before the renewal still answers
                 DiscoveryResponse r = (DiscoveryResponse) first;

@@ -9,8 +9,8 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * The records of one class's logger, captured without printing (test logs stay quiet) from
- * INFO up; closing puts the logger back as it was.
+ * The records of one logger (a class's, or a package's and those under it), captured without
+ * printing (test logs stay quiet) from INFO up; closing puts the logger back as it was.
  */
 public final class CapturedLog extends Handler implements AutoCloseable {
     private final Logger logger;
@@ -19,7 +19,12 @@ public final class CapturedLog extends Handler implements AutoCloseable {
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
     public CapturedLog(Class<?> source) {
-        logger = Logger.getLogger(source.getName());
+        this(source.getName());
+    }
+
+    /** A logger by name: a library's package ("io.helidon") takes in the records of every logger under it. */
+    public CapturedLog(String loggerName) {
+        logger = Logger.getLogger(loggerName);
         level = logger.getLevel();
         parents = logger.getUseParentHandlers();
         logger.setLevel(Level.INFO);

@@ -3,6 +3,8 @@ package io.meshpilot.webhook;
 import com.google.gson.Gson;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.config.Schema;
+import io.meshpilot.config.Schemas;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,8 +35,8 @@ final class AdmissionClient {
     private final HttpClient client;
     private final int port;
 
-    /** A reply: the HTTP status, and the AdmissionReview's response when the status is 200. */
-    record Reply(int status, String body, JsonObject review) {
+    /** A reply: the HTTP status, the AdmissionReview's response when the status is 200, the protocol. */
+    record Reply(int status, String body, JsonObject review, HttpClient.Version version) {
         JsonObject response() {
             return review.getAsJsonObject("response");
         }
@@ -103,7 +105,9 @@ final class AdmissionClient {
         JsonObject r = new JsonObject();
         r.addProperty("group", group);
         r.addProperty("version", v);
-        r.addProperty("resource", kind.toLowerCase(java.util.Locale.ROOT) + "s");
+        // the plural the API server names (authorizationpolicies), made up for kinds no schema has
+        r.addProperty("resource", Schemas.PILOT.forKind(kind).filter(s -> s.group().equals(group)).map(Schema::plural)
+                .orElse(kind.toLowerCase(java.util.Locale.ROOT) + "s"));
         request.add("resource", r);
         if (meta.has("name")) {
             request.add("name", meta.get("name"));
@@ -127,15 +131,33 @@ final class AdmissionClient {
     }
 
     Reply post(String path, String body, String contentType) {
+        return send(path, HttpRequest.BodyPublishers.ofString(body), contentType, Duration.ofSeconds(10));
+    }
+
+    /** A body streamed without a Content-Length (the HTTP/2 form of a chunked upload). */
+    Reply postStream(String path, java.io.InputStream body, String contentType) {
+        return send(path, HttpRequest.BodyPublishers.ofInputStream(() -> body), contentType, LARGE_UPLOAD);
+    }
+
+    /** A body whose Content-Length is declared. */
+    Reply postSized(String path, java.io.InputStream body, long length, String contentType) {
+        return send(path, HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> body),
+                length), contentType, LARGE_UPLOAD);
+    }
+
+    /** Only a guard against a hung call: a large upload's time is never asserted. */
+    private static final Duration LARGE_UPLOAD = Duration.ofMinutes(3);
+
+    private Reply send(String path, HttpRequest.BodyPublisher body, String contentType, Duration timeout) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body));
+                .timeout(timeout).POST(body);
         if (contentType != null) {
             b.header("Content-Type", contentType);
         }
         try {
             HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
             JsonObject review = r.statusCode() == 200 ? JsonParser.parseString(r.body()).getAsJsonObject() : null;
-            return new Reply(r.statusCode(), r.body(), review);
+            return new Reply(r.statusCode(), r.body(), review, r.version());
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("POST https://localhost:" + port + path, e);
         } catch (InterruptedException e) {

@@ -196,12 +196,12 @@ class ValidationWebhookTest {
                 spec: {action: DENY, rules: [{to: [{operation: {methods: [""]}}]}]}
                 """).get(0);
         assertTrue(api.admit("/validate", AdmissionClient.review("v1", "DELETE", bad, false)).allowed());
-        long before = failed("authorizationpolicys", "invalid_resource");
+        long before = failed("authorizationpolicies", "invalid_resource");
         AdmissionClient.Reply dry = api.admit("/validate", AdmissionClient.review("v1", "CREATE", bad, true));
         assertFalse(dry.allowed(), "a dry run is judged alike");
-        assertEquals(before, failed("authorizationpolicys", "invalid_resource"));
+        assertEquals(before, failed("authorizationpolicies", "invalid_resource"));
         api.admit("/validate", AdmissionClient.review("v1", "CREATE", bad, false));
-        assertEquals(before + 1, failed("authorizationpolicys", "invalid_resource"));
+        assertEquals(before + 1, failed("authorizationpolicies", "invalid_resource"));
     }
 
     @Test
@@ -215,10 +215,70 @@ class ValidationWebhookTest {
         assertEquals(200, garbage.status(), "istiod answers an unreadable review with a refusal");
         assertFalse(garbage.allowed());
         assertTrue(garbage.message().startsWith("could not decode body: not JSON: "), garbage.message());
-        AdmissionClient.Reply notReview = api.post("/validate", "{\"kind\": \"Pod\"}", "application/json");
+        AdmissionClient.Reply notReview = api.post("/validate", "{\"apiVersion\": \"v1\", \"kind\": \"Pod\"}",
+                "application/json");
         assertTrue(notReview.message().contains("expected kind AdmissionReview"), notReview.message());
         assertNotEquals(200, Http.get(server.ports().get("http"), "/validate").status(),
                 "the webhooks are on their own listener");
+    }
+
+    /**
+     * The API server always sends a review's apiVersion, but the port takes any caller: a
+     * review without one is refused with the reason (istiod's decoder says "Object
+     * 'apiVersion' is missing"), not with a NullPointerException's text.
+     */
+    @Test
+    void aReviewWithoutApiVersionOrKindIsRefusedWithTheReason() {
+        JsonObject review = AdmissionClient.review("v1", "CREATE", AdmissionClient.json("""
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: r, namespace: default}
+                spec: {host: reviews}
+                """).get(0), false);
+        review.remove("apiVersion");
+        AdmissionClient.Reply r = api.admit("/validate", review);
+        assertEquals(200, r.status(), r.body());
+        assertFalse(r.allowed());
+        assertEquals("could not decode body: Object 'apiVersion' is missing", r.message());
+        assertEquals("admission.k8s.io/v1", r.review().get("apiVersion").getAsString());
+
+        review.addProperty("apiVersion", "admission.k8s.io/v1");
+        review.remove("kind");
+        r = api.admit("/validate", review);
+        assertFalse(r.allowed());
+        assertEquals("could not decode body: Object 'Kind' is missing", r.message());
+    }
+
+    /**
+     * Callers of the webhook port are not authenticated, and the metrics' labels come from
+     * what they send: 2,000 reviews of made-up kinds add at most the one "unknown" series per
+     * reason, not a series each (istiod's labels for known kinds stay as they are).
+     */
+    @Test
+    void madeUpKindsDoNotGrowTheValidationSeries() {
+        int before = validationSeries();
+        for (int i = 0; i < 2_000; i++) {
+            JsonObject made = new JsonObject();
+            made.addProperty("apiVersion", "made-up-" + i + ".example.com/v" + i);
+            made.addProperty("kind", "Kind" + i);
+            JsonObject meta = new JsonObject();
+            meta.addProperty("name", "m" + i);
+            meta.addProperty("namespace", "default");
+            made.add("metadata", meta);
+            AdmissionClient.Reply r = api.admit("/validate/" + i, AdmissionClient.review("v1", "CREATE", made, false));
+            assertFalse(r.allowed(), r.body());
+        }
+        int after = validationSeries();
+        assertTrue(after - before <= 1, "galley_validation series grew from " + before + " to " + after);
+        assertTrue(Http.get(server.ports().get("monitoring"), "/metrics").body().lines()
+                        .anyMatch(l -> l.startsWith("galley_validation_failed{") && l.contains("group=\"unknown\"")
+                                && l.contains("resource=\"unknown\"") && l.contains("reason=\"unknown_type\"")),
+                "made-up kinds are counted as unknown");
+    }
+
+    private int validationSeries() {
+        return (int) Http.get(server.ports().get("monitoring"), "/metrics").body().lines()
+                .filter(l -> l.startsWith("galley_validation_")).count();
     }
 
     private long failed(String resource, String reason) {

@@ -1,4 +1,4 @@
-package io.meshpilot.admin;
+package io.meshpilot.util;
 
 import io.helidon.http.RequestException;
 import io.helidon.http.Status;
@@ -14,22 +14,21 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Reads a request body up to a limit and no further, so what a client sends costs at most
- * the limit in memory whatever it declares or streams (HTTP/2 bodies, which Helidon's
- * listener limit does not cover, included).
+ * the limit in memory whatever it declares or streams (HTTP/2 bodies included).
  */
-final class RequestBodies {
+public final class RequestBodies {
     private RequestBodies() {
     }
 
     /** The body was longer than the limit; the rest was not read. */
-    static final class TooLarge extends Exception {
+    public static final class TooLarge extends Exception {
         TooLarge(long limit) {
             super("request body larger than " + limit + " bytes");
         }
     }
 
     /** The body is not UTF-8; stored as it is it would be changed, so it is refused. */
-    static final class InvalidUtf8 extends Exception {
+    public static final class InvalidUtf8 extends Exception {
         InvalidUtf8(int offset) {
             super("invalid UTF-8 at byte " + offset);
         }
@@ -39,9 +38,14 @@ final class RequestBodies {
      * The body as UTF-8 text; TooLarge past {@code limit} bytes, InvalidUtf8 naming the first
      * byte that is not UTF-8 (as a config file with such bytes is refused).
      */
-    static String readUtf8(InputStream in, long limit) throws TooLarge, InvalidUtf8 {
+    public static String readUtf8(InputStream in, long limit) throws TooLarge, InvalidUtf8 {
+        return decode(read(in, limit));
+    }
+
+    /** The body's bytes; TooLarge past {@code limit} bytes. */
+    public static byte[] read(InputStream in, long limit) throws TooLarge {
         if (in == null) {
-            return "";
+            return new byte[0];
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[16 * 1024];
@@ -58,13 +62,14 @@ final class RequestBodies {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the request body", e);
         } catch (RequestException e) {
-            // Helidon's HTTP/1 listener limit: a chunked body passed it before our count did
+            // the listener's limit (Helidon's HTTP/1 one, or the HTTP/2 one of every listener)
+            // was passed before our count was
             if (e.status().code() == Status.REQUEST_ENTITY_TOO_LARGE_413.code()) {
                 throw new TooLarge(limit);
             }
             throw e;
         }
-        return decode(out.toByteArray());
+        return out.toByteArray();
     }
 
     private static String decode(byte[] bytes) throws InvalidUtf8 {
