@@ -38,18 +38,22 @@ final class AdsProtocol {
     private final XdsCache cache;
     private final SharedResponses shared;
     private final Supplier<PushContext> current;
+    private final StreamLimits limits;
     private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
      * @param current the PushContext in force, what a subscription is answered from
+     * @param limits  what one stream may make us hold; a request past them ends its stream
+     *                ({@link StreamLimits.Exceeded})
      */
     AdsProtocol(ConnectionTable connections, Generators generators, XdsCache cache, SharedResponses shared,
-                Supplier<PushContext> current) {
+                Supplier<PushContext> current, StreamLimits limits) {
         this.connections = connections;
         this.generators = generators;
         this.cache = cache;
         this.shared = shared;
         this.current = current;
+        this.limits = limits;
     }
 
     private void rejected(Connection con, String type, int code) {
@@ -67,10 +71,12 @@ final class AdsProtocol {
      * no state for, or a request without a nonce, starts the subscription and is answered
      * whatever nonce it carries (a proxy reconnecting to another replica repeats the last one
      * it saw); otherwise a nonce that is not the last one sent has expired, and an ACK is
-     * answered only when it subscribes to something new.
+     * answered only when it subscribes to something new. The names of a type nobody serves
+     * are not kept: its answer is empty whatever they are.
      */
     void process(Connection con, DiscoveryRequest req) {
         String type = req.getTypeUrl();
+        limits.checkTypeUrl(type);
         // istiod's ads scope logs every request at debug (ADS:<type>: REQ ...)
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources:"
                 + req.getResourceNamesCount() + " nonce:" + req.getResponseNonce() + " version:" + req.getVersionInfo());
@@ -83,7 +89,10 @@ final class AdsProtocol {
             nacked(con, w, type, req.getErrorDetail());
             return;
         }
-        List<String> requested = req.getResourceNamesList();
+        List<String> requested = serves(con, type) ? req.getResourceNamesList() : List.of();
+        limits.checkSubscription(type, requested);
+        limits.checkName(type, req.getVersionInfo());
+        limits.checkName(type, req.getResponseNonce());
         if (requested.isEmpty() && !TypeUrls.wildcardType(type)) {
             LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": UNSUBSCRIBE " + con.id());
             con.unwatch(type);
@@ -93,6 +102,9 @@ final class AdsProtocol {
         if (nonce.isEmpty() || w == null) {
             LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": INIT/RECONNECT " + con.id()
                     + " version:" + req.getVersionInfo() + " nonce:" + nonce);
+            if (w == null) {
+                limits.checkNewType(con.watchCount());
+            }
             w = con.watch(type);
             w.restart(subscriptions.of(requested), sotwWildcard(type, requested));
             if (type.equals(TypeUrls.CLUSTER)) {
@@ -139,6 +151,7 @@ final class AdsProtocol {
      */
     void processDelta(Connection con, DeltaDiscoveryRequest req) {
         String type = req.getTypeUrl();
+        limits.checkTypeUrl(type);
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources sub:"
                 + req.getResourceNamesSubscribeCount() + " unsub:" + req.getResourceNamesUnsubscribeCount()
                 + " nonce:" + req.getResponseNonce());
@@ -151,17 +164,29 @@ final class AdsProtocol {
             nacked(con, w, type, req.getErrorDetail());
             return;
         }
+        boolean served = serves(con, type);
+        if (served) {
+            checkNames(type, req);
+        }
         if (w == null) {
             LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": INIT/RECONNECT " + con.id()
                     + " nonce:" + req.getResponseNonce() + " resources:" + req.getInitialResourceVersionsCount());
-            Set<String> names = new HashSet<>(req.getResourceNamesSubscribeList());
-            names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
-            req.getResourceNamesUnsubscribeList().forEach(names::remove);
-            boolean wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0
-                    && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+            limits.checkNewType(con.watchCount());
+            Set<String> names = new HashSet<>();
+            boolean wildcard = false;
+            if (served) {
+                names.addAll(req.getResourceNamesSubscribeList());
+                names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
+                req.getResourceNamesUnsubscribeList().forEach(names::remove);
+                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0
+                        && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+                limits.checkSubscription(type, names);
+            }
             w = con.watch(type);
             w.restart(subscriptions.of(names), wildcard);
-            w.held.putAll(req.getInitialResourceVersionsMap());
+            if (served) {
+                w.held.putAll(req.getInitialResourceVersionsMap());
+            }
             push(con, w, current.get());
             return;
         }
@@ -173,7 +198,8 @@ final class AdsProtocol {
         if (!nonce.isEmpty()) {
             w.acked(nonce, w.versionSent);
         }
-        boolean changed = (req.getResourceNamesSubscribeCount() > 0 || req.getResourceNamesUnsubscribeCount() > 0)
+        boolean changed = served
+                && (req.getResourceNamesSubscribeCount() > 0 || req.getResourceNamesUnsubscribeCount() > 0)
                 && resubscribe(w, req.getResourceNamesSubscribeList(), req.getResourceNamesUnsubscribeList());
         if (w.takeAlwaysRespond() || changed) {
             push(con, w, current.get());
@@ -193,9 +219,26 @@ final class AdsProtocol {
         if (wildcard == w.wildcard && names.equals(w.names())) {
             return false;
         }
+        limits.checkSubscription(w.typeUrl(), names);
         w.names = subscriptions.of(names);
         w.wildcard = wildcard;
         return true;
+    }
+
+    /** Whether a generator serves {@code type} to this stream. */
+    private boolean serves(Connection con, String type) {
+        return generators.forType(type, con.proxy()) != null;
+    }
+
+    /** Every name, version and nonce a delta request sends; the resulting subscription is checked where it is made. */
+    private void checkNames(String type, DeltaDiscoveryRequest req) {
+        limits.checkName(type, req.getResponseNonce());
+        req.getResourceNamesSubscribeList().forEach(n -> limits.checkName(type, n));
+        req.getResourceNamesUnsubscribeList().forEach(n -> limits.checkName(type, n));
+        req.getInitialResourceVersionsMap().forEach((n, version) -> {
+            limits.checkName(type, n);
+            limits.checkName(type, version);
+        });
     }
 
     /**
@@ -204,7 +247,7 @@ final class AdsProtocol {
      */
     private void nacked(Connection con, Connection.Watch w, String type, com.google.rpc.Status error) {
         rejected(con, type, error.getCode());
-        String message = error.getMessage();
+        String message = limits.errorMessage(error.getMessage());
         LOG.log(Level.WARNING, "xDS NACK" + (con.delta() ? " (delta)" : "") + " proxy=" + con.proxy().id()
                 + " type=" + TypeUrls.shortName(type) + " version=" + (w == null ? "" : w.versionSent)
                 + " error=" + message);

@@ -186,6 +186,10 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             }
             try {
                 process.accept(connection, request);
+            } catch (StreamLimits.Exceeded e) {
+                LOG.log(Level.WARNING, "xDS stream refused proxy=" + connection.proxy().id() + " connection="
+                        + connection.id() + " peer=" + peer + ": " + e.getMessage());
+                fail(e.status());
             } catch (RuntimeException e) {
                 XdsMetrics.INTERNAL_ERRORS.increment();
                 LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="

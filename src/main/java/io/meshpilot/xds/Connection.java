@@ -196,6 +196,11 @@ public final class Connection {
         return watches.computeIfAbsent(typeUrl, Watch::new);
     }
 
+    /** How many types the stream watches. */
+    int watchCount() {
+        return watches.size();
+    }
+
     /** The proxy no longer watches {@code typeUrl} (istiod's DeleteWatchedResource). */
     void unwatch(String typeUrl) {
         watches.remove(typeUrl);
