@@ -10,8 +10,11 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A bare delta ADS client speaking the Envoy v3 protocol to a server under test: the node
@@ -22,7 +25,8 @@ public final class DeltaAdsClient implements AutoCloseable {
     private final LinkedBlockingQueue<DeltaDiscoveryResponse> responses = new LinkedBlockingQueue<>();
     private final StreamObserver<DeltaDiscoveryRequest> requests;
     private final Node node;
-    private volatile Throwable error;
+    /** How the server ended the stream. */
+    private final CompletableFuture<Throwable> failure = new CompletableFuture<>();
     private boolean first = true;
 
     /** A sidecar of namespace {@code default} with node id {@code nodeId}, over plaintext to {@code port}. */
@@ -39,7 +43,7 @@ public final class DeltaAdsClient implements AutoCloseable {
 
             @Override
             public void onError(Throwable t) {
-                error = t;
+                failure.complete(t);
             }
 
             @Override
@@ -68,11 +72,13 @@ public final class DeltaAdsClient implements AutoCloseable {
 
     /** Waits for the stream to fail; returns the failure or null. */
     public Throwable awaitError(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (error == null && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+        try {
+            return failure.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            return null;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("never completed exceptionally", e);
         }
-        return error;
     }
 
     @Override
