@@ -20,9 +20,11 @@ import java.util.function.Supplier;
 
 /**
  * The xDS protocol side of the DiscoveryServer (istiod's ads.go and delta.go): each request
- * on a stream is an ACK, a NACK, a stale nonce or a subscription change; a subscription is
- * answered, and a push sent, as a state-of-the-world or a delta response built from the
- * connection's generator.
+ * on a stream is a debug request, a NACK, an unsubscription, a subscription that starts (a
+ * new stream, or a proxy reconnecting with the nonce another replica sent it), an expired
+ * nonce, or an ACK, which may change the subscription; what must be answered is answered, and
+ * a push sent, as a state-of-the-world or a delta response built from the connection's
+ * generator.
  */
 final class AdsProtocol {
     private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
@@ -36,18 +38,22 @@ final class AdsProtocol {
     private final XdsCache cache;
     private final SharedResponses shared;
     private final Supplier<PushContext> current;
+    private final StreamLimits limits;
     private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
      * @param current the PushContext in force, what a subscription is answered from
+     * @param limits  what one stream may make us hold; a request past them ends its stream
+     *                ({@link StreamLimits.Exceeded})
      */
     AdsProtocol(ConnectionTable connections, Generators generators, XdsCache cache, SharedResponses shared,
-                Supplier<PushContext> current) {
+                Supplier<PushContext> current, StreamLimits limits) {
         this.connections = connections;
         this.generators = generators;
         this.cache = cache;
         this.shared = shared;
         this.current = current;
+        this.limits = limits;
     }
 
     private void rejected(Connection con, String type, int code) {
@@ -58,88 +64,230 @@ final class AdsProtocol {
         }
     }
 
-    /** One request on a stream: ACK, NACK, stale nonce, or a subscription to answer. */
+    /**
+     * One request on a state-of-the-world stream, by istiod's rules (ads.go processRequest,
+     * pkg/xds ShouldRespond): a debug type is answered at once; a NACK is recorded; a request
+     * naming nothing of a type that cannot be a wildcard unsubscribes; a type the stream has
+     * no state for, or a request without a nonce, starts the subscription and is answered
+     * whatever nonce it carries (a proxy reconnecting to another replica repeats the last one
+     * it saw); otherwise a nonce that is not the last one sent has expired, and an ACK is
+     * answered only when it subscribes to something new. The names of a type nobody serves
+     * are not kept: its answer is empty whatever they are.
+     */
     void process(Connection con, DiscoveryRequest req) {
         String type = req.getTypeUrl();
+        limits.checkTypeUrl(type);
         // istiod's ads scope logs every request at debug (ADS:<type>: REQ ...)
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources:"
                 + req.getResourceNamesCount() + " nonce:" + req.getResponseNonce() + " version:" + req.getVersionInfo());
-        Connection.Watch w = con.watch(type);
-        if (!req.getResponseNonce().isEmpty()) {
-            if (!req.getResponseNonce().equals(w.nonceSent)) {
-                LOG.log(Level.DEBUG, () -> "stale nonce ignored proxy=" + con.proxy().id() + " type=" + type);
-                XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
-                return;
-            }
-            if (req.hasErrorDetail()) {
-                w.nackError = req.getErrorDetail().getMessage();
-                w.nackVersion = w.versionSent;
-                rejected(con, type, req.getErrorDetail().getCode());
-                LOG.log(Level.WARNING, "xDS NACK proxy=" + con.proxy().id() + " type=" + TypeUrls.shortName(type)
-                        + " version=" + w.versionSent + " error=" + w.nackError);
-                return; // not re-sent: the next change brings a new version
-            }
-            w.nonceAcked = req.getResponseNonce();
-            w.versionAcked = req.getVersionInfo();
-            w.nackError = "";
-            if (w.names.sameAs(req.getResourceNamesList())) {
-                return; // a plain ACK: the subscription did not change
-            }
+        if (TypeUrls.isDebug(type)) {
+            answerDebug(con, type, req.getResourceNamesList());
+            return;
         }
-        SubscribedNames names = subscriptions.of(req.getResourceNamesList());
-        w.names = names;
-        w.wildcard = names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER))
-                || names.contains("*");
-        push(con, w, current.get());
+        Connection.Watch w = con.existingWatch(type);
+        if (req.hasErrorDetail()) {
+            nacked(con, w, type, req.getErrorDetail());
+            return;
+        }
+        List<String> requested = serves(con, type) ? req.getResourceNamesList() : List.of();
+        limits.checkSubscription(type, requested);
+        limits.checkName(type, req.getVersionInfo());
+        limits.checkName(type, req.getResponseNonce());
+        if (requested.isEmpty() && !TypeUrls.wildcardType(type)) {
+            LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": UNSUBSCRIBE " + con.id());
+            con.unwatch(type);
+            return;
+        }
+        String nonce = req.getResponseNonce();
+        if (nonce.isEmpty() || w == null) {
+            LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": INIT/RECONNECT " + con.id()
+                    + " version:" + req.getVersionInfo() + " nonce:" + nonce);
+            if (w == null) {
+                limits.checkNewType(con.watchCount());
+            }
+            w = con.watch(type);
+            w.restart(subscriptions.of(requested), sotwWildcard(type, requested));
+            if (type.equals(TypeUrls.CLUSTER)) {
+                Connection.Watch eds = con.existingWatch(TypeUrls.ENDPOINT);
+                if (eds != null) {
+                    eds.alwaysRespond = true; // Envoy warms the clusters it gets with the next EDS answer
+                }
+            }
+            push(con, w, current.get());
+            return;
+        }
+        if (!nonce.equals(w.nonceSent)) {
+            expired(con, type, nonce, w);
+            return;
+        }
+        w.acked(nonce, req.getVersionInfo());
+        boolean alwaysRespond = w.takeAlwaysRespond();
+        SubscribedNames previous = w.names;
+        boolean changed = !previous.sameAs(requested);
+        boolean added = false;
+        if (changed) {
+            added = requested.stream().anyMatch(n -> !previous.contains(n));
+            w.names = subscriptions.of(requested);
+            w.wildcard = sotwWildcard(type, requested);
+        }
+        // names only dropped from a subscription that cannot be a wildcard need no answer
+        if (alwaysRespond || added || changed && TypeUrls.wildcardType(type)) {
+            push(con, w, current.get());
+        }
+    }
+
+    /** Whether a state-of-the-world subscription to {@code names} asks for every resource of the type. */
+    private static boolean sotwWildcard(String type, List<String> names) {
+        return names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER)) || names.contains("*");
     }
 
     /**
-     * One request on a delta stream: subscription changes (subscribe, unsubscribe, "*"),
-     * initial versions the proxy already holds, then ACK/NACK as for state of the world.
+     * One request on a delta stream, by istiod's rules (delta.go processDeltaRequest,
+     * shouldRespondDelta): a debug type is answered at once; a NACK is recorded; a type the
+     * stream has no state for starts the subscription (its names, plus those the proxy says it
+     * holds) and is answered whatever nonce it carries; otherwise a nonce that is not the last
+     * one sent has expired, and a request (ACK or not) is answered only when it changes the
+     * subscription.
      */
     void processDelta(Connection con, DeltaDiscoveryRequest req) {
         String type = req.getTypeUrl();
-        boolean known = con.watches().containsKey(type);
-        Connection.Watch w = con.watch(type);
-        if (!req.getResponseNonce().isEmpty()) {
-            if (!req.getResponseNonce().equals(w.nonceSent)) {
-                XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
-                return; // stale
-            }
-            if (req.hasErrorDetail()) {
-                w.nackError = req.getErrorDetail().getMessage();
-                w.nackVersion = w.versionSent;
-                rejected(con, type, req.getErrorDetail().getCode());
-                LOG.log(Level.WARNING, "xDS NACK (delta) proxy=" + con.proxy().id() + " type="
-                        + TypeUrls.shortName(type) + " error=" + w.nackError);
-                return;
-            }
-            w.nonceAcked = req.getResponseNonce();
-            w.versionAcked = w.versionSent;
-            w.nackError = "";
-            if (req.getResourceNamesSubscribeCount() == 0 && req.getResourceNamesUnsubscribeCount() == 0) {
-                return;
-            }
+        limits.checkTypeUrl(type);
+        LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources sub:"
+                + req.getResourceNamesSubscribeCount() + " unsub:" + req.getResourceNamesUnsubscribeCount()
+                + " nonce:" + req.getResponseNonce());
+        if (TypeUrls.isDebug(type)) {
+            answerDebugDelta(con, type, req.getResourceNamesSubscribeList());
+            return;
         }
+        Connection.Watch w = con.existingWatch(type);
+        if (req.hasErrorDetail()) {
+            nacked(con, w, type, req.getErrorDetail());
+            return;
+        }
+        boolean served = serves(con, type);
+        if (served) {
+            checkNames(type, req);
+        }
+        if (w == null) {
+            LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": INIT/RECONNECT " + con.id()
+                    + " nonce:" + req.getResponseNonce() + " resources:" + req.getInitialResourceVersionsCount());
+            limits.checkNewType(con.watchCount());
+            Set<String> names = new HashSet<>();
+            boolean wildcard = false;
+            if (served) {
+                names.addAll(req.getResourceNamesSubscribeList());
+                names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
+                req.getResourceNamesUnsubscribeList().forEach(names::remove);
+                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0
+                        && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+                limits.checkSubscription(type, names);
+            }
+            w = con.watch(type);
+            w.restart(subscriptions.of(names), wildcard);
+            if (served) {
+                w.held.putAll(req.getInitialResourceVersionsMap());
+            }
+            push(con, w, current.get());
+            return;
+        }
+        String nonce = req.getResponseNonce();
+        if (!nonce.isEmpty() && !nonce.equals(w.nonceSent)) {
+            expired(con, type, nonce, w);
+            return;
+        }
+        if (!nonce.isEmpty()) {
+            w.acked(nonce, w.versionSent);
+        }
+        boolean changed = served
+                && (req.getResourceNamesSubscribeCount() > 0 || req.getResourceNamesUnsubscribeCount() > 0)
+                && resubscribe(w, req.getResourceNamesSubscribeList(), req.getResourceNamesUnsubscribeList());
+        if (w.takeAlwaysRespond() || changed) {
+            push(con, w, current.get());
+        }
+    }
+
+    /** Applies a delta request's subscribe and unsubscribe lists ("*" is the wildcard); whether they changed anything. */
+    private boolean resubscribe(Connection.Watch w, List<String> subscribe, List<String> unsubscribe) {
         Set<String> names = new HashSet<>(w.names());
-        names.addAll(req.getResourceNamesSubscribeList());
-        req.getResourceNamesUnsubscribeList().forEach(n -> {
+        names.addAll(subscribe);
+        boolean wildcard = names.remove("*") || w.wildcard;
+        for (String n : unsubscribe) {
             names.remove(n);
             w.held.remove(n);
-        });
-        if (!known) {
-            w.held.putAll(req.getInitialResourceVersionsMap());
-            w.wildcard = req.getResourceNamesSubscribeCount() == 0
-                    && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+            wildcard &= !n.equals("*");
         }
-        if (names.remove("*")) {
-            w.wildcard = true;
+        if (wildcard == w.wildcard && names.equals(w.names())) {
+            return false;
         }
-        if (req.getResourceNamesUnsubscribeList().contains("*")) {
-            w.wildcard = false;
-        }
+        limits.checkSubscription(w.typeUrl(), names);
         w.names = subscriptions.of(names);
-        push(con, w, current.get());
+        w.wildcard = wildcard;
+        return true;
+    }
+
+    /** Whether a generator serves {@code type} to this stream. */
+    private boolean serves(Connection con, String type) {
+        return generators.forType(type, con.proxy()) != null;
+    }
+
+    /** Every name, version and nonce a delta request sends; the resulting subscription is checked where it is made. */
+    private void checkNames(String type, DeltaDiscoveryRequest req) {
+        limits.checkName(type, req.getResponseNonce());
+        req.getResourceNamesSubscribeList().forEach(n -> limits.checkName(type, n));
+        req.getResourceNamesUnsubscribeList().forEach(n -> limits.checkName(type, n));
+        req.getInitialResourceVersionsMap().forEach((n, version) -> {
+            limits.checkName(type, n);
+            limits.checkName(type, version);
+        });
+    }
+
+    /**
+     * A NACK: recorded on the type's watch whatever its nonce (istiod records every one; the
+     * next ACK clears it) and never answered: the same version is not sent again in a loop.
+     */
+    private void nacked(Connection con, Connection.Watch w, String type, com.google.rpc.Status error) {
+        rejected(con, type, error.getCode());
+        String message = limits.errorMessage(error.getMessage());
+        LOG.log(Level.WARNING, "xDS NACK" + (con.delta() ? " (delta)" : "") + " proxy=" + con.proxy().id()
+                + " type=" + TypeUrls.shortName(type) + " version=" + (w == null ? "" : w.versionSent)
+                + " error=" + message);
+        if (w != null) {
+            w.nackError = message;
+            w.nackVersion = w.versionSent;
+        }
+    }
+
+    /** A request answering a response that is not the last one sent: ignored, as Envoy expects. */
+    private static void expired(Connection con, String type, String nonce, Connection.Watch w) {
+        LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " Expired nonce received "
+                + nonce + ", sent " + w.nonceSent);
+        XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
+    }
+
+    /** A debug type's answer, generated now for this request and recorded nowhere (istiod starts no watch for it). */
+    private void answerDebug(Connection con, String type, List<String> names) {
+        Generator g = generators.forConnection(type, con);
+        con.sendDebug(sotwResponse(con.proxy(), g, type, SubscribedNames.of(names), names.isEmpty(), current.get(),
+                cache, shared));
+    }
+
+    private void answerDebugDelta(Connection con, String type, List<String> names) {
+        Generator g = generators.forConnection(type, con);
+        PushContext push = current.get();
+        var response = DeltaDiscoveryResponse.newBuilder()
+                .setTypeUrl(type)
+                .setSystemVersionInfo(Long.toString(push.version()))
+                .setNonce(UUID.randomUUID().toString());
+        if (g != null) {
+            g.generate(con.proxy(), push, SubscribedNames.of(names), names.isEmpty())
+                    .forEach(a -> response.addResources(resource(a)));
+        }
+        con.sendDeltaDebug(response.build());
+    }
+
+    private static Resource resource(Any a) {
+        return Resource.newBuilder().setName(ResourceNames.of(a)).setVersion(ResourceNames.version(a)).setResource(a)
+                .build();
     }
 
     /** Generates one type for one connection and sends it. */
@@ -168,11 +316,10 @@ final class AdsProtocol {
                 .setNonce(UUID.randomUUID().toString());
         Set<String> present = new HashSet<>();
         for (Any a : resources) {
-            String name = ResourceNames.of(a);
-            String version = ResourceNames.version(a);
-            present.add(name);
-            if (!version.equals(w.held.get(name))) {
-                response.addResources(Resource.newBuilder().setName(name).setVersion(version).setResource(a));
+            Resource r = resource(a);
+            present.add(r.getName());
+            if (!r.getVersion().equals(w.held.get(r.getName()))) {
+                response.addResources(r);
             }
         }
         Set<String> gone = new TreeSet<>(w.held.keySet());

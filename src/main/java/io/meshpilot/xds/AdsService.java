@@ -15,10 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code envoy.service.discovery.v3.AggregatedDiscoveryService}: one stream per proxy. The
- * first request must carry the node; every request is either an ACK, a NACK (recorded, not
- * answered: the same version is never re-sent in a loop), a stale nonce (ignored, as Envoy
- * expects), or a subscription (answered with the current resources). Delta streams track
- * per-resource versions and send only what changed, plus removals.
+ * first request must carry the node; every request then goes to {@link AdsProtocol}, which
+ * answers it or not by istiod's nonce and ACK rules. Delta streams track per-resource
+ * versions and send only what changed, plus removals.
  */
 final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
@@ -187,6 +186,10 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             }
             try {
                 process.accept(connection, request);
+            } catch (StreamLimits.Exceeded e) {
+                LOG.log(Level.WARNING, "xDS stream refused proxy=" + connection.proxy().id() + " connection="
+                        + connection.id() + " peer=" + peer + ": " + e.getMessage());
+                fail(e.status());
             } catch (RuntimeException e) {
                 XdsMetrics.INTERNAL_ERRORS.increment();
                 LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="

@@ -28,11 +28,47 @@ public final class Connection {
         volatile String nackVersion = "";
         volatile Instant lastSent;
         volatile int resourcesSent;
+        /**
+         * istiod's AlwaysRespond: the next ACK is answered even if it changes nothing. Set on
+         * EDS when CDS starts again, so that Envoy gets the endpoints of the clusters it warms.
+         */
+        volatile boolean alwaysRespond;
         /** Delta only: name -> version the proxy holds. */
         final java.util.Map<String, String> held = new java.util.concurrent.ConcurrentHashMap<>();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
+        }
+
+        /**
+         * The subscription starts (again), as istiod's NewWatchedResource: {@code names}, and
+         * nothing sent, ACKed or NACKed yet. The same instance stays the type's watch, so that a
+         * push already under way records what it sends where the next ACK is looked for.
+         */
+        void restart(SubscribedNames names, boolean wildcard) {
+            this.names = names;
+            this.wildcard = wildcard;
+            nonceSent = "";
+            versionSent = "";
+            nonceAcked = "";
+            versionAcked = "";
+            nackError = "";
+            nackVersion = "";
+            alwaysRespond = false;
+        }
+
+        /** The proxy ACKed {@code nonce} (the last response sent), holding {@code version}. */
+        void acked(String nonce, String version) {
+            nonceAcked = nonce;
+            versionAcked = version;
+            nackError = "";
+        }
+
+        /** Whether this request must be answered whatever it asks (see {@link #alwaysRespond}); cleared. */
+        boolean takeAlwaysRespond() {
+            boolean respond = alwaysRespond;
+            alwaysRespond = false;
+            return respond;
         }
 
         public String typeUrl() {
@@ -150,21 +186,63 @@ public final class Connection {
         return Map.copyOf(watches);
     }
 
+    /** The watch of {@code typeUrl}, or null when the stream has no state for that type. */
+    Watch existingWatch(String typeUrl) {
+        return watches.get(typeUrl);
+    }
+
+    /** The watch of {@code typeUrl}, made when the stream has none. */
     Watch watch(String typeUrl) {
         return watches.computeIfAbsent(typeUrl, Watch::new);
     }
+
+    /** How many types the stream watches. */
+    int watchCount() {
+        return watches.size();
+    }
+
+    /** The proxy no longer watches {@code typeUrl} (istiod's DeleteWatchedResource). */
+    void unwatch(String typeUrl) {
+        watches.remove(typeUrl);
+    }
+
+    /**
+     * The send-queue slot of the debug types' answers: they have no watch, and one slot for all
+     * of them keeps what a client that asks without reading can make us queue to one answer.
+     */
+    static final String DEBUG_SLOT = TypeUrls.DEBUG_PREFIX;
 
     /**
      * Queues one response (replacing an unsent one of the same type, see {@link Outbox}); it is
      * recorded as sent when it is written.
      */
     void send(Watch w, DiscoveryResponse response) {
-        outbox.offer(w, () -> write(w, response));
+        outbox.offer(w.typeUrl, () -> write(w, response));
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */
     void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
-        outbox.offer(w, () -> writeDelta(w, response));
+        outbox.offer(w.typeUrl, () -> writeDelta(w, response));
+    }
+
+    /** Queues the answer to a debug request: nothing is recorded of it (istiod keeps no state for debug types). */
+    void sendDebug(DiscoveryResponse response) {
+        outbox.offer(DEBUG_SLOT, () -> {
+            synchronized (this) {
+                out.onNext(response);
+                sent(response.getTypeUrl(), response.getSerializedSize());
+            }
+        });
+    }
+
+    /** Queues the answer to a debug request on a delta stream; nothing is recorded of it. */
+    void sendDeltaDebug(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+        outbox.offer(DEBUG_SLOT, () -> {
+            synchronized (this) {
+                deltaOut.onNext(response);
+                sent(response.getTypeUrl(), response.getSerializedSize());
+            }
+        });
     }
 
     private synchronized void write(Watch w, DiscoveryResponse response) {
@@ -174,10 +252,14 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         out.onNext(response);
-        String type = TypeUrls.metricType(w.typeUrl);
-        AdsProtocol.XDS_PUSHES.increment(type);
         // the size gRPC just serialized (protobuf keeps it): no second encoding
-        XdsMetrics.CONFIG_SIZE.recordValue(type, response.getSerializedSize());
+        sent(w.typeUrl, response.getSerializedSize());
+    }
+
+    private static void sent(String typeUrl, int bytes) {
+        String type = TypeUrls.metricType(typeUrl);
+        AdsProtocol.XDS_PUSHES.increment(type);
+        XdsMetrics.CONFIG_SIZE.recordValue(type, bytes);
     }
 
     private synchronized void writeDelta(Watch w,
@@ -191,9 +273,7 @@ public final class Connection {
         w.lastSent = Instant.now();
         w.resourcesSent = response.getResourcesCount();
         deltaOut.onNext(response); // after recording: the ACK may race onNext
-        String type = TypeUrls.metricType(w.typeUrl);
-        AdsProtocol.XDS_PUSHES.increment(type);
-        XdsMetrics.CONFIG_SIZE.recordValue(type, response.getSerializedSize());
+        sent(w.typeUrl, response.getSerializedSize());
     }
 
     void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {

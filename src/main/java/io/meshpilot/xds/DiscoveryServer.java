@@ -74,7 +74,8 @@ public final class DiscoveryServer implements AutoCloseable {
         this.cache = new XdsCache(options.features().enableXdsCache());
         Generators generators = new Generators(cache, () -> credentials, connections::all);
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
-        this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext);
+        this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,
+                StreamLimits.DEFAULT);
         this.updates = new XdsUpdates(environment, cache, status);
     }
 

@@ -26,7 +26,8 @@ final class Outbox {
     private final ServerCallStreamObserver<?> call;
     private final io.meshpilot.grpc.TransportConnection transport;
     private final String name;
-    private final Map<Connection.Watch, Runnable> unsent = new LinkedHashMap<>();
+    /** By type URL: a watched type, or {@link Connection#DEBUG_SLOT} for the debug answers. */
+    private final Map<String, Runnable> unsent = new LinkedHashMap<>();
     private Consumer<RuntimeException> onFailure = e -> { };
     private boolean draining;
     private boolean failed;
@@ -48,13 +49,13 @@ final class Outbox {
         this.onFailure = handler;
     }
 
-    /** Queues {@code write} as the next response of {@code watch}'s type, replacing an unsent one. */
-    void offer(Connection.Watch watch, Runnable write) {
+    /** Queues {@code write} as the next response of {@code type}, replacing an unsent one. */
+    void offer(String type, Runnable write) {
         synchronized (this) {
             if (failed) {
                 return;
             }
-            if (unsent.put(watch, write) != null) {
+            if (unsent.put(type, write) != null) {
                 replaced++;
             }
             if (draining || !ready()) {

@@ -23,6 +23,9 @@ final class ResourceNames {
                         .getName();
                 case TypeUrls.EXTENSION_CONFIG -> a.unpack(io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig.class)
                         .getName();
+                // istio.io/debug/syncz: one per proxy, named by its node id as istiod names them
+                case TypeUrls.CLIENT_CONFIG -> a.unpack(io.envoyproxy.envoy.service.status.v3.ClientConfig.class).getNode()
+                        .getId();
                 default -> "";
             };
         } catch (InvalidProtocolBufferException e) {

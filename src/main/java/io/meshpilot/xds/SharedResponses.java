@@ -32,11 +32,18 @@ final class SharedResponses {
      * would otherwise keep a response each until the next change.
      */
     static final int MAX_SHARED = 256;
+    /**
+     * And at most this much heap: a response kept takes about its encoding twice (the message
+     * and its bytes) and its key's names. Subscriptions come from clients, and one stream
+     * after another asking for 100,000 made-up names would otherwise each leave a response.
+     */
+    static final long MAX_HEAP = 64L * 1024 * 1024;
 
     private final Map<Key, DiscoveryResponse> byKey = new ConcurrentHashMap<>();
     private final Map<DiscoveryResponse, byte[]> bytes = Collections.synchronizedMap(new IdentityHashMap<>());
     private volatile long pushVersion = -1;
     private volatile long endpointGeneration = -1;
+    private final java.util.concurrent.atomic.AtomicLong heap = new java.util.concurrent.atomic.AtomicLong();
 
     /** The response for {@code key}, built by {@code build} only once while the key's versions are current. */
     DiscoveryResponse get(Key key, Supplier<DiscoveryResponse> build) {
@@ -46,6 +53,7 @@ final class SharedResponses {
                     // a newer push or endpoint change: what was shared is never asked for again
                     byKey.clear();
                     bytes.clear();
+                    heap.set(0);
                     pushVersion = key.pushVersion();
                     endpointGeneration = key.endpointGeneration();
                 }
@@ -54,11 +62,27 @@ final class SharedResponses {
         if (byKey.size() >= MAX_SHARED && !byKey.containsKey(key)) {
             return build.get(); // many different subscriptions (proxyless clients): not worth keeping them all
         }
-        return byKey.computeIfAbsent(key, k -> {
+        DiscoveryResponse[] notKept = new DiscoveryResponse[1];
+        DiscoveryResponse kept = byKey.computeIfAbsent(key, k -> {
             DiscoveryResponse r = build.get();
+            long size = 2L * r.getSerializedSize() + namesHeap(k.names());
+            if (heap.addAndGet(size) > MAX_HEAP) {
+                heap.addAndGet(-size);
+                notKept[0] = r; // built for this proxy alone, as past MAX_SHARED
+                return null;
+            }
             bytes.put(r, r.toByteArray());
             return r;
         });
+        return kept != null ? kept : notKept[0];
+    }
+
+    private static long namesHeap(Set<String> names) {
+        long chars = 0;
+        for (String n : names) {
+            chars += n.length();
+        }
+        return chars + (long) RequestNames.STRING_OVERHEAD * names.size();
     }
 
     /** The bytes of a shared response (encoded once when it was built), or null for any other response. */

@@ -15,8 +15,29 @@ public final class TypeUrls {
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
+    /** What istio.io/debug/syncz answers with: a proxy's sync state. */
+    static final String CLIENT_CONFIG = "type.googleapis.com/envoy.service.status.v3.ClientConfig";
+    /** What every debug type URL starts with (istiod's v3.DebugType). */
+    static final String DEBUG_PREFIX = "istio.io/debug";
 
     private TypeUrls() {
+    }
+
+    /** istiod's debug types: answered on request, whatever the nonce, and never watched. */
+    static boolean isDebug(String typeUrl) {
+        return typeUrl.startsWith(DEBUG_PREFIX);
+    }
+
+    /**
+     * Whether a subscription to the type may be a wildcard (istiod's IsWildcardTypeURL): LDS,
+     * CDS and every type but SDS, EDS, RDS and ECDS. For those four, a request naming nothing
+     * unsubscribes; any other type's request naming nothing asks for everything.
+     */
+    static boolean wildcardType(String typeUrl) {
+        return switch (typeUrl) {
+            case SECRET, ENDPOINT, ROUTE, EXTENSION_CONFIG -> false;
+            default -> true;
+        };
     }
 
     /** Label value for a type URL outside {@link #metricType}'s fixed set. */

@@ -92,6 +92,15 @@ public final class AdsClient implements AutoCloseable {
         requests.onNext(b.build());
     }
 
+    /**
+     * Whether the transport takes another request without buffering it (gRPC flow control):
+     * a test that floods the server sends only then, so the flood waits for the server instead
+     * of piling up in the client.
+     */
+    public boolean ready() {
+        return ((io.grpc.stub.ClientCallStreamObserver<DiscoveryRequest>) requests).isReady();
+    }
+
     /** Answer every response from now on: ACK ({@code nackMessage} null or empty) or NACK. */
     public void autoAnswer(String nackMessage) {
         autoAnswer = nackMessage == null ? "" : nackMessage;

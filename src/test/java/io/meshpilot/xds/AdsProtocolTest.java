@@ -237,14 +237,17 @@ class AdsProtocolTest {
     void clientTypeUrlsDoNotBecomeMetricLabels() throws Exception {
         java.util.Set<String> fixed = java.util.Set.of("lds", "rds", "cds", "eds", "sds", "nds", "pcds", "ecds", "bds",
                 "hds", TypeUrls.DEBUG_SYNCZ, TypeUrls.UNKNOWN_METRIC_TYPE);
-        try (AdsClient c = sidecar("junk-types")) {
-            for (int i = 0; i < 200; i++) {
-                String junk = "type.googleapis.com/junk.v" + i + ".Thing";
-                c.subscribe(junk, List.of("a" + i));
-                c.nack(c.await(junk, WAIT), List.of("a" + i), "junk " + i);
+        // 200 made-up types over four streams (one stream may watch at most StreamLimits' 64 types)
+        for (int stream = 0; stream < 4; stream++) {
+            try (AdsClient c = sidecar("junk-types-" + stream)) {
+                for (int i = stream * 50; i < stream * 50 + 50; i++) {
+                    String junk = "type.googleapis.com/junk.v" + i + ".Thing";
+                    c.subscribe(junk, List.of("a" + i));
+                    c.nack(c.await(junk, WAIT), List.of("a" + i), "junk " + i);
+                }
+                c.subscribe(TypeUrls.CLUSTER, List.of());
+                c.await(TypeUrls.CLUSTER, WAIT); // the stream is in order: every NACK above was processed
             }
-            c.subscribe(TypeUrls.CLUSTER, List.of());
-            c.await(TypeUrls.CLUSTER, WAIT); // the stream is in order: every NACK above was processed
         }
         var families = io.meshpilot.testing.PrometheusTextParser.parse(
                 Http.get(server.ports().get("monitoring"), "/metrics").body());

@@ -5,19 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
-import io.envoyproxy.envoy.config.core.v3.Node;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
@@ -26,8 +20,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,55 +47,6 @@ class DeltaAdsTest {
         }
     }
 
-    /** A minimal delta client. */
-    static final class Delta implements AutoCloseable {
-        final ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpc).usePlaintext().build();
-        final LinkedBlockingQueue<DeltaDiscoveryResponse> responses = new LinkedBlockingQueue<>();
-        final StreamObserver<DeltaDiscoveryRequest> requests;
-        boolean first = true;
-
-        Delta() {
-            requests = AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(new StreamObserver<>() {
-                @Override
-                public void onNext(DeltaDiscoveryResponse r) {
-                    responses.add(r);
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                }
-
-                @Override
-                public void onCompleted() {
-                }
-            });
-        }
-
-        void send(DeltaDiscoveryRequest.Builder b) {
-            if (first) {
-                b.setNode(Node.newBuilder().setId("sidecar~10.0.0.2~delta.default~default.svc.cluster.local")
-                        .setMetadata(Struct.newBuilder().putFields("NAMESPACE", Value.newBuilder().setStringValue("default")
-                                .build())));
-                first = false;
-            }
-            requests.onNext(b.build());
-        }
-
-        DeltaDiscoveryResponse next(Duration d) throws InterruptedException {
-            return responses.poll(d.toMillis(), TimeUnit.MILLISECONDS);
-        }
-
-        void ack(DeltaDiscoveryResponse r) {
-            send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setResponseNonce(r.getNonce()));
-        }
-
-        @Override
-        public void close() {
-            requests.onCompleted();
-            channel.shutdownNow();
-        }
-    }
-
     static Map<String, Any> byName(List<Any> resources) {
         Map<String, Any> m = new TreeMap<>();
         resources.forEach(a -> m.put(ResourceNames.of(a), a));
@@ -123,7 +66,7 @@ class DeltaAdsTest {
             sotw.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS));
             sotwEndpoints = byName(sotw.await(TypeUrls.ENDPOINT, Duration.ofSeconds(20)).getResourcesList());
         }
-        try (Delta delta = new Delta()) {
+        try (DeltaAdsClient delta = new DeltaAdsClient(grpc, "sidecar~10.0.0.2~delta.default~default.svc.cluster.local")) {
             delta.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER));
             DeltaDiscoveryResponse cds = delta.next(Duration.ofSeconds(20));
             assertEquals(sotwClusters, byName(cds.getResourcesList().stream().map(Resource::getResource).toList()));

@@ -48,8 +48,8 @@ class OutboxTest {
     void blockedWriterNeitherBlocksOffersNorGrows() throws Exception {
         BlockingStream stream = new BlockingStream();
         Outbox outbox = new Outbox(stream, io.meshpilot.grpc.TransportConnection.DIRECT, "test");
-        Connection.Watch cds = new Connection.Watch(TypeUrls.CLUSTER);
-        Connection.Watch eds = new Connection.Watch(TypeUrls.ENDPOINT);
+        String cds = TypeUrls.CLUSTER;
+        String eds = TypeUrls.ENDPOINT;
 
         outbox.offer(cds, () -> stream.onNext("cds-1"));
         assertTrue(stream.firstWriteStarted.await(10, TimeUnit.SECONDS), "the writer took the first response");
@@ -82,7 +82,7 @@ class OutboxTest {
             failure.set(e);
             failed.countDown();
         });
-        Connection.Watch cds = new Connection.Watch(TypeUrls.CLUSTER);
+        String cds = TypeUrls.CLUSTER;
         outbox.offer(cds, () -> {
             throw new IllegalStateException("stream reset");
         });

@@ -44,4 +44,29 @@ class SharedResponsesTest {
         shared.get(key(2, 2, "n" + (SharedResponses.MAX_SHARED + 5)), build);
         assertEquals(before + 1, builds.get(), "beyond the bound responses are built per proxy, not kept");
     }
+
+    /**
+     * Subscriptions come from clients: one stream after another, each asking EDS for 100,000
+     * made-up names within its own bounds, would otherwise leave a large response each until the
+     * next push. What is kept is bounded by its size as well as by its number.
+     */
+    @Test
+    void keptResponsesAreBoundedByTheHeapTheyTake() {
+        SharedResponses shared = new SharedResponses();
+        AtomicInteger builds = new AtomicInteger();
+        com.google.protobuf.ByteString megabyte = com.google.protobuf.ByteString.copyFrom(new byte[1024 * 1024]);
+        java.util.function.Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
+                .setVersionInfo("v" + builds.incrementAndGet())
+                .addResources(com.google.protobuf.Any.newBuilder().setTypeUrl(TypeUrls.ENDPOINT).setValue(megabyte))
+                .build();
+        int fit = (int) (SharedResponses.MAX_HEAP / (2 * megabyte.size()));
+        DiscoveryResponse first = shared.get(key(1, 1, "first"), build);
+        for (int i = 0; i < fit + 10; i++) {
+            shared.get(key(1, 1, "big" + i), build);
+        }
+        assertSame(first, shared.get(key(1, 1, "first"), build), "kept while within the bound");
+        int before = builds.get();
+        shared.get(key(1, 1, "big" + (fit + 5)), build);
+        assertEquals(before + 1, builds.get(), "past the heap bound responses are built per proxy, not kept");
+    }
 }
