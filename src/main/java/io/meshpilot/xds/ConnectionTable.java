@@ -70,7 +70,7 @@ final class ConnectionTable {
     /** pilot_xds_{type}_reject{node,err}: one series per NACKing proxy and code, while it is connected (as istiod). */
     void rejected(Connection con, String metricType, int code) {
         rejectingNodes.add(con.proxy().id());
-        XdsMetrics.rejects(metricType).increment(con.proxy().id(), Integer.toString(code));
+        XdsMetrics.rejects(metricType).increment(con.proxy().id(), XdsMetrics.rejectCode(code));
         if (!isConnected(con)) { // the stream ended while its NACK was counted
             dropRejectsIfGone(con.proxy().id());
         }

@@ -5,6 +5,7 @@ import io.meshpilot.model.PushMetric;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.monitoring.IstioHistogram;
+import java.util.List;
 
 /** istiod's push-pipeline metrics (names, labels and buckets as istiod exports them). */
 final class XdsMetrics {
@@ -58,9 +59,23 @@ final class XdsMetrics {
                 "Pilot rejected " + shortType.toUpperCase(java.util.Locale.ROOT) + " configs.");
     }
 
+    /** Go's names of the gRPC codes, indexed by code: istiod labels a NACK with {@code codes.Code(n).String()}. */
+    private static final List<String> GRPC_CODE_NAMES = List.of("OK", "Canceled", "Unknown", "InvalidArgument",
+            "DeadlineExceeded", "NotFound", "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+            "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated");
+
+    /**
+     * The {@code err} label of a NACK: istiod's name of its gRPC code. A code outside gRPC's
+     * set is "unknown" (Go would print {@code Code(n)}: the proxy chooses n, so it would be a
+     * series per number).
+     */
+    static String rejectCode(int code) {
+        return code >= 0 && code < GRPC_CODE_NAMES.size() ? GRPC_CODE_NAMES.get(code) : "unknown";
+    }
+
     /** Drops the reject series of {@code node} (it has no stream left). */
     static void removeRejects(String node) {
-        for (String type : java.util.List.of("cds", "eds", "lds", "rds")) {
+        for (String type : List.of("cds", "eds", "lds", "rds")) {
             rejects(type).removeSeries("node", node);
         }
     }

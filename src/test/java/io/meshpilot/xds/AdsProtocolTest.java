@@ -203,7 +203,7 @@ class AdsProtocolTest {
             } while (!families.containsKey("pilot_xds_cds_reject") && System.nanoTime() < deadline);
             var reject = families.get("pilot_xds_cds_reject");
             assertTrue(reject != null && reject.samples().stream().anyMatch(s -> proxy.equals(s.labels().get("node"))
-                    && "3".equals(s.labels().get("err")) && s.value() == 1), String.valueOf(reject));
+                    && "InvalidArgument".equals(s.labels().get("err")) && s.value() == 1), String.valueOf(reject));
             for (String histogram : List.of("pilot_proxy_convergence_time", "pilot_proxy_queue_time",
                     "pilot_debounce_time", "pilot_pushcontext_init_seconds", "pilot_xds_push_time")) {
                 var family = families.get(histogram);
