@@ -9,12 +9,10 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import javax.management.JMException;
 import javax.management.ObjectName;
-import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
 /**
@@ -38,7 +36,8 @@ public class ProfilingResource {
 
     /**
      * {@code /debug/pprof/profile?seconds=N}: records N seconds (default 30) with JFR's
-     * "profile" settings and answers the .jfr file (open it in JDK Mission Control or {@code jfr print}).
+     * "profile" settings, less what would give away the process's environment and command line
+     * ({@link ProfileEvents}), and answers the .jfr file (JDK Mission Control, {@code jfr print}).
      */
     @GET
     @Path("profile")
@@ -57,28 +56,16 @@ public class ProfilingResource {
             return Response.serverError().type(MediaType.TEXT_PLAIN)
                     .entity("Could not start a JFR recording: another profile is being recorded\n").build();
         }
-        java.nio.file.Path file = null;
-        try (Recording r = new Recording(Configuration.getConfiguration("profile"))) {
-            file = Files.createTempFile("meshpilot-profile-", ".jfr");
+        try (Recording r = new Recording(ProfileEvents.settings())) {
             r.setName("meshpilot /debug/pprof/profile");
             r.setToDisk(true);
             r.start();
             Thread.sleep(Duration.ofSeconds(duration));
             r.stop();
-            r.dump(file);
-            byte[] jfr = Files.readAllBytes(file);
-            return Response.ok(jfr, "application/octet-stream")
+            return Response.ok(ProfileEvents.answer(r), "application/octet-stream")
                     .header("Content-Disposition", "attachment; filename=\"profile.jfr\"").build();
-        } catch (java.text.ParseException e) {
-            throw new IllegalStateException("the JDK's own \"profile\" JFR settings do not parse", e);
         } finally {
-            try {
-                if (file != null) {
-                    Files.deleteIfExists(file);
-                }
-            } finally {
-                recording.release(); // whatever failed above, the next profile may record
-            }
+            recording.release(); // whatever failed above, the next profile may record
         }
     }
 

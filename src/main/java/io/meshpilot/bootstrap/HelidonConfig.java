@@ -43,6 +43,12 @@ final class HelidonConfig {
         // because 4.4.0's plain TLS socket never asks for a client certificate (it ignores the
         // listener's client-auth setting).
         c.put("server.use-nio", "false");
+        // With several JAX-RS applications (http and monitoring), Helidon MP 4.4 (4.5 alike)
+        // gives them one shared HK2 injection manager and shuts it down with the first; the
+        // second application's shutdown then fails and Helidon logs a WARN on every stop. An
+        // injection manager per application shuts down cleanly; the shared one would only carry
+        // ParamConverterProviders across applications, and ours declare none.
+        c.put("server.single-injection-manager", "true");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {
             if (l.grpc() != null) {

@@ -12,6 +12,11 @@ import io.meshpilot.config.Config;
  *     filter (a Wasm/native extension plain Envoy does not have);
  * <li>access logging or tracing providers that name no usable extension provider (istiod
  *     leaves them out with a log line);
+ * <li>a tracing custom tag from a {@code formatter} or {@code disableContextPropagation} of a
+ *     Telemetry (Istio 1.30): istiod writes Envoy's {@code CustomTag.value} and
+ *     {@code no_context_propagation} for proxies that take them, fields the Envoy API MeshPilot
+ *     is built with (java-control-plane 1.0.49) does not have; left out, as istiod does for older
+ *     proxies;
  * <li>a WasmPlugin whose module is an {@code oci://} image (the default scheme): istiod leaves
  *     the pull to the istio-agent next to Envoy, which rewrites the ECDS resource to a local
  *     file; plain Envoy has no agent, so the plugin is not put into its listeners.
@@ -20,6 +25,9 @@ import io.meshpilot.config.Config;
 final class ExtensionChecks {
     static final PushMetric TELEMETRY_METRICS_UNSUPPORTED = PushMetric.of("pilot_telemetry_metrics_unsupported",
             "Telemetry metrics settings, which need istio-proxy's stats filter and do not apply to plain Envoy.");
+    static final PushMetric TELEMETRY_TRACING_UNSUPPORTED = PushMetric.of("pilot_telemetry_tracing_unsupported",
+            "Telemetry tracing settings (formatter custom tags, disableContextPropagation) the Envoy API MeshPilot "
+                    + "builds with cannot express; left out.");
     static final PushMetric WASM_OCI_UNSUPPORTED = PushMetric.of("pilot_wasm_oci_unsupported",
             "WasmPlugins with an oci:// module, which needs the istio-agent to pull it; not applied to plain Envoy.");
 
@@ -36,6 +44,7 @@ final class ExtensionChecks {
         for (Config c : push.telemetries()) {
             Telemetry t = (Telemetry) c.spec();
             providers(push, c, t, out);
+            tracing(c, t, out);
             if (t.getMetricsCount() > 0) {
                 out.add(TELEMETRY_METRICS_UNSUPPORTED, name(c), "Telemetry " + name(c) + ": metrics (providers, "
                         + "overrides, reportingInterval) configure istio-proxy's stats filter, which plain Envoy "
@@ -82,6 +91,25 @@ final class ExtensionChecks {
                             ? "no extension provider of the mesh config" : "no zipkin, opentelemetry or datadog provider")
                             + ": left out");
                 }
+            }
+        }
+    }
+
+    private static void tracing(Config c, Telemetry t, PushDiagnostics.Builder out) {
+        String why = ": not applied; istiod writes it only for proxies of Istio %s and later, as Envoy's %s, which "
+                + "the Envoy API MeshPilot builds with (java-control-plane 1.0.49) does not have";
+        for (var tracing : t.getTracingList()) {
+            tracing.getCustomTagsMap().forEach((tag, value) -> {
+                if (value.hasFormatter()) {
+                    out.add(TELEMETRY_TRACING_UNSUPPORTED, name(c) + "|customTags." + tag + ".formatter", "Telemetry "
+                            + name(c) + ": tracing customTags." + tag + ".formatter" + why.formatted("1.29",
+                            "CustomTag.value"));
+                }
+            });
+            if (tracing.getDisableContextPropagation().getValue()) {
+                out.add(TELEMETRY_TRACING_UNSUPPORTED, name(c) + "|disableContextPropagation", "Telemetry " + name(c)
+                        + ": tracing disableContextPropagation" + why.formatted("1.30",
+                        "HttpConnectionManager.Tracing.no_context_propagation"));
             }
         }
     }

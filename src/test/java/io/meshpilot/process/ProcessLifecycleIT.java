@@ -160,6 +160,9 @@ class ProcessLifecycleIT {
             long tookMs = (System.nanoTime() - signalled) / 1_000_000;
             assertEquals(0, code, p.output());
             assertTrue(p.output().contains("drain deadline reached"), "the open stream held the drain until the deadline:\n" + p.output());
+            String stopping = p.output().substring(p.output().indexOf("SIGTERM received"));
+            assertEquals(List.of(), stopping.lines().filter(line -> line.contains("\twarn\t") || line.contains("\terror\t"))
+                    .toList(), "an orderly stop logs no warning or error");
             System.out.println("SIGTERM to exit: " + tookMs + " ms (shutdownDuration 3s)");
             ch.shutdownNow();
         }

@@ -50,12 +50,19 @@ public final class ServerProcess implements AutoCloseable {
 
     /** {@code <launcher...> java -jar target/meshpilot.jar <args>}: e.g. setpriv, to run with fewer privileges. */
     public static ServerProcess jar(List<String> launcher, Map<String, String> env, String... args) throws IOException {
+        return jar(launcher, List.of(), env, args);
+    }
+
+    /** {@code <launcher...> java <jvmOptions...> -jar target/meshpilot.jar <args>}: e.g. system properties. */
+    public static ServerProcess jar(List<String> launcher, List<String> jvmOptions, Map<String, String> env,
+                                    String... args) throws IOException {
         List<String> cmd = new ArrayList<>(launcher);
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.add("--enable-native-access=ALL-UNNAMED");
         if (Runtime.version().feature() >= 23) {
             cmd.add("--sun-misc-unsafe-memory-access=allow");
         }
+        cmd.addAll(jvmOptions);
         cmd.add("-Dmeshpilot.home=" + home());
         cmd.add("-jar");
         cmd.add(System.getProperty("meshpilot.jar", home().resolve("target/meshpilot.jar").toString()));

@@ -66,6 +66,8 @@ final class RuleModel {
                         namespace);
                 add(merged, 0, Attribute.SOURCE_NAMESPACE, "source.namespace", s.getNamespacesList(),
                         s.getNotNamespacesList(), namespace);
+                add(merged, 0, Attribute.SOURCE_TRUST_DOMAIN, "source.trustDomain", s.getTrustDomainsList(),
+                        s.getNotTrustDomainsList(), namespace);
                 add(merged, 0, Attribute.SOURCE_SERVICE_ACCOUNT, "source.serviceAccount", s.getServiceAccountsList(),
                         s.getNotServiceAccountsList(), namespace);
                 add(merged, 0, Attribute.REQUEST_PRINCIPAL, "request.auth.principal", s.getRequestPrincipalsList(),

@@ -40,8 +40,7 @@ final class GatewayTls {
         TlsParameters.Builder params = TlsParameters.newBuilder()
                 .setTlsMinimumProtocolVersion(tls.getMinProtocolVersion() == ServerTLSSettings.TLSProtocol.TLS_AUTO
                         ? TlsParameters.TlsProtocol.TLSv1_2 : protocol(tls.getMinProtocolVersion()))
-                .addAllCipherSuites(tls.getCipherSuitesList().stream().distinct().toList())
-                .addAllEcdhCurves(tls.getEcdhCurvesList());
+                .addAllCipherSuites(tls.getCipherSuitesList().stream().distinct().toList());
         if (tls.getMaxProtocolVersion() != ServerTLSSettings.TLSProtocol.TLS_AUTO) {
             params.setTlsMaximumProtocolVersion(protocol(tls.getMaxProtocolVersion()));
         }

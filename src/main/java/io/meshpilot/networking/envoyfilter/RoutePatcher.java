@@ -197,12 +197,14 @@ final class RoutePatcher {
         }
     }
 
+    /** istiod's virtualHostMatch: the host's name and one of its domains (exactly), each when the patch names one. */
     static boolean virtualHostMatch(VirtualHost vh, ConfigPatch rp) {
         if (!rp.match().hasRouteConfiguration() || !rp.match().getRouteConfiguration().hasVhost()) {
             return true;
         }
-        String name = rp.match().getRouteConfiguration().getVhost().getName();
-        return name.isEmpty() || name.equals(vh.getName());
+        RouteConfigurationMatch.VirtualHostMatch match = rp.match().getRouteConfiguration().getVhost();
+        return (match.getName().isEmpty() || match.getName().equals(vh.getName()))
+                && (match.getDomainName().isEmpty() || vh.getDomainsList().contains(match.getDomainName()));
     }
 
     private static boolean hasRouteMatch(ConfigPatch rp) {

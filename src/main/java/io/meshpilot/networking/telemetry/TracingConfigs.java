@@ -288,6 +288,12 @@ public final class TracingConfigs {
             });
         } else {
             spec.customTags.forEach((name, tag) -> {
+                if (tag.hasFormatter()) {
+                    // istiod writes it as Envoy's CustomTag.value for proxies of 1.29 and later and
+                    // leaves it out for older ones; the Envoy API built here has no such field
+                    // (the push status lists it)
+                    return;
+                }
                 CustomTag.Builder t = CustomTag.newBuilder().setTag(name);
                 switch (tag.getTypeCase()) {
                     case LITERAL -> t.setLiteral(CustomTag.Literal.newBuilder().setValue(tag.getLiteral().getValue()));

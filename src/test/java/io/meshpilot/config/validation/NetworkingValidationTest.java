@@ -1379,6 +1379,25 @@ public class NetworkingValidationTest {
                   patch:
                     operation: MERGE
                     value: {per_connection_buffer_limit_bytes: 1024}""")));
+        // istiod leaves WAYPOINT patches unvalidated (a TODO in its envoyfilter validation)
+        c.add(ok("ef: waypoint patch with a waypoint match (Istio 1.30)", ef("""
+                configPatches:
+                - applyTo: HTTP_FILTER
+                  match:
+                    context: WAYPOINT
+                    waypoint:
+                      portNumber: 8080
+                      filter: {name: envoy.filters.network.http_connection_manager, subFilter: {name: envoy.filters.http.router}}
+                  patch:
+                    operation: INSERT_BEFORE
+                    value: {name: envoy.filters.http.buffer}""")));
+        c.add(ok("ef: virtual host matched by domain name", ef("""
+                configPatches:
+                - applyTo: VIRTUAL_HOST
+                  match:
+                    routeConfiguration:
+                      vhost: {domainName: reviews.default.svc.cluster.local}
+                  patch: {operation: MERGE, value: {include_request_attempt_count: true}}""")));
 
         c.add(bad("ef: missing applyTo", ef("""
                 configPatches:

@@ -407,6 +407,65 @@ public class PolicyValidationTest {
                           - source:
                               serviceAccounts: ["default/bookinfo-productpage", "curl"]
                         """)),
+                ok("ap: trust domains, exact and with one wildcard at either end (istiod 1.31)", ap("""
+                        action: DENY
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: ["cluster.local", "*.example.com", "partner-*", "*"]
+                              notTrustDomains: ["legacy.local"]
+                        - when:
+                          - key: source.trustDomain
+                            values: ["*.example.com"]
+                        """)),
+                bad("ap: trust domain with a path", ap("""
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: ["cluster.local/ns/default"]
+                        """), "spec.rules[0].from[0].source.trustDomains[0]", "/"),
+                bad("ap: trust domain with a wildcard inside", ap("""
+                        rules:
+                        - from:
+                          - source:
+                              notTrustDomains: ["a.*.example.com"]
+                        """), "spec.rules[0].from[0].source.notTrustDomains[0]", "start or end"),
+                bad("ap: trust domain with two wildcards", ap("""
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: ["*example*"]
+                        """), "spec.rules[0].from[0].source.trustDomains[0]", "one wildcard"),
+                bad("ap: empty trust domain", ap("""
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: [""]
+                        """), "spec.rules[0].from[0].source.trustDomains[0]", "empty"),
+                bad("ap: source.trustDomain condition with a wildcard inside", ap("""
+                        rules:
+                        - when:
+                          - key: source.trustDomain
+                            notValues: ["a*b"]
+                        """), "spec.rules[0].when[0].notValues[0]", "start or end"),
+                bad("ap: CUSTOM matching on trust domains", ap("""
+                        action: CUSTOM
+                        provider:
+                          name: my-custom-authz
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: ["cluster.local"]
+                        """), "spec.rules[0].from[0].source.trustDomains", "CUSTOM"),
+                bad("ap: CUSTOM matching on the source.trustDomain condition", ap("""
+                        action: CUSTOM
+                        provider:
+                          name: my-custom-authz
+                        rules:
+                        - when:
+                          - key: source.trustDomain
+                            values: ["cluster.local"]
+                        """), "spec.rules[0].when[0].key", "CUSTOM"),
                 ok("ap: dry-run DENY on TCP attributes", apDryRun("true", """
                         action: DENY
                         rules:

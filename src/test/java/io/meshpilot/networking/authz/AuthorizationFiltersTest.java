@@ -10,6 +10,8 @@ import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import io.envoyproxy.envoy.config.rbac.v3.Principal;
+import io.envoyproxy.envoy.extensions.filters.http.rbac.v3.RBAC;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.mesh.MeshConfigLoader;
@@ -279,7 +281,7 @@ class AuthorizationFiltersTest {
     static List<String> policyNames(String yaml, Proxy proxy) throws Exception {
         List<String> names = new ArrayList<>();
         for (HttpFilter h : filters("", yaml, proxy).http()) {
-            var rbac = h.getTypedConfig().unpack(io.envoyproxy.envoy.extensions.filters.http.rbac.v3.RBAC.class);
+            var rbac = h.getTypedConfig().unpack(RBAC.class);
             names.addAll(new java.util.TreeSet<>(rbac.getRules().getPoliciesMap().keySet()));
         }
         return names;
@@ -331,6 +333,30 @@ class AuthorizationFiltersTest {
                 "ns[istio-system]-policy[mesh-wide]-rule[0]"), policyNames(yaml, gateway));
         assertTrue(filters("", yaml, proxy("baz", Map.of())).http().size() == 1, "only the mesh-wide policy in baz");
         assertTrue(filters("", "", HTTPBIN).isEmpty());
+    }
+
+    /**
+     * istiod's ExpandTrustDomainAliases: a trust domain naming the mesh's trust domain or one of
+     * its aliases stands for all of them; any other is matched as written.
+     */
+    @Test
+    void trustDomainsOfTheMeshMatchEveryAlias() throws Exception {
+        AuthorizationFilters f = filters("trustDomain: new-td\ntrustDomainAliases: [old-td]\n", policy("ALLOW", """
+                  - from:
+                    - source:
+                        trustDomains: [old-td, partner.example]
+                        notTrustDomains: [new-td]
+                """), HTTPBIN);
+        RBAC rbac = f.http().get(0).getTypedConfig().unpack(RBAC.class);
+        Principal source = rbac.getRules().getPoliciesMap().get("ns[foo]-policy[allow]-rule[0]").getPrincipals(0);
+        assertEquals(List.of("spiffe://new-td/", "spiffe://old-td/", "spiffe://partner.example/"),
+                prefixes(source.getAndIds().getIds(0)));
+        assertEquals(List.of("spiffe://new-td/", "spiffe://old-td/"), prefixes(source.getAndIds().getIds(1).getNotId()));
+    }
+
+    /** The peer identity prefixes an OR of authenticated principals matches. */
+    static List<String> prefixes(Principal or) {
+        return or.getOrIds().getIdsList().stream().map(p -> p.getAuthenticated().getPrincipalName().getPrefix()).toList();
     }
 
     @Test

@@ -5,15 +5,19 @@ import static io.meshpilot.networking.telemetry.TelemetryFixture.json;
 import static io.meshpilot.networking.telemetry.TelemetryFixture.listener;
 import static io.meshpilot.networking.telemetry.TelemetryFixture.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushDiagnostics;
 import io.meshpilot.networking.MeshFixture;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -107,6 +111,19 @@ class TracingTranslationTest {
                                 {"tag":"env","environment":{"name":"POD_NAME","defaultValue":"unknown"}},
                                 {"tag":"hdr","requestHeader":{"name":"x-user","defaultValue":"anon"}},
                                 {"tag":"lit","literal":{"value":"v1"}}""", ",\"maxPathTagLength\":256")),
+                // Istio 1.30's formatter tag and disableContextPropagation: istiod writes them only
+                // for proxies of 1.29 / 1.30 and later (Envoy's CustomTag.value, no_context_propagation),
+                // fields the Envoy API MeshPilot builds with lacks: left out as for older proxies
+                Arguments.of("customTags formatter and disableContextPropagation are left out", "",
+                        telemetry("foo", """
+                        - providers: [{name: zipkin}]
+                            enableIstioTags: false
+                            disableContextPropagation: true
+                            customTags:
+                              lit: {literal: {value: v1}}
+                              sni: {formatter: {value: "%REQUESTED_SERVER_NAME%"}}"""),
+                        tracing(ZIPKIN, 1.0, "{\"tag\":\"lit\",\"literal\":{\"value\":\"v1\"}}", ",\"maxPathTagLength\":256"),
+                        tracing(ZIPKIN, 1.0, "{\"tag\":\"lit\",\"literal\":{\"value\":\"v1\"}}", ",\"maxPathTagLength\":256")),
                 Arguments.of("opentelemetry provider over gRPC", "",
                         telemetry("foo", "- {providers: [{name: otel-tracing}], enableIstioTags: false}"),
                         tracing(OTEL, 1.0, "", ""), tracing(OTEL, 1.0, "", "")),
@@ -139,6 +156,23 @@ class TracingTranslationTest {
             List<Listener> all = TelemetryFixture.listeners(TelemetryFixture.HTTPBIN, push);
             assertEquals(expected(inbound), tracing(hcm(listener(all, "virtualInbound"), "0.0.0.0_8000")), name + ": inbound");
             assertEquals(expected(outbound), tracing(hcm(listener(all, "0.0.0.0_8000"), null)), name + ": outbound");
+        }
+    }
+
+    @Test
+    void whatIsLeftOutIsListedInPushStatus() throws Exception {
+        try (MeshFixture fixture = new MeshFixture()) {
+            fixture.apply(TelemetryFixture.SERVICES);
+            fixture.apply(telemetry("foo", """
+                    - providers: [{name: zipkin}]
+                        disableContextPropagation: true
+                        customTags:
+                          sni: {formatter: {value: "%REQUESTED_SERVER_NAME%"}}"""));
+            Map<String, PushDiagnostics.Entry> entries = fixture.push(TelemetryFixture.mesh("")).diagnostics().all()
+                    .getOrDefault("pilot_telemetry_tracing_unsupported", Map.of());
+            assertEquals(List.of("foo/t|customTags.sni.formatter", "foo/t|disableContextPropagation"),
+                    entries.keySet().stream().sorted().toList());
+            assertTrue(entries.values().stream().allMatch(e -> e.message().contains("not applied")), entries.toString());
         }
     }
 

@@ -78,6 +78,9 @@ public final class EnvoyFilterValidator implements Validator {
     }
 
     private static void patch(Validation v, EnvoyFilter.EnvoyConfigObjectPatch cp) {
+        if (cp.getMatch().getContext() == EnvoyFilter.PatchContext.WAYPOINT) {
+            return; // istiod does not validate waypoint patches (yet)
+        }
         ApplyTo applyTo = cp.getApplyTo();
         if (applyTo == ApplyTo.INVALID) {
             v.at("applyTo").error("applyTo is required");

@@ -17,10 +17,6 @@ public final class ProxyConfigValidator implements Validator {
             NetworkingChecks.workloadSelector(spec.at("selector").at("matchLabels"), pc.getSelector().getMatchLabelsMap(),
                     "workload selector without labels selects every workload");
         }
-        if (pc.hasSelector() && pc.hasTargetRef()) {
-            // istiod accepts both; the selector is then ignored for gateways the targetRef names
-            spec.at("targetRef").warn("selector and targetRef are both set; set only one");
-        }
         if (pc.getConcurrency().getValue() < 0) {
             spec.at("concurrency").error("concurrency must be 0 or more (0: one worker per CPU)");
         }

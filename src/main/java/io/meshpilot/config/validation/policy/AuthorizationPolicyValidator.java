@@ -27,13 +27,14 @@ public final class AuthorizationPolicyValidator implements Validator {
     private static final List<String> SOURCE_IPS = List.of("ipBlocks", "notIpBlocks", "remoteIpBlocks",
             "notRemoteIpBlocks");
     private static final List<String> SOURCE_ACCOUNTS = List.of("serviceAccounts", "notServiceAccounts");
+    private static final List<String> SOURCE_TRUST_DOMAINS = List.of("trustDomains", "notTrustDomains");
     private static final List<String> NOT_WITH_CUSTOM = List.of("principals", "notPrincipals",
             "requestPrincipals", "notRequestPrincipals", "namespaces", "notNamespaces", "serviceAccounts",
-            "notServiceAccounts");
+            "notServiceAccounts", "trustDomains", "notTrustDomains");
     /** Source fields that also apply to plain TCP traffic (request principals need HTTP). */
     private static final List<String> SOURCE_TCP = List.of("principals", "notPrincipals", "namespaces",
-            "notNamespaces", "serviceAccounts", "notServiceAccounts", "ipBlocks", "notIpBlocks", "remoteIpBlocks",
-            "notRemoteIpBlocks");
+            "notNamespaces", "serviceAccounts", "notServiceAccounts", "trustDomains", "notTrustDomains", "ipBlocks",
+            "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks");
     private static final Map<String, Function<Operation, List<String>>> OPERATION = new LinkedHashMap<>();
 
     static {
@@ -45,6 +46,8 @@ public final class AuthorizationPolicyValidator implements Validator {
         SOURCE.put("notNamespaces", Source::getNotNamespacesList);
         SOURCE.put("serviceAccounts", Source::getServiceAccountsList);
         SOURCE.put("notServiceAccounts", Source::getNotServiceAccountsList);
+        SOURCE.put("trustDomains", Source::getTrustDomainsList);
+        SOURCE.put("notTrustDomains", Source::getNotTrustDomainsList);
         SOURCE.put("ipBlocks", Source::getIpBlocksList);
         SOURCE.put("notIpBlocks", Source::getNotIpBlocksList);
         SOURCE.put("remoteIpBlocks", Source::getRemoteIpBlocksList);
@@ -159,9 +162,11 @@ public final class AuthorizationPolicyValidator implements Validator {
             }
             if (SOURCE_ACCOUNTS.contains(field)) {
                 serviceAccounts(v, field, values);
-            } else if (PolicyChecks.noEmpty(v, field, values) && SOURCE_IPS.contains(field)) {
+            } else if (PolicyChecks.noEmpty(v, field, values)) {
+                Function<String, String> check = SOURCE_IPS.contains(field) ? Checks::ipOrCidrProblem
+                        : SOURCE_TRUST_DOMAINS.contains(field) ? AuthzValues::trustDomain : value -> null;
                 for (int i = 0; i < values.size(); i++) {
-                    String why = Checks.ipOrCidrProblem(values.get(i));
+                    String why = check.apply(values.get(i));
                     if (why != null) {
                         v.at(field, i).error(why);
                     }
@@ -229,7 +234,7 @@ public final class AuthorizationPolicyValidator implements Validator {
             return;
         }
         if (custom && (key.equals("source.namespace") || key.equals("source.serviceAccount")
-                || key.equals("source.principal") || key.startsWith("request.auth."))) {
+                || key.equals("source.trustDomain") || key.equals("source.principal") || key.startsWith("request.auth."))) {
             v.error("key", "condition " + key + " is not supported with action CUSTOM");
         }
         if (c.getValuesCount() == 0 && c.getNotValuesCount() == 0) {
@@ -258,6 +263,7 @@ public final class AuthorizationPolicyValidator implements Validator {
             String why = switch (kind) {
                 case IP -> Checks.ipOrCidrProblem(values.get(i));
                 case PORT -> AuthzValues.port(values.get(i));
+                case WILDCARD -> AuthzValues.wildcard(values.get(i));
                 default -> null;
             };
             if (why != null) {

@@ -18,7 +18,7 @@ public final class AuthzValues {
 
     /** How the values of a condition key are checked. */
     public enum ValueKind {
-        ANY, IP, PORT, SERVICE_ACCOUNT
+        ANY, IP, PORT, SERVICE_ACCOUNT, WILDCARD
     }
 
     /** A condition key istiod accepts: exact, or a prefix that needs a "[name]" suffix. */
@@ -33,6 +33,7 @@ public final class AuthzValues {
             new Key("remote.ip", false, ValueKind.IP),
             new Key("source.namespace", false, ValueKind.ANY),
             new Key("source.serviceAccount", false, ValueKind.SERVICE_ACCOUNT),
+            new Key("source.trustDomain", false, ValueKind.WILDCARD),
             new Key("source.principal", false, ValueKind.ANY),
             new Key("request.auth.principal", false, ValueKind.ANY),
             new Key("request.auth.audiences", false, ValueKind.ANY),
@@ -53,6 +54,27 @@ public final class AuthzValues {
             return "\"" + p + "\" is not a valid port (a number 0-65535)";
         }
         return null;
+    }
+
+    /** A value matched exactly, by prefix ("a*"), suffix ("*a") or presence ("*"): one wildcard, at an end. */
+    public static String wildcard(String value) {
+        int stars = (int) value.chars().filter(c -> c == '*').count();
+        if (stars > 1) {
+            return "at most one wildcard is allowed, found \"" + value + "\"";
+        }
+        if (stars == 1 && !value.startsWith("*") && !value.endsWith("*")) {
+            return "a wildcard is only allowed at the start or end, found \"" + value + "\"";
+        }
+        return null;
+    }
+
+    /** A trust domain as sources name it: a {@link #wildcard} value without '/'. */
+    public static String trustDomain(String value) {
+        String why = wildcard(value);
+        if (why == null && value.contains("/")) {
+            why = "a trust domain must not contain '/', found \"" + value + "\"";
+        }
+        return why;
     }
 
     /** "name" or "namespace/name"; no wildcards, at most 320 characters. */

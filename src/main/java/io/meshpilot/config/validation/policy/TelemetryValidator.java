@@ -92,7 +92,13 @@ public final class TelemetryValidator implements Validator {
                         at.error("header.name", "header name must not be empty");
                     }
                 }
-                default -> at.error("custom tag must set one of literal, environment or header");
+                case FORMATTER -> {
+                    // required by the CRD's schema (minLength 1)
+                    if (tag.getFormatter().getValue().isEmpty()) {
+                        at.error("formatter.value", "formatter value must not be empty");
+                    }
+                }
+                default -> at.error("custom tag must set one of literal, environment, header or formatter");
             }
         });
     }
