@@ -8,6 +8,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
+import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
@@ -378,19 +379,28 @@ class KubernetesBookinfoGoldenTest {
             DiscoveryResponse cds = ads.await(TypeUrls.CLUSTER, wait);
             ads.ack(cds, List.of());
             List<String> edsNames = new ArrayList<>(new TreeSet<>(edsClusters(cds)));
-            ads.subscribe(TypeUrls.ENDPOINT, edsNames);
-            DiscoveryResponse eds = ads.await(TypeUrls.ENDPOINT, wait);
-            ads.ack(eds, edsNames);
+            List<Any> endpoints = subscribed(ads, TypeUrls.ENDPOINT, edsNames, wait);
             ads.subscribe(TypeUrls.LISTENER, List.of());
             DiscoveryResponse lds = ads.await(TypeUrls.LISTENER, wait);
             ads.ack(lds, List.of());
-            List<String> routeNames = new ArrayList<>(new TreeSet<>(routeNames(lds)));
-            ads.subscribe(TypeUrls.ROUTE, routeNames);
-            DiscoveryResponse rds = ads.await(TypeUrls.ROUTE, wait);
-            ads.ack(rds, routeNames);
-            return new GoldenConfigTest.ProxyConfig(lds.getResourcesList(), rds.getResourcesList(),
-                    cds.getResourcesList(), eds.getResourcesList());
+            List<Any> routes = subscribed(ads, TypeUrls.ROUTE, new ArrayList<>(new TreeSet<>(routeNames(lds))), wait);
+            return new GoldenConfigTest.ProxyConfig(lds.getResourcesList(), routes, cds.getResourcesList(), endpoints);
         }
+    }
+
+    /**
+     * The resources of a subscription to {@code names}, ACKed. Envoy asks for no EDS or RDS
+     * names when it has none to ask for (a gateway without listeners): such a request would
+     * unsubscribe, and istiod answers it with nothing.
+     */
+    private static List<Any> subscribed(AdsClient ads, String type, List<String> names, Duration wait) throws Exception {
+        if (names.isEmpty()) {
+            return List.of();
+        }
+        ads.subscribe(type, names);
+        DiscoveryResponse r = ads.await(type, wait);
+        ads.ack(r, names);
+        return r.getResourcesList();
     }
 
     /** The node metadata the Istio agent sends for this proxy. */
