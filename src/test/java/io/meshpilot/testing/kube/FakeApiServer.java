@@ -88,6 +88,15 @@ public final class FakeApiServer implements AutoCloseable {
         handler.admission(admission);
     }
 
+    /**
+     * Runs {@code hook} after each create, update, patch or delete is stored and before its
+     * answer is sent (null: none): a test's way to have the object change again while its writer
+     * still waits for the answer, as when a second writer races it.
+     */
+    public void beforeWriteAnswer(Runnable hook) {
+        handler.beforeWriteAnswer(hook);
+    }
+
     /** Starts on a free loopback port. */
     public static FakeApiServer start() {
         return start(0);
@@ -365,6 +374,19 @@ public final class FakeApiServer implements AutoCloseable {
             throw new IllegalStateException("the API server stand-in is running");
         }
         bind(port());
+    }
+
+    /**
+     * Stops, then comes back as a cluster rebuilt from its manifests (or restored from an etcd
+     * backup without bumped revisions) does: the same objects, numbered again from the first
+     * resourceVersion, so the versions clients saw before now name other, mostly lower, ones
+     * (issue 29: {@code reviews} went from 10923 to 54). Clients that order resourceVersions
+     * take every later change for an old one.
+     */
+    public synchronized void restartWithResetVersions() {
+        stop();
+        store.resetVersions();
+        restart();
     }
 
     public synchronized boolean running() {
