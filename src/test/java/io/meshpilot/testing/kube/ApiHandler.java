@@ -317,6 +317,7 @@ final class ApiHandler implements HttpHandler {
     private JsonObject list(ResourceType type, String namespace, Map<String, String> query) {
         Predicate<JsonObject> selector = Selector.of(query.get("labelSelector"), query.get("fieldSelector"));
         ObjectStore.Snapshot snapshot = store.list(type, namespace);
+        notOlderThan(query.get("resourceVersion"), snapshot.revision());
         List<JsonObject> items = snapshot.items().stream().filter(selector).toList();
         long revision = snapshot.revision();
         int offset = 0;
@@ -345,6 +346,27 @@ final class ApiHandler implements HttpHandler {
         list.add("metadata", meta);
         list.add("items", array);
         return list;
+    }
+
+    /**
+     * A list from a resourceVersion is served from a state at least that new. The real server
+     * waits a few seconds for its watch cache to get there, then answers 504; this one, whose
+     * state is always current, answers at once: that version lies ahead of it (after
+     * {@link FakeApiServer#restartWithResetVersions()}).
+     */
+    private static void notOlderThan(String resourceVersion, long current) {
+        if (resourceVersion == null || resourceVersion.isEmpty() || resourceVersion.equals("0")) {
+            return;
+        }
+        long requested;
+        try {
+            requested = Long.parseLong(resourceVersion);
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest("invalid resource version \"" + resourceVersion + "\"");
+        }
+        if (requested > current) {
+            throw ApiError.tooLargeResourceVersion(requested, current);
+        }
     }
 
     private JsonObject deleteCollection(ResourceType type, String namespace, Map<String, String> query) {

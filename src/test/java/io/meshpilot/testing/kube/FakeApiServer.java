@@ -29,7 +29,7 @@ import java.util.concurrent.Executors;
  * kinds MeshPilot reads (Namespace, Service, Endpoints, EndpointSlice, Pod, Node, ConfigMap,
  * Secret, ServiceAccount, Deployment, RBAC, PodDisruptionBudget, HorizontalPodAutoscaler and a few more) and every kind of a created
  * CustomResourceDefinition. Per resource: get, list (resourceVersion, label and field
- * selectors, limit/continue), watch (from a resourceVersion, bookmarks, 410 Expired,
+ * selectors, limit/continue; 504 "Too large resource version" from a version ahead of it), watch (from a resourceVersion, bookmarks, 410 Expired,
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete

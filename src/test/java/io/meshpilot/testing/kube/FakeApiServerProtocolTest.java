@@ -133,6 +133,16 @@ class FakeApiServerProtocolTest {
                 "a lower version than " + before + ": " + renumbered);
         assertEquals("shade-19", Json.string(renumbered, "metadata", "labels", "color"), "the objects are kept");
 
+        // a list from the version seen before the reset: that version lies ahead of the server
+        HttpResponse<String> ahead = call("GET", "/api/v1/namespaces/default/configmaps?resourceVersion=" + before,
+                null, null);
+        assertEquals(504, ahead.statusCode());
+        JsonObject status = json(ahead);
+        assertEquals("Timeout", Json.string(status, "reason"));
+        assertEquals("ResourceVersionTooLarge", Json.string(status.getAsJsonObject("details").getAsJsonArray("causes")
+                .get(0).getAsJsonObject(), "reason"));
+        assertEquals(200, call("GET", "/api/v1/namespaces/default/configmaps?resourceVersion=", null, null).statusCode());
+
         // a watch from the version seen before the reset is sent the changes from now on
         BlockingQueue<JsonObject> events = watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion="
                 + before);
