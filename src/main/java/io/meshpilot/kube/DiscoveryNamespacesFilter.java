@@ -38,9 +38,9 @@ public final class DiscoveryNamespacesFilter {
     /** Registers (or reuses) the factory's Namespace informer; it starts with the factory. */
     public static DiscoveryNamespacesFilter register(ApiClient client, SharedInformerFactory factory,
                                                      BiConsumer<Class<V1Namespace>, Throwable> errors) {
-        return new DiscoveryNamespacesFilter(factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1Namespace.class, V1NamespaceList.class, "", "v1", "namespaces", client),
-                V1Namespace.class, 0, "", errors));
+        return new DiscoveryNamespacesFilter(factory.sharedIndexInformerFor(ResourceListerWatcher.all("Namespace",
+                new GenericKubernetesApi<>(V1Namespace.class, V1NamespaceList.class, "", "v1", "namespaces", client)),
+                V1Namespace.class, 0, errors));
     }
 
     private DiscoveryNamespacesFilter(SharedIndexInformer<V1Namespace> namespaces) {

@@ -1,11 +1,16 @@
 package io.meshpilot.kube;
 
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.informer.cache.Cache;
+import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.io.IOException;
 import java.io.Reader;
 import java.lang.System.Logger.Level;
@@ -27,7 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * register informers while the server is built (typed ones through {@link #informers()},
  * others through {@link #addInformer}); {@link #runAndWait} starts them with the start
  * functions and waits, bounded, until each has listed once. The informers relist by
- * themselves when a watch breaks or its resourceVersion is gone (410).
+ * themselves when a watch breaks or its resourceVersion is gone (410), and from the current
+ * state when that version lies ahead of the API server ({@link ResourceListerWatcher}).
  */
 public final class KubeClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(KubeClient.class.getName());
@@ -193,32 +199,13 @@ public final class KubeClient implements AutoCloseable {
      *
      * @param namespace the namespace, or null for the object of that name in every namespace
      */
-    public <T extends io.kubernetes.client.common.KubernetesObject, L extends io.kubernetes.client.common.KubernetesListObject>
+    public <T extends KubernetesObject, L extends KubernetesListObject>
     SharedIndexInformer<T> namedObjectInformer(String name, Class<T> type, Class<L> listType, String plural,
                                                String namespace, String objectName) {
-        var api = new io.kubernetes.client.util.generic.GenericKubernetesApi<>(type, listType, "", "v1", plural, apiClient);
-        String selector = "metadata.name=" + objectName;
-        var lw = new io.kubernetes.client.informer.ListerWatcher<T, L>() {
-            @Override
-            public L list(io.kubernetes.client.util.CallGeneratorParams p) throws io.kubernetes.client.openapi.ApiException {
-                var options = options(p);
-                return (namespace == null ? api.list(options) : api.list(namespace, options)).throwsApiException().getObject();
-            }
-
-            @Override
-            public io.kubernetes.client.util.Watchable<T> watch(io.kubernetes.client.util.CallGeneratorParams p)
-                    throws io.kubernetes.client.openapi.ApiException {
-                var options = options(p);
-                return namespace == null ? api.watch(options) : api.watch(namespace, options);
-            }
-
-            private io.kubernetes.client.util.generic.options.ListOptions options(io.kubernetes.client.util.CallGeneratorParams p) {
-                return new io.kubernetes.client.util.generic.options.ListOptions().fieldSelector(selector)
-                        .resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds);
-            }
-        };
-        return new io.kubernetes.client.informer.impl.DefaultSharedIndexInformer<>(type, lw, 0,
-                new io.kubernetes.client.informer.cache.Cache<>(), watchErrorHandler(name));
+        var api = new GenericKubernetesApi<>(type, listType, "", "v1", plural, apiClient);
+        return new DefaultSharedIndexInformer<>(type,
+                ResourceListerWatcher.of(name, api, namespace, null, "metadata.name=" + objectName), 0, new Cache<>(),
+                watchErrorHandler(name));
     }
 
     /**

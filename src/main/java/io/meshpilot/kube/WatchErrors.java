@@ -15,7 +15,7 @@ final class WatchErrors {
     private final Map<String, String> lastCause = new ConcurrentHashMap<>();
 
     void report(String informer, Throwable error) {
-        String cause = describe(error);
+        String cause = KubeErrors.oneLine(error);
         if (error instanceof ApiException api && api.getCode() == 410) {
             LOG.log(Level.DEBUG, () -> "informer " + informer + ": resourceVersion expired (410 Gone), relisting");
             return;
@@ -23,22 +23,5 @@ final class WatchErrors {
         if (!cause.equals(lastCause.put(informer, cause))) {
             LOG.log(Level.WARNING, "informer " + informer + ": list/watch failed, retrying: " + cause);
         }
-    }
-
-    static String describe(Throwable error) {
-        if (error instanceof ApiException api) {
-            return api.getCode() == 0 ? String.valueOf(api.getCause() != null ? api.getCause() : api.getMessage())
-                    : "HTTP " + api.getCode() + (api.getResponseBody() == null ? "" : " " + abbreviate(api.getResponseBody()));
-        }
-        Throwable root = error;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root == error ? error.toString() : error + " (" + root + ")";
-    }
-
-    private static String abbreviate(String s) {
-        String one = s.replaceAll("\\s+", " ").trim();
-        return one.length() > 300 ? one.substring(0, 300) + "..." : one;
     }
 }

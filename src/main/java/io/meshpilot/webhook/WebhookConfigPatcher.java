@@ -3,20 +3,15 @@ package io.meshpilot.webhook;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
-import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.CreateOptions;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import io.meshpilot.kube.KeyedWorkQueue;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.ResourceListerWatcher;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -88,25 +83,9 @@ public final class WebhookConfigPatcher {
         this.api = new DynamicKubernetesApi(GROUP, "v1", plural, client.apiClient());
         this.gateways = new DynamicKubernetesApi("networking.istio.io", "v1", "gateways", client.apiClient());
         String selector = REV_LABEL + "=" + this.revision;
-        ListerWatcher<DynamicKubernetesObject, DynamicKubernetesListObject> lw = new ListerWatcher<>() {
-            @Override
-            public DynamicKubernetesListObject list(CallGeneratorParams p) throws ApiException {
-                return api.list(options(p)).throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<DynamicKubernetesObject> watch(CallGeneratorParams p) throws ApiException {
-                return api.watch(options(p));
-            }
-
-            private ListOptions options(CallGeneratorParams p) {
-                return new ListOptions().labelSelector(selector).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds);
-            }
-        };
         String name = GROUP + "/v1/" + plural + " " + selector;
-        var informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, lw, 0, cache,
-                client.watchErrorHandler(name));
+        var informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class,
+                ResourceListerWatcher.of(name, api, null, selector, null), 0, cache, client.watchErrorHandler(name));
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(DynamicKubernetesObject o) {

@@ -17,6 +17,7 @@ public final class CapturedLog extends Handler implements AutoCloseable {
     private final Level level;
     private final boolean parents;
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final List<String> withStack = new CopyOnWriteArrayList<>();
 
     public CapturedLog(Class<?> source) {
         this(source.getName());
@@ -34,7 +35,11 @@ public final class CapturedLog extends Handler implements AutoCloseable {
 
     @Override
     public void publish(LogRecord r) {
-        lines.add(r.getLevel() + " " + r.getMessage());
+        String line = r.getLevel() + " " + r.getMessage();
+        lines.add(line);
+        if (r.getThrown() != null) {
+            withStack.add(line + " [" + r.getThrown() + "]");
+        }
     }
 
     @Override
@@ -56,5 +61,10 @@ public final class CapturedLog extends Handler implements AutoCloseable {
     /** The lines so far. */
     public List<String> lines() {
         return List.copyOf(lines);
+    }
+
+    /** The lines whose record carried an exception (printed with its stack trace), with the exception. */
+    public List<String> withStack() {
+        return List.copyOf(withStack);
     }
 }

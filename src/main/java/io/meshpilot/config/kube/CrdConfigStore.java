@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -48,10 +49,17 @@ import java.util.function.UnaryOperator;
  * served: a namespace that becomes selected adds its objects, one that is deselected removes
  * them, each with its config event.
  *
+ * <p>Every informer event is applied, whatever its resourceVersion: resourceVersions are opaque
+ * (only equality means anything, and only within one history; after an etcd restore or a
+ * cluster rebuild the API server hands out lower numbers, and numbers it handed out before).
+ * An event that brings exactly what is served (a relist, the watch event of a write of ours)
+ * changes nothing.
+ *
  * <p>It is also the store of REST writes in Kubernetes mode: creates, updates and deletes go
  * to the API server with the caller's resourceVersion as precondition, and the API server's
  * answer (409, 404, 422) is the answer. A write that succeeded is served at once with the
- * API server's resourceVersion; its watch event then changes nothing.
+ * API server's answer, unless the watch brought an event for the object meanwhile (see
+ * {@link #written}).
  */
 public final class CrdConfigStore implements WritableConfigStore {
     private static final System.Logger LOG = System.getLogger(CrdConfigStore.class.getName());
@@ -75,7 +83,20 @@ public final class CrdConfigStore implements WritableConfigStore {
     private volatile boolean missingLogged;
     private volatile boolean closed;
 
+    /** REST writes on their way to the API server (see {@link #written}); guarded by this store's lock. */
+    private final List<PendingWrite> pendingWrites = new ArrayList<>();
+
     private record Rejected(String resourceVersion, List<DocumentError> errors) {
+    }
+
+    /** A write on its way to the API server, and whether the watch brought an event for its key meanwhile. */
+    private static final class PendingWrite {
+        final ConfigKey key;
+        boolean watchSawKey;
+
+        PendingWrite(ConfigKey key) {
+            this.key = key;
+        }
     }
 
     /**
@@ -264,21 +285,18 @@ public final class CrdConfigStore implements WritableConfigStore {
         if (kinds.get(s.kind()) != k) {
             return; // an informer being replaced
         }
-        if (!selected(KubeObjects.namespace(object))) {
+        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        watchEvent(key);
+        if (!selected(key.namespace())) {
             unserve(s, object); // its namespace left the selection before the filter told us
             return;
         }
         String rv = KubeObjects.resourceVersion(object);
-        String id = id(KubeObjects.namespace(object), KubeObjects.name(object));
-        Config cur = of(s.kind()).get(id);
-        if (cur != null && (cur.resourceVersion().equals(rv) || KubeObjects.older(rv, cur.resourceVersion()))) {
-            return; // already served (a write of ours, or a relist)
-        }
-        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        Config cur = of(s.kind()).get(id(key.namespace(), key.name()));
         KubeObjects.Read read = KubeObjects.read(parser, source(k), object);
         if (!read.valid()) {
-            Rejected before = rejected.put(key, new Rejected(rv, read.errors()));
-            if (before == null || !before.resourceVersion().equals(rv)) {
+            Rejected now = new Rejected(rv, read.errors());
+            if (!now.equals(rejected.put(key, now))) { // a relist brings the same rejection again
                 for (DocumentError e : read.errors()) {
                     LOG.log(Level.WARNING, "config rejected (resourceVersion " + rv + "): " + e + (cur == null
                             ? "; not served" : "; resourceVersion " + cur.resourceVersion() + " of it is still served"));
@@ -289,7 +307,9 @@ public final class CrdConfigStore implements WritableConfigStore {
         if (rejected.remove(key) != null) {
             LOG.log(Level.INFO, "config " + key + " valid again (resourceVersion " + rv + "): served");
         }
-        serve(read.config());
+        if (!read.config().equals(cur)) { // equal: served already (a relist, or the watch event of a write of ours)
+            serve(read.config());
+        }
     }
 
     /** Serves {@code c} (called with this store's lock held) and queues its event. */
@@ -309,6 +329,7 @@ public final class CrdConfigStore implements WritableConfigStore {
     /** Stops serving an object (called with the lock held), with a DELETE event if it was served. */
     private void unserve(Schema s, DynamicKubernetesObject object) {
         ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
+        watchEvent(key);
         rejected.remove(key);
         Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
         if (old != null) {
@@ -390,37 +411,73 @@ public final class CrdConfigStore implements WritableConfigStore {
         }
     }
 
-    /** Serves what the API server stored, unless the watch already brought something newer. */
-    private Config accepted(KindInformer k, ConfigKey key, DynamicKubernetesObject stored) {
-        KubeObjects.Read read = KubeObjects.read(parser, source(k), stored);
-        if (!read.valid()) { // the API server changed it into something we do not serve (a mutating webhook)
-            throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
-                    .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
-        }
+    /**
+     * Sends a write and serves the API server's answer at once, unless the watch brought an
+     * event for the key while the write was on its way.
+     *
+     * <p>resourceVersions cannot say whether the answer or what the watch brought is newer, so
+     * neither is compared with the other. Instead: the watch delivers the key's changes in the
+     * order the API server made them, this write among them (or a relist brings what replaced
+     * it). If no event for the key came while the write was on its way, the answer is served,
+     * and whatever the watch delivers later is applied over it: that may be a change made just
+     * before the write, which the watch then follows with the write itself, so an older version
+     * can be served for a moment, but the last one delivered is the API server's. If an event
+     * came meanwhile (this write's, a later change, a delete), the answer is not served: the
+     * watch brings the written version or what replaced it. Either way what is served ends as
+     * what the API server holds. A reported rejection is left for the watch to clear (the
+     * write's own event does), as only the watch knows whether it came after the write.
+     */
+    private Config written(KindInformer k, ConfigKey key, Supplier<DynamicKubernetesObject> write) {
+        PendingWrite pending = new PendingWrite(key);
         synchronized (this) {
-            Config cur = get(key.kind(), key.namespace(), key.name()).orElse(null);
-            // an object of a namespace the discoverySelectors do not select is stored, not served
-            if (selected(key.namespace()) && (cur == null || !(cur.resourceVersion().equals(read.config().resourceVersion())
-                    || KubeObjects.older(read.config().resourceVersion(), cur.resourceVersion())))) {
-                rejected.remove(key);
-                serve(read.config());
+            pendingWrites.add(pending);
+        }
+        try {
+            DynamicKubernetesObject stored = write.get();
+            KubeObjects.Read read = KubeObjects.read(parser, source(k), stored);
+            if (!read.valid()) { // the API server changed it into something we do not serve (a mutating webhook)
+                throw new ConfigStoreException.Invalid(key, new ValidationResult(read.errors().stream()
+                        .map(e -> new ValidationResult.Issue(e.path(), e.reason())).toList(), List.of()));
+            }
+            synchronized (this) {
+                // an object of a namespace the discoverySelectors do not select is stored, not served;
+                // nor is one of a kind whose informer was replaced or stopped meanwhile
+                if (!pending.watchSawKey && kinds.get(key.kind()) == k && selected(key.namespace())
+                        && !read.config().equals(get(key.kind(), key.namespace(), key.name()).orElse(null))) {
+                    serve(read.config());
+                }
+            }
+            return read.config();
+        } finally {
+            synchronized (this) {
+                pendingWrites.remove(pending);
             }
         }
-        return read.config();
+    }
+
+    /** Notes, for the writes on their way, that the watch brought an event for {@code key} (lock held). */
+    private void watchEvent(ConfigKey key) {
+        for (PendingWrite w : pendingWrites) {
+            if (w.key.equals(key)) {
+                w.watchSawKey = true;
+            }
+        }
     }
 
     @Override
     public Config create(Config config) {
         validate(config);
         KindInformer k = watched(config.key());
-        KubernetesApiResponse<DynamicKubernetesObject> r;
-        try {
-            r = k.api.create(KubeObjects.toObject(config.withResourceVersion(""), k.version));
-        } catch (RuntimeException e) {
-            throw ApiAnswers.unreachable(config.key(), e);
-        }
-        ApiAnswers.check(config.key(), r, "");
-        return accepted(k, config.key(), r.getObject());
+        return written(k, config.key(), () -> {
+            KubernetesApiResponse<DynamicKubernetesObject> r;
+            try {
+                r = k.api.create(KubeObjects.toObject(config.withResourceVersion(""), k.version));
+            } catch (RuntimeException e) {
+                throw ApiAnswers.unreachable(config.key(), e);
+            }
+            ApiAnswers.check(config.key(), r, "");
+            return r.getObject();
+        });
     }
 
     @Override
@@ -444,21 +501,23 @@ public final class CrdConfigStore implements WritableConfigStore {
     }
 
     private Config put(KindInformer k, Config config) {
-        KubernetesApiResponse<DynamicKubernetesObject> r;
-        try {
-            r = k.api.update(KubeObjects.toObject(config, k.version));
-        } catch (RuntimeException e) {
-            throw ApiAnswers.unreachable(config.key(), e);
-        }
-        try {
-            ApiAnswers.check(config.key(), r, config.resourceVersion());
-        } catch (ConfigStoreException.Conflict e) {
-            // name the version the caller should have read: the newest this store has seen
-            throw new ConfigStoreException.Conflict(config.key(), config.resourceVersion(),
-                    get(config.key().kind(), config.namespace(), config.name()).map(Config::resourceVersion)
-                            .orElse("unknown") + "; " + e.current());
-        }
-        return accepted(k, config.key(), r.getObject());
+        return written(k, config.key(), () -> {
+            KubernetesApiResponse<DynamicKubernetesObject> r;
+            try {
+                r = k.api.update(KubeObjects.toObject(config, k.version));
+            } catch (RuntimeException e) {
+                throw ApiAnswers.unreachable(config.key(), e);
+            }
+            try {
+                ApiAnswers.check(config.key(), r, config.resourceVersion());
+            } catch (ConfigStoreException.Conflict e) {
+                // name the version the caller should read: the one served
+                throw new ConfigStoreException.Conflict(config.key(), config.resourceVersion(),
+                        get(config.key().kind(), config.namespace(), config.name()).map(Config::resourceVersion)
+                                .orElse("unknown") + "; " + e.current());
+            }
+            return r.getObject();
+        });
     }
 
     /** The object's resourceVersion as the API server has it now. */
@@ -496,19 +555,20 @@ public final class CrdConfigStore implements WritableConfigStore {
             object.getRaw().getAsJsonObject("metadata").addProperty("resourceVersion",
                     currentResourceVersion(k, config.key()));
         }
-        Object stored;
-        try {
-            stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
-                    .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural, config.name(),
-                            object.getRaw())
-                    .execute();
-        } catch (io.kubernetes.client.openapi.ApiException e) {
-            throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
-        } catch (RuntimeException e) {
-            throw ApiAnswers.unreachable(config.key(), e);
-        }
-        JsonObject json = client.apiClient().getJSON().getGson().toJsonTree(stored).getAsJsonObject();
-        return accepted(k, config.key(), new DynamicKubernetesObject(json));
+        return written(k, config.key(), () -> {
+            Object stored;
+            try {
+                stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
+                        .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural,
+                                config.name(), object.getRaw())
+                        .execute();
+            } catch (io.kubernetes.client.openapi.ApiException e) {
+                throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
+            } catch (RuntimeException e) {
+                throw ApiAnswers.unreachable(config.key(), e);
+            }
+            return new DynamicKubernetesObject(client.apiClient().getJSON().getGson().toJsonTree(stored).getAsJsonObject());
+        });
     }
 
     @Override

@@ -1,18 +1,16 @@
 package io.meshpilot.config.kube;
 
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.cache.Caches;
 import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
-import io.kubernetes.client.util.generic.options.ListOptions;
+import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.monitoring.IstioCounter;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
@@ -38,19 +36,8 @@ final class KindInformer {
         this.version = version;
         this.plural = plural;
         this.api = new DynamicKubernetesApi(group, version, plural, client);
-        ListerWatcher<DynamicKubernetesObject, DynamicKubernetesListObject> lw = new ListerWatcher<>() {
-            @Override
-            public DynamicKubernetesListObject list(CallGeneratorParams p) throws ApiException {
-                return api.list(new ListOptions().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds))
-                        .throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<DynamicKubernetesObject> watch(CallGeneratorParams p) throws ApiException {
-                return api.watch(new ListOptions().resourceVersion(p.resourceVersion).timeoutSeconds(p.timeoutSeconds));
-            }
-        };
-        this.informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, lw, 0, cache, errors);
+        this.informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
+                0, cache, errors);
     }
 
     /** {@code group/version/plural}: how readiness and logs name it. */
@@ -59,7 +46,7 @@ final class KindInformer {
     }
 
     /** istiod's crdclient event counter: {type: the kind, event: add, update or delete}. */
-    static final io.meshpilot.monitoring.IstioCounter CFG_EVENTS = io.meshpilot.monitoring.IstioCounter.of(
+    static final IstioCounter CFG_EVENTS = IstioCounter.of(
             "pilot_k8s_cfg_events", "type", "event", "Events from k8s config.");
 
     /** Calls {@code handler} for each change, counted under {@code kind} in pilot_k8s_cfg_events. */
@@ -117,7 +104,7 @@ final class KindInformer {
     }
 
     /** The objects the informer holds now. */
-    java.util.List<DynamicKubernetesObject> objects() {
+    List<DynamicKubernetesObject> objects() {
         return cache.list();
     }
 

@@ -79,19 +79,6 @@ final class KubeObjects {
                 : o.getMetadata().getResourceVersion();
     }
 
-    /**
-     * Whether {@code candidate} is older than {@code current}. resourceVersions are opaque to
-     * clients, but every API server hands out increasing integers (etcd revisions); anything
-     * else is taken as new.
-     */
-    static boolean older(String candidate, String current) {
-        try {
-            return Long.parseLong(candidate) < Long.parseLong(current);
-        } catch (NumberFormatException e) {
-            return false;
-        }
-    }
-
     private static String string(JsonObject o, String field) {
         JsonElement e = o.get(field);
         return e != null && e.isJsonPrimitive() ? e.getAsString() : "";

@@ -4,6 +4,8 @@ import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.openapi.ApiClient;
+import io.meshpilot.kube.KubeErrors;
+import io.meshpilot.kube.OneLineLibraryLog;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,6 +23,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class LeaderElection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(LeaderElection.class.getName());
+
+    static {
+        // client-java's elector and lock log a failed Lease request with its whole stack at every
+        // retry; client-go's (istiod's) log one line: "error retrieving resource lock ...: ..."
+        OneLineLibraryLog.install(LeaderElector.class, LeaseLock.class);
+    }
 
     /** istiod's election names: the Lease each election competes for. */
     public static final String NAMESPACE_CONTROLLER = "istio-namespace-controller-election";
@@ -113,7 +121,9 @@ public final class LeaderElection implements AutoCloseable {
                     priority == null ? new LeaseLock(namespace, electionName, identity, client)
                             : new RevisionLeaseLock(client, namespace, electionName, identity, priority),
                     timings.leaseDuration(), timings.renewDeadline(), timings.retryPeriod()),
-                    error -> LOG.log(Level.WARNING, "leader election " + electionName + ": " + error.getMessage()));
+                    // an attempt to acquire that threw or outlasted the retry period (the elector logs failed requests itself)
+                    error -> LOG.log(Level.ERROR, "leader election " + electionName + ": acquiring or renewing the Lease "
+                            + namespace + "/" + electionName + " failed: " + KubeErrors.oneLine(error)));
             elector = next;
             // the elector starts the duties on a thread of its own: a start that comes after this
             // round ended (renewal failed at once) must not start them
@@ -122,7 +132,7 @@ public final class LeaderElection implements AutoCloseable {
                 // returns when leadership is lost (or never won because this election closed)
                 next.run(() -> startLeading(roundOver), this::stopLeading);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "leader election " + electionName + " failed: " + e);
+                LOG.log(Level.WARNING, "leader election " + electionName + " failed: " + KubeErrors.oneLine(e));
             } finally {
                 synchronized (this) {
                     roundOver.set(true);
@@ -131,7 +141,8 @@ public final class LeaderElection implements AutoCloseable {
                 next.close();
             }
             if (!closed) {
-                LOG.log(Level.WARNING, "leader election " + electionName + ": lease lost, competing again");
+                // istiod: "Leader election cycle N lost. Trying again", at INFO
+                LOG.log(Level.INFO, "leader election " + electionName + ": lease lost, competing again");
                 try {
                     Thread.sleep(timings.retryPeriod().toMillis());
                 } catch (InterruptedException e) {
@@ -151,7 +162,8 @@ public final class LeaderElection implements AutoCloseable {
             try {
                 running.add(duty.lead());
             } catch (Exception e) {
-                LOG.log(Level.ERROR, "leader duty " + name + " failed to start: " + e.getMessage(), e);
+                LOG.log(Level.ERROR, "leader duty " + name + " failed to start: " + KubeErrors.oneLine(e));
+                LOG.log(Level.DEBUG, "leader duty " + name + " failed to start", e);
             }
         });
     }

@@ -1,19 +1,15 @@
 package io.meshpilot.kube.multicluster;
 
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
-import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
-import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.KubeConfig;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.ResourceListerWatcher;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -85,8 +81,9 @@ public final class RemoteSecretController implements AutoCloseable {
         this.options = options;
         this.handler = handler;
         String name = "Secret " + options.namespace() + " " + SELECTOR;
-        this.informer = new DefaultSharedIndexInformer<>(V1Secret.class, listerWatcher(local, options.namespace()), 0,
-                new Cache<>(), local.watchErrorHandler(name));
+        this.informer = new DefaultSharedIndexInformer<>(V1Secret.class, ResourceListerWatcher.of(name,
+                new GenericKubernetesApi<>(V1Secret.class, V1SecretList.class, "", "v1", "secrets", local.apiClient()),
+                options.namespace(), SELECTOR, null), 0, new Cache<>(), local.watchErrorHandler(name));
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1Secret s) {
@@ -106,26 +103,6 @@ public final class RemoteSecretController implements AutoCloseable {
         local.addInformer(name, informer);
         worker = Thread.ofPlatform().daemon().name("remote-secrets").unstarted(this::run);
         worker.start();
-    }
-
-    private static ListerWatcher<V1Secret, V1SecretList> listerWatcher(KubeClient local, String namespace) {
-        var api = new GenericKubernetesApi<>(V1Secret.class, V1SecretList.class, "", "v1", "secrets", local.apiClient());
-        return new ListerWatcher<>() {
-            @Override
-            public V1SecretList list(CallGeneratorParams p) throws ApiException {
-                return api.list(namespace, options(p)).throwsApiException().getObject();
-            }
-
-            @Override
-            public Watchable<V1Secret> watch(CallGeneratorParams p) throws ApiException {
-                return api.watch(namespace, options(p));
-            }
-
-            private ListOptions options(CallGeneratorParams p) {
-                return new ListOptions().labelSelector(SELECTOR).resourceVersion(p.resourceVersion)
-                        .timeoutSeconds(p.timeoutSeconds);
-            }
-        };
     }
 
     private void changed(V1Secret s) {

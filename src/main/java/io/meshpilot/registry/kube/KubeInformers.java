@@ -15,6 +15,7 @@ import io.kubernetes.client.openapi.models.V1ServiceList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.ResourceListerWatcher;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -40,19 +41,19 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
         ApiClient client = kube.apiClient();
         SharedInformerFactory factory = kube.informers();
         DiscoveryNamespacesFilter discovery = kube.discoveryNamespaces();
-        SharedIndexInformer<V1Service> services = factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1Service.class, V1ServiceList.class, "", "v1", "services", client),
-                V1Service.class, 0, "", kube.watchErrorHandler("Service"));
-        SharedIndexInformer<V1EndpointSlice> slices = factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1EndpointSlice.class, V1EndpointSliceList.class, "discovery.k8s.io", "v1",
-                        "endpointslices", client),
-                V1EndpointSlice.class, 0, "", kube.watchErrorHandler("EndpointSlice"));
-        SharedIndexInformer<V1Pod> pods = factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1Pod.class, V1PodList.class, "", "v1", "pods", client),
-                V1Pod.class, 0, "", kube.watchErrorHandler("Pod"));
-        SharedIndexInformer<V1Node> nodes = factory.sharedIndexInformerFor(
-                new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client),
-                V1Node.class, 0, "", kube.watchErrorHandler("Node"));
+        SharedIndexInformer<V1Service> services = factory.sharedIndexInformerFor(ResourceListerWatcher.all("Service",
+                new GenericKubernetesApi<>(V1Service.class, V1ServiceList.class, "", "v1", "services", client)),
+                V1Service.class, 0, kube.watchErrorHandler("Service"));
+        SharedIndexInformer<V1EndpointSlice> slices = factory.sharedIndexInformerFor(ResourceListerWatcher.all(
+                "EndpointSlice", new GenericKubernetesApi<>(V1EndpointSlice.class, V1EndpointSliceList.class,
+                        "discovery.k8s.io", "v1", "endpointslices", client)),
+                V1EndpointSlice.class, 0, kube.watchErrorHandler("EndpointSlice"));
+        SharedIndexInformer<V1Pod> pods = factory.sharedIndexInformerFor(ResourceListerWatcher.all("Pod",
+                new GenericKubernetesApi<>(V1Pod.class, V1PodList.class, "", "v1", "pods", client)),
+                V1Pod.class, 0, kube.watchErrorHandler("Pod"));
+        SharedIndexInformer<V1Node> nodes = factory.sharedIndexInformerFor(ResourceListerWatcher.all("Node",
+                new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client)),
+                V1Node.class, 0, kube.watchErrorHandler("Node"));
         KubeInformers out = new KubeInformers(services, slices, pods, nodes, discovery.informer(), discovery);
         out.addIndexes();
         return out;

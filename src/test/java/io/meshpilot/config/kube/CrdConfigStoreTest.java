@@ -22,8 +22,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -280,6 +282,117 @@ class CrdConfigStoreTest {
                 && hosts(store.get("VirtualService", "default", "kept").orElseThrow()).equals(List.of("kept2.example.com")));
         await("synced", store::hasSynced);
         assertEquals(List.of(), client.notSynced());
+    }
+
+    /** The resourceVersion of VirtualService default/{@code name} as the API server holds it. */
+    String versionInCluster(String name) {
+        return api.get("networking.istio.io/v1", "VirtualService", "default", name).orElseThrow()
+                .getAsJsonObject("metadata").get("resourceVersion").getAsString();
+    }
+
+    boolean servesHosts(String name, String... hosts) {
+        return store.get("VirtualService", "default", name).map(c -> hosts(c).equals(List.of(hosts))).orElse(false);
+    }
+
+    /**
+     * Restarts the stand-in with its resourceVersions reset and waits until the informers watch
+     * again. A change made before then could be skipped by a watch resumed from the number it saw
+     * last (a number that now lies ahead), as on a real API server: not what these tests are about.
+     */
+    void restartWithResetVersions() throws InterruptedException {
+        int watching = api.openWatches();
+        api.restartWithResetVersions();
+        await("the informers watching again", () -> api.openWatches() >= watching);
+    }
+
+    /**
+     * resourceVersions are opaque (only equality means anything, and only within one history):
+     * after a rebuild or an etcd restore the API server hands out lower numbers. Every change is
+     * served all the same.
+     */
+    @Test
+    void afterTheApiServerComesBackWithItsResourceVersionsResetEveryChangeIsServed() throws Exception {
+        api.installIstioCrds();
+        for (int i = 0; i < 30; i++) {
+            api.apply(vs("reviews", "v" + i + ".example.com"));
+        }
+        startStore();
+        await("the last version served", () -> servesHosts("reviews", "v29.example.com"));
+        String beforeReset = store.get("VirtualService", "default", "reviews").orElseThrow().resourceVersion();
+
+        restartWithResetVersions();
+        // the informer listed from the version it saw last, which lies ahead of the server now, then afresh
+        assertTrue(api.requestLog().stream().anyMatch(r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices?")
+                && r.endsWith("-> 504")), "a relist answered 504");
+        api.apply(vs("reviews", "lower.example.com"));
+        assertTrue(Long.parseLong(versionInCluster("reviews")) < Long.parseLong(beforeReset),
+                "the premise: the change has a lower number (" + versionInCluster("reviews") + ") than the one served ("
+                        + beforeReset + ")");
+        await("the change with the lower resourceVersion served", () -> servesHosts("reviews", "lower.example.com"));
+        String served = store.get("VirtualService", "default", "reviews").orElseThrow().resourceVersion();
+        assertEquals(versionInCluster("reviews"), served);
+
+        api.apply(vs("added-after-reset", "new.example.com"));
+        await("an object created after the reset served", () -> servesHosts("added-after-reset", "new.example.com"));
+        assertEquals(List.of(), store.errors());
+    }
+
+    /**
+     * A REST write is served with the API server's answer at once, unless the watch has already
+     * brought a change made after it: the answer must not take that back.
+     */
+    @Test
+    void aWritesAnswerDoesNotTakeBackALaterChangeTheWatchAlreadyServed() throws Exception {
+        api.installIstioCrds();
+        api.apply(vs("raced", "first.example.com"));
+        startStore();
+        await("served", () -> servesHosts("raced", "first.example.com"));
+        AtomicBoolean raced = new AtomicBoolean();
+        api.beforeWriteAnswer(() -> {
+            if (raced.compareAndSet(false, true)) {
+                // a second writer's change, stored after ours and watched before our answer arrives
+                api.apply(vs("raced", "second-writer.example.com"));
+                try {
+                    await("the second writer's change served", () -> servesHosts("raced", "second-writer.example.com"));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        Config current = store.get("VirtualService", "default", "raced").orElseThrow();
+        Config mine = store.update(current.withSpec(spec("mine.example.com")));
+        api.beforeWriteAnswer(null);
+        assertTrue(raced.get());
+        assertEquals(List.of("mine.example.com"), hosts(mine), "the answer is what was written");
+        assertTrue(servesHosts("raced", "second-writer.example.com"), "the later change stays served: "
+                + store.get("VirtualService", "default", "raced"));
+        assertEquals(versionInCluster("raced"), store.get("VirtualService", "default", "raced").orElseThrow()
+                .resourceVersion());
+    }
+
+    /** A create's answer must not bring back an object the watch has seen created and deleted meanwhile. */
+    @Test
+    void aCreatesAnswerDoesNotBringBackAnObjectDeletedMeanwhile() throws Exception {
+        api.installIstioCrds();
+        startStore();
+        AtomicBoolean raced = new AtomicBoolean();
+        api.beforeWriteAnswer(() -> {
+            if (raced.compareAndSet(false, true)) {
+                api.delete("networking.istio.io/v1", "VirtualService", "default", "short-lived");
+                try {
+                    await("the delete watched", () -> events.stream().anyMatch(e -> e.type() == ConfigEvent.Type.DELETE
+                            && e.current().name().equals("short-lived")));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        var gvk = SCHEMAS.forKind("VirtualService").orElseThrow().gvk();
+        Config created = store.create(Config.of(gvk, "default", "short-lived", spec("short.example.com")));
+        api.beforeWriteAnswer(null);
+        assertTrue(raced.get());
+        assertEquals(List.of("short.example.com"), hosts(created), "the answer is what was written");
+        assertEquals(Optional.empty(), store.get("VirtualService", "default", "short-lived"), "deleted in the cluster");
     }
 
     // ---- discovery selectors (ENABLE_ENHANCED_RESOURCE_SCOPING)

@@ -1,16 +1,19 @@
 package io.meshpilot.config.kube;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonParser;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.testing.kube.Kubectl;
 import io.meshpilot.xds.TypeUrls;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -165,6 +168,51 @@ class KubernetesModeServerTest {
             assertEquals(List.of("echo"), ((io.meshpilot.api.networking.v1alpha3.VirtualService) server.server().configs()
                     .store().get("VirtualService", "test", "echo").orElseThrow().spec()).getHostsList());
         }
+    }
+
+    /**
+     * Issue 29: the API server comes back rebuilt (its objects re-created, their resourceVersions
+     * counted from the start again), then a VirtualService is patched with kubectl: the proxy
+     * gets the patched route, and nothing is reported as not served.
+     */
+    @Test
+    void afterTheApiServerComesBackWithResetResourceVersionsAKubectlPatchReachesTheProxy() throws Exception {
+        Path binary = Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH"));
+        api.apply(echoServiceEntry());
+        for (int i = 0; i < 30; i++) {
+            api.apply(echoRoute("user-" + i));
+        }
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false), Map.of()));
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
+                     Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
+            grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
+            awaitRoutedUser(grpc, "user-29");
+            long before = resourceVersionInCluster();
+
+            int watching = api.openWatches();
+            api.restartWithResetVersions();
+            // a change made before the informers watch again could be skipped by a watch resumed from
+            // the number it saw last (a number that now lies ahead), as on a real API server
+            Await.until("the informers watching again", Duration.ofSeconds(20),
+                    () -> api.openWatches() >= watching);
+            Kubectl kubectl = new Kubectl(binary, api.writeKubeconfig(dir), dir.resolve("kubectl"));
+            kubectl.run("patch", "virtualservice", "echo", "-n", "test", "--type=merge", "-p",
+                    "{\"spec\":{\"http\":[{\"match\":[{\"headers\":{\"user\":{\"exact\":\"alice\"}}}],"
+                            + "\"route\":[{\"destination\":{\"host\":\"echo\"}}]}]}}").ok();
+            assertTrue(resourceVersionInCluster() < before, "the premise: the patch got a lower resourceVersion ("
+                    + resourceVersionInCluster() + ") than the one served before (" + before + ")");
+            awaitRoutedUser(grpc, "alice");
+            assertEquals(String.valueOf(resourceVersionInCluster()), server.server().configs().store()
+                    .get("VirtualService", "test", "echo").orElseThrow().resourceVersion());
+            Http.Reply errors = Http.get(server.ports().get("http"), "/api/v1/config-errors");
+            assertEquals(200, errors.status());
+            assertFalse(errors.body().contains("echo"), errors.body());
+        }
+    }
+
+    long resourceVersionInCluster() {
+        return Long.parseLong(api.get("networking.istio.io/v1", "VirtualService", "test", "echo").orElseThrow()
+                .getAsJsonObject("metadata").get("resourceVersion").getAsString());
     }
 
     @Test

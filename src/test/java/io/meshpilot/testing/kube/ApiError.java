@@ -1,5 +1,6 @@
 package io.meshpilot.testing.kube;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 
 /**
@@ -12,13 +13,20 @@ final class ApiError extends RuntimeException {
     private final String reason;
     private final String name;
     private final ResourceType type;
+    /** details.causes[0].reason, for the errors the real server gives a cause (null: none). */
+    private final String cause;
 
     ApiError(int code, String reason, String message, ResourceType type, String name) {
+        this(code, reason, message, type, name, null);
+    }
+
+    private ApiError(int code, String reason, String message, ResourceType type, String name, String cause) {
         super(message);
         this.code = code;
         this.reason = reason;
         this.type = type;
         this.name = name;
+        this.cause = cause;
     }
 
     int code() {
@@ -64,6 +72,12 @@ final class ApiError extends RuntimeException {
         return new ApiError(410, "Expired", "too old resource version: " + requested + " (" + oldest + ")", null, null);
     }
 
+    /** The real server's answer to a read from a resourceVersion its watch cache has not reached. */
+    static ApiError tooLargeResourceVersion(long requested, long current) {
+        return new ApiError(504, "Timeout", "Timeout: Too large resource version: " + requested + ", current: " + current,
+                null, null, "ResourceVersionTooLarge");
+    }
+
     static ApiError notFoundPath(String path) {
         return new ApiError(404, "NotFound", "the server could not find the requested resource (" + path + ")", null,
                 null);
@@ -93,7 +107,7 @@ final class ApiError extends RuntimeException {
         s.addProperty("status", "Failure");
         s.addProperty("message", getMessage());
         s.addProperty("reason", reason);
-        if (type != null || name != null) {
+        if (type != null || name != null || cause != null) {
             JsonObject details = new JsonObject();
             if (name != null) {
                 details.addProperty("name", name);
@@ -101,6 +115,15 @@ final class ApiError extends RuntimeException {
             if (type != null) {
                 details.addProperty("group", type.group());
                 details.addProperty("kind", type.plural());
+            }
+            if (cause != null) {
+                JsonObject c = new JsonObject();
+                c.addProperty("reason", cause);
+                c.addProperty("message", "Too large resource version");
+                JsonArray causes = new JsonArray();
+                causes.add(c);
+                details.add("causes", causes);
+                details.addProperty("retryAfterSeconds", 1);
             }
             s.add("details", details);
         }

@@ -38,6 +38,7 @@ final class ApiHandler implements HttpHandler {
     /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
     private final java.util.Set<String> forbiddenWrites = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile FakeApiServer.Admission admission;
+    private volatile Runnable beforeWriteAnswer;
 
     TokenReviews tokenReviews() {
         return tokenReviews;
@@ -49,6 +50,19 @@ final class ApiHandler implements HttpHandler {
 
     void admission(FakeApiServer.Admission admission) {
         this.admission = admission;
+    }
+
+    void beforeWriteAnswer(Runnable hook) {
+        this.beforeWriteAnswer = hook;
+    }
+
+    /** The answer to a create, update, patch or delete that was stored: the hook runs first. */
+    private int sendWritten(HttpExchange exchange, int code, JsonObject stored) throws IOException {
+        Runnable hook = beforeWriteAnswer;
+        if (hook != null) {
+            hook.run();
+        }
+        return send(exchange, code, stored);
     }
 
     /** The admission step of a create or update: refused objects are answered 400 with the refusal. */
@@ -217,7 +231,7 @@ final class ApiHandler implements HttpHandler {
                 case "GET" -> "true".equals(query.get("watch")) || "1".equals(query.get("watch"))
                         ? watches.serve(exchange, type, namespace, query)
                         : send(exchange, 200, list(type, namespace, query));
-                case "POST" -> send(exchange, dryRun ? 200 : 201,
+                case "POST" -> sendWritten(exchange, dryRun ? 200 : 201,
                         served(type, store.create(type, createNamespace(type, namespace, exchange),
                         admitted("CREATE", type, namespace, body(exchange), dryRun), dryRun)));
                 case "DELETE" -> send(exchange, 200, deleteCollection(type, namespace, query));
@@ -234,14 +248,14 @@ final class ApiHandler implements HttpHandler {
         return switch (method) {
             case "GET" -> send(exchange, 200, served(type, store.get(type, ns, name)
                     .orElseThrow(() -> ApiError.notFound(type, name))));
-            case "PUT" -> send(exchange, 200, served(type, store.update(type, ns, name,
+            case "PUT" -> sendWritten(exchange, 200, served(type, store.update(type, ns, name,
                     status ? body(exchange) : admitted("UPDATE", type, ns, body(exchange), dryRun), status, dryRun)));
             case "PATCH" -> patch(exchange, type, ns, name, status, dryRun);
             case "DELETE" -> {
                 JsonObject options = bodyOrEmpty(exchange);
                 JsonObject preconditions = options.has("preconditions") ? options.getAsJsonObject("preconditions")
                         : new JsonObject();
-                yield send(exchange, 200, served(type, store.delete(type, ns, name, Json.string(preconditions, "uid"),
+                yield sendWritten(exchange, 200, served(type, store.delete(type, ns, name, Json.string(preconditions, "uid"),
                         Json.string(preconditions, "resourceVersion"), dryRun)));
             }
             default -> throw ApiError.methodNotAllowed(method);
@@ -264,7 +278,7 @@ final class ApiHandler implements HttpHandler {
         switch (contentType) {
             case "application/merge-patch+json" -> {
                 JsonElement patch = parseJson(text);
-                return send(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
+                return sendWritten(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
                         current -> Patches.merge(current, patch).getAsJsonObject())));
             }
             case "application/strategic-merge-patch+json" -> {
@@ -272,12 +286,12 @@ final class ApiHandler implements HttpHandler {
                     throw ApiError.unsupportedMediaType(contentType);
                 }
                 JsonElement patch = parseJson(text);
-                return send(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
+                return sendWritten(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
                         current -> Patches.strategic(current, patch).getAsJsonObject())));
             }
             case "application/json-patch+json" -> {
                 JsonElement patch = parseJson(text);
-                return send(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
+                return sendWritten(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
                         current -> Patches.jsonPatch(current, patch).getAsJsonObject())));
             }
             case "application/apply-patch+yaml", "application/apply-patch+cbor" -> {
@@ -290,9 +304,9 @@ final class ApiHandler implements HttpHandler {
                 JsonObject applied = docs.get(0);
                 if (store.get(type, namespace, name).isEmpty()) {
                     Json.metadata(applied).addProperty("name", name);
-                    return send(exchange, 201, served(type, store.create(type, namespace, applied, dryRun)));
+                    return sendWritten(exchange, 201, served(type, store.create(type, namespace, applied, dryRun)));
                 }
-                return send(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
+                return sendWritten(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
                         current -> (type.custom() ? Patches.merge(current, applied)
                                 : Patches.strategic(current, applied)).getAsJsonObject())));
             }
@@ -303,6 +317,7 @@ final class ApiHandler implements HttpHandler {
     private JsonObject list(ResourceType type, String namespace, Map<String, String> query) {
         Predicate<JsonObject> selector = Selector.of(query.get("labelSelector"), query.get("fieldSelector"));
         ObjectStore.Snapshot snapshot = store.list(type, namespace);
+        notOlderThan(query.get("resourceVersion"), snapshot.revision());
         List<JsonObject> items = snapshot.items().stream().filter(selector).toList();
         long revision = snapshot.revision();
         int offset = 0;
@@ -331,6 +346,27 @@ final class ApiHandler implements HttpHandler {
         list.add("metadata", meta);
         list.add("items", array);
         return list;
+    }
+
+    /**
+     * A list from a resourceVersion is served from a state at least that new. The real server
+     * waits a few seconds for its watch cache to get there, then answers 504; this one, whose
+     * state is always current, answers at once: that version lies ahead of it (after
+     * {@link FakeApiServer#restartWithResetVersions()}).
+     */
+    private static void notOlderThan(String resourceVersion, long current) {
+        if (resourceVersion == null || resourceVersion.isEmpty() || resourceVersion.equals("0")) {
+            return;
+        }
+        long requested;
+        try {
+            requested = Long.parseLong(resourceVersion);
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest("invalid resource version \"" + resourceVersion + "\"");
+        }
+        if (requested > current) {
+            throw ApiError.tooLargeResourceVersion(requested, current);
+        }
     }
 
     private JsonObject deleteCollection(ResourceType type, String namespace, Map<String, String> query) {

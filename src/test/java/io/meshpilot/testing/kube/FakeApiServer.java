@@ -29,7 +29,7 @@ import java.util.concurrent.Executors;
  * kinds MeshPilot reads (Namespace, Service, Endpoints, EndpointSlice, Pod, Node, ConfigMap,
  * Secret, ServiceAccount, Deployment, RBAC, PodDisruptionBudget, HorizontalPodAutoscaler and a few more) and every kind of a created
  * CustomResourceDefinition. Per resource: get, list (resourceVersion, label and field
- * selectors, limit/continue), watch (from a resourceVersion, bookmarks, 410 Expired,
+ * selectors, limit/continue; 504 "Too large resource version" from a version ahead of it), watch (from a resourceVersion, bookmarks, 410 Expired,
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
@@ -86,6 +86,15 @@ public final class FakeApiServer implements AutoCloseable {
     /** Sets the admission step (null: every object is admitted, the default). */
     public void admission(Admission admission) {
         handler.admission(admission);
+    }
+
+    /**
+     * Runs {@code hook} after each create, update, patch or delete is stored and before its
+     * answer is sent (null: none): a test's way to have the object change again while its writer
+     * still waits for the answer, as when a second writer races it.
+     */
+    public void beforeWriteAnswer(Runnable hook) {
+        handler.beforeWriteAnswer(hook);
     }
 
     /** Starts on a free loopback port. */
@@ -365,6 +374,19 @@ public final class FakeApiServer implements AutoCloseable {
             throw new IllegalStateException("the API server stand-in is running");
         }
         bind(port());
+    }
+
+    /**
+     * Stops, then comes back as a cluster rebuilt from its manifests (or restored from an etcd
+     * backup without bumped revisions) does: the same objects, numbered again from the first
+     * resourceVersion, so the versions clients saw before now name other, mostly lower, ones
+     * (issue 29: {@code reviews} went from 10923 to 54). Clients that order resourceVersions
+     * take every later change for an old one.
+     */
+    public synchronized void restartWithResetVersions() {
+        stop();
+        store.resetVersions();
+        restart();
     }
 
     public synchronized boolean running() {

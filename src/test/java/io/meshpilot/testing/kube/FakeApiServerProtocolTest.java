@@ -121,6 +121,54 @@ class FakeApiServerProtocolTest {
     }
 
     @Test
+    void afterARestartWithResetVersionsTheNumbersStartOverAndAWatchFromBeforeSeesWhatFollows() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            server.apply(configMap("one", "shade-" + i));
+        }
+        String before = Json.string(server.get("v1", "ConfigMap", "default", "one").orElseThrow(), "metadata",
+                "resourceVersion");
+        server.restartWithResetVersions();
+        JsonObject renumbered = server.get("v1", "ConfigMap", "default", "one").orElseThrow();
+        assertTrue(Long.parseLong(Json.string(renumbered, "metadata", "resourceVersion")) < Long.parseLong(before),
+                "a lower version than " + before + ": " + renumbered);
+        assertEquals("shade-19", Json.string(renumbered, "metadata", "labels", "color"), "the objects are kept");
+
+        // a list from the version seen before the reset: that version lies ahead of the server
+        HttpResponse<String> ahead = call("GET", "/api/v1/namespaces/default/configmaps?resourceVersion=" + before,
+                null, null);
+        assertEquals(504, ahead.statusCode());
+        JsonObject status = json(ahead);
+        assertEquals("Timeout", Json.string(status, "reason"));
+        assertEquals("ResourceVersionTooLarge", Json.string(status.getAsJsonObject("details").getAsJsonArray("causes")
+                .get(0).getAsJsonObject(), "reason"));
+        assertEquals(200, call("GET", "/api/v1/namespaces/default/configmaps?resourceVersion=", null, null).statusCode());
+
+        // a watch from the version seen before the reset is sent the changes from now on
+        BlockingQueue<JsonObject> events = watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion="
+                + before);
+        server.apply(configMap("one", "after"));
+        JsonObject changed = poll(events);
+        assertEquals("MODIFIED", Json.string(changed, "type"));
+        assertEquals("after", Json.string(changed, "object", "metadata", "labels", "color"));
+        // one from below the new numbering is gone
+        HttpResponse<String> gone = call("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5"
+                + "&resourceVersion=1", null, null);
+        assertEquals("410", Json.string(Json.parse(gone.body().strip()).getAsJsonObject(), "object", "code"));
+    }
+
+    @Test
+    void theHookBeforeAWriteAnswerRunsAfterTheWriteIsStored() throws Exception {
+        List<String> seenByHook = new java.util.concurrent.CopyOnWriteArrayList<>();
+        server.beforeWriteAnswer(() -> seenByHook.add(Json.string(server.get("v1", "ConfigMap", "default", "one")
+                .orElseThrow(), "metadata", "labels", "color")));
+        assertEquals(201, call("POST", "/api/v1/namespaces/default/configmaps", Json.yamlDocuments(configMap("one",
+                "blue")).get(0).toString(), "application/json").statusCode());
+        assertEquals(200, call("PATCH", "/api/v1/namespaces/default/configmaps/one",
+                "{\"metadata\":{\"labels\":{\"color\":\"red\"}}}", "application/merge-patch+json").statusCode());
+        assertEquals(List.of("blue", "red"), seenByHook);
+    }
+
+    @Test
     void stopEndsWatchStreamsAndKillCutsThem() throws Exception {
         HttpRequest watch = HttpRequest.newBuilder(URI.create(server.url()
                 + "/api/v1/namespaces/default/configmaps?watch=true")).build();

@@ -328,6 +328,29 @@ final class ObjectStore {
         history.clear();
     }
 
+    /**
+     * Numbers every object again from the first revision, as a cluster rebuilt from its
+     * manifests (or an etcd restored without bumped revisions) does: the objects stay, but the
+     * resourceVersions clients saw now name other revisions (mostly lower ones), and numbers
+     * handed out before are handed out again for other contents. The history is gone with the
+     * old numbering: a watch from below the new current revision gets 410 Gone, one from at or
+     * above it is sent the changes from now on.
+     */
+    synchronized void resetVersions() {
+        revision = 1;
+        for (TreeMap<String, JsonObject> bucket : objects.values()) {
+            for (Map.Entry<String, JsonObject> e : bucket.entrySet()) {
+                // a copy: stored objects are never changed, lists hand them out
+                JsonObject renumbered = e.getValue().deepCopy();
+                revision++;
+                Json.metadata(renumbered).addProperty("resourceVersion", Long.toString(revision));
+                e.setValue(renumbered);
+            }
+        }
+        history.clear();
+        oldestWatchable = revision;
+    }
+
     /** Namespaces Kubernetes creates for itself, so a fresh stand-in looks like a fresh cluster. */
     synchronized void createSystemNamespaces() {
         ResourceType namespaces = catalog.find("", "v1", "namespaces").orElseThrow();
