@@ -150,6 +150,20 @@ class ValidationWebhookTest {
         assertTrue(r.message().contains("spec.host"), r.message());
     }
 
+    /** What the README promises for istiod 1.30's TrafficExtension, which MeshPilot does not serve. */
+    @Test
+    void aTrafficExtensionIsRefusedAsAnUnknownKind() {
+        JsonObject extension = AdmissionClient.json("""
+                apiVersion: extensions.istio.io/v1alpha1
+                kind: TrafficExtension
+                metadata: {name: t, namespace: default}
+                spec: {}
+                """).get(0);
+        AdmissionClient.Reply r = api.admit("/validate", AdmissionClient.review("v1", "CREATE", extension, false));
+        assertFalse(r.allowed());
+        assertEquals("unrecognized type extensions.istio.io/v1alpha1, Kind=TrafficExtension", r.message());
+    }
+
     @Test
     void unknownKindsTopLevelFieldsAndTheAlwaysRejectAnnotationAreRefusedAsIstiodDoes() {
         JsonObject unknown = AdmissionClient.json("""
