@@ -19,9 +19,11 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
@@ -85,7 +87,7 @@ class HttpLimitsTest {
         long sent = 0;
         int chunk = 64 * 1024;
         byte[] data = new byte[chunk];
-        java.util.Arrays.fill(data, (byte) 'a');
+        Arrays.fill(data, (byte) 'a');
         byte[] header = (Integer.toHexString(chunk) + "\r\n").getBytes(StandardCharsets.US_ASCII);
         byte[] crlf = "\r\n".getBytes(StandardCharsets.US_ASCII);
         try (Socket s = connect()) {
@@ -142,7 +144,7 @@ class HttpLimitsTest {
     @Test
     void aBodyPastTheLimitGets413OverH2cOnTheHttpAndMonitoringListeners() throws Exception {
         Path body = dir.resolve("over-the-limit.yaml");
-        try (OutputStream out = java.nio.file.Files.newOutputStream(body)) {
+        try (OutputStream out = Files.newOutputStream(body)) {
             byte[] line = ("# " + "a".repeat(1021) + "\n").getBytes(StandardCharsets.US_ASCII);
             for (long written = 0; written <= HttpLimits.MAX_REQUEST_BODY + 1024 * 1024; written += line.length) {
                 out.write(line);
