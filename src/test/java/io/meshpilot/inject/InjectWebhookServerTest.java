@@ -239,14 +239,9 @@ class InjectWebhookServerTest {
     void aPodAskingForATemplateThatDoesNotExistIsRefusedAsIstiodRefusesIt() throws Exception {
         for (String asked : new String[] {"nosuch", ""}) {
             long failures = InjectWebhook.FAILURE.value();
-            JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
-                    Map.of("inject.istio.io/templates", asked));
-            JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
-            assertFalse(response.get("allowed").getAsBoolean(), response.toString());
-            assertNull(response.get("patch"));
             assertEquals("failed to run injection template: requested template \"" + asked + "\" not found; have "
                             + "agentgateway, agentgateway-waypoint, gateway, grpc-agent, grpc-simple, kube-gateway, sidecar, waypoint",
-                    response.getAsJsonObject("status").get("message").getAsString());
+                    refusalAskingFor(asked));
             assertEquals(failures + 1, InjectWebhook.FAILURE.value());
         }
     }
@@ -260,16 +255,20 @@ class InjectWebhookServerTest {
     void aPodAskingForAnIstiodBuiltInTemplateIsRefusedAsNotRendered() throws Exception {
         for (String asked : new String[] {"gateway", "grpc-agent"}) {
             long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
-            JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
-                    Map.of("inject.istio.io/templates", asked));
-            JsonObject response = response(post("/inject", "application/json", review("uid-5", pod)));
-            assertFalse(response.get("allowed").getAsBoolean(), response.toString());
-            assertNull(response.get("patch"));
             assertEquals("failed to run injection template: MeshPilot does not render the injection template \"" + asked
-                            + "\" (it renders only istiod's default \"sidecar\" template)",
-                    response.getAsJsonObject("status").get("message").getAsString());
+                    + "\" (it renders only istiod's default \"sidecar\" template)", refusalAskingFor(asked));
             assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
         }
+    }
+
+    /** The message refusing a pod annotated inject.istio.io/templates: {@code templates}; fails if it is admitted. */
+    private static String refusalAskingFor(String templates) throws Exception {
+        JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                Map.of("inject.istio.io/templates", templates));
+        JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
+        assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+        assertNull(response.get("patch"));
+        return response.getAsJsonObject("status").get("message").getAsString();
     }
 
     @Test
