@@ -45,9 +45,11 @@ final class HelidonConfig {
         c.put("server.use-nio", "false");
         // With several JAX-RS applications (http and monitoring), Helidon MP 4.4 (4.5 alike)
         // gives them one shared HK2 injection manager and shuts it down with the first; the
-        // second application's shutdown then fails and Helidon logs a WARN on every stop. An
-        // injection manager per application shuts down cleanly; the shared one would only carry
-        // ParamConverterProviders across applications, and ours declare none.
+        // second application's shutdown then fails and Helidon logs a WARN on every stop. We
+        // want an injection manager per application, which shuts down cleanly (the shared one
+        // would only carry ParamConverterProviders across applications, and ours declare none).
+        // Despite its name, single-injection-manager=true is that setting: ServerCdiExtension
+        // creates the shared manager only when it is false and there is more than one application.
         c.put("server.single-injection-manager", "true");
         int i = 0;
         if (args.grpcTransport() == GrpcTransportKind.HELIDON) {

@@ -8,6 +8,7 @@ import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
+import io.meshpilot.util.RequestBodies;
 import java.io.IOException;
 import java.io.InputStream;
 
@@ -49,7 +50,7 @@ final class RequestBodyLimit implements Filter {
     }
 
     private String tooLarge() {
-        return "request body larger than " + limit + " bytes";
+        return RequestBodies.tooLargeMessage(limit);
     }
 
     /** Counts what its reader takes and refuses the byte past the limit. */

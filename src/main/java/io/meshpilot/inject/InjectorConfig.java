@@ -1,11 +1,14 @@
 package io.meshpilot.inject;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -29,11 +32,19 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
     /** The one template MeshPilot renders. */
     public static final String SIDECAR_TEMPLATE = "sidecar";
 
+    /**
+     * The templates istiod's chart always defines (istio-discovery's files/). MeshPilot's chart
+     * leaves their text out because it does not render them, so a pod asking for one is refused
+     * as unrendered rather than with istiod's "not found", which would blame the pod.
+     */
+    public static final Set<String> ISTIOD_CHART_TEMPLATES = Set.of(SIDECAR_TEMPLATE, "gateway", "grpc-simple",
+            "grpc-agent", "waypoint", "kube-gateway", "agentgateway", "agentgateway-waypoint");
+
     public InjectorConfig {
         neverInjectSelector = List.copyOf(neverInjectSelector);
         alwaysInjectSelector = List.copyOf(alwaysInjectSelector);
         injectedAnnotations = Map.copyOf(injectedAnnotations);
-        templates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(templates));
+        templates = Collections.unmodifiableMap(new LinkedHashMap<>(templates));
         defaultTemplates = List.copyOf(defaultTemplates);
         aliases = Map.copyOf(aliases);
     }
@@ -47,6 +58,13 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
     /** The names of {@link #templates}. */
     public Set<String> templateNames() {
         return templates.keySet();
+    }
+
+    /** The templates a pod may name, sorted: those defined and those istiod's chart always defines. */
+    public SortedSet<String> knownTemplateNames() {
+        SortedSet<String> known = new TreeSet<>(ISTIOD_CHART_TEMPLATES);
+        known.addAll(templates.keySet());
+        return known;
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.SortedSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -112,9 +112,10 @@ public final class SidecarInjector {
         }
         List<String> templates = s.config().templatesFor(annotations);
         for (String name : templates) {
-            if (!s.config().templateNames().contains(name)) {
+            SortedSet<String> known = s.config().knownTemplateNames();
+            if (!known.contains(name)) {
                 return new Outcome(Kind.FAILED, null, TEMPLATE_FAILED + "requested template \"" + name
-                        + "\" not found; have " + String.join(", ", new TreeSet<>(s.config().templateNames())), List.of());
+                        + "\" not found; have " + String.join(", ", known), List.of());
             }
         }
         List<String> unrendered = templates.stream().filter(t -> !t.equals(InjectorConfig.SIDECAR_TEMPLATE)).distinct()

@@ -7,9 +7,10 @@ import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.meshpilot.features.HttpLimits;
+import io.meshpilot.util.RequestBodies;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -109,11 +110,16 @@ public final class ControlZ implements AutoCloseable {
         ScopeSettings current = scopes.get(name);
         JsonObject body;
         try (InputStream in = ex.getRequestBody()) {
-            JsonElement e = JsonParser.parseReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            // bounded as every listener: ControlZ may listen off-host (--ctrlz_address '*')
+            byte[] raw = RequestBodies.read(in, HttpLimits.MAX_REQUEST_BODY);
+            JsonElement e = JsonParser.parseString(new String(raw, StandardCharsets.UTF_8));
             if (!e.isJsonObject()) {
                 throw new JsonParseException("expected a JSON object");
             }
             body = e.getAsJsonObject();
+        } catch (RequestBodies.TooLarge e) {
+            send(ex, 413, "text/plain; charset=utf-8", e.getMessage());
+            return;
         } catch (JsonParseException | IllegalStateException e) {
             send(ex, 400, "text/plain; charset=utf-8", "unable to decode request: " + e.getMessage());
             return;

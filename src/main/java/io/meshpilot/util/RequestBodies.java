@@ -23,8 +23,13 @@ public final class RequestBodies {
     /** The body was longer than the limit; the rest was not read. */
     public static final class TooLarge extends Exception {
         TooLarge(long limit) {
-            super("request body larger than " + limit + " bytes");
+            super(tooLargeMessage(limit));
         }
+    }
+
+    /** The answer (413) to a body past {@code limit}, the same on every listener. */
+    public static String tooLargeMessage(long limit) {
+        return "request body larger than " + limit + " bytes";
     }
 
     /** The body is not UTF-8; stored as it is it would be changed, so it is refused. */

@@ -24,6 +24,7 @@ import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
@@ -219,7 +220,7 @@ class InjectWebhookServerTest {
     void anOptedOutPodIsAllowedUnchangedAndCountedAsASkip() throws Exception {
         long before = InjectWebhook.SKIP.value();
         JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "labels",
-                java.util.Map.of("sidecar.istio.io/inject", "false"));
+                Map.of("sidecar.istio.io/inject", "false"));
         JsonObject response = response(post("/inject", "application/json", review("uid-3", pod)));
         assertTrue(response.get("allowed").getAsBoolean());
         assertNull(response.get("patch"));
@@ -231,22 +232,43 @@ class InjectWebhookServerTest {
 
     /**
      * A mistyped (or empty) inject.istio.io/templates is refused with istiod's words: admitted
-     * without its sidecar, the pod would run outside the mesh. Embedded mode has the one
-     * built-in template, sidecar.
+     * without its sidecar, the pod would run outside the mesh. The templates istiod's chart
+     * always defines are the ones istiod would list.
      */
     @Test
     void aPodAskingForATemplateThatDoesNotExistIsRefusedAsIstiodRefusesIt() throws Exception {
         for (String asked : new String[] {"nosuch", ""}) {
             long failures = InjectWebhook.FAILURE.value();
-            JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
-                    java.util.Map.of("inject.istio.io/templates", asked));
-            JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
-            assertFalse(response.get("allowed").getAsBoolean(), response.toString());
-            assertNull(response.get("patch"));
-            assertEquals("failed to run injection template: requested template \"" + asked + "\" not found; have sidecar",
-                    response.getAsJsonObject("status").get("message").getAsString());
+            assertEquals("failed to run injection template: requested template \"" + asked + "\" not found; have "
+                            + "agentgateway, agentgateway-waypoint, gateway, grpc-agent, grpc-simple, kube-gateway, sidecar, waypoint",
+                    refusalAskingFor(asked));
             assertEquals(failures + 1, InjectWebhook.FAILURE.value());
         }
+    }
+
+    /**
+     * Pods of the istio/gateway chart and proxyless gRPC pods ask for templates istiod's chart
+     * always defines and MeshPilot's chart leaves out: the refusal names MeshPilot as the cause,
+     * not the pod's annotation.
+     */
+    @Test
+    void aPodAskingForAnIstiodBuiltInTemplateIsRefusedAsNotRendered() throws Exception {
+        for (String asked : new String[] {"gateway", "grpc-agent"}) {
+            long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
+            assertEquals("failed to run injection template: MeshPilot does not render the injection template \"" + asked
+                    + "\" (it renders only istiod's default \"sidecar\" template)", refusalAskingFor(asked));
+            assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
+        }
+    }
+
+    /** The message refusing a pod annotated inject.istio.io/templates: {@code templates}; fails if it is admitted. */
+    private static String refusalAskingFor(String templates) throws Exception {
+        JsonObject pod = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                Map.of("inject.istio.io/templates", templates));
+        JsonObject response = response(post("/inject", "application/json", review("uid-4", pod)));
+        assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+        assertNull(response.get("patch"));
+        return response.getAsJsonObject("status").get("message").getAsString();
     }
 
     @Test

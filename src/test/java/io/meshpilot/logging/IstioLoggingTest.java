@@ -9,6 +9,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.features.HttpLimits;
 import io.meshpilot.testing.Http;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -177,6 +178,23 @@ class IstioLoggingTest {
         assertFalse(all.contains("before the change"), all);
         assertTrue(all.lines().anyMatch(l -> l.contains("\"scope\":\"ads\"") && l.contains("\"msg\":\"after the change\"")
                 && l.startsWith("{\"level\":\"debug\"")), all);
+    }
+
+    /**
+     * ControlZ may listen off-host ({@code --ctrlz_address '*'}): a body past the 8 MiB every
+     * listener takes is refused with 413 unread, and the scope keeps its level.
+     */
+    @Test
+    void controlzRefusesABodyLargerThanTheLimit(@TempDir Path dir) throws Exception {
+        try (IstioLogging logging = IstioLogging.install(options("", true, dir.resolve("pilot.log")));
+             ControlZ z = ControlZ.start("127.0.0.1", 0, logging.scopes())) {
+            String padding = "x".repeat((int) HttpLimits.MAX_REQUEST_BODY);
+            Http.Reply put = Http.send(z.port(), "/scopej/ads", "PUT",
+                    "{\"output_level\":\"debug\",\"padding\":\"" + padding + "\"}", null);
+            assertEquals(413, put.status(), put.body());
+            assertEquals("request body larger than " + HttpLimits.MAX_REQUEST_BODY + " bytes", put.body());
+            assertEquals("info", logging.scopes().get("ads").outputLevel().label());
+        }
     }
 
     @Test

@@ -14,9 +14,11 @@ import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -96,7 +98,7 @@ class WebhookHttp2Test {
             Thread.currentThread().interrupt();
         }
         assertEquals(413, r.status(), r.body());
-        assertEquals(java.net.http.HttpClient.Version.HTTP_2, r.version());
+        assertEquals(HttpClient.Version.HTTP_2, r.version());
         long grown = peak.get() - before;
         assertTrue(grown < 64 * MIB, "the old generation grew by " + grown / MIB + " MiB during the upload");
     }
@@ -132,7 +134,7 @@ class WebhookHttp2Test {
         int reviews = 1_000;
         try (CapturedLog helidon = new CapturedLog("io.helidon");
              ExecutorService callers = Executors.newFixedThreadPool(4)) {
-            List<Future<?>> running = new java.util.ArrayList<>();
+            List<Future<?>> running = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 running.add(callers.submit(() -> {
                     while (next.getAndIncrement() < reviews) {

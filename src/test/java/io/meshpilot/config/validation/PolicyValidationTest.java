@@ -408,7 +408,6 @@ public class PolicyValidationTest {
                               serviceAccounts: ["default/bookinfo-productpage", "curl"]
                         """)),
                 ok("ap: trust domains, exact and with one wildcard at either end (istiod 1.31)", ap("""
-                        action: DENY
                         rules:
                         - from:
                           - source:
@@ -482,6 +481,21 @@ public class PolicyValidationTest {
                         - to:
                           - operation:
                               paths: ["/status/*"]
+                        """), "spec.rules[0]", "TCP"),
+                // istiod's validation counts no trust domain as a TCP rule (validation.go, tcpRulesInFrom)
+                warn("ap: DENY on trustDomains only warns about TCP ports as istiod", ap("""
+                        action: DENY
+                        rules:
+                        - from:
+                          - source:
+                              trustDomains: ["other.example"]
+                        """), "spec.rules[0]", "TCP"),
+                warn("ap: DENY on notTrustDomains only warns about TCP ports as istiod", ap("""
+                        action: DENY
+                        rules:
+                        - from:
+                          - source:
+                              notTrustDomains: ["cluster.local"]
                         """), "spec.rules[0]", "TCP"),
                 ok("ap: DENY on HTTP attributes with ports does not warn", ap("""
                         action: DENY

@@ -31,10 +31,14 @@ public final class AuthorizationPolicyValidator implements Validator {
     private static final List<String> NOT_WITH_CUSTOM = List.of("principals", "notPrincipals",
             "requestPrincipals", "notRequestPrincipals", "namespaces", "notNamespaces", "serviceAccounts",
             "notServiceAccounts", "trustDomains", "notTrustDomains");
-    /** Source fields that also apply to plain TCP traffic (request principals need HTTP). */
+    /**
+     * Source fields that spare a DENY rule istiod's TCP-ports warning: those istiod's validation
+     * counts as TCP rules. Request principals need HTTP; trust domains match TCP peers too, but
+     * istiod does not count them, and the warning follows istiod's.
+     */
     private static final List<String> SOURCE_TCP = List.of("principals", "notPrincipals", "namespaces",
-            "notNamespaces", "serviceAccounts", "notServiceAccounts", "trustDomains", "notTrustDomains", "ipBlocks",
-            "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks");
+            "notNamespaces", "serviceAccounts", "notServiceAccounts", "ipBlocks", "notIpBlocks", "remoteIpBlocks",
+            "notRemoteIpBlocks");
     private static final Map<String, Function<Operation, List<String>>> OPERATION = new LinkedHashMap<>();
 
     static {
