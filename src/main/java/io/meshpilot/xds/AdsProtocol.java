@@ -6,9 +6,11 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.grpc.Status;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.security.DebugAuthorizer;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashSet;
@@ -39,21 +41,24 @@ final class AdsProtocol {
     private final SharedResponses shared;
     private final Supplier<PushContext> current;
     private final StreamLimits limits;
+    private final DebugAuthorizer debugAuthorizer;
     private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
      * @param current the PushContext in force, what a subscription is answered from
      * @param limits  what one stream may make us hold; a request past them ends its stream
      *                ({@link StreamLimits.Exceeded})
+     * @param debugAuthorizer who may read what of the debug types (a refused stream ends Unauthenticated)
      */
     AdsProtocol(ConnectionTable connections, Generators generators, XdsCache cache, SharedResponses shared,
-                Supplier<PushContext> current, StreamLimits limits) {
+                Supplier<PushContext> current, StreamLimits limits, DebugAuthorizer debugAuthorizer) {
         this.connections = connections;
         this.generators = generators;
         this.cache = cache;
         this.shared = shared;
         this.current = current;
         this.limits = limits;
+        this.debugAuthorizer = debugAuthorizer;
     }
 
     private void rejected(Connection con, String type, int code) {
@@ -266,14 +271,15 @@ final class AdsProtocol {
 
     /** A debug type's answer, generated now for this request and recorded nowhere (istiod starts no watch for it). */
     private void answerDebug(Connection con, String type, List<String> names) {
-        Generator g = generators.forConnection(type, con);
-        con.sendDebug(sotwResponse(con.proxy(), g, type, SubscribedNames.of(names), names.isEmpty(), current.get(),
+        PushContext push = current.get();
+        Generator g = debugGenerator(con, type, push);
+        con.sendDebug(sotwResponse(con.proxy(), g, type, SubscribedNames.of(names), names.isEmpty(), push,
                 cache, shared));
     }
 
     private void answerDebugDelta(Connection con, String type, List<String> names) {
-        Generator g = generators.forConnection(type, con);
         PushContext push = current.get();
+        Generator g = debugGenerator(con, type, push);
         var response = DeltaDiscoveryResponse.newBuilder()
                 .setTypeUrl(type)
                 .setSystemVersionInfo(Long.toString(push.version()))
@@ -283,6 +289,20 @@ final class AdsProtocol {
                     .forEach(a -> response.addResources(resource(a)));
         }
         con.sendDeltaDebug(response.build());
+    }
+
+    /**
+     * The generator of a debug type for what the stream's verified identity may read (istiod's
+     * StatusGen): a stream without one is ended Unauthenticated, as istiod ends it.
+     */
+    private Generator debugGenerator(Connection con, String type, PushContext push) {
+        return switch (debugAuthorizer.decideXdsDebug(con.identities(), push.rootNamespace())) {
+            case DebugAuthorizer.Decision.Everything everything -> generators.forConnection(type, con);
+            case DebugAuthorizer.Decision.OwnNamespace own ->
+                    generators.forDebugOfNamespace(type, con.proxy(), own.namespace());
+            case DebugAuthorizer.Decision.Forbidden forbidden ->
+                    throw Status.UNAUTHENTICATED.withDescription(forbidden.reason()).asRuntimeException();
+        };
     }
 
     private static Resource resource(Any a) {

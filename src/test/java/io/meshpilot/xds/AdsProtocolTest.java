@@ -42,7 +42,8 @@ class AdsProtocolTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
-        server = TestServers.start(dir);
+        // syncz over plaintext ADS: debug authorization off (DebugXdsAuthorizationTest covers it on)
+        server = TestServers.start(dir, Map.of("ENABLE_DEBUG_ENDPOINT_AUTH", "false"));
         grpc = server.ports().get("grpc");
         http = server.ports().get("http");
     }

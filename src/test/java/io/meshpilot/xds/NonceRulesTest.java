@@ -55,7 +55,8 @@ class NonceRulesTest {
 
     @BeforeAll
     static void start() throws Exception {
-        first = TestServers.start(withBookinfo(dir.resolve("first")));
+        // syncz over plaintext ADS: debug authorization off (DebugXdsAuthorizationTest covers it on)
+        first = TestServers.start(withBookinfo(dir.resolve("first")), Map.of("ENABLE_DEBUG_ENDPOINT_AUTH", "false"));
         // one Helidon host per JVM: the second replica serves gRPC only, which is all its clients use
         second = MeshPilotServer.startGrpcOnly(TestServers.args(TestServers.flags(withBookinfo(dir.resolve("second"))),
                 Map.of()));
