@@ -125,6 +125,12 @@ public final class Connection {
     private final StreamObserver<DiscoveryResponse> out;
     private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+    /**
+     * Held while a type's watch is replaced and while a response is queued for a watch, so that
+     * a push for a watch that is no longer the type's cannot replace the new watch's answer.
+     * Not the connection's own lock: that one is held while a slow reader's write blocks.
+     */
+    private final Object subscriptionLock = new Object();
     private final Outbox outbox;
 
     Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out, Outbox outbox) {
@@ -193,7 +199,9 @@ public final class Connection {
 
     /** The watch of {@code typeUrl}, made when the stream has none. */
     Watch watch(String typeUrl) {
-        return watches.computeIfAbsent(typeUrl, Watch::new);
+        synchronized (subscriptionLock) {
+            return watches.computeIfAbsent(typeUrl, Watch::new);
+        }
     }
 
     /** How many types the stream watches. */
@@ -203,7 +211,14 @@ public final class Connection {
 
     /** The proxy no longer watches {@code typeUrl} (istiod's DeleteWatchedResource). */
     void unwatch(String typeUrl) {
-        watches.remove(typeUrl);
+        synchronized (subscriptionLock) {
+            watches.remove(typeUrl);
+        }
+    }
+
+    /** Whether {@code w} is still its type's watch: a push for an unsubscribed one is dropped. */
+    private boolean current(Watch w) {
+        return watches.get(w.typeUrl) == w;
     }
 
     /**
@@ -217,12 +232,21 @@ public final class Connection {
      * recorded as sent when it is written.
      */
     void send(Watch w, DiscoveryResponse response) {
-        outbox.offer(w.typeUrl, () -> write(w, response));
+        offer(w, () -> write(w, response));
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */
     void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
-        outbox.offer(w.typeUrl, () -> writeDelta(w, response));
+        offer(w, () -> writeDelta(w, response));
+    }
+
+    /** Queues {@code write} in the type's slot unless the proxy unsubscribed {@code w} meanwhile. */
+    private void offer(Watch w, Runnable write) {
+        synchronized (subscriptionLock) {
+            if (current(w)) {
+                outbox.offer(w.typeUrl, write);
+            }
+        }
     }
 
     /** Queues the answer to a debug request: nothing is recorded of it (istiod keeps no state for debug types). */
@@ -246,6 +270,9 @@ public final class Connection {
     }
 
     private synchronized void write(Watch w, DiscoveryResponse response) {
+        if (!current(w)) {
+            return; // unsubscribed after it was queued: the proxy no longer wants it
+        }
         // recorded before writing: the ACK may arrive (on another thread) before onNext returns
         w.nonceSent = response.getNonce();
         w.versionSent = response.getVersionInfo();
@@ -264,6 +291,9 @@ public final class Connection {
 
     private synchronized void writeDelta(Watch w,
                                          io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+        if (!current(w)) {
+            return;
+        }
         for (var r : response.getResourcesList()) {
             w.held.put(r.getName(), r.getVersion());
         }
