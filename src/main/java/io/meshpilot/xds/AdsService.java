@@ -210,6 +210,8 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             failed = true;
             if (connection != null) {
                 connections.disconnected(connection);
+                connection.end(status); // not while its send thread writes: the stream is not thread-safe
+                return;
             }
             try {
                 out.onError(status.asRuntimeException());

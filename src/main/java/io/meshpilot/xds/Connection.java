@@ -320,28 +320,38 @@ public final class Connection {
         return outbox.replaced();
     }
 
-    synchronized void close() {
-        try {
-            if (out != null) {
-                out.onCompleted();
-            } else {
-                deltaOut.onCompleted();
+    /** Completes the stream after the write under way, if any; nothing queued is written. */
+    void close() {
+        outbox.stop();
+        synchronized (this) {
+            try {
+                if (out != null) {
+                    out.onCompleted();
+                } else {
+                    deltaOut.onCompleted();
+                }
+            } catch (RuntimeException e) {
+                // the stream is already gone
             }
-        } catch (RuntimeException e) {
-            // the stream is already gone
         }
     }
 
-    /** Ends the stream with {@code status}; the proxy reconnects (istiod's connection-age close). */
-    synchronized void end(io.grpc.Status status) {
-        try {
-            if (out != null) {
-                out.onError(status.asRuntimeException());
-            } else {
-                deltaOut.onError(status.asRuntimeException());
+    /**
+     * Ends the stream with {@code status} after the write under way, if any (the stream is not
+     * thread-safe); nothing queued is written. The proxy reconnects (istiod's connection-age close).
+     */
+    void end(io.grpc.Status status) {
+        outbox.stop();
+        synchronized (this) {
+            try {
+                if (out != null) {
+                    out.onError(status.asRuntimeException());
+                } else {
+                    deltaOut.onError(status.asRuntimeException());
+                }
+            } catch (RuntimeException e) {
+                // the stream is already gone
             }
-        } catch (RuntimeException e) {
-            // the stream is already gone
         }
     }
 }
