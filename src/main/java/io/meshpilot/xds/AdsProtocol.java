@@ -85,6 +85,10 @@ final class AdsProtocol {
         // istiod's ads scope logs every request at debug (ADS:<type>: REQ ...)
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources:"
                 + req.getResourceNamesCount() + " nonce:" + req.getResponseNonce() + " version:" + req.getVersionInfo());
+        if (type.equals(TypeUrls.HEALTH_INFO)) {
+            healthReported(con, req.hasErrorDetail());
+            return;
+        }
         if (TypeUrls.isDebug(type)) {
             answerDebug(con, type, req.getResourceNamesList());
             return;
@@ -160,6 +164,10 @@ final class AdsProtocol {
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources sub:"
                 + req.getResourceNamesSubscribeCount() + " unsub:" + req.getResourceNamesUnsubscribeCount()
                 + " nonce:" + req.getResponseNonce());
+        if (type.equals(TypeUrls.HEALTH_INFO)) {
+            healthReported(con, req.hasErrorDetail());
+            return;
+        }
         if (TypeUrls.isDebug(type)) {
             answerDebugDelta(con, type, req.getResourceNamesSubscribeList());
             return;
@@ -209,6 +217,15 @@ final class AdsProtocol {
         if (w.takeAlwaysRespond() || changed) {
             push(con, w, current.get());
         }
+    }
+
+    /**
+     * The agent reports its workload's health (unhealthy: the request carries an error). istiod
+     * applies it to auto-registered WorkloadEntries; there are none here (WorkloadGroup is not
+     * applied), so it is only logged. Never a watch, an answer or a rejection.
+     */
+    private static void healthReported(Connection con, boolean unhealthy) {
+        LOG.log(Level.DEBUG, () -> "ADS:hds: health report " + con.id() + (unhealthy ? " unhealthy" : " healthy"));
     }
 
     /** Applies a delta request's subscribe and unsubscribe lists ("*" is the wildcard); whether they changed anything. */
