@@ -95,7 +95,7 @@ final class AdsProtocol {
         }
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
-            nacked(con, w, type, req.getErrorDetail());
+            nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
             return;
         }
         List<String> requested = serves(con, type) ? req.getResourceNamesList() : List.of();
@@ -147,7 +147,12 @@ final class AdsProtocol {
 
     /** Whether a state-of-the-world subscription to {@code names} asks for every resource of the type. */
     private static boolean sotwWildcard(String type, List<String> names) {
-        return names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER)) || names.contains("*");
+        return names.isEmpty() && emptyMeansEverything(type) || names.contains("*");
+    }
+
+    /** Envoy's legacy wildcard: a first LDS or CDS subscription naming nothing asks for every resource. */
+    private static boolean emptyMeansEverything(String type) {
+        return type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER);
     }
 
     /**
@@ -169,12 +174,12 @@ final class AdsProtocol {
             return;
         }
         if (TypeUrls.isDebug(type)) {
-            answerDebugDelta(con, type, req.getResourceNamesSubscribeList());
+            answerDebug(con, type, req.getResourceNamesSubscribeList());
             return;
         }
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
-            nacked(con, w, type, req.getErrorDetail());
+            nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
             return;
         }
         boolean served = serves(con, type);
@@ -191,8 +196,7 @@ final class AdsProtocol {
                 names.addAll(req.getResourceNamesSubscribeList());
                 names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
                 req.getResourceNamesUnsubscribeList().forEach(names::remove);
-                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0
-                        && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0 && emptyMeansEverything(type);
                 limits.checkSubscription(type, names);
             }
             w = con.watch(type);
@@ -267,9 +271,9 @@ final class AdsProtocol {
      * A NACK: recorded on the type's watch whatever its nonce (istiod records every one; the
      * next ACK clears it) and never answered: the same version is not sent again in a loop.
      */
-    private void nacked(Connection con, Connection.Watch w, String type, com.google.rpc.Status error) {
-        rejected(con, type, error.getCode());
-        String message = limits.errorMessage(error.getMessage());
+    private void nacked(Connection con, Connection.Watch w, String type, int code, String error) {
+        rejected(con, type, code);
+        String message = limits.errorMessage(error);
         LOG.log(Level.WARNING, "xDS NACK" + (con.delta() ? " (delta)" : "") + " proxy=" + con.proxy().id()
                 + " type=" + TypeUrls.shortName(type) + " version=" + (w == null ? "" : w.versionSent)
                 + " error=" + message);
@@ -286,26 +290,24 @@ final class AdsProtocol {
         XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
     }
 
-    /** A debug type's answer, generated now for this request and recorded nowhere (istiod starts no watch for it). */
+    /**
+     * A debug type's answer, generated now for this request and recorded nowhere (istiod starts
+     * no watch for it); on a delta stream the same resources as delta resources.
+     */
     private void answerDebug(Connection con, String type, List<String> names) {
         PushContext push = current.get();
-        Generator g = debugGenerator(con, type, push);
-        con.sendDebug(sotwResponse(con.proxy(), g, type, SubscribedNames.of(names), names.isEmpty(), push,
-                cache, shared));
-    }
-
-    private void answerDebugDelta(Connection con, String type, List<String> names) {
-        PushContext push = current.get();
-        Generator g = debugGenerator(con, type, push);
-        var response = DeltaDiscoveryResponse.newBuilder()
-                .setTypeUrl(type)
-                .setSystemVersionInfo(Long.toString(push.version()))
-                .setNonce(UUID.randomUUID().toString());
-        if (g != null) {
-            g.generate(con.proxy(), push, SubscribedNames.of(names), names.isEmpty())
-                    .forEach(a -> response.addResources(resource(a)));
+        DiscoveryResponse answer = sotwResponse(con.proxy(), debugGenerator(con, type, push), type,
+                SubscribedNames.of(names), names.isEmpty(), push, cache, shared);
+        if (!con.delta()) {
+            con.sendDebug(answer);
+            return;
         }
-        con.sendDeltaDebug(response.build());
+        con.sendDeltaDebug(DeltaDiscoveryResponse.newBuilder()
+                .setTypeUrl(type)
+                .setSystemVersionInfo(answer.getVersionInfo())
+                .setNonce(answer.getNonce())
+                .addAllResources(answer.getResourcesList().stream().map(AdsProtocol::resource).toList())
+                .build());
     }
 
     /**

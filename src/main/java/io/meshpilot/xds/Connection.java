@@ -1,12 +1,16 @@
 package io.meshpilot.xds;
 
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * One ADS stream of one proxy: what it watches per type and where each type stands (sent,
@@ -34,7 +38,7 @@ public final class Connection {
          */
         volatile boolean alwaysRespond;
         /** Delta only: name -> version the proxy holds. */
-        final java.util.Map<String, String> held = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<String, String> held = new ConcurrentHashMap<>();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -121,9 +125,9 @@ public final class Connection {
     private final Proxy proxy;
     private final String peer;
     private final Instant connectedAt = Instant.now();
-    private volatile java.util.List<String> identities = java.util.List.of();
+    private volatile List<String> identities = List.of();
     private final StreamObserver<DiscoveryResponse> out;
-    private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
+    private final StreamObserver<DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
     /**
      * Held while a type's watch is replaced and while a response is queued for a watch, so that
@@ -144,7 +148,7 @@ public final class Connection {
 
     /** A delta xDS stream. */
     Connection(String id, Proxy proxy, String peer,
-               StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, Outbox outbox,
+               StreamObserver<DeltaDiscoveryResponse> deltaOut, Outbox outbox,
                boolean delta) {
         this.id = id;
         this.proxy = proxy;
@@ -171,12 +175,12 @@ public final class Connection {
     }
 
     /** The identities XDS_AUTH authenticated the stream with (empty on the plaintext port or without XDS_AUTH). */
-    public java.util.List<String> identities() {
+    public List<String> identities() {
         return identities;
     }
 
-    void authenticatedAs(java.util.List<String> ids) {
-        identities = java.util.List.copyOf(ids);
+    void authenticatedAs(List<String> ids) {
+        identities = List.copyOf(ids);
     }
 
     public Instant connectedAt() {
@@ -236,7 +240,7 @@ public final class Connection {
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */
-    void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+    void sendDelta(Watch w, DeltaDiscoveryResponse response) {
         offer(w, () -> writeDelta(w, response));
     }
 
@@ -251,20 +255,19 @@ public final class Connection {
 
     /** Queues the answer to a debug request: nothing is recorded of it (istiod keeps no state for debug types). */
     void sendDebug(DiscoveryResponse response) {
-        outbox.offer(DEBUG_SLOT, () -> {
-            synchronized (this) {
-                out.onNext(response);
-                sent(response.getTypeUrl(), response.getSerializedSize());
-            }
-        });
+        offerDebug(() -> out.onNext(response), response.getTypeUrl(), response.getSerializedSize());
     }
 
     /** Queues the answer to a debug request on a delta stream; nothing is recorded of it. */
-    void sendDeltaDebug(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+    void sendDeltaDebug(DeltaDiscoveryResponse response) {
+        offerDebug(() -> deltaOut.onNext(response), response.getTypeUrl(), response.getSerializedSize());
+    }
+
+    private void offerDebug(Runnable write, String typeUrl, int bytes) {
         outbox.offer(DEBUG_SLOT, () -> {
             synchronized (this) {
-                deltaOut.onNext(response);
-                sent(response.getTypeUrl(), response.getSerializedSize());
+                write.run();
+                sent(typeUrl, bytes);
             }
         });
     }
@@ -290,7 +293,7 @@ public final class Connection {
     }
 
     private synchronized void writeDelta(Watch w,
-                                         io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+                                         DeltaDiscoveryResponse response) {
         if (!current(w)) {
             return;
         }
@@ -306,7 +309,7 @@ public final class Connection {
         sent(w.typeUrl, response.getSerializedSize());
     }
 
-    void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {
+    void onSendFailure(Consumer<RuntimeException> handler) {
         outbox.onFailure(handler);
     }
 
@@ -340,7 +343,7 @@ public final class Connection {
      * Ends the stream with {@code status} after the write under way, if any (the stream is not
      * thread-safe); nothing queued is written. The proxy reconnects (istiod's connection-age close).
      */
-    void end(io.grpc.Status status) {
+    void end(Status status) {
         outbox.stop();
         synchronized (this) {
             try {

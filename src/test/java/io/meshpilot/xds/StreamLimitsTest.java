@@ -14,6 +14,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
@@ -198,7 +199,7 @@ class StreamLimitsTest {
             c.subscribe(TypeUrls.CLUSTER, List.of());
             c.nack(c.await(TypeUrls.CLUSTER, WAIT), List.of(), "e".repeat(1_000_000));
             Connection con = server.server().discovery().debugConnection("long-nack.default").orElseThrow();
-            io.meshpilot.testing.Await.until("the NACK recorded", WAIT,
+            Await.until("the NACK recorded", WAIT,
                     () -> !con.watches().get(TypeUrls.CLUSTER).nackError().isEmpty());
             String kept = con.watches().get(TypeUrls.CLUSTER).nackError();
             assertTrue(kept.startsWith("e".repeat(LIMITS.maxErrorLength())), kept.substring(0, 100));
