@@ -138,14 +138,14 @@ class AdsProtocolTest {
             c.subscribe(TypeUrls.CLUSTER, List.of());
             DiscoveryResponse cds = c.await(TypeUrls.CLUSTER, WAIT);
             c.nack(cds, List.of(), "cluster outbound|9080||x: bad lb policy");
-            assertNull(c.next(NOTHING_MORE), "no re-send of the rejected version");
+            NonceRulesTest.assertNotAnswered(c, "no re-send of the rejected version");
             String syncz = Http.get(http, "/debug/syncz").body();
             assertTrue(syncz.contains("\"lastError\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
             assertTrue(server.server().discovery().connections().stream()
                     .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
             // a stale nonce is ignored
             c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("stale").build(), false);
-            assertNull(c.next(NOTHING_MORE), "stale nonces get no answer");
+            NonceRulesTest.assertNotAnswered(c, "stale nonces get no answer");
         }
     }
 
