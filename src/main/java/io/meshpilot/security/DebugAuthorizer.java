@@ -45,9 +45,7 @@ public final class DebugAuthorizer {
         if (!settings.enforce()) {
             return new Decision.Everything();
         }
-        // istiod reads the namespace of the first identity of Istio's form
-        String namespace = identities.stream().map(SpiffeIdentities::namespace)
-                .filter(n -> n != null).findFirst().orElse(null);
+        String namespace = namespaceOf(identities);
         if (namespace == null) {
             return new Decision.Forbidden("no identity of the form spiffe://<trust-domain>/ns/<namespace>/sa/<name> in "
                     + identities);
@@ -63,5 +61,34 @@ public final class DebugAuthorizer {
         return new Decision.Forbidden("namespace " + namespace + " may read only " + NAMESPACE_ENDPOINTS.stream().sorted()
                 .toList() + " about its own proxies; the system namespace " + systemNamespace
                 + " reads everything, DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES every endpoint about their own proxies");
+    }
+
+    /**
+     * What an xDS debug request (istio.io/debug/syncz over ADS) may read, as istiod's
+     * StatusGen decides: a stream without a verified identity nothing (its caller cannot be
+     * told apart from any other); the system namespace and DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES
+     * every proxy; any other namespace the proxies of its own namespace. Unlike the HTTP
+     * endpoints, there is no list of types a workload namespace may ask for.
+     *
+     * @param verifiedIdentities the identities XDS_AUTH verified on the stream (none on the plaintext port)
+     */
+    public Decision decideXdsDebug(List<String> verifiedIdentities, String systemNamespace) {
+        if (!settings.enforce()) {
+            return new Decision.Everything();
+        }
+        String namespace = namespaceOf(verifiedIdentities);
+        if (namespace == null) {
+            return new Decision.Forbidden("authentication required: xDS debug types need a caller authenticated on the"
+                    + " secure port (XDS_AUTH) with an identity of the form spiffe://<trust-domain>/ns/<namespace>/sa/<name>");
+        }
+        if (namespace.equals(systemNamespace) || settings.allowedNamespaces().contains(namespace)) {
+            return new Decision.Everything();
+        }
+        return new Decision.OwnNamespace(namespace);
+    }
+
+    /** The namespace of the first identity of Istio's form (istiod reads that one), or null. */
+    private static String namespaceOf(List<String> identities) {
+        return identities.stream().map(SpiffeIdentities::namespace).filter(n -> n != null).findFirst().orElse(null);
     }
 }

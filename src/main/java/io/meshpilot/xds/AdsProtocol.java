@@ -6,9 +6,11 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.grpc.Status;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.security.DebugAuthorizer;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashSet;
@@ -39,21 +41,24 @@ final class AdsProtocol {
     private final SharedResponses shared;
     private final Supplier<PushContext> current;
     private final StreamLimits limits;
+    private final DebugAuthorizer debugAuthorizer;
     private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
      * @param current the PushContext in force, what a subscription is answered from
      * @param limits  what one stream may make us hold; a request past them ends its stream
      *                ({@link StreamLimits.Exceeded})
+     * @param debugAuthorizer who may read what of the debug types (a refused stream ends Unauthenticated)
      */
     AdsProtocol(ConnectionTable connections, Generators generators, XdsCache cache, SharedResponses shared,
-                Supplier<PushContext> current, StreamLimits limits) {
+                Supplier<PushContext> current, StreamLimits limits, DebugAuthorizer debugAuthorizer) {
         this.connections = connections;
         this.generators = generators;
         this.cache = cache;
         this.shared = shared;
         this.current = current;
         this.limits = limits;
+        this.debugAuthorizer = debugAuthorizer;
     }
 
     private void rejected(Connection con, String type, int code) {
@@ -80,13 +85,17 @@ final class AdsProtocol {
         // istiod's ads scope logs every request at debug (ADS:<type>: REQ ...)
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources:"
                 + req.getResourceNamesCount() + " nonce:" + req.getResponseNonce() + " version:" + req.getVersionInfo());
+        if (type.equals(TypeUrls.HEALTH_INFO)) {
+            healthReported(con, req.hasErrorDetail());
+            return;
+        }
         if (TypeUrls.isDebug(type)) {
             answerDebug(con, type, req.getResourceNamesList());
             return;
         }
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
-            nacked(con, w, type, req.getErrorDetail());
+            nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
             return;
         }
         List<String> requested = serves(con, type) ? req.getResourceNamesList() : List.of();
@@ -138,7 +147,12 @@ final class AdsProtocol {
 
     /** Whether a state-of-the-world subscription to {@code names} asks for every resource of the type. */
     private static boolean sotwWildcard(String type, List<String> names) {
-        return names.isEmpty() && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER)) || names.contains("*");
+        return names.isEmpty() && emptyMeansEverything(type) || names.contains("*");
+    }
+
+    /** Envoy's legacy wildcard: a first LDS or CDS subscription naming nothing asks for every resource. */
+    private static boolean emptyMeansEverything(String type) {
+        return type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER);
     }
 
     /**
@@ -155,13 +169,17 @@ final class AdsProtocol {
         LOG.log(Level.DEBUG, () -> "ADS:" + TypeUrls.shortName(type) + ": REQ " + con.id() + " resources sub:"
                 + req.getResourceNamesSubscribeCount() + " unsub:" + req.getResourceNamesUnsubscribeCount()
                 + " nonce:" + req.getResponseNonce());
+        if (type.equals(TypeUrls.HEALTH_INFO)) {
+            healthReported(con, req.hasErrorDetail());
+            return;
+        }
         if (TypeUrls.isDebug(type)) {
-            answerDebugDelta(con, type, req.getResourceNamesSubscribeList());
+            answerDebug(con, type, req.getResourceNamesSubscribeList());
             return;
         }
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
-            nacked(con, w, type, req.getErrorDetail());
+            nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
             return;
         }
         boolean served = serves(con, type);
@@ -178,8 +196,7 @@ final class AdsProtocol {
                 names.addAll(req.getResourceNamesSubscribeList());
                 names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
                 req.getResourceNamesUnsubscribeList().forEach(names::remove);
-                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0
-                        && (type.equals(TypeUrls.LISTENER) || type.equals(TypeUrls.CLUSTER));
+                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0 && emptyMeansEverything(type);
                 limits.checkSubscription(type, names);
             }
             w = con.watch(type);
@@ -204,6 +221,15 @@ final class AdsProtocol {
         if (w.takeAlwaysRespond() || changed) {
             push(con, w, current.get());
         }
+    }
+
+    /**
+     * The agent reports its workload's health (unhealthy: the request carries an error). istiod
+     * applies it to auto-registered WorkloadEntries; there are none here (WorkloadGroup is not
+     * applied), so it is only logged. Never a watch, an answer or a rejection.
+     */
+    private static void healthReported(Connection con, boolean unhealthy) {
+        LOG.log(Level.DEBUG, () -> "ADS:hds: health report " + con.id() + (unhealthy ? " unhealthy" : " healthy"));
     }
 
     /** Applies a delta request's subscribe and unsubscribe lists ("*" is the wildcard); whether they changed anything. */
@@ -245,9 +271,9 @@ final class AdsProtocol {
      * A NACK: recorded on the type's watch whatever its nonce (istiod records every one; the
      * next ACK clears it) and never answered: the same version is not sent again in a loop.
      */
-    private void nacked(Connection con, Connection.Watch w, String type, com.google.rpc.Status error) {
-        rejected(con, type, error.getCode());
-        String message = limits.errorMessage(error.getMessage());
+    private void nacked(Connection con, Connection.Watch w, String type, int code, String error) {
+        rejected(con, type, code);
+        String message = limits.errorMessage(error);
         LOG.log(Level.WARNING, "xDS NACK" + (con.delta() ? " (delta)" : "") + " proxy=" + con.proxy().id()
                 + " type=" + TypeUrls.shortName(type) + " version=" + (w == null ? "" : w.versionSent)
                 + " error=" + message);
@@ -264,25 +290,38 @@ final class AdsProtocol {
         XdsMetrics.EXPIRED_NONCE.increment(TypeUrls.metricType(type));
     }
 
-    /** A debug type's answer, generated now for this request and recorded nowhere (istiod starts no watch for it). */
+    /**
+     * A debug type's answer, generated now for this request and recorded nowhere (istiod starts
+     * no watch for it); on a delta stream the same resources as delta resources.
+     */
     private void answerDebug(Connection con, String type, List<String> names) {
-        Generator g = generators.forConnection(type, con);
-        con.sendDebug(sotwResponse(con.proxy(), g, type, SubscribedNames.of(names), names.isEmpty(), current.get(),
-                cache, shared));
+        PushContext push = current.get();
+        DiscoveryResponse answer = sotwResponse(con.proxy(), debugGenerator(con, type, push), type,
+                SubscribedNames.of(names), names.isEmpty(), push, cache, shared);
+        if (!con.delta()) {
+            con.sendDebug(answer);
+            return;
+        }
+        con.sendDeltaDebug(DeltaDiscoveryResponse.newBuilder()
+                .setTypeUrl(type)
+                .setSystemVersionInfo(answer.getVersionInfo())
+                .setNonce(answer.getNonce())
+                .addAllResources(answer.getResourcesList().stream().map(AdsProtocol::resource).toList())
+                .build());
     }
 
-    private void answerDebugDelta(Connection con, String type, List<String> names) {
-        Generator g = generators.forConnection(type, con);
-        PushContext push = current.get();
-        var response = DeltaDiscoveryResponse.newBuilder()
-                .setTypeUrl(type)
-                .setSystemVersionInfo(Long.toString(push.version()))
-                .setNonce(UUID.randomUUID().toString());
-        if (g != null) {
-            g.generate(con.proxy(), push, SubscribedNames.of(names), names.isEmpty())
-                    .forEach(a -> response.addResources(resource(a)));
-        }
-        con.sendDeltaDebug(response.build());
+    /**
+     * The generator of a debug type for what the stream's verified identity may read (istiod's
+     * StatusGen): a stream without one is ended Unauthenticated, as istiod ends it.
+     */
+    private Generator debugGenerator(Connection con, String type, PushContext push) {
+        return switch (debugAuthorizer.decideXdsDebug(con.identities(), push.rootNamespace())) {
+            case DebugAuthorizer.Decision.Everything everything -> generators.forConnection(type, con);
+            case DebugAuthorizer.Decision.OwnNamespace own ->
+                    generators.forDebugOfNamespace(type, con.proxy(), own.namespace());
+            case DebugAuthorizer.Decision.Forbidden forbidden ->
+                    throw Status.UNAUTHENTICATED.withDescription(forbidden.reason()).asRuntimeException();
+        };
     }
 
     private static Resource resource(Any a) {

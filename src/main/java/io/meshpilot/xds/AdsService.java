@@ -6,6 +6,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.grpc.TransportConnection;
@@ -187,9 +188,9 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             try {
                 process.accept(connection, request);
             } catch (StreamLimits.Exceeded e) {
-                LOG.log(Level.WARNING, "xDS stream refused proxy=" + connection.proxy().id() + " connection="
-                        + connection.id() + " peer=" + peer + ": " + e.getMessage());
-                fail(e.status());
+                refuse(e.status());
+            } catch (StatusRuntimeException e) { // a request the caller may not make (a debug type without identity)
+                refuse(e.getStatus());
             } catch (RuntimeException e) {
                 XdsMetrics.INTERNAL_ERRORS.increment();
                 LOG.log(Level.ERROR, "xDS request failed proxy=" + connection.proxy().id() + " type="
@@ -198,10 +199,19 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             }
         }
 
+        /** Ends the stream for what the caller asked: one line with the proxy, the connection and why. */
+        private void refuse(Status status) {
+            LOG.log(Level.WARNING, "xDS stream refused proxy=" + connection.proxy().id() + " connection="
+                    + connection.id() + " peer=" + peer + ": " + status.getDescription());
+            fail(status);
+        }
+
         private void fail(Status status) {
             failed = true;
             if (connection != null) {
                 connections.disconnected(connection);
+                connection.end(status); // not while its send thread writes: the stream is not thread-safe
+                return;
             }
             try {
                 out.onError(status.asRuntimeException());

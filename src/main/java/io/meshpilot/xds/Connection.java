@@ -1,12 +1,16 @@
 package io.meshpilot.xds;
 
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * One ADS stream of one proxy: what it watches per type and where each type stands (sent,
@@ -34,7 +38,7 @@ public final class Connection {
          */
         volatile boolean alwaysRespond;
         /** Delta only: name -> version the proxy holds. */
-        final java.util.Map<String, String> held = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<String, String> held = new ConcurrentHashMap<>();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -121,10 +125,16 @@ public final class Connection {
     private final Proxy proxy;
     private final String peer;
     private final Instant connectedAt = Instant.now();
-    private volatile java.util.List<String> identities = java.util.List.of();
+    private volatile List<String> identities = List.of();
     private final StreamObserver<DiscoveryResponse> out;
-    private final StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut;
+    private final StreamObserver<DeltaDiscoveryResponse> deltaOut;
     private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+    /**
+     * Held while a type's watch is replaced and while a response is queued for a watch, so that
+     * a push for a watch that is no longer the type's cannot replace the new watch's answer.
+     * Not the connection's own lock: that one is held while a slow reader's write blocks.
+     */
+    private final Object subscriptionLock = new Object();
     private final Outbox outbox;
 
     Connection(String id, Proxy proxy, String peer, StreamObserver<DiscoveryResponse> out, Outbox outbox) {
@@ -138,7 +148,7 @@ public final class Connection {
 
     /** A delta xDS stream. */
     Connection(String id, Proxy proxy, String peer,
-               StreamObserver<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> deltaOut, Outbox outbox,
+               StreamObserver<DeltaDiscoveryResponse> deltaOut, Outbox outbox,
                boolean delta) {
         this.id = id;
         this.proxy = proxy;
@@ -165,12 +175,12 @@ public final class Connection {
     }
 
     /** The identities XDS_AUTH authenticated the stream with (empty on the plaintext port or without XDS_AUTH). */
-    public java.util.List<String> identities() {
+    public List<String> identities() {
         return identities;
     }
 
-    void authenticatedAs(java.util.List<String> ids) {
-        identities = java.util.List.copyOf(ids);
+    void authenticatedAs(List<String> ids) {
+        identities = List.copyOf(ids);
     }
 
     public Instant connectedAt() {
@@ -193,7 +203,9 @@ public final class Connection {
 
     /** The watch of {@code typeUrl}, made when the stream has none. */
     Watch watch(String typeUrl) {
-        return watches.computeIfAbsent(typeUrl, Watch::new);
+        synchronized (subscriptionLock) {
+            return watches.computeIfAbsent(typeUrl, Watch::new);
+        }
     }
 
     /** How many types the stream watches. */
@@ -203,7 +215,14 @@ public final class Connection {
 
     /** The proxy no longer watches {@code typeUrl} (istiod's DeleteWatchedResource). */
     void unwatch(String typeUrl) {
-        watches.remove(typeUrl);
+        synchronized (subscriptionLock) {
+            watches.remove(typeUrl);
+        }
+    }
+
+    /** Whether {@code w} is still its type's watch: a push for an unsubscribed one is dropped. */
+    private boolean current(Watch w) {
+        return watches.get(w.typeUrl) == w;
     }
 
     /**
@@ -217,35 +236,46 @@ public final class Connection {
      * recorded as sent when it is written.
      */
     void send(Watch w, DiscoveryResponse response) {
-        outbox.offer(w.typeUrl, () -> write(w, response));
+        offer(w, () -> write(w, response));
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */
-    void sendDelta(Watch w, io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
-        outbox.offer(w.typeUrl, () -> writeDelta(w, response));
+    void sendDelta(Watch w, DeltaDiscoveryResponse response) {
+        offer(w, () -> writeDelta(w, response));
+    }
+
+    /** Queues {@code write} in the type's slot unless the proxy unsubscribed {@code w} meanwhile. */
+    private void offer(Watch w, Runnable write) {
+        synchronized (subscriptionLock) {
+            if (current(w)) {
+                outbox.offer(w.typeUrl, write);
+            }
+        }
     }
 
     /** Queues the answer to a debug request: nothing is recorded of it (istiod keeps no state for debug types). */
     void sendDebug(DiscoveryResponse response) {
-        outbox.offer(DEBUG_SLOT, () -> {
-            synchronized (this) {
-                out.onNext(response);
-                sent(response.getTypeUrl(), response.getSerializedSize());
-            }
-        });
+        offerDebug(() -> out.onNext(response), response.getTypeUrl(), response.getSerializedSize());
     }
 
     /** Queues the answer to a debug request on a delta stream; nothing is recorded of it. */
-    void sendDeltaDebug(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+    void sendDeltaDebug(DeltaDiscoveryResponse response) {
+        offerDebug(() -> deltaOut.onNext(response), response.getTypeUrl(), response.getSerializedSize());
+    }
+
+    private void offerDebug(Runnable write, String typeUrl, int bytes) {
         outbox.offer(DEBUG_SLOT, () -> {
             synchronized (this) {
-                deltaOut.onNext(response);
-                sent(response.getTypeUrl(), response.getSerializedSize());
+                write.run();
+                sent(typeUrl, bytes);
             }
         });
     }
 
     private synchronized void write(Watch w, DiscoveryResponse response) {
+        if (!current(w)) {
+            return; // unsubscribed after it was queued: the proxy no longer wants it
+        }
         // recorded before writing: the ACK may arrive (on another thread) before onNext returns
         w.nonceSent = response.getNonce();
         w.versionSent = response.getVersionInfo();
@@ -263,7 +293,10 @@ public final class Connection {
     }
 
     private synchronized void writeDelta(Watch w,
-                                         io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse response) {
+                                         DeltaDiscoveryResponse response) {
+        if (!current(w)) {
+            return;
+        }
         for (var r : response.getResourcesList()) {
             w.held.put(r.getName(), r.getVersion());
         }
@@ -276,7 +309,7 @@ public final class Connection {
         sent(w.typeUrl, response.getSerializedSize());
     }
 
-    void onSendFailure(java.util.function.Consumer<RuntimeException> handler) {
+    void onSendFailure(Consumer<RuntimeException> handler) {
         outbox.onFailure(handler);
     }
 
@@ -290,28 +323,38 @@ public final class Connection {
         return outbox.replaced();
     }
 
-    synchronized void close() {
-        try {
-            if (out != null) {
-                out.onCompleted();
-            } else {
-                deltaOut.onCompleted();
+    /** Completes the stream after the write under way, if any; nothing queued is written. */
+    void close() {
+        outbox.stop();
+        synchronized (this) {
+            try {
+                if (out != null) {
+                    out.onCompleted();
+                } else {
+                    deltaOut.onCompleted();
+                }
+            } catch (RuntimeException e) {
+                // the stream is already gone
             }
-        } catch (RuntimeException e) {
-            // the stream is already gone
         }
     }
 
-    /** Ends the stream with {@code status}; the proxy reconnects (istiod's connection-age close). */
-    synchronized void end(io.grpc.Status status) {
-        try {
-            if (out != null) {
-                out.onError(status.asRuntimeException());
-            } else {
-                deltaOut.onError(status.asRuntimeException());
+    /**
+     * Ends the stream with {@code status} after the write under way, if any (the stream is not
+     * thread-safe); nothing queued is written. The proxy reconnects (istiod's connection-age close).
+     */
+    void end(Status status) {
+        outbox.stop();
+        synchronized (this) {
+            try {
+                if (out != null) {
+                    out.onError(status.asRuntimeException());
+                } else {
+                    deltaOut.onError(status.asRuntimeException());
+                }
+            } catch (RuntimeException e) {
+                // the stream is already gone
             }
-        } catch (RuntimeException e) {
-            // the stream is already gone
         }
     }
 }

@@ -8,6 +8,7 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
 import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.DebugAuthorizer;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -75,7 +76,7 @@ public final class DiscoveryServer implements AutoCloseable {
         Generators generators = new Generators(cache, () -> credentials, connections::all);
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
         this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,
-                StreamLimits.DEFAULT);
+                StreamLimits.DEFAULT, new DebugAuthorizer(options.features().debugAuth()));
         this.updates = new XdsUpdates(environment, cache, status);
     }
 

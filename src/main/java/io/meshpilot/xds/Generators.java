@@ -22,7 +22,7 @@ final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
     private final SecretGenerator sds;
-    private final Generator syncz;
+    private final SyncStatusGenerator syncz;
 
     /**
      * @param cache       resources shared across proxies
@@ -58,6 +58,15 @@ final class Generators {
             return sds.forCaller(con.identities());
         }
         return forType(typeUrl, con.proxy());
+    }
+
+    /**
+     * As {@link #forConnection} for a debug type, but reporting only on the proxies of
+     * {@code namespace}: what a caller of a workload namespace may read.
+     */
+    Generator forDebugOfNamespace(String typeUrl, Proxy proxy, String namespace) {
+        Generator g = forType(typeUrl, proxy);
+        return g == syncz ? syncz.ofNamespace(namespace) : g;
     }
 
     /**

@@ -66,6 +66,12 @@ final class Outbox {
         Thread.ofVirtual().name("xds-send-" + name).start(this::drain);
     }
 
+    /** The stream is ending: nothing more is written (a write under way finishes first). */
+    synchronized void stop() {
+        failed = true;
+        unsent.clear();
+    }
+
     /** Whether the transport ends its connections at the maximum connection age itself. */
     boolean transportLimitsConnectionAge() {
         return transport.limitsConnectionAge();

@@ -10,6 +10,7 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -43,7 +44,7 @@ final class SharedResponses {
     private final Map<DiscoveryResponse, byte[]> bytes = Collections.synchronizedMap(new IdentityHashMap<>());
     private volatile long pushVersion = -1;
     private volatile long endpointGeneration = -1;
-    private final java.util.concurrent.atomic.AtomicLong heap = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong heap = new AtomicLong();
 
     /** The response for {@code key}, built by {@code build} only once while the key's versions are current. */
     DiscoveryResponse get(Key key, Supplier<DiscoveryResponse> build) {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -24,15 +25,30 @@ final class SyncStatusGenerator implements Generator {
     private static final List<String> TYPES = List.of(TypeUrls.CLUSTER, TypeUrls.LISTENER, TypeUrls.ROUTE,
             TypeUrls.ENDPOINT);
     private final Supplier<Collection<Connection>> connections;
+    private final Predicate<Connection> reported;
 
+    /** Reports on every connection. */
     SyncStatusGenerator(Supplier<Collection<Connection>> connections) {
+        this(connections, c -> true);
+    }
+
+    private SyncStatusGenerator(Supplier<Collection<Connection>> connections, Predicate<Connection> reported) {
         this.connections = connections;
+        this.reported = reported;
+    }
+
+    /** Reports only on the proxies of {@code namespace} (what a workload namespace may see). */
+    SyncStatusGenerator ofNamespace(String namespace) {
+        return new SyncStatusGenerator(connections, c -> c.proxy().namespace().equals(namespace));
     }
 
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         List<Any> out = new ArrayList<>();
         for (Connection c : connections.get()) {
+            if (!reported.test(c)) {
+                continue;
+            }
             Struct.Builder metadata = Struct.newBuilder()
                     .putFields("ISTIO_VERSION", Value.newBuilder().setStringValue(c.proxy().istioVersion()).build())
                     .putFields("NAMESPACE", Value.newBuilder().setStringValue(c.proxy().namespace()).build());

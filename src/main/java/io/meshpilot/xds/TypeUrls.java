@@ -15,6 +15,8 @@ public final class TypeUrls {
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
+    /** The Istio agent's workload health reports: not a subscription (istiod's processRequest takes them first). */
+    static final String HEALTH_INFO = "type.googleapis.com/istio.v1.HealthInformation";
     /** What istio.io/debug/syncz answers with: a proxy's sync state. */
     static final String CLIENT_CONFIG = "type.googleapis.com/envoy.service.status.v3.ClientConfig";
     /** What every debug type URL starts with (istiod's v3.DebugType). */
@@ -61,7 +63,7 @@ public final class TypeUrls {
             case "type.googleapis.com/istio.mesh.v1alpha1.ProxyConfig" -> "pcds";
             case EXTENSION_CONFIG -> "ecds";
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
-            case "type.googleapis.com/istio.v1.HealthInformation" -> "hds";
+            case HEALTH_INFO -> "hds";
             case DEBUG_SYNCZ -> DEBUG_SYNCZ;
             default -> UNKNOWN_METRIC_TYPE;
         };

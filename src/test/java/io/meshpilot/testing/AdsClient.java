@@ -10,6 +10,8 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
@@ -55,7 +57,13 @@ public final class AdsClient implements AutoCloseable {
         metadata.forEach((k, v) -> md.putFields(k, v.startsWith("{") ? structValue(v)
                 : Value.newBuilder().setStringValue(v).build()));
         node = Node.newBuilder().setId(nodeId).setMetadata(md).setLocality(locality).build();
-        requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
+        requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(
+                new ClientResponseObserver<DiscoveryRequest, DiscoveryResponse>() {
+            @Override
+            public void beforeStart(ClientCallStreamObserver<DiscoveryRequest> call) {
+                call.setOnReadyHandler(AdsClient.this::readyChanged);
+            }
+
             @Override
             public void onNext(DiscoveryResponse r) {
                 all.add(r);
@@ -73,6 +81,7 @@ public final class AdsClient implements AutoCloseable {
             @Override
             public void onError(Throwable t) {
                 error = t;
+                readyChanged();
             }
 
             @Override
@@ -80,6 +89,21 @@ public final class AdsClient implements AutoCloseable {
                 completed = true;
             }
         });
+    }
+
+    private synchronized void readyChanged() {
+        notifyAll();
+    }
+
+    /**
+     * Waits (on gRPC's on-ready callback) until the transport takes another request without
+     * buffering it, or the stream failed: a test that floods the server sends only then, so the
+     * flood waits for the server instead of piling up in the client.
+     */
+    public synchronized void awaitReady() throws InterruptedException {
+        while (!ready() && error == null) {
+            wait();
+        }
     }
 
     /** Sends a raw request (the node is added to the first one unless {@code withoutNode}). */
@@ -92,13 +116,9 @@ public final class AdsClient implements AutoCloseable {
         requests.onNext(b.build());
     }
 
-    /**
-     * Whether the transport takes another request without buffering it (gRPC flow control):
-     * a test that floods the server sends only then, so the flood waits for the server instead
-     * of piling up in the client.
-     */
-    public boolean ready() {
-        return ((io.grpc.stub.ClientCallStreamObserver<DiscoveryRequest>) requests).isReady();
+    /** Whether the transport takes another request without buffering it (gRPC flow control). */
+    private boolean ready() {
+        return ((ClientCallStreamObserver<DiscoveryRequest>) requests).isReady();
     }
 
     /** Answer every response from now on: ACK ({@code nackMessage} null or empty) or NACK. */

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +13,7 @@ import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.config.ConfigController;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
@@ -42,7 +44,8 @@ class AdsProtocolTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
-        server = TestServers.start(dir);
+        // syncz over plaintext ADS: debug authorization off (DebugXdsAuthorizationTest covers it on)
+        server = TestServers.start(dir, Map.of("ENABLE_DEBUG_ENDPOINT_AUTH", "false"));
         grpc = server.ports().get("grpc");
         http = server.ports().get("http");
     }
@@ -135,14 +138,14 @@ class AdsProtocolTest {
             c.subscribe(TypeUrls.CLUSTER, List.of());
             DiscoveryResponse cds = c.await(TypeUrls.CLUSTER, WAIT);
             c.nack(cds, List.of(), "cluster outbound|9080||x: bad lb policy");
-            assertNull(c.next(NOTHING_MORE), "no re-send of the rejected version");
+            NonceRulesTest.assertNotAnswered(c, "no re-send of the rejected version");
             String syncz = Http.get(http, "/debug/syncz").body();
             assertTrue(syncz.contains("\"lastError\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
             assertTrue(server.server().discovery().connections().stream()
                     .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
             // a stale nonce is ignored
             c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("stale").build(), false);
-            assertNull(c.next(NOTHING_MORE), "stale nonces get no answer");
+            NonceRulesTest.assertNotAnswered(c, "stale nonces get no answer");
         }
     }
 
@@ -376,6 +379,31 @@ class AdsProtocolTest {
             assertEquals(2, ra.getResourcesCount());
             assertEquals(1, rc.getResourcesCount(), "other names: its own response");
             assertTrue(!rc.getNonce().equals(ra.getNonce()));
+        }
+    }
+
+    /**
+     * The Istio agent's workload health reports (istio.v1.HealthInformation) are not xDS
+     * subscriptions (istiod's processRequest takes them before ShouldRespond): an unhealthy one
+     * is no NACK, a healthy one starts no watch, neither is answered.
+     */
+    @Test
+    void healthReportsAreNeitherWatchedNorAnsweredNorRejections() throws Exception {
+        String health = "type.googleapis.com/istio.v1.HealthInformation";
+        long rejectsBefore = AdsProtocol.XDS_REJECTS.value("hds");
+        try (CapturedLog log = new CapturedLog(DiscoveryServer.class);
+             AdsClient c = sidecar("health-reporter")) {
+            c.subscribe(health, List.of()); // healthy
+            // unhealthy: the agent sets the error detail, with no nonce (nothing was sent for this type)
+            c.nack(DiscoveryResponse.newBuilder().setTypeUrl(health).build(), List.of(), "readiness probe failed");
+            // requests are taken in order: the next answer is the one to this CDS subscription
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            DiscoveryResponse next = c.next(WAIT);
+            assertEquals(TypeUrls.CLUSTER, next.getTypeUrl(), "a health report was answered");
+            assertEquals(rejectsBefore, AdsProtocol.XDS_REJECTS.value("hds"), "a health report is no rejection");
+            assertFalse(log.has("xDS NACK"), log.lines().toString());
+            assertFalse(server.server().discovery().debugConnection("health-reporter.default").orElseThrow().watches()
+                    .containsKey(health), "a health report starts no watch");
         }
     }
 }

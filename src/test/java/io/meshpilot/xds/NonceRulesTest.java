@@ -3,7 +3,6 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
@@ -41,8 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NonceRulesTest {
     static final Duration WAIT = Duration.ofSeconds(20);
-    /** Long enough for an answer the server would have sent to arrive. */
-    static final Duration NOTHING_MORE = Duration.ofMillis(1500);
     static final String REVIEWS = "outbound|9080||reviews.default.svc.cluster.local";
     static final String RATINGS = "outbound|9080||ratings.default.svc.cluster.local";
     /** A nonce this server never sent: the last one another replica sent the client. */
@@ -55,10 +52,12 @@ class NonceRulesTest {
 
     @BeforeAll
     static void start() throws Exception {
-        first = TestServers.start(withBookinfo(dir.resolve("first")));
+        // syncz over plaintext ADS: debug authorization off (DebugXdsAuthorizationTest covers it on)
+        Map<String, String> env = Map.of("ENABLE_DEBUG_ENDPOINT_AUTH", "false");
+        first = TestServers.start(withBookinfo(dir.resolve("first")), env);
         // one Helidon host per JVM: the second replica serves gRPC only, which is all its clients use
         second = MeshPilotServer.startGrpcOnly(TestServers.args(TestServers.flags(withBookinfo(dir.resolve("second"))),
-                Map.of()));
+                env));
     }
 
     private static Path withBookinfo(Path home) throws java.io.IOException {
@@ -78,6 +77,17 @@ class NonceRulesTest {
 
     static AdsClient sidecar(MeshPilotServer server, String name) {
         return new AdsClient(server.ports().get("grpc"), nodeId(name), Map.of("NAMESPACE", "default", "ISTIO_VERSION", "1.28.0"));
+    }
+
+    /**
+     * Asserts that the requests sent so far got no answer: a syncz request goes after them, and
+     * the stream takes requests in order, so an answer they got would come before syncz's.
+     */
+    static void assertNotAnswered(AdsClient c, String why) throws InterruptedException {
+        c.subscribe(TypeUrls.DEBUG_SYNCZ, List.of());
+        DiscoveryResponse next = c.next(WAIT);
+        assertNotNull(next, "no syncz answer");
+        assertEquals(TypeUrls.DEBUG_SYNCZ, next.getTypeUrl(), why + ": answered " + next.getTypeUrl());
     }
 
     static String nodeId(String name) {
@@ -109,7 +119,7 @@ class NonceRulesTest {
             assertEquals(REVIEWS, eds.getResources(0).unpack(ClusterLoadAssignment.class).getClusterName());
             c.ack(cds, List.of());
             c.ack(eds, List.of(REVIEWS));
-            assertNull(c.next(NOTHING_MORE), "the ACKs of the answers are not answered");
+            assertNotAnswered(c, "the ACKs of the answers are not answered");
             assertTrue(connection(first, "stale-first").watches().values().stream().allMatch(Connection.Watch::synced));
         }
     }
@@ -145,7 +155,7 @@ class NonceRulesTest {
             // the NACK of a response sent before the last one (istiod records every NACK)
             c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("an-earlier-nonce")
                     .setErrorDetail(Status.newBuilder().setCode(3).setMessage("cluster x: late rejection")).build(), false);
-            assertNull(c.next(NOTHING_MORE), "a NACK is not answered");
+            assertNotAnswered(c, "a NACK is not answered");
             String syncz = Http.get(first.ports().get("http"), "/debug/syncz").body();
             assertTrue(syncz.contains("\"lastError\":\"cluster x: late rejection\""), syncz);
         }
@@ -158,7 +168,7 @@ class NonceRulesTest {
             DiscoveryResponse eds = c.await(TypeUrls.ENDPOINT, WAIT);
             c.ack(eds, List.of(REVIEWS));
             c.ack(eds, List.of());
-            assertNull(c.next(NOTHING_MORE), "an unsubscription is not answered");
+            assertNotAnswered(c, "an unsubscription is not answered");
             assertFalse(connection(first, "unsubscriber").watches().containsKey(TypeUrls.ENDPOINT));
         }
     }
@@ -170,7 +180,7 @@ class NonceRulesTest {
             DiscoveryResponse eds = c.await(TypeUrls.ENDPOINT, WAIT);
             c.ack(eds, List.of(REVIEWS, RATINGS));
             c.ack(eds, List.of(REVIEWS));
-            assertNull(c.next(NOTHING_MORE), "Envoy needs nothing for a cluster it dropped");
+            assertNotAnswered(c, "Envoy needs nothing for a cluster it dropped");
             assertEquals(Set.of(REVIEWS), connection(first, "narrower").watches().get(TypeUrls.ENDPOINT).names());
             c.ack(eds, List.of(REVIEWS, RATINGS));
             DiscoveryResponse again = c.await(TypeUrls.ENDPOINT, WAIT);
@@ -187,7 +197,7 @@ class NonceRulesTest {
             c.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS));
             DiscoveryResponse eds = c.await(TypeUrls.ENDPOINT, WAIT);
             c.ack(eds, List.of(REVIEWS));
-            assertNull(c.next(NOTHING_MORE));
+            assertNotAnswered(c, "the EDS ACK");
             c.subscribe(TypeUrls.CLUSTER, List.of()); // no nonce: CDS starts again
             c.ack(c.await(TypeUrls.CLUSTER, WAIT), List.of());
             c.ack(eds, List.of(REVIEWS));
@@ -211,11 +221,11 @@ class NonceRulesTest {
             d.ack(eds);
             // a spontaneous request that subscribes to what is already subscribed changes nothing
             d.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ENDPOINT).addResourceNamesSubscribe(REVIEWS));
-            assertNull(d.next(NOTHING_MORE), "nothing changed: no answer");
+            // and the debug type, answered whatever its nonce, is the next answer: nothing came before it
             d.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.DEBUG_SYNCZ).setResponseNonce("any"));
             DeltaDiscoveryResponse syncz = d.next(WAIT);
             assertNotNull(syncz, "the debug type is answered whatever its nonce");
-            assertEquals(TypeUrls.DEBUG_SYNCZ, syncz.getTypeUrl());
+            assertEquals(TypeUrls.DEBUG_SYNCZ, syncz.getTypeUrl(), "nothing changed: no answer");
             assertFalse(connection(first, "delta-stale").watches().containsKey(TypeUrls.DEBUG_SYNCZ));
         }
     }
@@ -251,7 +261,7 @@ class NonceRulesTest {
                 assertTrue(r.getResourcesCount() > 0, TypeUrls.shortName(s.getKey()));
                 c.ack(r, s.getValue());
             }
-            assertNull(c.next(NOTHING_MORE), "the ACKs are not answered");
+            assertNotAnswered(c, "the ACKs are not answered");
             Connection con = connection(second, "mover");
             assertEquals(subscribed.keySet(), con.watches().keySet());
             assertTrue(con.watches().values().stream().allMatch(Connection.Watch::synced), "every type ACKed");

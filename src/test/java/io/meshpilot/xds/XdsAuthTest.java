@@ -76,17 +76,49 @@ public class XdsAuthTest {
 
     static io.grpc.Channel withIdentity(ManagedChannel channel, String identity) {
         io.grpc.Metadata md = new io.grpc.Metadata();
-        md.put(io.grpc.Metadata.Key.of("x-identity", io.grpc.Metadata.ASCII_STRING_MARSHALLER), identity);
+        md.put(IDENTITY_HEADER, identity);
         return io.grpc.ClientInterceptors.intercept(channel, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md));
     }
 
     static ManagedChannel tls(int port, ServingCertificate cert, boolean clientCert) throws Exception {
+        return tlsBuilder(port, cert, clientCert).build();
+    }
+
+    /** TLS to the secure port, every call claiming {@code identity} to {@link #registerHeaderAuthenticator}'s authenticator. */
+    static ManagedChannel tlsAs(int port, ServingCertificate cert, String identity) throws Exception {
+        io.grpc.Metadata md = new io.grpc.Metadata();
+        md.put(IDENTITY_HEADER, identity);
+        return tlsBuilder(port, cert, false).intercept(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md)).build();
+    }
+
+    private static NettyChannelBuilder tlsBuilder(int port, ServingCertificate cert, boolean clientCert) throws Exception {
         var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
         var ssl = GrpcSslContexts.forClient().trustManager(chain);
         if (clientCert) {
             ssl.keyManager(cert.privateKey(), chain);
         }
-        return NettyChannelBuilder.forAddress("127.0.0.1", port).sslContext(ssl.build()).build();
+        return NettyChannelBuilder.forAddress("127.0.0.1", port).sslContext(ssl.build());
+    }
+
+    private static final io.grpc.Metadata.Key<String> IDENTITY_HEADER =
+            io.grpc.Metadata.Key.of("x-identity", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+
+    /**
+     * An authenticator that takes the caller's identity from a header (what the CA issue's
+     * token authenticator will stand for): any identity a test needs, over real TLS.
+     */
+    static void registerHeaderAuthenticator(MeshPilotServer server) {
+        server.server().authenticators().register(new Authenticator() {
+            @Override
+            public String type() {
+                return "HeaderAuthenticator";
+            }
+
+            @Override
+            public java.util.Optional<Caller> authenticate(CallPeer peer, java.util.function.Function<String, String> h) {
+                return java.util.Optional.ofNullable(h.apply(IDENTITY_HEADER.name())).map(id -> new Caller(type(), List.of(id)));
+            }
+        });
     }
 
     @ParameterizedTest
@@ -114,21 +146,8 @@ public class XdsAuthTest {
                             String.valueOf(noSpiffe));
                     assertTrue(server.server().discovery().connections().size() <= 1, "refused streams are not listed");
 
-                    // authorization: an identity of the proxy's namespace (an authenticator the
-                    // CA issue's token authenticator will stand for: identity from a header)
-                    server.server().authenticators().register(new Authenticator() {
-                        @Override
-                        public String type() {
-                            return "HeaderAuthenticator";
-                        }
-
-                        @Override
-                        public java.util.Optional<Caller> authenticate(CallPeer peer,
-                                                                       java.util.function.Function<String, String> h) {
-                            return java.util.Optional.ofNullable(h.apply("x-identity"))
-                                    .map(id -> new Caller(type(), List.of(id)));
-                        }
-                    });
+                    // authorization: an identity of the proxy's namespace
+                    registerHeaderAuthenticator(server);
                     assertTrue(firstAnswer(withIdentity(withoutCert, "spiffe://cluster.local/ns/default/sa/a"), node)
                             instanceof DiscoveryResponse, "an identity of the proxy's namespace is authorized");
                     Object otherNs = firstAnswer(withIdentity(withoutCert, "spiffe://cluster.local/ns/other/sa/a"), node);
