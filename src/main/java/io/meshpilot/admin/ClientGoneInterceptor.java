@@ -14,11 +14,10 @@ import java.lang.System.Logger.Level;
 
 /**
  * A client that leaves before its answer is written (curl piped into head, a scrape that
- * timed out) is not an error of ours: it is one DEBUG line with the request and the cause (and
- * the stack), and the rest of the answer is dropped. DEBUG because any caller can cause it at
- * will and istiod's HTTP server does not log it at all. Left to Jersey, the failed write is an
- * ERROR with a stack of a hundred lines ("An I/O error has occurred while writing a response
- * message entity").
+ * timed out) is not an error of ours: it is logged as one INFO line with the request and the
+ * cause, the stack at DEBUG, and the rest of the answer is dropped. Left to Jersey, the failed
+ * write is an ERROR with a stack of a hundred lines ("An I/O error has occurred while writing
+ * a response message entity"); istiod's HTTP server does not log it at all.
  */
 @Provider
 public class ClientGoneInterceptor implements WriterInterceptor {
@@ -89,8 +88,9 @@ public class ClientGoneInterceptor implements WriterInterceptor {
                 write.run();
             } catch (IOException | UncheckedIOException e) {
                 gone = true;
-                LOG.log(Level.DEBUG, who + ": the client went away before the answer was written: "
-                        + StartupRecorder.oneLine(e), e);
+                LOG.log(Level.INFO, who + ": the client went away before the answer was written: "
+                        + StartupRecorder.oneLine(e));
+                LOG.log(Level.DEBUG, who + ": write failed", e);
             }
         }
     }

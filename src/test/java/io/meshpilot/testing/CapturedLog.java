@@ -10,7 +10,7 @@ import java.util.logging.Logger;
 
 /**
  * The records of one logger (a class's, or a package's and those under it), captured without
- * printing (test logs stay quiet) from INFO up unless told; closing puts the logger back as it was.
+ * printing (test logs stay quiet) from INFO up; closing puts the logger back as it was.
  */
 public final class CapturedLog extends Handler implements AutoCloseable {
     private final Logger logger;
@@ -25,19 +25,10 @@ public final class CapturedLog extends Handler implements AutoCloseable {
 
     /** A logger by name: a library's package ("io.helidon") takes in the records of every logger under it. */
     public CapturedLog(String loggerName) {
-        this(loggerName, Level.INFO);
-    }
-
-    /** A class's records from {@code lowest} up ({@code Level.FINE} for System.Logger's DEBUG). */
-    public CapturedLog(Class<?> source, Level lowest) {
-        this(source.getName(), lowest);
-    }
-
-    private CapturedLog(String loggerName, Level lowest) {
         logger = Logger.getLogger(loggerName);
         level = logger.getLevel();
         parents = logger.getUseParentHandlers();
-        logger.setLevel(lowest);
+        logger.setLevel(Level.INFO);
         logger.setUseParentHandlers(false);
         logger.addHandler(this);
     }
