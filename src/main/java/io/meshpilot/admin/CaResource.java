@@ -1,6 +1,6 @@
 package io.meshpilot.admin;
 
-import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.ca.Pem;
 import io.meshpilot.security.TrustBundle;
 import jakarta.enterprise.context.ApplicationScoped;

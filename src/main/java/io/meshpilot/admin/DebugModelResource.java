@@ -59,7 +59,7 @@ public class DebugModelResource {
     Environment environment;
 
     @Inject
-    io.meshpilot.config.ConfigController configs;
+    io.meshpilot.config.controller.ConfigController configs;
 
     @Inject
     io.meshpilot.xds.DiscoveryServer xds;
@@ -198,7 +198,7 @@ public class DebugModelResource {
     @Produces(MediaType.APPLICATION_JSON)
     public String resourcesz() {
         JsonArray out = new JsonArray();
-        for (io.meshpilot.config.Schema s : configs.schemas().all()) {
+        for (io.meshpilot.config.schema.Schema s : configs.schemas().all()) {
             JsonObject gvk = new JsonObject();
             gvk.addProperty("group", s.gvk().group());
             gvk.addProperty("version", s.gvk().version());

@@ -34,10 +34,10 @@ public class DebugResource {
     Environment environment;
 
     @Inject
-    io.meshpilot.config.ConfigController configs;
+    io.meshpilot.config.controller.ConfigController configs;
 
     @Inject
-    io.meshpilot.registry.ServiceRegistries registries;
+    io.meshpilot.registry.controller.ServiceRegistries registries;
 
     @Inject
     io.meshpilot.xds.DiscoveryServer xds;
@@ -66,7 +66,7 @@ public class DebugResource {
     @Produces(MediaType.APPLICATION_JSON)
     public String configz() {
         java.util.List<io.meshpilot.config.Config> all = new java.util.ArrayList<>();
-        for (io.meshpilot.config.Schema s : configs.schemas().all()) {
+        for (io.meshpilot.config.schema.Schema s : configs.schemas().all()) {
             all.addAll(configs.store().list(s.kind(), null));
         }
         return io.meshpilot.config.ConfigJson.toJson(all).toString();

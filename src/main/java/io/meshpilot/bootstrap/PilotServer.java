@@ -1,14 +1,14 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
-import io.meshpilot.kube.NamespaceController;
-import io.meshpilot.kube.multicluster.RemoteSecretController;
+import io.meshpilot.security.kube.NamespaceController;
+import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -22,15 +22,15 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;
 import io.meshpilot.monitoring.RegistryGeneration;
-import io.meshpilot.registry.ServiceRegistries;
+import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.kube.DiscoverySelectors;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.kube.KubeJwtAuthenticator;
 import io.meshpilot.security.kube.NodeAuthorizer;
 import io.meshpilot.security.CaOptions;
-import io.meshpilot.security.CaSetup;
+import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.SignerServing;
-import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.ra.KubernetesRa;
 import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.security.ServingCertificate;
@@ -329,7 +329,7 @@ public final class PilotServer implements AutoCloseable {
      * is applied anywhere.
      */
     private void initConfigValidation() {
-        webhooks.add(new ValidationWebhook(configs.parser(), io.meshpilot.config.Schemas.PILOT));
+        webhooks.add(new ValidationWebhook(configs.parser(), io.meshpilot.config.schema.Schemas.PILOT));
     }
 
     private void initDiscoveryServer() {
@@ -473,7 +473,7 @@ public final class PilotServer implements AutoCloseable {
      */
     private io.meshpilot.kube.leaderelection.LeaderElection election(String name) {
         return new io.meshpilot.kube.leaderelection.LeaderElection(kubeClient.apiClient(), args.namespace(), name,
-                args.kube().identity(), io.meshpilot.kube.leaderelection.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
+                args.kube().identity(), io.meshpilot.kube.ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
                 args.features().prioritizedLeaderElection()
                         ? new io.meshpilot.kube.leaderelection.RevisionPriority(args.revision(),
                                 new io.meshpilot.kube.leaderelection.DefaultRevision(kubeClient.apiClient()))

@@ -1,6 +1,5 @@
 package io.meshpilot.config;
 
-import io.meshpilot.config.store.ConfigEvent;
 
 /**
  * Which config changes need a push (istiod's needsPush): adds and deletes always; an update

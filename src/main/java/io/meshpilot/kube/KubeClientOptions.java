@@ -29,7 +29,7 @@ public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.tim
     }
 
     public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout) {
-        this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), io.meshpilot.kube.leaderelection.ElectionTimings.ISTIOD_TTL);
+        this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), io.meshpilot.kube.ElectionTimings.ISTIOD_TTL);
     }
 
     public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,

@@ -6,7 +6,7 @@ import io.meshpilot.monitoring.IstioCounter;
 import java.util.function.Supplier;
 
 /** istiod's CA metrics (citadel_server_*), under its names so its dashboards and alerts work. */
-final class CaMetrics {
+public final class CaMetrics {
     static final IstioCounter CSR_COUNT = IstioCounter.of("citadel_server_csr_count",
             "The number of CSRs received by Citadel server.");
     static final IstioCounter SUCCESS = IstioCounter.of("citadel_server_success_cert_issuance_count",
@@ -22,7 +22,7 @@ final class CaMetrics {
     }
 
     /** Expiry times (seconds since the epoch) of the root and of the signing chain. */
-    static void expiryGauges(Supplier<Long> rootExpiry, Supplier<Long> chainExpiry) {
+    public static void expiryGauges(Supplier<Long> rootExpiry, Supplier<Long> chainExpiry) {
         Metrics.getOrCreate(Gauge.builder("citadel_server_root_cert_expiry_timestamp", () -> rootExpiry.get().doubleValue())
                 .description("The unix timestamp, in seconds, when Citadel root cert will expire."));
         Metrics.getOrCreate(Gauge.builder("citadel_server_cert_chain_expiry_timestamp", () -> chainExpiry.get().doubleValue())

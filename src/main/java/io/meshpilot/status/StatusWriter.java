@@ -8,7 +8,7 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
-import io.meshpilot.config.Schema;
+import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.config.validation.Validation;

@@ -2,11 +2,11 @@ package io.meshpilot.webhook;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.FieldValidation;
-import io.meshpilot.config.Schema;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.meshpilot.xds;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.model.Environment;

@@ -1,7 +1,7 @@
 package io.meshpilot.xds;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.Proxy;
@@ -62,7 +62,7 @@ final class XdsStatus {
     /** The first PushContext, once config and registries delivered their initial state. */
     PushContext firstPush() {
         // what the first push carries: every object at its revision now (for distribution status)
-        for (io.meshpilot.config.Schema schema : configs.schemas().all()) {
+        for (io.meshpilot.config.schema.Schema schema : configs.schemas().all()) {
             for (Config c : configs.store().list(schema.kind(), null)) {
                 pushed.put(c.key(), new Pushed(c, 1));
             }

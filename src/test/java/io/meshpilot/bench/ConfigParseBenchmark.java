@@ -1,7 +1,7 @@
 package io.meshpilot.bench;
 
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

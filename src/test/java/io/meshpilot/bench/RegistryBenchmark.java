@@ -6,7 +6,7 @@ import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.api.networking.v1alpha3.WorkloadSelector;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.GroupVersionKind;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.IstioEndpoint;

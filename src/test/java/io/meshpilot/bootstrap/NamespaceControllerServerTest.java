@@ -2,7 +2,7 @@ package io.meshpilot.bootstrap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.meshpilot.kube.NamespaceController;
+import io.meshpilot.security.kube.NamespaceController;
 import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;

@@ -1,5 +1,7 @@
 package io.meshpilot.config;
 
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

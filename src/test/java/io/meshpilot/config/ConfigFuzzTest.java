@@ -1,5 +1,8 @@
 package io.meshpilot.config;
 
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.config.schema.Schemas;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -12,7 +12,7 @@ import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.cli.Main;
 import io.meshpilot.security.CertificateService;
-import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.istiod.IstiodCertificates;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package io.meshpilot.load;
 
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
@@ -35,7 +35,7 @@ public final class FileFanoutTiming {
             RecordingUpdates updates = new RecordingUpdates();
             ServiceEntryRegistry registry = new ServiceEntryRegistry(source, updates, () -> "cluster.local", "Kubernetes");
             long[] handlerNanos = {0};
-            java.util.function.Consumer<io.meshpilot.config.store.ConfigEvent> timed = e -> {
+            java.util.function.Consumer<io.meshpilot.config.ConfigEvent> timed = e -> {
                 long h0 = System.nanoTime();
                 registry.onConfigEvent(e);
                 handlerNanos[0] += System.nanoTime() - h0;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.PushContext;

@@ -9,7 +9,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.config.protocol.Protocol;
@@ -157,7 +157,7 @@ class ServiceEntryRegistryTest {
         assertEquals(2, endpoints("lonely.example").size());
         delete("WorkloadEntry", "shop", "gone");
         assertEquals(List.of(), endpoints("lonely.example"));
-        registry.onConfigEvent(new io.meshpilot.config.store.ConfigEvent(io.meshpilot.config.store.ConfigEvent.Type.DELETE,
+        registry.onConfigEvent(new io.meshpilot.config.ConfigEvent(io.meshpilot.config.ConfigEvent.Type.DELETE,
                 Config.of(new io.meshpilot.config.GroupVersionKind("networking.istio.io", "v1", "WorkloadEntry"), "shop", "gone",
                         io.meshpilot.api.networking.v1alpha3.WorkloadEntry.getDefaultInstance()), null));
         assertEquals(List.of(), endpoints("lonely.example"));

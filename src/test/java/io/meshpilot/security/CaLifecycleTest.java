@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.istiod.IstiodCertificates;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

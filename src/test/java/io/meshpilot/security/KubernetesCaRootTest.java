@@ -1,5 +1,7 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.istiod.CaSetup;
+import io.meshpilot.security.istiod.IstiodCertificates;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.istiod.IstiodCertificates;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
-import io.meshpilot.kube.NamespaceController;
+import io.meshpilot.security.kube.NamespaceController;
 import io.meshpilot.security.ca.Pem;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;

@@ -11,7 +11,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
-import io.meshpilot.config.ConfigController;
+import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Http;

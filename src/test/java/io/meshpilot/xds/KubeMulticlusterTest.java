@@ -18,7 +18,7 @@ import io.grpc.Server;
 import io.grpc.stub.ClientCalls;
 import io.grpc.xds.XdsNameResolverProvider;
 import io.meshpilot.bootstrap.MeshPilotServer;
-import io.meshpilot.kube.multicluster.RemoteSecretController;
+import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;

@@ -20,7 +20,7 @@ import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.model.Proxy;
-import io.meshpilot.security.IstiodCertificates;
+import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.TestCredentials;
 import io.meshpilot.testing.AdsClient;

@@ -1,10 +1,10 @@
 package io.meshpilot.config.file;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schema;
-import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.config.store.MemoryConfigStore;

@@ -5,7 +5,7 @@ import com.google.gson.JsonObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigJson;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.FieldValidation;
 import java.time.Instant;

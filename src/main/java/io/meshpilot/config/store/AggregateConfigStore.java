@@ -1,7 +1,8 @@
 package io.meshpilot.config.store;
 
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.Schema;
+import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.ConfigKey;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -6,7 +6,7 @@ import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigJson;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.config.ConfigKey;

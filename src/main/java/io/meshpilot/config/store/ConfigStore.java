@@ -1,7 +1,7 @@
 package io.meshpilot.config.store;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.Schema;
+import io.meshpilot.config.schema.Schema;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;

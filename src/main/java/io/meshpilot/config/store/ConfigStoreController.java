@@ -1,5 +1,6 @@
 package io.meshpilot.config.store;
 
+import io.meshpilot.config.ConfigEvent;
 import java.util.function.Consumer;
 
 /**

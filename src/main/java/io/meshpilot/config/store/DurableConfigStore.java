@@ -1,9 +1,10 @@
 package io.meshpilot.config.store;
 
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schema;
+import io.meshpilot.config.schema.Schema;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;

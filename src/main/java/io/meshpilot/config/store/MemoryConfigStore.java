@@ -1,7 +1,8 @@
 package io.meshpilot.config.store;
 
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.Schema;
+import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
 import io.meshpilot.config.ConfigKey;

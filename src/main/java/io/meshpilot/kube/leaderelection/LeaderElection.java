@@ -1,5 +1,6 @@
 package io.meshpilot.kube.leaderelection;
 
+import io.meshpilot.kube.ElectionTimings;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;

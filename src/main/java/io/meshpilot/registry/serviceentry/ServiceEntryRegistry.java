@@ -4,7 +4,7 @@ package io.meshpilot.registry.serviceentry;
 import io.meshpilot.api.networking.v1alpha3.ServiceEntry;
 import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.IstioEndpoint;

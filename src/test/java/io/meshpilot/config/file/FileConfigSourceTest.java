@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schemas;
-import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.ConfigEvent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;

@@ -9,10 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schemas;
-import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;

@@ -1,14 +1,15 @@
 package io.meshpilot.config.store;
 
+import io.meshpilot.config.ConfigEvent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

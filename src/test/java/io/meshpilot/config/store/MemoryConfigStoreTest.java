@@ -10,7 +10,7 @@ import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.GroupVersionKind;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

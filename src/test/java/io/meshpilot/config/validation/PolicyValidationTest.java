@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.config.Config;
-import io.meshpilot.config.ConfigParser;
+import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;

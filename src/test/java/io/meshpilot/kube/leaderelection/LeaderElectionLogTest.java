@@ -1,5 +1,6 @@
 package io.meshpilot.kube.leaderelection;
 
+import io.meshpilot.kube.ElectionTimings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

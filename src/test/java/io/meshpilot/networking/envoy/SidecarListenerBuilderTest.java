@@ -117,7 +117,7 @@ class SidecarListenerBuilderTest {
             }
         }
         kube.setEndpoints(host, eps);
-        var aggregate = new io.meshpilot.registry.AggregateRegistry();
+        var aggregate = new io.meshpilot.registry.aggregate.AggregateRegistry();
         aggregate.addRegistry(fixture.registry);
         aggregate.addRegistry(kube);
         PushContext push = PushContext.build(aggregate, fixture.store, fixture.updates.index,

@@ -9,8 +9,8 @@ import static io.meshpilot.networking.envoyfilter.EnvoyFilterPatchesTest.proxy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.meshpilot.config.ConfigParser;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.model.EnvoyFilterIndex;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;

@@ -2,7 +2,7 @@ package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpServer;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schemas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;

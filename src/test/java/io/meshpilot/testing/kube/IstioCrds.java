@@ -2,8 +2,8 @@ package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
-import io.meshpilot.config.Schema;
-import io.meshpilot.config.Schemas;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.config.schema.Schemas;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

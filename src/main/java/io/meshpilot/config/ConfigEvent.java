@@ -1,6 +1,5 @@
-package io.meshpilot.config.store;
+package io.meshpilot.config;
 
-import io.meshpilot.config.Config;
 
 /**
  * A change to one object: the old and new values (old is null on ADD, current is the

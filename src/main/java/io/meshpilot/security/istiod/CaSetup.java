@@ -1,5 +1,7 @@
-package io.meshpilot.security;
+package io.meshpilot.security.istiod;
 
+import io.meshpilot.security.CaOptions;
+import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaLoader;
 import io.meshpilot.security.ca.CaMaterial;

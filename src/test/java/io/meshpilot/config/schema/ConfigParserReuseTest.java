@@ -1,5 +1,6 @@
-package io.meshpilot.config;
+package io.meshpilot.config.schema;
 
+import io.meshpilot.config.DocumentError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;

@@ -1,5 +1,8 @@
-package io.meshpilot.kube;
+package io.meshpilot.security.kube;
 
+import io.meshpilot.kube.DiscoveryNamespacesFilter;
+import io.meshpilot.kube.KeyedWorkQueue;
+import io.meshpilot.kube.KubeClient;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;

@@ -1,5 +1,6 @@
-package io.meshpilot.config;
+package io.meshpilot.config.schema;
 
+import io.meshpilot.config.GroupVersionKind;
 import com.google.protobuf.Message;
 import io.meshpilot.config.validation.Validator;
 import java.util.List;

@@ -1,5 +1,9 @@
-package io.meshpilot.config;
+package io.meshpilot.config.schema;
 
+import io.meshpilot.config.Config;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.FieldValidation;
+import io.meshpilot.config.GroupVersionKind;
 import com.google.protobuf.Message;
 import com.google.protobuf.Struct;
 import io.meshpilot.config.validation.Validation;

@@ -1,5 +1,7 @@
-package io.meshpilot.registry;
+package io.meshpilot.registry.aggregate;
 
+import io.meshpilot.registry.RecordingUpdates;
+import io.meshpilot.registry.ServiceEvent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,5 +1,14 @@
-package io.meshpilot.security;
+package io.meshpilot.security.istiod;
 
+import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.CaMetrics;
+import io.meshpilot.security.CaOptions;
+import io.meshpilot.security.CertificateService;
+import io.meshpilot.security.ImpersonationPolicy;
+import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.security.ServingTls;
+import io.meshpilot.security.SignerServing;
+import io.meshpilot.security.TrustBundle;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.model.Environment;
 import io.meshpilot.security.ca.CaMaterial;

@@ -1,5 +1,8 @@
-package io.meshpilot.registry;
+package io.meshpilot.registry.controller;
 
+import io.meshpilot.registry.RegistryUpdates;
+import io.meshpilot.registry.aggregate.AggregateRegistry;
+import io.meshpilot.registry.multicluster.RemoteClusterRegistries;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
 import io.meshpilot.config.store.ConfigStoreController;

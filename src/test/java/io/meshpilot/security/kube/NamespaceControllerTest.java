@@ -1,12 +1,15 @@
-package io.meshpilot.kube;
+package io.meshpilot.security.kube;
 
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.kube.NamespaceSelector;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import io.meshpilot.kube.leaderelection.DefaultRevision;
-import io.meshpilot.kube.leaderelection.ElectionTimings;
+import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.testing.kube.FakeApiServer;

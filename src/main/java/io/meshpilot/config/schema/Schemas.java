@@ -1,5 +1,6 @@
-package io.meshpilot.config;
+package io.meshpilot.config.schema;
 
+import io.meshpilot.config.GroupVersionKind;
 import com.google.protobuf.Message;
 import io.meshpilot.api.extensions.v1alpha1.WasmPlugin;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;

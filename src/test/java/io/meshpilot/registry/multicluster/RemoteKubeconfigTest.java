@@ -1,4 +1,4 @@
-package io.meshpilot.kube.multicluster;
+package io.meshpilot.registry.multicluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

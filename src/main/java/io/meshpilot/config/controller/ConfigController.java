@@ -1,5 +1,12 @@
-package io.meshpilot.config;
+package io.meshpilot.config.controller;
 
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigChanges;
+import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.config.schema.Schemas;
 import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
@@ -8,7 +15,7 @@ import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.kube.CrdConfigStore;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.config.store.AggregateConfigStore;
-import io.meshpilot.config.store.ConfigEvent;
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;

@@ -1,7 +1,8 @@
-package io.meshpilot.registry;
+package io.meshpilot.registry.multicluster;
 
+import io.meshpilot.registry.RegistryUpdates;
+import io.meshpilot.registry.aggregate.AggregateRegistry;
 import io.meshpilot.kube.KubeClient;
-import io.meshpilot.kube.multicluster.RemoteSecretController;
 import io.meshpilot.model.Environment;
 import io.meshpilot.registry.kube.KubeInformers;
 import io.meshpilot.registry.kube.KubeServiceRegistry;
@@ -48,7 +49,7 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
      * @param local       the local Kubernetes registry's options: remote ones differ only in the cluster ID
      * @param syncTimeout PILOT_REMOTE_CLUSTER_TIMEOUT: how long a remote cluster may hold back sync (0: no limit)
      */
-    RemoteClusterRegistries(AggregateRegistry aggregate, RegistryUpdates updates, Environment environment,
+    public RemoteClusterRegistries(AggregateRegistry aggregate, RegistryUpdates updates, Environment environment,
                             KubeServiceRegistry.Options local, Duration syncTimeout) {
         this.aggregate = aggregate;
         this.updates = updates;
@@ -118,15 +119,15 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
         return List.copyOf(byCluster.values());
     }
 
-    void meshChanged() {
+    public void meshChanged() {
         byCluster.values().forEach(KubeServiceRegistry::meshChanged);
     }
 
-    void networksChanged() {
+    public void networksChanged() {
         byCluster.values().forEach(KubeServiceRegistry::networksChanged);
     }
 
-    void close() {
+    public void close() {
         byCluster.values().forEach(KubeServiceRegistry::close);
     }
 }

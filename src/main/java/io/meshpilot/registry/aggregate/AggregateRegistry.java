@@ -1,5 +1,7 @@
-package io.meshpilot.registry;
+package io.meshpilot.registry.aggregate;
 
+import io.meshpilot.registry.ServiceEvent;
+import io.meshpilot.registry.ServiceRegistry;
 import io.meshpilot.model.ServiceDiscovery;
 
 import io.meshpilot.model.Service;

@@ -1,4 +1,4 @@
-package io.meshpilot.kube.leaderelection;
+package io.meshpilot.kube;
 
 import java.time.Duration;
 

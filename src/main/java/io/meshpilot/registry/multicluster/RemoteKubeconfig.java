@@ -1,4 +1,4 @@
-package io.meshpilot.kube.multicluster;
+package io.meshpilot.registry.multicluster;
 
 import io.kubernetes.client.util.KubeConfig;
 import java.io.StringReader;
