@@ -153,6 +153,33 @@ class LayeringTest {
                 .check(mainClasses);
     }
 
+    @Test
+    void registryDoesNotImportXds() {
+        noClasses().that().resideInAPackage("io.meshpilot.registry..")
+                .should().dependOnClassesThat().resideInAPackage("io.meshpilot.xds..")
+                .because("a registry reports service and endpoint changes to listeners; "
+                        + "the wiring in bootstrap connects them to the push path")
+                .check(mainClasses);
+    }
+
+    @Test
+    void onlyCliImportsBootstrap() {
+        noClasses().that().resideOutsideOfPackages("io.meshpilot.bootstrap..", "io.meshpilot.cli..")
+                .should().dependOnClassesThat().resideInAPackage("io.meshpilot.bootstrap..")
+                .because("bootstrap is the roof: it wires every component, so a component "
+                        + "importing it would depend on all the others")
+                .check(mainClasses);
+    }
+
+    @Test
+    void packagesAreFreeOfCycles() {
+        slices().matching("io.meshpilot.(**)")
+                .should().beFreeOfCycles()
+                .because("a cycle between packages at any depth means neither can be understood, "
+                        + "tested or replaced without the other")
+                .check(mainClasses);
+    }
+
     private static void onlyImports(String layer, String reason, String... below) {
         String[] allowed = new String[below.length + 1];
         allowed[0] = layer;

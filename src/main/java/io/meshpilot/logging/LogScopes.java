@@ -39,7 +39,9 @@ public final class LogScopes {
             new Scope("grpcgen", "xDS Generator for Proxyless gRPC", List.of("io.meshpilot.networking.grpcgen"), LogLevel.INFO),
             new Scope("klog", "Kubernetes client library logging", List.of("io.kubernetes"), LogLevel.INFO),
             new Scope("kube", "Kubernetes client messages",
-                    List.of("io.meshpilot.kube", "io.meshpilot.config.kube", "io.meshpilot.registry.kube"), LogLevel.INFO),
+                    List.of("io.meshpilot.kube", "io.meshpilot.config.kube", "io.meshpilot.registry.kube",
+                            "io.meshpilot.registry.multicluster.RemoteSecretController",
+                            "io.meshpilot.registry.multicluster.RemoteKubeconfig", "io.meshpilot.security.kube.NamespaceController"), LogLevel.INFO),
             // istiod's JWKS resolver lives in pilot/pkg/model and logs there
             new Scope("model", "model", List.of("io.meshpilot.model", "io.meshpilot.security.jwt"), LogLevel.INFO),
             new Scope("monitoring", "metrics monitoring", List.of("io.meshpilot.monitoring"), LogLevel.INFO),
