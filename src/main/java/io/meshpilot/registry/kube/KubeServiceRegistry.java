@@ -21,6 +21,7 @@ import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
+import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -564,8 +565,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
                 if (selector == null || selector.isEmpty()) {
                     continue;
                 }
-                if (ServiceWorkloadEntries.matches(selector, w.endpoint().labels()) || (before != null
-                        && ServiceWorkloadEntries.matches(selector, before.endpoint().labels()))) {
+                if (LabelSelector.subsetOf(selector, w.endpoint().labels()) || (before != null
+                        && LabelSelector.subsetOf(selector, before.endpoint().labels()))) {
                     hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
                             options.domainSuffix()));
                 }
