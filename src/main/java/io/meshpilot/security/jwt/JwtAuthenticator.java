@@ -2,6 +2,7 @@ package io.meshpilot.security.jwt;
 
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.BearerToken;
 import java.net.URI;
 import java.security.PublicKey;
 import java.time.Clock;
@@ -42,8 +43,6 @@ import org.jose4j.lang.JoseException;
 public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     /** istiod's name for it (IDTokenAuthenticatorType). */
     public static final String TYPE = "IDTokenAuthenticator";
-    /** Larger tokens are refused before any parsing. */
-    public static final int MAX_TOKEN_CHARS = 64 * 1024;
     /** How far in the future nbf and iat may be (go-oidc's nbf leeway). */
     public static final Duration CLOCK_SKEW = Duration.ofMinutes(5);
     /** Least time between two loads of one issuer's key set. */
@@ -51,7 +50,6 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     /** Bound on fetching a key set or discovery document. */
     public static final Duration FETCH_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final String BEARER = "bearer";
     /** Istio's default, for a mesh config that has none. */
     private static final String DEFAULT_TRUST_DOMAIN = "cluster.local";
     private static final AlgorithmConstraints ALGORITHMS = new AlgorithmConstraints(
@@ -127,20 +125,11 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     @Override
     public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
             throws AuthenticationException {
-        String value = headers.apply("authorization");
-        if (value == null || !isBearer(value)) {
+        Optional<String> bearer = BearerToken.from(headers.apply("authorization"));
+        if (bearer.isEmpty()) {
             return Optional.empty();
         }
-        if (value.length() > MAX_TOKEN_CHARS + BEARER.length() + 1) {
-            throw new AuthenticationException("token too large");
-        }
-        String token = value.substring(BEARER.length()).strip();
-        if (token.isEmpty()) {
-            throw new AuthenticationException("malformed token: empty");
-        }
-        if (token.length() > MAX_TOKEN_CHARS) {
-            throw new AuthenticationException("token too large");
-        }
+        String token = bearer.get();
         ServiceAccount sa;
         try {
             sa = verify(token);
@@ -151,12 +140,6 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         String td = trustDomain.get();
         td = td == null || td.isEmpty() ? DEFAULT_TRUST_DOMAIN : td;
         return Optional.of(new Caller(TYPE, List.of(sa.spiffeId(td))));
-    }
-
-    /** The scheme is case-insensitive (RFC 7235); istiod itself matches "Bearer " exactly. */
-    private static boolean isBearer(String value) {
-        return value.regionMatches(true, 0, BEARER, 0, BEARER.length())
-                && (value.length() == BEARER.length() || value.charAt(BEARER.length()) == ' ');
     }
 
     /** Verifies {@code token} and returns the service account it names. */

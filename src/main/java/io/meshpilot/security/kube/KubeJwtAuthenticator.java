@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1UserInfo;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.BearerToken;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +38,6 @@ public final class KubeJwtAuthenticator implements Authenticator {
     public static final Duration REVIEW_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration CACHE_TTL = Duration.ofSeconds(30);
     static final int CACHE_CAPACITY = 10_000;
-    /** Larger tokens are refused before anything is sent to the API server. */
-    static final int MAX_TOKEN_CHARS = 64 * 1024;
     /** istiod's metadata key naming the cluster whose API server should review the token. */
     static final String CLUSTER_ID_HEADER = "clusterid";
     private static final String SA_GROUP = "system:serviceaccounts";
@@ -81,17 +80,11 @@ public final class KubeJwtAuthenticator implements Authenticator {
     @Override
     public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
             throws AuthenticationException {
-        String value = headers.apply("authorization");
-        if (value == null || !value.startsWith("Bearer ")) {
+        Optional<String> bearer = BearerToken.from(headers.apply("authorization"));
+        if (bearer.isEmpty()) {
             return Optional.empty();
         }
-        String token = value.substring("Bearer ".length()).strip();
-        if (token.isEmpty()) {
-            throw new AuthenticationException("target JWT extraction error: empty bearer token");
-        }
-        if (token.length() > MAX_TOKEN_CHARS) {
-            throw new AuthenticationException("token too large");
-        }
+        String token = bearer.get();
         String cluster = headers.apply(CLUSTER_ID_HEADER);
         if (cluster != null && !cluster.isEmpty() && !cluster.equals(clusterId)) {
             throw new AuthenticationException("client claims to be in cluster \"" + clip(cluster)
