@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * distribution to the proxies, and a proxy's config dump.
  */
 final class XdsStatus {
-    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(XdsStatus.class.getName());
 
     private final Environment environment;
     private final ConfigController configs;
