@@ -1,8 +1,6 @@
 package io.meshpilot.security.jwt;
 
-import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.Authenticator;
-import io.meshpilot.security.BearerToken;
+import io.meshpilot.security.BearerTokenAuthenticator;
 import java.net.URI;
 import java.security.PublicKey;
 import java.time.Clock;
@@ -40,7 +38,7 @@ import org.jose4j.lang.JoseException;
  * <p>Time rules follow go-oidc, istiod's verifier: {@code exp} is required and has no leeway;
  * {@code nbf} (and here also {@code iat}) may be up to {@link #CLOCK_SKEW} in the future.
  */
-public final class JwtAuthenticator implements Authenticator, AutoCloseable {
+public final class JwtAuthenticator implements BearerTokenAuthenticator, AutoCloseable {
     /** istiod's name for it (IDTokenAuthenticatorType). */
     public static final String TYPE = "IDTokenAuthenticator";
     /** How far in the future nbf and iat may be (go-oidc's nbf leeway). */
@@ -123,13 +121,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
-            throws AuthenticationException {
-        Optional<String> bearer = BearerToken.from(headers.apply("authorization"));
-        if (bearer.isEmpty()) {
-            return Optional.empty();
-        }
-        String token = bearer.get();
+    public Caller authenticateToken(String token, Function<String, String> headers) throws AuthenticationException {
         ServiceAccount sa;
         try {
             sa = verify(token);
@@ -139,7 +131,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         String td = trustDomain.get();
         td = td == null || td.isEmpty() ? DEFAULT_TRUST_DOMAIN : td;
-        return Optional.of(new Caller(TYPE, List.of(sa.spiffeId(td))));
+        return new Caller(TYPE, List.of(sa.spiffeId(td)));
     }
 
     /** Verifies {@code token} and returns the service account it names. */

@@ -9,13 +9,10 @@ import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1UserInfo;
-import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.Authenticator;
-import io.meshpilot.security.BearerToken;
+import io.meshpilot.security.BearerTokenAuthenticator;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -31,7 +28,7 @@ import java.util.regex.Pattern;
  * authentication failure saying so, never a pass. Answers are cached briefly
  * ({@link ReviewCache}).
  */
-public final class KubeJwtAuthenticator implements Authenticator {
+public final class KubeJwtAuthenticator implements BearerTokenAuthenticator {
     /** istiod's name for it (KubeJWTAuthenticatorType). */
     public static final String TYPE = "KubeJWTAuthenticator";
     /** Bound on one TokenReview round trip; the agent's own call deadline is longer. */
@@ -78,13 +75,7 @@ public final class KubeJwtAuthenticator implements Authenticator {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
-            throws AuthenticationException {
-        Optional<String> bearer = BearerToken.from(headers.apply("authorization"));
-        if (bearer.isEmpty()) {
-            return Optional.empty();
-        }
-        String token = bearer.get();
+    public Caller authenticateToken(String token, Function<String, String> headers) throws AuthenticationException {
         String cluster = headers.apply(CLUSTER_ID_HEADER);
         if (cluster != null && !cluster.isEmpty() && !cluster.equals(clusterId)) {
             throw new AuthenticationException("client claims to be in cluster \"" + clip(cluster)
@@ -101,8 +92,8 @@ public final class KubeJwtAuthenticator implements Authenticator {
         String td = trustDomain.get();
         td = td == null || td.isEmpty() ? DEFAULT_TRUST_DOMAIN : td;
         KubernetesInfo info = verdict.info();
-        return Optional.of(new Caller(TYPE, List.of("spiffe://" + td + "/ns/" + info.namespace() + "/sa/"
-                + info.serviceAccount()), info));
+        return new Caller(TYPE, List.of("spiffe://" + td + "/ns/" + info.namespace() + "/sa/"
+                + info.serviceAccount()), info);
     }
 
     /**
