@@ -1,9 +1,5 @@
 package io.meshpilot.inject;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRules;
@@ -11,15 +7,20 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.meshpilot.features.HttpLimits;
+import io.meshpilot.kube.admission.AdmissionRequest;
+import io.meshpilot.kube.admission.AdmissionResponse;
+import io.meshpilot.kube.admission.AdmissionReviews;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.util.RequestBodies;
+import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /**
  * {@code POST /inject} (and istiod's {@code /inject/<key>/<value>...} form, which sets the
- * cluster and network of the injected proxy): a Kubernetes AdmissionReview v1 for a Pod in,
- * the AdmissionReview with the JSON Patch out. Counts istiod's four
+ * cluster and network of the injected proxy): a Kubernetes AdmissionReview (v1 or v1beta1,
+ * read and answered by {@link AdmissionReviews}, as the validation webhook's) for a Pod in,
+ * the AdmissionReview with the JSON Patch out; a body that is no review is refused inside a
+ * review, as istiod's toAdmissionResponse. Counts istiod's four
  * {@code sidecar_injection_*_total} metrics, plus
  * {@code meshpilot_sidecar_injection_unsupported_template_total} for pods refused because they
  * ask for a template MeshPilot does not render (counted as failures too).
@@ -67,91 +68,70 @@ public final class InjectWebhook implements HttpService {
             fail(res, Status.BAD_REQUEST_400, "no body found");
             return;
         }
-        JsonObject review;
-        JsonObject request;
+        AdmissionReviews.Review review = null;
+        AdmissionResponse answer;
         try {
-            review = JsonParser.parseString(new String(body, StandardCharsets.UTF_8)).getAsJsonObject();
-            request = review.getAsJsonObject("request");
-            if (request == null || !request.has("object") || !request.get("object").isJsonObject()) {
-                throw new IllegalArgumentException("AdmissionReview has no request.object");
-            }
-        } catch (RuntimeException e) {
-            fail(res, Status.BAD_REQUEST_400, "could not decode body: " + e.getMessage());
-            return;
+            review = AdmissionReviews.decode(new String(body, StandardCharsets.UTF_8));
+            answer = admit(review.request(), path);
+        } catch (AdmissionReviews.UnreadableReview e) {
+            // istiod answers an undecodable review inside a review (toAdmissionResponse), a failure
+            LOG.log(Level.WARNING, "injection request refused: could not decode body: " + e.getMessage());
+            answer = AdmissionResponse.refuse("could not decode body: " + e.getMessage());
         }
-        JsonObject response = new JsonObject();
-        response.add("uid", request.get("uid"));
-        boolean failed = false;
-        try {
-            var outcome = injector.inject(request.getAsJsonObject("object"), string(request, "namespace"), path);
-            switch (outcome.kind()) {
-                case INJECTED -> {
-                    response.addProperty("allowed", true);
-                    response.addProperty("patchType", "JSONPatch");
-                    response.addProperty("patch", Base64.getEncoder().encodeToString(
-                            outcome.patch().toString().getBytes(StandardCharsets.UTF_8)));
-                }
-                case SKIPPED -> {
-                    LOG.log(System.Logger.Level.DEBUG, "skipping injection of " + who(request) + ": " + outcome.message());
-                    SKIP.increment();
-                    response.addProperty("allowed", true);
-                }
-                case UNSUPPORTED_TEMPLATE, FAILED -> {
-                    // istiod logs a refused pod as an error (handleError)
-                    LOG.log(System.Logger.Level.ERROR, "Pod injection failed: " + who(request) + ": " + outcome.message());
-                    if (outcome.kind() == SidecarInjector.Kind.UNSUPPORTED_TEMPLATE) {
-                        UNSUPPORTED_TEMPLATE.increment();
-                    }
-                    failed = true;
-                    response.addProperty("allowed", false);
-                    JsonObject result = new JsonObject();
-                    result.addProperty("message", outcome.message());
-                    response.add("status", result);
-                }
-            }
-            if (!outcome.warnings().isEmpty()) {
-                JsonArray w = new JsonArray();
-                outcome.warnings().forEach(w::add);
-                response.add("warnings", w);
-            }
-        } catch (RuntimeException e) {
-            // refused, as istiod refuses a pod it failed to inject (toAdmissionResponse(err)):
-            // admitted without its sidecar it would run outside mTLS and the mesh's policies
-            LOG.log(System.Logger.Level.ERROR, "injection of " + who(request) + " failed", e);
-            failed = true;
-            response.addProperty("allowed", false);
-            JsonObject result = new JsonObject();
-            result.addProperty("message", "sidecar injection failed: " + e);
-            response.add("status", result);
-        }
-        if (failed) {
+        if (!answer.allowed()) {
             FAILURE.increment();
         }
-        JsonObject out = new JsonObject();
-        out.addProperty("apiVersion", review.has("apiVersion") ? review.get("apiVersion").getAsString() : "admission.k8s.io/v1");
-        out.addProperty("kind", "AdmissionReview");
-        out.add("response", response);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
-        res.send(out.toString().getBytes(StandardCharsets.UTF_8));
+        res.send(AdmissionReviews.encode(review, answer).toString().getBytes(StandardCharsets.UTF_8));
         SUCCESS.increment();
     }
 
-    private static String who(JsonObject request) {
-        JsonObject pod = request.getAsJsonObject("object");
-        String name = Pods.string(pod, "metadata", "name");
-        if (name.isEmpty()) {
-            name = Pods.string(pod, "metadata", "generateName") + "...";
+    private AdmissionResponse admit(AdmissionRequest request, String path) {
+        if (request.object() == null) {
+            return AdmissionResponse.refuse("could not decode body: the AdmissionReview carries no pod (request.object)");
         }
-        return "pod " + string(request, "namespace") + "/" + name;
+        String who = who(request);
+        try {
+            var outcome = injector.inject(request.object(), nonNull(request.namespace()), path);
+            return switch (outcome.kind()) {
+                case INJECTED -> AdmissionResponse.patch(outcome.patch().toString(), outcome.warnings());
+                case SKIPPED -> {
+                    LOG.log(Level.DEBUG, "skipping injection of " + who + ": " + outcome.message());
+                    SKIP.increment();
+                    yield AdmissionResponse.allow(outcome.warnings());
+                }
+                case UNSUPPORTED_TEMPLATE, FAILED -> {
+                    // istiod logs a refused pod as an error (handleError)
+                    LOG.log(Level.ERROR, "Pod injection failed: " + who + ": " + outcome.message());
+                    if (outcome.kind() == SidecarInjector.Kind.UNSUPPORTED_TEMPLATE) {
+                        UNSUPPORTED_TEMPLATE.increment();
+                    }
+                    yield new AdmissionResponse(false, outcome.message(), outcome.warnings(), null);
+                }
+            };
+        } catch (RuntimeException e) {
+            // refused, as istiod refuses a pod it failed to inject (toAdmissionResponse(err)):
+            // admitted without its sidecar it would run outside mTLS and the mesh's policies
+            LOG.log(Level.ERROR, "injection of " + who + " failed: " + e);
+            LOG.log(Level.DEBUG, "injection of " + who + " failure", e);
+            return AdmissionResponse.refuse("sidecar injection failed: " + e);
+        }
     }
 
-    private static String string(JsonObject o, String field) {
-        JsonElement e = o.get(field);
-        return e == null || e.isJsonNull() ? "" : e.getAsString();
+    private static String who(AdmissionRequest request) {
+        String name = Pods.string(request.object(), "metadata", "name");
+        if (name.isEmpty()) {
+            name = Pods.string(request.object(), "metadata", "generateName") + "...";
+        }
+        return "pod " + nonNull(request.namespace()) + "/" + name;
+    }
+
+    private static String nonNull(String s) {
+        return s == null ? "" : s;
     }
 
     private static void fail(ServerResponse res, Status status, String message) {
-        LOG.log(System.Logger.Level.WARNING, "injection request refused: " + message);
+        LOG.log(Level.WARNING, "injection request refused: " + message);
         FAILURE.increment();
         res.status(status).send(message);
     }

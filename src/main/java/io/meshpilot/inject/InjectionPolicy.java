@@ -1,5 +1,6 @@
 package io.meshpilot.inject;
 
+import io.meshpilot.util.LabelSelector;
 import java.util.Map;
 import java.util.Set;
 

@@ -1,5 +1,6 @@
 package io.meshpilot.inject;
 
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -143,15 +144,17 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
                     if (!(r instanceof Map<?, ?> req) || req.get("key") == null || req.get("operator") == null) {
                         throw new IllegalArgumentException(at + ".matchExpressions: each needs key and operator");
                     }
-                    reqs.add(new LabelSelector.Requirement(String.valueOf(req.get("key")), String.valueOf(req.get("operator")),
+                    String key = String.valueOf(req.get("key"));
+                    String operator = String.valueOf(req.get("operator"));
+                    if (!LabelSelector.OPERATORS.contains(operator)) {
+                        throw new IllegalArgumentException(at + ": matchExpressions key " + key + ": operator " + operator
+                                + " is not In, NotIn, Exists or DoesNotExist");
+                    }
+                    reqs.add(new LabelSelector.Requirement(key, operator,
                             new LinkedHashSet<>(strings(req.get("values"), at + ".values"))));
                 }
             }
-            try {
-                out.add(new LabelSelector(labels, reqs));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
-            }
+            out.add(new LabelSelector(labels, reqs));
         }
         return out;
     }

@@ -1,60 +1,31 @@
 package io.meshpilot.inject;
 
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import java.util.Objects;
+import com.google.gson.JsonParser;
+import jakarta.json.Json;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonStructure;
+import java.io.StringReader;
 
 /**
- * The RFC 6902 JSON Patch that turns the pod the API server sent into the injected pod.
- * Changed members of {@code metadata} and {@code spec} are written whole with {@code add}
- * (which replaces an existing member), removed ones with {@code remove}: coarser than
- * istiod's element-wise diff, the same result once applied.
+ * The RFC 6902 JSON Patch that turns the pod the API server sent into the injected pod, as
+ * istiod's createPatch makes it (a diff of the whole pod, member by member and element by
+ * element): JSON-P's diff, so only what injection changed is written.
  */
 final class PodPatch {
     private PodPatch() {
     }
 
     static JsonArray diff(JsonObject original, JsonObject injected) {
-        JsonArray ops = new JsonArray();
-        for (String section : new String[] {"metadata", "spec"}) {
-            JsonElement before = original.get(section);
-            JsonElement after = injected.get(section);
-            if (Objects.equals(before, after)) {
-                continue;
-            }
-            if (before == null || !before.isJsonObject() || after == null || !after.isJsonObject()) {
-                ops.add(op(after == null ? "remove" : "add", "/" + section, after));
-                continue;
-            }
-            JsonObject b = before.getAsJsonObject();
-            JsonObject a = after.getAsJsonObject();
-            for (String k : b.keySet()) {
-                if (!a.has(k)) {
-                    ops.add(op("remove", "/" + section + "/" + escape(k), null));
-                }
-            }
-            for (var e : a.entrySet()) {
-                if (!Objects.equals(b.get(e.getKey()), e.getValue())) {
-                    ops.add(op("add", "/" + section + "/" + escape(e.getKey()), e.getValue()));
-                }
-            }
-        }
-        return ops;
+        var patch = Json.createDiff(toJsonP(original), toJsonP(injected));
+        return JsonParser.parseString(patch.toJsonArray().toString()).getAsJsonArray();
     }
 
-    private static JsonObject op(String name, String path, JsonElement value) {
-        JsonObject o = new JsonObject();
-        o.addProperty("op", name);
-        o.addProperty("path", path);
-        if (value != null) {
-            o.add("value", value);
+    /** The pods are Gson trees everywhere else in the injector; JSON-P reads their text. */
+    private static JsonStructure toJsonP(JsonObject o) {
+        try (JsonReader reader = Json.createReader(new StringReader(o.toString()))) {
+            return reader.read();
         }
-        return o;
-    }
-
-    /** RFC 6901: "~" and "/" in a member name. */
-    static String escape(String key) {
-        return key.replace("~", "~0").replace("/", "~1");
     }
 }

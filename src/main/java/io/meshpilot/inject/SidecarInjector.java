@@ -477,7 +477,7 @@ public final class SidecarInjector {
             if (q != null && q.isJsonObject()) {
                 for (var e : q.getAsJsonObject().entrySet()) {
                     if (e.getValue().isJsonPrimitive()) {
-                        e.setValue(new com.google.gson.JsonPrimitive(Quantity.canonical(e.getValue().getAsString())));
+                        e.setValue(new com.google.gson.JsonPrimitive(ResourceQuantities.canonical(e.getValue().getAsString())));
                     }
                 }
             }

@@ -423,7 +423,7 @@ final class SidecarTemplate {
                 if (q != null && q.isJsonObject()) {
                     JsonObject out = new JsonObject();
                     q.getAsJsonObject().entrySet().stream().filter(e -> !e.getValue().isJsonNull())
-                            .forEach(e -> out.addProperty(e.getKey(), Quantity.canonical(scalar(e.getValue()))));
+                            .forEach(e -> out.addProperty(e.getKey(), ResourceQuantities.canonical(scalar(e.getValue()))));
                     if (!out.isEmpty()) {
                         r.add(kind, out);
                     }
@@ -444,10 +444,10 @@ final class SidecarTemplate {
     private static JsonObject quantities(String cpu, String memory) {
         JsonObject o = new JsonObject();
         if (cpu != null) {
-            o.addProperty("cpu", Quantity.canonical(cpu));
+            o.addProperty("cpu", ResourceQuantities.canonical(cpu));
         }
         if (memory != null) {
-            o.addProperty("memory", Quantity.canonical(memory));
+            o.addProperty("memory", ResourceQuantities.canonical(memory));
         }
         return o;
     }

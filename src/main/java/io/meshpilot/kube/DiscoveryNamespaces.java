@@ -1,5 +1,6 @@
 package io.meshpilot.kube;
 
+import io.meshpilot.util.LabelSelector;
 import java.util.List;
 import java.util.Map;
 
@@ -8,7 +9,7 @@ import java.util.Map;
  * namespaces whose labels match at least one selector are used; with none set, every
  * namespace is.
  */
-public record DiscoveryNamespaces(List<NamespaceSelector> selectors) {
+public record DiscoveryNamespaces(List<LabelSelector> selectors) {
     public static final DiscoveryNamespaces ALL = new DiscoveryNamespaces(List.of());
 
     public DiscoveryNamespaces {

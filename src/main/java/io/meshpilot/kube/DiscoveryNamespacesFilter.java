@@ -7,6 +7,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.HashSet;
 import java.util.List;
@@ -97,7 +98,7 @@ public final class DiscoveryNamespacesFilter {
     }
 
     /** New discoverySelectors: every known namespace is evaluated again. */
-    public void setSelectors(List<NamespaceSelector> selectors) {
+    public void setSelectors(List<LabelSelector> selectors) {
         DiscoveryNamespaces next = new DiscoveryNamespaces(selectors);
         Set<String> selected = new HashSet<>();
         Set<String> deselected = new HashSet<>();

@@ -3,6 +3,7 @@ package io.meshpilot.model;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo;
 import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -111,7 +112,7 @@ public final class EnvoyFilterIndex {
     static boolean attaches(EnvoyFilterWrapper w, Proxy proxy) {
         String gatewayName = proxy.labels().get(GATEWAY_NAME_LABEL);
         if (w.targetRefs().isEmpty()) {
-            return w.selector() == null || proxy.labels().entrySet().containsAll(w.selector().entrySet());
+            return w.selector() == null || LabelSelector.subsetOf(w.selector(), proxy.labels());
         }
         if (gatewayName == null || !w.namespace().equals(proxy.namespace())) {
             return false;

@@ -6,6 +6,7 @@ import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
+import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -247,7 +248,7 @@ public final class PushContext {
         List<Config> own = sidecarsByNamespace.getOrDefault(proxy.namespace(), List.of());
         for (Config c : own) {
             var selector = ((Sidecar) c.spec()).getWorkloadSelector().getLabelsMap();
-            if (!selector.isEmpty() && proxy.labels().entrySet().containsAll(selector.entrySet())) {
+            if (!selector.isEmpty() && LabelSelector.subsetOf(selector, proxy.labels())) {
                 sidecar = c;
                 break;
             }

@@ -1,5 +1,6 @@
 package io.meshpilot.model;
 
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,19 +22,10 @@ public record ServiceInstance(Service service, Port servicePort, IstioEndpoint e
         }
         List<ServiceInstance> out = new ArrayList<>();
         for (IstioEndpoint e : endpoints) {
-            if (e.servicePortName().equals(servicePort.get().name()) && carries(e.labels(), labels)) {
+            if (e.servicePortName().equals(servicePort.get().name()) && LabelSelector.subsetOf(labels, e.labels())) {
                 out.add(new ServiceInstance(service, servicePort.get(), e));
             }
         }
         return out;
-    }
-
-    private static boolean carries(Map<String, String> labels, Map<String, String> wanted) {
-        for (Map.Entry<String, String> w : wanted.entrySet()) {
-            if (!w.getValue().equals(labels.get(w.getKey()))) {
-                return false;
-            }
-        }
-        return true;
     }
 }

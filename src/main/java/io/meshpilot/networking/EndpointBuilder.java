@@ -16,6 +16,7 @@ import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
+import io.meshpilot.util.LabelSelector;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -54,7 +55,7 @@ public final class EndpointBuilder {
         Map<String, Integer> weights = new TreeMap<>();
         java.util.Set<String> seen = new java.util.HashSet<>();
         for (IstioEndpoint e : all) {
-            if (!e.servicePortName().equals(portName) || !matches(subsetLabels, e.labels()) || !e.sentToProxies()) {
+            if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
             }
             if (!seen.add(e.address() + "|" + e.endpointPort())) {
@@ -75,15 +76,6 @@ public final class EndpointBuilder {
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
         return java.util.Optional.of(cla.build());
-    }
-
-    static boolean matches(Map<String, String> selector, Map<String, String> labels) {
-        for (var s : selector.entrySet()) {
-            if (!s.getValue().equals(labels.get(s.getKey()))) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static HealthStatus health(IstioEndpoint.HealthStatus h) {

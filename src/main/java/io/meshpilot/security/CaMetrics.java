@@ -1,8 +1,7 @@
 package io.meshpilot.security;
 
-import io.helidon.metrics.api.Gauge;
-import io.helidon.metrics.api.Metrics;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.monitoring.IstioGauge;
 import java.util.function.Supplier;
 
 /** istiod's CA metrics (citadel_server_*), under its names so its dashboards and alerts work. */
@@ -23,18 +22,18 @@ public final class CaMetrics {
 
     /** Expiry times (seconds since the epoch) of the root and of the signing chain. */
     public static void expiryGauges(Supplier<Long> rootExpiry, Supplier<Long> chainExpiry) {
-        Metrics.getOrCreate(Gauge.builder("citadel_server_root_cert_expiry_timestamp", () -> rootExpiry.get().doubleValue())
-                .description("The unix timestamp, in seconds, when Citadel root cert will expire."));
-        Metrics.getOrCreate(Gauge.builder("citadel_server_cert_chain_expiry_timestamp", () -> chainExpiry.get().doubleValue())
-                .description("The unix timestamp, in seconds, when Citadel cert chain will expire."));
+        IstioGauge.register("citadel_server_root_cert_expiry_timestamp",
+                "The unix timestamp, in seconds, when Citadel root cert will expire.", rootExpiry);
+        IstioGauge.register("citadel_server_cert_chain_expiry_timestamp",
+                "The unix timestamp, in seconds, when Citadel cert chain will expire.", chainExpiry);
         // istiod's derived gauges: the time left, negative once expired
-        Metrics.getOrCreate(Gauge.builder("citadel_server_root_cert_expiry_seconds",
-                        () -> rootExpiry.get() - System.currentTimeMillis() / 1000.0)
-                .description("The time remaining, in seconds, before the root cert will expire. "
-                        + "A negative value indicates the cert is expired."));
-        Metrics.getOrCreate(Gauge.builder("citadel_server_cert_chain_expiry_seconds",
-                        () -> chainExpiry.get() - System.currentTimeMillis() / 1000.0)
-                .description("The time remaining, in seconds, before the Istio Generated cert chain will expire. "
-                        + "A negative value indicates the cert is expired."));
+        IstioGauge.register("citadel_server_root_cert_expiry_seconds",
+                "The time remaining, in seconds, before the root cert will expire. "
+                        + "A negative value indicates the cert is expired.",
+                () -> rootExpiry.get() - System.currentTimeMillis() / 1000.0);
+        IstioGauge.register("citadel_server_cert_chain_expiry_seconds",
+                "The time remaining, in seconds, before the Istio Generated cert chain will expire. "
+                        + "A negative value indicates the cert is expired.",
+                () -> chainExpiry.get() - System.currentTimeMillis() / 1000.0);
     }
 }

@@ -1,5 +1,7 @@
 package io.meshpilot.webhook;
 
+import io.meshpilot.kube.admission.AdmissionRequest;
+import io.meshpilot.kube.admission.AdmissionResponse;
 import java.util.List;
 
 /**

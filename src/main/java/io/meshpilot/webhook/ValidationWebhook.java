@@ -7,6 +7,8 @@ import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.FieldValidation;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.kube.admission.AdmissionRequest;
+import io.meshpilot.kube.admission.AdmissionResponse;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;

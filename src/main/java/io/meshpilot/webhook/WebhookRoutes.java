@@ -8,6 +8,8 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.meshpilot.features.HttpLimits;
+import io.meshpilot.kube.admission.AdmissionResponse;
+import io.meshpilot.kube.admission.AdmissionReviews;
 import io.meshpilot.util.RequestBodies;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;

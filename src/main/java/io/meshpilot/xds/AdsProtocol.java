@@ -29,7 +29,7 @@ import java.util.function.Supplier;
  * generator.
  */
 final class AdsProtocol {
-    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(AdsProtocol.class.getName());
     static final IstioCounter XDS_PUSHES = IstioCounter.of("pilot_xds_pushes", "type",
             "Pilot build and send errors for lds, rds, cds and eds.");
     static final IstioCounter XDS_REJECTS = IstioCounter.of("pilot_total_xds_rejects", "type",

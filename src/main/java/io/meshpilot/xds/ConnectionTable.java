@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * series that live as long as a node has a stream.
  */
 final class ConnectionTable {
-    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(ConnectionTable.class.getName());
     /** istiod's pilot_xds{version}: connected streams by the proxy's ISTIO_VERSION ("" when it sends none). */
     static final IstioCounter XDS_CLIENTS = IstioCounter.upDown("pilot_xds", "version",
             "Number of endpoints connected to this pilot using XDS.");

@@ -7,6 +7,7 @@ import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
+import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.DebugAuthorizer;
 import io.meshpilot.security.credentials.CredentialsController;
@@ -127,8 +128,7 @@ public final class DiscoveryServer implements AutoCloseable {
 
     /** istiod's xDS gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
-        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("xds_cache_size",
-                () -> cache.size()).description("Current size of xds cache"));
+        IstioGauge.register("xds_cache_size", "Current size of xds cache", cache::size);
         XdsMetrics.WRITE_TIMEOUTS.exportAtZero();
         XdsMetrics.INTERNAL_ERRORS.exportAtZero();
         status.registerMetrics();

@@ -7,6 +7,7 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
+import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -24,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * distribution to the proxies, and a proxy's config dump.
  */
 final class XdsStatus {
-    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(XdsStatus.class.getName());
 
     private final Environment environment;
     private final ConfigController configs;
@@ -101,10 +102,10 @@ final class XdsStatus {
 
     /** The gauges of the push-status metrics declared so far, and pilot_virt_services. */
     void registerMetrics() {
-        io.helidon.metrics.api.Metrics.getOrCreate(io.helidon.metrics.api.Gauge.builder("pilot_virt_services", () -> {
+        IstioGauge.register("pilot_virt_services", "Total virtual services known to pilot.", () -> {
             PushContext p = pushContext.get();
             return p == null ? 0 : p.virtualServiceCount();
-        }).description("Total virtual services known to pilot."));
+        });
         // live checks declare their metrics too: load them before the gauges are registered
         java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
         pushStatusGauges.registerKnown();

@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  * the index says a full push is needed.
  */
 public final class XdsUpdates implements RegistryUpdates {
-    private static final System.Logger LOG = System.getLogger(DiscoveryServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(XdsUpdates.class.getName());
     static final IstioCounter INBOUND_UPDATES = IstioCounter.of("pilot_inbound_updates", "type",
             "Total number of updates received by pilot.");
     static final IstioCounter PUSH_TRIGGERS = IstioCounter.of("pilot_push_triggers", "type",

@@ -24,6 +24,7 @@ import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -276,7 +277,51 @@ class InjectWebhookServerTest {
         long before = InjectWebhook.FAILURE.value();
         HttpResponse<String> r = post("/inject", "text/plain", "{}");
         assertEquals(415, r.statusCode());
-        assertEquals(400, post("/inject", "application/json", "{\"request\":{}}").statusCode());
+        assertEquals(400, post("/inject", "application/json", "").statusCode());
         assertFalse(InjectWebhook.FAILURE.value() < before + 2);
+    }
+
+    /**
+     * istiod's injector answers a body its decoder cannot read as an AdmissionReview with a
+     * refusal inside a 200 AdmissionReview (toAdmissionResponse), as the validation webhook
+     * does: both read reviews with one codec, so they refuse in the same words.
+     */
+    @Test
+    void aBodyThatIsNoAdmissionReviewIsRefusedInsideAReviewAsTheValidationWebhookRefusesIt() throws Exception {
+        JsonObject notAReview = JsonParser.parseString(review("u-1", SidecarInjectionTableTest.hello())).getAsJsonObject();
+        notAReview.addProperty("kind", "Pod");
+        for (String body : List.of("{\"request\":{}}", "[1, 2]", "{not json", notAReview.toString())) {
+            long failures = InjectWebhook.FAILURE.value();
+            JsonObject fromInject = response(post("/inject", "application/json", body));
+            JsonObject fromValidate = response(post("/validate", "application/json", body));
+            assertFalse(fromInject.get("allowed").getAsBoolean(), body);
+            assertNull(fromInject.get("patch"), body);
+            String message = fromInject.getAsJsonObject("status").get("message").getAsString();
+            assertTrue(message.startsWith("could not decode body: "), message);
+            assertEquals(fromValidate.getAsJsonObject("status").get("message").getAsString(), message, body);
+            assertEquals(failures + 1, InjectWebhook.FAILURE.value(), "counted as a failure, as istiod's handleError");
+        }
+    }
+
+    @Test
+    void aV1beta1ReviewIsAnsweredInItsOwnVersionWithItsUid() throws Exception {
+        String body = review("u-beta", SidecarInjectionTableTest.hello()).replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1");
+        HttpResponse<String> r = post("/inject", "application/json", body);
+        assertEquals(200, r.statusCode(), r.body());
+        JsonObject review = JsonParser.parseString(r.body()).getAsJsonObject();
+        assertEquals("admission.k8s.io/v1beta1", review.get("apiVersion").getAsString());
+        assertEquals("u-beta", review.getAsJsonObject("response").get("uid").getAsString());
+        assertTrue(review.getAsJsonObject("response").get("allowed").getAsBoolean());
+    }
+
+    @Test
+    void aReviewWithoutAPodIsRefusedWithItsUid() throws Exception {
+        JsonObject review = JsonParser.parseString(review("u-none", SidecarInjectionTableTest.hello())).getAsJsonObject();
+        review.getAsJsonObject("request").remove("object");
+        JsonObject response = response(post("/inject", "application/json", review.toString()));
+        assertEquals("u-none", response.get("uid").getAsString());
+        assertFalse(response.get("allowed").getAsBoolean());
+        assertTrue(response.getAsJsonObject("status").get("message").getAsString().contains("no pod"),
+                response.toString());
     }
 }

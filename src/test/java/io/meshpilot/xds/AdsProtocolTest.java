@@ -391,7 +391,7 @@ class AdsProtocolTest {
     void healthReportsAreNeitherWatchedNorAnsweredNorRejections() throws Exception {
         String health = "type.googleapis.com/istio.v1.HealthInformation";
         long rejectsBefore = AdsProtocol.XDS_REJECTS.value("hds");
-        try (CapturedLog log = new CapturedLog(DiscoveryServer.class);
+        try (CapturedLog log = new CapturedLog(AdsProtocol.class);
              AdsClient c = sidecar("health-reporter")) {
             c.subscribe(health, List.of()); // healthy
             // unhealthy: the agent sets the error detail, with no nonce (nothing was sent for this type)

@@ -7,9 +7,6 @@ import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
-import io.helidon.metrics.api.Counter;
-import io.helidon.metrics.api.Metrics;
-import io.helidon.metrics.api.Tag;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.kube.CrdConfigStore;
@@ -19,12 +16,11 @@ import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;
-import io.meshpilot.monitoring.RegistryGeneration;
+import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,6 +36,12 @@ import java.util.function.Consumer;
  */
 public final class ConfigController implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConfigController.class.getName());
+    /**
+     * Ours, named as Helidon named it when it was a Helidon counter (with {@code _total}), so
+     * queries keep working; labels kind, event (add, update, delete) and push (true, false).
+     */
+    static final IstioCounter EVENTS = IstioCounter.of("meshpilot_config_events_total", List.of("kind", "event", "push"),
+            "Config store events by kind, event and whether they need a push.");
 
     /**
      * Where config comes from.
@@ -259,7 +261,7 @@ public final class ConfigController implements AutoCloseable {
         Config c = e.current() != null ? e.current() : e.old();
         logShadowing(c.key());
         boolean push = ConfigChanges.needsPush(e);
-        eventCounter(c.gvk().kind(), e.type(), push).increment();
+        EVENTS.increment(List.of(c.gvk().kind(), e.type().name().toLowerCase(Locale.ROOT), Boolean.toString(push)));
         LOG.log(Level.DEBUG, () -> "config event=" + e.type() + " config=" + c.key() + " push=" + push);
         if (push) {
             for (Consumer<ConfigEvent> h : pushHandlers) {
@@ -270,32 +272,6 @@ public final class ConfigController implements AutoCloseable {
                 }
             }
         }
-    }
-
-    private record EventSeries(String kind, ConfigEvent.Type type, boolean push) {
-    }
-
-    /** meshpilot_config_events series by labels, for the meter registry of {@link #eventCountersGeneration}. */
-    private final Map<EventSeries, Counter> eventCounters = new ConcurrentHashMap<>();
-    private volatile long eventCountersGeneration = -1;
-
-    /**
-     * The series of one event. Asking Helidon's registry costs ~4 us (builder, tags, a locked
-     * lookup); a file rewrite delivers thousands of events on the one thread whose end starts
-     * the push debounce, so the series are looked up once and kept until the registry changes
-     * (a restarted container in tests), as IstioCounter does.
-     */
-    private Counter eventCounter(String kind, ConfigEvent.Type type, boolean push) {
-        long generation = RegistryGeneration.current();
-        if (generation != eventCountersGeneration) {
-            eventCounters.clear();
-            eventCountersGeneration = generation;
-        }
-        return eventCounters.computeIfAbsent(new EventSeries(kind, type, push), s ->
-                Metrics.getOrCreate(Counter.builder("meshpilot_config_events")
-                        .description("Config store events by kind, event and whether they need a push.")
-                        .tags(List.of(Tag.create("kind", s.kind()), Tag.create("event", s.type().name().toLowerCase(Locale.ROOT)),
-                                Tag.create("push", Boolean.toString(s.push()))))));
     }
 
     /** Called for every change that needs a push. */

@@ -4,6 +4,7 @@ import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +62,6 @@ public final class RequestAuthenticationSelection {
     }
 
     private static boolean selected(RequestAuthentication ra, Map<String, String> labels) {
-        return !ra.hasSelector() || labels.entrySet().containsAll(ra.getSelector().getMatchLabelsMap().entrySet());
+        return !ra.hasSelector() || LabelSelector.subsetOf(ra.getSelector().getMatchLabelsMap(), labels);
     }
 }

@@ -5,6 +5,7 @@ import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -84,6 +85,6 @@ record SelectedPolicies(List<Config> custom, List<Config> deny, List<Config> all
 
     private static boolean selected(AuthorizationPolicy ap, Proxy proxy) {
         return !ap.hasSelector()
-                || proxy.labels().entrySet().containsAll(ap.getSelector().getMatchLabelsMap().entrySet());
+                || LabelSelector.subsetOf(ap.getSelector().getMatchLabelsMap(), proxy.labels());
     }
 }

@@ -40,6 +40,7 @@ import io.meshpilot.api.networking.v1alpha3.StringMatch;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.grpcgen.GrpcStatus;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -161,7 +162,7 @@ public final class HttpRouteTranslator {
         }
         // sourceLabels need the proxy's labels; when the caller does not know them they are not evaluated
         if (ctx.proxyLabels() != null
-                && !ctx.proxyLabels().entrySet().containsAll(m.getSourceLabelsMap().entrySet())) {
+                && !LabelSelector.subsetOf(m.getSourceLabelsMap(), ctx.proxyLabels())) {
             return false;
         }
         return m.getSourceNamespace().isEmpty() || m.getSourceNamespace().equals(ctx.proxyNamespace());

@@ -7,6 +7,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -130,7 +131,7 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
 
     /** Whether {@code gateway}'s selector picks {@code proxy}: every selector label on the proxy (empty: all). */
     static boolean selects(Gateway gateway, Proxy proxy) {
-        return proxy.labels().entrySet().containsAll(gateway.getSelectorMap().entrySet());
+        return LabelSelector.subsetOf(gateway.getSelectorMap(), proxy.labels());
     }
 
     /** Merges the Gateways that select {@code proxy}, oldest first. */

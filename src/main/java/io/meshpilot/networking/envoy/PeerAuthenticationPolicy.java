@@ -4,6 +4,7 @@ import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.util.LabelSelector;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +54,7 @@ public record PeerAuthenticationPolicy(Mode mode, Map<Integer, Mode> ports) {
                 }
             } else if (c.namespace().equals(proxy.namespace()) && !c.namespace().equals(rootNamespace)
                     && workload == null
-                    && proxy.labels().entrySet().containsAll(pa.getSelector().getMatchLabelsMap().entrySet())) {
+                    && LabelSelector.subsetOf(pa.getSelector().getMatchLabelsMap(), proxy.labels())) {
                 // a selector policy in the root namespace is no workload policy (istiod's
                 // ComposePeerAuthentication leaves it out, even for the root namespace's own workloads)
                 workload = c;

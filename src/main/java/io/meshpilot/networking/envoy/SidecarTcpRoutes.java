@@ -15,6 +15,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -116,7 +117,7 @@ final class SidecarTcpRoutes {
         if (!gateways.isEmpty() && !gateways.contains(PushContext.MESH_GATEWAY)) {
             return false;
         }
-        if (!proxy.labels().entrySet().containsAll(sourceLabels.entrySet())) {
+        if (!LabelSelector.subsetOf(sourceLabels, proxy.labels())) {
             return false;
         }
         return sourceNamespace.isEmpty() || sourceNamespace.equals(proxy.namespace());

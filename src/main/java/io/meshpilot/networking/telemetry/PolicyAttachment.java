@@ -3,6 +3,7 @@ package io.meshpilot.networking.telemetry;
 import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.api.type.v1beta1.WorkloadSelector;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.util.LabelSelector;
 import java.util.List;
 
 /**
@@ -34,7 +35,7 @@ public final class PolicyAttachment {
             }
             return false;
         }
-        return proxy.labels().entrySet().containsAll(selector.getMatchLabelsMap().entrySet());
+        return LabelSelector.subsetOf(selector.getMatchLabelsMap(), proxy.labels());
     }
 
     /** A policy's targetRefs, the single targetRef counting as one. */

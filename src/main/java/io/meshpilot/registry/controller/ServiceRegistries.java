@@ -1,10 +1,9 @@
 package io.meshpilot.registry.controller;
 
+import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.aggregate.AggregateRegistry;
 import io.meshpilot.registry.multicluster.RemoteClusterRegistries;
-import io.helidon.metrics.api.Gauge;
-import io.helidon.metrics.api.Metrics;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.KubeClient;
@@ -15,6 +14,7 @@ import io.meshpilot.registry.kube.KubeServiceRegistry;
 import io.meshpilot.registry.memory.MemoryRegistry;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -127,15 +127,12 @@ public final class ServiceRegistries {
 
     /** istiod's pilot_services and istiod_managed_clusters gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
-        Metrics.getOrCreate(Gauge.builder("pilot_services", () -> aggregate.services().size())
-                .description("Total services known to pilot."));
+        IstioGauge.register("pilot_services", "Total services known to pilot.", () -> aggregate.services().size());
         if (remoteClusters != null) {
             // istiod's multicluster gauge: the local cluster and those read through remote Secrets
             for (String type : List.of("local", "remote")) {
-                Metrics.getOrCreate(Gauge.builder("istiod_managed_clusters",
-                                () -> type.equals("local") ? 1 : remoteClusters.registries().size())
-                        .description("Number of clusters managed by istiod")
-                        .tags(List.of(io.helidon.metrics.api.Tag.create("cluster_type", type))));
+                IstioGauge.register("istiod_managed_clusters", "Number of clusters managed by istiod",
+                        Map.of("cluster_type", type), () -> type.equals("local") ? 1 : remoteClusters.registries().size());
             }
         }
     }

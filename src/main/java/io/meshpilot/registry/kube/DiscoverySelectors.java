@@ -1,9 +1,10 @@
 package io.meshpilot.registry.kube;
 
-import io.meshpilot.api.mesh.v1alpha1.LabelSelector;
+import io.meshpilot.api.mesh.v1alpha1.LabelSelectorOrBuilder;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelectorRequirement;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
-import io.meshpilot.kube.NamespaceSelector;
+import io.meshpilot.util.LabelSelector;
+import java.util.LinkedHashSet;
 import java.util.List;
 
 /** {@code meshConfig.discoverySelectors} in the Kubernetes client's terms. */
@@ -11,20 +12,20 @@ public final class DiscoverySelectors {
     private DiscoverySelectors() {
     }
 
-    public static List<NamespaceSelector> of(MeshConfig mesh) {
+    public static List<LabelSelector> of(MeshConfig mesh) {
         return of(mesh.getDiscoverySelectorsList());
     }
 
-    public static List<NamespaceSelector> of(List<LabelSelector> selectors) {
+    public static List<LabelSelector> of(List<? extends LabelSelectorOrBuilder> selectors) {
         return selectors.stream().map(DiscoverySelectors::of).toList();
     }
 
-    private static NamespaceSelector of(LabelSelector s) {
-        return new NamespaceSelector(s.getMatchLabelsMap(), s.getMatchExpressionsList().stream()
+    private static LabelSelector of(LabelSelectorOrBuilder s) {
+        return new LabelSelector(s.getMatchLabelsMap(), s.getMatchExpressionsList().stream()
                 .map(DiscoverySelectors::of).toList());
     }
 
-    private static NamespaceSelector.Requirement of(LabelSelectorRequirement r) {
-        return new NamespaceSelector.Requirement(r.getKey(), r.getOperator(), r.getValuesList());
+    private static LabelSelector.Requirement of(LabelSelectorRequirement r) {
+        return new LabelSelector.Requirement(r.getKey(), r.getOperator(), new LinkedHashSet<>(r.getValuesList()));
     }
 }

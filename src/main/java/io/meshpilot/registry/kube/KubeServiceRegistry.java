@@ -15,12 +15,12 @@ import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
-import io.meshpilot.model.ServiceInstance;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
-import io.meshpilot.registry.ServiceRegistry;
+import io.meshpilot.registry.ServicesByHostname;
+import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -57,7 +57,7 @@ import java.util.function.Supplier;
  * ready become workload instances for the ServiceEntries that select them; WorkloadEntries
  * from the ServiceEntry registry join the Services whose selectors match them.
  */
-public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable {
+public final class KubeServiceRegistry implements ServicesByHostname.Registry, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(KubeServiceRegistry.class.getName());
     public static final String PROVIDER = "Kubernetes";
 
@@ -87,6 +87,7 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     // read from any thread
     private final Map<String, Service> services = new ConcurrentHashMap<>();
     private final Map<String, List<IstioEndpoint>> published = new ConcurrentHashMap<>();
+    private final ServicesByHostname byHostname = new ServicesByHostname(services, published);
     private final Map<String, WorkloadInstance> podWorkloads = new ConcurrentHashMap<>();
     private final PodIndex pods = new PodIndex();
 
@@ -564,8 +565,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
                 if (selector == null || selector.isEmpty()) {
                     continue;
                 }
-                if (ServiceWorkloadEntries.matches(selector, w.endpoint().labels()) || (before != null
-                        && ServiceWorkloadEntries.matches(selector, before.endpoint().labels()))) {
+                if (LabelSelector.subsetOf(selector, w.endpoint().labels()) || (before != null
+                        && LabelSelector.subsetOf(selector, before.endpoint().labels()))) {
                     hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
                             options.domainSuffix()));
                 }
@@ -595,18 +596,8 @@ public final class KubeServiceRegistry implements ServiceRegistry, AutoCloseable
     }
 
     @Override
-    public List<Service> services() {
-        return services.values().stream().sorted(Service.BY_HOST).toList();
-    }
-
-    @Override
-    public Optional<Service> service(String hostname) {
-        return Optional.ofNullable(services.get(hostname));
-    }
-
-    @Override
-    public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
-        return ServiceInstance.select(service, port, labels, published.getOrDefault(service.hostname(), List.of()));
+    public ServicesByHostname byHostname() {
+        return byHostname;
     }
 
     /**

@@ -7,6 +7,7 @@ import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.WorkloadInstance;
+import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,7 +43,7 @@ final class ServiceWorkloadEntries {
         }
         List<IstioEndpoint> out = new ArrayList<>();
         for (WorkloadInstance w : candidates.values()) {
-            if (!matches(selector, w.endpoint().labels())) {
+            if (!LabelSelector.subsetOf(selector, w.endpoint().labels())) {
                 continue;
             }
             for (Port p : svc.ports()) {
@@ -63,14 +64,5 @@ final class ServiceWorkloadEntries {
             }
         }
         return out;
-    }
-
-    static boolean matches(Map<String, String> selector, Map<String, String> labels) {
-        for (Map.Entry<String, String> s : selector.entrySet()) {
-            if (!s.getValue().equals(labels.get(s.getKey()))) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -1,17 +1,13 @@
 package io.meshpilot.registry.memory;
 
-import io.meshpilot.model.ServiceDiscovery;
-
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Service;
-import io.meshpilot.model.ServiceInstance;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
-import io.meshpilot.registry.ServiceRegistry;
+import io.meshpilot.registry.ServicesByHostname;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -20,13 +16,14 @@ import java.util.function.Consumer;
  * A registry whose services and endpoints are set directly (istiod's memory registry), for
  * tests, benchmarks and the "Mock" registry. Reports changes like a real registry.
  */
-public final class MemoryRegistry implements ServiceRegistry {
+public final class MemoryRegistry implements ServicesByHostname.Registry {
     private final String provider;
     private final String cluster;
     private final ShardKey shard;
     private final RegistryUpdates updates;
     private final Map<String, Service> services = new ConcurrentHashMap<>();
     private final Map<String, List<IstioEndpoint>> endpoints = new ConcurrentHashMap<>();
+    private final ServicesByHostname byHostname = new ServicesByHostname(services, endpoints);
     private final List<Consumer<ServiceEvent>> handlers = new CopyOnWriteArrayList<>();
 
     public MemoryRegistry(String provider, String cluster, RegistryUpdates updates) {
@@ -73,18 +70,8 @@ public final class MemoryRegistry implements ServiceRegistry {
     }
 
     @Override
-    public List<Service> services() {
-        return services.values().stream().sorted(Service.BY_HOST).toList();
-    }
-
-    @Override
-    public Optional<Service> service(String hostname) {
-        return Optional.ofNullable(services.get(hostname));
-    }
-
-    @Override
-    public List<ServiceInstance> instances(Service service, int port, Map<String, String> labels) {
-        return ServiceInstance.select(service, port, labels, endpoints.getOrDefault(service.hostname(), List.of()));
+    public ServicesByHostname byHostname() {
+        return byHostname;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.meshpilot.registry.serviceentry;
 
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.util.LabelSelector;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -56,20 +57,11 @@ final class SelectorIndex {
         Set<ConfigKey> out = new HashSet<>(matchAll.getOrDefault(namespace, Set.of()));
         for (Map.Entry<String, String> l : labels.entrySet()) {
             for (ConfigKey se : byPair.getOrDefault(new Pair(namespace, l.getKey(), l.getValue()), Set.of())) {
-                if (matches(selectors.get(se), labels)) {
+                if (LabelSelector.subsetOf(selectors.get(se), labels)) {
                     out.add(se);
                 }
             }
         }
         return out;
-    }
-
-    static boolean matches(Map<String, String> selector, Map<String, String> labels) {
-        for (Map.Entry<String, String> s : selector.entrySet()) {
-            if (!s.getValue().equals(labels.get(s.getKey()))) {
-                return false;
-            }
-        }
-        return true;
     }
 }

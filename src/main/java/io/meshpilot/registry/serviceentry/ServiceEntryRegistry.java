@@ -15,6 +15,7 @@ import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
+import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -298,7 +299,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         List<WorkloadInstance> out = new ArrayList<>();
         for (ConfigKey c : candidates) { // already in key order
             WorkloadInstance w = workloads.get(c);
-            if (w != null && SelectorIndex.matches(selector, w.endpoint().labels())) {
+            if (w != null && LabelSelector.subsetOf(selector, w.endpoint().labels())) {
                 out.add(w);
             }
         }

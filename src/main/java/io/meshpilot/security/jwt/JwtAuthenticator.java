@@ -1,7 +1,6 @@
 package io.meshpilot.security.jwt;
 
-import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.BearerTokenAuthenticator;
 import java.net.URI;
 import java.security.PublicKey;
 import java.time.Clock;
@@ -39,11 +38,9 @@ import org.jose4j.lang.JoseException;
  * <p>Time rules follow go-oidc, istiod's verifier: {@code exp} is required and has no leeway;
  * {@code nbf} (and here also {@code iat}) may be up to {@link #CLOCK_SKEW} in the future.
  */
-public final class JwtAuthenticator implements Authenticator, AutoCloseable {
+public final class JwtAuthenticator implements BearerTokenAuthenticator, AutoCloseable {
     /** istiod's name for it (IDTokenAuthenticatorType). */
     public static final String TYPE = "IDTokenAuthenticator";
-    /** Larger tokens are refused before any parsing. */
-    public static final int MAX_TOKEN_CHARS = 64 * 1024;
     /** How far in the future nbf and iat may be (go-oidc's nbf leeway). */
     public static final Duration CLOCK_SKEW = Duration.ofMinutes(5);
     /** Least time between two loads of one issuer's key set. */
@@ -51,7 +48,6 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     /** Bound on fetching a key set or discovery document. */
     public static final Duration FETCH_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final String BEARER = "bearer";
     /** Istio's default, for a mesh config that has none. */
     private static final String DEFAULT_TRUST_DOMAIN = "cluster.local";
     private static final AlgorithmConstraints ALGORITHMS = new AlgorithmConstraints(
@@ -125,22 +121,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
-            throws AuthenticationException {
-        String value = headers.apply("authorization");
-        if (value == null || !isBearer(value)) {
-            return Optional.empty();
-        }
-        if (value.length() > MAX_TOKEN_CHARS + BEARER.length() + 1) {
-            throw new AuthenticationException("token too large");
-        }
-        String token = value.substring(BEARER.length()).strip();
-        if (token.isEmpty()) {
-            throw new AuthenticationException("malformed token: empty");
-        }
-        if (token.length() > MAX_TOKEN_CHARS) {
-            throw new AuthenticationException("token too large");
-        }
+    public Caller authenticateToken(String token, Function<String, String> headers) throws AuthenticationException {
         ServiceAccount sa;
         try {
             sa = verify(token);
@@ -150,13 +131,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         String td = trustDomain.get();
         td = td == null || td.isEmpty() ? DEFAULT_TRUST_DOMAIN : td;
-        return Optional.of(new Caller(TYPE, List.of(sa.spiffeId(td))));
-    }
-
-    /** The scheme is case-insensitive (RFC 7235); istiod itself matches "Bearer " exactly. */
-    private static boolean isBearer(String value) {
-        return value.regionMatches(true, 0, BEARER, 0, BEARER.length())
-                && (value.length() == BEARER.length() || value.charAt(BEARER.length()) == ' ');
+        return new Caller(TYPE, List.of(sa.spiffeId(td)));
     }
 
     /** Verifies {@code token} and returns the service account it names. */

@@ -9,12 +9,10 @@ import io.kubernetes.client.openapi.models.V1TokenReview;
 import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1UserInfo;
-import io.meshpilot.grpc.CallPeer;
-import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.BearerTokenAuthenticator;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -30,15 +28,13 @@ import java.util.regex.Pattern;
  * authentication failure saying so, never a pass. Answers are cached briefly
  * ({@link ReviewCache}).
  */
-public final class KubeJwtAuthenticator implements Authenticator {
+public final class KubeJwtAuthenticator implements BearerTokenAuthenticator {
     /** istiod's name for it (KubeJWTAuthenticatorType). */
     public static final String TYPE = "KubeJWTAuthenticator";
     /** Bound on one TokenReview round trip; the agent's own call deadline is longer. */
     public static final Duration REVIEW_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration CACHE_TTL = Duration.ofSeconds(30);
     static final int CACHE_CAPACITY = 10_000;
-    /** Larger tokens are refused before anything is sent to the API server. */
-    static final int MAX_TOKEN_CHARS = 64 * 1024;
     /** istiod's metadata key naming the cluster whose API server should review the token. */
     static final String CLUSTER_ID_HEADER = "clusterid";
     private static final String SA_GROUP = "system:serviceaccounts";
@@ -79,19 +75,7 @@ public final class KubeJwtAuthenticator implements Authenticator {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
-            throws AuthenticationException {
-        String value = headers.apply("authorization");
-        if (value == null || !value.startsWith("Bearer ")) {
-            return Optional.empty();
-        }
-        String token = value.substring("Bearer ".length()).strip();
-        if (token.isEmpty()) {
-            throw new AuthenticationException("target JWT extraction error: empty bearer token");
-        }
-        if (token.length() > MAX_TOKEN_CHARS) {
-            throw new AuthenticationException("token too large");
-        }
+    public Caller authenticateToken(String token, Function<String, String> headers) throws AuthenticationException {
         String cluster = headers.apply(CLUSTER_ID_HEADER);
         if (cluster != null && !cluster.isEmpty() && !cluster.equals(clusterId)) {
             throw new AuthenticationException("client claims to be in cluster \"" + clip(cluster)
@@ -108,8 +92,8 @@ public final class KubeJwtAuthenticator implements Authenticator {
         String td = trustDomain.get();
         td = td == null || td.isEmpty() ? DEFAULT_TRUST_DOMAIN : td;
         KubernetesInfo info = verdict.info();
-        return Optional.of(new Caller(TYPE, List.of("spiffe://" + td + "/ns/" + info.namespace() + "/sa/"
-                + info.serviceAccount()), info));
+        return new Caller(TYPE, List.of("spiffe://" + td + "/ns/" + info.namespace() + "/sa/"
+                + info.serviceAccount()), info);
     }
 
     /**

@@ -16,13 +16,14 @@ import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
-import io.meshpilot.kube.NamespaceSelector;
 import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.util.LabelSelector;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -397,7 +398,7 @@ class CrdConfigStoreTest {
 
     // ---- discovery selectors (ENABLE_ENHANCED_RESOURCE_SCOPING)
 
-    static final NamespaceSelector MESH_ON = new NamespaceSelector(Map.of("mesh", "on"), List.of());
+    static final LabelSelector MESH_ON = new LabelSelector(Map.of("mesh", "on"), List.of());
 
     static String namespace(String name, String labels) {
         return "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {%s}}\n".formatted(name, labels);
@@ -408,7 +409,7 @@ class CrdConfigStoreTest {
     }
 
     /** The store over the stand-in, scoped by the client's discovery namespace filter. */
-    void startScopedStore(List<NamespaceSelector> selectors) throws Exception {
+    void startScopedStore(List<LabelSelector> selectors) throws Exception {
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         client.discoveryNamespaces().setSelectors(selectors);
         store = new CrdConfigStore(client, SCHEMAS, new ConfigParser(SCHEMAS), client.discoveryNamespaces());
@@ -482,8 +483,8 @@ class CrdConfigStoreTest {
         assertTrue(served("in", "route") && served("out", "route"));
 
         // selectors by another label: namespace in leaves, out stays
-        client.discoveryNamespaces().setSelectors(List.of(new NamespaceSelector(Map.of(), List.of(
-                new NamespaceSelector.Requirement("team", "In", List.of("a", "b"))))));
+        client.discoveryNamespaces().setSelectors(List.of(new LabelSelector(Map.of(), List.of(
+                new LabelSelector.Requirement("team", "In", Set.of("a", "b"))))));
         assertEquals(ConfigEvent.Type.DELETE, nextEventFor("in", "route").type());
         assertFalse(served("in", "route"));
         assertTrue(served("out", "route"));

@@ -21,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator.AuthenticationException;
 import io.meshpilot.security.Authenticator.Caller;
+import io.meshpilot.security.BearerToken;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -138,12 +139,6 @@ class JwtAuthenticatorTest {
     }
 
     @Test
-    void schemeIsCaseInsensitive() throws Exception {
-        Caller caller = authenticate(authn, "bEaReR " + rs256(c -> { })).orElseThrow();
-        assertEquals(List.of("spiffe://cluster.local/ns/default/sa/sleep"), caller.identities());
-    }
-
-    @Test
     void withoutABearerTokenTheCallerIsNotRecognized() throws Exception {
         assertEquals(Optional.empty(), authn.authenticate(PEER, name -> null));
         assertEquals(Optional.empty(), authenticate(authn, "Basic dXNlcjpwYXNz"));
@@ -152,9 +147,9 @@ class JwtAuthenticatorTest {
 
     @Test
     void emptyBearerTokenIsRejected() {
-        for (String value : List.of("Bearer", "Bearer ", "Bearer    ")) {
+        for (String value : List.of("Bearer ", "Bearer    ")) {
             var e = assertThrows(AuthenticationException.class, () -> authenticate(authn, value));
-            assertEquals("malformed token: empty", e.getMessage());
+            assertEquals("empty bearer token", e.getMessage());
         }
     }
 
@@ -214,7 +209,7 @@ class JwtAuthenticatorTest {
                         "malformed token: header is not a JSON object"),
                 rejects("deeply nested claims", () -> raw("{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", "{\"a\":" + "[".repeat(30_000), "c2ln"),
                         "malformed token: claims are not a JSON object"),
-                rejects("oversized", () -> "a".repeat(JwtAuthenticator.MAX_TOKEN_CHARS + 1), "token too large"),
+                rejects("oversized", () -> "a".repeat(BearerToken.MAX_CHARS + 1), "token too large"),
                 rejects("oversized, valid shape", () -> rs256(c -> c.setClaim("pad", "x".repeat(70_000))), "token too large"),
                 rejects("no identity claims", () -> rs256(c -> c.setSubject("alice")), "no service account identity in token"),
                 rejects("subject with an extra part", () -> rs256(c -> c.setSubject("system:serviceaccount:a:b:c")),

@@ -2,7 +2,6 @@ package io.meshpilot.security.kube;
 
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
-import io.meshpilot.kube.NamespaceSelector;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,6 +12,7 @@ import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.util.LabelSelector;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -150,7 +150,7 @@ class NamespaceControllerTest {
                     && rootCert("fresh").equals(Optional.of("ROOT-2")) && rootCert("istio-system").equals(Optional.of("ROOT-2")));
 
             // discoverySelectors: only labelled namespaces from now on
-            r.client.discoveryNamespaces().setSelectors(List.of(new NamespaceSelector(Map.of("mesh", "enabled"), List.of())));
+            r.client.discoveryNamespaces().setSelectors(List.of(new LabelSelector(Map.of("mesh", "enabled"), List.of())));
             namespace("outside", Map.of());
             namespace("inside", Map.of("mesh", "enabled"));
             await("istio-ca-root-cert in a selected namespace", () -> rootCert("inside").isPresent());

@@ -1,4 +1,4 @@
-package io.meshpilot.webhook;
+package io.meshpilot.kube.admission;
 
 import com.google.gson.JsonObject;
 

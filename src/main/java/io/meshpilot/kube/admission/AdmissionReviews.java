@@ -1,16 +1,21 @@
-package io.meshpilot.webhook;
+package io.meshpilot.kube.admission;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.Set;
 
 /**
  * The AdmissionReview envelope of Kubernetes' admission.k8s.io, versions v1 and v1beta1 (the
  * API server sends the first version the webhook configuration's admissionReviewVersions
  * names; istiod's chart lists both). The answer carries the request's apiVersion and uid.
+ * The one codec of every admission webhook (validation and sidecar injection), so both read
+ * and refuse a review alike; it lives with the Kubernetes client as it is Kubernetes' API and
+ * knows no webhook.
  */
 public final class AdmissionReviews {
     public static final String GROUP = "admission.k8s.io";
@@ -91,8 +96,7 @@ public final class AdmissionReviews {
             r.add("status", status);
         }
         if (response.patch() != null) {
-            r.addProperty("patch", java.util.Base64.getEncoder().encodeToString(
-                    response.patch().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            r.addProperty("patch", Base64.getEncoder().encodeToString(response.patch().getBytes(StandardCharsets.UTF_8)));
             r.addProperty("patchType", "JSONPatch");
         }
         if (!response.warnings().isEmpty()) {
