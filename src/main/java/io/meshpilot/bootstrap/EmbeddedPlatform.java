@@ -15,6 +15,7 @@ import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.xds.DiscoveryServer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -26,6 +27,12 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     @Override
     public KubeClient client() {
         return null;
+    }
+
+    /** Files are read at once: nothing to wait for. */
+    @Override
+    public Duration syncTimeout() {
+        return Duration.ZERO;
     }
 
     @Override

@@ -26,6 +26,7 @@ import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.xds.DiscoveryServer;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -39,6 +40,11 @@ import java.util.function.Supplier;
  */
 record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+
+    @Override
+    public Duration syncTimeout() {
+        return args.kube().syncTimeout();
+    }
 
     @Override
     public MeshConfigMapWatcher meshConfigMap(Environment environment) {

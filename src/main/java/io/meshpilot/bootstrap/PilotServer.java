@@ -113,7 +113,7 @@ public final class PilotServer implements AutoCloseable {
             starts.add(startFunction("config-sync", () -> {
                 // the ServiceEntry registry is synced once the config is, now or (API server down) later
                 configs.onSynced(registries.registries()::configSynced);
-                configs.run(args.kube() == null ? Duration.ZERO : args.kube().syncTimeout());
+                configs.run(platform.syncTimeout());
                 return null;
             }));
             starts.addAll(kube.afterConfigSync());

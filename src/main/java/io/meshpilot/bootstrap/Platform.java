@@ -17,6 +17,7 @@ import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.xds.DiscoveryServer;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -47,6 +48,9 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
 
     /** The Kubernetes client; null in embedded mode. */
     KubeClient client();
+
+    /** How long the start functions wait for the config stores (and informers) to sync. */
+    Duration syncTimeout();
 
     /** The cluster's istio ConfigMap as the mesh config source (not yet started); null when there is none. */
     MeshConfigMapWatcher meshConfigMap(Environment environment);
