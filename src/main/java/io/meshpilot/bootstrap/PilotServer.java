@@ -75,17 +75,16 @@ public final class PilotServer implements AutoCloseable {
         List<AutoCloseable> closeables = new ArrayList<>();
         try {
             recorder.run(Component.ARGS, () -> checkArgs(args, hosting));
-            Environment environment = recorder.build(Component.ENVIRONMENT, Component.ENVIRONMENT.label(), () -> {
+            Environment environment = recorder.build(Component.ENVIRONMENT, () -> {
                 Environment e = new Environment(args.domainSuffix(), args.clusterId());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
-            Platform platform = recorder.build(Component.KUBE_CLIENT, Component.KUBE_CLIENT.label(),
-                    () -> Platform.connect(args, closeables));
-            var mesh = recorder.build(Component.MESH_WATCHERS, Component.MESH_WATCHERS.label(),
+            Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));
+            var mesh = recorder.build(Component.MESH_WATCHERS,
                     () -> ConfigInit.meshWatchers(args, environment, platform, closeables));
-            var certificates = recorder.build(Component.CA, Component.CA.label(),
+            var certificates = recorder.build(Component.CA,
                     () -> CaInit.ca(args, environment, platform, authenticators, grpcServices, closeables));
-            var configs = recorder.build(Component.CONFIG_STORES, Component.CONFIG_STORES.label(),
+            var configs = recorder.build(Component.CONFIG_STORES,
                     () -> ConfigInit.configController(args, environment, platform, readiness, credentials, closeables));
             recorder.run(Component.CONFIG_STORES, "config-validation", () -> WebhookInit.configValidation(configs, webhooks));
             var injector = recorder.build(Component.CONFIG_STORES, "sidecar-injector",
@@ -93,9 +92,8 @@ public final class PilotServer implements AutoCloseable {
             // before the registries: they report to it
             var discovery = recorder.build(Component.DISCOVERY_SERVER, "discovery-init", () -> DiscoveryInit.discoveryServer(
                     args, environment, configs, grpcServices, authenticators, credentials, closeables));
-            var registries = recorder.build(Component.SERVICE_REGISTRIES, Component.SERVICE_REGISTRIES.label(),
-                    () -> RegistryInit.serviceControllers(args, platform, configs, discovery.server(), environment,
-                            readiness, closeables));
+            var registries = recorder.build(Component.SERVICE_REGISTRIES, () -> RegistryInit.serviceControllers(args,
+                    platform, configs, discovery.server(), environment, readiness, closeables));
             recorder.run(Component.DISCOVERY_SERVER, discovery.server()::start);
             recorder.run(Component.DISCOVERY_SERVER, "registry-event-handlers",
                     () -> DiscoveryInit.pushHandlers(discovery, configs, environment, credentials));

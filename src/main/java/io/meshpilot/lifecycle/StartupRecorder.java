@@ -48,6 +48,11 @@ public class StartupRecorder {
         build(component, name, () -> new Built<>(null, action.start()));
     }
 
+    /** The component's main step, building a value. */
+    public <T> T build(Component component, BuildAction<T> action) {
+        return build(component, component.label(), action);
+    }
+
     /** Times a step that builds a value and returns the value; any failure names the component. */
     public <T> T build(Component component, String name, BuildAction<T> action) {
         Instant at = Instant.now();
