@@ -57,7 +57,7 @@ public class ServerResource {
         Map<String, String> addresses = state.addresses();
         state.ports().forEach((name, port) -> listeners.put(name, new Listener(addresses.getOrDefault(name, ""), port)));
         List<ComponentTiming> components = recorder.starts().stream()
-                .map(s -> new ComponentTiming(s.component().label(), s.startedAt().toString(),
+                .map(s -> new ComponentTiming(s.name(), s.startedAt().toString(),
                         Math.round(s.millis() * 10) / 10.0, s.detail() == null ? "" : s.detail()))
                 .toList();
         BuildInfo build = BuildInfo.current();

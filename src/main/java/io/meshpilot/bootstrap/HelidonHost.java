@@ -118,10 +118,10 @@ public class HelidonHost {
         ServerCdiExtension helidon = beanManager.getExtension(ServerCdiExtension.class);
         s.servers().prepareHelidon(helidon);
         // renewed certificates reach Helidon's TLS sockets without closing connections
-        Listeners l = s.args().listeners();
-        boolean helidonSecureGrpc = l.secureGrpc() != null && s.args().grpcTransport() == GrpcTransportKind.HELIDON;
-        s.certificates().addServingListener(cert -> {
-            Tls tls = tls(cert, s.certificates());
+        Listeners l = s.components().args().listeners();
+        boolean helidonSecureGrpc = l.secureGrpc() != null && s.components().args().grpcTransport() == GrpcTransportKind.HELIDON;
+        s.components().certificates().addServingListener(cert -> {
+            Tls tls = tls(cert, s.components().certificates());
             if (helidonSecureGrpc) {
                 helidon.reloadTls(ListenerNames.GRPC_SECURE, tls);
             }
@@ -143,76 +143,76 @@ public class HelidonHost {
 
     @Produces
     Listeners listeners() {
-        return hosted().args().listeners();
+        return hosted().components().args().listeners();
     }
 
     @Produces
     io.meshpilot.inject.SidecarInjector sidecarInjector() {
-        return hosted().sidecarInjector();
+        return hosted().components().sidecarInjector();
     }
 
     @Produces
     PilotFeatures features() {
-        return hosted().args().features();
+        return hosted().components().args().features();
     }
 
     @Produces
     ServerIdentity identity() {
-        return hosted().identity();
+        return hosted().components().identity();
     }
 
     @Produces
     ServerState state() {
-        return hosted().state();
+        return hosted().components().state();
     }
 
     @Produces
     StartupRecorder recorder() {
-        return hosted().recorder();
+        return hosted().components().recorder();
     }
 
     @Produces
     Readiness readiness() {
-        return hosted().readiness();
+        return hosted().components().readiness();
     }
 
     @Produces
     Environment environment() {
-        return hosted().environment();
+        return hosted().components().environment();
     }
 
     @Produces
     MeshWatcher meshWatcher() {
-        return hosted().meshWatcher();
+        return hosted().components().meshWatcher();
     }
 
     @Produces
     IstiodCertificates certificates() {
-        return hosted().certificates();
+        return hosted().components().certificates();
     }
 
     @Produces
     Authenticators authenticators() {
-        return hosted().authenticators();
+        return hosted().components().authenticators();
     }
 
     @Produces
     CredentialsController credentials() {
-        return hosted().credentials();
+        return hosted().components().credentials();
     }
 
     @Produces
     ConfigController configs() {
-        return hosted().configs();
+        return hosted().components().configs();
     }
 
     @Produces
     ServiceRegistries registries() {
-        return hosted().registries();
+        return hosted().components().registries();
     }
 
     @Produces
     DiscoveryServer discovery() {
-        return hosted().discovery();
+        return hosted().components().discovery();
     }
 }

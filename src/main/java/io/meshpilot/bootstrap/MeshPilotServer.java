@@ -145,11 +145,11 @@ public final class MeshPilotServer implements AutoCloseable {
 
     /** Bound port per listener. */
     public Map<String, Integer> ports() {
-        return server.state().ports();
+        return server.components().state().ports();
     }
 
     public PilotArgs args() {
-        return server.args();
+        return server.components().args();
     }
 
     /** Drains (readiness off, gRPC calls may finish up to {@code drain}) then stops everything. */

@@ -3,6 +3,7 @@ package io.meshpilot.bootstrap;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.Listeners;
@@ -60,6 +61,11 @@ public record PilotArgs(
         registries = List.copyOf(registries);
         ignoredArguments = List.copyOf(ignoredArguments);
         clusterAliases = java.util.Map.copyOf(clusterAliases);
+    }
+
+    /** The gRPC transport as the start-up log and {@code /api/v1/server} name it. */
+    public String grpcTransportLabel() {
+        return grpcTransport.name().toLowerCase(Locale.ROOT);
     }
 
     /**

@@ -57,7 +57,7 @@ final class ServerMetrics {
         for (StartupRecorder.ComponentStart s : recorder.starts()) {
             double seconds = s.millis() / 1000.0;
             Metrics.getOrCreate(Gauge.builder("meshpilot_component_start_seconds", () -> seconds)
-                    .tags(List.of(Tag.create("component", s.component().label())))
+                    .tags(List.of(Tag.create("component", s.name())))
                     .description("Time each start-up component took to start, in seconds."));
         }
     }

@@ -13,8 +13,11 @@ import java.util.List;
 public class StartupRecorder {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
 
-    /** One component's start: when, how long, and what it reported. */
-    public record ComponentStart(Component component, Instant startedAt, double millis, String detail) {
+    /**
+     * One timed step: the component it belongs to, its own name (the component's label for
+     * the component's main step), when, how long, and what it reported.
+     */
+    public record ComponentStart(Component component, String name, Instant startedAt, double millis, String detail) {
     }
 
     /** What a component's start reports for its log line. */
@@ -23,34 +26,59 @@ public class StartupRecorder {
         String start() throws Exception;
     }
 
+    /** What a step built, and what it reports for its log line. */
+    public record Built<T>(T value, String detail) {
+    }
+
+    /** A step that builds a value. */
+    @FunctionalInterface
+    public interface BuildAction<T> {
+        Built<T> build() throws Exception;
+    }
+
     private final List<ComponentStart> starts = new ArrayList<>();
     private final Instant createdAt = Instant.now();
 
+    /** The component's main step, named after it. */
     public void run(Component component, StartAction action) {
+        run(component, component.label(), action);
+    }
+
+    public void run(Component component, String name, StartAction action) {
+        build(component, name, () -> new Built<>(null, action.start()));
+    }
+
+    /** The component's main step, building a value. */
+    public <T> T build(Component component, BuildAction<T> action) {
+        return build(component, component.label(), action);
+    }
+
+    /** Times a step that builds a value and returns the value; any failure names the component. */
+    public <T> T build(Component component, String name, BuildAction<T> action) {
         Instant at = Instant.now();
         long t0 = System.nanoTime();
-        String detail;
+        Built<T> built;
         try {
-            detail = action.start();
+            built = action.build();
         } catch (ComponentStartException e) {
             throw e;
         } catch (Exception e) {
             throw new ComponentStartException(component, oneLine(e), e);
         }
-        double ms = (System.nanoTime() - t0) / 1e6;
-        synchronized (starts) {
-            starts.add(new ComponentStart(component, at, ms, detail));
-        }
-        LOG.log(Level.INFO, () -> String.format("component=%s started in %.1f ms%s", component.label(), ms,
-                detail == null || detail.isEmpty() ? "" : ": " + detail));
+        completed(component, name, at, (System.nanoTime() - t0) / 1e6, built.detail());
+        return built.value();
     }
 
-    /** Records a start that was timed by its component (one spanning several observers). */
+    /** Records a step that was timed by its caller (one spanning several steps, or one whose failures pass as they are). */
     public void completed(Component component, Instant at, double ms, String detail) {
+        completed(component, component.label(), at, ms, detail);
+    }
+
+    public void completed(Component component, String name, Instant at, double ms, String detail) {
         synchronized (starts) {
-            starts.add(new ComponentStart(component, at, ms, detail));
+            starts.add(new ComponentStart(component, name, at, ms, detail));
         }
-        LOG.log(Level.INFO, () -> String.format("component=%s started in %.1f ms%s", component.label(), ms,
+        LOG.log(Level.INFO, () -> String.format("component=%s started in %.1f ms%s", name, ms,
                 detail == null || detail.isEmpty() ? "" : ": " + detail));
     }
 

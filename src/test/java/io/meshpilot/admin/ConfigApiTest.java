@@ -206,7 +206,7 @@ public class ConfigApiTest {
 
     @Test
     void configDirChangesShowUpInConfigz() throws Exception {
-        FileConfigSource files = server.server().configs().files();
+        FileConfigSource files = server.server().components().configs().files();
         Path f = dir.resolve("config/extra.yaml");
         Files.writeString(f, vs("extra", "extra.example.com", ""));
         await(files, () -> configzHas("VirtualService", "extra"));
@@ -249,7 +249,7 @@ public class ConfigApiTest {
     @Test
     void onlySpecChangesNeedAPush() throws Exception {
         LinkedBlockingQueue<ConfigEvent> pushes = new LinkedBlockingQueue<>();
-        ConfigController controller = server.server().configs();
+        ConfigController controller = server.server().components().configs();
         java.util.function.Consumer<ConfigEvent> h = pushes::add;
         controller.addPushHandler(h);
         try {
@@ -310,7 +310,7 @@ public class ConfigApiTest {
 
     @Test
     void unknownFieldsInConfigDirFilesAreListedAsWarnings() throws Exception {
-        FileConfigSource files = server.server().configs().files();
+        FileConfigSource files = server.server().components().configs().files();
         Path f = dir.resolve("config/old-route.yaml");
         try {
             Files.writeString(f, oldRoute("old-file"));
@@ -329,7 +329,7 @@ public class ConfigApiTest {
 
     @Test
     void aFileThatHidesAnApiObjectIsReportedWithBothSources() throws Exception {
-        FileConfigSource files = server.server().configs().files();
+        FileConfigSource files = server.server().components().configs().files();
         assertEquals(201, put(BASE + "team-a/twice", vs("twice", "api.example.com", "")).status());
         Path f = dir.resolve("config/twice.yaml");
         try {

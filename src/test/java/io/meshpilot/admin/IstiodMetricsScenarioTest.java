@@ -370,7 +370,7 @@ class IstiodMetricsScenarioTest {
     }
 
     static X509Certificate rootCertificate() throws Exception {
-        String pem = server.server().certificates().trustBundle().pem();
+        String pem = server.server().components().certificates().trustBundle().pem();
         return (X509Certificate) CertificateFactory.getInstance("X.509")
                 .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
     }

@@ -41,7 +41,7 @@ class ConfigAndRegistryChoiceTest {
         assertTrue(f.getMessage().startsWith("kube-client: kubeconfig " + kubeconfig), f.getMessage());
         // nothing of the failed server is left holding the JVM's one HTTP host
         try (MeshPilotServer ok = TestServers.start(dir)) {
-            assertTrue(ok.server().readiness().ready());
+            assertTrue(ok.server().components().readiness().ready());
         }
     }
 
@@ -71,10 +71,10 @@ class ConfigAndRegistryChoiceTest {
                 """);
         Files.writeString(dir.resolve("mesh"), "configSources:\n- address: fs://" + other.toAbsolutePath() + "\n");
         try (MeshPilotServer s = TestServers.start(dir)) {
-            var services = s.server().discovery().currentPushContext().services().keySet();
+            var services = s.server().components().discovery().currentPushContext().services().keySet();
             assertTrue(services.contains("fs.example.com"), services.toString());
             assertFalse(services.contains("dir.example.com"), "configSources win over --configDir, as in istiod");
-            assertEquals(other.toAbsolutePath(), s.server().configs().files().root().toAbsolutePath());
+            assertEquals(other.toAbsolutePath(), s.server().components().configs().files().root().toAbsolutePath());
         }
 
         Files.writeString(dir.resolve("mesh"), "configSources:\n- address: k8s://\n");

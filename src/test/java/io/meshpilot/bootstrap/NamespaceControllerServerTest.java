@@ -52,8 +52,8 @@ class NamespaceControllerServerTest {
                     Map.of("POD_NAME", "istiod-1", "MESHPILOT_LEADER_ELECTION_TTL", "2s")));
             try (MeshPilotServer second = MeshPilotServer.startGrpcOnly(TestServers.args(kubernetesFlags(b, api),
                     Map.of("POD_NAME", "istiod-2", "MESHPILOT_LEADER_ELECTION_TTL", "2s")))) {
-                String root = first.server().certificates().trustBundle().pem();
-                assertEquals(root, second.server().certificates().trustBundle().pem(), "one root for both replicas");
+                String root = first.server().components().certificates().trustBundle().pem();
+                assertEquals(root, second.server().components().certificates().trustBundle().pem(), "one root for both replicas");
                 // the first replica competed alone for a while: it holds the Lease
                 await("istio-ca-root-cert from the leader", () -> rootCert(api, "apps").equals(Optional.of(root)));
                 assertEquals(Optional.of("istiod-1"), holder(api));

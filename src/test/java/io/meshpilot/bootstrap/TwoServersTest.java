@@ -96,8 +96,8 @@ class TwoServersTest {
             assertFalse(second.ports().containsKey("http"), "the gRPC-only server binds no HTTP listener: "
                     + second.ports());
             assertEquals(200, Http.get(first.ports().get("http"), "/ready").status());
-            assertTrue(second.server().readiness().ready(), second.server().readiness().failing().toString());
-            assertNotEquals(first.server().certificates().material().root(), second.server().certificates().material().root(),
+            assertTrue(second.server().components().readiness().ready(), second.server().components().readiness().failing().toString());
+            assertNotEquals(first.server().components().certificates().material().root(), second.server().components().certificates().material().root(),
                     "each server has its own CA");
 
             try (AdsClient proxyA = new AdsClient(grpcA, NODE, Map.of());
@@ -110,7 +110,7 @@ class TwoServersTest {
                 // a change on the second server's config reaches its proxy, not the first server's
                 serviceEntry(b, "gamma.yaml", "gamma.example.com");
                 clustersWith(proxyB, Set.of("beta.example.com", "gamma.example.com"));
-                Set<String> hostsOfFirst = new TreeSet<>(first.server().discovery().currentPushContext().services().keySet());
+                Set<String> hostsOfFirst = new TreeSet<>(first.server().components().discovery().currentPushContext().services().keySet());
                 assertTrue(hostsOfFirst.contains("alpha.example.com"), hostsOfFirst.toString());
                 assertFalse(hostsOfFirst.contains("beta.example.com") || hostsOfFirst.contains("gamma.example.com"),
                         "the first server knows only its own services: " + hostsOfFirst);

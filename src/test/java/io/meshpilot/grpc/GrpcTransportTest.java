@@ -34,8 +34,8 @@ class GrpcTransportTest {
     @ValueSource(strings = {"helidon", "netty"})
     void healthAndPeerOnBothPorts(String transport, @TempDir Path dir) throws Exception {
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(TestServers.flags(dir, "--grpcTransport", transport),
-                java.util.Map.of()), s -> PeerEchoService.register(s.grpcServices()))) {
-            ServingCertificate cert = server.server().certificates().serving();
+                java.util.Map.of()), s -> PeerEchoService.register(s.components().grpcServices()))) {
+            ServingCertificate cert = server.server().components().certificates().serving();
             int plain = server.ports().get("grpc");
             int secure = server.ports().get("grpc-secure");
 
@@ -106,7 +106,7 @@ class GrpcTransportTest {
         java.util.List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--grpcAddr") + 1, "");
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()),
-                s -> PeerEchoService.register(s.grpcServices()))) {
+                s -> PeerEchoService.register(s.components().grpcServices()))) {
             int http = server.ports().get("http");
             assertEquals(http, server.ports().get("grpc"), server.ports().toString());
             assertTrue(server.ports().get("grpc-secure") != http, server.ports().toString());

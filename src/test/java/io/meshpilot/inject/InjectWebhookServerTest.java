@@ -65,7 +65,7 @@ class InjectWebhookServerTest {
      * connecting to loopback.
      */
     static HttpClient tlsClientFor(MeshPilotServer server, String serviceName) throws Exception {
-        String root = server.server().certificates().trustBundle().pem();
+        String root = server.server().components().certificates().trustBundle().pem();
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("root", CertificateFactory.getInstance("X.509")

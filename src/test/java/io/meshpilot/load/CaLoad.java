@@ -91,7 +91,7 @@ public final class CaLoad {
         Map<String, String> env = Map.of("JWT_RULE", rule);
         java.util.logging.Logger.getLogger("io.meshpilot.security").setLevel(java.util.logging.Level.SEVERE);
         try (MeshPilotServer server = MeshPilotServer.start(Main.parseDiscoveryArgs(Arrays.copyOfRange(flags, 1, flags.length), env::get))) {
-            IstiodCertificates certs = server.server().certificates();
+            IstiodCertificates certs = server.server().components().certificates();
             X509Certificate root = certs.material().root();
             PrivateKey caKey = certs.material().signingKey();
             double raw = rawSignaturesPerSecond(caKey, seconds);

@@ -104,8 +104,8 @@ class RegistryServerTest {
 
     @Test
     void aWorkloadEntryIsOneIncrementalEdsPushAndAPortChangeIsFull() throws Exception {
-        DiscoveryServer xds = server.server().discovery();
-        ConfigController configs = server.server().configs();
+        DiscoveryServer xds = server.server().components().discovery();
+        ConfigController configs = server.server().components().configs();
         java.util.concurrent.LinkedBlockingQueue<PushRequest> arrivals = new java.util.concurrent.LinkedBlockingQueue<>();
         List<PushRequest> requests = new CopyOnWriteArrayList<>();
         java.util.function.Consumer<PushRequest> listener = req -> {

@@ -80,8 +80,8 @@ class CaLifecycleTest {
                 "JWT_RULE", Tokens.rule(jwks)))) {
             X509Certificate root = CertificateServiceTest.parse(ossl.read("root-cert.pem"));
             X509Certificate intermediate = CertificateServiceTest.parse(ossl.read("int-cert.pem"));
-            assertEquals(root, server.server().certificates().material().root());
-            assertTrue(server.server().certificates().material().origin().toString().startsWith("plugged-in"));
+            assertEquals(root, server.server().components().certificates().material().root());
+            assertTrue(server.server().components().certificates().material().origin().toString().startsWith("plugged-in"));
 
             ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
             try {
@@ -112,12 +112,12 @@ class CaLifecycleTest {
         Files.createDirectories(dir.resolve("config"));
         X509Certificate first;
         try (MeshPilotServer server = TestServers.start(dir)) {
-            first = server.server().certificates().material().root();
+            first = server.server().components().certificates().material().root();
         }
         Path key = dir.resolve("ca/root-key.pem");
         assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(key)));
         try (MeshPilotServer server = TestServers.start(dir)) {
-            assertEquals(first, server.server().certificates().material().root(), "the same root after a restart");
+            assertEquals(first, server.server().components().certificates().material().root(), "the same root after a restart");
             // and workloads chain to it
             X509Certificate presented = presentedChain(server.ports().get("grpc-secure"), first).getFirst();
             presented.verify(first.getPublicKey());
@@ -139,7 +139,7 @@ class CaLifecycleTest {
         Tokens tokens = new Tokens("k1");
         Path jwks = Files.writeString(dir.resolve("jwks.json"), tokens.jwks());
         try (MeshPilotServer server = TestServers.start(dir, Map.of("XDS_AUTH", "true", "JWT_RULE", Tokens.rule(jwks)))) {
-            X509Certificate root = server.server().certificates().material().root();
+            X509Certificate root = server.server().components().certificates().material().root();
             ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
             try {
                 String node = "sidecar~10.0.0.1~productpage-1.default~default.svc.cluster.local";
@@ -157,7 +157,7 @@ class CaLifecycleTest {
                             .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId(node))
                             .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
                     assertTrue(stream.next(20) instanceof DiscoveryResponse);
-                    assertTrue(server.server().discovery().connections().stream()
+                    assertTrue(server.server().components().discovery().connections().stream()
                             .anyMatch(c -> c.identities().equals(
                                     List.of("spiffe://cluster.local/ns/default/sa/bookinfo-productpage"))),
                             "the identity is stored on the connection");
@@ -194,7 +194,7 @@ class CaLifecycleTest {
         ossl.run("x509", "-req", "-in", "w.csr", "-CA", "extra-cert.pem", "-CAkey", "extra-key.pem",
                 "-set_serial", "7", "-days", "1", "-copy_extensions", "copy", "-out", "w.pem");
         try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport)) {
-            TrustBundle bundle = server.server().certificates().trustBundle();
+            TrustBundle bundle = server.server().components().certificates().trustBundle();
             assertEquals(2, bundle.certificates().size(), bundle.sources().toString());
             assertEquals(List.of("ca", "meshConfig.caCertificates[0]"), bundle.sources());
             assertEquals(CertificateServiceTest.parse(extra), bundle.certificates().get(1));
@@ -223,7 +223,7 @@ class CaLifecycleTest {
         try (MeshPilotServer server = TestServers.start(dir, Map.of("CITADEL_SELF_SIGNED_CA_CERT_TTL", "30s",
                 "CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1s",
                 "CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE", "90"))) {
-            IstiodCertificates certs = server.server().certificates();
+            IstiodCertificates certs = server.server().components().certificates();
             X509Certificate first = certs.material().root();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (certs.material().root().equals(first) && System.nanoTime() < deadline) {

@@ -53,7 +53,7 @@ class CertificateServiceTest {
         Path jwks = Files.writeString(dir.resolve("jwks.json"), tokens.jwks());
         Files.createDirectories(dir.resolve("config"));
         server = TestServers.start(dir, Map.of("JWT_RULE", Tokens.rule(jwks)));
-        root = server.server().certificates().material().root();
+        root = server.server().components().certificates().material().root();
         openssl.write("root.pem", io.meshpilot.security.ca.Pem.certificate(root));
         channel = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
     }
@@ -191,7 +191,7 @@ class CertificateServiceTest {
                 "-keyout", "foreign.key", "-out", "foreign.pem", "-days", "1", "-subj", "/O=foreign",
                 "-addext", "subjectAltName=URI:" + ID);
         // a certificate of ours without a SPIFFE identity: istiod's serving certificate
-        ServingCertificate serving = server.server().certificates().serving();
+        ServingCertificate serving = server.server().components().certificates().serving();
         int secure = server.ports().get("grpc-secure");
         String validToken = token();
 

@@ -71,7 +71,7 @@ class KubeTokenReviewTest {
     /** TLS to the secure port as an agent in the cluster: the serving certificate names istiod's Service, not localhost. */
     static ManagedChannel channel(MeshPilotServer server) throws Exception {
         var ssl = io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
-                .trustManager(server.server().certificates().material().root()).build();
+                .trustManager(server.server().components().certificates().material().root()).build();
         return io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("localhost",
                 server.ports().get("grpc-secure")).overrideAuthority("istiod.istio-system.svc").sslContext(ssl).build();
     }

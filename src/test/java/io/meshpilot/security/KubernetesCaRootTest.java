@@ -327,7 +327,7 @@ class KubernetesCaRootTest {
             closing.add(serverB);
             X509Certificate root = rootInIstioCaSecret();
             for (MeshPilotServer s : List.of(serverA, serverB)) {
-                IstiodCertificates certs = s.server().certificates();
+                IstiodCertificates certs = s.server().components().certificates();
                 assertEquals(root, certs.material().root());
                 certs.serving().certificate().verify(root.getPublicKey());
                 assertEquals(List.of(root), certs.trustBundle().certificates());
@@ -344,7 +344,7 @@ class KubernetesCaRootTest {
         api.apply(cacerts(first, first));
         MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(dir.resolve("s")), Map.of()));
         closing.add(server);
-        IstiodCertificates certs = server.server().certificates();
+        IstiodCertificates certs = server.server().components().certificates();
         X509Certificate firstRoot = Pem.certificatesIn(first.read("root-cert.pem")).getFirst();
         assertEquals(List.of(firstRoot), certs.trustBundle().certificates());
 

@@ -71,7 +71,7 @@ class KubernetesRaTest {
                         "K8S_SIGNER", SIGNER,
                         "MESHPILOT_RA_SIGN_TIMEOUT", "3s"),
                 "--kubeconfig", kubeconfig.toString(), "--registries", "Mock");
-        X509Certificate servingRoot = server.server().certificates().material().root();
+        X509Certificate servingRoot = server.server().components().certificates().material().root();
         // in Kubernetes mode istiod's certificate names its Service only, not localhost
         channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
                 .forAddress("127.0.0.1", server.ports().get("grpc-secure"))

@@ -27,7 +27,7 @@ class OversizedRequestTest {
     void messagesOverTheLimitAreRefusedAndTheConnectionKeepsWorking(String transport, @TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("config"));
         try (MeshPilotServer server = TestServers.start(dir, Map.of(), "--grpcTransport", transport)) {
-            var root = server.server().certificates().material().root();
+            var root = server.server().components().certificates().material().root();
             ManagedChannel ch = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
             try {
                 Object under = CaClient.create(ch, null, CaClient.request("x".repeat(3 * 1024 * 1024), 0));

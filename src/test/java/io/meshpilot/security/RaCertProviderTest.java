@@ -83,7 +83,7 @@ class RaCertProviderTest {
         meshWithSignerRoot();
         try (MeshPilotServer server = TestServers.start(dir, raEnv(), "--kubeconfig", kubeconfig.toString(),
                 "--registries", "Mock")) {
-            IstiodCertificates certs = server.server().certificates();
+            IstiodCertificates certs = server.server().components().certificates();
             X509Certificate ownRoot = certs.material().root();
             assertFalse(ownRoot.equals(signer.root()));
 

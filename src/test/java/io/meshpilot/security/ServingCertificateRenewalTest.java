@@ -39,7 +39,7 @@ class ServingCertificateRenewalTest {
         // a 10 s serving certificate: renewed after about 5 s
         try (MeshPilotServer server = TestServers.start(dir, Map.of("DEFAULT_WORKLOAD_CERT_TTL", "10s", "XDS_AUTH", "false"),
                 "--grpcTransport", transport)) {
-            IstiodCertificates certs = server.server().certificates();
+            IstiodCertificates certs = server.server().components().certificates();
             X509Certificate root = certs.material().root();
             int port = server.ports().get("grpc-secure");
             BigInteger before = CaLifecycleTest.presentedChain(port, root).getFirst().getSerialNumber();

@@ -180,15 +180,15 @@ class KubernetesConfigStatusTest {
 
             // nothing changes: the status is not written again and the status write pushed nothing
             String resourceVersion = vs.getAsJsonObject("metadata").get("resourceVersion").getAsString();
-            long pushVersion = server.server().discovery().currentPushContext().version();
+            long pushVersion = server.server().components().discovery().currentPushContext().version();
             Thread.sleep(10 * 100); // ten status passes
             JsonObject later = virtualService().orElseThrow();
             assertEquals(resourceVersion, later.getAsJsonObject("metadata").get("resourceVersion").getAsString(),
                     "status rewritten although nothing changed: " + status(later));
-            assertEquals(pushVersion, server.server().discovery().currentPushContext().version(),
+            assertEquals(pushVersion, server.server().components().discovery().currentPushContext().version(),
                     "a status write must not push");
-            Config served = server.server().configs().store().get("VirtualService", "test", "echo").orElseThrow();
-            assertEquals(2, server.server().discovery().status(served).count("ACKED"),
+            Config served = server.server().components().configs().store().get("VirtualService", "test", "echo").orElseThrow();
+            assertEquals(2, server.server().components().discovery().status(served).count("ACKED"),
                     "the served revision with its new status still counts as distributed");
 
             // an update: the generation moves, the status follows; its deprecated field is a validation message
@@ -252,9 +252,9 @@ class KubernetesConfigStatusTest {
             Config served;
             do {
                 Thread.sleep(20);
-                served = server.server().configs().store().get("VirtualService", "test", "echo").orElseThrow();
-            } while (server.server().discovery().status(served).count("ACKED") < 1 && System.nanoTime() < deadline);
-            assertEquals(1, server.server().discovery().status(served).count("ACKED"));
+                served = server.server().components().configs().store().get("VirtualService", "test", "echo").orElseThrow();
+            } while (server.server().components().discovery().status(served).count("ACKED") < 1 && System.nanoTime() < deadline);
+            assertEquals(1, server.server().components().discovery().status(served).count("ACKED"));
             Thread.sleep(10 * 100); // ten status passes, had it led
             assertFalse(virtualService().orElseThrow().has("status"), virtualService().orElseThrow().toString());
             assertEquals("istiod-elsewhere", api.get("coordination.k8s.io/v1", "Lease", "istio-system",

@@ -40,7 +40,7 @@ class ValidationWebhookTest {
     @BeforeAll
     static void start() throws Exception {
         server = io.meshpilot.testing.TestServers.start(dir);
-        api = new AdmissionClient(server.server().certificates().trustBundle().pem(), server.ports().get("webhook"));
+        api = new AdmissionClient(server.server().components().certificates().trustBundle().pem(), server.ports().get("webhook"));
     }
 
     @AfterAll

@@ -199,7 +199,7 @@ class WebhookConfigPatcherTest {
     void caBundlePatchedFailClosedOnceServingRepatchedAfterAResetAndABadVirtualServiceRefused() throws Exception {
         try (MeshPilotServer server = startServer()) {
             String root = Base64.getEncoder().encodeToString(
-                    server.server().certificates().trustBundle().pem().getBytes(StandardCharsets.UTF_8));
+                    server.server().components().certificates().trustBundle().pem().getBytes(StandardCharsets.UTF_8));
 
             await("the validator patched with the CA root and failurePolicy Fail", () -> {
                 JsonObject wh = entries(webhookConfig("ValidatingWebhookConfiguration", VALIDATOR)).get(0);
@@ -249,7 +249,7 @@ class WebhookConfigPatcherTest {
         api.admission((operation, group, version, resource, namespace, object, dryRun) -> null);
         try (MeshPilotServer server = startServer()) {
             String root = Base64.getEncoder().encodeToString(
-                    server.server().certificates().trustBundle().pem().getBytes(StandardCharsets.UTF_8));
+                    server.server().components().certificates().trustBundle().pem().getBytes(StandardCharsets.UTF_8));
             await("the validator's caBundle patched", () -> root.equals(
                     caBundle(entries(webhookConfig("ValidatingWebhookConfiguration", VALIDATOR)).get(0))));
             Thread.sleep(500); // several dry runs: none refused

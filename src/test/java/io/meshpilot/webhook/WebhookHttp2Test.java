@@ -50,7 +50,7 @@ class WebhookHttp2Test {
     @BeforeAll
     static void start() throws Exception {
         server = TestServers.start(dir);
-        String pem = server.server().certificates().trustBundle().pem();
+        String pem = server.server().components().certificates().trustBundle().pem();
         api = new AdmissionClient(pem, server.ports().get("webhook"));
         caBundle = Files.writeString(dir.resolve("ca.pem"), pem);
     }

@@ -141,7 +141,7 @@ class AdsProtocolTest {
             NonceRulesTest.assertNotAnswered(c, "no re-send of the rejected version");
             String syncz = Http.get(http, "/debug/syncz").body();
             assertTrue(syncz.contains("\"lastError\":\"cluster outbound|9080||x: bad lb policy\""), syncz);
-            assertTrue(server.server().discovery().connections().stream()
+            assertTrue(server.server().components().discovery().connections().stream()
                     .anyMatch(con -> con.watches().get(TypeUrls.CLUSTER).nackError().contains("bad lb policy")));
             // a stale nonce is ignored
             c.send(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("stale").build(), false);
@@ -175,7 +175,7 @@ class AdsProtocolTest {
             assertEquals(4, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
             assertNull(reviewsWatcher.next(NOTHING_MORE), "only EDS: no CDS, LDS or RDS push");
             assertEquals(before, ratingsWatcher.received().size(), "the ratings watcher got nothing");
-            assertTrue(server.server().configs().store().awaitEventsDelivered(10, TimeUnit.SECONDS));
+            assertTrue(server.server().components().configs().store().awaitEventsDelivered(10, TimeUnit.SECONDS));
         }
     }
 
@@ -218,7 +218,7 @@ class AdsProtocolTest {
             }
             assertTrue(families.get("pilot_xds_push_time").samples().stream().anyMatch(s -> s.name().endsWith("_count")
                     && "cds".equals(s.labels().get("type")) && s.value() >= 2));
-            int virtualServices = server.server().discovery().currentPushContext().virtualServiceCount();
+            int virtualServices = server.server().components().discovery().currentPushContext().virtualServiceCount();
             assertTrue(virtualServices >= 1);
             assertEquals(virtualServices, (int) families.get("pilot_virt_services").samples().get(0).value());
             assertTrue(families.containsKey("pilot_services"));
@@ -402,7 +402,7 @@ class AdsProtocolTest {
             assertEquals(TypeUrls.CLUSTER, next.getTypeUrl(), "a health report was answered");
             assertEquals(rejectsBefore, AdsProtocol.XDS_REJECTS.value("hds"), "a health report is no rejection");
             assertFalse(log.has("xDS NACK"), log.lines().toString());
-            assertFalse(server.server().discovery().debugConnection("health-reporter.default").orElseThrow().watches()
+            assertFalse(server.server().components().discovery().debugConnection("health-reporter.default").orElseThrow().watches()
                     .containsKey(health), "a health report starts no watch");
         }
     }

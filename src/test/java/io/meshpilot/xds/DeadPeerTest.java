@@ -35,7 +35,7 @@ class DeadPeerTest {
         TestServers.copyBookinfo(dir);
         try (MeshPilotServer server = TestServers.start(dir, java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"))) {
             int http = server.ports().get("http");
-            io.meshpilot.grpc.ActiveCalls calls = server.server().grpcServices().activeCalls();
+            io.meshpilot.grpc.ActiveCalls calls = server.server().components().grpcServices().activeCalls();
             String java = ProcessHandle.current().info().command().orElse("java");
             Process holder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
                     StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "100"))
@@ -56,7 +56,7 @@ class DeadPeerTest {
                     left = connections(http);
                 }
                 assertEquals(0, left, transport + ": streams of the killed client still listed after 60 s");
-                assertTrue(server.server().discovery().connections().isEmpty(), transport);
+                assertTrue(server.server().components().discovery().connections().isEmpty(), transport);
                 assertEquals(0, calls.active(), transport + ": gRPC calls of the killed client still open");
                 // what SIGTERM runs: with no call open, the drain ends at once instead of at its deadline
                 assertTrue(server.server().drain(Duration.ofMinutes(5)),
@@ -136,10 +136,10 @@ class DeadPeerTest {
             int http = server.ports().get("http");
             assertEquals(1, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).contains("after 30m"), warnings.get(0));
-            ConnectionSweeper sweeper = server.server().discovery().sweeper()
+            ConnectionSweeper sweeper = server.server().components().discovery().sweeper()
                     .orElseThrow(() -> new AssertionError("no sweep for the streams on Helidon"));
 
-            var cert = server.server().certificates().serving();
+            var cert = server.server().components().certificates().serving();
             var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
             io.grpc.ManagedChannel tls = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
                     .forAddress("127.0.0.1", server.ports().get("grpc-secure"))

@@ -63,7 +63,7 @@ class DebugXdsAuthorizationTest {
     }
 
     private static AdsClient caller(String namespace) throws Exception {
-        ServingCertificate cert = server.server().certificates().serving();
+        ServingCertificate cert = server.server().components().certificates().serving();
         return new AdsClient(XdsAuthTest.tlsAs(server.ports().get("grpc-secure"), cert,
                 "spiffe://cluster.local/ns/" + namespace + "/sa/asker"),
                 "sidecar~10.0.0.1~asker." + namespace + "~" + namespace + ".svc.cluster.local",

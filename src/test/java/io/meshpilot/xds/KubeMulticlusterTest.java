@@ -277,7 +277,7 @@ class KubeMulticlusterTest {
             await("the refusal of cluster4's exec kubeconfig", () -> log.has("SEVERE", "cluster_id=cluster4",
                     "exec is not allowed"));
         }
-        await("the broken Secrets handled", () -> server.server().remoteSecrets().remoteClusters().equals(
+        await("the broken Secrets handled", () -> server.server().components().remoteSecrets().remoteClusters().equals(
                 Map.of("cluster2", "istio-system/istio-remote-secret-cluster2")));
         assertEquals(200, Http.get(server.ports().get("http"), "/ready").status(), "still ready");
         awaitServedBy(Set.of("a", "c"));
@@ -287,7 +287,7 @@ class KubeMulticlusterTest {
         awaitServedBy(Set.of("a"));
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
         assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").getAsJsonObject("Addresses").keySet());
-        assertTrue(server.server().remoteSecrets().remoteClusters().isEmpty());
+        assertTrue(server.server().components().remoteSecrets().remoteClusters().isEmpty());
         assertEquals("[]", clusterz());
         assertEquals(Map.of("local", 1.0, "remote", 0.0), managedClusters());
     }
@@ -319,8 +319,8 @@ class KubeMulticlusterTest {
                 "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(), "--clusterID", "cluster1");
         await("ready without cluster2", () -> Http.get(server.ports().get("http"), "/ready").status() == 200);
         assertEquals(Map.of("cluster2", "istio-system/istio-remote-secret-gone"),
-                server.server().remoteSecrets().remoteClusters(), "cluster2 is registered, still syncing");
-        assertFalse(server.server().registries().remoteClusters().registries().get(0).hasSynced());
+                server.server().components().remoteSecrets().remoteClusters(), "cluster2 is registered, still syncing");
+        assertFalse(server.server().components().registries().remoteClusters().registries().get(0).hasSynced());
         assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-gone\","
                 + "\"syncStatus\":\"timeout\"}]", clusterz());
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());

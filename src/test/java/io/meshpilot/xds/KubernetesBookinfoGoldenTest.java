@@ -109,8 +109,8 @@ class KubernetesBookinfoGoldenTest {
         flags.remove(at + 1);
         flags.remove(at);
         server = MeshPilotServer.start(TestServers.args(flags, Map.of()));
-        assertTrue(server.server().readiness().ready(), "ready once the informers listed the cluster: "
-                + server.server().readiness().failing());
+        assertTrue(server.server().components().readiness().ready(), "ready once the informers listed the cluster: "
+                + server.server().components().readiness().failing());
     }
 
     @AfterAll
@@ -448,7 +448,7 @@ class KubernetesBookinfoGoldenTest {
 
     /** The server's config store holds exactly these Istio objects (all from the cluster: no --configDir). */
     static boolean storeHolds(List<ObjectKey> objects) {
-        ConfigStore store = server.server().configs().store();
+        ConfigStore store = server.server().components().configs().store();
         Set<ObjectKey> held = new TreeSet<>();
         for (var schema : store.schemas()) {
             for (Config c : store.list(schema.kind(), null)) {

@@ -95,7 +95,7 @@ class NonceRulesTest {
     }
 
     static Connection connection(MeshPilotServer server, String name) {
-        return server.server().discovery().debugConnection(name + ".default").orElseThrow();
+        return server.server().components().discovery().debugConnection(name + ".default").orElseThrow();
     }
 
     static List<String> names(List<Any> resources) {

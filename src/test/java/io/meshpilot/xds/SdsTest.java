@@ -116,7 +116,7 @@ class SdsTest {
         try (JcaPEMWriter w = new JcaPEMWriter(pem)) {
             w.writeObject(csr);
         }
-        IstiodCertificates certs = server.server().certificates();
+        IstiodCertificates certs = server.server().components().certificates();
         List<String> chain = certs.ca().sign(pem.toString(), List.of(identity), Duration.ofHours(1)).certChain();
         CertificateFactory cf = CertificateFactory.getInstance("X.509");
         X509Certificate[] presented = new X509Certificate[chain.size() - 1]; // leaf and intermediates, not the root
@@ -166,7 +166,7 @@ class SdsTest {
             c.ack(r, List.of(CRED, CACERT));
 
             // the config dump shows the secret, never its key
-            var discovery = server.server().discovery();
+            var discovery = server.server().components().discovery();
             String dump = com.google.protobuf.util.JsonFormat.printer()
                     .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY)
                     .print(discovery.configDump(discovery.debugConnection("ingress-1").orElseThrow(), false));
@@ -186,7 +186,7 @@ class SdsTest {
             assertEquals(root.cert(), text(now.get(CACERT).getValidationContext().getTrustedCa().getInlineBytes()));
             c.ack(pushed, List.of(CRED, CACERT));
             assertNull(c.next(NOTHING_MORE), "no CDS (or other) push for a credential change");
-            assertTrue(server.server().credentials().exists("istio-system", "bookinfo-cred"));
+            assertTrue(server.server().components().credentials().exists("istio-system", "bookinfo-cred"));
             assertNull(c.error());
         }
     }
@@ -208,7 +208,7 @@ class SdsTest {
             assertEquals(List.of("kubernetes://istio-system/bookinfo-cred"), List.copyOf(got.keySet()));
             assertTrue(got.values().iterator().next().hasTlsCertificate());
         }
-        assertTrue(server.server().credentials().exists("bookinfo", "other-cred"),
+        assertTrue(server.server().components().credentials().exists("bookinfo", "other-cred"),
                 "it exists, the proxy just may not have it");
     }
 
@@ -221,7 +221,7 @@ class SdsTest {
             assertEquals(0, r.getResourcesCount(), "no verified identity, no secret: " + r);
             assertEquals(1, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore,
                     "one refusal for the request");
-            assertTrue(server.server().discovery().connections().stream()
+            assertTrue(server.server().components().discovery().connections().stream()
                     .filter(con -> con.proxy().id().equals(gatewayNode("plain-1")))
                     .allMatch(con -> con.identities().isEmpty()), "the plaintext stream has no identity");
             // still served otherwise: the refusal is not a stream error
@@ -255,7 +255,7 @@ class SdsTest {
         }
 
         // the generator itself decides by the verified identity, not the namespace the node claims
-        SecretGenerator sds = new SecretGenerator(() -> server.server().credentials());
+        SecretGenerator sds = new SecretGenerator(() -> server.server().components().credentials());
         Proxy claimsIstioSystem = Proxy.fromNode(node(gatewayNode("claims-2"), GATEWAY_METADATA));
         errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
         assertEquals(List.of(), sds.forCaller(List.of(DEFAULT_ID)).generate(claimsIstioSystem, null,
@@ -266,7 +266,7 @@ class SdsTest {
         assertEquals(3, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
         assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
                 false).size(), "any verified identity of the Secret's namespace will do");
-        assertEquals(0, new Generators(new XdsCache(false), () -> server.server().credentials(), List::of)
+        assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(), List::of)
                 .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
     }

@@ -75,7 +75,7 @@ class SlowReaderTest {
                     others.add(c);
                 }
                 waitFor(() -> slowGot.get() == 1, "the stalled proxy's first answer");
-                DiscoveryServer xds = server.server().discovery();
+                DiscoveryServer xds = server.server().components().discovery();
 
                 long version = maxVersion(others.get(0));
                 for (int change = 1; change <= CHANGES; change++) {

@@ -105,7 +105,7 @@ class StreamLimitsTest {
                 return distinct + "x".repeat(2000 - distinct.length());
             });
             assertExhausted(end, "type URL of 2000 characters exceeds the limit of " + LIMITS.maxTypeUrlLength());
-            assertTrue(server.server().discovery().debugConnection("long-types.default").isEmpty(), "no state left");
+            assertTrue(server.server().components().discovery().debugConnection("long-types.default").isEmpty(), "no state left");
         }
         String metrics = Http.get(server.ports().get("monitoring"), "/metrics").body();
         assertFalse(metrics.contains("flood"), "no metric series from a type URL");
@@ -123,7 +123,7 @@ class StreamLimitsTest {
             assertEquals(LIMITS.maxTypes(), types("many-types").size(), "one watch per type, up to the limit");
             Throwable end = flood(c, i -> typeUrl.apply(LIMITS.maxTypes() + i));
             assertExhausted(end, "more than " + LIMITS.maxTypes() + " distinct type URLs on one stream");
-            assertTrue(server.server().discovery().debugConnection("many-types.default").isEmpty(), "no state left");
+            assertTrue(server.server().components().discovery().debugConnection("many-types.default").isEmpty(), "no state left");
         }
         try (AdsClient c = sidecar("after-flood")) {
             c.subscribe(TypeUrls.CLUSTER, List.of());
@@ -195,7 +195,7 @@ class StreamLimitsTest {
         try (AdsClient c = sidecar("long-nack")) {
             c.subscribe(TypeUrls.CLUSTER, List.of());
             c.nack(c.await(TypeUrls.CLUSTER, WAIT), List.of(), "e".repeat(1_000_000));
-            Connection con = server.server().discovery().debugConnection("long-nack.default").orElseThrow();
+            Connection con = server.server().components().discovery().debugConnection("long-nack.default").orElseThrow();
             Await.until("the NACK recorded", WAIT,
                     () -> !con.watches().get(TypeUrls.CLUSTER).nackError().isEmpty());
             String kept = con.watches().get(TypeUrls.CLUSTER).nackError();

@@ -108,7 +108,7 @@ public class XdsAuthTest {
      * token authenticator will stand for): any identity a test needs, over real TLS.
      */
     static void registerHeaderAuthenticator(MeshPilotServer server) {
-        server.server().authenticators().register(new Authenticator() {
+        server.server().components().authenticators().register(new Authenticator() {
             @Override
             public String type() {
                 return "HeaderAuthenticator";
@@ -126,7 +126,7 @@ public class XdsAuthTest {
     void theSecurePortAuthenticatesWhenXdsAuthIsOn(String xdsAuth, @TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("config"));
         try (MeshPilotServer server = TestServers.start(dir, Map.of("XDS_AUTH", xdsAuth))) {
-            ServingCertificate cert = server.server().certificates().serving();
+            ServingCertificate cert = server.server().components().certificates().serving();
             String node = "sidecar~10.0.0.1~a.default~default.svc.cluster.local";
             ManagedChannel withoutCert = tls(server.ports().get("grpc-secure"), cert, false);
             // a client certificate without a SPIFFE identity (the serving certificate: trusted, no spiffe:// SAN)
@@ -144,7 +144,7 @@ public class XdsAuthTest {
                     assertEquals(Status.Code.UNAUTHENTICATED, ((Status) noSpiffe).getCode(), String.valueOf(noSpiffe));
                     assertTrue(((Status) noSpiffe).getDescription().contains("no spiffe:// URI SAN"),
                             String.valueOf(noSpiffe));
-                    assertTrue(server.server().discovery().connections().size() <= 1, "refused streams are not listed");
+                    assertTrue(server.server().components().discovery().connections().size() <= 1, "refused streams are not listed");
 
                     // authorization: an identity of the proxy's namespace
                     registerHeaderAuthenticator(server);

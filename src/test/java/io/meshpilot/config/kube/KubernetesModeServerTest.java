@@ -137,7 +137,7 @@ class KubernetesModeServerTest {
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(false), Map.of()));
              AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
                      Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
-            assertTrue(server.server().readiness().ready(), server.server().readiness().failing().toString());
+            assertTrue(server.server().components().readiness().ready(), server.server().components().readiness().failing().toString());
             assertEquals(200, Http.get(server.ports().get("http"), "/ready").status());
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
             awaitRoutedUser(grpc, "jason");
@@ -164,8 +164,8 @@ class KubernetesModeServerTest {
             }
             assertTrue(errors.contains("VirtualService") && errors.contains("spec.hosts[1]")
                     && errors.contains("duplicate hosts"), errors);
-            assertEquals(1, server.server().configs().store().list("VirtualService", "test").size());
-            assertEquals(List.of("echo"), ((io.meshpilot.api.networking.v1alpha3.VirtualService) server.server().configs()
+            assertEquals(1, server.server().components().configs().store().list("VirtualService", "test").size());
+            assertEquals(List.of("echo"), ((io.meshpilot.api.networking.v1alpha3.VirtualService) server.server().components().configs()
                     .store().get("VirtualService", "test", "echo").orElseThrow().spec()).getHostsList());
         }
     }
@@ -202,7 +202,7 @@ class KubernetesModeServerTest {
             assertTrue(resourceVersionInCluster() < before, "the premise: the patch got a lower resourceVersion ("
                     + resourceVersionInCluster() + ") than the one served before (" + before + ")");
             awaitRoutedUser(grpc, "alice");
-            assertEquals(String.valueOf(resourceVersionInCluster()), server.server().configs().store()
+            assertEquals(String.valueOf(resourceVersionInCluster()), server.server().components().configs().store()
                     .get("VirtualService", "test", "echo").orElseThrow().resourceVersion());
             Http.Reply errors = Http.get(server.ports().get("http"), "/api/v1/config-errors");
             assertEquals(200, errors.status());
@@ -251,7 +251,7 @@ class KubernetesModeServerTest {
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(kubernetesFlags(true), Map.of()));
              AdsClient grpc = new AdsClient(server.ports().get("grpc"), "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local",
                      Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
-            assertEquals(other.toAbsolutePath(), server.server().configs().files().root());
+            assertEquals(other.toAbsolutePath(), server.server().components().configs().files().root());
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
             awaitRoutedUser(grpc, "erin"); // the ServiceEntry from fs://, the route from k8s://
         }
@@ -278,11 +278,11 @@ class KubernetesModeServerTest {
 
             api.restart();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!server.server().readiness().ready() && System.nanoTime() < deadline) {
+            while (!server.server().components().readiness().ready() && System.nanoTime() < deadline) {
                 Thread.sleep(50);
             }
             assertEquals(200, Http.get(server.ports().get("http"), "/ready").status(),
-                    server.server().readiness().failing().toString());
+                    server.server().components().readiness().failing().toString());
             grpc.subscribe(TypeUrls.ROUTE, List.of(NAME));
             awaitRoutedUser(grpc, "frank");
         }

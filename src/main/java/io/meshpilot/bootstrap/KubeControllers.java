@@ -1,0 +1,184 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.kube.ElectionTimings;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.leaderelection.DefaultRevision;
+import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.kube.leaderelection.RevisionPriority;
+import io.meshpilot.lifecycle.Component;
+import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.registry.controller.ServiceRegistries;
+import io.meshpilot.registry.multicluster.RemoteSecretController;
+import io.meshpilot.security.istiod.IstiodCertificates;
+import io.meshpilot.security.kube.NamespaceController;
+import io.meshpilot.status.StatusWriter;
+import io.meshpilot.webhook.WebhookConfigPatcher;
+import io.meshpilot.xds.DiscoveryServer;
+import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * The controllers that write to the cluster: the namespace controller, the two webhook
+ * patchers and the status writer, behind istiod's leader elections. Their informers are
+ * registered when built, before the client's informers start; the elections start once the
+ * informers have synced. Each is closed with the server, before the listeners.
+ */
+final class KubeControllers {
+    private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+
+    private final PilotArgs args;
+    private final KubeClient client;
+    private final ServiceRegistries registries;
+    private final RemoteSecretController remoteSecrets;
+    private final LeaderElection namespaceControllerElection;
+    private final WebhookConfigPatcher injectionPatcher;
+    private final LeaderElection validationControllerElection;
+    /** The status leader election (PILOT_ENABLE_STATUS or PILOT_ENABLE_ANALYSIS); null when off. */
+    private final LeaderElection statusElection;
+    /** Deadline of the informers' and the registries' sync, counted from the start of the start functions. */
+    private Instant syncDeadline;
+
+    KubeControllers(PilotArgs args, KubeClient client, IstiodCertificates certificates, ConfigController configs,
+                    DiscoveryServer discovery, ServiceRegistries registries, RemoteSecretController remoteSecrets) {
+        this.args = args;
+        this.client = client;
+        this.registries = registries;
+        this.remoteSecrets = remoteSecrets;
+        this.namespaceControllerElection = namespaceController(certificates);
+        Supplier<String> root = () -> certificates.trustBundle().pem();
+        // istiod's validation controller and injection webhook patcher: the CA root into the
+        // caBundle of this revision's webhook configurations, and the validating ones switched to
+        // failurePolicy Fail once the webhook is seen refusing. The validating ones are patched by
+        // the holder of the validation-controller Lease; the injection ones by every replica (istiod:
+        // they all patch the same root in).
+        WebhookConfigPatcher validation = WebhookConfigPatcher.validating(client, args.namespace(), args.revision(), root);
+        this.injectionPatcher = WebhookConfigPatcher.injection(client, args.namespace(), args.revision(), root);
+        certificates.addTrustBundleListener(validation::caBundleChanged);
+        certificates.addTrustBundleListener(injectionPatcher::caBundleChanged);
+        this.validationControllerElection = election(LeaderElection.VALIDATION_CONTROLLER)
+                .addDuty("validation controller", validation::lead);
+        this.statusElection = statusController(configs, discovery);
+    }
+
+    /**
+     * istiod's initNamespaceController: istio-ca-root-cert in every selected namespace, written
+     * only by the replica holding the namespace-controller Lease.
+     */
+    private LeaderElection namespaceController(IstiodCertificates certificates) {
+        NamespaceController controller = new NamespaceController(client, () -> certificates.trustBundle().pem());
+        certificates.addTrustBundleListener(controller::trustBundleChanged);
+        return election(LeaderElection.NAMESPACE_CONTROLLER).addDuty("namespace controller", controller::lead);
+    }
+
+    /**
+     * istiod's status controller: the leader of {@code istio-status-leader} writes the
+     * Reconciled condition, observedGeneration and validation messages of the cluster's Istio
+     * objects. Started once the first push exists, since it reports on the pushes.
+     */
+    private LeaderElection statusController(ConfigController configs, DiscoveryServer discovery) {
+        var settings = args.features().status();
+        var store = configs.clusterStore();
+        if (!settings.enabled() || store.isEmpty()) {
+            return null;
+        }
+        StatusWriter writer = new StatusWriter(store.get(), configs.schemas().all(), discovery::status, settings,
+                statusWritesPerPass(settings));
+        return election(LeaderElection.STATUS_CONTROLLER).addDuty("status writer", writer::lead);
+    }
+
+    /**
+     * Status writes go through the one throttled client (istiod gives them a client of their
+     * own): a pass may use half of what --kubernetesApiQPS allows over an interval.
+     */
+    private int statusWritesPerPass(PilotFeatures.Status settings) {
+        double perInterval = args.kube().qps() * settings.updateInterval().toNanos() / 1e9;
+        return (int) Math.max(1, Math.floor(perInterval / 2));
+    }
+
+    /**
+     * One of istiod's elections in the istiod namespace, with istiod's timings and, with
+     * PRIORITIZED_LEADER_ELECTION, the default revision preferred (istiod prioritises each
+     * election this way).
+     */
+    private LeaderElection election(String name) {
+        return new LeaderElection(client.apiClient(), args.namespace(), name, args.kube().identity(),
+                ElectionTimings.fromTtl(args.kube().leaderElectionTtl()),
+                args.features().prioritizedLeaderElection()
+                        ? new RevisionPriority(args.revision(), new DefaultRevision(client.apiClient()))
+                        : null);
+    }
+
+    String describe() {
+        return "namespace controller, validation and injection webhook patchers"
+                + (statusElection == null ? "" : ", status writer");
+    }
+
+    /** The start functions, in istiod's order; each puts what it starts among what the server closes. */
+    Platform.StartPhases startPhases(List<AutoCloseable> closeables) {
+        List<StartFunction> beforeConfigSync = List.of(
+                step("injection-webhook-patcher", () -> {
+                    syncDeadline = Instant.now().plus(args.kube().syncTimeout());
+                    // the elections close after the patcher, whether they started or not
+                    closeables.add(namespaceControllerElection);
+                    closeables.add(validationControllerElection);
+                    closeables.add(injectionPatcher.lead());
+                    return null;
+                }),
+                // istiod's kubeClient.RunAndWait: informers start last and are waited for, bounded
+                step("kube-informers", () -> {
+                    client.runAndWait(args.kube().syncTimeout());
+                    return null;
+                }),
+                step("namespace-controller", () -> startElection(namespaceControllerElection)),
+                step("validation-webhook-patcher", () -> startElection(validationControllerElection)));
+        List<StartFunction> afterConfigSync = List.of(step("registries-synced", () -> {
+            awaitRegistriesSynced();
+            return null;
+        }));
+        List<StartFunction> afterFirstPush = new ArrayList<>();
+        if (statusElection != null) {
+            afterFirstPush.add(step("status-controller", () -> {
+                closeables.add(statusElection);
+                return startElection(statusElection);
+            }));
+        }
+        return new Platform.StartPhases(this::registerProbes, beforeConfigSync, afterConfigSync,
+                List.copyOf(afterFirstPush));
+    }
+
+    /** Readiness names each informer still not synced, and the remote Secrets until they have. */
+    private void registerProbes(Readiness readiness) {
+        readiness.registerGroup("kube-informer-synced", client::notSynced);
+        if (remoteSecrets != null) {
+            readiness.register("remote-secrets-synced", remoteSecrets::hasSynced);
+        }
+    }
+
+    private static StartFunction step(String name, StartFunction.Step run) {
+        return new StartFunction(Component.START_FUNCTIONS, name, run);
+    }
+
+    private static String startElection(LeaderElection election) {
+        LOG.log(Level.INFO, "leader election: " + election.start());
+        return null;
+    }
+
+    /**
+     * istiod's waitForCacheSync: the informers having listed is not enough, the registries must
+     * also have converted what they listed (the Kubernetes registry does it on its own queue),
+     * else the first push and the first proxies get services without their endpoints. Bounded
+     * by the same deadline as the informers' wait: with the API server down the server starts
+     * not ready, as there.
+     */
+    private void awaitRegistriesSynced() throws InterruptedException {
+        while (!(registries.aggregate().hasSynced() && (remoteSecrets == null || remoteSecrets.hasSynced()))
+                && Instant.now().isBefore(syncDeadline)) {
+            Thread.sleep(10);
+        }
+    }
+}
