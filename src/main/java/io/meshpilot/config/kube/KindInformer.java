@@ -3,12 +3,12 @@ package io.meshpilot.config.kube;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.cache.Caches;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.monitoring.IstioCounter;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ final class KindInformer {
     final String version;
     final String plural;
     final DynamicKubernetesApi api;
-    final DefaultSharedIndexInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
+    final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
     /** Keys (namespace/name) the handler has seen, with the resourceVersion it saw. */
     private final Map<String, String> handled = new ConcurrentHashMap<>();
     private final Cache<DynamicKubernetesObject> cache = new Cache<>();
@@ -36,8 +36,8 @@ final class KindInformer {
         this.version = version;
         this.plural = plural;
         this.api = new DynamicKubernetesApi(group, version, plural, client);
-        this.informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
-                0, cache, errors);
+        this.informer = new SignallingInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
+                cache, errors);
     }
 
     /** {@code group/version/plural}: how readiness and logs name it. */

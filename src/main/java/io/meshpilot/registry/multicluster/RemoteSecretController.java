@@ -1,14 +1,13 @@
 package io.meshpilot.registry.multicluster;
 
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Cache;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.kube.ResourceListerWatcher;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +66,7 @@ public final class RemoteSecretController implements AutoCloseable {
 
     private final Options options;
     private final ClusterHandler handler;
-    private final SharedIndexInformer<V1Secret> informer;
+    private final SignallingInformer<V1Secret, V1SecretList> informer;
     private final BlockingQueue<String> queue = new LinkedBlockingQueue<>();
     private final Thread worker;
     /** secret key -> cluster ID -> cluster; event thread only (and close, after it stopped). */
@@ -81,9 +80,9 @@ public final class RemoteSecretController implements AutoCloseable {
         this.options = options;
         this.handler = handler;
         String name = "Secret " + options.namespace() + " " + SELECTOR;
-        this.informer = new DefaultSharedIndexInformer<>(V1Secret.class, ResourceListerWatcher.of(name,
+        this.informer = new SignallingInformer<>(V1Secret.class, ResourceListerWatcher.of(name,
                 new GenericKubernetesApi<>(V1Secret.class, V1SecretList.class, "", "v1", "secrets", local.apiClient()),
-                options.namespace(), SELECTOR, null), 0, new Cache<>(), local.watchErrorHandler(name));
+                options.namespace(), SELECTOR, null), new Cache<>(), local.watchErrorHandler(name));
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1Secret s) {

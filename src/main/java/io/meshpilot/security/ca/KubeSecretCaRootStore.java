@@ -1,7 +1,6 @@
 package io.meshpilot.security.ca;
 
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -102,7 +101,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
             return () -> { };
         }
         String informerName = "secret " + namespace + "/" + PLUGGED_IN_SECRET;
-        SharedIndexInformer<V1Secret> informer = client.namedObjectInformer(informerName, V1Secret.class,
+        var informer = client.namedObjectInformer(informerName, V1Secret.class,
                 V1SecretList.class, "secrets", namespace, PLUGGED_IN_SECRET);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
