@@ -7,6 +7,7 @@ import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.security.kube.NamespaceController;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.lifecycle.Component;
@@ -537,10 +538,10 @@ public final class PilotServer implements AutoCloseable {
      * not ready, as there.
      */
     private void awaitRegistriesSynced(Instant deadline) throws InterruptedException {
-        while (!(registries.aggregate().hasSynced() && (remoteSecrets == null || remoteSecrets.hasSynced()))
-                && Instant.now().isBefore(deadline)) {
-            Thread.sleep(10);
+        if (remoteSecrets != null) { // first: the remote clusters of the Secrets there join the registries
+            SyncWaiter.await(remoteSecrets.synced(), Duration.between(Instant.now(), deadline));
         }
+        SyncWaiter.await(registries.aggregate().synced(), Duration.between(Instant.now(), deadline));
     }
 
     /** Meters go into the registry the HTTP host's container set up (a new one per container). */

@@ -9,10 +9,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -85,9 +84,18 @@ public final class ControllerQueue<K> {
      * @param initial         run on the worker first, once they have: queues every key (or does
      *                        the initial work itself)
      */
-    public synchronized Term start(CompletableFuture<?> informersSynced, Runnable initial) {
+    public Term start(CompletableFuture<?> informersSynced, Runnable initial) {
+        return start(informersSynced, initial, () -> { });
+    }
+
+    /**
+     * {@link #start(CompletableFuture, Runnable)}, with {@code atEnd} run once the term has
+     * ended and no reconcile runs any more (before {@link Term#close} returns, unless its wait
+     * runs out: then as the last reconcile ends), for what the reconciles made and only they touch.
+     */
+    public synchronized Term start(CompletableFuture<?> informersSynced, Runnable initial, Runnable atEnd) {
         if (term == null) {
-            Term t = new Term(initial);
+            Term t = new Term(initial, atEnd);
             term = t;
             informersSynced.thenRun(t::begin);
         }
@@ -135,8 +143,14 @@ public final class ControllerQueue<K> {
     /** One term of the queue: its worker, its queued keys and their failures. Closing it ends the term. */
     public final class Term implements AutoCloseable {
         private final Runnable initial;
-        private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(
-                r -> Thread.ofPlatform().daemon().name(name).unstarted(r));
+        private final Runnable atEnd;
+        private final ScheduledThreadPoolExecutor worker = new ScheduledThreadPoolExecutor(1,
+                r -> Thread.ofPlatform().daemon().name(name).unstarted(r)) {
+            @Override
+            protected void terminated() {
+                runAtEnd(); // the executor's own hook: after its last task, before awaitTermination returns
+            }
+        };
         /** Each queued key's run: one per key. */
         private final Map<K, ScheduledFuture<?>> queued = new HashMap<>();
         /** Failures in a row, for the keys that failed last time. */
@@ -147,8 +161,19 @@ public final class ControllerQueue<K> {
         private final CompletableFuture<Void> synced = new CompletableFuture<>();
         private boolean ended;
 
-        private Term(Runnable initial) {
+        private Term(Runnable initial, Runnable atEnd) {
             this.initial = initial;
+            this.atEnd = atEnd;
+            worker.setRemoveOnCancelPolicy(true); // a retry an event brought forward leaves nothing behind
+        }
+
+        private void runAtEnd() {
+            try {
+                atEnd.run();
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, name + ": the end of the term failed: " + e);
+                LOG.log(Level.DEBUG, name + ": the end of the term failure", e);
+            }
         }
 
         private void begin() {

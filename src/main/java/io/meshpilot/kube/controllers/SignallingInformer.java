@@ -3,6 +3,7 @@ package io.meshpilot.kube.controllers;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.SharedInformer;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.cache.Indexer;
 import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
@@ -35,6 +36,17 @@ public final class SignallingInformer<T extends KubernetesObject, L extends Kube
     @SuppressWarnings("unchecked")
     public Indexer<T> getIndexer() {
         return super.getIndexer();
+    }
+
+    /**
+     * The sync signal of {@code informer}, which must be one of these (every informer the
+     * project makes is, its Kubernetes client's factory included).
+     */
+    public static CompletableFuture<Void> syncedOf(SharedInformer<?> informer) {
+        if (informer instanceof SignallingInformer<?, ?> signalling) {
+            return signalling.synced();
+        }
+        throw new IllegalArgumentException("informer " + informer + " does not signal its sync: make it a SignallingInformer");
     }
 
     /** Completes once the informer has synced; never fails. */

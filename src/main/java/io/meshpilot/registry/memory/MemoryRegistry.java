@@ -12,6 +12,7 @@ import io.meshpilot.registry.ServiceRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -95,5 +96,10 @@ public final class MemoryRegistry implements ServiceRegistry {
     @Override
     public boolean hasSynced() {
         return true;
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
+        return CompletableFuture.completedFuture(null);
     }
 }
