@@ -10,8 +10,11 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.meshpilot.kube.ResourceListerWatcher;
 import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.monitoring.IstioCounter;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
@@ -29,6 +32,10 @@ final class KindInformer {
     /** Keys (namespace/name) the handler has seen, with the resourceVersion it saw. */
     private final Map<String, String> handled = new ConcurrentHashMap<>();
     private final Cache<DynamicKubernetesObject> cache = new Cache<>();
+    /** Completes once {@link #synced()}: the first list went through the handler. */
+    private final CompletableFuture<Void> handledFirstList = new CompletableFuture<>();
+    /** Once the informer has synced: the keys of its cache the handler has not taken in yet. */
+    private Set<String> waiting;
 
     KindInformer(ApiClient client, String group, String version, String plural,
                  BiConsumer<Class<DynamicKubernetesObject>, Throwable> errors) {
@@ -38,6 +45,42 @@ final class KindInformer {
         this.api = new DynamicKubernetesApi(group, version, plural, client);
         this.informer = new SignallingInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
                 cache, errors);
+        informer.synced().thenRun(this::informerSynced);
+    }
+
+    private synchronized void informerSynced() {
+        waiting = new HashSet<>();
+        for (DynamicKubernetesObject o : cache.list()) {
+            String key = Caches.metaNamespaceKeyFunc(o);
+            if (!KubeObjects.resourceVersion(o).equals(handled.get(key))) {
+                waiting.add(key);
+            }
+        }
+        signalWhenNoneWaits();
+    }
+
+    /** The handler took {@code key} in (or saw it deleted): one fewer to wait for, when it is up to date. */
+    private synchronized void taken(String key) {
+        if (waiting == null || handledFirstList.isDone()) {
+            return;
+        }
+        DynamicKubernetesObject now = cache.getByKey(key);
+        if (now == null || KubeObjects.resourceVersion(now).equals(handled.get(key))) {
+            waiting.remove(key);
+            signalWhenNoneWaits();
+        }
+    }
+
+    private void signalWhenNoneWaits() {
+        if (waiting.isEmpty()) {
+            waiting = Set.of();
+            handledFirstList.complete(null);
+        }
+    }
+
+    /** Completes once {@link #synced()} holds, to be waited for rather than asked again and again. */
+    CompletableFuture<Void> handled() {
+        return handledFirstList;
     }
 
     /** {@code group/version/plural}: how readiness and logs name it. */
@@ -68,6 +111,7 @@ final class KindInformer {
                 }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
 
             @Override
@@ -77,6 +121,7 @@ final class KindInformer {
                 }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
 
             @Override
@@ -86,6 +131,7 @@ final class KindInformer {
                 }
                 handler.delete(o);
                 handled.remove(Caches.metaNamespaceKeyFunc(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
         });
     }
