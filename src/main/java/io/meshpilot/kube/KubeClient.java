@@ -27,6 +27,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1ConfigMapList;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.InformerController;
 import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.kube.controllers.SyncWaiter;
 
@@ -49,6 +54,10 @@ public final class KubeClient implements AutoCloseable {
     /** Informers registered by name, outside the factory (dynamic kinds), in order of registration. */
     private final Map<String, SignallingInformer<?, ?>> named = new LinkedHashMap<>();
     private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
+    /** The controllers of {@link #watchConfigMap}, by informer name: stopped with their informer. */
+    private final Map<String, AutoCloseable> controllers = new LinkedHashMap<>();
+    /** A watched ConfigMap's handler that throws is called again after this. */
+    private static final Backoff CONFIG_MAP_RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(30));
     private boolean started;
     private boolean closed;
     private DiscoveryNamespacesFilter discoveryNamespaces;
@@ -214,33 +223,25 @@ public final class KubeClient implements AutoCloseable {
 
     /**
      * Watches the data of one ConfigMap (the mesh config, the injector settings): {@code onData}
-     * gets its data on add and on every update, and an empty map once it is deleted (with
-     * {@code deleted} true). The informer is registered under {@code "configmap <ns>/<name>"}
-     * and runs with this client's informers.
+     * gets its data once listed and after every change (a burst of changes is one call with the
+     * latest data), and an empty map once it is deleted (with {@code deleted} true), on a
+     * controller thread of its own. The informer is registered under {@code "configmap <ns>/<name>"}
+     * and runs with this client's informers; {@link #removeInformer} with that name stops both.
      */
-    public String watchConfigMap(String namespace, String name,
-                                 java.util.function.BiConsumer<Map<String, String>, Boolean> onData) {
+    public String watchConfigMap(String namespace, String name, BiConsumer<Map<String, String>, Boolean> onData) {
         String informerName = "configmap " + namespace + "/" + name;
-        var informer = namedObjectInformer(informerName,
-                io.kubernetes.client.openapi.models.V1ConfigMap.class, io.kubernetes.client.openapi.models.V1ConfigMapList.class,
-                "configmaps", namespace, name);
-        informer.addEventHandler(new io.kubernetes.client.informer.ResourceEventHandler<>() {
-            @Override
-            public void onAdd(io.kubernetes.client.openapi.models.V1ConfigMap cm) {
-                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
-            }
-
-            @Override
-            public void onUpdate(io.kubernetes.client.openapi.models.V1ConfigMap old,
-                                 io.kubernetes.client.openapi.models.V1ConfigMap cm) {
-                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
-            }
-
-            @Override
-            public void onDelete(io.kubernetes.client.openapi.models.V1ConfigMap cm, boolean unknown) {
-                onData.accept(Map.of(), true);
-            }
-        });
+        var informer = namedObjectInformer(informerName, V1ConfigMap.class, V1ConfigMapList.class, "configmaps",
+                namespace, name);
+        InformerController<V1ConfigMap> controller = InformerController.start(informerName, informer,
+                CONFIG_MAP_RETRY, (key, cm) -> {
+                    onData.accept(cm == null || cm.getData() == null ? Map.of() : cm.getData(), cm == null);
+                    return Outcome.DONE;
+                });
+        AutoCloseable replaced;
+        synchronized (this) {
+            replaced = controllers.put(informerName, controller);
+        }
+        closeQuietly(replaced);
         addInformer(informerName, informer);
         return informerName;
     }
@@ -248,12 +249,26 @@ public final class KubeClient implements AutoCloseable {
     /** Stops and forgets an informer registered with {@link #addInformer}. */
     public void removeInformer(String name) {
         Stopping removed;
+        AutoCloseable controller;
         synchronized (this) {
+            controller = controllers.remove(name);
             SignallingInformer<?, ?> old = named.remove(name);
             removed = old == null ? null : new Stopping(old, namedStarted.remove(name));
         }
+        closeQuietly(controller);
         if (removed != null) {
             removed.stop();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable controller) {
+        if (controller == null) {
+            return;
+        }
+        try {
+            controller.close();
+        } catch (Exception e) {
+            LOG.log(Level.WARNING, "closing a controller failed: " + e);
         }
     }
 
@@ -346,6 +361,7 @@ public final class KubeClient implements AutoCloseable {
     @Override
     public void close() {
         List<Stopping> stopping = new ArrayList<>();
+        List<AutoCloseable> closing = new ArrayList<>();
         synchronized (this) {
             if (closed) {
                 return;
@@ -353,7 +369,10 @@ public final class KubeClient implements AutoCloseable {
             closed = true;
             named.forEach((name, informer) -> stopping.add(new Stopping(informer, namedStarted.remove(name))));
             named.clear();
+            closing.addAll(controllers.values());
+            controllers.clear();
         }
+        closing.forEach(KubeClient::closeQuietly);
         stopping.forEach(Stopping::stop);
         factory.stopAllRegisteredInformers(false);
         executor.shutdownNow();
