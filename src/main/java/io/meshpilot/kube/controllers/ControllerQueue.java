@@ -168,11 +168,16 @@ public final class ControllerQueue<K> {
         }
 
         private void runAtEnd() {
+            runLogged("the end of the term", atEnd);
+        }
+
+        /** Runs {@code action}; a failure is one ERROR line (its stack at DEBUG), as the worker goes on. */
+        private void runLogged(String what, Runnable action) {
             try {
-                atEnd.run();
+                action.run();
             } catch (RuntimeException e) {
-                LOG.log(Level.ERROR, name + ": the end of the term failed: " + e);
-                LOG.log(Level.DEBUG, name + ": the end of the term failure", e);
+                LOG.log(Level.ERROR, name + ": " + what + " failed: " + e);
+                LOG.log(Level.DEBUG, name + ": " + what + " failure", e);
             }
         }
 
@@ -185,12 +190,7 @@ public final class ControllerQueue<K> {
         }
 
         private void runInitial() {
-            try {
-                initial.run();
-            } catch (RuntimeException e) {
-                LOG.log(Level.ERROR, name + ": initial sync failed: " + e);
-                LOG.log(Level.DEBUG, name + ": initial sync failure", e);
-            }
+            runLogged("initial sync", initial);
             synchronized (ControllerQueue.this) {
                 if (ended) {
                     return;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1NamespaceList;
@@ -128,41 +127,26 @@ class ControllerQueueTest {
             List<String> reconciled = new CopyOnWriteArrayList<>();
             try (KubeClient client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 100, 100))) {
                 SignallingInformer<V1Namespace, V1NamespaceList> informer = namespaces(client);
-                ControllerQueue<String> queue = new ControllerQueue<>("test-queue", HOUR, key -> {
-                    await(hold);
-                    reconciled.add(key);
-                    return Outcome.DONE;
-                });
-                informer.addEventHandler(new ResourceEventHandler<>() {
-                    @Override
-                    public void onAdd(V1Namespace ns) {
-                        queue.add(ns.getMetadata().getName());
-                    }
-
-                    @Override
-                    public void onUpdate(V1Namespace old, V1Namespace ns) {
-                        queue.add(ns.getMetadata().getName());
-                    }
-
-                    @Override
-                    public void onDelete(V1Namespace ns, boolean unknown) {
-                        queue.add(ns.getMetadata().getName());
-                    }
-                });
-                try (ControllerQueue<String>.Term term = queue.start(informer.synced(),
-                        () -> informer.getIndexer().listKeys().forEach(queue::add))) {
+                try (InformerController<V1Namespace> controller = InformerController.start("test-controller", informer,
+                        HOUR, (key, ns) -> {
+                            await(hold);
+                            reconciled.add(ns == null ? key + " gone" : key);
+                            return Outcome.DONE;
+                        })) {
                     client.addInformer("namespaces", informer);
                     client.start();
                     assertTrue(SyncWaiter.await(informer.synced(), WITHIN), "the informer signalled its sync");
-                    assertFalse(queue.hasSynced(), "synced while the initial keys wait for their reconcile");
-                    assertFalse(SyncWaiter.await(queue.synced(), Duration.ofMillis(100)));
+                    assertFalse(controller.hasSynced(), "synced while the initial keys wait for their reconcile");
+                    assertFalse(SyncWaiter.await(controller.synced(), Duration.ofMillis(100)));
                     hold.countDown();
-                    assertTrue(SyncWaiter.await(queue.synced(), WITHIN));
-                    assertTrue(queue.hasSynced());
+                    assertTrue(SyncWaiter.await(controller.synced(), WITHIN));
+                    assertTrue(controller.hasSynced());
                     assertTrue(reconciled.containsAll(List.of("one", "two")), "reconciled before hasSynced: " + reconciled);
                     assertEquals(Set.copyOf(informer.getIndexer().listKeys()), Set.copyOf(reconciled));
                     api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: three}\n");
                     Await.until("the new namespace reconciled", WITHIN, () -> reconciled.contains("three"));
+                    api.delete("v1", "Namespace", null, "three");
+                    Await.until("the deleted namespace reconciled as gone", WITHIN, () -> reconciled.contains("three gone"));
                 }
             }
         }
