@@ -48,32 +48,41 @@ final class KindInformer {
         informer.synced().thenRun(this::informerSynced);
     }
 
-    private synchronized void informerSynced() {
-        waiting = new HashSet<>();
-        for (DynamicKubernetesObject o : cache.list()) {
-            String key = Caches.metaNamespaceKeyFunc(o);
-            if (!KubeObjects.resourceVersion(o).equals(handled.get(key))) {
-                waiting.add(key);
+    private void informerSynced() {
+        synchronized (this) {
+            waiting = new HashSet<>();
+            for (DynamicKubernetesObject o : cache.list()) {
+                String key = Caches.metaNamespaceKeyFunc(o);
+                if (!KubeObjects.resourceVersion(o).equals(handled.get(key))) {
+                    waiting.add(key);
+                }
             }
         }
         signalWhenNoneWaits();
     }
 
     /** The handler took {@code key} in (or saw it deleted): one fewer to wait for, when it is up to date. */
-    private synchronized void taken(String key) {
-        if (waiting == null || handledFirstList.isDone()) {
-            return;
-        }
-        DynamicKubernetesObject now = cache.getByKey(key);
-        if (now == null || KubeObjects.resourceVersion(now).equals(handled.get(key))) {
+    private void taken(String key) {
+        synchronized (this) {
+            if (waiting == null || waiting.isEmpty()) {
+                return;
+            }
+            DynamicKubernetesObject now = cache.getByKey(key);
+            if (now != null && !KubeObjects.resourceVersion(now).equals(handled.get(key))) {
+                return;
+            }
             waiting.remove(key);
-            signalWhenNoneWaits();
         }
+        signalWhenNoneWaits();
     }
 
+    /** Completed outside the lock: what waits on the signal (the store's sync) runs on this thread. */
     private void signalWhenNoneWaits() {
-        if (waiting.isEmpty()) {
-            waiting = Set.of();
+        boolean none;
+        synchronized (this) {
+            none = waiting.isEmpty();
+        }
+        if (none) {
             handledFirstList.complete(null);
         }
     }
