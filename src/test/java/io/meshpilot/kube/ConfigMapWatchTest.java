@@ -21,16 +21,9 @@ class ConfigMapWatchTest {
     @Test
     void aHandlerThatFailsIsCalledAgainWithTheSameDataAndADeletionIsReported() throws Exception {
         try (FakeApiServer api = FakeApiServer.start()) {
-            api.apply("""
-                    apiVersion: v1
-                    kind: Namespace
-                    metadata: {name: istio-system}
-                    ---
-                    apiVersion: v1
-                    kind: ConfigMap
-                    metadata: {name: istio, namespace: istio-system}
-                    data: {mesh: "a: 1"}
-                    """);
+            api.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n");
+            api.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\n"
+                    + "data: {mesh: \"a: 1\"}\n");
             AtomicInteger calls = new AtomicInteger();
             List<String> seen = new CopyOnWriteArrayList<>();
             try (KubeClient client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 100, 100))) {
