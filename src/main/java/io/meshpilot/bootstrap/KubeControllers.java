@@ -4,6 +4,7 @@ import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.kube.leaderelection.DefaultRevision;
 import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
@@ -17,6 +18,7 @@ import io.meshpilot.status.StatusWriter;
 import io.meshpilot.webhook.WebhookConfigPatcher;
 import io.meshpilot.xds.DiscoveryServer;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -176,9 +178,9 @@ final class KubeControllers {
      * not ready, as there.
      */
     private void awaitRegistriesSynced() throws InterruptedException {
-        while (!(registries.aggregate().hasSynced() && (remoteSecrets == null || remoteSecrets.hasSynced()))
-                && Instant.now().isBefore(syncDeadline)) {
-            Thread.sleep(10);
+        if (remoteSecrets != null) { // first: the remote clusters of the Secrets there join the registries
+            SyncWaiter.await(remoteSecrets.synced(), Duration.between(Instant.now(), syncDeadline));
         }
+        SyncWaiter.await(registries.aggregate().synced(), Duration.between(Instant.now(), syncDeadline));
     }
 }

@@ -2,11 +2,11 @@ package io.meshpilot.kube;
 
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Cache;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
@@ -22,9 +22,18 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1ConfigMapList;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.InformerController;
+import io.meshpilot.kube.controllers.SignallingInformer;
+import io.meshpilot.kube.controllers.SyncWaiter;
 
 /**
  * The Kubernetes client (istiod's kube.Client): one API client, throttled by
@@ -43,8 +52,12 @@ public final class KubeClient implements AutoCloseable {
     private final ExecutorService executor;
     private final NamedInformerFactory factory;
     /** Informers registered by name, outside the factory (dynamic kinds), in order of registration. */
-    private final Map<String, SharedInformer<?>> named = new LinkedHashMap<>();
+    private final Map<String, SignallingInformer<?, ?>> named = new LinkedHashMap<>();
     private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
+    /** The controllers of {@link #watchConfigMap}, by informer name: stopped with their informer. */
+    private final Map<String, AutoCloseable> controllers = new LinkedHashMap<>();
+    /** A watched ConfigMap's handler that throws is called again after this. */
+    private static final Backoff CONFIG_MAP_RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(30));
     private boolean started;
     private boolean closed;
     private DiscoveryNamespacesFilter discoveryNamespaces;
@@ -174,13 +187,13 @@ public final class KubeClient implements AutoCloseable {
      *
      * @param name what readiness and logs call it, e.g. {@code networking.istio.io/v1/virtualservices}
      */
-    public void addInformer(String name, SharedInformer<?> informer) {
+    public void addInformer(String name, SignallingInformer<?, ?> informer) {
         Stopping replaced;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("Kubernetes client closed");
             }
-            SharedInformer<?> old = named.put(name, informer);
+            SignallingInformer<?, ?> old = named.put(name, informer);
             replaced = old != null && old != informer ? new Stopping(old, namedStarted.remove(name)) : null;
             if (started) {
                 startNamed();
@@ -200,43 +213,35 @@ public final class KubeClient implements AutoCloseable {
      * @param namespace the namespace, or null for the object of that name in every namespace
      */
     public <T extends KubernetesObject, L extends KubernetesListObject>
-    SharedIndexInformer<T> namedObjectInformer(String name, Class<T> type, Class<L> listType, String plural,
-                                               String namespace, String objectName) {
+    SignallingInformer<T, L> namedObjectInformer(String name, Class<T> type, Class<L> listType, String plural,
+                                                 String namespace, String objectName) {
         var api = new GenericKubernetesApi<>(type, listType, "", "v1", plural, apiClient);
-        return new DefaultSharedIndexInformer<>(type,
-                ResourceListerWatcher.of(name, api, namespace, null, "metadata.name=" + objectName), 0, new Cache<>(),
+        return new SignallingInformer<>(type,
+                ResourceListerWatcher.of(name, api, namespace, null, "metadata.name=" + objectName), new Cache<>(),
                 watchErrorHandler(name));
     }
 
     /**
      * Watches the data of one ConfigMap (the mesh config, the injector settings): {@code onData}
-     * gets its data on add and on every update, and an empty map once it is deleted (with
-     * {@code deleted} true). The informer is registered under {@code "configmap <ns>/<name>"}
-     * and runs with this client's informers.
+     * gets its data once listed and after every change (a burst of changes is one call with the
+     * latest data), and an empty map once it is deleted (with {@code deleted} true), on a
+     * controller thread of its own. The informer is registered under {@code "configmap <ns>/<name>"}
+     * and runs with this client's informers; {@link #removeInformer} with that name stops both.
      */
-    public String watchConfigMap(String namespace, String name,
-                                 java.util.function.BiConsumer<Map<String, String>, Boolean> onData) {
+    public String watchConfigMap(String namespace, String name, BiConsumer<Map<String, String>, Boolean> onData) {
         String informerName = "configmap " + namespace + "/" + name;
-        SharedIndexInformer<io.kubernetes.client.openapi.models.V1ConfigMap> informer = namedObjectInformer(informerName,
-                io.kubernetes.client.openapi.models.V1ConfigMap.class, io.kubernetes.client.openapi.models.V1ConfigMapList.class,
-                "configmaps", namespace, name);
-        informer.addEventHandler(new io.kubernetes.client.informer.ResourceEventHandler<>() {
-            @Override
-            public void onAdd(io.kubernetes.client.openapi.models.V1ConfigMap cm) {
-                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
-            }
-
-            @Override
-            public void onUpdate(io.kubernetes.client.openapi.models.V1ConfigMap old,
-                                 io.kubernetes.client.openapi.models.V1ConfigMap cm) {
-                onData.accept(cm.getData() == null ? Map.of() : cm.getData(), false);
-            }
-
-            @Override
-            public void onDelete(io.kubernetes.client.openapi.models.V1ConfigMap cm, boolean unknown) {
-                onData.accept(Map.of(), true);
-            }
-        });
+        var informer = namedObjectInformer(informerName, V1ConfigMap.class, V1ConfigMapList.class, "configmaps",
+                namespace, name);
+        InformerController<V1ConfigMap> controller = InformerController.start(informerName, informer,
+                CONFIG_MAP_RETRY, (key, cm) -> {
+                    onData.accept(cm == null || cm.getData() == null ? Map.of() : cm.getData(), cm == null);
+                    return Outcome.DONE;
+                });
+        AutoCloseable replaced;
+        synchronized (this) {
+            replaced = controllers.put(informerName, controller);
+        }
+        closeQuietly(replaced);
         addInformer(informerName, informer);
         return informerName;
     }
@@ -244,12 +249,26 @@ public final class KubeClient implements AutoCloseable {
     /** Stops and forgets an informer registered with {@link #addInformer}. */
     public void removeInformer(String name) {
         Stopping removed;
+        AutoCloseable controller;
         synchronized (this) {
-            SharedInformer<?> old = named.remove(name);
+            controller = controllers.remove(name);
+            SignallingInformer<?, ?> old = named.remove(name);
             removed = old == null ? null : new Stopping(old, namedStarted.remove(name));
         }
+        closeQuietly(controller);
         if (removed != null) {
             removed.stop();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable controller) {
+        if (controller == null) {
+            return;
+        }
+        try {
+            controller.close();
+        } catch (Exception e) {
+            LOG.log(Level.WARNING, "closing a controller failed: " + e);
         }
     }
 
@@ -290,12 +309,7 @@ public final class KubeClient implements AutoCloseable {
      */
     public List<String> runAndWait(Duration timeout) throws InterruptedException {
         start();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        List<String> pending = notSynced();
-        while (!pending.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            pending = notSynced();
-        }
+        List<String> pending = SyncWaiter.await(syncSignals(), timeout);
         if (!pending.isEmpty()) {
             LOG.log(Level.WARNING, "Kubernetes informers not synced after " + timeout.toMillis() + " ms: " + pending
                     + " (they keep retrying; readiness waits for them)");
@@ -303,16 +317,19 @@ public final class KubeClient implements AutoCloseable {
         return pending;
     }
 
+    /** Each informer registered so far, by name, with the signal of its sync. */
+    public synchronized Map<String, CompletableFuture<Void>> syncSignals() {
+        Map<String, CompletableFuture<Void>> out = new LinkedHashMap<>();
+        factory.named().forEach((name, informer) -> out.put(name, informer.synced()));
+        named.forEach((name, informer) -> out.put(name, informer.synced()));
+        return out;
+    }
+
     /** The informers that have not listed once yet, by name; empty when all have. */
-    public synchronized List<String> notSynced() {
+    public List<String> notSynced() {
         List<String> out = new ArrayList<>();
-        factory.named().forEach((name, informer) -> {
-            if (!informer.hasSynced()) {
-                out.add(name);
-            }
-        });
-        named.forEach((name, informer) -> {
-            if (!informer.hasSynced()) {
+        syncSignals().forEach((name, synced) -> {
+            if (!synced.isDone()) {
                 out.add(name);
             }
         });
@@ -344,6 +361,7 @@ public final class KubeClient implements AutoCloseable {
     @Override
     public void close() {
         List<Stopping> stopping = new ArrayList<>();
+        List<AutoCloseable> closing = new ArrayList<>();
         synchronized (this) {
             if (closed) {
                 return;
@@ -351,7 +369,10 @@ public final class KubeClient implements AutoCloseable {
             closed = true;
             named.forEach((name, informer) -> stopping.add(new Stopping(informer, namedStarted.remove(name))));
             named.clear();
+            closing.addAll(controllers.values());
+            controllers.clear();
         }
+        closing.forEach(KubeClient::closeQuietly);
         stopping.forEach(Stopping::stop);
         factory.stopAllRegisteredInformers(false);
         executor.shutdownNow();
@@ -360,17 +381,34 @@ public final class KubeClient implements AutoCloseable {
         apiClient.getHttpClient().connectionPool().evictAll();
     }
 
-    /** The factory, with the names of its informers for readiness (its map is keyed by Java type). */
+    /**
+     * The factory, with the names of its informers for readiness (its map is keyed by Java
+     * type), whose informers signal their sync.
+     */
     private static final class NamedInformerFactory extends SharedInformerFactory {
         NamedInformerFactory(ApiClient client, ExecutorService executor) {
             super(client, executor, false);
         }
 
-        synchronized Map<String, SharedIndexInformer<?>> named() {
-            Map<String, SharedIndexInformer<?>> out = new LinkedHashMap<>();
+        /**
+         * The informer of {@code type}, made on first call (a later call gets the same one: a
+         * second informer of one type would never be started by the factory).
+         */
+        @Override
+        @SuppressWarnings("unchecked")
+        public synchronized <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T>
+        sharedIndexInformerFor(ListerWatcher<T, L> listerWatcher, Class<T> type, long resyncPeriodMillis,
+                               BiConsumer<Class<T>, Throwable> errors) {
+            return informers.computeIfAbsent(type, t -> new SignallingInformer<>(type, listerWatcher, new Cache<>(), errors));
+        }
+
+        synchronized Map<String, SignallingInformer<?, ?>> named() {
+            Map<String, SignallingInformer<?, ?>> out = new LinkedHashMap<>();
             for (Map.Entry<Type, SharedIndexInformer> e : informers.entrySet()) {
                 Type t = e.getKey();
-                out.put(t instanceof Class<?> c ? c.getSimpleName() : t.getTypeName(), e.getValue());
+                if (e.getValue() instanceof SignallingInformer<?, ?> informer) {
+                    out.put(t instanceof Class<?> c ? c.getSimpleName() : t.getTypeName(), informer);
+                }
             }
             return out;
         }

@@ -2,6 +2,7 @@ package io.meshpilot.registry;
 
 import io.meshpilot.model.ServiceDiscovery;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /** One source of services (istiod's serviceregistry.Instance): a provider in a cluster. */
@@ -15,4 +16,7 @@ public interface ServiceRegistry extends ServiceDiscovery {
     void appendServiceHandler(Consumer<ServiceEvent> handler);
 
     boolean hasSynced();
+
+    /** Completes once {@link #hasSynced}, to be waited for rather than asked again and again. */
+    CompletableFuture<Void> synced();
 }

@@ -4,17 +4,20 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.CreateOptions;
-import io.meshpilot.kube.KeyedWorkQueue;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -44,8 +47,7 @@ public final class WebhookConfigPatcher {
     static final String REV_LABEL = "istio.io/rev";
     /** istiod's injection webhook entry name (suffix-matched). */
     static final String INJECTOR_WEBHOOK = "sidecar-injector.istio.io";
-    private static final long FIRST_RETRY_MILLIS = 100;
-    private static final long MAX_RETRY_MILLIS = 60_000;
+    private static final Backoff RETRY = new Backoff(Duration.ofMillis(100), Duration.ofMinutes(1));
 
     private static final IstioCounter CONFIG_UPDATES = IstioCounter.of("galley_validation_config_updates",
             "k8s webhook configuration updates");
@@ -67,14 +69,13 @@ public final class WebhookConfigPatcher {
     private final DynamicKubernetesApi gateways;
     private final io.kubernetes.client.informer.cache.Cache<DynamicKubernetesObject> cache =
             new io.kubernetes.client.informer.cache.Cache<>();
-    private final java.util.Map<String, Long> backoff = new java.util.concurrent.ConcurrentHashMap<>();
-    private final KeyedWorkQueue queue;
+    private final ControllerQueue<String> queue;
     private volatile boolean dryRunRejected;
     private volatile boolean notReadyLogged;
 
     private WebhookConfigPatcher(KubeClient client, String plural, boolean validating, String namespace, String revision,
                                  Supplier<String> caBundlePem) {
-        this.queue = new KeyedWorkQueue("webhook-patcher-" + plural, this::reconcileOrRetry);
+        this.queue = new ControllerQueue<>("webhook-patcher-" + plural, RETRY, this::reconcileOrRetry);
         this.plural = plural;
         this.validating = validating;
         this.namespace = namespace;
@@ -84,8 +85,8 @@ public final class WebhookConfigPatcher {
         this.gateways = new DynamicKubernetesApi("networking.istio.io", "v1", "gateways", client.apiClient());
         String selector = REV_LABEL + "=" + this.revision;
         String name = GROUP + "/v1/" + plural + " " + selector;
-        var informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class,
-                ResourceListerWatcher.of(name, api, null, selector, null), 0, cache, client.watchErrorHandler(name));
+        var informer = new SignallingInformer<>(DynamicKubernetesObject.class,
+                ResourceListerWatcher.of(name, api, null, selector, null), cache, client.watchErrorHandler(name));
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(DynamicKubernetesObject o) {
@@ -144,7 +145,7 @@ public final class WebhookConfigPatcher {
     }
 
     /** One reconcile, retried with a doubling delay (100 ms up to a minute) until it succeeds. */
-    private long reconcileOrRetry(String name) {
+    private Outcome reconcileOrRetry(String name) {
         boolean done;
         try {
             done = reconcile(name);
@@ -153,14 +154,12 @@ public final class WebhookConfigPatcher {
             done = false;
         }
         if (done) {
-            backoff.remove(name);
-            return KeyedWorkQueue.DONE;
+            return Outcome.DONE;
         }
-        long next = backoff.merge(name, FIRST_RETRY_MILLIS, (a, b) -> Math.min(MAX_RETRY_MILLIS, a * 2));
         if (!validating) {
             PATCH_RETRIES.increment(name);
         }
-        return next;
+        return Outcome.RETRY;
     }
 
     /** Brings one configuration up to date; false to retry later. */

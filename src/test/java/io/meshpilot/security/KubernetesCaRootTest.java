@@ -16,6 +16,7 @@ import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaMaterial;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.security.ca.Pem;
 import io.meshpilot.security.ca.SelfSignedOptions;
@@ -352,16 +353,11 @@ class KubernetesCaRootTest {
         api.apply(cacerts(second, second));
         X509Certificate secondRoot = Pem.certificatesIn(second.read("root-cert.pem")).getFirst();
         X509Certificate secondInt = Pem.certificatesIn(second.read("int-cert.pem")).getFirst();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!certs.trustBundle().certificates().equals(List.of(secondRoot)) && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
-        assertEquals(List.of(secondRoot), certs.trustBundle().certificates());
+        Await.until("the new root in the trust bundle", Duration.ofSeconds(20),
+                () -> certs.trustBundle().certificates().equals(List.of(secondRoot)));
         assertEquals(secondInt, certs.material().signingCertificate());
-        while (!certs.serving().certificate().getIssuerX500Principal().equals(secondInt.getSubjectX500Principal())
-                && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.until("the serving certificate issued by the new intermediate", Duration.ofSeconds(20),
+                () -> certs.serving().certificate().getIssuerX500Principal().equals(secondInt.getSubjectX500Principal()));
         certs.serving().certificate().verify(secondInt.getPublicKey());
 
         // a broken change is refused and the CA keeps what it has

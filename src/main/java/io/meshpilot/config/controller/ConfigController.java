@@ -11,6 +11,7 @@ import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.kube.CrdConfigStore;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.config.store.AggregateConfigStore;
 import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
@@ -25,6 +26,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -208,10 +211,7 @@ public final class ConfigController implements AutoCloseable {
         // bounded, until that went through (the Kubernetes client already waited for the API
         // server itself; if it is down, readiness keeps asking)
         long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
-        long listed = System.nanoTime() + Math.min(crdFollowUp.toNanos(), SYNC_TIMEOUT.toNanos());
-        while (!aggregate.hasSynced() && System.nanoTime() < listed) {
-            Thread.sleep(20);
-        }
+        SyncWaiter.await(aggregate.synced(), crdFollowUp.compareTo(SYNC_TIMEOUT) < 0 ? crdFollowUp : SYNC_TIMEOUT);
         boolean delivered = aggregate.awaitEventsDelivered(Math.max(1, deadline - System.nanoTime()),
                 java.util.concurrent.TimeUnit.NANOSECONDS);
         eventsDelivered = delivered;
@@ -230,9 +230,9 @@ public final class ConfigController implements AutoCloseable {
 
     private void awaitLateSync() {
         try {
+            aggregate.synced().get(); // woken by the stores' signal; the server's close interrupts it
             while (!closed) {
-                if (aggregate.hasSynced() && aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(),
-                        java.util.concurrent.TimeUnit.SECONDS)) {
+                if (aggregate.awaitEventsDelivered(SYNC_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                     eventsDelivered = true;
                     synced = true;
                     LOG.log(Level.INFO, "config stores synced (late): configs=" + schemas.all().stream()
@@ -240,10 +240,11 @@ public final class ConfigController implements AutoCloseable {
                     syncedHandlers.forEach(Runnable::run);
                     return;
                 }
-                Thread.sleep(50);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            LOG.log(Level.ERROR, "config stores never synced: " + e.getCause());
         }
     }
 

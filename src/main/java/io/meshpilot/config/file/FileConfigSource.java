@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -86,7 +87,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     private List<DocumentError> pathErrors = List.of();
     private boolean rootMissingLogged;
     private final Map<Path, WatchKey> watched = new HashMap<>();
-    private volatile boolean synced;
+    private final CompletableFuture<Void> synced = new CompletableFuture<>();
     private volatile boolean closed;
     private boolean initialized;
     private WatchService watch;
@@ -320,7 +321,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         LOG.log(Level.INFO, "config dir loaded dir=" + root + " files=" + first.files() + " configs=" + first.configs()
                 + " rejected=" + first.errors() + " warnings=" + warnings.size());
         store.run();
-        synced = true;
+        synced.complete(null);
         watcher = Thread.ofPlatform().daemon().name("config-dir-watcher").start(this::loop);
     }
 
@@ -387,6 +388,11 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
 
     @Override
     public boolean hasSynced() {
+        return synced.isDone();
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
         return synced;
     }
 

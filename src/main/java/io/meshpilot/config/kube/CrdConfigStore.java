@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -642,6 +643,21 @@ public final class CrdConfigStore implements WritableConfigStore {
             }
         }
         return true;
+    }
+
+    /**
+     * Completes once {@link #hasSynced} would answer true: the CRDs' first list handled (which
+     * registers the informers of their kinds), then the first list of each of those kinds.
+     */
+    @Override
+    public CompletableFuture<Void> synced() {
+        return crds.handled().thenCompose(listed -> {
+            List<CompletableFuture<Void>> kindsListed;
+            synchronized (this) {
+                kindsListed = kinds.values().stream().map(KindInformer::handled).toList();
+            }
+            return CompletableFuture.allOf(kindsListed.toArray(CompletableFuture[]::new));
+        }).thenRun(this::logMissingKinds);
     }
 
     @Override

@@ -3,15 +3,18 @@ package io.meshpilot.config.kube;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.informer.cache.Caches;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.monitoring.IstioCounter;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
@@ -25,10 +28,14 @@ final class KindInformer {
     final String version;
     final String plural;
     final DynamicKubernetesApi api;
-    final DefaultSharedIndexInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
+    final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
     /** Keys (namespace/name) the handler has seen, with the resourceVersion it saw. */
     private final Map<String, String> handled = new ConcurrentHashMap<>();
     private final Cache<DynamicKubernetesObject> cache = new Cache<>();
+    /** Completes once {@link #synced()}: the first list went through the handler. */
+    private final CompletableFuture<Void> handledFirstList = new CompletableFuture<>();
+    /** Once the informer has synced: the keys of its cache the handler has not taken in yet. */
+    private Set<String> waiting;
 
     KindInformer(ApiClient client, String group, String version, String plural,
                  BiConsumer<Class<DynamicKubernetesObject>, Throwable> errors) {
@@ -36,8 +43,53 @@ final class KindInformer {
         this.version = version;
         this.plural = plural;
         this.api = new DynamicKubernetesApi(group, version, plural, client);
-        this.informer = new DefaultSharedIndexInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
-                0, cache, errors);
+        this.informer = new SignallingInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name(), api),
+                cache, errors);
+        informer.synced().thenRun(this::informerSynced);
+    }
+
+    private void informerSynced() {
+        synchronized (this) {
+            waiting = new HashSet<>();
+            for (DynamicKubernetesObject o : cache.list()) {
+                String key = Caches.metaNamespaceKeyFunc(o);
+                if (!KubeObjects.resourceVersion(o).equals(handled.get(key))) {
+                    waiting.add(key);
+                }
+            }
+        }
+        signalWhenNoneWaits();
+    }
+
+    /** The handler took {@code key} in (or saw it deleted): one fewer to wait for, when it is up to date. */
+    private void taken(String key) {
+        synchronized (this) {
+            if (waiting == null || waiting.isEmpty()) {
+                return;
+            }
+            DynamicKubernetesObject now = cache.getByKey(key);
+            if (now != null && !KubeObjects.resourceVersion(now).equals(handled.get(key))) {
+                return;
+            }
+            waiting.remove(key);
+        }
+        signalWhenNoneWaits();
+    }
+
+    /** Completed outside the lock: what waits on the signal (the store's sync) runs on this thread. */
+    private void signalWhenNoneWaits() {
+        boolean none;
+        synchronized (this) {
+            none = waiting.isEmpty();
+        }
+        if (none) {
+            handledFirstList.complete(null);
+        }
+    }
+
+    /** Completes once {@link #synced()} holds, to be waited for rather than asked again and again. */
+    CompletableFuture<Void> handled() {
+        return handledFirstList;
     }
 
     /** {@code group/version/plural}: how readiness and logs name it. */
@@ -68,6 +120,7 @@ final class KindInformer {
                 }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
 
             @Override
@@ -77,6 +130,7 @@ final class KindInformer {
                 }
                 handler.upsert(o);
                 handled.put(Caches.metaNamespaceKeyFunc(o), KubeObjects.resourceVersion(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
 
             @Override
@@ -86,6 +140,7 @@ final class KindInformer {
                 }
                 handler.delete(o);
                 handled.remove(Caches.metaNamespaceKeyFunc(o));
+                taken(Caches.metaNamespaceKeyFunc(o));
             }
         });
     }

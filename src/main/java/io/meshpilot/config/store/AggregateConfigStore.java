@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -158,5 +159,11 @@ public final class AggregateConfigStore implements ConfigStoreController {
     @Override
     public boolean hasSynced() {
         return stores.stream().allMatch(ConfigStoreController::hasSynced);
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
+        return CompletableFuture.allOf(stores.stream().map(ConfigStoreController::synced)
+                .toArray(CompletableFuture[]::new));
     }
 }

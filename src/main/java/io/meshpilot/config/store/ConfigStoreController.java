@@ -1,6 +1,7 @@
 package io.meshpilot.config.store;
 
 import io.meshpilot.config.ConfigEvent;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
@@ -15,6 +16,9 @@ public interface ConfigStoreController extends ConfigStore {
     void run();
 
     boolean hasSynced();
+
+    /** Completes once the initial state is loaded ({@link #hasSynced}), to be waited for rather than asked again and again. */
+    CompletableFuture<Void> synced();
 
     /** Waits until the events of every change made so far were delivered; true if they were. */
     default boolean awaitEventsDelivered(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {

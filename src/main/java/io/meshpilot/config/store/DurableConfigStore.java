@@ -12,6 +12,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -123,6 +124,11 @@ public final class DurableConfigStore implements WritableConfigStore {
     @Override
     public boolean hasSynced() {
         return memory.hasSynced();
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
+        return memory.synced();
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,7 +32,7 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
     private final EventDispatcher events;
     private final boolean validate;
     private final ConfigPersistence persistence;
-    private volatile boolean synced;
+    private final CompletableFuture<Void> synced = new CompletableFuture<>();
 
     /**
      * @param validate run each kind's validation on create/update (off for sources that
@@ -263,11 +264,16 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
     @Override
     public void run() {
         events.start();
-        synced = true;
+        synced.complete(null);
     }
 
     @Override
     public boolean hasSynced() {
+        return synced.isDone();
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
         return synced;
     }
 

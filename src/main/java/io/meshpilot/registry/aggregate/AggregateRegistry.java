@@ -12,7 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -127,6 +129,25 @@ public final class AggregateRegistry implements ServiceDiscovery {
 
     public boolean hasSynced() {
         return registries.stream().allMatch(r -> r.hasSynced() || pastDeadline(r));
+    }
+
+    /**
+     * Completes once every registry there is now has synced or passed its sync deadline (as
+     * {@link #hasSynced}), woken by their signals.
+     */
+    public CompletableFuture<Void> synced() {
+        return CompletableFuture.allOf(registries.stream().map(this::syncedOrPastDeadline)
+                .toArray(CompletableFuture[]::new));
+    }
+
+    private CompletableFuture<Void> syncedOrPastDeadline(ServiceRegistry r) {
+        Long deadline = syncDeadlines.get(r);
+        if (deadline == null) {
+            return r.synced();
+        }
+        long left = Math.max(0, deadline - System.nanoTime());
+        // a copy: the registry's own signal stays unsynced past the deadline
+        return r.synced().copy().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
     }
 
     private boolean pastDeadline(ServiceRegistry r) {

@@ -16,9 +16,12 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * The informers the Kubernetes registry reads (istiod's kube controller watches): Services,
@@ -76,8 +79,9 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
         }
     }
 
-    boolean synced() {
-        return services.hasSynced() && slices.hasSynced() && pods.hasSynced() && nodes.hasSynced()
-                && namespaces.hasSynced();
+    /** Completes once every one of these informers has listed once. */
+    CompletableFuture<Void> synced() {
+        return CompletableFuture.allOf(Stream.of(services, slices, pods, nodes, namespaces)
+                .map(SignallingInformer::syncedOf).toArray(CompletableFuture[]::new));
     }
 }

@@ -11,6 +11,10 @@ import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Resolution;
@@ -32,10 +36,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -44,10 +48,10 @@ import java.util.function.Supplier;
  * Services and endpoints from a Kubernetes cluster (istiod's kube controller): Services,
  * EndpointSlices, Pods, Nodes and Namespaces through their informers.
  *
- * <p>Every informer event becomes a task on one event thread (istiod's controller queue),
- * which starts only once all informers have listed: then it converts everything once, in
- * dependency order (namespaces, nodes, pods, services, slices), and from there on handles
- * events. A task reads the object's current state from the informer's cache rather than the
+ * <p>Every informer event queues the key of what changed on the controller kit's queue
+ * (istiod's controller queue), whose one thread starts only once all informers have listed:
+ * then it converts everything once, in dependency order (namespaces, nodes, pods, services,
+ * slices), and from there on handles the queued keys. A task reads the object's current state from the informer's cache rather than the
  * event's copy, so late or repeated events converge on the same result, and unchanged results
  * are not reported again.
  *
@@ -79,10 +83,15 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     private final ShardKey shard;
     private final List<Consumer<ServiceEvent>> serviceHandlers = new CopyOnWriteArrayList<>();
     private final List<BiConsumer<WorkloadInstance, Boolean>> workloadHandlers = new CopyOnWriteArrayList<>();
-    private final BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
-    private final Thread worker;
-    private volatile boolean synced;
-    private volatile boolean closed;
+    /**
+     * Never used: a failed conversion is logged and not retried (the previous state of what it
+     * converted stays until the object's next event).
+     */
+    private static final Backoff NO_RETRY = Backoff.fixed(Duration.ofSeconds(1));
+    private final ControllerQueue<Change> queue;
+    private final ControllerQueue<Change>.Term term;
+    /** WorkloadEntry changes not handled yet, the latest per entry. */
+    private final Map<String, WorkloadEntryChange> workloadEntryChanges = new ConcurrentHashMap<>();
 
     // read from any thread
     private final Map<String, Service> services = new ConcurrentHashMap<>();
@@ -92,6 +101,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     private final PodIndex pods = new PodIndex();
 
     // event thread only
+    /** Whether the initial conversion has run: before it, changes of what others derive from convert nothing again. */
+    private boolean converted;
     private String defaultNetwork = "";
     private MeshNetworkRanges networkRanges = MeshNetworkRanges.NONE;
     private final Map<String, String> serviceVersions = new HashMap<>();
@@ -116,18 +127,30 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         this.mesh = mesh;
         this.meshNetworks = meshNetworks;
         this.shard = new ShardKey(options.clusterId(), PROVIDER);
-        informers.namespaces().addEventHandler(handler(n -> enqueue(() -> namespaceChanged(n.getMetadata().getName()))));
-        informers.discovery().addHandler((selected, deselected) -> enqueue(() -> {
-            selected.forEach(this::resyncNamespace);
-            deselected.forEach(this::resyncNamespace);
-        }));
+        this.queue = new ControllerQueue<>("kube-registry-" + options.clusterId(), NO_RETRY, this::handle);
+        informers.namespaces().addEventHandler(handler(n -> enqueue(Kind.NAMESPACE, n.getMetadata().getName())));
+        informers.discovery().addHandler((selected, deselected) -> {
+            selected.forEach(ns -> enqueue(Kind.NAMESPACE_SELECTION, ns));
+            deselected.forEach(ns -> enqueue(Kind.NAMESPACE_SELECTION, ns));
+        });
         informers.discovery().setSelectors(DiscoverySelectors.of(mesh.get()));
-        informers.nodes().addEventHandler(counted("Nodes", handler(n -> enqueue(() -> nodeChanged(n.getMetadata().getName())))));
-        informers.pods().addEventHandler(counted("Pods", handler(p -> enqueue(() -> podChanged(key(p))))));
-        informers.services().addEventHandler(counted("Services", handler(s -> enqueue(() -> serviceChanged(key(s))))));
-        informers.slices().addEventHandler(counted("EndpointSlice", handler(s -> enqueue(() -> sliceChanged(key(s))))));
-        worker = Thread.ofPlatform().daemon().name("kube-registry-" + options.clusterId()).unstarted(this::run);
-        worker.start();
+        informers.nodes().addEventHandler(counted("Nodes", handler(n -> enqueue(Kind.NODE, n.getMetadata().getName()))));
+        informers.pods().addEventHandler(counted("Pods", handler(p -> enqueue(Kind.POD, key(p)))));
+        informers.services().addEventHandler(counted("Services", handler(s -> enqueue(Kind.SERVICE, key(s)))));
+        informers.slices().addEventHandler(counted("EndpointSlice", handler(s -> enqueue(Kind.SLICE, key(s)))));
+        // events queued before the initial conversion are handled again after it: each looks at
+        // the current state and reports only what changed, so they cost a comparison each
+        this.term = queue.start(informers.synced(), () -> runTask("initial sync", this::initialSync));
+    }
+
+    /** What changed, to be looked at again: the queue's key. */
+    private record Change(Kind kind, String name) {
+    }
+
+    private enum Kind { NAMESPACE, NAMESPACE_SELECTION, NODE, POD, SERVICE, SLICE, NETWORKS, WORKLOAD_ENTRY }
+
+    /** A WorkloadEntry's new state (deleted: its last state). */
+    private record WorkloadEntryChange(WorkloadInstance workload, boolean deleted) {
     }
 
     /** istiod's registry event counter: {type: istiod's informer name, event: add, update or delete}. */
@@ -182,32 +205,32 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         return ns == null || ns.isEmpty() ? o.getMetadata().getName() : ns + "/" + o.getMetadata().getName();
     }
 
-    private void enqueue(Runnable task) {
-        if (!closed) {
-            queue.add(task);
-        }
+    private void enqueue(Kind kind, String name) {
+        queue.add(new Change(kind, name));
     }
 
-    private void run() {
-        try {
-            while (!closed && !informers.synced()) {
-                Thread.sleep(20);
+    private Outcome handle(Change change) {
+        runTask("event", () -> {
+            switch (change.kind()) {
+                case NAMESPACE -> namespaceChanged(change.name());
+                case NAMESPACE_SELECTION -> resyncNamespace(change.name());
+                case NODE -> nodeChanged(change.name());
+                case POD -> podChanged(change.name());
+                case SERVICE -> serviceChanged(change.name());
+                case SLICE -> sliceChanged(change.name());
+                case NETWORKS -> {
+                    networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
+                    reconvertPodsAndSlices();
+                }
+                case WORKLOAD_ENTRY -> {
+                    WorkloadEntryChange c = workloadEntryChanges.remove(change.name());
+                    if (c != null) {
+                        applyWorkloadEntry(c.workload(), c.deleted());
+                    }
+                }
             }
-            if (closed) {
-                return;
-            }
-            // events queued so far are handled again after the initial conversion: each looks at
-            // the current state and reports only what changed, so they cost a comparison each
-            runTask("initial sync", this::initialSync);
-            synced = true;
-            LOG.log(Level.INFO, () -> "Kubernetes registry " + options.clusterId() + " synced: " + services.size()
-                    + " services");
-            while (!closed) {
-                runTask("event", queue.take());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        });
+        return Outcome.DONE;
     }
 
     /** A failing task is logged and skipped: the previous state of what it converted stays. */
@@ -236,6 +259,9 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         for (V1EndpointSlice s : informers.slices().getIndexer().list()) {
             sliceChanged(key(s));
         }
+        converted = true;
+        LOG.log(Level.INFO, () -> "Kubernetes registry " + options.clusterId() + " synced: " + services.size()
+                + " services");
     }
 
     // ---- namespaces and discovery selectors --------------------------------------------
@@ -250,10 +276,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
 
     /** meshNetworks changed: endpoints without a network label may be in another network now. */
     public void networksChanged() {
-        enqueue(() -> {
-            networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
-            reconvertPodsAndSlices();
-        });
+        enqueue(Kind.NETWORKS, "");
     }
 
     /** Every pod and slice converted again (what they derive from changed); unchanged results are not reported. */
@@ -280,7 +303,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
         if (!network.equals(defaultNetwork)) {
             defaultNetwork = network;
-            if (synced) {
+            if (converted) {
                 reconvertPodsAndSlices(); // the default network of every endpoint without its own
             }
         }
@@ -311,7 +334,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         V1Node node = informers.nodes().getIndexer().getByKey(name);
         Locality now = node == null ? null : PodConversion.nodeLocality(node);
         Locality before = now == null ? nodeLocalities.remove(name) : nodeLocalities.put(name, now);
-        if (!synced || Objects.equals(before, now)) {
+        if (!converted || Objects.equals(before, now)) {
             return;
         }
         Set<String> slices = new HashSet<>();
@@ -557,26 +580,30 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
                 || w.endpoint().labels().isEmpty()) {
             return; // nothing can select a workload without labels
         }
-        enqueue(() -> {
-            WorkloadInstance before = workloadEntries.update(w, deleted);
-            Set<String> hosts = new HashSet<>();
-            for (V1Service s : informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, w.namespace())) {
-                Map<String, String> selector = s.getSpec() == null ? null : s.getSpec().getSelector();
-                if (selector == null || selector.isEmpty()) {
-                    continue;
-                }
-                if (LabelSelector.subsetOf(selector, w.endpoint().labels()) || (before != null
-                        && LabelSelector.subsetOf(selector, before.endpoint().labels()))) {
-                    hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
-                            options.domainSuffix()));
-                }
+        String key = w.namespace() + "/" + w.name();
+        workloadEntryChanges.put(key, new WorkloadEntryChange(w, deleted));
+        enqueue(Kind.WORKLOAD_ENTRY, key);
+    }
+
+    private void applyWorkloadEntry(WorkloadInstance w, boolean deleted) {
+        WorkloadInstance before = workloadEntries.update(w, deleted);
+        Set<String> hosts = new HashSet<>();
+        for (V1Service s : informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, w.namespace())) {
+            Map<String, String> selector = s.getSpec() == null ? null : s.getSpec().getSelector();
+            if (selector == null || selector.isEmpty()) {
+                continue;
             }
-            for (String h : hosts) {
-                if (services.containsKey(h)) {
-                    publishEndpointChange(h, w.namespace());
-                }
+            if (LabelSelector.subsetOf(selector, w.endpoint().labels()) || (before != null
+                    && LabelSelector.subsetOf(selector, before.endpoint().labels()))) {
+                hosts.add(KubeServiceConversion.hostname(s.getMetadata().getName(), w.namespace(),
+                        options.domainSuffix()));
             }
-        });
+        }
+        for (String h : hosts) {
+            if (services.containsKey(h)) {
+                publishEndpointChange(h, w.namespace());
+            }
+        }
     }
 
     // ---- reads ---------------------------------------------------------------------------
@@ -648,27 +675,22 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     /** Every informer has listed and the registry has converted what they hold. */
     @Override
     public boolean hasSynced() {
-        return synced;
+        return queue.hasSynced();
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
+        return queue.synced();
     }
 
     /** Waits until every event queued before this call is handled; false on timeout. */
-    public boolean awaitIdle(java.time.Duration timeout) throws InterruptedException {
-        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!synced) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(10);
-        }
-        enqueue(done::countDown);
-        return done.await(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
+        return SyncWaiter.await(queue.barrier(), timeout);
     }
 
     @Override
     public void close() {
-        closed = true;
-        worker.interrupt();
+        term.close();
     }
 
     /**
@@ -676,13 +698,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
      * then deletes every service of this cluster (its endpoint shard goes, a full push follows).
      * Services of the same hostname in other clusters keep their own shards.
      */
-    public void cleanup(java.time.Duration wait) {
-        close();
-        try {
-            worker.join(wait.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    public void cleanup(Duration wait) {
+        term.close(wait);
         for (Service s : List.copyOf(services.values())) {
             services.remove(s.hostname());
             published.remove(s.hostname());

@@ -8,6 +8,7 @@ import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -82,5 +83,10 @@ public final class MemoryRegistry implements ServicesByHostname.Registry {
     @Override
     public boolean hasSynced() {
         return true;
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
+        return CompletableFuture.completedFuture(null);
     }
 }

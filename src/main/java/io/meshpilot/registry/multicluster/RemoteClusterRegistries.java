@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The Kubernetes registries of remote clusters (istiod's kube Multicluster controller): one
@@ -70,17 +71,18 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
         added.put(registry, new Added(secret, System.nanoTime()));
         aggregate.addRegistry(registry, syncTimeout);
         if (!syncTimeout.isZero()) {
-            Thread.ofVirtual().name("remote-cluster-sync-" + clusterId).start(() -> warnIfNotSynced(registry));
+            // a copy: the registry's own signal stays unsynced past the timeout
+            registry.synced().copy().orTimeout(syncTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .whenComplete((synced, timeout) -> {
+                        if (timeout != null) {
+                            warnNotSynced(registry);
+                        }
+                    });
         }
     }
 
     /** istiod's remote_cluster_sync_timeouts: said once, when the cluster stops holding back readiness. */
-    private void warnIfNotSynced(KubeServiceRegistry registry) {
-        try {
-            Thread.sleep(syncTimeout);
-        } catch (InterruptedException e) {
-            return;
-        }
+    private void warnNotSynced(KubeServiceRegistry registry) {
         if (!registry.hasSynced() && byCluster.get(registry.cluster()) == registry) {
             LOG.log(Level.WARNING, "remote cluster " + registry.cluster() + " has not synced after "
                     + syncTimeout.toMillis() + " ms (PILOT_REMOTE_CLUSTER_TIMEOUT): readiness no longer waits for it;"

@@ -1,26 +1,28 @@
 package io.meshpilot.registry.multicluster;
 
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Cache;
-import io.kubernetes.client.informer.impl.DefaultSharedIndexInformer;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.kube.ResourceListerWatcher;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * istiod's multicluster secret controller: Secrets labelled {@code istio/multiCluster: "true"}
@@ -67,23 +69,27 @@ public final class RemoteSecretController implements AutoCloseable {
 
     private final Options options;
     private final ClusterHandler handler;
-    private final SharedIndexInformer<V1Secret> informer;
-    private final BlockingQueue<String> queue = new LinkedBlockingQueue<>();
-    private final Thread worker;
-    /** secret key -> cluster ID -> cluster; event thread only (and close, after it stopped). */
+    private final SignallingInformer<V1Secret, V1SecretList> informer;
+    /** Never used: a Secret that cannot be handled is logged and waits for its next change. */
+    private static final Backoff NO_RETRY = Backoff.fixed(Duration.ofSeconds(1));
+    private static final Duration STOP_WAIT = Duration.ofSeconds(5);
+    private final ControllerQueue<String> queue = new ControllerQueue<>("remote-secrets", NO_RETRY, key -> {
+        reconcile(key);
+        return Outcome.DONE;
+    });
+    private final ControllerQueue<String>.Term term;
+    /** secret key -> cluster ID -> cluster; event thread only (and the end of its term). */
     private final Map<String, Map<String, Remote>> bySecret = new HashMap<>();
     private volatile Map<String, String> clusterSecrets = Map.of();
-    private volatile boolean synced;
-    private volatile boolean closed;
 
     /** Registers the Secret informer on the local client (before it starts) and starts the event thread. */
     public RemoteSecretController(KubeClient local, Options options, ClusterHandler handler) {
         this.options = options;
         this.handler = handler;
         String name = "Secret " + options.namespace() + " " + SELECTOR;
-        this.informer = new DefaultSharedIndexInformer<>(V1Secret.class, ResourceListerWatcher.of(name,
+        this.informer = new SignallingInformer<>(V1Secret.class, ResourceListerWatcher.of(name,
                 new GenericKubernetesApi<>(V1Secret.class, V1SecretList.class, "", "v1", "secrets", local.apiClient()),
-                options.namespace(), SELECTOR, null), 0, new Cache<>(), local.watchErrorHandler(name));
+                options.namespace(), SELECTOR, null), new Cache<>(), local.watchErrorHandler(name));
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(V1Secret s) {
@@ -101,35 +107,20 @@ public final class RemoteSecretController implements AutoCloseable {
             }
         });
         local.addInformer(name, informer);
-        worker = Thread.ofPlatform().daemon().name("remote-secrets").unstarted(this::run);
-        worker.start();
+        // the clients are closed once no reconcile runs any more: none is made after
+        term = queue.start(informer.synced(), this::initialSync, this::closeClients);
     }
 
     private void changed(V1Secret s) {
-        if (!closed) {
-            queue.add(s.getMetadata().getNamespace() + "/" + s.getMetadata().getName());
-        }
+        queue.add(s.getMetadata().getNamespace() + "/" + s.getMetadata().getName());
     }
 
-    private void run() {
-        try {
-            while (!closed && !informer.hasSynced()) {
-                Thread.sleep(20);
-            }
-            for (V1Secret s : informer.getIndexer().list()) {
-                reconcile(s.getMetadata().getNamespace() + "/" + s.getMetadata().getName());
-            }
-            synced = true;
-            LOG.log(Level.INFO, () -> "multicluster remote secrets synced: " + clusterSecrets.size() + " remote cluster(s) "
-                    + clusterSecrets.keySet());
-            while (!closed) {
-                reconcile(queue.take());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            closeClients(); // the thread that makes them closes them: none is made after
+    private void initialSync() {
+        for (V1Secret s : informer.getIndexer().list()) {
+            reconcile(s.getMetadata().getNamespace() + "/" + s.getMetadata().getName());
         }
+        LOG.log(Level.INFO, () -> "multicluster remote secrets synced: " + clusterSecrets.size() + " remote cluster(s) "
+                + clusterSecrets.keySet());
     }
 
     private void closeClients() {
@@ -235,7 +226,12 @@ public final class RemoteSecretController implements AutoCloseable {
 
     /** The Secrets present at start have been handled (their clusters added or refused). */
     public boolean hasSynced() {
-        return synced;
+        return queue.hasSynced();
+    }
+
+    /** Completes once {@link #hasSynced}: for the sync waiter. */
+    public CompletableFuture<Void> synced() {
+        return queue.synced();
     }
 
     /** Remote cluster ID -> the Secret ({@code namespace/name}) it came from. */
@@ -250,19 +246,6 @@ public final class RemoteSecretController implements AutoCloseable {
     /** Stops the event thread and every remote client (the handler's registries stop with the server). */
     @Override
     public void close() {
-        closed = true;
-        if (worker.getState() == Thread.State.NEW) {
-            closeClients(); // never started: nothing of its own to close
-            return;
-        }
-        worker.interrupt();
-        try {
-            worker.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (worker.isAlive()) {
-            LOG.log(Level.WARNING, "remote secrets: the worker is still adding a cluster; its clients close when it ends");
-        }
+        term.close(STOP_WAIT);
     }
 }

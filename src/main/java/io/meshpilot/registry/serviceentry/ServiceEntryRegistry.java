@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
@@ -83,7 +84,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
 
     private final Map<String, List<Service>> servicesByHost = new ConcurrentHashMap<>();
     private final Map<HostNs, List<IstioEndpoint>> endpoints = new ConcurrentHashMap<>();
-    private volatile boolean synced;
+    private final CompletableFuture<Void> synced = new CompletableFuture<>();
 
     public ServiceEntryRegistry(ConfigStore store, RegistryUpdates updates, Supplier<String> trustDomain, String cluster) {
         this.store = store;
@@ -395,7 +396,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
      * initial load entries often arrive before their workloads, so only once synced.
      */
     private void warnDangling(ConfigKey key, Config entry) {
-        if (entry == null || !synced) {
+        if (entry == null || !synced.isDone()) {
             return;
         }
         ServiceEntry se = (ServiceEntry) entry.spec();
@@ -472,11 +473,16 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     }
 
     public void markSynced() {
-        synced = true;
+        synced.complete(null);
     }
 
     @Override
     public boolean hasSynced() {
+        return synced.isDone();
+    }
+
+    @Override
+    public CompletableFuture<Void> synced() {
         return synced;
     }
 }

@@ -1,12 +1,13 @@
 package io.meshpilot.security.ca;
 
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.InformerController;
 import io.meshpilot.kube.KubeClient;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -60,6 +61,8 @@ public final class KubeSecretCaRootStore implements CaRootStore {
     private static final int ATTEMPTS = 5;
 
     private static final System.Logger LOG = System.getLogger(KubeSecretCaRootStore.class.getName());
+    /** A cacerts change whose handling throws is tried again after this. */
+    private static final Backoff PLUGGED_IN_RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(30));
 
     private final KubeClient client;
     private final CoreV1Api api;
@@ -102,26 +105,22 @@ public final class KubeSecretCaRootStore implements CaRootStore {
             return () -> { };
         }
         String informerName = "secret " + namespace + "/" + PLUGGED_IN_SECRET;
-        SharedIndexInformer<V1Secret> informer = client.namedObjectInformer(informerName, V1Secret.class,
+        var informer = client.namedObjectInformer(informerName, V1Secret.class,
                 V1SecretList.class, "secrets", namespace, PLUGGED_IN_SECRET);
-        informer.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(V1Secret secret) {
-                changed(secret, onChange);
-            }
-
-            @Override
-            public void onUpdate(V1Secret old, V1Secret secret) {
-                changed(secret, onChange);
-            }
-
-            @Override
-            public void onDelete(V1Secret secret, boolean unknown) {
-                LOG.log(Level.WARNING, pluggedInLabel + " deleted; the CA keeps signing with the plugged-in CA it has");
-            }
-        });
+        InformerController<V1Secret> controller = InformerController.start(informerName, informer, PLUGGED_IN_RETRY,
+                (key, secret) -> {
+                    if (secret == null) {
+                        LOG.log(Level.WARNING, pluggedInLabel + " deleted; the CA keeps signing with the plugged-in CA it has");
+                    } else {
+                        changed(secret, onChange);
+                    }
+                    return Outcome.DONE;
+                });
         client.addInformer(informerName, informer);
-        return () -> client.removeInformer(informerName);
+        return () -> {
+            controller.close();
+            client.removeInformer(informerName);
+        };
     }
 
     /** A cacerts change: passed on when it loads, else one ERROR line and the current CA stays. */

@@ -1,10 +1,11 @@
 package io.meshpilot.security.kube;
 
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
-import io.meshpilot.kube.KeyedWorkQueue;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
@@ -12,6 +13,7 @@ import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -38,12 +40,13 @@ public final class NamespaceController {
      * ConfigMap (istiod writes it there since 1.21).
      */
     public static final Set<String> IGNORED_NAMESPACES = Set.of("kube-public", "kube-node-lease", "local-path-storage");
-    private static final long RETRY_MILLIS = 1000;
+    private static final Backoff RETRY = Backoff.fixed(Duration.ofSeconds(1));
 
     private final DiscoveryNamespacesFilter namespaces;
     private final CoreV1Api api;
     private final Supplier<String> rootCertPem;
-    private final KeyedWorkQueue queue = new KeyedWorkQueue("namespace-controller", this::reconcileOrRetry);
+    private final ControllerQueue<String> queue = new ControllerQueue<>("namespace-controller", RETRY,
+            this::reconcileOrRetry);
 
     /**
      * Registers the ConfigMap informer with {@code client} (it starts with the client's informers).
@@ -75,7 +78,7 @@ public final class NamespaceController {
 
     private void registerConfigMapInformer(KubeClient client) {
         String name = "configmaps */" + CONFIG_MAP;
-        SharedIndexInformer<V1ConfigMap> informer = client.namedObjectInformer(name, V1ConfigMap.class,
+        var informer = client.namedObjectInformer(name, V1ConfigMap.class,
                 V1ConfigMapList.class, "configmaps", null, CONFIG_MAP);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
@@ -118,20 +121,20 @@ public final class NamespaceController {
         queue.add(namespace);
     }
 
-    private long reconcileOrRetry(String namespace) {
+    private Outcome reconcileOrRetry(String namespace) {
         try {
             reconcile(namespace);
-            return KeyedWorkQueue.DONE;
+            return Outcome.DONE;
         } catch (ApiException e) {
             if (Thread.currentThread().isInterrupted()) {
-                return KeyedWorkQueue.DONE;
+                return Outcome.DONE;
             }
             LOG.log(Level.WARNING, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): HTTP "
                     + e.getCode() + " " + e.getMessage());
-            return RETRY_MILLIS;
+            return Outcome.RETRY;
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "ConfigMap " + namespace + "/" + CONFIG_MAP + " not written (retrying): " + e, e);
-            return RETRY_MILLIS;
+            return Outcome.RETRY;
         }
     }
 

@@ -5,9 +5,14 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CertificatesV1Api;
 import io.kubernetes.client.openapi.models.V1CertificateSigningRequest;
 import io.kubernetes.client.openapi.models.V1CertificateSigningRequestCondition;
+import io.kubernetes.client.openapi.models.V1CertificateSigningRequestList;
 import io.kubernetes.client.openapi.models.V1CertificateSigningRequestSpec;
 import io.kubernetes.client.openapi.models.V1CertificateSigningRequestStatus;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.util.Watch;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import io.meshpilot.security.ca.CertificateAuthority;
 import io.meshpilot.security.ca.CsrRejectedException;
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
@@ -15,6 +20,7 @@ import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.IssuedChain;
 import io.meshpilot.security.ca.Pem;
 import io.meshpilot.util.GoDuration;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -25,6 +31,8 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -45,13 +53,14 @@ public final class KubernetesRa implements CsrSigner {
     /** The API server's minimum for spec.expirationSeconds. */
     private static final long MIN_EXPIRATION_SECONDS = 600;
     private static final int CREATE_ATTEMPTS = 3;
-    private static final Duration FIRST_POLL = Duration.ofMillis(50);
-    private static final Duration MAX_POLL = Duration.ofMillis(500);
+    private static final Duration FIRST_RETRY = Duration.ofMillis(50);
+    private static final Duration MAX_RETRY = Duration.ofMillis(500);
     private static final String NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
     private static final System.Logger LOG = System.getLogger(KubernetesRa.class.getName());
 
     private final ApiClient client;
     private final CertificatesV1Api api;
+    private final GenericKubernetesApi<V1CertificateSigningRequest, V1CertificateSigningRequestList> csrs;
     private final String signerName;
     private final Supplier<CertificateAuthority> checks;
     private final SignerRoots roots;
@@ -72,6 +81,8 @@ public final class KubernetesRa implements CsrSigner {
         }
         this.client = client;
         this.api = new CertificatesV1Api(client);
+        this.csrs = new GenericKubernetesApi<>(V1CertificateSigningRequest.class, V1CertificateSigningRequestList.class,
+                "certificates.k8s.io", "v1", "certificatesigningrequests", client);
         this.signerName = signerName;
         this.checks = checks;
         this.roots = roots;
@@ -154,30 +165,32 @@ public final class KubernetesRa implements CsrSigner {
         }
     }
 
-    /** Polls the object until the signer sets a certificate or a Denied/Failed condition, at most {@link #wait}. */
+    /**
+     * Waits, at most {@link #wait}, until the signer sets a certificate or a Denied/Failed
+     * condition: reads the object, then watches it from the version read (istiod's
+     * readSignedCertificate watches too), so the answer wakes the wait. A watch that ends early
+     * (dropped, expired version) is followed by another read and watch.
+     */
     private String awaitCertificate(String name) throws CsrRejectedException {
         long deadline = System.nanoTime() + wait.toNanos();
-        Duration pause = FIRST_POLL;
         String lastProblem = "no answer from the signer";
+        Duration pause = FIRST_RETRY;
         while (true) {
             try {
                 V1CertificateSigningRequest csr = api.readCertificateSigningRequest(name).execute();
-                V1CertificateSigningRequestStatus status = csr.getStatus();
-                if (status != null) {
-                    for (V1CertificateSigningRequestCondition c : status.getConditions() == null
-                            ? List.<V1CertificateSigningRequestCondition>of() : status.getConditions()) {
-                        if (("Denied".equals(c.getType()) || "Failed".equals(c.getType())) && !"False".equals(c.getStatus())) {
-                            throw new CsrRejectedException(Reason.SIGNER_REFUSED, "signer " + signerName + ": "
-                                    + "CertificateSigningRequest " + name + " " + c.getType() + ": " + c.getReason()
-                                    + (c.getMessage() == null || c.getMessage().isBlank() ? "" : " (" + c.getMessage() + ")"));
-                        }
-                    }
-                    if (status.getCertificate() != null && status.getCertificate().length > 0) {
-                        return new String(status.getCertificate(), StandardCharsets.US_ASCII);
-                    }
+                String certificate = certificateOrRefusal(name, csr);
+                if (certificate != null) {
+                    return certificate;
                 }
+                certificate = watchForCertificate(name, csr.getMetadata().getResourceVersion(), deadline);
+                if (certificate != null) {
+                    return certificate;
+                }
+                pause = FIRST_RETRY;
             } catch (ApiException e) {
-                lastProblem = "last read failed: " + describe(e);
+                lastProblem = "last read or watch failed: " + describe(e);
+            } catch (IOException | RuntimeException e) {
+                lastProblem = "last watch failed: " + e.getMessage();
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -186,13 +199,80 @@ public final class KubernetesRa implements CsrSigner {
                         + lastProblem + ")");
             }
             try {
+                // a failed read or watch is asked again after a growing pause, not at once
                 Thread.sleep(Math.min(pause.toMillis(), Math.max(1, left / 1_000_000)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new CsrRejectedException(Reason.SIGNER_TIMEOUT, "interrupted waiting for signer " + signerName, e);
             }
-            pause = pause.multipliedBy(2).compareTo(MAX_POLL) > 0 ? MAX_POLL : pause.multipliedBy(2);
+            pause = pause.multipliedBy(2).compareTo(MAX_RETRY) > 0 ? MAX_RETRY : pause.multipliedBy(2);
         }
+    }
+
+    /**
+     * The certificate from the first change of the object that carries one, watching from
+     * {@code resourceVersion} until the deadline (the watch is closed then); null when none came.
+     */
+    private String watchForCertificate(String name, String resourceVersion, long deadline)
+            throws ApiException, IOException, CsrRejectedException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            return null;
+        }
+        ListOptions options = new ListOptions();
+        options.setFieldSelector("metadata.name=" + name);
+        options.setResourceVersion(resourceVersion);
+        options.setTimeoutSeconds((int) Math.max(1, TimeUnit.NANOSECONDS.toSeconds(left) + 1));
+        try (Watchable<V1CertificateSigningRequest> watch = csrs.watch(options)) {
+            CompletableFuture.delayedExecutor(left, TimeUnit.NANOSECONDS).execute(() -> closeQuietly(watch));
+            for (Watch.Response<V1CertificateSigningRequest> event : watch) {
+                if (event.object == null || "ERROR".equals(event.type)) {
+                    return null; // an expired version, say: read again
+                }
+                if ("DELETED".equals(event.type)) {
+                    throw new CsrRejectedException(Reason.SIGNING_FAILED, "CertificateSigningRequest " + name
+                            + " was deleted before signer " + signerName + " answered");
+                }
+                String certificate = certificateOrRefusal(name, event.object);
+                if (certificate != null) {
+                    return certificate;
+                }
+            }
+        } catch (RuntimeException e) {
+            if (System.nanoTime() - deadline >= 0) {
+                return null; // closed at the deadline
+            }
+            throw e;
+        }
+        return null;
+    }
+
+    private static void closeQuietly(Watchable<?> watch) {
+        try {
+            watch.close();
+        } catch (IOException | RuntimeException e) {
+            // already ended
+        }
+    }
+
+    /** The signed certificate, null while the signer has not answered; a refusal is thrown. */
+    private String certificateOrRefusal(String name, V1CertificateSigningRequest csr) throws CsrRejectedException {
+        V1CertificateSigningRequestStatus status = csr.getStatus();
+        if (status == null) {
+            return null;
+        }
+        for (V1CertificateSigningRequestCondition c : status.getConditions() == null
+                ? List.<V1CertificateSigningRequestCondition>of() : status.getConditions()) {
+            if (("Denied".equals(c.getType()) || "Failed".equals(c.getType())) && !"False".equals(c.getStatus())) {
+                throw new CsrRejectedException(Reason.SIGNER_REFUSED, "signer " + signerName + ": "
+                        + "CertificateSigningRequest " + name + " " + c.getType() + ": " + c.getReason()
+                        + (c.getMessage() == null || c.getMessage().isBlank() ? "" : " (" + c.getMessage() + ")"));
+            }
+        }
+        if (status.getCertificate() != null && status.getCertificate().length > 0) {
+            return new String(status.getCertificate(), StandardCharsets.US_ASCII);
+        }
+        return null;
     }
 
     /** The signer's certificates without any root it included, then the configured root, verified. */
