@@ -3,6 +3,7 @@ package io.meshpilot.admin;
 import com.google.gson.JsonObject;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
+import io.helidon.http.Method;
 import io.helidon.http.Status;
 import io.helidon.microprofile.server.ServerCdiExtension;
 import io.helidon.webserver.http.Filter;
@@ -36,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Who may call the admin surface, as istiod's allowAuthenticatedOrLocalhost: {@code /debug/*}
@@ -175,8 +177,8 @@ public class AdminAccess {
                         hostOf(req), path + " from " + remote + ": " + e.getMessage());
                 return;
             }
-            if (path.startsWith("/api/") && !req.prologue().method().equals(io.helidon.http.Method.GET)
-                    && !req.prologue().method().equals(io.helidon.http.Method.HEAD)) {
+            if (path.startsWith("/api/") && !req.prologue().method().equals(Method.GET)
+                    && !req.prologue().method().equals(Method.HEAD)) {
                 // the REST writes reach the cluster with istiod's own rights: no caller identity
                 // is enough for them (istiod has no such surface at all)
                 refuse(res, Status.FORBIDDEN_403, "forbidden: " + req.prologue().method().text() + " " + path
@@ -231,7 +233,7 @@ public class AdminAccess {
         private static final int MAX_CALLERS = 1024;
         private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
-        void log(String caller, java.util.function.Supplier<String> message) {
+        void log(String caller, Supplier<String> message) {
             if (logged.size() >= MAX_CALLERS) {
                 logged.clear();
             }

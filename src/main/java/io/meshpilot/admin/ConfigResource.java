@@ -2,6 +2,8 @@ package io.meshpilot.admin;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.meshpilot.config.yaml.SafeYaml;
+import io.meshpilot.config.yaml.YamlBindingException;
 import io.meshpilot.features.HttpLimits;
 import io.meshpilot.util.RequestBodies;
 import io.meshpilot.config.Config;
@@ -13,6 +15,8 @@ import io.meshpilot.config.FieldValidation;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.xds.DiscoveryServer;
+import io.meshpilot.xds.DistributionStatus;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
@@ -29,6 +33,8 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /**
  * Istio config over REST: list, get, create-or-replace (PUT) and delete, with Kubernetes
@@ -49,7 +55,7 @@ public class ConfigResource {
     ConfigController controller;
 
     @Inject
-    io.meshpilot.xds.DiscoveryServer xds;
+    DiscoveryServer xds;
 
     @GET
     @Path("configs")
@@ -184,7 +190,7 @@ public class ConfigResource {
             return error(Response.Status.NOT_FOUND, schema.get().kind() + "/" + namespace + "/" + name + " not found",
                     List.of());
         }
-        io.meshpilot.xds.DistributionStatus st = xds.status(config.get());
+        DistributionStatus st = xds.status(config.get());
         JsonObject o = new JsonObject();
         o.addProperty("config", st.config());
         o.addProperty("resourceVersion", st.resourceVersion());
@@ -257,15 +263,15 @@ public class ConfigResource {
     /** metadata.resourceVersion of the body, for optimistic concurrency ("" when absent). */
     private static String resourceVersion(String body) {
         try {
-            for (var doc : io.meshpilot.config.yaml.SafeYaml.documents("body", body)) {
-                if (doc instanceof org.yaml.snakeyaml.nodes.MappingNode m) {
+            for (var doc : SafeYaml.documents("body", body)) {
+                if (doc instanceof MappingNode m) {
                     for (var t : m.getValue()) {
-                        if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals("metadata")
-                                && t.getValueNode() instanceof org.yaml.snakeyaml.nodes.MappingNode meta) {
+                        if (t.getKeyNode() instanceof ScalarNode k && k.getValue().equals("metadata")
+                                && t.getValueNode() instanceof MappingNode meta) {
                             for (var mt : meta.getValue()) {
-                                if (mt.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode mk
+                                if (mt.getKeyNode() instanceof ScalarNode mk
                                         && mk.getValue().equals("resourceVersion")
-                                        && mt.getValueNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode v) {
+                                        && mt.getValueNode() instanceof ScalarNode v) {
                                     return v.getValue();
                                 }
                             }
@@ -273,7 +279,7 @@ public class ConfigResource {
                     }
                 }
             }
-        } catch (io.meshpilot.config.yaml.YamlBindingException e) {
+        } catch (YamlBindingException e) {
             return "";
         }
         return "";

@@ -11,6 +11,8 @@ import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -137,7 +139,7 @@ final class CounterTypes implements Filter {
             }
             // label by label, values read as quoted strings: a value holding "{," or the scope's
             // text (a proxy's NACK message, say) stays as it is
-            java.util.List<String> kept = new java.util.ArrayList<>();
+            List<String> kept = new ArrayList<>();
             int i = open + 1;
             int n = sample.length();
             while (i < n && sample.charAt(i) != '}') {

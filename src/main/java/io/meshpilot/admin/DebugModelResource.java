@@ -2,6 +2,7 @@ package io.meshpilot.admin;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
@@ -9,17 +10,25 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.envoyproxy.envoy.extensions.filters.http.wasm.v3.Wasm;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
+import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.schema.Schema;
+import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
+import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.networking.telemetry.TelemetrySelection;
 import io.meshpilot.xds.CachedResource;
 import io.meshpilot.xds.Connection;
+import io.meshpilot.xds.DiscoveryServer;
 import io.meshpilot.xds.TypeUrls;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -34,6 +43,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * istiod's debug endpoints over the model and the xDS state (pilot/pkg/xds/debug.go): typed
@@ -53,16 +63,16 @@ public class DebugModelResource {
     static final String DEFAULT_SIDECAR = "default-sidecar";
 
     @Inject
-    io.meshpilot.inject.SidecarInjector injector;
+    SidecarInjector injector;
 
     @Inject
     Environment environment;
 
     @Inject
-    io.meshpilot.config.controller.ConfigController configs;
+    ConfigController configs;
 
     @Inject
-    io.meshpilot.xds.DiscoveryServer xds;
+    DiscoveryServer xds;
 
     @Inject
     DebugResource debug;
@@ -198,7 +208,7 @@ public class DebugModelResource {
     @Produces(MediaType.APPLICATION_JSON)
     public String resourcesz() {
         JsonArray out = new JsonArray();
-        for (io.meshpilot.config.schema.Schema s : configs.schemas().all()) {
+        for (Schema s : configs.schemas().all()) {
             JsonObject gvk = new JsonObject();
             gvk.addProperty("group", s.gvk().group());
             gvk.addProperty("version", s.gvk().version());
@@ -290,7 +300,7 @@ public class DebugModelResource {
         if (found.error() != null) {
             return found.error();
         }
-        JsonFormat.Printer printer = JsonFormat.printer().usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY)
+        JsonFormat.Printer printer = JsonFormat.printer().usingTypeRegistry(EnvoyTypes.REGISTRY)
                 .omittingInsignificantWhitespace();
         JsonArray dumped = new JsonArray();
         for (Any resource : xds.generated(found.connection(), typeUrl)) {
@@ -325,7 +335,7 @@ public class DebugModelResource {
             return sidecar.getOutboundTrafficPolicy();
         }
         boolean registryOnly = environment.mesh().getOutboundTrafficPolicy().getMode()
-                == io.meshpilot.api.mesh.v1alpha1.MeshConfig.OutboundTrafficPolicy.Mode.REGISTRY_ONLY;
+                == MeshConfig.OutboundTrafficPolicy.Mode.REGISTRY_ONLY;
         return OutboundTrafficPolicy.newBuilder().setMode(registryOnly ? OutboundTrafficPolicy.Mode.REGISTRY_ONLY
                 : OutboundTrafficPolicy.Mode.ALLOW_ANY).build();
     }
@@ -333,9 +343,9 @@ public class DebugModelResource {
     /** istiod's ConsolidatedDestRule.MarshalJSON: {@code exportTo} (a Go set), {@code rule}, {@code from}. */
     private static JsonObject consolidatedDestinationRule(Config rule) {
         JsonObject o = new JsonObject();
-        var exportTo = ((io.meshpilot.api.networking.v1alpha3.DestinationRule) rule.spec()).getExportToList();
+        var exportTo = ((DestinationRule) rule.spec()).getExportToList();
         if (exportTo.isEmpty()) {
-            o.add("exportTo", com.google.gson.JsonNull.INSTANCE);
+            o.add("exportTo", JsonNull.INSTANCE);
         } else {
             JsonObject set = new JsonObject();
             exportTo.forEach(e -> set.add(e, new JsonObject()));
@@ -350,7 +360,7 @@ public class DebugModelResource {
     private JsonObject authorizationPolicies(PushContext push) {
         JsonObject byNamespace = new JsonObject();
         if (push != null) {
-            new java.util.TreeSet<>(configs.store().list("AuthorizationPolicy", null).stream().map(Config::namespace)
+            new TreeSet<>(configs.store().list("AuthorizationPolicy", null).stream().map(Config::namespace)
                     .toList()).forEach(ns -> {
                         List<Config> policies = push.authorizationPolicies(ns);
                         if (!policies.isEmpty()) {
@@ -400,7 +410,7 @@ public class DebugModelResource {
         }
         levels.addAll(a.workload());
         for (Config c : levels) {
-            var t = (io.meshpilot.api.telemetry.v1alpha1.Telemetry) c.spec();
+            var t = (Telemetry) c.spec();
             t.getMetricsList().forEach(m -> metrics.add(IstioModelJson.message(m)));
             t.getTracingList().forEach(m -> tracing.add(IstioModelJson.message(m)));
             if (t.getAccessLoggingCount() > 0) {

@@ -1,8 +1,25 @@
 package io.meshpilot.admin;
 
+import com.google.gson.Gson;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigJson;
+import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.schema.Schema;
 import io.meshpilot.model.Environment;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushDiagnostics;
+import io.meshpilot.model.PushRequest;
+import io.meshpilot.model.TriggerReason;
+import io.meshpilot.model.WorkloadInstance;
+import io.meshpilot.networking.EnvoyTypes;
+import io.meshpilot.registry.controller.ServiceRegistries;
+import io.meshpilot.xds.Connection;
+import io.meshpilot.xds.DiscoveryServer;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -10,8 +27,13 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -28,19 +50,19 @@ public class DebugResource {
 
     /** Envoy's JSON names, every resource and typed config known (as Envoy's own admin prints). */
     private static final JsonFormat.Printer DUMP_PRINTER = JsonFormat.printer()
-            .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
+            .usingTypeRegistry(EnvoyTypes.REGISTRY).omittingInsignificantWhitespace();
 
     @Inject
     Environment environment;
 
     @Inject
-    io.meshpilot.config.controller.ConfigController configs;
+    ConfigController configs;
 
     @Inject
-    io.meshpilot.registry.controller.ServiceRegistries registries;
+    ServiceRegistries registries;
 
     @Inject
-    io.meshpilot.xds.DiscoveryServer xds;
+    DiscoveryServer xds;
 
     /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
     @GET
@@ -65,11 +87,11 @@ public class DebugResource {
     @Path("configz")
     @Produces(MediaType.APPLICATION_JSON)
     public String configz() {
-        java.util.List<io.meshpilot.config.Config> all = new java.util.ArrayList<>();
-        for (io.meshpilot.config.schema.Schema s : configs.schemas().all()) {
+        List<Config> all = new ArrayList<>();
+        for (Schema s : configs.schemas().all()) {
             all.addAll(configs.store().list(s.kind(), null));
         }
-        return io.meshpilot.config.ConfigJson.toJson(all).toString();
+        return ConfigJson.toJson(all).toString();
     }
 
     /** {@code /debug/registryz}: every service of every registry, as istiod's model.Service JSON list. */
@@ -77,7 +99,7 @@ public class DebugResource {
     @Path("registryz")
     @Produces(MediaType.APPLICATION_JSON)
     public String registryz() {
-        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        JsonArray out = new JsonArray();
         environment.serviceDiscovery().services().forEach(s -> out.add(RegistryzJson.service(s)));
         return out.toString();
     }
@@ -90,10 +112,10 @@ public class DebugResource {
     @Path("clusterz")
     @Produces(MediaType.APPLICATION_JSON)
     public String clusterz() {
-        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
+        JsonArray out = new JsonArray();
         if (registries.remoteClusters() != null) {
             registries.remoteClusters().status().forEach(c -> {
-                com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+                JsonObject o = new JsonObject();
                 o.addProperty("id", c.id());
                 o.addProperty("secretName", c.secretName());
                 o.addProperty("syncStatus", c.syncStatus());
@@ -108,16 +130,16 @@ public class DebugResource {
     @Path("endpointShardz")
     @Produces(MediaType.APPLICATION_JSON)
     public String endpointShardz() {
-        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
+        JsonObject out = new JsonObject();
         environment.endpointIndex().snapshot().forEach((host, byNs) -> {
-            com.google.gson.JsonObject h = new com.google.gson.JsonObject();
+            JsonObject h = new JsonObject();
             byNs.forEach((ns, shards) -> {
-                com.google.gson.JsonObject o = new com.google.gson.JsonObject();
-                com.google.gson.JsonObject byShard = new com.google.gson.JsonObject();
+                JsonObject o = new JsonObject();
+                JsonObject byShard = new JsonObject();
                 shards.byShard().entrySet().stream().sorted(
-                        java.util.Map.Entry.comparingByKey(java.util.Comparator.comparing(Object::toString)))
+                        Map.Entry.comparingByKey(Comparator.comparing(Object::toString)))
                         .forEach(e -> {
-                            com.google.gson.JsonArray eps = new com.google.gson.JsonArray();
+                            JsonArray eps = new JsonArray();
                             e.getValue().forEach(ep -> eps.add(RegistryJson.endpoint(ep)));
                             byShard.add(e.getKey().toString(), eps);
                         });
@@ -140,16 +162,16 @@ public class DebugResource {
     @Path("instancesz")
     @Produces(MediaType.APPLICATION_JSON)
     public String instancesz() {
-        com.google.gson.JsonObject out = new com.google.gson.JsonObject();
-        java.util.List<io.meshpilot.model.WorkloadInstance> all = new java.util.ArrayList<>(
+        JsonObject out = new JsonObject();
+        List<WorkloadInstance> all = new ArrayList<>(
                 registries.serviceEntries().workloads());
         if (registries.kubernetes() != null) {
             all.addAll(registries.kubernetes().podWorkloads());
         }
-        for (io.meshpilot.model.WorkloadInstance w : all) {
-            com.google.gson.JsonObject o = RegistryJson.endpoint(w.endpoint());
+        for (WorkloadInstance w : all) {
+            JsonObject o = RegistryJson.endpoint(w.endpoint());
             o.addProperty("kind", w.kind());
-            o.add("ports", new com.google.gson.Gson().toJsonTree(new java.util.TreeMap<>(w.portMap())));
+            o.add("ports", new Gson().toJsonTree(new TreeMap<>(w.portMap())));
             out.add(w.namespace() + "/" + w.name(), o);
         }
         return out.toString();
@@ -163,8 +185,8 @@ public class DebugResource {
     @Path("syncz")
     @Produces(MediaType.APPLICATION_JSON)
     public String syncz(@QueryParam("namespace") String namespace) {
-        com.google.gson.JsonArray out = new com.google.gson.JsonArray();
-        for (io.meshpilot.xds.Connection c : sortedConnections()) {
+        JsonArray out = new JsonArray();
+        for (Connection c : sortedConnections()) {
             if (namespace == null || namespace.isEmpty() || namespace.equals(c.proxy().namespace())) {
                 out.add(XdsDebugJson.syncStatus(c));
             }
@@ -179,12 +201,12 @@ public class DebugResource {
      */
     @GET
     @Path("adsz")
-    public jakarta.ws.rs.core.Response adsz(@QueryParam("push") String push, @QueryParam("proxyID") String proxyId) {
+    public Response adsz(@QueryParam("push") String push, @QueryParam("proxyID") String proxyId) {
         if (push != null && !push.isEmpty()) {
-            xds.updates().configUpdate(io.meshpilot.model.PushRequest.full(io.meshpilot.model.TriggerReason.DEBUG));
+            xds.updates().configUpdate(PushRequest.full(TriggerReason.DEBUG));
             return text(200, "Pushed to " + xds.connections().size() + " servers\n");
         }
-        List<io.meshpilot.xds.Connection> connections = sortedConnections();
+        List<Connection> connections = sortedConnections();
         if (proxyId != null && !proxyId.isEmpty()) {
             var con = xds.debugConnection(proxyId);
             if (con.isEmpty()) {
@@ -204,8 +226,8 @@ public class DebugResource {
     @Path("push_status")
     @Produces(MediaType.APPLICATION_JSON)
     public String pushStatus() {
-        io.meshpilot.model.PushContext p = xds.currentPushContext();
-        com.google.gson.JsonObject o = new com.google.gson.JsonObject();
+        PushContext p = xds.currentPushContext();
+        JsonObject o = new JsonObject();
         if (p != null) {
             o.addProperty("version", p.version());
             o.addProperty("builtAt", p.builtAt().toString());
@@ -222,15 +244,15 @@ public class DebugResource {
      * istiod's ProxyStatus: metric name, then key, then {@code {proxy, message}} (proxy left
      * out when empty, as istiod's omitempty); {@code {}} when the push has no problems.
      */
-    static com.google.gson.JsonObject proxyStatus(io.meshpilot.model.PushDiagnostics d) {
-        com.google.gson.JsonObject status = new com.google.gson.JsonObject();
+    static JsonObject proxyStatus(PushDiagnostics d) {
+        JsonObject status = new JsonObject();
         if (d == null) {
             return status;
         }
         d.all().forEach((metric, entries) -> {
-            com.google.gson.JsonObject byKey = new com.google.gson.JsonObject();
+            JsonObject byKey = new JsonObject();
             entries.forEach((key, e) -> {
-                com.google.gson.JsonObject entry = new com.google.gson.JsonObject();
+                JsonObject entry = new JsonObject();
                 if (!e.proxy().isEmpty()) {
                     entry.addProperty("proxy", e.proxy());
                 }
@@ -249,7 +271,7 @@ public class DebugResource {
      */
     @GET
     @Path("config_dump")
-    public jakarta.ws.rs.core.Response configDump(@QueryParam("proxyID") String proxyId,
+    public Response configDump(@QueryParam("proxyID") String proxyId,
                                                   @QueryParam("include_eds") String includeEds) {
         if (proxyId == null || proxyId.isEmpty()) {
             return text(400, NO_PROXY_ID);
@@ -268,7 +290,7 @@ public class DebugResource {
     /** {@code /debug/force_disconnect?proxyID=}: ends that proxy's xDS stream (it reconnects); istiod answers "OK". */
     @GET
     @Path("force_disconnect")
-    public jakarta.ws.rs.core.Response forceDisconnect(@QueryParam("proxyID") String proxyId) {
+    public Response forceDisconnect(@QueryParam("proxyID") String proxyId) {
         if (proxyId == null || proxyId.isEmpty()) {
             return text(400, NO_PROXY_ID);
         }
@@ -289,17 +311,17 @@ public class DebugResource {
     }
 
     /** Connections in connection-id order, so repeated reads list them alike. */
-    private List<io.meshpilot.xds.Connection> sortedConnections() {
+    private List<Connection> sortedConnections() {
         return xds.connections().stream()
-                .sorted(java.util.Comparator.comparing(io.meshpilot.xds.Connection::id)).toList();
+                .sorted(Comparator.comparing(Connection::id)).toList();
     }
 
-    private static jakarta.ws.rs.core.Response text(int status, String body) {
-        return jakarta.ws.rs.core.Response.status(status).type(MediaType.TEXT_PLAIN).entity(body).build();
+    private static Response text(int status, String body) {
+        return Response.status(status).type(MediaType.TEXT_PLAIN).entity(body).build();
     }
 
-    private static jakarta.ws.rs.core.Response json(String body) {
-        return jakarta.ws.rs.core.Response.ok(body, MediaType.APPLICATION_JSON).build();
+    private static Response json(String body) {
+        return Response.ok(body, MediaType.APPLICATION_JSON).build();
     }
 
     static List<String> endpointNames() {
@@ -317,6 +339,6 @@ public class DebugResource {
 
     /** JsonFormat only pretty-prints; istiod answers compact JSON unless ?pretty. */
     private static String compact(String json) {
-        return com.google.gson.JsonParser.parseString(json).toString();
+        return JsonParser.parseString(json).toString();
     }
 }

@@ -10,6 +10,7 @@ import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import io.meshpilot.config.Config;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * istiod's model structs as Go's encoding/json writes them, for the debug endpoints that dump
@@ -38,7 +39,7 @@ final class IstioModelJson {
 
     /** A Go {@code map[string]string}: {@code null} when empty (nil in istiod's model). */
     static JsonElement stringMap(Map<String, String> m) {
-        return m == null || m.isEmpty() ? JsonNull.INSTANCE : RegistryJson.map(new java.util.TreeMap<>(m));
+        return m == null || m.isEmpty() ? JsonNull.INSTANCE : RegistryJson.map(new TreeMap<>(m));
     }
 
     /** types.NamespacedName: no json tags, so {@code Namespace} and {@code Name}; both "" for the zero value. */

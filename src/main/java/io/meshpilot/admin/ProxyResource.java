@@ -13,6 +13,8 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.util.Comparator;
+import java.util.Locale;
 
 /** {@code /api/v1/proxies}: connected proxies and, per type, where their config stands. */
 @ApplicationScoped
@@ -25,7 +27,7 @@ public class ProxyResource {
     @Produces(MediaType.APPLICATION_JSON)
     public String list() {
         JsonArray out = new JsonArray();
-        xds.connections().stream().sorted(java.util.Comparator.comparing(Connection::id))
+        xds.connections().stream().sorted(Comparator.comparing(Connection::id))
                 .forEach(c -> out.add(proxy(c)));
         return out.toString();
     }
@@ -48,7 +50,7 @@ public class ProxyResource {
         JsonObject o = new JsonObject();
         o.addProperty("id", c.proxy().id());
         o.addProperty("connection", c.id());
-        o.addProperty("type", c.proxy().type().name().toLowerCase(java.util.Locale.ROOT));
+        o.addProperty("type", c.proxy().type().name().toLowerCase(Locale.ROOT));
         o.addProperty("namespace", c.proxy().namespace());
         o.addProperty("generator", c.proxy().proxyless() ? "grpc" : "envoy");
         o.addProperty("protocol", c.delta() ? "delta" : "sotw");

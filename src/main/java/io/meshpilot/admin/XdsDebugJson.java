@@ -7,6 +7,7 @@ import io.meshpilot.xds.Connection;
 import io.meshpilot.xds.TypeUrls;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -79,7 +80,7 @@ final class XdsDebugJson {
         o.addProperty("proxy_type", p.type().name().toLowerCase(Locale.ROOT));
         putNonEmpty(o, "istio_version", p.istioVersion());
         Map<String, Connection.Watch> watches = new TreeMap<>(c.watches());
-        for (String type : java.util.List.of(TypeUrls.CLUSTER, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.ENDPOINT,
+        for (String type : List.of(TypeUrls.CLUSTER, TypeUrls.LISTENER, TypeUrls.ROUTE, TypeUrls.ENDPOINT,
                 TypeUrls.EXTENSION_CONFIG)) {
             Connection.Watch w = watches.get(type);
             if (w != null) {

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * One MeshPilot server as a process sees it: started from parsed args through
@@ -80,7 +81,7 @@ public final class MeshPilotServer implements AutoCloseable {
      * As {@link #start(PilotArgs)}, with {@code beforeListening} run on the built server
      * before any listener binds: an embedding application adds its own gRPC services there.
      */
-    public static MeshPilotServer start(PilotArgs args, java.util.function.Consumer<PilotServer> beforeListening)
+    public static MeshPilotServer start(PilotArgs args, Consumer<PilotServer> beforeListening)
             throws StartupFailure {
         return start(args, PilotServer.Hosting.FULL, beforeListening);
     }
@@ -94,7 +95,7 @@ public final class MeshPilotServer implements AutoCloseable {
     }
 
     private static MeshPilotServer start(PilotArgs args, PilotServer.Hosting hosting,
-                                         java.util.function.Consumer<PilotServer> beforeListening) throws StartupFailure {
+                                         Consumer<PilotServer> beforeListening) throws StartupFailure {
         LOG.log(Level.INFO, "mode=" + args.mode().label() + " (" + args.modeReason() + ")"
                 + " configDir=" + (args.configDir() == null ? "(none)" : args.configDir())
                 + " registries=" + (args.registries().isEmpty() ? "[ServiceEntry]" : args.registries() + "+ServiceEntry"));

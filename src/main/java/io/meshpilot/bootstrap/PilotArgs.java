@@ -10,6 +10,7 @@ import io.meshpilot.features.Listeners;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.kube.KubeClientOptions;
+import java.util.Map;
 
 /**
  * Everything pilot-discovery was started with: flags, env overrides and derived values,
@@ -55,12 +56,12 @@ public record PilotArgs(
         KubeClientOptions kube,
         String revision,
         String clusterRegistriesNamespace,
-        java.util.Map<String, String> clusterAliases) {
+        Map<String, String> clusterAliases) {
 
     public PilotArgs {
         registries = List.copyOf(registries);
         ignoredArguments = List.copyOf(ignoredArguments);
-        clusterAliases = java.util.Map.copyOf(clusterAliases);
+        clusterAliases = Map.copyOf(clusterAliases);
     }
 
     /** The gRPC transport as the start-up log and {@code /api/v1/server} name it. */

@@ -1,5 +1,7 @@
 package io.meshpilot.bootstrap;
 
+import com.sun.management.OperatingSystemMXBean;
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.helidon.metrics.api.FunctionalCounter;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
@@ -37,12 +39,12 @@ final class ServerMetrics {
         Metrics.getOrCreate(Gauge.builder("process_start_time_seconds", () -> startMillis / 1000.0)
                 .description("Start time of the process since unix epoch in seconds."));
         var os = ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+        if (os instanceof OperatingSystemMXBean sun) {
             Metrics.getOrCreate(FunctionalCounter.builder("process_cpu_seconds", sun,
                             b -> b.getProcessCpuTime() / 1_000_000_000L)
                     .description("Total user and system CPU time spent in seconds."));
         }
-        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+        if (os instanceof UnixOperatingSystemMXBean unix) {
             Metrics.getOrCreate(Gauge.builder("process_open_fds", () -> unix.getOpenFileDescriptorCount())
                     .description("Number of open file descriptors."));
             Metrics.getOrCreate(Gauge.builder("process_max_fds", () -> unix.getMaxFileDescriptorCount())

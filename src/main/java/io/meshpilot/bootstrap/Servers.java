@@ -3,6 +3,7 @@ package io.meshpilot.bootstrap;
 import io.helidon.microprofile.server.ServerCdiExtension;
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.HttpLimits;
+import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Listeners;
@@ -15,6 +16,9 @@ import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.security.ServingTls;
 import io.meshpilot.webhook.WebhookRoutes;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +41,7 @@ final class Servers {
     private volatile HelidonGrpcTransport helidonGrpc;
     private volatile ServerCdiExtension helidon;
 
-    Servers(Listeners listeners, GrpcTransportKind transport, io.meshpilot.features.Keepalive keepalive,
+    Servers(Listeners listeners, GrpcTransportKind transport, Keepalive keepalive,
             GrpcServices grpcServices, ServingTls tls, WebhookRoutes webhooks) {
         this.listeners = listeners;
         this.webhooks = webhooks;
@@ -61,10 +65,10 @@ final class Servers {
             if (a == null || a.port() == 0 || (!withHelidon && !ours)) {
                 continue;
             }
-            try (var probe = new java.net.ServerSocket()) {
+            try (var probe = new ServerSocket()) {
                 probe.setReuseAddress(true);
-                probe.bind(new java.net.InetSocketAddress(a.host(), a.port()));
-            } catch (java.io.IOException ex) {
+                probe.bind(new InetSocketAddress(a.host(), a.port()));
+            } catch (IOException ex) {
                 throw new ComponentStartException(Component.SERVERS, "cannot bind the "
                         + ListenerNames.display(e.getKey()) + " listener on " + a + " (port " + a.port() + "): "
                         + ex.getMessage(), ex);

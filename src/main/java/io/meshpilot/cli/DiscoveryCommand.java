@@ -1,5 +1,8 @@
 package io.meshpilot.cli;
 
+import io.meshpilot.features.Keepalive;
+import io.meshpilot.features.Listeners;
+import io.meshpilot.kube.InClusterConfig;
 import io.meshpilot.lifecycle.ExitCodes;
 import io.meshpilot.util.GoDuration;
 import io.meshpilot.features.EnvironmentUsage;
@@ -13,11 +16,16 @@ import io.meshpilot.kube.KubeClientOptions;
 import io.meshpilot.logging.ControlZ;
 import io.meshpilot.logging.IstioLogging;
 import io.meshpilot.logging.LogOptions;
+import java.io.File;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
@@ -79,7 +87,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
     @Option(names = "--clusterAliases", split = ",", paramLabel = "ALIAS=ID",
             description = "Alias names for clusters: a proxy reporting CLUSTER_ID alias is taken to be in cluster ID. "
                     + "Example: alias1=cluster1,alias2=cluster2.")
-    java.util.Map<String, String> clusterAliases = new java.util.LinkedHashMap<>();
+    Map<String, String> clusterAliases = new LinkedHashMap<>();
 
     @Option(names = "--httpAddr", description = "Readiness, debug and admin API listener. Default: ${DEFAULT-VALUE}.")
     String httpAddr = ":8080";
@@ -278,19 +286,19 @@ public final class DiscoveryCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--domain must not be empty");
         }
 
-        var listeners = new io.meshpilot.features.Listeners(
+        var listeners = new Listeners(
                 ListenAddress.parse("httpAddr", httpAddr),
                 ListenAddress.parse("grpcAddr", grpcAddr),
                 ListenAddress.parse("secureGRPCAddr", secureGrpcAddr),
                 ListenAddress.parse("monitoringAddr", monitoringAddr),
                 ListenAddress.parse("httpsAddr", httpsAddr));
-        GrpcTransportKind transport = switch (grpcTransport.trim().toLowerCase(java.util.Locale.ROOT)) {
+        GrpcTransportKind transport = switch (grpcTransport.trim().toLowerCase(Locale.ROOT)) {
             case "helidon" -> GrpcTransportKind.HELIDON;
             case "netty" -> GrpcTransportKind.NETTY;
             default -> throw new IllegalArgumentException("--grpcTransport \"" + grpcTransport + "\": expected helidon or netty");
         };
 
-        var keepalive = new io.meshpilot.features.Keepalive(
+        var keepalive = new Keepalive(
                 duration("keepaliveInterval", keepaliveInterval != null ? keepaliveInterval
                         : orDefault(env.apply("GRPC_KEEPALIVE_INTERVAL"), "30s")),
                 duration("keepaliveTimeout", keepaliveTimeout != null ? keepaliveTimeout
@@ -298,7 +306,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
                 duration("keepaliveMaxServerConnectionAge", keepaliveMaxServerConnectionAge));
 
         PilotFeatures features = PilotFeatures.fromEnv(env);
-        boolean ecdsa = switch (caKeyType.trim().toUpperCase(java.util.Locale.ROOT)) {
+        boolean ecdsa = switch (caKeyType.trim().toUpperCase(Locale.ROOT)) {
             case "RSA" -> false;
             case "EC", "ECDSA" -> true;
             default -> throw new IllegalArgumentException("--caKeyType \"" + caKeyType + "\": expected RSA or EC");
@@ -331,7 +339,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
         if (mode == ServerMode.KUBERNETES) {
             // istiod's kube.DefaultRestConfig: the flag, else $KUBECONFIG, else in-cluster
             Path file = !kubeconfig.isBlank() ? Path.of(kubeconfig)
-                    : kubeconfigEnv != null && !kubeconfigEnv.isBlank() ? Path.of(kubeconfigEnv.split(java.io.File.pathSeparator)[0])
+                    : kubeconfigEnv != null && !kubeconfigEnv.isBlank() ? Path.of(kubeconfigEnv.split(File.pathSeparator)[0])
                     : null;
             String syncTimeout = orDefault(env.apply("MESHPILOT_KUBE_SYNC_TIMEOUT"), "30s");
             Duration sync;
@@ -350,7 +358,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
             String pod = env.apply("POD_NAME");
             kube = new KubeClientOptions(file, kubernetesApiQps, kubernetesApiBurst, sync,
                     pod == null || pod.isBlank() ? KubeClientOptions.defaultIdentity() : pod, ttl,
-                    file == null ? io.meshpilot.kube.InClusterConfig.fromEnv(env) : null);
+                    file == null ? InClusterConfig.fromEnv(env) : null);
         }
         return new PilotArgs(mode, reason, regs, kubeconfig, cfgDir, stateDir, credDir, mesh, networks, ns, domain, cluster,
                 listeners, keepalive, duration("shutdownDuration", shutdownDuration), transport, features, ca, ignored,
@@ -361,7 +369,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
     }
 
     /** --clusterAliases, checked: neither side may be empty. */
-    private java.util.Map<String, String> clusterAliases() {
+    private Map<String, String> clusterAliases() {
         clusterAliases.forEach((alias, id) -> {
             if (alias.isBlank() || id == null || id.isBlank()) {
                 throw new IllegalArgumentException("--clusterAliases \"" + alias + "=" + (id == null ? "" : id)
@@ -386,7 +394,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
         }
         try {
             return existing.toRealPath().resolve(existing.relativize(absolute));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return absolute; // unreadable on the way: checked as written
         }
     }

@@ -1,6 +1,9 @@
 package io.meshpilot.cli;
 
+import io.helidon.logging.common.LogConfig;
+import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.lifecycle.BuildInfo;
+import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -17,7 +20,7 @@ public final class Main implements Runnable {
     public static void main(String[] argv) {
         // logging.properties from the jar, before the first log line (Helidon would only
         // load it when the container starts)
-        io.helidon.logging.common.LogConfig.configureRuntime();
+        LogConfig.configureRuntime();
         System.exit(commandLine().execute(argv));
     }
 
@@ -34,8 +37,8 @@ public final class Main implements Runnable {
      * Parses {@code discovery} flags against the given environment into validated args,
      * exactly as the command does (used by tests and embedders).
      */
-    public static io.meshpilot.bootstrap.PilotArgs parseDiscoveryArgs(String[] flags,
-                                                                       java.util.function.Function<String, String> env) {
+    public static PilotArgs parseDiscoveryArgs(String[] flags,
+                                                                       Function<String, String> env) {
         CommandLine cl = commandLine();
         String[] argv = new String[flags.length + 1];
         argv[0] = "discovery";

@@ -1,6 +1,7 @@
 package io.meshpilot.cli;
 
 import io.meshpilot.lifecycle.ExitCodes;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -49,7 +50,7 @@ public final class RequestCommand implements Callable<Integer> {
             }
             System.out.println(resp.body());
             return ExitCodes.OK;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             System.err.println("Error: " + method + " " + uri + ": " + e);
             return ExitCodes.FAILURE;
         } catch (InterruptedException e) {

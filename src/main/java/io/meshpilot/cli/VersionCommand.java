@@ -3,6 +3,7 @@ package io.meshpilot.cli;
 import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.lifecycle.ExitCodes;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,7 +52,7 @@ public final class VersionCommand implements Callable<Integer> {
 
     static String yaml(BuildInfo b) {
         StringBuilder sb = new StringBuilder("clientVersion:\n");
-        new java.util.TreeMap<>(b.asMap()).forEach((k, v) -> sb.append("  ").append(k).append(": ").append(v).append('\n'));
+        new TreeMap<>(b.asMap()).forEach((k, v) -> sb.append("  ").append(k).append(": ").append(v).append('\n'));
         return sb.toString();
     }
 

@@ -5,6 +5,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import java.time.temporal.ChronoUnit;
 import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
@@ -42,7 +43,7 @@ public final class ConfigJson {
             meta.addProperty("generation", c.generation());
         }
         if (c.creationTimestamp() != null) {
-            meta.addProperty("creationTimestamp", c.creationTimestamp().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+            meta.addProperty("creationTimestamp", c.creationTimestamp().truncatedTo(ChronoUnit.SECONDS)
                     .toString());
         }
         o.add("metadata", meta);

@@ -2,7 +2,13 @@ package io.meshpilot.features;
 
 import io.meshpilot.util.GoDuration;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Tunables istiod reads from environment variables, with istiod's defaults. Read once at
@@ -91,16 +97,16 @@ public record PilotFeatures(
      * @param allowedNamespaces DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES (comma separated): namespaces
      *                          treated as the system namespace
      */
-    public record DebugAuth(boolean enforce, java.util.Set<String> allowedNamespaces) {
-        public static final DebugAuth DEFAULTS = new DebugAuth(true, java.util.Set.of());
+    public record DebugAuth(boolean enforce, Set<String> allowedNamespaces) {
+        public static final DebugAuth DEFAULTS = new DebugAuth(true, Set.of());
 
         public DebugAuth {
-            allowedNamespaces = java.util.Set.copyOf(allowedNamespaces);
+            allowedNamespaces = Set.copyOf(allowedNamespaces);
         }
 
         static DebugAuth parse(boolean enforce, String namespaces) {
-            return new DebugAuth(enforce, java.util.Arrays.stream(namespaces.split(","))
-                    .map(String::trim).filter(n -> !n.isEmpty()).collect(java.util.stream.Collectors.toSet()));
+            return new DebugAuth(enforce, Arrays.stream(namespaces.split(","))
+                    .map(String::trim).filter(n -> !n.isEmpty()).collect(Collectors.toSet()));
         }
     }
 
@@ -145,10 +151,10 @@ public record PilotFeatures(
         }
 
         /** The signer of istiod's own certificate under PILOT_CERT_PROVIDER=k8s.io/&lt;signer&gt;. */
-        public java.util.Optional<String> servingSigner() {
+        public Optional<String> servingSigner() {
             return certProvider.startsWith(SIGNER_PREFIX)
-                    ? java.util.Optional.of(certProvider.substring(SIGNER_PREFIX.length()))
-                    : java.util.Optional.empty();
+                    ? Optional.of(certProvider.substring(SIGNER_PREFIX.length()))
+                    : Optional.empty();
         }
 
         /** True when CSRs go to the Kubernetes CSR API instead of MeshPilot's CA. */
@@ -197,9 +203,9 @@ public record PilotFeatures(
      *                           before the CA fails
      */
     public record Ca(int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
-                     java.util.List<String> customHosts, Duration secretTimeout) {
+                     List<String> customHosts, Duration secretTimeout) {
         public Ca {
-            customHosts = java.util.List.copyOf(customHosts);
+            customHosts = List.copyOf(customHosts);
         }
     }
 
@@ -227,7 +233,7 @@ public record PilotFeatures(
                 r.bool("PILOT_ENABLE_XDS_CACHE", true),
                 new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
-                        percentile(r), java.util.Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
+                        percentile(r), Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
                                 .map(String::trim).filter(h -> !h.isEmpty()).toList(),
                         r.duration("MESHPILOT_CA_SECRET_TIMEOUT", "20m")),
                 new Registry(r.bool("PILOT_SEND_UNHEALTHY_ENDPOINTS", false),
@@ -299,7 +305,7 @@ public record PilotFeatures(
             if (v == null || v.isBlank()) {
                 return dflt;
             }
-            return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            return switch (v.trim().toLowerCase(Locale.ROOT)) {
                 case "1", "t", "true" -> true;
                 case "0", "f", "false" -> false;
                 default -> throw new IllegalArgumentException(name + "=\"" + v + "\": expected true or false");

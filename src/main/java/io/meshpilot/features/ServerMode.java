@@ -1,5 +1,7 @@
 package io.meshpilot.features;
 
+import java.util.Locale;
+
 /** Where MeshPilot gets its config and services from. */
 public enum ServerMode {
     /** No Kubernetes: Istio YAML from --configDir, services from ServiceEntry/WorkloadEntry. */
@@ -8,6 +10,6 @@ public enum ServerMode {
     KUBERNETES;
 
     public String label() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 }

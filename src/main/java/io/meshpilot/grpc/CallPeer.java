@@ -1,10 +1,12 @@
 package io.meshpilot.grpc;
 
 import io.grpc.Context;
+import io.grpc.Metadata;
 import java.net.SocketAddress;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Who is on the other end of a gRPC call, the same on either transport: the listener it came
@@ -15,7 +17,7 @@ import java.util.Optional;
 public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Certificate> certificates,
                        boolean secure) {
     static final Context.Key<CallPeer> KEY = Context.key("meshpilot.call-peer");
-    static final Context.Key<io.grpc.Metadata> HEADERS = Context.key("meshpilot.call-headers");
+    static final Context.Key<Metadata> HEADERS = Context.key("meshpilot.call-headers");
 
     public CallPeer {
         certificates = List.copyOf(certificates);
@@ -27,8 +29,8 @@ public record CallPeer(String listener, SocketAddress remoteAddress, List<X509Ce
     }
 
     /** The request headers of the call running on this thread (token authenticators read them). */
-    public static java.util.function.Function<String, String> currentHeaders() {
-        io.grpc.Metadata md = HEADERS.get();
-        return name -> md == null ? null : md.get(io.grpc.Metadata.Key.of(name, io.grpc.Metadata.ASCII_STRING_MARSHALLER));
+    public static Function<String, String> currentHeaders() {
+        Metadata md = HEADERS.get();
+        return name -> md == null ? null : md.get(Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER));
     }
 }

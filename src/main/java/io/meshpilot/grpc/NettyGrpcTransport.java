@@ -18,6 +18,8 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -48,7 +50,7 @@ public final class NettyGrpcTransport implements GrpcTransport {
      * platform threads, which grows a thread per concurrently busy call (2,000 at once when a
      * fleet connects).
      */
-    private final java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newThreadPerTaskExecutor(
+    private final ExecutorService callbacks = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("grpc-call-", 0).factory());
 
     public NettyGrpcTransport(GrpcServices services, Listeners listeners, Keepalive keepalive,

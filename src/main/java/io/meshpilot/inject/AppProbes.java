@@ -2,6 +2,9 @@ package io.meshpilot.inject;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -58,9 +61,9 @@ final class AppProbes {
         Map<String, JsonElement> all = new TreeMap<>();
         try {
             if (fresh != null) {
-                all.putAll(com.google.gson.JsonParser.parseString(fresh).getAsJsonObject().asMap());
+                all.putAll(JsonParser.parseString(fresh).getAsJsonObject().asMap());
             }
-            all.putAll(com.google.gson.JsonParser.parseString(earlier).getAsJsonObject().asMap());
+            all.putAll(JsonParser.parseString(earlier).getAsJsonObject().asMap());
         } catch (RuntimeException e) {
             return fresh; // an unreadable earlier value is replaced, as istiod does
         }
@@ -149,8 +152,8 @@ final class AppProbes {
     }
 
     /** The pod's init containers and containers, istio-proxy left out. */
-    private static java.util.List<JsonObject> appContainers(JsonObject pod) {
-        java.util.List<JsonObject> out = new java.util.ArrayList<>();
+    private static List<JsonObject> appContainers(JsonObject pod) {
+        List<JsonObject> out = new ArrayList<>();
         for (String field : new String[] {"initContainers", "containers"}) {
             for (JsonElement e : Pods.array(pod, field)) {
                 JsonObject c = e.getAsJsonObject();

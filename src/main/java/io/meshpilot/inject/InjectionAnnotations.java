@@ -1,5 +1,8 @@
 package io.meshpilot.inject;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -119,8 +122,8 @@ final class InjectionAnnotations {
         if (address.contains(":") && address.matches("[0-9a-fA-F:.]+")) {
             try {
                 // a literal with ':' is parsed, never looked up
-                return java.net.InetAddress.getByName(address) instanceof java.net.Inet6Address && bits >= 0 && bits <= 128;
-            } catch (java.net.UnknownHostException e) {
+                return InetAddress.getByName(address) instanceof Inet6Address && bits >= 0 && bits <= 128;
+            } catch (UnknownHostException e) {
                 return false;
             }
         }

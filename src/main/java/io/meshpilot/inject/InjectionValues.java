@@ -1,5 +1,6 @@
 package io.meshpilot.inject;
 
+import com.google.gson.Gson;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
@@ -81,7 +82,7 @@ public final class InjectionValues {
                 }
                 o = o.getAsJsonObject(parts[i]);
             }
-            o.add(parts[parts.length - 1], new com.google.gson.Gson().toJsonTree(value));
+            o.add(parts[parts.length - 1], new Gson().toJsonTree(value));
         });
         return new InjectionValues(copy);
     }

@@ -2,6 +2,7 @@ package io.meshpilot.inject;
 
 import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -163,7 +164,7 @@ public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelec
     public List<String> templatesFor(Map<String, String> podAnnotations) {
         String asked = podAnnotations.get("inject.istio.io/templates");
         List<String> names = asked != null
-                ? java.util.Arrays.stream(asked.split(",")).map(String::trim).toList()
+                ? Arrays.stream(asked.split(",")).map(String::trim).toList()
                 : defaultTemplates;
         List<String> out = new ArrayList<>();
         for (String n : names) {

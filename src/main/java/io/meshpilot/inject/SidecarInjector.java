@@ -5,6 +5,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
@@ -14,10 +15,13 @@ import io.meshpilot.mesh.MeshConfigLoader;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SortedSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -477,7 +481,7 @@ public final class SidecarInjector {
             if (q != null && q.isJsonObject()) {
                 for (var e : q.getAsJsonObject().entrySet()) {
                     if (e.getValue().isJsonPrimitive()) {
-                        e.setValue(new com.google.gson.JsonPrimitive(ResourceQuantities.canonical(e.getValue().getAsString())));
+                        e.setValue(new JsonPrimitive(ResourceQuantities.canonical(e.getValue().getAsString())));
                     }
                 }
             }
@@ -524,7 +528,7 @@ public final class SidecarInjector {
         JsonArray args = init.getAsJsonArray("args");
         for (int i = 0; i + 1 < args.size(); i++) {
             if (args.get(i).getAsString().equals("-u")) {
-                args.set(i + 1, new com.google.gson.JsonPrimitive(uid.getAsString()));
+                args.set(i + 1, new JsonPrimitive(uid.getAsString()));
                 return;
             }
         }
@@ -549,7 +553,7 @@ public final class SidecarInjector {
                     JsonElement k = item.getAsJsonObject().get(key);
                     boolean replaced = false;
                     for (int i = 0; i < list.size(); i++) {
-                        if (java.util.Objects.equals(list.get(i).getAsJsonObject().get(key), k)) {
+                        if (Objects.equals(list.get(i).getAsJsonObject().get(key), k)) {
                             list.set(i, item);
                             replaced = true;
                         }
@@ -667,7 +671,7 @@ public final class SidecarInjector {
                         name = labels.get("deploymentconfig");
                         kind = "DeploymentConfig";
                     } else if (kind.equals("Job")) {
-                        var m = java.util.regex.Pattern.compile("(.+)-\\d{8,10}").matcher(name);
+                        var m = Pattern.compile("(.+)-\\d{8,10}").matcher(name);
                         if (m.matches()) {
                             name = m.group(1);
                             kind = "CronJob";
@@ -715,7 +719,7 @@ public final class SidecarInjector {
             String env = switch (k) {
                 case "cluster" -> "ISTIO_META_CLUSTER_ID";
                 case "net" -> "ISTIO_META_NETWORK";
-                default -> k.toUpperCase(java.util.Locale.ROOT);
+                default -> k.toUpperCase(Locale.ROOT);
             };
             envs.put(env, items.get(i + 1));
         }

@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -485,7 +486,7 @@ final class SidecarTemplate {
         if (!in.deploy().apiVersion().isEmpty() && !in.deploy().name().isEmpty()) {
             env.add(env("ISTIO_META_OWNER", "kubernetes://apis/" + in.deploy().apiVersion() + "/namespaces/"
                     + firstNonEmpty(in.deploy().namespace(), "default") + "/"
-                    + in.deploy().kind().toLowerCase(java.util.Locale.ROOT) + "s/" + in.deploy().name()));
+                    + in.deploy().kind().toLowerCase(Locale.ROOT) + "s/" + in.deploy().name()));
         }
         if (annotations.containsKey("sidecar.istio.io/bootstrapOverride")) {
             env.add(env("ISTIO_BOOTSTRAP_OVERRIDE", "/etc/istio/custom-bootstrap/custom_bootstrap.json"));

@@ -12,6 +12,7 @@ import java.lang.System.Logger.Level;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
 
@@ -168,6 +169,6 @@ public final class DiscoveryNamespacesFilter {
     /** For logs: the rule and the known namespaces it selects. */
     @Override
     public synchronized String toString() {
-        return rule.selectsAll() ? "all namespaces" : "namespaces " + new java.util.TreeSet<>(members);
+        return rule.selectsAll() ? "all namespaces" : "namespaces " + new TreeSet<>(members);
     }
 }

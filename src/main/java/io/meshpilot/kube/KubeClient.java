@@ -10,6 +10,7 @@ import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.credentials.TokenFileAuthentication;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.io.IOException;
 import java.io.Reader;
@@ -17,6 +18,7 @@ import java.lang.System.Logger.Level;
 import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +27,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
@@ -53,7 +56,7 @@ public final class KubeClient implements AutoCloseable {
     private final NamedInformerFactory factory;
     /** Informers registered by name, outside the factory (dynamic kinds), in order of registration. */
     private final Map<String, SignallingInformer<?, ?>> named = new LinkedHashMap<>();
-    private final Map<String, java.util.concurrent.Future<?>> namedStarted = new LinkedHashMap<>();
+    private final Map<String, Future<?>> namedStarted = new LinkedHashMap<>();
     /** The controllers of {@link #watchConfigMap}, by informer name: stopped with their informer. */
     private final Map<String, AutoCloseable> controllers = new LinkedHashMap<>();
     /** A watched ConfigMap's handler that throws is called again after this. */
@@ -145,7 +148,7 @@ public final class KubeClient implements AutoCloseable {
 
     /** client-java's ClientBuilder.cluster(), from {@code config} instead of fixed paths and the process environment. */
     private static ClientBuilder inCluster(InClusterConfig config) throws IOException {
-        for (java.nio.file.Path file : List.of(config.tokenFile(), config.caFile())) {
+        for (Path file : List.of(config.tokenFile(), config.caFile())) {
             if (!Files.isReadable(file)) {
                 throw new IOException("service-account file " + file + " is missing or unreadable (not in a pod with a "
                         + "mounted service account? MESHPILOT_SERVICE_ACCOUNT_DIR names another directory)");
@@ -155,7 +158,7 @@ public final class KubeClient implements AutoCloseable {
                 .setBasePath(config.url())
                 .setCertificateAuthority(Files.readAllBytes(config.caFile()))
                 // re-read as the kubelet rotates the bound token
-                .setAuthentication(new io.kubernetes.client.util.credentials.TokenFileAuthentication(
+                .setAuthentication(new TokenFileAuthentication(
                         config.tokenFile().toString()));
     }
 
@@ -276,7 +279,7 @@ public final class KubeClient implements AutoCloseable {
      * An informer on its way out. Stopped without holding this client's lock: stopping waits
      * for the informer's handler threads, and a handler may be registering an informer.
      */
-    private record Stopping(SharedInformer<?> informer, java.util.concurrent.Future<?> running) {
+    private record Stopping(SharedInformer<?> informer, Future<?> running) {
         void stop() {
             informer.stop();
             if (running != null) {
@@ -347,7 +350,7 @@ public final class KubeClient implements AutoCloseable {
      * one WARNING line naming the informer and the cause, when the cause changes; the informer itself retries with backoff. A 410 Gone (expired
      * resourceVersion) is routine: the informer relists, logged at DEBUG.
      */
-    public <T> java.util.function.BiConsumer<Class<T>, Throwable> watchErrorHandler(String name) {
+    public <T> BiConsumer<Class<T>, Throwable> watchErrorHandler(String name) {
         return (type, error) -> watchErrors.report(name + clusterLabel, error);
     }
 

@@ -1,6 +1,10 @@
 package io.meshpilot.kube;
 
+import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
 
 /**
  * How to reach the API server (istiod's kube.DefaultRestConfig and its --kubernetesApiQPS /
@@ -18,31 +22,31 @@ import java.nio.file.Path;
  * @param inCluster  with no kubeconfig: the API server and service account of the pod; null reads them
  *                   from the process environment and the kubelet's mount
  */
-public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,
-                                java.time.Duration leaderElectionTtl, InClusterConfig inCluster) {
+public record KubeClientOptions(Path kubeconfig, double qps, int burst, Duration syncTimeout, String identity,
+                                Duration leaderElectionTtl, InClusterConfig inCluster) {
     public static final double DEFAULT_QPS = 80;
     public static final int DEFAULT_BURST = 160;
-    public static final java.time.Duration DEFAULT_SYNC_TIMEOUT = java.time.Duration.ofSeconds(30);
+    public static final Duration DEFAULT_SYNC_TIMEOUT = Duration.ofSeconds(30);
 
     public KubeClientOptions(Path kubeconfig, double qps, int burst) {
         this(kubeconfig, qps, burst, DEFAULT_SYNC_TIMEOUT);
     }
 
-    public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout) {
-        this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), io.meshpilot.kube.ElectionTimings.ISTIOD_TTL);
+    public KubeClientOptions(Path kubeconfig, double qps, int burst, Duration syncTimeout) {
+        this(kubeconfig, qps, burst, syncTimeout, defaultIdentity(), ElectionTimings.ISTIOD_TTL);
     }
 
-    public KubeClientOptions(Path kubeconfig, double qps, int burst, java.time.Duration syncTimeout, String identity,
-                             java.time.Duration leaderElectionTtl) {
+    public KubeClientOptions(Path kubeconfig, double qps, int burst, Duration syncTimeout, String identity,
+                             Duration leaderElectionTtl) {
         this(kubeconfig, qps, burst, syncTimeout, identity, leaderElectionTtl, null);
     }
 
     /** The host name (a pod's name in a cluster), else a random name: two replicas must not share one. */
     public static String defaultIdentity() {
         try {
-            return java.net.InetAddress.getLocalHost().getHostName() + "_" + java.util.UUID.randomUUID();
-        } catch (java.io.IOException e) {
-            return "meshpilot_" + java.util.UUID.randomUUID();
+            return InetAddress.getLocalHost().getHostName() + "_" + UUID.randomUUID();
+        } catch (IOException e) {
+            return "meshpilot_" + UUID.randomUUID();
         }
     }
 
@@ -56,7 +60,7 @@ public record KubeClientOptions(Path kubeconfig, double qps, int burst, java.tim
         if (identity == null || identity.isBlank()) {
             identity = defaultIdentity();
         }
-        if (leaderElectionTtl == null || leaderElectionTtl.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+        if (leaderElectionTtl == null || leaderElectionTtl.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new IllegalArgumentException("MESHPILOT_LEADER_ELECTION_TTL must be at least 1s, not " + leaderElectionTtl);
         }
         if (burst < 1) {

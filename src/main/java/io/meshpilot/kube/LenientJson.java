@@ -1,6 +1,7 @@
 package io.meshpilot.kube;
 
 import io.kubernetes.client.openapi.JSON;
+import java.time.LocalDate;
 import java.time.OffsetDateTime;
 
 /**
@@ -31,7 +32,7 @@ public final class LenientJson {
                 .registerTypeAdapter(java.util.Date.class, new JSON.DateTypeAdapter())
                 .registerTypeAdapter(java.sql.Date.class, new JSON.SqlDateTypeAdapter())
                 .registerTypeAdapter(OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter())
-                .registerTypeAdapter(java.time.LocalDate.class, new JSON.LocalDateTypeAdapter())
+                .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())
                 .registerTypeAdapter(byte[].class, new JSON.ByteArrayAdapter())
                 .create());
         installed = true;

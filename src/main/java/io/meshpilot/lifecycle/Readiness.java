@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * Readiness probes: {@code /ready} and MP Health {@code /health/ready} answer ready only when
@@ -14,7 +16,7 @@ import java.util.function.BooleanSupplier;
 public class Readiness {
     private final Map<String, BooleanSupplier> probes = new ConcurrentHashMap<>();
 
-    private final Map<String, java.util.function.Supplier<List<String>>> groups = new ConcurrentHashMap<>();
+    private final Map<String, Supplier<List<String>>> groups = new ConcurrentHashMap<>();
 
     public void register(String name, BooleanSupplier probe) {
         probes.put(name, probe);
@@ -24,7 +26,7 @@ public class Readiness {
      * A probe over parts that come and go (informers): it fails with one name per part that is
      * not ready, {@code prefix:part}, so readiness says which.
      */
-    public void registerGroup(String prefix, java.util.function.Supplier<List<String>> notReady) {
+    public void registerGroup(String prefix, Supplier<List<String>> notReady) {
         groups.put(prefix, notReady);
     }
 
@@ -58,6 +60,6 @@ public class Readiness {
     }
 
     public List<String> probeNames() {
-        return java.util.stream.Stream.concat(probes.keySet().stream(), groups.keySet().stream()).sorted().toList();
+        return Stream.concat(probes.keySet().stream(), groups.keySet().stream()).sorted().toList();
     }
 }

@@ -1,6 +1,8 @@
 package io.meshpilot.lifecycle;
 
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -49,7 +51,7 @@ public final class ServerState {
 
     /** Keeps the listeners in the order given (http, grpc, grpc-secure, monitoring, webhook): logs and tools read it so. */
     public void bound(Map<String, Integer> boundPorts, Map<String, String> askedAddresses) {
-        ports = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(boundPorts));
-        addresses = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(askedAddresses));
+        ports = Collections.unmodifiableMap(new LinkedHashMap<>(boundPorts));
+        addresses = Collections.unmodifiableMap(new LinkedHashMap<>(askedAddresses));
     }
 }

@@ -1,5 +1,6 @@
 package io.meshpilot.logging;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,7 +43,7 @@ public final class IstioLogging implements AutoCloseable {
             for (LogTarget t : targets) {
                 try {
                     t.close();
-                } catch (java.io.IOException ignored) {
+                } catch (IOException ignored) {
                     // the open failure is the one to report
                 }
             }

@@ -1,5 +1,6 @@
 package io.meshpilot.logging;
 
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +57,7 @@ public final class LiveScopes {
     public Map<LogScopes.Scope, ScopeSettings> snapshot() {
         Map<LogScopes.Scope, ScopeSettings> m = new LinkedHashMap<>();
         List<LogScopes.Scope> sorted = LogScopes.ALL.stream()
-                .sorted(java.util.Comparator.comparing(LogScopes.Scope::name)).toList();
+                .sorted(Comparator.comparing(LogScopes.Scope::name)).toList();
         sorted.forEach(s -> m.put(s, settings.get(s.name())));
         return m;
     }

@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * istiod's logging flags (pkg/log Options), validated: the level, stack-trace level and caller
@@ -83,7 +84,7 @@ public record LogOptions(Map<String, LogLevel> outputLevels, Map<String, LogLeve
                 unknown.stream().distinct().toList());
     }
 
-    private static Map<String, LogLevel> initial(java.util.function.Function<LogScopes.Scope, LogLevel> level) {
+    private static Map<String, LogLevel> initial(Function<LogScopes.Scope, LogLevel> level) {
         Map<String, LogLevel> m = new LinkedHashMap<>();
         LogScopes.ALL.forEach(s -> m.put(s.name(), level.apply(s)));
         return m;

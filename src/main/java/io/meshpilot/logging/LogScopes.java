@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /**
  * The one table from our logger names to istiod's log scopes, so that {@code --log_output_level},
@@ -50,7 +51,7 @@ public final class LogScopes {
             new Scope("validation", "CRD validation debugging", List.of("io.meshpilot.config.validation"), LogLevel.INFO));
 
     private static final Map<String, Scope> BY_NAME = ALL.stream()
-            .collect(java.util.stream.Collectors.toUnmodifiableMap(Scope::name, s -> s));
+            .collect(Collectors.toUnmodifiableMap(Scope::name, s -> s));
 
     /** (prefix, scope), longest prefix first. */
     private static final List<Map.Entry<String, Scope>> PREFIXES = ALL.stream()

@@ -1,6 +1,7 @@
 package io.meshpilot.mesh;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
@@ -9,10 +10,18 @@ import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -72,7 +81,7 @@ public final class FileWatcher implements AutoCloseable {
     private final Set<Path> registered = new HashSet<>();
 
     private void registerDirectories() {
-        List<Path> watched = new java.util.ArrayList<>();
+        List<Path> watched = new ArrayList<>();
         files.forEach(f -> watched.add(f.getParent()));
         watched.addAll(directories);
         for (Path dir : watched) {
@@ -92,13 +101,13 @@ public final class FileWatcher implements AutoCloseable {
         Snapshot last = initial;
         while (!closed) {
             try {
-                WatchKey key = service.poll(poll.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                WatchKey key = service.poll(poll.toMillis(), TimeUnit.MILLISECONDS);
                 if (key != null) {
                     key.pollEvents();
                     key.reset();
                     // Debounce: keep draining events until the directory is quiet.
                     WatchKey more;
-                    while ((more = service.poll(debounce.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) != null) {
+                    while ((more = service.poll(debounce.toMillis(), TimeUnit.MILLISECONDS)) != null) {
                         more.pollEvents();
                         more.reset();
                     }
@@ -125,12 +134,12 @@ public final class FileWatcher implements AutoCloseable {
         if (directories.isEmpty()) {
             return files;
         }
-        List<Path> all = new java.util.ArrayList<>(files);
+        List<Path> all = new ArrayList<>(files);
         for (Path dir : directories) {
             try (var list = Files.list(dir)) {
                 list.filter(p -> !p.getFileName().toString().startsWith(".")).filter(Files::isRegularFile)
                         .forEach(all::add);
-            } catch (IOException | java.io.UncheckedIOException e) {
+            } catch (IOException | UncheckedIOException e) {
                 // absent or unreadable now: its files count as gone
             }
         }
@@ -149,9 +158,9 @@ public final class FileWatcher implements AutoCloseable {
     }
 
     /** Content fingerprints of the watched files (absent = null). */
-    private record Snapshot(java.util.Map<Path, String> hashes) {
+    private record Snapshot(Map<Path, String> hashes) {
         static Snapshot of(List<Path> files) {
-            var m = new java.util.HashMap<Path, String>();
+            var m = new HashMap<Path, String>();
             for (Path f : files) {
                 m.put(f, hash(f));
             }
@@ -161,7 +170,7 @@ public final class FileWatcher implements AutoCloseable {
         Set<Path> changedSince(Snapshot before) {
             Set<Path> out = new HashSet<>();
             hashes.forEach((p, h) -> {
-                if (!java.util.Objects.equals(h, before.hashes.get(p))) {
+                if (!Objects.equals(h, before.hashes.get(p))) {
                     out.add(p);
                 }
             });
@@ -183,11 +192,11 @@ public final class FileWatcher implements AutoCloseable {
                     return "size:" + size + ",mtime:" + Files.getLastModifiedTime(f).toMillis();
                 }
                 byte[] bytes = Files.readAllBytes(f);
-                var md = java.security.MessageDigest.getInstance("SHA-256");
-                return java.util.HexFormat.of().formatHex(md.digest(bytes));
+                var md = MessageDigest.getInstance("SHA-256");
+                return HexFormat.of().formatHex(md.digest(bytes));
             } catch (IOException e) {
                 return null;
-            } catch (java.security.NoSuchAlgorithmException e) {
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException(e);
             }
         }

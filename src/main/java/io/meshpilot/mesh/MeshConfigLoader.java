@@ -1,5 +1,6 @@
 package io.meshpilot.mesh;
 
+import com.google.protobuf.Message;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.yaml.FieldError;
@@ -10,10 +11,12 @@ import io.meshpilot.config.yaml.YamlBindingException;
 import io.meshpilot.config.yaml.YamlPaths;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
 import org.yaml.snakeyaml.nodes.Node;
 
@@ -79,7 +82,7 @@ public final class MeshConfigLoader {
         // Extension providers merge by name, the file's winning, as istiod does.
         var defaultProviders = over.getExtensionProvidersList();
         ProtoOverlay.apply(over, doc.build(), root);
-        var named = new java.util.HashSet<String>();
+        var named = new HashSet<String>();
         over.getExtensionProvidersList().forEach(p -> named.add(p.getName()));
         for (var p : defaultProviders) {
             if (named.add(p.getName())) {
@@ -91,7 +94,7 @@ public final class MeshConfigLoader {
         return mesh;
     }
 
-    private void bind(String source, Node root, com.google.protobuf.Message.Builder b) throws MeshConfigException {
+    private void bind(String source, Node root, Message.Builder b) throws MeshConfigException {
         if (root == null) {
             return; // empty file: defaults
         }
@@ -135,7 +138,7 @@ public final class MeshConfigLoader {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             return null;
-        } catch (java.nio.charset.CharacterCodingException e) {
+        } catch (CharacterCodingException e) {
             throw new MeshConfigException(file.toString(), 0, "not valid UTF-8");
         } catch (IOException e) {
             throw new MeshConfigException(file.toString(), 0, "cannot read: " + e);

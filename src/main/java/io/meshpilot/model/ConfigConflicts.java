@@ -10,6 +10,8 @@ import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.api.security.v1beta1.AuthorizationPolicy;
+import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -236,14 +238,14 @@ public final class ConfigConflicts {
             }
         }
         for (Config c : push.authorizationPolicyIndex()) {
-            var ap = (io.meshpilot.api.security.v1beta1.AuthorizationPolicy) c.spec();
-            if (ap.getAction() == io.meshpilot.api.security.v1beta1.AuthorizationPolicy.Action.CUSTOM
+            var ap = (AuthorizationPolicy) c.spec();
+            if (ap.getAction() == AuthorizationPolicy.Action.CUSTOM
                     && !extAuthz.contains(ap.getProvider().getName())) {
                 out.add(PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN, name(c), "AuthorizationPolicy " + name(c)
                         + ": provider \"" + ap.getProvider().getName() + "\" is not an envoyExtAuthzHttp or "
                         + "envoyExtAuthzGrpc extension provider of the mesh config: the requests it matches are denied");
             }
-            List<io.meshpilot.api.type.v1beta1.PolicyTargetReference> refs = ap.getTargetRefsCount() > 0
+            List<PolicyTargetReference> refs = ap.getTargetRefsCount() > 0
                     ? ap.getTargetRefsList() : ap.hasTargetRef() ? List.of(ap.getTargetRef()) : List.of();
             for (var ref : refs) {
                 if (!(ref.getGroup().equals("gateway.networking.k8s.io") && ref.getKind().equals("Gateway"))) {

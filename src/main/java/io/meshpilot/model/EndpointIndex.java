@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +44,7 @@ public final class EndpointIndex {
         public List<IstioEndpoint> all() {
             List<IstioEndpoint> out = new ArrayList<>();
             byShard.entrySet().stream()
-                    .sorted(Map.Entry.comparingByKey(java.util.Comparator.comparing(ShardKey::toString)))
+                    .sorted(Map.Entry.comparingByKey(Comparator.comparing(ShardKey::toString)))
                     .forEach(e -> out.addAll(e.getValue()));
             return out;
         }

@@ -1,5 +1,6 @@
 package io.meshpilot.model;
 
+import com.google.protobuf.Any;
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter;
@@ -204,7 +205,7 @@ public record EnvoyFilterWrapper(String namespace, String name, String version, 
         if (typedConfig == null || !value.hasField(typedConfig)) {
             return null;
         }
-        String url = ((com.google.protobuf.Any) value.getField(typedConfig)).getTypeUrl();
+        String url = ((Any) value.getField(typedConfig)).getTypeUrl();
         String type = url.substring(url.lastIndexOf('/') + 1);
         return type.equals(expected) ? null
                 : "MERGE of a " + type + " into " + target + ", whose config is a " + expected;

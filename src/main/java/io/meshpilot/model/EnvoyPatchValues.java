@@ -7,6 +7,16 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.TypeRegistry;
 import com.google.protobuf.Value;
 import com.google.protobuf.util.JsonFormat;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -32,17 +42,17 @@ public final class EnvoyPatchValues {
     /** The Envoy message {@code applyTo} patches, empty for none this build can patch (BOOTSTRAP). */
     public static Optional<Message.Builder> target(ApplyTo applyTo) {
         return Optional.ofNullable(switch (applyTo) {
-            case CLUSTER -> io.envoyproxy.envoy.config.cluster.v3.Cluster.newBuilder();
-            case LISTENER -> io.envoyproxy.envoy.config.listener.v3.Listener.newBuilder();
-            case ROUTE_CONFIGURATION -> io.envoyproxy.envoy.config.route.v3.RouteConfiguration.newBuilder();
-            case FILTER_CHAIN -> io.envoyproxy.envoy.config.listener.v3.FilterChain.newBuilder();
+            case CLUSTER -> Cluster.newBuilder();
+            case LISTENER -> Listener.newBuilder();
+            case ROUTE_CONFIGURATION -> RouteConfiguration.newBuilder();
+            case FILTER_CHAIN -> FilterChain.newBuilder();
             case HTTP_FILTER ->
-                    io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter.newBuilder();
-            case NETWORK_FILTER -> io.envoyproxy.envoy.config.listener.v3.Filter.newBuilder();
-            case VIRTUAL_HOST -> io.envoyproxy.envoy.config.route.v3.VirtualHost.newBuilder();
-            case HTTP_ROUTE -> io.envoyproxy.envoy.config.route.v3.Route.newBuilder();
-            case EXTENSION_CONFIG -> io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig.newBuilder();
-            case LISTENER_FILTER -> io.envoyproxy.envoy.config.listener.v3.ListenerFilter.newBuilder();
+                    HttpFilter.newBuilder();
+            case NETWORK_FILTER -> Filter.newBuilder();
+            case VIRTUAL_HOST -> VirtualHost.newBuilder();
+            case HTTP_ROUTE -> Route.newBuilder();
+            case EXTENSION_CONFIG -> TypedExtensionConfig.newBuilder();
+            case LISTENER_FILTER -> ListenerFilter.newBuilder();
             default -> null;
         });
     }

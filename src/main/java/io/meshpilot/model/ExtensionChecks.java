@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import io.meshpilot.api.extensions.v1alpha1.WasmPlugin;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.config.Config;
 
@@ -114,7 +115,7 @@ final class ExtensionChecks {
         }
     }
 
-    private static io.meshpilot.api.mesh.v1alpha1.MeshConfig.ExtensionProvider provider(PushContext push, String name) {
+    private static MeshConfig.ExtensionProvider provider(PushContext push, String name) {
         for (var p : push.mesh().getExtensionProvidersList()) {
             if (p.getName().equalsIgnoreCase(name)) {
                 return p;

@@ -4,17 +4,24 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.api.security.v1beta1.JWTRule;
+import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * One immutable view of everything a push needs (istiod's PushContext), built for each full
@@ -199,10 +206,10 @@ public final class PushContext {
     }
 
     /** The rules without inline keys: their keys come from the jwksUri or the issuer's OIDC discovery. */
-    private static java.util.Set<JwksResolver.JwksRef> remoteKeySetRefs(List<Config> requestAuthentications) {
-        java.util.Set<JwksResolver.JwksRef> refs = new java.util.LinkedHashSet<>();
+    private static Set<JwksResolver.JwksRef> remoteKeySetRefs(List<Config> requestAuthentications) {
+        Set<JwksResolver.JwksRef> refs = new LinkedHashSet<>();
         for (Config c : requestAuthentications) {
-            for (var rule : ((io.meshpilot.api.security.v1beta1.RequestAuthentication) c.spec()).getJwtRulesList()) {
+            for (var rule : ((RequestAuthentication) c.spec()).getJwtRulesList()) {
                 if (rule.getJwks().isEmpty()) {
                     refs.add(jwksRef(rule));
                 }
@@ -212,7 +219,7 @@ public final class PushContext {
     }
 
     /** How a rule's remote key set is named (istiod's fetch timeout: the rule's, else 5s). */
-    public static JwksResolver.JwksRef jwksRef(io.meshpilot.api.security.v1beta1.JWTRule rule) {
+    public static JwksResolver.JwksRef jwksRef(JWTRule rule) {
         Duration timeout = rule.hasTimeout()
                 ? Duration.ofSeconds(rule.getTimeout().getSeconds(), rule.getTimeout().getNanos())
                 : Duration.ofSeconds(5);
@@ -230,9 +237,9 @@ public final class PushContext {
      * istiod's exportTo rule: an empty list means the mesh default (itself empty: everyone);
      * {@code *} everyone, {@code ~} no one, {@code .} the owner's namespace, else the names.
      */
-    static boolean exported(java.util.Collection<String> exportTo, List<String> meshDefault, String owner,
+    static boolean exported(Collection<String> exportTo, List<String> meshDefault, String owner,
                             String viewer) {
-        java.util.Collection<String> to = exportTo.isEmpty() ? meshDefault : exportTo;
+        Collection<String> to = exportTo.isEmpty() ? meshDefault : exportTo;
         if (to.isEmpty() || to.contains("*")) {
             return true;
         }
@@ -330,7 +337,7 @@ public final class PushContext {
         List<Config> exported = all.stream().filter(c -> c.namespace().equals(viewer) || exported(
                 ((DestinationRule) c.spec()).getExportToList(), defaults.destinationRuleExportTo(), c.namespace(),
                 viewer)).toList();
-        for (String ns : java.util.Arrays.asList(viewer, serviceNamespace, defaults.rootNamespace())) {
+        for (String ns : Arrays.asList(viewer, serviceNamespace, defaults.rootNamespace())) {
             for (Config c : exported) {
                 if (c.namespace().equals(ns)) {
                     return Optional.of(c);
@@ -345,7 +352,7 @@ public final class PushContext {
      * {@code proxyNamespace}, oldest first, each once (istiod's VirtualServicesForGateway).
      */
     public List<Config> virtualServicesForGateway(String gateway, String proxyNamespace) {
-        java.util.LinkedHashSet<Config> out = new java.util.LinkedHashSet<>();
+        LinkedHashSet<Config> out = new LinkedHashSet<>();
         virtualServicesByGateway.getOrDefault(gateway, Map.of()).values().forEach(out::addAll);
         return out.stream().filter(c -> exported(((VirtualService) c.spec()).getExportToList(),
                         defaults.virtualServiceExportTo(), c.namespace(), proxyNamespace))
@@ -377,7 +384,7 @@ public final class PushContext {
     public boolean routesDependOnProxyLabels() {
         Boolean cached = routesDependOnProxyLabels;
         if (cached == null) {
-            java.util.stream.Stream<Config> all = java.util.stream.Stream.concat(
+            Stream<Config> all = Stream.concat(
                     virtualServicesByGateway.getOrDefault(MESH_GATEWAY, Map.of()).values().stream()
                             .flatMap(List::stream), delegates.values().stream());
             cached = all.anyMatch(c -> {

@@ -2,6 +2,7 @@ package io.meshpilot.model;
 
 import io.meshpilot.config.ConfigKey;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,8 +25,8 @@ public record Service(String hostname, String namespace, List<Port> ports, Strin
                       boolean meshExternal, Set<String> exportTo, Map<String, String> labels, String registry,
                       String clusterId, Instant creationTime, ConfigKey configKey) {
     /** The order registries list services in: by hostname, then namespace (one host may be in several). */
-    public static final java.util.Comparator<Service> BY_HOST =
-            java.util.Comparator.comparing(Service::hostname).thenComparing(Service::namespace);
+    public static final Comparator<Service> BY_HOST =
+            Comparator.comparing(Service::hostname).thenComparing(Service::namespace);
 
 
     public static final String UNSPECIFIED_IP = "0.0.0.0";

@@ -3,9 +3,11 @@ package io.meshpilot.model;
 import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
 import io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
+import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.HTTPMatchRequest;
 import io.meshpilot.api.networking.v1alpha3.HTTPRoute;
 import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
+import io.meshpilot.api.networking.v1alpha3.ServiceEntry;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
@@ -47,7 +49,7 @@ public final class UnappliedConfig {
             gateway(c, out);
         }
         for (Config c : sorted(store.list("ServiceEntry", null))) {
-            var se = (io.meshpilot.api.networking.v1alpha3.ServiceEntry) c.spec();
+            var se = (ServiceEntry) c.spec();
             if (se.getSubjectAltNamesCount() > 0) {
                 out.add(PushMetric.SERVICEENTRY_UNAPPLIED, name(c) + "|spec.subjectAltNames", "ServiceEntry "
                         + name(c) + ": spec.subjectAltNames is not applied: Istio mutual TLS to its endpoints "
@@ -108,7 +110,7 @@ public final class UnappliedConfig {
     }
 
     private static void gateway(Config c, PushDiagnostics.Builder out) {
-        var gw = (io.meshpilot.api.networking.v1alpha3.Gateway) c.spec();
+        var gw = (Gateway) c.spec();
         BiConsumer<String, String> gap = (path, why) -> out.add(PushMetric.GATEWAY_UNAPPLIED, name(c) + "|" + path,
                 "Gateway " + name(c) + ": " + path + " is not applied: " + why);
         for (int i = 0; i < gw.getServersCount(); i++) {

@@ -3,6 +3,7 @@ package io.meshpilot.monitoring;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Metrics;
 import io.helidon.metrics.api.Tag;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -171,7 +172,7 @@ public final class IstioCounter {
     }
 
     private List<Tag> tags(List<String> values) {
-        List<Tag> tags = new java.util.ArrayList<>();
+        List<Tag> tags = new ArrayList<>();
         for (int i = 0; i < labels.size(); i++) {
             tags.add(Tag.create(labels.get(i), values.get(i)));
         }

@@ -1,20 +1,26 @@
 package io.meshpilot.networking;
 
+import com.google.protobuf.Duration;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushMetric;
+import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * CDS: outbound clusters ({@code outbound|port|subset|host}) per service port and per
@@ -68,9 +74,9 @@ public final class ClusterBuilder {
             case DNS_LB, DNS_ROUND_ROBIN_LB -> {
                 // the proxy resolves the names itself: endpoints go inline, not over EDS (EDS
                 // endpoints must be IPs). gRPC knows only LOGICAL_DNS, with one endpoint.
-                boolean logical = proxyless || svc.resolution() == io.meshpilot.model.Resolution.DNS_ROUND_ROBIN_LB;
+                boolean logical = proxyless || svc.resolution() == Resolution.DNS_ROUND_ROBIN_LB;
                 var assignment = EndpointBuilder.build(name, push, scope)
-                        .orElse(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDefaultInstance());
+                        .orElse(ClusterLoadAssignment.getDefaultInstance());
                 if (logical) {
                     assignment = firstEndpointOnly(assignment);
                     if (proxyless && assignment.getEndpointsCount() == 0) {
@@ -78,7 +84,7 @@ public final class ClusterBuilder {
                     }
                 }
                 if (assignment.getEndpointsCount() == 0) {
-                    push.addMetric(io.meshpilot.model.PushMetric.DNS_NO_ENDPOINT_CLUSTERS, name, "",
+                    push.addMetric(PushMetric.DNS_NO_ENDPOINT_CLUSTERS, name, "",
                             (logical ? "LOGICAL_DNS" : "STRICT_DNS") + " cluster without endpoints " + name
                                     + " found while pushing CDS");
                 }
@@ -96,7 +102,7 @@ public final class ClusterBuilder {
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(name)
                             .setEdsConfig(ConfigSource.newBuilder()
                                     .setAds(AggregatedConfigSource.getDefaultInstance())
-                                    .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                                    .setInitialFetchTimeout(Duration.getDefaultInstance())
                                     .setResourceApiVersion(ApiVersion.V3)));
         }
         if (!proxyless) {
@@ -107,13 +113,13 @@ public final class ClusterBuilder {
             // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh whose
             // namespace or mesh PeerAuthentication does not DISABLE mTLS (istiod's buildAutoMtlsSettings)
             boolean autoMtls = (!push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue())
-                    && !svc.meshExternal() && svc.resolution() != io.meshpilot.model.Resolution.PASSTHROUGH
+                    && !svc.meshExternal() && svc.resolution() != Resolution.PASSTHROUGH
                     && ServiceMtlsMode.of(push.peerAuthentications(), push.rootNamespace(), svc.namespace())
-                            != io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode.DISABLE;
+                            != PeerAuthentication.MutualTLS.Mode.DISABLE;
             if (policy.hasTls() || autoMtls) {
                 var accounts = push.endpoints().shards(svc.hostname(), svc.namespace());
                 UpstreamTls.apply(c, policy.getTls(), policy.hasTls(), UpstreamTls.sni(o.port(), o.subset(), o.host()),
-                        accounts == null ? java.util.Set.of() : accounts.serviceAccounts());
+                        accounts == null ? Set.of() : accounts.serviceAccounts());
             }
         }
         return Optional.of(c.build());
@@ -156,8 +162,8 @@ public final class ClusterBuilder {
     }
 
     /** LOGICAL_DNS takes exactly one locality with one endpoint: the first. */
-    private static io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment firstEndpointOnly(
-            io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment cla) {
+    private static ClusterLoadAssignment firstEndpointOnly(
+            ClusterLoadAssignment cla) {
         for (var locality : cla.getEndpointsList()) {
             if (locality.getLbEndpointsCount() > 0) {
                 return cla.toBuilder().clearEndpoints().addEndpoints(locality.toBuilder().clearLbEndpoints()

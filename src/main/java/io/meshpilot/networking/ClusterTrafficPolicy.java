@@ -1,11 +1,13 @@
 package io.meshpilot.networking;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.cluster.v3.UpstreamConnectionOptions;
 import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.TcpKeepalive;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.v3.Percent;
@@ -13,6 +15,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings;
 import io.meshpilot.api.networking.v1alpha3.OutlierDetection;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.config.protocol.Protocol;
 
 /**
  * The connection pool and outlier detection of a (merged, see {@link TrafficPolicies}) traffic
@@ -176,13 +179,13 @@ public final class ClusterTrafficPolicy {
      * to the upstream, keeping the common HTTP options the connection pool set. Without it
      * Envoy would speak HTTP/1.1 upstream and gRPC would fail.
      */
-    public static void http2(Cluster.Builder c, io.meshpilot.config.protocol.Protocol port, TrafficPolicy policy, MeshConfig mesh) {
-        boolean h2 = port == io.meshpilot.config.protocol.Protocol.HTTP2 || port == io.meshpilot.config.protocol.Protocol.GRPC
-                || port == io.meshpilot.config.protocol.Protocol.GRPC_WEB;
-        if (!h2 && port == io.meshpilot.config.protocol.Protocol.HTTP) {
+    public static void http2(Cluster.Builder c, Protocol port, TrafficPolicy policy, MeshConfig mesh) {
+        boolean h2 = port == Protocol.HTTP2 || port == Protocol.GRPC
+                || port == Protocol.GRPC_WEB;
+        if (!h2 && port == Protocol.HTTP) {
             var rule = policy.getConnectionPool().getHttp().getH2UpgradePolicy();
-            h2 = rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.UPGRADE
-                    || rule == io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.DEFAULT
+            h2 = rule == ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.UPGRADE
+                    || rule == ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy.DEFAULT
                     && mesh.getH2UpgradePolicy() == MeshConfig.H2UpgradePolicy.UPGRADE;
         }
         if (!h2) {
@@ -194,10 +197,10 @@ public final class ClusterTrafficPolicy {
                     ? c.getTypedExtensionProtocolOptionsOrThrow(HTTP_PROTOCOL_OPTIONS).unpack(HttpProtocolOptions.class)
                             .toBuilder()
                     : HttpProtocolOptions.newBuilder();
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+        } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("our own HttpProtocolOptions do not unpack", e);
         }
-        var http2 = io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions.newBuilder();
+        var http2 = Http2ProtocolOptions.newBuilder();
         int streams = policy.getConnectionPool().getHttp().getMaxConcurrentStreams();
         if (streams > 0) {
             http2.setMaxConcurrentStreams(UInt32Value.of(streams));

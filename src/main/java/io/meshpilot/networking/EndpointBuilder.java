@@ -14,11 +14,15 @@ import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.Metadata;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.util.LabelSelector;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -36,16 +40,16 @@ public final class EndpointBuilder {
      * The assignment of a cluster; empty when the name is no cluster we know (a known cluster
      * without endpoints gets an assignment with none, so proxies drop stale endpoints).
      */
-    public static java.util.Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
-                                                                  io.meshpilot.model.ProxyScope scope) {
+    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
+                                                                  ProxyScope scope) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         Service svc = push.service(o.host(), scope).orElse(null);
         if (svc == null || svc.port(o.port()).isEmpty()) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         String portName = svc.port(o.port()).get().name();
         Map<String, String> subsetLabels = SubsetLabels.of(push, scope, o.host(), o.subset());
@@ -53,7 +57,7 @@ public final class EndpointBuilder {
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<String, Integer> weights = new TreeMap<>();
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
@@ -75,7 +79,7 @@ public final class EndpointBuilder {
             weights.merge(key, weight, Integer::sum);
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
-        return java.util.Optional.of(cla.build());
+        return Optional.of(cla.build());
     }
 
     private static HealthStatus health(IstioEndpoint.HealthStatus h) {

@@ -1,6 +1,7 @@
 package io.meshpilot.networking;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
@@ -9,7 +10,9 @@ import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.config.core.v3.DataSource;
 import io.envoyproxy.envoy.config.core.v3.GrpcService;
+import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.TransportSocket;
+import io.envoyproxy.envoy.config.core.v3.UpstreamHttpProtocolOptions;
 import io.envoyproxy.envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
@@ -18,6 +21,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMat
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
 import java.util.Collection;
@@ -169,19 +173,19 @@ public final class UpstreamTls {
             return;
         }
         String key = ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS;
-        io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.Builder options;
+        HttpProtocolOptions.Builder options;
         try {
             options = c.containsTypedExtensionProtocolOptions(key)
                     ? c.getTypedExtensionProtocolOptionsOrThrow(key)
-                            .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class).toBuilder()
-                    : io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.newBuilder()
-                            .setExplicitHttpConfig(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+                            .unpack(HttpProtocolOptions.class).toBuilder()
+                    : HttpProtocolOptions.newBuilder()
+                            .setExplicitHttpConfig(HttpProtocolOptions
                                     .ExplicitHttpConfig.newBuilder().setHttpProtocolOptions(
-                                            io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions.getDefaultInstance()));
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                                            Http1ProtocolOptions.getDefaultInstance()));
+        } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("our own HttpProtocolOptions do not unpack", e);
         }
-        options.setUpstreamHttpProtocolOptions(io.envoyproxy.envoy.config.core.v3.UpstreamHttpProtocolOptions.newBuilder()
+        options.setUpstreamHttpProtocolOptions(UpstreamHttpProtocolOptions.newBuilder()
                 .setAutoSni(true).setAutoSanValidation(autoSan));
         c.putTypedExtensionProtocolOptions(key, Any.pack(options.build()));
     }

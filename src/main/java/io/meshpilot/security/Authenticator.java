@@ -1,7 +1,9 @@
 package io.meshpilot.security;
 
 import io.meshpilot.grpc.CallPeer;
+import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Establishes who a caller is (istiod's security.Authenticator): from the call's peer (its
@@ -18,7 +20,7 @@ public interface Authenticator {
      *
      * @throws AuthenticationException when the caller presented credentials that are invalid
      */
-    Optional<Caller> authenticate(CallPeer peer, java.util.function.Function<String, String> headers)
+    Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
             throws AuthenticationException;
 
     /**
@@ -26,12 +28,12 @@ public interface Authenticator {
      * when a Kubernetes TokenReview vouched for it, the pod and service account the review
      * named (istiod's KubernetesInfo, which node-agent impersonation checks); else null.
      */
-    record Caller(String authenticator, java.util.List<String> identities, KubernetesInfo kubernetes) {
+    record Caller(String authenticator, List<String> identities, KubernetesInfo kubernetes) {
         public Caller {
-            identities = java.util.List.copyOf(identities);
+            identities = List.copyOf(identities);
         }
 
-        public Caller(String authenticator, java.util.List<String> identities) {
+        public Caller(String authenticator, List<String> identities) {
             this(authenticator, identities, null);
         }
     }

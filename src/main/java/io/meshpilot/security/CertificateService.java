@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import com.google.protobuf.Value;
 import io.grpc.BindableService;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
@@ -15,6 +16,10 @@ import io.meshpilot.security.ca.CsrRejectedException;
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -39,7 +44,7 @@ public final class CertificateService implements BindableService {
     static final String IMPERSONATED_IDENTITY = "ImpersonatedIdentity";
 
     /** Rejections counted as citadel_server_csr_parsing_err_count; the rest as sign errors. */
-    private static final java.util.Set<Reason> PARSING = java.util.EnumSet.of(Reason.MALFORMED_CSR,
+    private static final Set<Reason> PARSING = EnumSet.of(Reason.MALFORMED_CSR,
             Reason.BAD_CSR_SIGNATURE, Reason.TOO_LARGE);
     private static final System.Logger LOG = System.getLogger(CertificateService.class.getName());
 
@@ -88,8 +93,8 @@ public final class CertificateService implements BindableService {
             return;
         }
         String impersonated = request.getMetadata().getFieldsOrDefault(IMPERSONATED_IDENTITY,
-                com.google.protobuf.Value.getDefaultInstance()).getStringValue();
-        java.util.List<String> identities = caller.identities();
+                Value.getDefaultInstance()).getStringValue();
+        List<String> identities = caller.identities();
         if (!impersonated.isEmpty()) {
             try {
                 impersonation.authorize(caller, impersonated);
@@ -104,9 +109,9 @@ public final class CertificateService implements BindableService {
                 return;
             }
             // an authorized node agent gets a certificate for the impersonated identity only
-            identities = java.util.List.of(impersonated);
+            identities = List.of(impersonated);
         }
-        java.util.List<String> signedFor = identities;
+        List<String> signedFor = identities;
         try {
             var chain = ca.get().sign(request.getCsr(), signedFor,
                     Duration.ofSeconds(request.getValidityDuration()));
@@ -116,7 +121,7 @@ public final class CertificateService implements BindableService {
             response.onNext(IstioCertificateResponse.newBuilder().addAllCertChain(chain.istioResponseChain()).build());
             response.onCompleted();
         } catch (CsrRejectedException e) {
-            String reason = e.reason().name().toLowerCase(java.util.Locale.ROOT);
+            String reason = e.reason().name().toLowerCase(Locale.ROOT);
             if (PARSING.contains(e.reason())) {
                 CaMetrics.CSR_PARSING_ERROR.increment(reason);
             } else {

@@ -6,6 +6,7 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * istiod's client-certificate authenticator: the identities of a caller over mutual TLS are
@@ -24,7 +25,7 @@ public final class ClientCertAuthenticator implements Authenticator {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, java.util.function.Function<String, String> headers)
+    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
             throws AuthenticationException {
         if (!peer.secure() || peer.certificates().isEmpty()) {
             return Optional.empty();

@@ -5,6 +5,7 @@ import io.meshpilot.security.ca.IssuedChain;
 import io.meshpilot.security.ca.Pem;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
@@ -82,7 +83,7 @@ public record ServingCertificate(X509Certificate certificate, PrivateKey private
                 chain.add(parse(pem));
             }
             return new ServingCertificate(chain.getFirst(), kp.getPrivate(), chain, names, now, trust);
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot create the serving certificate: " + e.getMessage(), e);
         }
     }

@@ -2,7 +2,9 @@ package io.meshpilot.security;
 
 import io.grpc.util.AdvancedTlsX509KeyManager;
 import io.grpc.util.AdvancedTlsX509TrustManager;
+import java.io.IOException;
 import java.security.GeneralSecurityException;
+import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.List;
 
@@ -20,7 +22,7 @@ public final class ServingTls {
             trustManager = AdvancedTlsX509TrustManager.newBuilder()
                     .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
                     .build();
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new IllegalStateException("cannot create the trust manager: " + e.getMessage(), e);
         }
         update(serving, trust);
@@ -31,7 +33,7 @@ public final class ServingTls {
         keyManager.updateIdentityCredentials(serving.chain().toArray(X509Certificate[]::new), serving.privateKey());
         try {
             trustManager.updateTrustCredentials(trust.toArray(X509Certificate[]::new));
-        } catch (GeneralSecurityException | java.io.IOException e) {
+        } catch (GeneralSecurityException | IOException e) {
             throw new IllegalStateException("cannot load the trust bundle: " + e.getMessage(), e);
         }
     }

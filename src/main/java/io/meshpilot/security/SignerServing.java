@@ -18,6 +18,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
+import org.bouncycastle.asn1.x500.RDN;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.ExtensionsGenerator;
@@ -96,7 +97,7 @@ public final class SignerServing {
             GeneralName[] sans = names.stream().map(n -> new GeneralName(GeneralName.dNSName, n)).toArray(GeneralName[]::new);
             ExtensionsGenerator extensions = new ExtensionsGenerator();
             extensions.addExtension(Extension.subjectAlternativeName, true, new GeneralNames(sans));
-            var request = new JcaPKCS10CertificationRequestBuilder(new X500Name(new org.bouncycastle.asn1.x500.RDN[0]),
+            var request = new JcaPKCS10CertificationRequestBuilder(new X500Name(new RDN[0]),
                     key.getPublic())
                     .addAttribute(PKCSObjectIdentifiers.pkcs_9_at_extensionRequest, extensions.generate())
                     .build(new JcaContentSignerBuilder("SHA256withECDSA").build(key.getPrivate()));

@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import io.meshpilot.security.ca.Pem;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.CertificateEncodingException;
@@ -60,7 +61,7 @@ public record TrustBundle(List<X509Certificate> certificates, List<String> sourc
     /** All certificates as one PEM document, in bundle order. */
     public String pem() {
         StringBuilder sb = new StringBuilder();
-        certificates.forEach(c -> sb.append(io.meshpilot.security.ca.Pem.certificate(c)));
+        certificates.forEach(c -> sb.append(Pem.certificate(c)));
         return sb.toString();
     }
 

@@ -1,5 +1,6 @@
 package io.meshpilot.util;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,13 +33,13 @@ public final class GoDuration {
         }
         Matcher m = PART.matcher(s);
         int pos = 0;
-        java.math.BigDecimal nanos = java.math.BigDecimal.ZERO;
+        BigDecimal nanos = BigDecimal.ZERO;
         while (pos < s.length()) {
             if (!m.find(pos) || m.start() != pos) {
                 throw new IllegalArgumentException("invalid duration \"" + text
                         + "\" (expected e.g. 100ms, 10s, 1h30m)");
             }
-            java.math.BigDecimal value = new java.math.BigDecimal(m.group(1));
+            BigDecimal value = new BigDecimal(m.group(1));
             long unit = switch (m.group(2)) {
                 case "ns" -> 1L;
                 case "us", "µs" -> 1_000L;
@@ -47,10 +48,10 @@ public final class GoDuration {
                 case "m" -> 60_000_000_000L;
                 default -> 3_600_000_000_000L;
             };
-            nanos = nanos.add(value.multiply(java.math.BigDecimal.valueOf(unit)));
+            nanos = nanos.add(value.multiply(BigDecimal.valueOf(unit)));
             pos = m.end();
         }
-        if (nanos.compareTo(java.math.BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+        if (nanos.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
             throw new IllegalArgumentException("duration \"" + text + "\" is out of range");
         }
         long n = nanos.longValue();
@@ -78,7 +79,7 @@ public final class GoDuration {
             sb.append(m).append('m');
         }
         long secNanos = d.toSecondsPart() * 1_000_000_000L + d.toNanosPart();
-        java.math.BigDecimal secs = java.math.BigDecimal.valueOf(secNanos, 9).stripTrailingZeros();
+        BigDecimal secs = BigDecimal.valueOf(secNanos, 9).stripTrailingZeros();
         sb.append(secs.toPlainString()).append('s');
         return sb.toString();
     }

@@ -4,6 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
@@ -67,8 +68,8 @@ public final class WebhookConfigPatcher {
     private final Supplier<String> caBundlePem;
     private final DynamicKubernetesApi api;
     private final DynamicKubernetesApi gateways;
-    private final io.kubernetes.client.informer.cache.Cache<DynamicKubernetesObject> cache =
-            new io.kubernetes.client.informer.cache.Cache<>();
+    private final Cache<DynamicKubernetesObject> cache =
+            new Cache<>();
     private final ControllerQueue<String> queue;
     private volatile boolean dryRunRejected;
     private volatile boolean notReadyLogged;

@@ -1,5 +1,6 @@
 package io.meshpilot.xds;
 
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
@@ -11,8 +12,16 @@ import io.grpc.stub.StreamObserver;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.security.Authenticator;
+import io.meshpilot.security.Authenticators;
 import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * {@code envoy.service.discovery.v3.AggregatedDiscoveryService}: one stream per proxy. The
@@ -23,19 +32,19 @@ import java.util.concurrent.atomic.AtomicLong;
 final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
     private static final System.Logger LOG = System.getLogger(AdsService.class.getName());
     /** Whether the first PushContext exists: streams are refused before. */
-    private final java.util.function.BooleanSupplier ready;
+    private final BooleanSupplier ready;
     private final ConnectionTable connections;
     private final AdsProtocol protocol;
     private final StreamRateLimiter limiter;
     /** Null when XDS_AUTH is off: callers on the secure port are not authenticated. */
-    private final io.meshpilot.security.Authenticators authenticators;
+    private final Authenticators authenticators;
     private final AtomicLong ids = new AtomicLong();
     /** --clusterAliases: alias -> cluster ID, applied to the CLUSTER_ID a proxy reports. */
-    private final java.util.Map<String, String> clusterAliases;
+    private final Map<String, String> clusterAliases;
 
-    AdsService(java.util.function.BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
-               StreamRateLimiter limiter, io.meshpilot.security.Authenticators authenticators,
-               java.util.Map<String, String> clusterAliases) {
+    AdsService(BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
+               StreamRateLimiter limiter, Authenticators authenticators,
+               Map<String, String> clusterAliases) {
         this.clusterAliases = clusterAliases;
         this.ready = ready;
         this.connections = connections;
@@ -50,17 +59,17 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
      * account, when the node names one). The plaintext port is not authenticated, as istiod's
      * 15010. Returns the refusal, or the caller's identities (none when not authenticated).
      */
-    private Authorization authorize(CallPeer caller, java.util.function.Function<String, String> headers, Proxy proxy) {
+    private Authorization authorize(CallPeer caller, Function<String, String> headers, Proxy proxy) {
         if (authenticators == null || caller == null || !caller.secure()) {
-            return new Authorization(null, java.util.List.of());
+            return new Authorization(null, List.of());
         }
-        io.meshpilot.security.Authenticator.Caller who;
+        Authenticator.Caller who;
         try {
             who = authenticators.authenticate(caller, headers);
-        } catch (io.meshpilot.security.Authenticator.AuthenticationException e) {
+        } catch (Authenticator.AuthenticationException e) {
             LOG.log(Level.WARNING, "xDS authentication failed proxy=" + proxy.id() + " peer=" + caller.remoteAddress()
                     + ": " + e.getMessage());
-            return new Authorization(Status.UNAUTHENTICATED.withDescription(e.getMessage()), java.util.List.of());
+            return new Authorization(Status.UNAUTHENTICATED.withDescription(e.getMessage()), List.of());
         }
         for (String id : who.identities()) {
             String[] p = id.replaceFirst("^spiffe://[^/]+/", "").split("/");
@@ -68,7 +77,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                     && (proxy.serviceAccount().isEmpty() || p[3].equals(proxy.serviceAccount()))) {
                 // istiod keeps the one identity that matched as the proxy's verified identity: SDS is
                 // authorized against it alone, not against every SAN the certificate carries
-                return new Authorization(null, java.util.List.of(id));
+                return new Authorization(null, List.of(id));
             }
         }
         LOG.log(Level.WARNING, "xDS authorization failed proxy=" + proxy.id() + " identities=" + who.identities());
@@ -79,7 +88,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     }
 
     /** The outcome of XDS_AUTH: a refusal, or go on with the caller's identities. */
-    private record Authorization(Status denied, java.util.List<String> identities) {
+    private record Authorization(Status denied, List<String> identities) {
     }
 
     /** istiod's new-stream admission; a refused stream gets RESOURCE_EXHAUSTED. */
@@ -122,21 +131,21 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
      */
     private final class Session<Q, R> implements StreamObserver<Q> {
         private final StreamObserver<R> out;
-        private final java.util.function.Predicate<Q> hasNode;
-        private final java.util.function.Function<Q, io.envoyproxy.envoy.config.core.v3.Node> node;
-        private final java.util.function.Function<Q, String> typeUrl;
+        private final Predicate<Q> hasNode;
+        private final Function<Q, Node> node;
+        private final Function<Q, String> typeUrl;
         private final ConnectionFactory factory;
-        private final java.util.function.BiConsumer<Connection, Q> process;
+        private final BiConsumer<Connection, Q> process;
         private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
         private final CallPeer caller = CallPeer.current().orElse(null);
-        private final java.util.function.Function<String, String> headers = CallPeer.currentHeaders();
+        private final Function<String, String> headers = CallPeer.currentHeaders();
         private Connection connection;
         private boolean failed;
 
-        Session(StreamObserver<R> out, java.util.function.Predicate<Q> hasNode,
-                java.util.function.Function<Q, io.envoyproxy.envoy.config.core.v3.Node> node,
-                java.util.function.Function<Q, String> typeUrl, ConnectionFactory factory,
-                java.util.function.BiConsumer<Connection, Q> process) {
+        Session(StreamObserver<R> out, Predicate<Q> hasNode,
+                Function<Q, Node> node,
+                Function<Q, String> typeUrl, ConnectionFactory factory,
+                BiConsumer<Connection, Q> process) {
             this.out = out;
             this.hasNode = hasNode;
             this.node = node;

@@ -1,5 +1,13 @@
 package io.meshpilot.xds;
 
+import com.google.protobuf.Any;
+import io.envoyproxy.envoy.admin.v3.ConfigDump;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.features.PilotFeatures;
@@ -14,7 +22,9 @@ import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -40,13 +50,13 @@ public final class DiscoveryServer implements AutoCloseable {
      * @param clusterAliases    --clusterAliases: a proxy whose CLUSTER_ID is an alias is in the cluster it names
      */
     public record Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge,
-                          java.util.Map<String, String> clusterAliases) {
+                          Map<String, String> clusterAliases) {
         public Options {
-            clusterAliases = java.util.Map.copyOf(clusterAliases);
+            clusterAliases = Map.copyOf(clusterAliases);
         }
 
         public Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge) {
-            this(features, sweepConnections, maxConnectionAge, java.util.Map.of());
+            this(features, sweepConnections, maxConnectionAge, Map.of());
         }
     }
 
@@ -87,15 +97,15 @@ public final class DiscoveryServer implements AutoCloseable {
      * repeat a recent request's names reuse its decoded names ({@link RequestNames}).
      */
     @SuppressWarnings("unchecked")
-    private io.grpc.ServerServiceDefinition withSotwMarshallers(io.grpc.ServerServiceDefinition ads) {
-        io.grpc.ServerServiceDefinition.Builder b = io.grpc.ServerServiceDefinition.builder(
+    private ServerServiceDefinition withSotwMarshallers(ServerServiceDefinition ads) {
+        ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(
                 ads.getServiceDescriptor().getName()); // a new descriptor: it must hold the new method instance
-        String sotw = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc
+        String sotw = AggregatedDiscoveryServiceGrpc
                 .getStreamAggregatedResourcesMethod().getFullMethodName();
-        for (io.grpc.ServerMethodDefinition<?, ?> m : ads.getMethods()) {
+        for (ServerMethodDefinition<?, ?> m : ads.getMethods()) {
             if (m.getMethodDescriptor().getFullMethodName().equals(sotw)) {
-                var def = (io.grpc.ServerMethodDefinition<io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest,
-                        io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse>) m;
+                var def = (ServerMethodDefinition<DiscoveryRequest,
+                        DiscoveryResponse>) m;
                 var md = def.getMethodDescriptor();
                 b.addMethod(md.toBuilder(requestNames.marshaller(md.getRequestMarshaller()),
                                 shared.marshaller(md.getResponseMarshaller())).build(),
@@ -156,7 +166,7 @@ public final class DiscoveryServer implements AutoCloseable {
     }
 
     /** See {@link XdsStatus#diagnostics(io.meshpilot.model.PushContext)}. */
-    public PushDiagnostics diagnostics(io.meshpilot.model.PushContext push) {
+    public PushDiagnostics diagnostics(PushContext push) {
         return status.diagnostics(push);
     }
 
@@ -171,7 +181,7 @@ public final class DiscoveryServer implements AutoCloseable {
     }
 
     /** See {@link XdsStatus#configDump(Connection, boolean)}. */
-    public io.envoyproxy.envoy.admin.v3.ConfigDump configDump(Connection con, boolean includeEndpoints) {
+    public ConfigDump configDump(Connection con, boolean includeEndpoints) {
         return status.configDump(con, includeEndpoints);
     }
 
@@ -180,7 +190,7 @@ public final class DiscoveryServer implements AutoCloseable {
      * connection id contains it (a pod's {@code name.namespace} is enough).
      */
     public Optional<Connection> debugConnection(String proxyId) {
-        return connections.all().stream().sorted(java.util.Comparator.comparing(Connection::id))
+        return connections.all().stream().sorted(Comparator.comparing(Connection::id))
                 .filter(c -> c.id().contains(proxyId)).findFirst();
     }
 
@@ -189,16 +199,16 @@ public final class DiscoveryServer implements AutoCloseable {
         LOG.log(Level.INFO, "xDS stream closed by /debug/force_disconnect proxy=" + con.proxy().id()
                 + " connection=" + con.id());
         connections.disconnected(con);
-        con.end(io.grpc.Status.UNAVAILABLE.withDescription("disconnected by /debug/force_disconnect; reconnect"));
+        con.end(Status.UNAVAILABLE.withDescription("disconnected by /debug/force_disconnect; reconnect"));
     }
 
     /** See {@link XdsStatus#generated(Connection, String)}. */
-    public java.util.List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
+    public List<Any> generated(Connection con, String typeUrl) {
         return status.generated(con, typeUrl);
     }
 
     /** What the XDS cache holds now (/debug/cachez). */
-    public java.util.List<CachedResource> cacheSnapshot() {
+    public List<CachedResource> cacheSnapshot() {
         return cache.snapshot();
     }
 

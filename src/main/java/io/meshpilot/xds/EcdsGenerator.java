@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
@@ -23,7 +24,7 @@ final class EcdsGenerator implements Generator {
      * EnvoyFilter (which may insert extension configs) changed; other changes leave the
      * extension configs as they were.
      */
-    static boolean needsPush(Set<io.meshpilot.config.ConfigKey> changed) {
+    static boolean needsPush(Set<ConfigKey> changed) {
         if (changed.isEmpty()) {
             return true;
         }

@@ -1,9 +1,11 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
 import java.util.ArrayList;
@@ -40,10 +42,10 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     /** istiod's endpoint builder records a cluster without instances (pilot_eds_no_instances) as it builds it. */
-    private static Any packRecordingEmpty(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment cla,
+    private static Any packRecordingEmpty(ClusterLoadAssignment cla,
                                           PushContext push) {
         if (cla.getEndpointsCount() == 0) {
-            push.addMetric(io.meshpilot.model.PushMetric.EDS_NO_INSTANCES, cla.getClusterName(), "", "");
+            push.addMetric(PushMetric.EDS_NO_INSTANCES, cla.getClusterName(), "", "");
         }
         return Any.pack(cla);
     }

@@ -12,6 +12,7 @@ import io.meshpilot.networking.envoy.SidecarRouteBuilder;
 import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -29,7 +30,7 @@ final class EnvoyRdsGenerator implements Generator {
         MergedEnvoyFilters efw = push.envoyFilters(proxy);
         if (proxy.type() != Proxy.Type.SIDECAR) {
             MergedGateway merged = MergedGateway.of(proxy, push);
-            var portMap = efw.isEmpty() ? java.util.Map.<Integer, java.util.Set<Integer>>of()
+            var portMap = efw.isEmpty() ? Map.<Integer, Set<Integer>>of()
                     : EnvoyFilterPatches.gatewayPortMap(merged);
             for (String n : Generators.ordered(names)) {
                 GatewayRouteBuilder.build(n, proxy, push, merged).ifPresent(r -> out.add(

@@ -2,6 +2,10 @@ package io.meshpilot.xds;
 
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.helidon.http.http2.Http2ErrorCode;
+import io.helidon.http.http2.Http2Exception;
+import io.meshpilot.grpc.TransportConnection;
+import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,7 +28,7 @@ import java.util.function.Consumer;
  */
 final class Outbox {
     private final ServerCallStreamObserver<?> call;
-    private final io.meshpilot.grpc.TransportConnection transport;
+    private final TransportConnection transport;
     private final String name;
     /** By type URL: a watched type, or {@link Connection#DEBUG_SLOT} for the debug answers. */
     private final Map<String, Runnable> unsent = new LinkedHashMap<>();
@@ -35,7 +39,7 @@ final class Outbox {
     private long written;
 
     /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback. */
-    Outbox(StreamObserver<?> out, io.meshpilot.grpc.TransportConnection transport, String name) {
+    Outbox(StreamObserver<?> out, TransportConnection transport, String name) {
         this.call = out instanceof ServerCallStreamObserver<?> s ? s : null;
         this.transport = transport;
         this.name = name;
@@ -107,7 +111,7 @@ final class Outbox {
             try {
                 long start = System.nanoTime();
                 transport.write(next);
-                XdsMetrics.SEND_TIME.record(java.time.Duration.ofNanos(System.nanoTime() - start));
+                XdsMetrics.SEND_TIME.record(Duration.ofNanos(System.nanoTime() - start));
                 synchronized (this) {
                     written++;
                 }
@@ -131,8 +135,8 @@ final class Outbox {
     /** Helidon's HTTP/2 writer gave up waiting for the reader's flow-control window (anywhere in the causes). */
     static boolean flowControlTimeout(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof io.helidon.http.http2.Http2Exception h
-                    && h.code() == io.helidon.http.http2.Http2ErrorCode.FLOW_CONTROL
+            if (t instanceof Http2Exception h
+                    && h.code() == Http2ErrorCode.FLOW_CONTROL
                     && String.valueOf(h.getMessage()).contains("time-out")) {
                 return true;
             }

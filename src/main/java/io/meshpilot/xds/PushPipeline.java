@@ -9,6 +9,7 @@ import io.meshpilot.networking.ClusterNames;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
@@ -91,7 +92,7 @@ final class PushPipeline implements AutoCloseable {
             ready = pending == null ? null : pending.request();
             pending = null;
             scheduled = false;
-            XdsMetrics.DEBOUNCE_TIME.record(java.time.Duration.ofNanos(now - firstAt));
+            XdsMetrics.DEBOUNCE_TIME.record(Duration.ofNanos(now - firstAt));
             if (ready != null) {
                 // istiod's "Push debounce stable" line
                 LOG.log(Level.INFO, "push debounce stable full=" + ready.full() + " configs=" + ready.configsUpdated().size()
@@ -152,7 +153,7 @@ final class PushPipeline implements AutoCloseable {
                                 + TypeUrls.shortName(w.typeUrl()) + ": " + e.getMessage());
                     }
                 }
-                XdsMetrics.CONVERGENCE.record(Duration.between(item.request().start(), java.time.Instant.now()));
+                XdsMetrics.CONVERGENCE.record(Duration.between(item.request().start(), Instant.now()));
             } finally {
                 queue.done(con);
             }
@@ -212,7 +213,7 @@ final class PushPipeline implements AutoCloseable {
     private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
         if (request.full()) {
-            List<String> types = new java.util.ArrayList<>(
+            List<String> types = new ArrayList<>(
                     List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE));
             if (SecretGenerator.needsPush(request.configsUpdated())) {
                 types.add(TypeUrls.SECRET);
@@ -224,7 +225,7 @@ final class PushPipeline implements AutoCloseable {
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
                     .toList();
         }
-        List<Connection.Watch> out = new java.util.ArrayList<>(2);
+        List<Connection.Watch> out = new ArrayList<>(2);
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
             for (String cluster : eds.names()) {

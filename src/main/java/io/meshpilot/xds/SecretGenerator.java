@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.core.v3.DataSource;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
@@ -9,6 +10,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.security.SpiffeIdentities;
 import io.meshpilot.security.credentials.Credential;
 import io.meshpilot.security.credentials.CredentialStore;
 import java.lang.System.Logger.Level;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 
 /**
@@ -119,11 +122,11 @@ final class SecretGenerator {
      * null when it is not of that form.
      */
     static String identityNamespace(String identity) {
-        return io.meshpilot.security.SpiffeIdentities.namespace(identity);
+        return SpiffeIdentities.namespace(identity);
     }
 
     List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {
-        Set<String> allowed = new java.util.TreeSet<>();
+        Set<String> allowed = new TreeSet<>();
         for (String id : identities) {
             String ns = identityNamespace(id);
             if (ns != null) {
@@ -206,7 +209,7 @@ final class SecretGenerator {
             }
             return Any.pack(s.toBuilder().setTlsCertificate(s.getTlsCertificate().toBuilder()
                     .setPrivateKey(DataSource.newBuilder().setInlineString("[redacted]"))).build());
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+        } catch (InvalidProtocolBufferException e) {
             return a;
         }
     }

@@ -1,12 +1,17 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.networking.ClusterNames;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -45,12 +50,12 @@ final class XdsCache {
     /** The cached assignments of each host, so an endpoint change evicts without scanning the cache. */
     private final Map<String, Set<EndpointsKey>> keysByHost = new ConcurrentHashMap<>();
     /** Bumped on every invalidation of a host: a build that raced one is not stored. */
-    private final Map<String, java.util.concurrent.atomic.AtomicLong> hostGenerations = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong allGeneration = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong endpointGeneration = new java.util.concurrent.atomic.AtomicLong();
+    private final Map<String, AtomicLong> hostGenerations = new ConcurrentHashMap<>();
+    private final AtomicLong allGeneration = new AtomicLong();
+    private final AtomicLong endpointGeneration = new AtomicLong();
 
-    private java.util.concurrent.atomic.AtomicLong generation(String host) {
-        return hostGenerations.computeIfAbsent(host, h -> new java.util.concurrent.atomic.AtomicLong());
+    private AtomicLong generation(String host) {
+        return hostGenerations.computeIfAbsent(host, h -> new AtomicLong());
     }
 
     XdsCache(boolean enabled) {
@@ -187,7 +192,7 @@ final class XdsCache {
      * cluster lists, endpoint assignments, route configurations and outbound listeners.
      */
     List<CachedResource> snapshot() {
-        List<CachedResource> out = new java.util.ArrayList<>();
+        List<CachedResource> out = new ArrayList<>();
         clusters.values().forEach(list -> list.forEach(a -> out.add(entry(TypeUrls.CLUSTER, a))));
         endpoints.forEach((k, a) -> out.add(new CachedResource(TypeUrls.ENDPOINT, k.cluster(), a.getValue().size())));
         scoped.forEach((k, v) -> {
@@ -205,9 +210,9 @@ final class XdsCache {
         String name;
         try {
             name = typeUrl.equals(TypeUrls.CLUSTER)
-                    ? a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class).getName()
-                    : a.unpack(io.envoyproxy.envoy.config.listener.v3.Listener.class).getName();
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    ? a.unpack(Cluster.class).getName()
+                    : a.unpack(Listener.class).getName();
+        } catch (InvalidProtocolBufferException e) {
             name = "";
         }
         return new CachedResource(typeUrl, name, a.getValue().size());

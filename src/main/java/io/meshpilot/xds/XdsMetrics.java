@@ -1,11 +1,16 @@
 package io.meshpilot.xds;
 
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushDiagnostics;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.monitoring.IstioHistogram;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /** istiod's push-pipeline metrics (names, labels and buckets as istiod exports them). */
 final class XdsMetrics {
@@ -56,7 +61,7 @@ final class XdsMetrics {
     /** pilot_xds_{cds,eds,lds,rds}_reject{node,err}: NACKs per proxy and error code. */
     static IstioCounter rejects(String shortType) {
         return IstioCounter.gaugeTyped("pilot_xds_" + shortType + "_reject", "node", "err",
-                "Pilot rejected " + shortType.toUpperCase(java.util.Locale.ROOT) + " configs.");
+                "Pilot rejected " + shortType.toUpperCase(Locale.ROOT) + " configs.");
     }
 
     /** Go's names of the gRPC codes, indexed by code: istiod labels a NACK with {@code codes.Code(n).String()}. */
@@ -87,10 +92,10 @@ final class XdsMetrics {
      * Metrics declared after start-up are registered when a push that knows them is installed.
      */
     static final class PushStatusGauges {
-        private final java.util.function.Supplier<io.meshpilot.model.PushDiagnostics> current;
-        private final java.util.Set<String> registered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private final Supplier<PushDiagnostics> current;
+        private final Set<String> registered = ConcurrentHashMap.newKeySet();
 
-        PushStatusGauges(java.util.function.Supplier<io.meshpilot.model.PushDiagnostics> current) {
+        PushStatusGauges(Supplier<PushDiagnostics> current) {
             this.current = current;
         }
 

@@ -1,18 +1,36 @@
 package io.meshpilot.xds;
 
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.admin.v3.BootstrapConfigDump;
+import io.envoyproxy.envoy.admin.v3.ClustersConfigDump;
+import io.envoyproxy.envoy.admin.v3.ConfigDump;
+import io.envoyproxy.envoy.admin.v3.EcdsConfigDump;
+import io.envoyproxy.envoy.admin.v3.EndpointsConfigDump;
+import io.envoyproxy.envoy.admin.v3.ListenersConfigDump;
+import io.envoyproxy.envoy.admin.v3.RoutesConfigDump;
+import io.envoyproxy.envoy.admin.v3.ScopedRoutesConfigDump;
+import io.envoyproxy.envoy.admin.v3.SecretsConfigDump;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigChanges;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.schema.Schema;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
 import io.meshpilot.monitoring.IstioGauge;
+import io.meshpilot.networking.envoy.GatewayCredentialCheck;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,7 +81,7 @@ final class XdsStatus {
     /** The first PushContext, once config and registries delivered their initial state. */
     PushContext firstPush() {
         // what the first push carries: every object at its revision now (for distribution status)
-        for (io.meshpilot.config.schema.Schema schema : configs.schemas().all()) {
+        for (Schema schema : configs.schemas().all()) {
             for (Config c : configs.store().list(schema.kind(), null)) {
                 pushed.put(c.key(), new Pushed(c, 1));
             }
@@ -107,7 +125,7 @@ final class XdsStatus {
             return p == null ? 0 : p.virtualServiceCount();
         });
         // live checks declare their metrics too: load them before the gauges are registered
-        java.util.Objects.requireNonNull(io.meshpilot.networking.envoy.GatewayCredentialCheck.MISSING_CREDENTIAL);
+        Objects.requireNonNull(GatewayCredentialCheck.MISSING_CREDENTIAL);
         pushStatusGauges.registerKnown();
     }
 
@@ -162,7 +180,7 @@ final class XdsStatus {
             out.addAll(push.proxylessDiagnostics());
         }
         if (!routers.isEmpty()) {
-            io.meshpilot.networking.envoy.GatewayCredentialCheck.run(push, routers, credentials::exists,
+            GatewayCredentialCheck.run(push, routers, credentials::exists,
                     (ns, name) -> credentials.caCertificate(ns, name).isPresent(), out);
         }
         return out.build();
@@ -201,7 +219,7 @@ final class XdsStatus {
 
     /** As {@link #status(Config)} for many objects, each proxy's state worked out once per push version. */
     List<DistributionStatus> status(List<Config> configList) {
-        Map<Long, List<DistributionStatus.ProxyStatus>> byVersion = new java.util.HashMap<>();
+        Map<Long, List<DistributionStatus.ProxyStatus>> byVersion = new HashMap<>();
         List<Connection> connected = List.copyOf(connections.all());
         List<DistributionStatus> out = new ArrayList<>(configList.size());
         for (Config config : configList) {
@@ -218,7 +236,7 @@ final class XdsStatus {
             return 0;
         }
         boolean current = p.config().resourceVersion().equals(config.resourceVersion())
-                || !io.meshpilot.config.ConfigChanges.needsPush(p.config(), config);
+                || !ConfigChanges.needsPush(p.config(), config);
         return current ? p.version() : 0;
     }
 
@@ -254,54 +272,54 @@ final class XdsStatus {
      * endpoints only when asked, listeners, scoped routes, routes, secrets, ECDS). Every
      * section carries the push version; secrets are redacted (see {@link #generated}).
      */
-    io.envoyproxy.envoy.admin.v3.ConfigDump configDump(Connection con, boolean includeEndpoints) {
+    ConfigDump configDump(Connection con, boolean includeEndpoints) {
         PushContext push = pushContext.get();
         String version = push == null ? "" : Long.toString(push.version());
-        var clusters = io.envoyproxy.envoy.admin.v3.ClustersConfigDump.newBuilder().setVersionInfo(version);
-        for (com.google.protobuf.Any a : generated(con, TypeUrls.CLUSTER)) {
-            clusters.addDynamicActiveClusters(io.envoyproxy.envoy.admin.v3.ClustersConfigDump.DynamicCluster
+        var clusters = ClustersConfigDump.newBuilder().setVersionInfo(version);
+        for (Any a : generated(con, TypeUrls.CLUSTER)) {
+            clusters.addDynamicActiveClusters(ClustersConfigDump.DynamicCluster
                     .newBuilder().setVersionInfo(version).setCluster(a));
         }
-        var listeners = io.envoyproxy.envoy.admin.v3.ListenersConfigDump.newBuilder().setVersionInfo(version);
-        for (com.google.protobuf.Any a : generated(con, TypeUrls.LISTENER)) {
-            listeners.addDynamicListeners(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListener.newBuilder()
+        var listeners = ListenersConfigDump.newBuilder().setVersionInfo(version);
+        for (Any a : generated(con, TypeUrls.LISTENER)) {
+            listeners.addDynamicListeners(ListenersConfigDump.DynamicListener.newBuilder()
                     .setName(listenerName(a))
-                    .setActiveState(io.envoyproxy.envoy.admin.v3.ListenersConfigDump.DynamicListenerState.newBuilder()
+                    .setActiveState(ListenersConfigDump.DynamicListenerState.newBuilder()
                             .setVersionInfo(version).setListener(a)));
         }
-        var routes = io.envoyproxy.envoy.admin.v3.RoutesConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, TypeUrls.ROUTE)) {
-            routes.addDynamicRouteConfigs(io.envoyproxy.envoy.admin.v3.RoutesConfigDump.DynamicRouteConfig.newBuilder()
+        var routes = RoutesConfigDump.newBuilder();
+        for (Any a : generated(con, TypeUrls.ROUTE)) {
+            routes.addDynamicRouteConfigs(RoutesConfigDump.DynamicRouteConfig.newBuilder()
                     .setVersionInfo(version).setRouteConfig(a));
         }
-        var secrets = io.envoyproxy.envoy.admin.v3.SecretsConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, TypeUrls.SECRET)) {
+        var secrets = SecretsConfigDump.newBuilder();
+        for (Any a : generated(con, TypeUrls.SECRET)) {
             // the name is inside the Secret; the dump shows it next to the redacted secret as Envoy's does
-            secrets.addDynamicActiveSecrets(io.envoyproxy.envoy.admin.v3.SecretsConfigDump.DynamicSecret.newBuilder()
+            secrets.addDynamicActiveSecrets(SecretsConfigDump.DynamicSecret.newBuilder()
                     .setVersionInfo(version).setName(secretName(a)).setSecret(a));
         }
-        var extensions = io.envoyproxy.envoy.admin.v3.EcdsConfigDump.newBuilder();
-        for (com.google.protobuf.Any a : generated(con, TypeUrls.EXTENSION_CONFIG)) {
-            extensions.addEcdsFilters(io.envoyproxy.envoy.admin.v3.EcdsConfigDump.EcdsFilterConfig.newBuilder()
+        var extensions = EcdsConfigDump.newBuilder();
+        for (Any a : generated(con, TypeUrls.EXTENSION_CONFIG)) {
+            extensions.addEcdsFilters(EcdsConfigDump.EcdsFilterConfig.newBuilder()
                     .setVersionInfo(version).setEcdsFilter(a));
         }
-        var dump = io.envoyproxy.envoy.admin.v3.ConfigDump.newBuilder()
-                .addConfigs(com.google.protobuf.Any.pack(io.envoyproxy.envoy.admin.v3.BootstrapConfigDump.getDefaultInstance()))
-                .addConfigs(com.google.protobuf.Any.pack(clusters.build()));
+        var dump = ConfigDump.newBuilder()
+                .addConfigs(Any.pack(BootstrapConfigDump.getDefaultInstance()))
+                .addConfigs(Any.pack(clusters.build()));
         if (includeEndpoints) {
-            var endpoints = io.envoyproxy.envoy.admin.v3.EndpointsConfigDump.newBuilder();
-            for (com.google.protobuf.Any a : generated(con, TypeUrls.ENDPOINT)) {
-                endpoints.addDynamicEndpointConfigs(io.envoyproxy.envoy.admin.v3.EndpointsConfigDump
+            var endpoints = EndpointsConfigDump.newBuilder();
+            for (Any a : generated(con, TypeUrls.ENDPOINT)) {
+                endpoints.addDynamicEndpointConfigs(EndpointsConfigDump
                         .DynamicEndpointConfig.newBuilder().setVersionInfo(version).setEndpointConfig(a));
             }
-            dump.addConfigs(com.google.protobuf.Any.pack(endpoints.build()));
+            dump.addConfigs(Any.pack(endpoints.build()));
         }
-        return dump.addConfigs(com.google.protobuf.Any.pack(listeners.build()))
-                .addConfigs(com.google.protobuf.Any.pack(
-                        io.envoyproxy.envoy.admin.v3.ScopedRoutesConfigDump.getDefaultInstance()))
-                .addConfigs(com.google.protobuf.Any.pack(routes.build()))
-                .addConfigs(com.google.protobuf.Any.pack(secrets.build()))
-                .addConfigs(com.google.protobuf.Any.pack(extensions.build()))
+        return dump.addConfigs(Any.pack(listeners.build()))
+                .addConfigs(Any.pack(
+                        ScopedRoutesConfigDump.getDefaultInstance()))
+                .addConfigs(Any.pack(routes.build()))
+                .addConfigs(Any.pack(secrets.build()))
+                .addConfigs(Any.pack(extensions.build()))
                 .build();
     }
 
@@ -310,31 +328,31 @@ final class XdsStatus {
      * names it watches; empty when it does not watch the type or nobody serves it (istiod's
      * getConfigDumpByResourceType skips both). Secrets come redacted.
      */
-    List<com.google.protobuf.Any> generated(Connection con, String typeUrl) {
+    List<Any> generated(Connection con, String typeUrl) {
         Connection.Watch w = con.watches().get(typeUrl);
         Generator g = w == null ? null : generators.forConnection(typeUrl, con);
         if (g == null) {
             return List.of();
         }
-        List<com.google.protobuf.Any> out = new ArrayList<>();
-        for (com.google.protobuf.Any a : g.generate(con.proxy(), pushContext.get(), w.names(), w.wildcard())) {
+        List<Any> out = new ArrayList<>();
+        for (Any a : g.generate(con.proxy(), pushContext.get(), w.names(), w.wildcard())) {
             out.add(typeUrl.equals(TypeUrls.SECRET) ? SecretGenerator.redacted(a) : a);
         }
         return out;
     }
 
-    private static String listenerName(com.google.protobuf.Any a) {
+    private static String listenerName(Any a) {
         try {
-            return a.unpack(io.envoyproxy.envoy.config.listener.v3.Listener.class).getName();
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return a.unpack(Listener.class).getName();
+        } catch (InvalidProtocolBufferException e) {
             return "";
         }
     }
 
-    private static String secretName(com.google.protobuf.Any a) {
+    private static String secretName(Any a) {
         try {
-            return a.unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.class).getName();
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return a.unpack(Secret.class).getName();
+        } catch (InvalidProtocolBufferException e) {
             return "";
         }
     }

@@ -7,18 +7,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -165,14 +174,14 @@ public class ConfigApiTest {
     @Test
     void aBodyThatIsNotUtf8Is400NamingTheByte() throws Exception {
         String text = vs("latin1", "latin1.example.com", "  annotations: {note: \"caf\u00e9\"}");
-        byte[] body = text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1); // é as one byte 0xE9
+        byte[] body = text.getBytes(StandardCharsets.ISO_8859_1); // é as one byte 0xE9
         int offset = text.indexOf('\u00e9');
-        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
-                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + http + BASE + "team-a/latin1"))
-                        .timeout(java.time.Duration.ofSeconds(20))
+        HttpResponse<String> r = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http + BASE + "team-a/latin1"))
+                        .timeout(Duration.ofSeconds(20))
                         .header("Content-Type", "application/yaml")
-                        .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body)).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
         assertEquals(400, r.statusCode(), r.body());
         assertTrue(r.body().contains("invalid UTF-8 at byte " + offset), r.body());
         assertEquals(404, Http.get(http, BASE + "team-a/latin1").status(), "nothing was stored");
@@ -230,7 +239,7 @@ public class ConfigApiTest {
     /** Waits for scans of the config dir until the condition holds (no fixed sleeps). */
     static void await(FileConfigSource files, BooleanSupplier condition) throws InterruptedException {
         LinkedBlockingQueue<Object> scans = new LinkedBlockingQueue<>();
-        java.util.function.Consumer<FileConfigSource.ScanResult> l = scans::add;
+        Consumer<FileConfigSource.ScanResult> l = scans::add;
         files.addScanListener(l);
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -250,7 +259,7 @@ public class ConfigApiTest {
     void onlySpecChangesNeedAPush() throws Exception {
         LinkedBlockingQueue<ConfigEvent> pushes = new LinkedBlockingQueue<>();
         ConfigController controller = server.server().components().configs();
-        java.util.function.Consumer<ConfigEvent> h = pushes::add;
+        Consumer<ConfigEvent> h = pushes::add;
         controller.addPushHandler(h);
         try {
             Http.Reply created = put(BASE + "team-a/push", vs("push", "push.example.com", ""));
@@ -262,7 +271,7 @@ public class ConfigApiTest {
             assertEquals(200, put(BASE + "team-a/push", vs("push", "push2.example.com", "  labels: {team: a}")).status());
             ConfigEvent next = pushes.poll(30, TimeUnit.SECONDS);
             assertEquals(ConfigEvent.Type.UPDATE, next.type());
-            assertEquals("push2.example.com", ((io.meshpilot.api.networking.v1alpha3.VirtualService) next.current().spec())
+            assertEquals("push2.example.com", ((VirtualService) next.current().spec())
                     .getHosts(0), "the label-only update did not reach the push handler");
             assertEquals(200, Http.send(http, BASE + "team-a/push", "DELETE", null, null).status());
             assertEquals(ConfigEvent.Type.DELETE, pushes.poll(30, TimeUnit.SECONDS).type());
@@ -280,7 +289,7 @@ public class ConfigApiTest {
     void unknownFieldsAreDroppedWithAWarningHeaderUnlessStrictIsAskedFor() {
         Http.Reply warn = put(BASE + "team-a/old", oldRoute("old"));
         assertEquals(201, warn.status(), warn.body());
-        assertEquals(java.util.List.of("299 - \"spec.http[0].websocketUpgrade: unknown field \\\"websocketUpgrade\\\" in "
+        assertEquals(List.of("299 - \"spec.http[0].websocketUpgrade: unknown field \\\"websocketUpgrade\\\" in "
                 + "istio.networking.v1alpha3.HTTPRoute, ignored\""), warn.header("Warning"));
         assertFalse(warn.body().contains("websocketUpgrade"), "the stored object has no such field: " + warn.body());
         assertTrue(configzHas("VirtualService", "old"));
@@ -295,7 +304,7 @@ public class ConfigApiTest {
 
         Http.Reply ignore = put(BASE + "team-a/old-ignore?fieldValidation=Ignore", oldRoute("old-ignore"));
         assertEquals(201, ignore.status(), ignore.body());
-        assertEquals(java.util.List.of(), ignore.header("Warning"));
+        assertEquals(List.of(), ignore.header("Warning"));
 
         Http.Reply bogus = put(BASE + "team-a/old?fieldValidation=Lenient", oldRoute("old"));
         assertEquals(400, bogus.status(), bogus.body());
@@ -303,7 +312,7 @@ public class ConfigApiTest {
 
         Http.Reply wrongType = put(BASE + "team-a/old", oldRoute("old").replace("websocketUpgrade: true", "timeout: soon"));
         assertEquals(422, wrongType.status(), "wrong types are rejected in the default mode too: " + wrongType.body());
-        for (String name : java.util.List.of("old", "old-ignore")) {
+        for (String name : List.of("old", "old-ignore")) {
             assertEquals(200, Http.send(http, BASE + "team-a/" + name, "DELETE", null, null).status());
         }
     }

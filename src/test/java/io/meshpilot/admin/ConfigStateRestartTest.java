@@ -3,10 +3,12 @@ package io.meshpilot.admin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonParser;
 import io.meshpilot.features.HttpLimits;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -26,7 +28,7 @@ class ConfigStateRestartTest {
                 Http.Reply r = Http.send(http, BASE + name, "PUT", ConfigApiTest.vs(name, name + ".example.com", ""), null);
                 assertEquals(201, r.status(), r.body());
             }
-            rv = com.google.gson.JsonParser.parseString(Http.get(http, BASE + "kept").body()).getAsJsonObject()
+            rv = JsonParser.parseString(Http.get(http, BASE + "kept").body()).getAsJsonObject()
                     .getAsJsonObject("metadata").get("resourceVersion").getAsString();
             // the longest name Kubernetes allows: its file name is hashed to fit the file system
             Http.Reply longest = Http.send(http, BASE + LONGEST, "PUT", ConfigApiTest.vs(LONGEST, "long.example.com", ""), null);
@@ -68,7 +70,7 @@ class ConfigStateRestartTest {
             assertEquals(404, Http.get(http, BASE + "too-big").status());
             Http.Reply kept = Http.send(http, BASE + "fits", "PUT", fits, null);
             assertEquals(201, kept.status(), kept.body().substring(0, Math.min(500, kept.body().length())));
-            rv = com.google.gson.JsonParser.parseString(kept.body()).getAsJsonObject()
+            rv = JsonParser.parseString(kept.body()).getAsJsonObject()
                     .getAsJsonObject("metadata").get("resourceVersion").getAsString();
         }
         try (MeshPilotServer server = TestServers.start(dir)) {
@@ -78,7 +80,7 @@ class ConfigStateRestartTest {
             assertTrue(fitsAfter.body().contains("\"resourceVersion\":\"" + rv + "\""));
             assertEquals(404, Http.get(http, BASE + "too-big").status());
             String errors = Http.get(http, "/api/v1/config-errors").body();
-            assertEquals(0, com.google.gson.JsonParser.parseString(errors).getAsJsonArray().size(), errors);
+            assertEquals(0, JsonParser.parseString(errors).getAsJsonArray().size(), errors);
         }
     }
 
@@ -98,7 +100,7 @@ class ConfigStateRestartTest {
         }
         int pad = (int) (bytes - head.length() - annotations.length() - tail.length());
         String body = head + annotations + tail.replace("\"last\":\"\"", "\"last\":\"" + "p".repeat(pad) + "\"");
-        assertEquals(bytes, body.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+        assertEquals(bytes, body.getBytes(StandardCharsets.UTF_8).length);
         return body;
     }
 }

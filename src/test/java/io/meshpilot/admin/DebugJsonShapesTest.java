@@ -8,10 +8,15 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import io.envoyproxy.envoy.admin.v3.ClustersConfigDump;
 import io.envoyproxy.envoy.admin.v3.ConfigDump;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.JsonShape;
@@ -361,14 +366,14 @@ class DebugJsonShapesTest {
                 ADMIN + "EcdsConfigDump"), types(dump), "istiod's sections, in its order");
         // what istioctl does with it: parse it as the admin proto
         ConfigDump.Builder parsed = ConfigDump.newBuilder();
-        com.google.protobuf.util.JsonFormat.parser().usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY)
+        JsonFormat.parser().usingTypeRegistry(EnvoyTypes.REGISTRY)
                 .merge(dump.toString(), parsed);
-        var clusters = parsed.getConfigs(1).unpack(io.envoyproxy.envoy.admin.v3.ClustersConfigDump.class);
+        var clusters = parsed.getConfigs(1).unpack(ClustersConfigDump.class);
         assertTrue(clusters.getDynamicActiveClustersList().stream().anyMatch(c -> {
             try {
-                return c.getCluster().unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class).getName()
+                return c.getCluster().unpack(Cluster.class).getName()
                         .equals(REVIEWS);
-            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            } catch (InvalidProtocolBufferException e) {
                 throw new AssertionError(e);
             }
         }), clusters.toString());

@@ -8,6 +8,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
@@ -212,7 +213,7 @@ class DebugModelEndpointsTest {
             assertEquals("array", type(e.getValue()), e.toString());
             e.getValue().getAsJsonArray().forEach(n -> assertEquals("string", type(n), e.toString()));
         });
-        assertTrue(names.getAsJsonArray(TypeUrls.ENDPOINT).contains(new com.google.gson.JsonPrimitive(REVIEWS_CLUSTER)),
+        assertTrue(names.getAsJsonArray(TypeUrls.ENDPOINT).contains(new JsonPrimitive(REVIEWS_CLUSTER)),
                 names.toString());
 
         JsonObject sizes = json("/debug/cachez?sizes=true").getAsJsonObject();

@@ -15,11 +15,13 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -186,14 +188,14 @@ class HttpLimitsTest {
             for (int i = 0; i < 3; i++) {
                 try (Socket s = new Socket()) {
                     s.setReceiveBufferSize(4096);
-                    s.connect(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), http));
+                    s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), http));
                     s.getOutputStream().write("GET /debug/pprof/heap HTTP/1.1\r\nHost: localhost\r\n\r\n"
                             .getBytes(StandardCharsets.US_ASCII));
                     s.getInputStream().readNBytes(100);
                     s.setSoLinger(true, 0); // gone at once: a reset, as a killed client's
                 }
             }
-            Await.until("a line for each of the three clients", java.time.Duration.ofSeconds(30),
+            Await.until("a line for each of the three clients", Duration.ofSeconds(30),
                     () -> ours.lines().size() + jersey.lines().size() >= 3);
             assertEquals(List.of(), jersey.lines().stream().filter(l -> !l.startsWith("INFO")).toList());
             assertEquals(3, ours.lines().size(), ours.lines().toString());

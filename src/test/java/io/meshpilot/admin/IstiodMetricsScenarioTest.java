@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpServer;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -40,6 +43,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.jose4j.jwk.JsonWebKeySet;
@@ -201,7 +206,7 @@ class IstiodMetricsScenarioTest {
             DiscoveryResponse pushed = sidecar.await(TypeUrls.CLUSTER, WAIT);
             sidecar.nack(pushed, List.of(), "rejected by the metrics scenario");
             // a request with a nonce no response carried: istiod's expired nonce
-            sidecar.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
+            sidecar.send(DiscoveryRequest.newBuilder()
                     .setTypeUrl(TypeUrls.CLUSTER).setResponseNonce("no-such-nonce").setVersionInfo("0").build(), false);
             csrOver15012();
             inject();
@@ -271,7 +276,7 @@ class IstiodMetricsScenarioTest {
     }
 
     static Map<String, PrometheusTextParser.Family> awaitMetrics(
-            java.util.function.Predicate<Map<String, PrometheusTextParser.Family>> until) throws InterruptedException {
+            Predicate<Map<String, PrometheusTextParser.Family>> until) throws InterruptedException {
         int monitoring = server.ports().get("monitoring");
         long deadline = System.nanoTime() + WAIT.toNanos();
         Map<String, PrometheusTextParser.Family> families = PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body());
@@ -295,10 +300,10 @@ class IstiodMetricsScenarioTest {
         try {
             String csr = new OpenSsl(Files.createDirectories(dir.resolve("openssl"))).ecCsr("w", "prime256v1", null);
             ClientCalls.blockingUnaryCall(ch, CertificateService.CREATE_CERTIFICATE,
-                    io.grpc.CallOptions.DEFAULT.withDeadlineAfter(20, java.util.concurrent.TimeUnit.SECONDS),
+                    CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS),
                     IstioCertificateRequest.newBuilder().setCsr(csr).setValidityDuration(600).build());
         } catch (StatusRuntimeException e) {
-            assertEquals(io.grpc.Status.Code.UNAUTHENTICATED, e.getStatus().getCode(), e.toString());
+            assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode(), e.toString());
         } finally {
             ch.shutdownNow();
         }

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.SchemaCheck;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.xds.TypeUrls;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import jakarta.ws.rs.DELETE;
@@ -18,6 +20,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.Application;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +41,7 @@ class OpenApiContractTest {
     @TempDir
     static java.nio.file.Path dir;
     static MeshPilotServer server;
-    static io.meshpilot.testing.AdsClient proxy;
+    static AdsClient proxy;
     static Map<String, Object> spec;
     static final Jsonb JSON = JsonbBuilder.create();
 
@@ -54,10 +57,10 @@ class OpenApiContractTest {
         TestServers.copyBookinfo(dir);
         server = TestServers.start(dir);
         // a connected proxy, so the proxy endpoints have something to show
-        proxy = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+        proxy = new AdsClient(server.ports().get("grpc"),
                 "sidecar~10.9.9.9~contract.default~default.svc.cluster.local", Map.of("NAMESPACE", "default"));
-        proxy.subscribe(io.meshpilot.xds.TypeUrls.CLUSTER, List.of());
-        proxy.await(io.meshpilot.xds.TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20));
+        proxy.subscribe(TypeUrls.CLUSTER, List.of());
+        proxy.await(TypeUrls.CLUSTER, Duration.ofSeconds(20));
     }
 
     @AfterAll

@@ -7,11 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.security.credentials.TestCredentials;
+import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.xds.TypeUrls;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -148,15 +156,15 @@ class PushStatusTest {
                 """, null);
         assertEquals(201, r.status(), r.body());
         String id = "router~10.0.0.9~ingress-1.istio-system~istio-system.svc.cluster.local";
-        try (var gateway = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"), id,
+        try (var gateway = new AdsClient(server.ports().get("grpc"), id,
                 Map.of("NAMESPACE", "istio-system", "LABELS", "{\"istio\":\"ingressgateway\"}"))) {
-            gateway.subscribe(io.meshpilot.xds.TypeUrls.LISTENER, java.util.List.of());
+            gateway.subscribe(TypeUrls.LISTENER, List.of());
             // the push goes on: the gateway gets its HTTPS listener, with the credential as an SDS reference
-            var lds = gateway.await(io.meshpilot.xds.TypeUrls.LISTENER, java.time.Duration.ofSeconds(20));
+            var lds = gateway.await(TypeUrls.LISTENER, Duration.ofSeconds(20));
             for (int i = 0; i < 5 && lds.getResourcesCount() == 0; i++) {
                 // connected before the push with the new Gateway: that push brings the listener
-                gateway.ack(lds, java.util.List.of());
-                lds = gateway.await(io.meshpilot.xds.TypeUrls.LISTENER, java.time.Duration.ofSeconds(20));
+                gateway.ack(lds, List.of());
+                lds = gateway.await(TypeUrls.LISTENER, Duration.ofSeconds(20));
             }
             assertEquals(1, lds.getResourcesCount(), lds.toString());
 
@@ -168,9 +176,9 @@ class PushStatusTest {
                     entry.toString());
             assertEquals(1, gauge(missing));
 
-            var cert = io.meshpilot.security.credentials.TestCredentials.selfSigned("shop.example.com");
-            io.meshpilot.security.credentials.TestCredentials.write(java.nio.file.Files.createDirectories(
-                    dir.resolve("credentials")), "shop.yaml", io.meshpilot.security.credentials.TestCredentials
+            var cert = TestCredentials.selfSigned("shop.example.com");
+            TestCredentials.write(Files.createDirectories(
+                    dir.resolve("credentials")), "shop.yaml", TestCredentials
                     .tlsSecret("istio-system", "shop-cert", cert.cert(), cert.key(), null));
             awaitPushStatus(o -> !o.getAsJsonObject("ProxyStatus").has(missing));
             assertEquals(0, gauge(missing));
@@ -194,7 +202,7 @@ class PushStatusTest {
      */
     @Test
     void acceptedButUnappliedConfigShowsUntilItIsRemoved() throws Exception {
-        Map<String, String> objects = new java.util.LinkedHashMap<>();
+        Map<String, String> objects = new LinkedHashMap<>();
         objects.put("networking.istio.io/v1/sidecars/default/default", """
                 apiVersion: networking.istio.io/v1
                 kind: Sidecar
@@ -242,7 +250,7 @@ class PushStatusTest {
                     .allMatch(m -> o.getAsJsonObject("ProxyStatus").has(m)));
             expected.forEach((metric, key) -> {
                 JsonObject entries = s.getAsJsonObject("ProxyStatus").getAsJsonObject(metric);
-                assertEquals(java.util.Set.of(key), entries.keySet(), metric + ": " + entries);
+                assertEquals(Set.of(key), entries.keySet(), metric + ": " + entries);
                 String name = key.substring(0, key.contains("|") ? key.indexOf('|') : key.length());
                 assertTrue(entries.getAsJsonObject(key).get("message").getAsString().contains(name), entries.toString());
                 assertEquals(1, gauge(metric), metric);
@@ -269,10 +277,10 @@ class PushStatusTest {
         try {
             assertEquals(0, gauge(grpc), "no proxyless proxy connected");
             String id = "sidecar~10.0.0.7~grpc-client-1.default~default.svc.cluster.local";
-            try (var client = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"), id,
+            try (var client = new AdsClient(server.ports().get("grpc"), id,
                     Map.of("NAMESPACE", "default", "GENERATOR", "grpc"))) {
-                client.subscribe(io.meshpilot.xds.TypeUrls.LISTENER, java.util.List.of("reviews.default.svc.cluster.local:9080"));
-                client.await(io.meshpilot.xds.TypeUrls.LISTENER, java.time.Duration.ofSeconds(20));
+                client.subscribe(TypeUrls.LISTENER, List.of("reviews.default.svc.cluster.local:9080"));
+                client.await(TypeUrls.LISTENER, Duration.ofSeconds(20));
                 JsonObject s = awaitPushStatus(o -> o.getAsJsonObject("ProxyStatus").has(grpc)
                         && o.getAsJsonObject("ProxyStatus").getAsJsonObject(grpc).has(key));
                 JsonObject entries = s.getAsJsonObject("ProxyStatus").getAsJsonObject(grpc);

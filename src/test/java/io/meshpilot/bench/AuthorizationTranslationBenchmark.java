@@ -10,6 +10,8 @@ import io.meshpilot.networking.envoy.SidecarInboundListenerBuilder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jose4j.jwk.JsonWebKeySet;
+import org.jose4j.jwk.RsaJwkGenerator;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -112,7 +114,7 @@ public class AuthorizationTranslationBenchmark {
             yaml.append(policy(i));
         }
         for (int i = 0; i < requestAuthentications; i++) {
-            String keys = new org.jose4j.jwk.JsonWebKeySet(org.jose4j.jwk.RsaJwkGenerator.generateJwk(2048)).toJson();
+            String keys = new JsonWebKeySet(RsaJwkGenerator.generateJwk(2048)).toJson();
             yaml.append("apiVersion: security.istio.io/v1\nkind: RequestAuthentication\n")
                     .append("metadata: {name: jwt-").append(i).append(", namespace: foo}\n")
                     .append("spec:\n  selector: {matchLabels: {app: httpbin}}\n")

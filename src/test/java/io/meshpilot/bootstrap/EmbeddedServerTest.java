@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.admin.DebugResourceNames;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.mesh.MeshConfigException;
 import io.meshpilot.mesh.MeshWatcher;
+import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
@@ -17,9 +19,11 @@ import jakarta.json.bind.JsonbBuilder;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -79,7 +83,7 @@ class EmbeddedServerTest {
         Map<String, Object> info = json(r);
         assertEquals("embedded", info.get("mode"));
         Map<String, Map<String, Object>> listeners = (Map<String, Map<String, Object>>) info.get("listeners");
-        assertEquals(java.util.Set.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), listeners.keySet());
+        assertEquals(Set.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), listeners.keySet());
         // in DESIGN order, as the start-up log line lists them (bin/load reads that line)
         assertEquals(List.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), List.copyOf(server.ports().keySet()));
         for (var e : listeners.entrySet()) {
@@ -115,7 +119,7 @@ class EmbeddedServerTest {
         for (String listener : List.of("http", "monitoring")) {
             Http.Reply list = Http.get(port(listener), "/debug/list");
             assertEquals(200, list.status());
-            assertEquals(io.meshpilot.admin.DebugResourceNames.names(), JSON.fromJson(list.body(), List.class));
+            assertEquals(DebugResourceNames.names(), JSON.fromJson(list.body(), List.class));
         }
     }
 
@@ -134,7 +138,7 @@ class EmbeddedServerTest {
 
     @Test
     void istiodCountersAreTypedCounterUnderTheirOwnNames() {
-        io.meshpilot.monitoring.IstioCounter.of("meshpilot_test_typed_counter", "kind", "a counter for this test")
+        IstioCounter.of("meshpilot_test_typed_counter", "kind", "a counter for this test")
                 .increment("x");
         var families = PrometheusTextParser.parse(Http.get(port("monitoring"), "/metrics").body());
         var counter = families.get("meshpilot_test_typed_counter");
@@ -142,9 +146,9 @@ class EmbeddedServerTest {
         assertEquals(1.0, counter.samples().get(0).value());
         assertFalse(families.containsKey("meshpilot_test_typed_counter_total"), "no _total added, as istiod exports");
         long counters = families.values().stream().filter(f -> f.type().equals("counter")
-                && io.meshpilot.monitoring.IstioCounter.isCounter(f.name())).count();
+                && IstioCounter.isCounter(f.name())).count();
         assertTrue(counters >= 1);
-        families.values().stream().filter(f -> io.meshpilot.monitoring.IstioCounter.isCounter(f.name()))
+        families.values().stream().filter(f -> IstioCounter.isCounter(f.name()))
                 .forEach(f -> assertEquals("counter", f.type(), f.name()));
         assertEquals("gauge", families.get("istiod_uptime_seconds").type(), "gauges stay gauges");
     }
@@ -172,7 +176,7 @@ class EmbeddedServerTest {
             // a valid change: atomic replace, as editors and Kubernetes do
             Path tmp = dir.resolve(".mesh.tmp");
             Files.writeString(tmp, "trustDomain: second.example\nrootNamespace: ops\n");
-            Files.move(tmp, dir.resolve("mesh"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(tmp, dir.resolve("mesh"), StandardCopyOption.ATOMIC_MOVE);
             assertEquals(MeshWatcher.Kind.MESH, events.poll(30, TimeUnit.SECONDS));
             String mesh = Http.get(http, "/debug/mesh").body();
             assertTrue(mesh.contains("\"trustDomain\":\"second.example\""), mesh);

@@ -4,10 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.meshpilot.security.kube.NamespaceController;
 import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +33,7 @@ class NamespaceControllerServerTest {
     Path b;
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(30), condition);
+        Await.until(what, Duration.ofSeconds(30), condition);
     }
 
     static List<String> kubernetesFlags(Path dir, FakeApiServer api) {
@@ -62,7 +65,7 @@ class NamespaceControllerServerTest {
                 await("istio-ca-root-cert from the new leader", () -> holder(api).equals(Optional.of("istiod-2"))
                         && rootCert(api, "later").equals(Optional.of(root)));
 
-                OpenSsl ossl = new OpenSsl(java.nio.file.Files.createDirectories(b.resolve("extra-pki")));
+                OpenSsl ossl = new OpenSsl(Files.createDirectories(b.resolve("extra-pki")));
                 ossl.root("extra", "Extra Root", "ec");
                 String extra = ossl.read("extra-cert.pem");
 

@@ -13,6 +13,7 @@ import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +53,7 @@ class TwoServersTest {
                   endpoints:
                   - address: 10.1.2.3
                 """.formatted(host.replace('.', '-'), host));
-        Files.move(tmp, dir.resolve("config").resolve(file), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, dir.resolve("config").resolve(file), StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static Set<String> outboundHosts(DiscoveryResponse r) throws Exception {

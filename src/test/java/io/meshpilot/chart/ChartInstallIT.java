@@ -9,16 +9,21 @@ import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.ServerProcess;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -65,15 +70,15 @@ class ChartInstallIT {
                 for (String[] config : new String[][] {{"ValidatingWebhookConfiguration", "istio-validator-istio-system"},
                         {"MutatingWebhookConfiguration", "istio-sidecar-injector"}}) {
                     Map<String, String> bundles = caBundles(api, config[0], config[1]);
-                    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+                    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                     while (bundles.values().stream().anyMatch(String::isEmpty) && System.nanoTime() < deadline) {
                         Thread.sleep(200);
                         bundles = caBundles(api, config[0], config[1]);
                     }
                     assertTrue(!bundles.isEmpty(), config[1] + " has webhooks");
                     for (var e : bundles.entrySet()) {
-                        String pem = new String(java.util.Base64.getDecoder().decode(e.getValue()),
-                                java.nio.charset.StandardCharsets.US_ASCII);
+                        String pem = new String(Base64.getDecoder().decode(e.getValue()),
+                                StandardCharsets.US_ASCII);
                         assertTrue(pem.startsWith("-----BEGIN CERTIFICATE-----"), config[1] + "/" + e.getKey()
                                 + " caBundle: " + e.getValue() + "\n" + installation.process().output());
                     }
@@ -135,12 +140,12 @@ class ChartInstallIT {
         Path manifests;
         try {
             manifests = Files.writeString(dir.resolve("rendered.yaml"), rendered.text());
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         Kubectl.Result applied = kubectl.run("apply", "-f", manifests.toString()).ok();
         for (Map<String, Object> m : rendered.manifests()) {
-            String line = m.get("kind").toString().toLowerCase(java.util.Locale.ROOT);
+            String line = m.get("kind").toString().toLowerCase(Locale.ROOT);
             assertTrue(applied.stdout().contains("/" + Yamls.at(m, "metadata.name") + " created")
                     && applied.stdout().contains(line), "kubectl created " + line + " " + Yamls.at(m, "metadata.name")
                     + ":\n" + applied.stdout() + applied.stderr());
@@ -296,7 +301,7 @@ class ChartInstallIT {
                 case "PUT" -> "update";
                 case "PATCH" -> "patch";
                 case "DELETE" -> name != null ? "delete" : "deletecollection";
-                default -> m.group(1).toLowerCase(java.util.Locale.ROOT);
+                default -> m.group(1).toLowerCase(Locale.ROOT);
             };
             return new ApiRequest(verb, group, resource, namespace);
         }

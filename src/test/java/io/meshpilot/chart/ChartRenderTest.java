@@ -14,6 +14,7 @@ import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.testing.ServerProcess;
 import io.meshpilot.testing.TestServers;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -222,7 +223,7 @@ class ChartRenderTest {
             throws Exception {
         assertFalse(rules(HelmChart.render(null)).contains("certificates.k8s.io"), "no CSR rights by default");
         Path ra = dir.resolve("ra.yaml");
-        java.nio.file.Files.writeString(ra, """
+        Files.writeString(ra, """
                 pilot:
                   env:
                     EXTERNAL_CA: ISTIOD_RA_KUBERNETES_API

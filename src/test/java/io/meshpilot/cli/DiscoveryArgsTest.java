@@ -10,6 +10,7 @@ import io.meshpilot.features.ListenAddress;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.util.GoDuration;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -63,7 +64,7 @@ class DiscoveryArgsTest {
     @Test
     void configStateDirIsAFlagAndMustBeADirectory() throws Exception {
         assertEquals(Path.of("/srv/state"), parse(Map.of(), "--configStateDir", "/srv/state").configStateDir());
-        Path file = java.nio.file.Files.createTempFile("state", ".txt");
+        Path file = Files.createTempFile("state", ".txt");
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> parse(Map.of(), "--configStateDir", file.toString()));
@@ -73,7 +74,7 @@ class DiscoveryArgsTest {
                     () -> parse(Map.of(), "--configDir", "/srv/config", "--configStateDir", "/srv/config/state"));
             assertTrue(inside.getMessage().contains("inside --configDir"), inside.getMessage());
         } finally {
-            java.nio.file.Files.delete(file);
+            Files.delete(file);
         }
     }
 
@@ -86,14 +87,14 @@ class DiscoveryArgsTest {
         assertTrue(outer.getMessage().contains("--configDir /srv/state/config must not be inside --configStateDir"),
                 outer.getMessage());
 
-        Path config = java.nio.file.Files.createDirectories(dir.resolve("config"));
-        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), config);
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), config);
         IllegalArgumentException viaLink = assertThrows(IllegalArgumentException.class,
                 () -> parse(Map.of(), "--configDir", config.toString(), "--configStateDir", link.resolve("state").toString()));
         assertTrue(viaLink.getMessage().contains("inside --configDir") && viaLink.getMessage().contains("symlinks resolved"),
                 viaLink.getMessage());
-        Path state = java.nio.file.Files.createDirectories(dir.resolve("state"));
-        Path stateLink = java.nio.file.Files.createSymbolicLink(dir.resolve("state-link"), state);
+        Path state = Files.createDirectories(dir.resolve("state"));
+        Path stateLink = Files.createSymbolicLink(dir.resolve("state-link"), state);
         IllegalArgumentException configViaLink = assertThrows(IllegalArgumentException.class,
                 () -> parse(Map.of(), "--configDir", stateLink.resolve("config").toString(),
                         "--configStateDir", state.toString()));
@@ -162,10 +163,10 @@ class DiscoveryArgsTest {
         assertThrows(IllegalArgumentException.class, () -> parse(Map.of(), "--kubeconfig", "/kc", "--kubernetesApiBurst", "0"));
         assertEquals("canary", parse(Map.of("REVISION", "canary")).revision());
         // leader election: istiod's 30s TTL and $POD_NAME as the Lease holder; a test may shorten the TTL
-        assertEquals(java.time.Duration.ofSeconds(30), fromFlag.leaderElectionTtl());
+        assertEquals(Duration.ofSeconds(30), fromFlag.leaderElectionTtl());
         var pod = parse(Map.of("POD_NAME", "istiod-7", "MESHPILOT_LEADER_ELECTION_TTL", "2s"), "--kubeconfig", "/kc").kube();
         assertEquals("istiod-7", pod.identity());
-        assertEquals(java.time.Duration.ofSeconds(2), pod.leaderElectionTtl());
+        assertEquals(Duration.ofSeconds(2), pod.leaderElectionTtl());
         var tooShort = assertThrows(IllegalArgumentException.class,
                 () -> parse(Map.of("MESHPILOT_LEADER_ELECTION_TTL", "500ms"), "--kubeconfig", "/kc"));
         assertTrue(tooShort.getMessage().contains("MESHPILOT_LEADER_ELECTION_TTL"), tooShort.getMessage());

@@ -8,6 +8,7 @@ import io.meshpilot.logging.LogOptions;
 import io.meshpilot.logging.LogScopes;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -34,7 +35,7 @@ class LoggingFlagsParseTest {
         assertEquals(LogLevel.INFO, o.outputLevels().get("authorization"));
         assertEquals(LogLevel.ERROR, o.stackTraceLevels().get("ads"));
         assertTrue(o.json());
-        assertEquals(java.util.Set.of("ads"), o.callerScopes());
+        assertEquals(Set.of("ads"), o.callerScopes());
         assertEquals(List.of("stderr", "/tmp/x.log"), o.targets());
     }
 

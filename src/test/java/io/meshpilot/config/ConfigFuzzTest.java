@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.config.file.FileConfigSource;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,7 +69,7 @@ class ConfigFuzzTest {
             case 8 -> {
                 byte[] b = new byte[1 + r.nextInt(2000)];
                 r.nextBytes(b);
-                yield new String(b, java.nio.charset.StandardCharsets.ISO_8859_1);
+                yield new String(b, StandardCharsets.ISO_8859_1);
             }
             case 9 -> "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: deep}\nspec: "
                     + "[".repeat(500 + r.nextInt(5000)) + "]".repeat(10);

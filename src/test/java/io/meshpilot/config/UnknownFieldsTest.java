@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -103,7 +104,7 @@ class UnknownFieldsTest {
         assertEquals(1, r.configs().size());
         assertEquals(List.of("extra", "metadata.team", "spec.future", "spec.http[0].route[0].destination.port.nickname"),
                 paths(r.warnings()).stream().sorted().toList());
-        assertEquals(List.of(6, 5, 9, 14), r.warnings().stream().sorted(java.util.Comparator.comparing(DocumentError::path))
+        assertEquals(List.of(6, 5, 9, 14), r.warnings().stream().sorted(Comparator.comparing(DocumentError::path))
                 .map(DocumentError::line).toList());
         assertEquals(List.of("extra", "metadata.team", "spec.future", "spec.http[0].route[0].destination.port.nickname"),
                 paths(PARSER.parse("levels.yaml", LEVELS, FieldValidation.STRICT).errors()).stream().sorted().toList(),

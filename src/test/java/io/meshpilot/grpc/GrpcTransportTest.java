@@ -3,7 +3,18 @@ package io.meshpilot.grpc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Codec;
+import io.grpc.DecompressorRegistry;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -12,8 +23,14 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.security.ServingCertificate;
+import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,20 +51,20 @@ class GrpcTransportTest {
     @ValueSource(strings = {"helidon", "netty"})
     void healthAndPeerOnBothPorts(String transport, @TempDir Path dir) throws Exception {
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(TestServers.flags(dir, "--grpcTransport", transport),
-                java.util.Map.of()), s -> PeerEchoService.register(s.components().grpcServices()))) {
+                Map.of()), s -> PeerEchoService.register(s.components().grpcServices()))) {
             ServingCertificate cert = server.server().components().certificates().serving();
             int plain = server.ports().get("grpc");
             int secure = server.ports().get("grpc-secure");
 
-            java.util.List<String> encodings = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<String> encodings = new CopyOnWriteArrayList<>();
             ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", plain).usePlaintext()
                     .intercept(responseEncodings(encodings)).build();
             // TLS: trust the serving certificate's chain (it ends at the CA root), and present it
             // as the client certificate too: the server trusts what chains to its root.
             ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", secure)
                     .sslContext(GrpcSslContexts.forClient()
-                            .trustManager(cert.chain().toArray(java.security.cert.X509Certificate[]::new))
-                            .keyManager(cert.privateKey(), cert.chain().toArray(java.security.cert.X509Certificate[]::new))
+                            .trustManager(cert.chain().toArray(X509Certificate[]::new))
+                            .keyManager(cert.privateKey(), cert.chain().toArray(X509Certificate[]::new))
                             .build())
                     .build();
             try {
@@ -57,31 +74,31 @@ class GrpcTransportTest {
                     try {
                         status = HealthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
                                 .check(HealthCheckRequest.getDefaultInstance()).getStatus();
-                    } catch (io.grpc.StatusRuntimeException e) {
+                    } catch (StatusRuntimeException e) {
                         throw new AssertionError(which + ": " + e.getStatus(), e);
                     }
                     assertEquals(ServingStatus.SERVING, status, which);
                 }
                 String plainPeer = ClientCalls.blockingUnaryCall(plaintext, PeerEchoService.WHO,
-                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
+                        CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
                 assertTrue(plainPeer.startsWith("grpc|secure=false|certs=0|remote=/127.0.0.1:"), plainPeer);
                 String expected = transport.equals("netty") ? "identity" : "gzip";
-                assertEquals(java.util.List.of(expected, expected), encodings, transport);
+                assertEquals(List.of(expected, expected), encodings, transport);
 
-                java.util.List<String> envoyLikeEncodings = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<String> envoyLikeEncodings = new CopyOnWriteArrayList<>();
                 ManagedChannel envoyLike = NettyChannelBuilder.forAddress("127.0.0.1", plain).usePlaintext()
-                        .decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true))
+                        .decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, true))
                         .intercept(responseEncodings(envoyLikeEncodings)).build();
                 try {
                     String large = ClientCalls.blockingUnaryCall(envoyLike, PeerEchoService.PAD,
-                            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "300000");
+                            CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "300000");
                     assertEquals(300_000, large.length());
-                    assertEquals(java.util.List.of("identity"), envoyLikeEncodings, transport);
+                    assertEquals(List.of("identity"), envoyLikeEncodings, transport);
                 } finally {
                     envoyLike.shutdownNow();
                 }
                 String tlsPeer = ClientCalls.blockingUnaryCall(tls, PeerEchoService.WHO,
-                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
+                        CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "who");
                 // the client's chain as sent: istiod's leaf (empty subject, names in SANs, as istiod) and the root
                 assertTrue(tlsPeer.startsWith("grpc-secure|secure=true|certs=2||remote="), tlsPeer);
                 // the per-connection write locks of Helidon's calls go with the calls
@@ -103,9 +120,9 @@ class GrpcTransportTest {
      */
     @org.junit.jupiter.api.Test
     void emptyGrpcAddrMultiplexesOnTheHttpPort(@TempDir Path dir) throws Exception {
-        java.util.List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
+        List<String> flags = new ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--grpcAddr") + 1, "");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()),
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, Map.of()),
                 s -> PeerEchoService.register(s.components().grpcServices()))) {
             int http = server.ports().get("http");
             assertEquals(http, server.ports().get("grpc"), server.ports().toString());
@@ -114,7 +131,7 @@ class GrpcTransportTest {
             try {
                 assertEquals(ServingStatus.SERVING, HealthGrpc.newBlockingStub(plaintext)
                         .withDeadlineAfter(10, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus());
-                assertEquals(200, io.meshpilot.testing.Http.get(http, "/ready").status(), "HTTP still served there");
+                assertEquals(200, Http.get(http, "/ready").status(), "HTTP still served there");
             } finally {
                 plaintext.shutdownNow();
             }
@@ -122,18 +139,18 @@ class GrpcTransportTest {
     }
 
     /** Records each response's {@code grpc-encoding} header ("identity" when there is none). */
-    private static io.grpc.ClientInterceptor responseEncodings(java.util.List<String> into) {
-        io.grpc.Metadata.Key<String> encoding = io.grpc.Metadata.Key.of("grpc-encoding", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
-        return new io.grpc.ClientInterceptor() {
+    private static ClientInterceptor responseEncodings(List<String> into) {
+        Metadata.Key<String> encoding = Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER);
+        return new ClientInterceptor() {
             @Override
-            public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method,
-                                                                 io.grpc.CallOptions options, io.grpc.Channel next) {
-                return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method,
+                                                                 CallOptions options, Channel next) {
+                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
-                    public void start(Listener<R> listener, io.grpc.Metadata headers) {
-                        super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                    public void start(Listener<R> listener, Metadata headers) {
+                        super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                             @Override
-                            public void onHeaders(io.grpc.Metadata responseHeaders) {
+                            public void onHeaders(Metadata responseHeaders) {
                                 String e = responseHeaders.get(encoding);
                                 into.add(e == null ? "identity" : e);
                                 super.onHeaders(responseHeaders);

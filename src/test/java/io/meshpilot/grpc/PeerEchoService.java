@@ -1,5 +1,6 @@
 package io.meshpilot.grpc;
 
+import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCalls;
@@ -59,7 +60,7 @@ public final class PeerEchoService {
         }
 
         /** Sized up front, as protobuf's messages (and the xDS responses) are: the transports' usual path. */
-        private static final class Sized extends ByteArrayInputStream implements io.grpc.KnownLength {
+        private static final class Sized extends ByteArrayInputStream implements KnownLength {
             Sized(byte[] bytes) {
                 super(bytes);
             }
@@ -70,7 +71,7 @@ public final class PeerEchoService {
             try {
                 // Helidon's gRPC stream never signals end-of-stream to readAllBytes(); like
                 // protobuf's marshaller, trust the length of a KnownLength stream.
-                if (stream instanceof io.grpc.KnownLength) {
+                if (stream instanceof KnownLength) {
                     return new String(stream.readNBytes(stream.available()), StandardCharsets.UTF_8);
                 }
                 return new String(stream.readAllBytes(), StandardCharsets.UTF_8);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.TestServers;
@@ -112,7 +113,7 @@ class InjectKubernetesModeTest {
             JsonObject injected = InjectWebhookServerTest.admitted(pod, response);
             JsonObject proxy = SidecarInjectionTableTest.named(
                     injected.getAsJsonObject("spec").has("initContainers")
-                            ? injected.getAsJsonObject("spec").getAsJsonArray("initContainers") : new com.google.gson.JsonArray(),
+                            ? injected.getAsJsonObject("spec").getAsJsonArray("initContainers") : new JsonArray(),
                     "istio-proxy");
             last = proxy == null ? response.toString() : proxy.get("image").getAsString();
             if (image.equals(last)) {

@@ -13,6 +13,7 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.io.ByteArrayInputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,13 +22,19 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,60 +79,60 @@ class InjectWebhookServerTest {
                 .generateCertificate(new ByteArrayInputStream(root.getBytes(StandardCharsets.US_ASCII))));
         TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
         tmf.init(trust);
-        var pkix = (javax.net.ssl.X509TrustManager) tmf.getTrustManagers()[0];
-        var byServiceName = new javax.net.ssl.X509ExtendedTrustManager() {
-            private void check(java.security.cert.X509Certificate[] chain, String authType)
-                    throws java.security.cert.CertificateException {
+        var pkix = (X509TrustManager) tmf.getTrustManagers()[0];
+        var byServiceName = new X509ExtendedTrustManager() {
+            private void check(X509Certificate[] chain, String authType)
+                    throws CertificateException {
                 pkix.checkServerTrusted(chain, authType);
                 var names = chain[0].getSubjectAlternativeNames();
                 if (names == null || names.stream().noneMatch(n -> serviceName.equals(n.get(1)))) {
-                    throw new java.security.cert.CertificateException("no SAN " + serviceName + " in " + names);
+                    throw new CertificateException("no SAN " + serviceName + " in " + names);
                 }
             }
 
             @Override
-            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
-                    throws java.security.cert.CertificateException {
+            public void checkServerTrusted(X509Certificate[] chain, String authType, Socket s)
+                    throws CertificateException {
                 check(chain, authType);
             }
 
             @Override
-            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType,
-                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+            public void checkServerTrusted(X509Certificate[] chain, String authType,
+                                           SSLEngine e) throws CertificateException {
                 check(chain, authType);
             }
 
             @Override
-            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType)
-                    throws java.security.cert.CertificateException {
+            public void checkServerTrusted(X509Certificate[] chain, String authType)
+                    throws CertificateException {
                 check(chain, authType);
             }
 
             @Override
-            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
-                    throws java.security.cert.CertificateException {
-                throw new java.security.cert.CertificateException("client side only");
+            public void checkClientTrusted(X509Certificate[] chain, String authType, Socket s)
+                    throws CertificateException {
+                throw new CertificateException("client side only");
             }
 
             @Override
-            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType,
-                                           javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
-                throw new java.security.cert.CertificateException("client side only");
+            public void checkClientTrusted(X509Certificate[] chain, String authType,
+                                           SSLEngine e) throws CertificateException {
+                throw new CertificateException("client side only");
             }
 
             @Override
-            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType)
-                    throws java.security.cert.CertificateException {
-                throw new java.security.cert.CertificateException("client side only");
+            public void checkClientTrusted(X509Certificate[] chain, String authType)
+                    throws CertificateException {
+                throw new CertificateException("client side only");
             }
 
             @Override
-            public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+            public X509Certificate[] getAcceptedIssuers() {
                 return pkix.getAcceptedIssuers();
             }
         };
         SSLContext tls = SSLContext.getInstance("TLS");
-        tls.init(null, new javax.net.ssl.TrustManager[] {byServiceName}, null);
+        tls.init(null, new TrustManager[] {byServiceName}, null);
         return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,7 +25,7 @@ class InjectorConfigMapWatcherTest {
     Path dir;
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
+        Await.until(what, Duration.ofSeconds(20), condition);
     }
 
     /** The ConfigMap as istiod's chart writes it: config as YAML, values as JSON. */

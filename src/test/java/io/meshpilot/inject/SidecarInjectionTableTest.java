@@ -8,6 +8,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.mesh.MeshConfigLoader;
 import jakarta.json.Json;
@@ -352,7 +353,7 @@ class SidecarInjectionTableTest {
         // hello-tproxy.yaml.injected (interception mode TPROXY, here by the pod annotation)
         rows.add(new Row("TPROXY interception", with(hello(), "annotations",
                 Map.of("sidecar.istio.io/interceptionMode", "TPROXY")), s -> { }, x -> {
-                    x.init().getAsJsonArray("args").set(8, new com.google.gson.JsonPrimitive("TPROXY"));
+                    x.init().getAsJsonArray("args").set(8, new JsonPrimitive("TPROXY"));
                     x.env("ISTIO_META_INTERCEPTION_MODE", "TPROXY");
                     x.proxy().add("securityContext", json("""
                             {"allowPrivilegeEscalation":false,"capabilities":{"add":["NET_ADMIN"],"drop":["ALL"]},

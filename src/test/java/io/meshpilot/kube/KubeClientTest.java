@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -63,7 +64,7 @@ class KubeClientTest {
     /** Lists one namespace; a watch stays open until the test ends; {@code listStatus} != 200 fails lists. */
     private int serve(int listStatus, AtomicInteger requests) throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().unstarted(r)));
+        server.setExecutor(Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().unstarted(r)));
         server.createContext("/api/v1/namespaces", ex -> {
             requests.incrementAndGet();
             String query = ex.getRequestURI().getQuery();

@@ -25,9 +25,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
+import org.bouncycastle.asn1.x500.RDN;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.ExtensionsGenerator;
@@ -89,7 +93,7 @@ public final class CaLoad {
             "--caStateDir", dir.resolve("ca").toString(), "--configStateDir", dir.resolve("state").toString(),
             "--caKeyType", keyType};
         Map<String, String> env = Map.of("JWT_RULE", rule);
-        java.util.logging.Logger.getLogger("io.meshpilot.security").setLevel(java.util.logging.Level.SEVERE);
+        Logger.getLogger("io.meshpilot.security").setLevel(Level.SEVERE);
         try (MeshPilotServer server = MeshPilotServer.start(Main.parseDiscoveryArgs(Arrays.copyOfRange(flags, 1, flags.length), env::get))) {
             IstiodCertificates certs = server.server().components().certificates();
             X509Certificate root = certs.material().root();
@@ -178,7 +182,7 @@ public final class CaLoad {
     static double rawSignaturesPerSecond(PrivateKey key, int seconds) throws Exception {
         Signature s = Signature.getInstance(key.getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA");
         byte[] data = new byte[1024];
-        new java.util.Random(1).nextBytes(data);
+        new Random(1).nextBytes(data);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(1, seconds / 2));
         while (System.nanoTime() < end) { // warm-up
             s.initSign(key);
@@ -205,7 +209,7 @@ public final class CaLoad {
         var ext = new ExtensionsGenerator();
         ext.addExtension(Extension.subjectAlternativeName, true, new GeneralNames(new GeneralName(
                 GeneralName.uniformResourceIdentifier, "spiffe://cluster.local/ns/" + ID_NS + "/sa/" + ID_SA)));
-        var req = new JcaPKCS10CertificationRequestBuilder(new X500Name(new org.bouncycastle.asn1.x500.RDN[0]), kp.getPublic())
+        var req = new JcaPKCS10CertificationRequestBuilder(new X500Name(new RDN[0]), kp.getPublic())
                 .addAttribute(PKCSObjectIdentifiers.pkcs_9_at_extensionRequest, ext.generate())
                 .build(new JcaContentSignerBuilder("SHA256withRSA").build(kp.getPrivate()));
         StringWriter w = new StringWriter();

@@ -1,5 +1,6 @@
 package io.meshpilot.load;
 
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.file.FileConfigSource;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The load tool's config change without the file watch and the debounces: the rewrite of
@@ -35,7 +37,7 @@ public final class FileFanoutTiming {
             RecordingUpdates updates = new RecordingUpdates();
             ServiceEntryRegistry registry = new ServiceEntryRegistry(source, updates, () -> "cluster.local", "Kubernetes");
             long[] handlerNanos = {0};
-            java.util.function.Consumer<io.meshpilot.config.ConfigEvent> timed = e -> {
+            Consumer<ConfigEvent> timed = e -> {
                 long h0 = System.nanoTime();
                 registry.onConfigEvent(e);
                 handlerNanos[0] += System.nanoTime() - h0;

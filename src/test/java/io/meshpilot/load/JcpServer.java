@@ -1,11 +1,13 @@
 package io.meshpilot.load;
 
+import com.google.protobuf.Duration;
 import com.google.protobuf.Struct;
 import com.google.protobuf.UInt32Value;
 import com.google.protobuf.Value;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.cache.v3.Snapshot;
 import io.envoyproxy.controlplane.server.V3DiscoveryServer;
+import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Address;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
@@ -21,12 +23,17 @@ import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.networking.ClusterTrafficPolicy;
+import io.meshpilot.networking.UpstreamTls;
+import io.meshpilot.networking.envoy.SidecarClusterBuilder;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -112,24 +119,24 @@ public final class JcpServer {
         for (int s : byHost(services)) {
             Cluster.Builder c = Cluster.newBuilder();
             // auto mTLS for the mesh-internal services, no service accounts on their endpoints
-            io.meshpilot.networking.UpstreamTls.autoMtls(c, io.meshpilot.networking.UpstreamTls.sni(8080, "",
-                    clusterName(s).substring(clusterName(s).lastIndexOf('|') + 1)), java.util.Set.of());
+            UpstreamTls.autoMtls(c, UpstreamTls.sni(8080, "",
+                    clusterName(s).substring(clusterName(s).lastIndexOf('|') + 1)), Set.of());
             out.add(c.setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(clusterName(s))
                             .setEdsConfig(ConfigSource.newBuilder()
                                     .setAds(AggregatedConfigSource.getDefaultInstance())
-                                    .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                                    .setInitialFetchTimeout(Duration.getDefaultInstance())
                                     .setResourceApiVersion(ApiVersion.V3)))
                     .setLbPolicy(Cluster.LbPolicy.LEAST_REQUEST)
                     .setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance())
-                    .setConnectTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(10))
-                    .setCircuitBreakers(io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers.newBuilder()
-                            .addThresholds(io.meshpilot.networking.ClusterTrafficPolicy.defaultThresholds()))
+                    .setConnectTimeout(Duration.newBuilder().setSeconds(10))
+                    .setCircuitBreakers(CircuitBreakers.newBuilder()
+                            .addThresholds(ClusterTrafficPolicy.defaultThresholds()))
                     .build());
         }
         // then BlackHole/Passthrough/InboundPassthrough, as every sidecar gets them
-        out.addAll(io.meshpilot.networking.envoy.SidecarClusterBuilder.meshClusters(
-                new io.meshpilot.mesh.MeshConfigLoader().defaults()));
+        out.addAll(SidecarClusterBuilder.meshClusters(
+                new MeshConfigLoader().defaults()));
         return out;
     }
 

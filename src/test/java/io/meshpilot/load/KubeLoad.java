@@ -1,18 +1,23 @@
 package io.meshpilot.load;
 
 import com.google.protobuf.ByteString;
+import com.google.rpc.Status;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.CallOptions;
+import io.grpc.Codec;
+import io.grpc.DecompressorRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.Writer;
+import java.math.BigInteger;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,6 +37,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * {@code bin/load --kubernetes}: MeshPilot in Kubernetes mode under load. The API server
@@ -84,7 +91,7 @@ public final class KubeLoad {
          */
         int stride() {
             int step = Math.max(1, (int) (services * 0.618));
-            while (java.math.BigInteger.valueOf(step).gcd(java.math.BigInteger.valueOf(services)).intValue() != 1) {
+            while (BigInteger.valueOf(step).gcd(BigInteger.valueOf(services)).intValue() != 1) {
                 step++;
             }
             return step;
@@ -145,7 +152,7 @@ public final class KubeLoad {
             for (int p = 0; p < o.proxies(); p++) {
                 ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.grpc).usePlaintext()
                         .maxInboundMessageSize(64 * 1024 * 1024)
-                        .decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true))
+                        .decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, true))
                         .build();
                 channels.add(ch);
                 Sidecar s = new Sidecar(p, o, ch, changes, complete);
@@ -284,7 +291,7 @@ public final class KubeLoad {
         }
 
         long[] latencies() {
-            return java.util.stream.IntStream.range(0, written.length).filter(k -> remaining.get(k) == 0)
+            return IntStream.range(0, written.length).filter(k -> remaining.get(k) == 0)
                     .mapToLong(k -> (done[k] - written[k]) / 1_000_000).sorted().toArray();
         }
     }
@@ -379,10 +386,10 @@ public final class KubeLoad {
                 }
                 send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
                         .setResponseNonce(r.getNonce()).build());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 nacks.incrementAndGet();
                 send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setResponseNonce(r.getNonce())
-                        .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(3).setMessage(String.valueOf(e.getMessage())))
+                        .setErrorDetail(Status.newBuilder().setCode(3).setMessage(String.valueOf(e.getMessage())))
                         .build());
             }
         }
@@ -429,7 +436,7 @@ public final class KubeLoad {
         }
 
         long[] latencies(long[] written) {
-            return java.util.stream.IntStream.range(0, written.length).filter(k -> received.get(k) != 0)
+            return IntStream.range(0, written.length).filter(k -> received.get(k) != 0)
                     .mapToLong(k -> (received.get(k) - written[k]) / 1_000_000).sorted().toArray();
         }
 
@@ -585,7 +592,7 @@ public final class KubeLoad {
             try (HttpClient c = HttpClient.newHttpClient()) {
                 return c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http + "/ready")).build(),
                         HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return false;
             }
         }
@@ -597,7 +604,7 @@ public final class KubeLoad {
         String pushes() throws Exception {
             String metrics = XdsLoad.get(monitoring, "/metrics");
             return Arrays.stream(metrics.split("\n")).filter(l -> l.startsWith("pilot_xds_pushes{"))
-                    .map(l -> l.replaceAll(",?mp_scope=\"[a-z]+\",?", "")).collect(java.util.stream.Collectors.joining(", "));
+                    .map(l -> l.replaceAll(",?mp_scope=\"[a-z]+\",?", "")).collect(Collectors.joining(", "));
         }
 
         @Override

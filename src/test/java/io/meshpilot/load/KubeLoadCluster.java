@@ -3,6 +3,7 @@ package io.meshpilot.load;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
@@ -55,7 +56,7 @@ public final class KubeLoadCluster {
                 NODES + services * (2L + endpoints), (System.nanoTime() - t0) / 1_000_000);
         System.out.flush();
         // the tool closes our input when it is done (or dies)
-        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).transferTo(java.io.Writer.nullWriter());
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).transferTo(Writer.nullWriter());
         api.close();
         System.exit(0);
     }

@@ -11,14 +11,22 @@ import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.CallOptions;
+import io.grpc.Codec;
+import io.grpc.DecompressorRegistry;
+import io.grpc.KnownLength;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
+import java.io.PrintStream;
 import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -30,6 +38,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -45,8 +54,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The xDS load tool ({@code bin/load}): starts MeshPilot as its own process with generated
@@ -91,8 +102,8 @@ public final class XdsLoad {
         // 2,000 proxies, whichever server went first)
         try (Target t = JcpTarget.start(services, endpoints, false)) {
             long t0 = System.nanoTime();
-            java.io.PrintStream out = System.out;
-            System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+            PrintStream out = System.out;
+            System.setOut(new PrintStream(OutputStream.nullOutputStream()));
             try {
                 run(t, proxies, services, endpoints, changes, clients);
             } finally {
@@ -222,7 +233,7 @@ public final class XdsLoad {
             NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext()
                     .maxInboundMessageSize(64 * 1024 * 1024);
             if (!clients.acceptGzip()) {
-                b.decompressorRegistry(io.grpc.DecompressorRegistry.emptyInstance().with(io.grpc.Codec.Identity.NONE, true));
+                b.decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, true));
             }
             channels.add(b.build());
         }
@@ -311,7 +322,7 @@ public final class XdsLoad {
         }
 
         static long cpuNanos(ProcessHandle p) {
-            return p.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
+            return p.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
         }
     }
 
@@ -486,7 +497,7 @@ public final class XdsLoad {
         public String stats() throws Exception {
             String metrics = get(monitoring, "/metrics");
             String pushes = Arrays.stream(metrics.split("\n")).filter(l -> l.startsWith("pilot_xds_pushes{"))
-                    .map(l -> l.replaceAll(",?mp_scope=\"[a-z]+\",?", "")).collect(java.util.stream.Collectors.joining(", "));
+                    .map(l -> l.replaceAll(",?mp_scope=\"[a-z]+\",?", "")).collect(Collectors.joining(", "));
             return grep(metrics, "pilot_xds{") + ", " + grep(metrics, "pilot_total_xds_rejects") + ", " + pushes;
         }
 
@@ -586,7 +597,7 @@ public final class XdsLoad {
             return "";
         }
 
-        private void command(String c) throws java.io.IOException {
+        private void command(String c) throws IOException {
             in.write(c + "\n");
             in.flush();
         }
@@ -750,7 +761,7 @@ public final class XdsLoad {
                         updated.countDown();
                     }
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // what Envoy does with a resource it cannot read: NACK (the previous version, an error)
                 nacks.incrementAndGet();
                 send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
@@ -800,7 +811,7 @@ public final class XdsLoad {
             .getStreamAggregatedResourcesMethod()
             .toBuilder(new MethodDescriptor.Marshaller<Outgoing>() {
                 @Override
-                public java.io.InputStream stream(Outgoing r) {
+                public InputStream stream(Outgoing r) {
                     // in field order, as protobuf encoders (Envoy's too) write it: version_info and node, the
                     // names, then type_url, response_nonce and error_detail
                     DiscoveryRequest f = r.fields();
@@ -814,22 +825,22 @@ public final class XdsLoad {
                 }
 
                 @Override
-                public Outgoing parse(java.io.InputStream in) {
+                public Outgoing parse(InputStream in) {
                     throw new UnsupportedOperationException("the tool only sends requests");
                 }
             }, new MethodDescriptor.Marshaller<Received>() {
                 @Override
-                public java.io.InputStream stream(Received r) {
+                public InputStream stream(Received r) {
                     return r.response().toByteString().newInput();
                 }
 
                 @Override
-                public Received parse(java.io.InputStream in) {
+                public Received parse(InputStream in) {
                     try {
                         // gRPC's message stream knows its length (a decompressing one is read to its end)
                         byte[] b;
                         int length;
-                        if (in instanceof io.grpc.KnownLength) {
+                        if (in instanceof KnownLength) {
                             length = in.available();
                             b = RECEIVE_BUFFER.get();
                             if (b.length < length) {
@@ -837,7 +848,7 @@ public final class XdsLoad {
                                 RECEIVE_BUFFER.set(b);
                             }
                             if (in.readNBytes(b, 0, length) < length) {
-                                throw new java.io.EOFException("response shorter than its length");
+                                throw new EOFException("response shorter than its length");
                             }
                         } else {
                             b = in.readAllBytes();
@@ -846,7 +857,7 @@ public final class XdsLoad {
                         CodedInputStream c = UnsafeByteOperations.unsafeWrap(b, 0, length).newCodedInput();
                         c.enableAliasing(true);
                         return new Received(DiscoveryResponse.parseFrom(c), length);
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         throw io.grpc.Status.INTERNAL.withDescription("unreadable DiscoveryResponse: " + e.getMessage())
                                 .withCause(e).asRuntimeException();
                     }
@@ -855,7 +866,7 @@ public final class XdsLoad {
             .build();
 
     /** Whether a serialized Cluster's {@code type} (field 2) is EDS (3), read without building it. */
-    static boolean edsCluster(ByteString cluster) throws java.io.IOException {
+    static boolean edsCluster(ByteString cluster) throws IOException {
         CodedInputStream in = cluster.newCodedInput();
         int tag;
         while ((tag = in.readTag()) != 0) {
@@ -868,7 +879,7 @@ public final class XdsLoad {
     }
 
     /** The name (field 1) of a serialized Cluster, read without building it. */
-    static String name(ByteString cluster) throws java.io.IOException {
+    static String name(ByteString cluster) throws IOException {
         CodedInputStream in = cluster.newCodedInput();
         int tag;
         while ((tag = in.readTag()) != 0) {
@@ -900,26 +911,26 @@ public final class XdsLoad {
             this.in = in;
         }
 
-        static Ports of(ByteString cla) throws java.io.IOException {
+        static Ports of(ByteString cla) throws IOException {
             Ports p = new Ports(cla.asReadOnlyByteBuffer());
             p.pos = p.in.position();
             p.walk(p.in.limit(), 0);
             return p;
         }
 
-        private void walk(int end, int depth) throws java.io.IOException {
+        private void walk(int end, int depth) throws IOException {
             while (pos < end) {
                 int tag = (int) varint(end);
                 int field = tag >>> 3;
                 int wireType = tag & 7;
                 if (field == 0) {
-                    throw new java.io.IOException("invalid tag (field 0) at byte " + pos);
+                    throw new IOException("invalid tag (field 0) at byte " + pos);
                 }
                 if (wireType == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                     int length = (int) varint(end);
                     int next = pos + length;
                     if (length < 0 || length > end - pos) {
-                        throw new java.io.IOException("length " + length + " runs past its message at byte " + pos);
+                        throw new IOException("length " + length + " runs past its message at byte " + pos);
                     }
                     if (depth == 0 && field == 1) {
                         service = serviceIndex(in, pos, next);
@@ -937,19 +948,19 @@ public final class XdsLoad {
                 } else if (wireType == WireFormat.WIRETYPE_FIXED32 || wireType == WireFormat.WIRETYPE_FIXED64) {
                     pos += wireType == WireFormat.WIRETYPE_FIXED32 ? 4 : 8;
                     if (pos > end) {
-                        throw new java.io.IOException("fixed-size field " + field + " runs past its message");
+                        throw new IOException("fixed-size field " + field + " runs past its message");
                     }
                 } else {
-                    throw new java.io.IOException("unexpected wire type " + wireType + " of field " + field);
+                    throw new IOException("unexpected wire type " + wireType + " of field " + field);
                 }
             }
         }
 
-        private long varint(int end) throws java.io.IOException {
+        private long varint(int end) throws IOException {
             long value = 0;
             for (int shift = 0; shift < 64; shift += 7) {
                 if (pos >= end) {
-                    throw new java.io.IOException("truncated varint at byte " + pos);
+                    throw new IOException("truncated varint at byte " + pos);
                 }
                 byte b = in.get(pos++);
                 value |= (long) (b & 0x7f) << shift;
@@ -957,7 +968,7 @@ public final class XdsLoad {
                     return value;
                 }
             }
-            throw new java.io.IOException("malformed varint at byte " + pos);
+            throw new IOException("malformed varint at byte " + pos);
         }
     }
 
@@ -1056,7 +1067,7 @@ public final class XdsLoad {
     }
 
     /** Copies a server's output lines to its log, flushed, until it ends; {@code taken} lines are not. */
-    static void copy(BufferedReader from, Writer to, java.util.function.Predicate<String> taken) {
+    static void copy(BufferedReader from, Writer to, Predicate<String> taken) {
         try (to) {
             String l;
             while ((l = from.readLine()) != null) {
@@ -1065,7 +1076,7 @@ public final class XdsLoad {
                     to.flush();
                 }
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             // the server was stopped: its output is closed
         }
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import com.google.protobuf.ByteString;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -22,8 +23,8 @@ class XdsLoadPortsTest {
             var ports = cla.getEndpointsList().stream().flatMap(g -> g.getLbEndpointsList().stream())
                     .mapToInt(e -> e.getEndpoint().getAddress().getSocketAddress().getPortValue()).toArray();
             assertEquals(ports.length, p.count);
-            assertEquals(java.util.Arrays.stream(ports).min().orElseThrow(), p.min);
-            assertEquals(java.util.Arrays.stream(ports).max().orElseThrow(), p.max);
+            assertEquals(Arrays.stream(ports).min().orElseThrow(), p.min);
+            assertEquals(Arrays.stream(ports).max().orElseThrow(), p.max);
         }
     }
 

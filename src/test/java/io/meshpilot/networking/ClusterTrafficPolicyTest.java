@@ -4,14 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.BoolValue;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.TransportSocket;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -71,7 +76,7 @@ class ClusterTrafficPolicyTest {
         return cluster(port, subset, proxyless, new MeshConfigLoader().defaults());
     }
 
-    Cluster cluster(int port, String subset, boolean proxyless, io.meshpilot.api.mesh.v1alpha1.MeshConfig mesh) {
+    Cluster cluster(int port, String subset, boolean proxyless, MeshConfig mesh) {
         PushContext push = fixture.push(mesh);
         return ClusterBuilder.build(ClusterNames.outbound(port, subset, HOST), push, SCOPE, proxyless).orElseThrow();
     }
@@ -85,7 +90,7 @@ class ClusterTrafficPolicyTest {
         return c.getCircuitBreakers().getThresholds(0);
     }
 
-    static long u(com.google.protobuf.UInt32Value v) {
+    static long u(UInt32Value v) {
         return Integer.toUnsignedLong(v.getValue());
     }
 
@@ -299,7 +304,7 @@ class ClusterTrafficPolicyTest {
                     connectionPool: {tcp: {maxConnections: 1}}
                 """);
         ConfigSource ads = ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
-                .setInitialFetchTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                .setInitialFetchTimeout(Duration.getDefaultInstance())
                 .setResourceApiVersion(ApiVersion.V3).build();
         for (String subset : List.of("", "v1")) {
             String name = ClusterNames.outbound(80, subset, HOST);
@@ -314,10 +319,10 @@ class ClusterTrafficPolicyTest {
 
     // --- upstream TLS ---
 
-    static io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext tlsContext(
-            io.envoyproxy.envoy.config.core.v3.TransportSocket socket) throws InvalidProtocolBufferException {
+    static UpstreamTlsContext tlsContext(
+            TransportSocket socket) throws InvalidProtocolBufferException {
         assertEquals(UpstreamTls.TLS_SOCKET, socket.getName());
-        return socket.getTypedConfig().unpack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext.class);
+        return socket.getTypedConfig().unpack(UpstreamTlsContext.class);
     }
 
     @Test
@@ -413,7 +418,7 @@ class ClusterTrafficPolicyTest {
         assertEquals("file-root:system", common.getCombinedValidationContext().getValidationContextSdsSecretConfig()
                 .getName(), "no CA named: the system's roots, from the agent");
         var options = c.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
-                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class);
+                .unpack(HttpProtocolOptions.class);
         assertTrue(options.getUpstreamHttpProtocolOptions().getAutoSni(), "the request's host is the SNI");
         assertTrue(options.getUpstreamHttpProtocolOptions().getAutoSanValidation(), "and the certificate's name");
         assertTrue(options.hasExplicitHttpConfig(), "Envoy requires an upstream protocol choice");
@@ -422,7 +427,7 @@ class ClusterTrafficPolicyTest {
         var skip = tlsContext(insecure.getTransportSocket()).getCommonTlsContext();
         assertFalse(skip.hasCombinedValidationContext(), "insecureSkipVerify: nothing to verify against");
         assertFalse(insecure.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
-                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .unpack(HttpProtocolOptions.class)
                 .getUpstreamHttpProtocolOptions().getAutoSanValidation());
     }
 
@@ -453,7 +458,7 @@ class ClusterTrafficPolicyTest {
         PushContext push = fixture.push();
         Cluster grpc = ClusterBuilder.build("outbound|9090||rpc.shop.svc.cluster.local", push, SCOPE, false).orElseThrow();
         var options = grpc.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
-                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class);
+                .unpack(HttpProtocolOptions.class);
         assertTrue(options.getExplicitHttpConfig().hasHttp2ProtocolOptions(), "gRPC needs HTTP/2 upstream");
         assertEquals(50, options.getExplicitHttpConfig().getHttp2ProtocolOptions().getMaxConcurrentStreams().getValue());
         assertEquals(seconds(30), options.getCommonHttpProtocolOptions().getIdleTimeout(), "pool options kept");
@@ -461,12 +466,12 @@ class ClusterTrafficPolicyTest {
         Cluster upgraded = ClusterBuilder.build("outbound|8080||rpc.shop.svc.cluster.local", push, SCOPE, false)
                 .orElseThrow();
         assertTrue(upgraded.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
-                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .unpack(HttpProtocolOptions.class)
                 .getExplicitHttpConfig().hasHttp2ProtocolOptions(), "h2UpgradePolicy UPGRADE");
         Cluster plain = cluster(80, "");
         assertFalse(plain.containsTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
                 && plain.getTypedExtensionProtocolOptionsOrThrow(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS)
-                .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class)
+                .unpack(HttpProtocolOptions.class)
                 .getExplicitHttpConfig().hasHttp2ProtocolOptions(), "plain HTTP stays HTTP/1.1");
     }
 
@@ -487,7 +492,7 @@ class ClusterTrafficPolicyTest {
         Cluster ext = ClusterBuilder.build("outbound|443||api.example.com", push, SCOPE, false).orElseThrow();
         assertEquals(0, ext.getTransportSocketMatchesCount());
         var off = new MeshConfigLoader().defaults().toBuilder()
-                .setEnableAutoMtls(com.google.protobuf.BoolValue.of(false)).build();
+                .setEnableAutoMtls(BoolValue.of(false)).build();
         assertEquals(0, cluster(80, "", false, off).getTransportSocketMatchesCount());
     }
 }

@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,7 @@ class ConfigConflictsTest {
     static List<String> clusters(VirtualHost vh) {
         return vh.getRoutesList().stream().map(Route::getRoute).flatMap(a -> a.hasWeightedClusters()
                 ? a.getWeightedClusters().getClustersList().stream().map(WeightedCluster.ClusterWeight::getName)
-                : java.util.stream.Stream.of(a.getCluster())).distinct().toList();
+                : Stream.of(a.getCluster())).distinct().toList();
     }
 
     static RouteConfiguration rds(PushContext push) {

@@ -9,9 +9,12 @@ import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.model.JwksResolver;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
+import java.io.FileNotFoundException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -50,9 +53,9 @@ public final class MeshFixture implements AutoCloseable {
     public MeshFixture applyResource(String path) throws Exception {
         try (var in = MeshFixture.class.getResourceAsStream(path)) {
             if (in == null) {
-                throw new java.io.FileNotFoundException("test resource " + path);
+                throw new FileNotFoundException("test resource " + path);
             }
-            return apply(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            return apply(new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
     }
 
@@ -65,7 +68,7 @@ public final class MeshFixture implements AutoCloseable {
     }
 
     /** A push whose RequestAuthentication key sets come from {@code jwks}, as the discovery server's do. */
-    public PushContext push(io.meshpilot.model.JwksResolver jwks) {
+    public PushContext push(JwksResolver jwks) {
         return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(), "cluster.local", 1,
                 jwks);
     }

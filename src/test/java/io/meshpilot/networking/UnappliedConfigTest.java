@@ -8,6 +8,7 @@ import io.meshpilot.model.PushDiagnostics;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -157,7 +158,7 @@ class UnappliedConfigTest {
             assertEquals(keys.isEmpty() ? Map.of() : Map.of(metric, keys.size()), counts(d));
 
             f.store.delete(kind, namespace, name, null);
-            assertTrue(f.store.awaitEventsDelivered(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(f.store.awaitEventsDelivered(10, TimeUnit.SECONDS));
             assertEquals(Map.of(), f.push().diagnostics().all(), "gone with the object");
         }
     }
@@ -243,7 +244,7 @@ class UnappliedConfigTest {
                 assertTrue(d.all().get(metric).get(key).message().contains("proxyless gRPC"), key);
             }
             f.store.delete(kind, namespace, name, null);
-            assertTrue(f.store.awaitEventsDelivered(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(f.store.awaitEventsDelivered(10, TimeUnit.SECONDS));
             assertEquals(Map.of(), f.push().proxylessDiagnostics().all(), "gone with the object");
         }
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.ServerProcess;
 import java.io.IOException;
@@ -85,7 +86,7 @@ class ConfigDirPermissionsIT {
 
     /** Polls the server until the condition holds (the config dir is watched, and polled every 2 s). */
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, CHANGE, condition);
+        Await.until(what, CHANGE, condition);
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -135,7 +136,7 @@ class LoggingFlagsIT {
                 "--ctrlz_port", "70000");
         for (var e : bad.entrySet()) {
             String flag = e.getKey();
-            List<String> args = new java.util.ArrayList<>(List.of(ProcessLifecycleIT.flags(dir)));
+            List<String> args = new ArrayList<>(List.of(ProcessLifecycleIT.flags(dir)));
             int given = args.indexOf(flag);
             if (given >= 0) { // picocli takes a single-value flag once
                 args.subList(given, given + 2).clear();

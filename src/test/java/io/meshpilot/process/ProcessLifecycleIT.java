@@ -10,6 +10,7 @@ import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.meshpilot.admin.DebugResourceNames;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.ServerProcess;
 import jakarta.json.bind.JsonbBuilder;
@@ -206,7 +207,7 @@ class ProcessLifecycleIT {
             String monitoring = Integer.toString(ports.get("monitoring"));
             try (ServerProcess r = ServerProcess.jar(Map.of(), "request", "GET", "/debug/list", "--port", monitoring)) {
                 assertEquals(0, r.awaitExit(START));
-                assertEquals(io.meshpilot.admin.DebugResourceNames.names(),
+                assertEquals(DebugResourceNames.names(),
                         JsonbBuilder.create().fromJson(r.lastLine(), List.class), r.lastLine());
             }
             try (ServerProcess r = ServerProcess.jar(Map.of(), "request", "GET", "debug/mesh", "--port", monitoring)) {

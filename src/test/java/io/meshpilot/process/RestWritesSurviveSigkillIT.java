@@ -9,7 +9,9 @@ import com.google.gson.JsonParser;
 import io.meshpilot.admin.ConfigApiTest;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.ServerProcess;
+import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -142,9 +144,9 @@ class RestWritesSurviveSigkillIT {
 
     private static boolean holdsPrivateKey(Path file) {
         try {
-            return Files.size(file) < 1_000_000 && Files.readString(file, java.nio.charset.StandardCharsets.ISO_8859_1)
+            return Files.size(file) < 1_000_000 && Files.readString(file, StandardCharsets.ISO_8859_1)
                     .contains("PRIVATE KEY");
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }

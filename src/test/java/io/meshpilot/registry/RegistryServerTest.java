@@ -20,11 +20,14 @@ import io.meshpilot.xds.DiscoveryServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,7 +79,7 @@ class RegistryServerTest {
         assertEquals("ServiceEntry/default/reviews", reviews.get("source").getAsString());
         JsonArray eps = reviews.getAsJsonArray("endpoints");
         assertEquals(3, eps.size());
-        Map<String, JsonObject> byVersion = new java.util.HashMap<>();
+        Map<String, JsonObject> byVersion = new HashMap<>();
         eps.forEach(e -> byVersion.put(e.getAsJsonObject().getAsJsonObject("labels").get("version").getAsString(),
                 e.getAsJsonObject()));
         assertEquals(Set.of("v1", "v2", "v3"), byVersion.keySet());
@@ -106,9 +109,9 @@ class RegistryServerTest {
     void aWorkloadEntryIsOneIncrementalEdsPushAndAPortChangeIsFull() throws Exception {
         DiscoveryServer xds = server.server().components().discovery();
         ConfigController configs = server.server().components().configs();
-        java.util.concurrent.LinkedBlockingQueue<PushRequest> arrivals = new java.util.concurrent.LinkedBlockingQueue<>();
+        LinkedBlockingQueue<PushRequest> arrivals = new LinkedBlockingQueue<>();
         List<PushRequest> requests = new CopyOnWriteArrayList<>();
-        java.util.function.Consumer<PushRequest> listener = req -> {
+        Consumer<PushRequest> listener = req -> {
             requests.add(req);
             arrivals.add(req);
         };

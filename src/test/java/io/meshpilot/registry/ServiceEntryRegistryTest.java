@@ -3,7 +3,10 @@ package io.meshpilot.registry;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigEvent;
+import io.meshpilot.config.GroupVersionKind;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
@@ -157,9 +160,9 @@ class ServiceEntryRegistryTest {
         assertEquals(2, endpoints("lonely.example").size());
         delete("WorkloadEntry", "shop", "gone");
         assertEquals(List.of(), endpoints("lonely.example"));
-        registry.onConfigEvent(new io.meshpilot.config.ConfigEvent(io.meshpilot.config.ConfigEvent.Type.DELETE,
-                Config.of(new io.meshpilot.config.GroupVersionKind("networking.istio.io", "v1", "WorkloadEntry"), "shop", "gone",
-                        io.meshpilot.api.networking.v1alpha3.WorkloadEntry.getDefaultInstance()), null));
+        registry.onConfigEvent(new ConfigEvent(ConfigEvent.Type.DELETE,
+                Config.of(new GroupVersionKind("networking.istio.io", "v1", "WorkloadEntry"), "shop", "gone",
+                        WorkloadEntry.getDefaultInstance()), null));
         assertEquals(List.of(), endpoints("lonely.example"));
     }
 

@@ -1,6 +1,7 @@
 package io.meshpilot.security;
 
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** A CreateCertificate client as the Istio agent is one: TLS to 15012, a bearer token or a client certificate. */
 final class CaClient {
@@ -40,12 +42,12 @@ final class CaClient {
     }
 
     /** The cert chain, or the failure's status. */
-    static Object create(io.grpc.Channel channel, String bearer, IstioCertificateRequest request) {
+    static Object create(Channel channel, String bearer, IstioCertificateRequest request) {
         return create(channel, bearer, request, Duration.ofSeconds(30));
     }
 
-    static Object create(io.grpc.Channel channel, String bearer, IstioCertificateRequest request, Duration deadline) {
-        io.grpc.Channel ch = channel;
+    static Object create(Channel channel, String bearer, IstioCertificateRequest request, Duration deadline) {
+        Channel ch = channel;
         if (bearer != null) {
             Metadata md = new Metadata();
             md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + bearer);
@@ -53,7 +55,7 @@ final class CaClient {
         }
         try {
             IstioCertificateResponse r = ClientCalls.blockingUnaryCall(ch, CertificateService.CREATE_CERTIFICATE,
-                    CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), request);
+                    CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS), request);
             return r.getCertChainList();
         } catch (StatusRuntimeException e) {
             return e.getStatus();

@@ -1,5 +1,9 @@
 package io.meshpilot.security;
 
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.meshpilot.security.ca.SelfSignedCaStore;
+import io.meshpilot.security.ca.SelfSignedOptions;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,12 +25,17 @@ import io.meshpilot.testing.TestServers;
 import io.meshpilot.xds.XdsAuthTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyStore;
 import java.security.cert.X509Certificate;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,12 +50,12 @@ class CaLifecycleTest {
 
     /** The chain the secure port presents to a client that trusts only {@code root} and checks the name. */
     static List<X509Certificate> presentedChain(int port, X509Certificate root) throws Exception {
-        var tmf = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
-        var ks = java.security.KeyStore.getInstance("PKCS12");
+        var tmf = TrustManagerFactory.getInstance("PKIX");
+        var ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
         ks.setCertificateEntry("root", root);
         tmf.init(ks);
-        var ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+        var ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
         try (SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket("localhost", port)) {
             var params = socket.getSSLParameters();
@@ -115,7 +124,7 @@ class CaLifecycleTest {
             first = server.server().components().certificates().material().root();
         }
         Path key = dir.resolve("ca/root-key.pem");
-        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(key)));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(key)));
         try (MeshPilotServer server = TestServers.start(dir)) {
             assertEquals(first, server.server().components().certificates().material().root(), "the same root after a restart");
             // and workloads chain to it
@@ -153,8 +162,8 @@ class CaLifecycleTest {
                 assertTrue(XdsAuthTest.firstAnswer(withToken, node) instanceof DiscoveryResponse, "a token of the namespace");
                 // a stream kept open: the identity is stored on its connection
                 try (AdsStream stream = AdsStream.open(withToken)) {
-                    stream.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
-                            .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId(node))
+                    stream.send(DiscoveryRequest.newBuilder()
+                            .setNode(Node.newBuilder().setId(node))
                             .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
                     assertTrue(stream.next(20) instanceof DiscoveryResponse);
                     assertTrue(server.server().components().discovery().connections().stream()
@@ -242,8 +251,8 @@ class CaLifecycleTest {
             X509Certificate servedRoot = certs.serving().chain().getLast();
             assertNotEquals(first, servedRoot, "the serving certificate was re-issued under a rotated root");
             presentedChain(server.ports().get("grpc-secure"), servedRoot);
-            X509Certificate stored = io.meshpilot.security.ca.SelfSignedCaStore.loadOrCreate(dir.resolve("ca"),
-                    io.meshpilot.security.ca.SelfSignedOptions.defaults(), java.time.Clock.systemUTC()).root();
+            X509Certificate stored = SelfSignedCaStore.loadOrCreate(dir.resolve("ca"),
+                    SelfSignedOptions.defaults(), Clock.systemUTC()).root();
             assertNotEquals(first, stored, "a restart loads a rotated root");
             assertEquals(first.getPublicKey(), stored.getPublicKey());
         }

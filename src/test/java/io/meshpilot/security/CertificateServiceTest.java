@@ -3,26 +3,39 @@ package io.meshpilot.security;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.security.ca.Pem;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+import org.jose4j.jws.AlgorithmIdentifiers;
+import org.jose4j.jws.JsonWebSignature;
 import org.jose4j.jwt.JwtClaims;
 import org.jose4j.jwt.NumericDate;
+import org.jose4j.keys.HmacKey;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,7 +67,7 @@ class CertificateServiceTest {
         Files.createDirectories(dir.resolve("config"));
         server = TestServers.start(dir, Map.of("JWT_RULE", Tokens.rule(jwks)));
         root = server.server().components().certificates().material().root();
-        openssl.write("root.pem", io.meshpilot.security.ca.Pem.certificate(root));
+        openssl.write("root.pem", Pem.certificate(root));
         channel = CaClient.channel(server.ports().get("grpc-secure"), List.of(root), null, null);
     }
 
@@ -123,7 +136,7 @@ class CertificateServiceTest {
     void aRequestedTtlOfZeroGetsTheDefault() throws Exception {
         String csr = openssl.ecCsr("default-ttl", "prime256v1", null);
         X509Certificate leaf = parse(issued(CaClient.create(channel, token(), CaClient.request(csr, 0))).getFirst());
-        long hours = Duration.between(java.time.Instant.now(), leaf.getNotAfter().toInstant()).toHours();
+        long hours = Duration.between(Instant.now(), leaf.getNotAfter().toInstant()).toHours();
         assertTrue(hours == 23 || hours == 24, "DEFAULT_WORKLOAD_CERT_TTL 24h: " + hours);
     }
 
@@ -178,10 +191,10 @@ class CertificateServiceTest {
         noExp.unsetClaim("exp");
         JwtClaims notAServiceAccount = Tokens.serviceAccount("default", "bookinfo");
         notAServiceAccount.setSubject("alice@example.com");
-        var hs = new org.jose4j.jws.JsonWebSignature();
+        var hs = new JsonWebSignature();
         hs.setPayload(Tokens.serviceAccount("default", "bookinfo").toJson());
-        hs.setAlgorithmHeaderValue(org.jose4j.jws.AlgorithmIdentifiers.HMAC_SHA256);
-        hs.setKey(new org.jose4j.keys.HmacKey(tokens.key.getPublicKey().getEncoded()));
+        hs.setAlgorithmHeaderValue(AlgorithmIdentifiers.HMAC_SHA256);
+        hs.setKey(new HmacKey(tokens.key.getPublicKey().getEncoded()));
         hs.setKeyIdHeaderValue("k1");
         hs.setDoKeyValidation(false);
         String hs256 = hs.getCompactSerialization();
@@ -233,8 +246,8 @@ class CertificateServiceTest {
                         () -> CaClient.create(channel, token(), CaClient.request(dnsSan, 0))),
                 new Abuse("impersonation through metadata", Status.Code.UNAUTHENTICATED, "impersonation",
                         () -> CaClient.create(channel, token(), CaClient.request(goodCsr, 0).toBuilder()
-                                .setMetadata(com.google.protobuf.Struct.newBuilder().putFields("ImpersonatedIdentity",
-                                        com.google.protobuf.Value.newBuilder().setStringValue(
+                                .setMetadata(Struct.newBuilder().putFields("ImpersonatedIdentity",
+                                        Value.newBuilder().setStringValue(
                                                 "spiffe://cluster.local/ns/kube-system/sa/admin").build())).build())),
                 new Abuse("malformed CSR", Status.Code.INVALID_ARGUMENT, "",
                         () -> CaClient.create(channel, token(), CaClient.request(
@@ -280,7 +293,7 @@ class CertificateServiceTest {
         issued(CaClient.create(channel, token(), CaClient.request(goodCsr, 0)));
     }
 
-    private static Object withChannel(ManagedChannel ch, java.util.function.Function<ManagedChannel, Object> use) {
+    private static Object withChannel(ManagedChannel ch, Function<ManagedChannel, Object> use) {
         try {
             return use.apply(ch);
         } finally {
@@ -291,22 +304,22 @@ class CertificateServiceTest {
     /** The same CSR with one bit of its signature flipped. */
     private static String tamperSignature(String pem) {
         String b64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        byte[] der = java.util.Base64.getDecoder().decode(b64);
+        byte[] der = Base64.getDecoder().decode(b64);
         der[der.length - 5] ^= 0x01; // inside the signature BIT STRING, which ends the structure
-        return "-----BEGIN CERTIFICATE REQUEST-----\n" + java.util.Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+        return "-----BEGIN CERTIFICATE REQUEST-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
                 .encodeToString(der) + "\n-----END CERTIFICATE REQUEST-----\n";
     }
 
     @Test
     void theSecurePortPresentsIstiodsCertificateChainingToTheRoot() throws Exception {
-        var factory = javax.net.ssl.SSLContext.getInstance("TLS");
-        var tm = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
-        var ks = java.security.KeyStore.getInstance("PKCS12");
+        var factory = SSLContext.getInstance("TLS");
+        var tm = TrustManagerFactory.getInstance("PKIX");
+        var ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
         ks.setCertificateEntry("root", root);
         tm.init(ks);
         factory.init(null, tm.getTrustManagers(), null);
-        try (var socket = (javax.net.ssl.SSLSocket) factory.getSocketFactory().createSocket("localhost",
+        try (var socket = (SSLSocket) factory.getSocketFactory().createSocket("localhost",
                 server.ports().get("grpc-secure"))) {
             var params = socket.getSSLParameters();
             params.setEndpointIdentificationAlgorithm("HTTPS"); // the name must match too

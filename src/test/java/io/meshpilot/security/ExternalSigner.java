@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
+import org.bouncycastle.asn1.x500.RDN;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.Extension;
@@ -153,7 +154,7 @@ final class ExternalSigner implements AutoCloseable {
         Instant now = Instant.now();
         X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(root, new BigInteger(64, new SecureRandom()),
                 Date.from(now.minus(Duration.ofMinutes(1))), Date.from(now.plus(Duration.ofHours(1))),
-                new X500Name(new org.bouncycastle.asn1.x500.RDN[0]),
+                new X500Name(new RDN[0]),
                 new JcaPKCS10CertificationRequest(request).getPublicKey());
         for (var attribute : request.getAttributes(PKCSObjectIdentifiers.pkcs_9_at_extensionRequest)) {
             Extensions requested = Extensions.getInstance(attribute.getAttrValues().getObjectAt(0));

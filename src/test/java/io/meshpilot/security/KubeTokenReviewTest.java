@@ -5,18 +5,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.meshpilot.api.security.v1alpha1.IstioCertificateRequest;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.TokenReviews;
+import io.meshpilot.xds.XdsAuthTest;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -70,9 +79,9 @@ class KubeTokenReviewTest {
 
     /** TLS to the secure port as an agent in the cluster: the serving certificate names istiod's Service, not localhost. */
     static ManagedChannel channel(MeshPilotServer server) throws Exception {
-        var ssl = io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
+        var ssl = GrpcSslContexts.forClient()
                 .trustManager(server.server().components().certificates().material().root()).build();
-        return io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress("localhost",
+        return NettyChannelBuilder.forAddress("localhost",
                 server.ports().get("grpc-secure")).overrideAuthority("istiod.istio-system.svc").sslContext(ssl).build();
     }
 
@@ -241,10 +250,10 @@ class KubeTokenReviewTest {
         try (MeshPilotServer server = startServer(Map.of())) {
             ManagedChannel ch = channel(server);
             try {
-                Object accepted = io.meshpilot.xds.XdsAuthTest.firstAnswer(bearer(ch, "bookinfo"), node);
-                assertTrue(accepted instanceof io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse,
+                Object accepted = XdsAuthTest.firstAnswer(bearer(ch, "bookinfo"), node);
+                assertTrue(accepted instanceof DiscoveryResponse,
                         String.valueOf(accepted));
-                Object refused = io.meshpilot.xds.XdsAuthTest.firstAnswer(bearer(ch, "never-issued"), node);
+                Object refused = XdsAuthTest.firstAnswer(bearer(ch, "never-issued"), node);
                 assertEquals(Status.Code.UNAUTHENTICATED, ((Status) refused).getCode(), String.valueOf(refused));
                 assertTrue(((Status) refused).getDescription().contains("KubeJWTAuthenticator"), String.valueOf(refused));
             } finally {
@@ -253,10 +262,10 @@ class KubeTokenReviewTest {
         }
     }
 
-    static io.grpc.Channel bearer(io.grpc.Channel channel, String token) {
-        io.grpc.Metadata md = new io.grpc.Metadata();
-        md.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
-        return io.grpc.ClientInterceptors.intercept(channel, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md));
+    static Channel bearer(Channel channel, String token) {
+        Metadata md = new Metadata();
+        md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+        return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md));
     }
 
     @SuppressWarnings("unchecked")
@@ -272,7 +281,7 @@ class KubeTokenReviewTest {
                 }
             }
             return out.stream().filter(s -> s.startsWith("6:")).map(s -> s.substring(2)).toList();
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new AssertionError(e);
         }
     }

@@ -21,6 +21,7 @@ import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.security.ca.Pem;
 import io.meshpilot.security.ca.SelfSignedOptions;
 import io.meshpilot.security.ca.SelfSignedRootRotator;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
 import io.meshpilot.testing.TestServers;
@@ -237,7 +238,7 @@ class KubernetesCaRootTest {
         assertFalse(Files.exists(dir.resolve("ca-state")));
     }
 
-    OpenSsl pki(String name) throws java.io.IOException {
+    OpenSsl pki(String name) throws IOException {
         OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve(name)));
         ossl.root("root", name + " Root CA", "ec");
         ossl.issue("int", name + " Intermediate CA", "ec", "root", "v3_int", 730);

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubernetes.client.openapi.models.V1CertificateSigningRequest;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.security.ca.Pem;
@@ -73,10 +75,10 @@ class KubernetesRaTest {
                 "--kubeconfig", kubeconfig.toString(), "--registries", "Mock");
         X509Certificate servingRoot = server.server().components().certificates().material().root();
         // in Kubernetes mode istiod's certificate names its Service only, not localhost
-        channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        channel = NettyChannelBuilder
                 .forAddress("127.0.0.1", server.ports().get("grpc-secure"))
                 .overrideAuthority("istiod.istio-system.svc")
-                .sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient().trustManager(servingRoot)
+                .sslContext(GrpcSslContexts.forClient().trustManager(servingRoot)
                         .build())
                 .build();
     }

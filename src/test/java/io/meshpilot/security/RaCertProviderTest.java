@@ -16,12 +16,16 @@ import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -115,16 +119,16 @@ class RaCertProviderTest {
 
     /** A TLS handshake with 127.0.0.1:{@code port} that trusts {@code root} only. */
     static SSLSocket handshake(int port, X509Certificate root) throws Exception {
-        java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+        KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("root", root);
-        javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
-                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(
+                TrustManagerFactory.getDefaultAlgorithm());
         tmf.init(trust);
-        javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+        SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
         SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", port);
-        javax.net.ssl.SSLParameters params = socket.getSSLParameters();
+        SSLParameters params = socket.getSSLParameters();
         params.setApplicationProtocols(new String[] {"h2"});
         socket.setSSLParameters(params);
         socket.startHandshake();

@@ -1,6 +1,8 @@
 package io.meshpilot.security;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.PrivateKey;
 import java.util.Base64;
 import org.jose4j.jwk.JsonWebKey;
 import org.jose4j.jwk.JsonWebKeySet;
@@ -28,7 +30,7 @@ final class Tokens {
     }
 
     /** JWT_RULE for this issuer with its key set in {@code jwksFile}. */
-    static String rule(java.nio.file.Path jwksFile) {
+    static String rule(Path jwksFile) {
         return "{\"issuer\":\"" + ISSUER + "\",\"audiences\":[\"" + AUDIENCE + "\"],\"jwksUri\":\"" + jwksFile.toUri() + "\"}";
     }
 
@@ -47,7 +49,7 @@ final class Tokens {
         return sign(claims, key.getPrivateKey(), key.getKeyId());
     }
 
-    static String sign(JwtClaims claims, java.security.PrivateKey with, String kid) throws JoseException {
+    static String sign(JwtClaims claims, PrivateKey with, String kid) throws JoseException {
         JsonWebSignature jws = new JsonWebSignature();
         jws.setPayload(claims.toJson());
         jws.setKey(with);

@@ -1,7 +1,9 @@
 package io.meshpilot.testing;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import com.google.protobuf.util.JsonFormat;
 import com.google.rpc.Status;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -189,8 +191,8 @@ public final class AdsClient implements AutoCloseable {
     private static Value structValue(String json) {
         Struct.Builder b = Struct.newBuilder();
         try {
-            com.google.protobuf.util.JsonFormat.parser().merge(json, b);
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            JsonFormat.parser().merge(json, b);
+        } catch (InvalidProtocolBufferException e) {
             throw new IllegalArgumentException("metadata value is not a JSON object: " + json, e);
         }
         return Value.newBuilder().setStructValue(b).build();

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +25,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private final Process process;
     private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    private final List<String> all = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<String> all = Collections.synchronizedList(new ArrayList<>());
 
     private final Thread reader;
 

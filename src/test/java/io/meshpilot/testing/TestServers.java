@@ -3,6 +3,8 @@ package io.meshpilot.testing;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.cli.Main;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,12 +45,12 @@ public final class TestServers {
     }
 
     /** Copies the embedded default bookinfo config into {@code dir}/config (what {@link #flags} reads). */
-    public static void copyBookinfo(Path dir) throws java.io.IOException {
-        Path config = java.nio.file.Files.createDirectories(dir.resolve("config"));
+    public static void copyBookinfo(Path dir) throws IOException {
+        Path config = Files.createDirectories(dir.resolve("config"));
         Path home = Path.of(System.getProperty("meshpilot.home", "."));
-        try (var files = java.nio.file.Files.list(home.resolve("etc/config/bookinfo"))) {
+        try (var files = Files.list(home.resolve("etc/config/bookinfo"))) {
             for (Path f : files.toList()) {
-                java.nio.file.Files.copy(f, config.resolve(f.getFileName()));
+                Files.copy(f, config.resolve(f.getFileName()));
             }
         }
     }

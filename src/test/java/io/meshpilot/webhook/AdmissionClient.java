@@ -6,16 +6,22 @@ import com.google.gson.JsonParser;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import javax.net.ssl.SSLContext;
@@ -71,7 +77,7 @@ final class AdmissionClient {
             SSLContext ssl = SSLContext.getInstance("TLS");
             ssl.init(null, tmf.getTrustManagers(), null);
             client = HttpClient.newBuilder().sslContext(ssl).connectTimeout(Duration.ofSeconds(5)).build();
-        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+        } catch (IOException | GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -79,7 +85,7 @@ final class AdmissionClient {
     /** Every document of a YAML stream as JSON, as the API server holds objects. */
     static List<JsonObject> json(String yaml) {
         LoaderOptions options = new LoaderOptions();
-        List<JsonObject> out = new java.util.ArrayList<>();
+        List<JsonObject> out = new ArrayList<>();
         for (Object doc : new Yaml(new SafeConstructor(options)).loadAll(yaml)) {
             if (doc instanceof Map<?, ?> map) {
                 out.add(GSON.toJsonTree(map).getAsJsonObject());
@@ -107,7 +113,7 @@ final class AdmissionClient {
         r.addProperty("version", v);
         // the plural the API server names (authorizationpolicies), made up for kinds no schema has
         r.addProperty("resource", Schemas.PILOT.forKind(kind).filter(s -> s.group().equals(group)).map(Schema::plural)
-                .orElse(kind.toLowerCase(java.util.Locale.ROOT) + "s"));
+                .orElse(kind.toLowerCase(Locale.ROOT) + "s"));
         request.add("resource", r);
         if (meta.has("name")) {
             request.add("name", meta.get("name"));
@@ -135,12 +141,12 @@ final class AdmissionClient {
     }
 
     /** A body streamed without a Content-Length (the HTTP/2 form of a chunked upload). */
-    Reply postStream(String path, java.io.InputStream body, String contentType) {
+    Reply postStream(String path, InputStream body, String contentType) {
         return send(path, HttpRequest.BodyPublishers.ofInputStream(() -> body), contentType, LARGE_UPLOAD);
     }
 
     /** A body whose Content-Length is declared. */
-    Reply postSized(String path, java.io.InputStream body, long length, String contentType) {
+    Reply postSized(String path, InputStream body, long length, String contentType) {
         return send(path, HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> body),
                 length), contentType, LARGE_UPLOAD);
     }
@@ -158,8 +164,8 @@ final class AdmissionClient {
             HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
             JsonObject review = r.statusCode() == 200 ? JsonParser.parseString(r.body()).getAsJsonObject() : null;
             return new Reply(r.statusCode(), r.body(), review, r.version());
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("POST https://localhost:" + port + path, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("POST https://localhost:" + port + path, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

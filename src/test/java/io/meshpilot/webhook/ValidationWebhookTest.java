@@ -10,14 +10,17 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.config.validation.NetworkingValidationTest;
 import io.meshpilot.config.validation.PolicyValidationTest;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +42,7 @@ class ValidationWebhookTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = io.meshpilot.testing.TestServers.start(dir);
+        server = TestServers.start(dir);
         api = new AdmissionClient(server.server().components().certificates().trustBundle().pem(), server.ports().get("webhook"));
     }
 
@@ -65,10 +68,10 @@ class ValidationWebhookTest {
             objects = AdmissionClient.json(yaml);
         } catch (RuntimeException e) {
             // YAML that has no JSON form (a non-string key): the API server never sends it
-            org.junit.jupiter.api.Assumptions.abort("no JSON form: " + e.getMessage());
+            Assumptions.abort("no JSON form: " + e.getMessage());
             return;
         }
-        org.junit.jupiter.api.Assumptions.assumeTrue(objects.size() == 1, "one object per case");
+        Assumptions.assumeTrue(objects.size() == 1, "one object per case");
         AdmissionClient.Reply r = api.admit("/validate", AdmissionClient.review("v1", "CREATE", objects.get(0), false));
         assertEquals(200, r.status(), r.body());
         if (path == null) {
@@ -78,7 +81,7 @@ class ValidationWebhookTest {
             assertTrue(r.message().startsWith("configuration is invalid: "), r.message());
             assertTrue(r.message().contains(path.isEmpty() ? "" : path + ": "), name + ": no " + path + " in "
                     + r.message());
-            assertTrue(r.message().toLowerCase(java.util.Locale.ROOT).contains(word.toLowerCase(java.util.Locale.ROOT)),
+            assertTrue(r.message().toLowerCase(Locale.ROOT).contains(word.toLowerCase(Locale.ROOT)),
                     name + ": no \"" + word + "\" in " + r.message());
         }
     }
@@ -90,7 +93,7 @@ class ValidationWebhookTest {
                 AdmissionClient.review("v1", "CREATE", AdmissionClient.json(yaml).get(0), false));
         assertTrue(r.allowed(), name + ": refused: " + r.message());
         assertTrue(r.warnings().stream().anyMatch(w -> w.startsWith(path + ": ")
-                        && w.toLowerCase(java.util.Locale.ROOT).contains(word.toLowerCase(java.util.Locale.ROOT))),
+                        && w.toLowerCase(Locale.ROOT).contains(word.toLowerCase(Locale.ROOT))),
                 name + ": no warning at " + path + " with \"" + word + "\" in " + r.warnings());
     }
 

@@ -7,6 +7,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.kube.leaderelection.LeaderElection;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.net.URI;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,7 +45,7 @@ class WebhookConfigPatcherTest {
     Path dir;
     FakeApiServer api;
     final AtomicInteger webhookPort = new AtomicInteger();
-    final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+    final List<String> calls = Collections.synchronizedList(new ArrayList<>());
 
     @BeforeEach
     void start() {
@@ -266,6 +268,6 @@ class WebhookConfigPatcherTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(30), condition);
+        Await.until(what, Duration.ofSeconds(30), condition);
     }
 }

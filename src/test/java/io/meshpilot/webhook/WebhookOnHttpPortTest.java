@@ -6,7 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,9 +22,9 @@ class WebhookOnHttpPortTest {
 
     @Test
     void validateIsServedOnTheHttpPortWhenHttpsAddrIsEmpty(@TempDir Path dir) throws Exception {
-        java.util.List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
+        List<String> flags = new ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--httpsAddr") + 1, "");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, java.util.Map.of()))) {
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags, Map.of()))) {
             int http = server.ports().get("http");
             assertEquals(http, server.ports().get("webhook"));
             String review = AdmissionClient.review("v1", "CREATE", AdmissionClient.json("""
@@ -35,12 +42,12 @@ class WebhookOnHttpPortTest {
     }
 
     private static Http.Reply sendJson(int port, String body) throws Exception {
-        var client = java.net.http.HttpClient.newHttpClient();
-        var response = client.send(java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create("http://127.0.0.1:" + port + "/validate"))
+        var client = HttpClient.newHttpClient();
+        var response = client.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/validate"))
                 .header("Content-Type", "application/json")
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
         return new Http.Reply(response.statusCode(), response.body(), "", response.headers().map());
     }
 }

@@ -5,22 +5,32 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.envoyproxy.envoy.service.status.v3.ClientConfig;
+import io.envoyproxy.envoy.service.status.v3.ConfigStatus;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -99,7 +109,7 @@ class AdsProtocolTest {
             List<String> names = cds.getResourcesList().stream().map(a -> {
                 try {
                     return a.unpack(Cluster.class).getName();
-                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                } catch (InvalidProtocolBufferException e) {
                     throw new AssertionError(e);
                 }
             }).toList();
@@ -114,7 +124,7 @@ class AdsProtocolTest {
             ClusterLoadAssignment cla = c.await(TypeUrls.ENDPOINT, WAIT).getResources(0).unpack(ClusterLoadAssignment.class);
             assertEquals(REVIEWS, cla.getClusterName());
             // the registry is the oracle (other tests here add reviews workloads)
-            int expected = com.google.gson.JsonParser.parseString(Http.get(http,
+            int expected = JsonParser.parseString(Http.get(http,
                     "/api/v1/services/default/reviews.default.svc.cluster.local").body()).getAsJsonObject()
                     .getAsJsonArray("endpoints").size();
             assertEquals(expected, cla.getEndpointsList().stream().mapToInt(e -> e.getLbEndpointsCount()).sum());
@@ -122,7 +132,7 @@ class AdsProtocolTest {
             // config_dump answers "what does this proxy get?"
             // (Envoy's admin ConfigDump: bootstrap, clusters, endpoints when asked for, listeners, ...)
             String dump = Http.get(http, "/debug/config_dump?proxyID=cds.default&include_eds").body();
-            var configs = com.google.gson.JsonParser.parseString(dump).getAsJsonObject().getAsJsonArray("configs");
+            var configs = JsonParser.parseString(dump).getAsJsonObject().getAsJsonArray("configs");
             assertEquals(names.size(), configs.get(1).getAsJsonObject().getAsJsonArray("dynamicActiveClusters").size(),
                     dump);
             assertEquals(REVIEWS, configs.get(2).getAsJsonObject().getAsJsonArray("dynamicEndpointConfigs").get(0)
@@ -199,10 +209,10 @@ class AdsProtocolTest {
             int monitoring = server.ports().get("monitoring");
             String proxy = "sidecar~10.0.0.1~metrics.default~default.svc.cluster.local";
             long deadline = System.nanoTime() + WAIT.toNanos();
-            java.util.Map<String, io.meshpilot.testing.PrometheusTextParser.Family> families;
+            Map<String, PrometheusTextParser.Family> families;
             do {
                 Thread.sleep(100);
-                families = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body());
+                families = PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body());
             } while (!families.containsKey("pilot_xds_cds_reject") && System.nanoTime() < deadline);
             var reject = families.get("pilot_xds_cds_reject");
             assertTrue(reject != null && reject.samples().stream().anyMatch(s -> proxy.equals(s.labels().get("node"))
@@ -238,7 +248,7 @@ class AdsProtocolTest {
      */
     @Test
     void clientTypeUrlsDoNotBecomeMetricLabels() throws Exception {
-        java.util.Set<String> fixed = java.util.Set.of("lds", "rds", "cds", "eds", "sds", "nds", "pcds", "ecds", "bds",
+        Set<String> fixed = Set.of("lds", "rds", "cds", "eds", "sds", "nds", "pcds", "ecds", "bds",
                 "hds", TypeUrls.DEBUG_SYNCZ, TypeUrls.UNKNOWN_METRIC_TYPE);
         // 200 made-up types over four streams (one stream may watch at most StreamLimits' 64 types)
         for (int stream = 0; stream < 4; stream++) {
@@ -252,9 +262,9 @@ class AdsProtocolTest {
                 c.await(TypeUrls.CLUSTER, WAIT); // the stream is in order: every NACK above was processed
             }
         }
-        var families = io.meshpilot.testing.PrometheusTextParser.parse(
+        var families = PrometheusTextParser.parse(
                 Http.get(server.ports().get("monitoring"), "/metrics").body());
-        java.util.Set<String> seen = new java.util.TreeSet<>();
+        Set<String> seen = new TreeSet<>();
         for (String name : List.of("pilot_xds_pushes", "pilot_xds_push_time", "pilot_total_xds_rejects")) {
             var family = families.get(name);
             assertTrue(family != null, name + " exported");
@@ -273,14 +283,14 @@ class AdsProtocolTest {
     @Test
     void rejectSeriesOfNodesThatLeftAreRemoved() throws Exception {
         int monitoring = server.ports().get("monitoring");
-        String prefix = "random-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String prefix = "random-" + UUID.randomUUID().toString().substring(0, 8);
         try (AdsClient stays = sidecar("reject-stays")) {
             stays.subscribe(TypeUrls.CLUSTER, List.of());
             stays.nack(stays.await(TypeUrls.CLUSTER, WAIT), List.of(), "kept while connected");
             stays.subscribe(TypeUrls.LISTENER, List.of());
             stays.await(TypeUrls.LISTENER, WAIT); // the stream is in order: the NACK above was processed
             for (int batch = 0; batch < 10; batch++) {
-                List<AdsClient> open = new java.util.ArrayList<>();
+                List<AdsClient> open = new ArrayList<>();
                 try {
                     for (int i = 0; i < 20; i++) {
                         AdsClient c = new AdsClient(grpc, "sidecar~10.0.0.1~" + prefix + "-" + batch + "-" + i
@@ -324,7 +334,7 @@ class AdsProtocolTest {
 
     /** pilot_xds_cds_reject series whose node label contains {@code part}. */
     private static int rejectSeries(int monitoring, String part) {
-        var family = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body())
+        var family = PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body())
                 .get("pilot_xds_cds_reject");
         return family == null ? 0 : (int) family.samples().stream()
                 .filter(s -> s.labels().getOrDefault("node", "").contains(part)).count();
@@ -341,25 +351,25 @@ class AdsProtocolTest {
             nacked.autoAnswer("no thanks");
             nacked.subscribe(TypeUrls.CLUSTER, List.of());
             long deadline = System.nanoTime() + WAIT.toNanos();
-            java.util.Map<String, io.envoyproxy.envoy.service.status.v3.ConfigStatus> cds;
+            Map<String, ConfigStatus> cds;
             do {
                 debug.subscribe(TypeUrls.DEBUG_SYNCZ, List.of());
                 DiscoveryResponse r = debug.await(TypeUrls.DEBUG_SYNCZ, WAIT);
-                cds = new java.util.HashMap<>();
+                cds = new HashMap<>();
                 for (var any : r.getResourcesList()) {
-                    var config = any.unpack(io.envoyproxy.envoy.service.status.v3.ClientConfig.class);
+                    var config = any.unpack(ClientConfig.class);
                     for (var x : config.getGenericXdsConfigsList()) {
                         if (x.getTypeUrl().equals(TypeUrls.CLUSTER)) {
                             cds.put(config.getNode().getId().split("~")[2], x.getConfigStatus());
                         }
                     }
                 }
-            } while ((cds.get("syncz-nacked.default") != io.envoyproxy.envoy.service.status.v3.ConfigStatus.ERROR
-                    || cds.get("syncz-acked.default") != io.envoyproxy.envoy.service.status.v3.ConfigStatus.SYNCED)
+            } while ((cds.get("syncz-nacked.default") != ConfigStatus.ERROR
+                    || cds.get("syncz-acked.default") != ConfigStatus.SYNCED)
                     && System.nanoTime() < deadline);
-            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.SYNCED, cds.get("syncz-acked.default"), cds.toString());
-            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.ERROR, cds.get("syncz-nacked.default"), cds.toString());
-            assertEquals(io.envoyproxy.envoy.service.status.v3.ConfigStatus.NOT_SENT, cds.get("syncz-debug.default"), cds.toString());
+            assertEquals(ConfigStatus.SYNCED, cds.get("syncz-acked.default"), cds.toString());
+            assertEquals(ConfigStatus.ERROR, cds.get("syncz-nacked.default"), cds.toString());
+            assertEquals(ConfigStatus.NOT_SENT, cds.get("syncz-debug.default"), cds.toString());
         }
     }
 

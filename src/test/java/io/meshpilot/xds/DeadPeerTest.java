@@ -4,18 +4,35 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonParser;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.grpc.ActiveCalls;
+import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.StreamHolder;
 import io.meshpilot.testing.TestServers;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,9 +50,9 @@ class DeadPeerTest {
     void killedClientsLeaveNoStreamOrCall(@TempDir Path dir) throws Exception {
         String transport = "default transport";
         TestServers.copyBookinfo(dir);
-        try (MeshPilotServer server = TestServers.start(dir, java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"))) {
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000"))) {
             int http = server.ports().get("http");
-            io.meshpilot.grpc.ActiveCalls calls = server.server().components().grpcServices().activeCalls();
+            ActiveCalls calls = server.server().components().grpcServices().activeCalls();
             String java = ProcessHandle.current().info().command().orElse("java");
             Process holder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
                     StreamHolder.class.getName(), Integer.toString(server.ports().get("grpc")), "100", "100"))
@@ -75,19 +92,19 @@ class DeadPeerTest {
     @ParameterizedTest
     @ValueSource(strings = {"helidon", "netty"})
     void streamsOlderThanTheMaximumConnectionAgeAreEnded(String transport, @TempDir Path dir) throws Exception {
-        java.nio.file.Files.createDirectories(dir.resolve("config"));
+        Files.createDirectories(dir.resolve("config"));
         try (MeshPilotServer server = TestServers.start(dir, "--grpcTransport", transport,
                 "--keepaliveMaxServerConnectionAge", "1s");
-             io.meshpilot.testing.AdsClient c = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
-                     "sidecar~10.0.0.1~aged.default~default.svc.cluster.local", java.util.Map.of())) {
+             AdsClient c = new AdsClient(server.ports().get("grpc"),
+                     "sidecar~10.0.0.1~aged.default~default.svc.cluster.local", Map.of())) {
             c.subscribe(TypeUrls.CLUSTER, List.of());
-            c.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20));
+            c.await(TypeUrls.CLUSTER, Duration.ofSeconds(20));
             long start = System.nanoTime();
-            Throwable t = c.awaitError(java.time.Duration.ofSeconds(40));
+            Throwable t = c.awaitError(Duration.ofSeconds(40));
             double seconds = (System.nanoTime() - start) / 1e9;
             System.out.printf("%s: stream ended after %.1f s (age 1s): %s%n", transport, seconds, t);
             assertTrue(t != null, transport + ": the stream was not ended");
-            assertEquals(io.grpc.Status.Code.UNAVAILABLE, io.grpc.Status.fromThrowable(t).getCode(), String.valueOf(t));
+            assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(t).getCode(), String.valueOf(t));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (connections(server.ports().get("http")) > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(100);
@@ -107,14 +124,14 @@ class DeadPeerTest {
     @org.junit.jupiter.api.Test
     void helidonHostedStreamsGetAMaximumAgeByDefault(@TempDir Path dir) throws Exception {
         TestServers.copyBookinfo(dir);
-        List<String> flags = new java.util.ArrayList<>(TestServers.flags(dir));
+        List<String> flags = new ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--grpcAddr") + 1, "");
-        java.util.logging.Logger sweepLog = java.util.logging.Logger.getLogger(ConnectionSweeper.class.getName());
-        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
+        Logger sweepLog = Logger.getLogger(ConnectionSweeper.class.getName());
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord r) {
-                if (r.getLevel() == java.util.logging.Level.WARNING) {
+            public void publish(LogRecord r) {
+                if (r.getLevel() == Level.WARNING) {
                     warnings.add(r.getMessage());
                 }
             }
@@ -132,7 +149,7 @@ class DeadPeerTest {
         sweepLog.addHandler(capture);
         Process holder = null;
         try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
-                java.util.Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000", "XDS_AUTH", "false")))) {
+                Map.of("PILOT_MAX_REQUESTS_PER_SECOND", "1000", "XDS_AUTH", "false")))) {
             int http = server.ports().get("http");
             assertEquals(1, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).contains("after 30m"), warnings.get(0));
@@ -140,16 +157,16 @@ class DeadPeerTest {
                     .orElseThrow(() -> new AssertionError("no sweep for the streams on Helidon"));
 
             var cert = server.server().components().certificates().serving();
-            var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
-            io.grpc.ManagedChannel tls = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+            var chain = cert.chain().toArray(X509Certificate[]::new);
+            ManagedChannel tls = NettyChannelBuilder
                     .forAddress("127.0.0.1", server.ports().get("grpc-secure"))
-                    .sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
+                    .sslContext(GrpcSslContexts.forClient()
                             .trustManager(chain).keyManager(cert.privateKey(), chain).build())
                     .build();
-            try (var onNetty = new io.meshpilot.testing.AdsClient(tls,
-                    "sidecar~10.0.0.2~netty.default~default.svc.cluster.local", java.util.Map.of());
-                 var onHelidon = new io.meshpilot.testing.AdsClient(http,
-                         "sidecar~10.0.0.3~helidon.default~default.svc.cluster.local", java.util.Map.of())) {
+            try (var onNetty = new AdsClient(tls,
+                    "sidecar~10.0.0.2~netty.default~default.svc.cluster.local", Map.of());
+                 var onHelidon = new AdsClient(http,
+                         "sidecar~10.0.0.3~helidon.default~default.svc.cluster.local", Map.of())) {
                 for (var c : List.of(onNetty, onHelidon)) {
                     c.subscribe(TypeUrls.CLUSTER, List.of());
                     c.await(TypeUrls.CLUSTER, Duration.ofSeconds(20));
@@ -165,10 +182,10 @@ class DeadPeerTest {
                 holder.waitFor(10, TimeUnit.SECONDS);
 
                 // the sweep as it runs once the age (plus its jitter, at most 10%) has passed
-                sweeper.sweep(java.time.Instant.now().plus(sweeper.maxAge().multipliedBy(2)));
+                sweeper.sweep(Instant.now().plus(sweeper.maxAge().multipliedBy(2)));
                 assertEquals(1, connections(http), "only the stream on Netty is left");
                 Throwable ended = onHelidon.awaitError(Duration.ofSeconds(20));
-                assertEquals(io.grpc.Status.Code.UNAVAILABLE, io.grpc.Status.fromThrowable(ended).getCode(),
+                assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(ended).getCode(),
                         String.valueOf(ended));
                 assertEquals(null, onNetty.error(), "the stream on Netty was ended");
             }
@@ -196,7 +213,7 @@ class DeadPeerTest {
                     // JVM warnings before the line we wait for
                 }
                 return l;
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return e.toString();
             }
         }).get(90, TimeUnit.SECONDS);

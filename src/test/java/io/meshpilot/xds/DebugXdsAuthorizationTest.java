@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
@@ -79,7 +80,7 @@ class DebugXdsAuthorizationTest {
             return syncz.getResourcesList().stream().map(a -> {
                 try {
                     return a.unpack(ClientConfig.class).getNode().getId();
-                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                } catch (InvalidProtocolBufferException e) {
                     throw new AssertionError(e);
                 }
             }).collect(Collectors.toSet());

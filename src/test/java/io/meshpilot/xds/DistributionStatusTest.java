@@ -11,6 +11,7 @@ import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +90,7 @@ class DistributionStatusTest {
                 Map.of("NAMESPACE", "default"));
         clients.add(nacker);
         nacker.subscribe(TypeUrls.CLUSTER, List.of());
-        nacker.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20));
+        nacker.await(TypeUrls.CLUSTER, Duration.ofSeconds(20));
         nacker.autoAnswer("this proxy rejects everything");
         assertEquals(200, Http.send(http, VS, "PUT", vs("b.example.com"), null).status());
         st = awaitStatus(s -> s.get("acked").getAsInt() == 50 && s.getAsJsonArray("nacked").size() == 1);

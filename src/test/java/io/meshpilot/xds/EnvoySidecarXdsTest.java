@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.Message;
+import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
@@ -14,8 +17,10 @@ import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3
 import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.TestServers;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +49,7 @@ class EnvoySidecarXdsTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
-        java.nio.file.Files.writeString(dir.resolve("config/gateway.yaml"), """
+        Files.writeString(dir.resolve("config/gateway.yaml"), """
                 apiVersion: networking.istio.io/v1
                 kind: Gateway
                 metadata: {name: bookinfo-gateway, namespace: default}
@@ -163,8 +168,8 @@ class EnvoySidecarXdsTest {
         }
     }
 
-    static List<io.envoyproxy.envoy.config.listener.v3.FilterChain> allChains(Listener l) {
-        List<io.envoyproxy.envoy.config.listener.v3.FilterChain> out = new ArrayList<>(l.getFilterChainsList());
+    static List<FilterChain> allChains(Listener l) {
+        List<FilterChain> out = new ArrayList<>(l.getFilterChainsList());
         if (l.hasDefaultFilterChain()) {
             out.add(l.getDefaultFilterChain());
         }
@@ -189,8 +194,8 @@ class EnvoySidecarXdsTest {
     }
 
     /** The resources, each also printed as JSON with the registry /debug/config_dump uses (every typed config known). */
-    static <T extends com.google.protobuf.Message> List<T> unpack(DiscoveryResponse r, Class<T> type) throws Exception {
-        var printer = com.google.protobuf.util.JsonFormat.printer().usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY);
+    static <T extends Message> List<T> unpack(DiscoveryResponse r, Class<T> type) throws Exception {
+        var printer = JsonFormat.printer().usingTypeRegistry(EnvoyTypes.REGISTRY);
         List<T> out = new ArrayList<>();
         for (Any a : r.getResourcesList()) {
             printer.print(a); // throws for a typed config the registry does not know

@@ -11,6 +11,7 @@ import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.EnvoyTypes;
@@ -52,7 +53,7 @@ class ExtensionGoldenConfigTest {
             mesh.apply(Files.readString(GoldenConfigTest.GOLDEN.resolve("samples/bookinfo-gateway.yaml")));
             mesh.apply(Files.readString(SAMPLES.resolve(sample)));
             PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
-                    new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                    new MeshConfigLoader().defaults(), "cluster.local",
                     GoldenConfigTest.VERSIONS.incrementAndGet());
             String dir = sample.substring(0, sample.length() - ".yaml".length());
             Set<String> referenced = new TreeSet<>();

@@ -7,6 +7,7 @@ import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -62,7 +63,7 @@ class ExtensionListenerCacheTest {
             try (MeshFixture mesh = new MeshFixture()) {
                 mesh.apply(MESH);
                 PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
-                        new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                        new MeshConfigLoader().defaults(), "cluster.local",
                         GoldenConfigTest.VERSIONS.incrementAndGet());
                 assertEquals(push.scope(v1).key(), push.scope(v2).key(), "one scope");
                 Generators generators = Generators.standalone(new XdsCache(true));
@@ -127,7 +128,7 @@ class ExtensionListenerCacheTest {
                         metadata: {name: ns-tracing, namespace: foo}
                         spec: {tracing: [{providers: [{name: zipkin}]}]}
                         """);
-                PushContext push = mesh.push(new io.meshpilot.mesh.MeshConfigLoader().parseMesh("mesh.yaml", """
+                PushContext push = mesh.push(new MeshConfigLoader().parseMesh("mesh.yaml", """
                         extensionProviders:
                         - name: zipkin
                           zipkin: {service: zipkin.istio-system.svc.cluster.local, port: 9411}

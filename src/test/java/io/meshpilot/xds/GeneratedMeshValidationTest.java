@@ -3,6 +3,7 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -56,7 +57,7 @@ class GeneratedMeshValidationTest {
                     """.formatted(GeneratedMesh.hostname(1), GeneratedMesh.HTTP_PORT, GeneratedMesh.hostname(2),
                     GeneratedMesh.HTTP_PORT));
             PushContext push = PushContext.build(mesh.fixture().registry, mesh.fixture().store,
-                    mesh.fixture().updates.index, new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                    mesh.fixture().updates.index, new MeshConfigLoader().defaults(), "cluster.local",
                     GoldenConfigTest.VERSIONS.incrementAndGet());
 
             var sidecar = GoldenConfigTest.ProxyConfig.of(GeneratedMesh.sidecar(7, 1), push).typed();

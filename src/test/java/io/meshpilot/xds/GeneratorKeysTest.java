@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
@@ -73,7 +74,7 @@ class GeneratorKeysTest {
                     """.formatted(GeneratedMesh.namespace(3), GeneratedMesh.hostname(3), GeneratedMesh.hostname(3),
                     GeneratedMesh.hostname(3)));
             PushContext next = PushContext.build(mesh.fixture().registry, mesh.fixture().store,
-                    mesh.fixture().updates.index, new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                    mesh.fixture().updates.index, new MeshConfigLoader().defaults(), "cluster.local",
                     push.version() + 1);
             assertTrue(next.routesDependOnProxyLabels());
             assertNotEquals(EnvoyRdsGenerator.routesKey(V1, next), EnvoyRdsGenerator.routesKey(V2, next));

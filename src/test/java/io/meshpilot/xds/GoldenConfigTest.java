@@ -9,10 +9,14 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
+import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -26,7 +30,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -45,7 +51,7 @@ class GoldenConfigTest {
     static final Path HOME = Path.of(System.getProperty("meshpilot.home", "."));
     static final Path GOLDEN = HOME.resolve("src/test/resources/golden");
     static final boolean UPDATE = Boolean.getBoolean("golden.update");
-    static final java.util.concurrent.atomic.AtomicLong VERSIONS = new java.util.concurrent.atomic.AtomicLong(1_000_000);
+    static final AtomicLong VERSIONS = new AtomicLong(1_000_000);
 
     /** The productpage pod of the Kubernetes sample (its address in {@link #BASE_WORKLOADS}). */
     static final Proxy PRODUCTPAGE = new Proxy("sidecar~10.10.0.1~productpage-v1-7c6d8b9f5-x2x4k.default~default.svc.cluster.local",
@@ -116,7 +122,7 @@ class GoldenConfigTest {
     @org.junit.jupiter.api.Test
     void theSamplesAreTheSharedBookinfoSamples() throws Exception {
         Path shared = HOME.resolve("../shared/samples/bookinfo").normalize();
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(shared), "no " + shared + " beside the checkout");
+        Assumptions.assumeTrue(Files.isDirectory(shared), "no " + shared + " beside the checkout");
         List<String> names;
         try (Stream<Path> files = Files.list(shared)) {
             names = files.map(p -> p.getFileName().toString()).sorted().toList();
@@ -167,7 +173,7 @@ class GoldenConfigTest {
             mesh.apply(Files.readString(sampleFile));
             // a version of its own: the generators' caches are keyed by push version and shared in this JVM
             PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
-                    new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local", VERSIONS.incrementAndGet());
+                    new MeshConfigLoader().defaults(), "cluster.local", VERSIONS.incrementAndGet());
             String dir = sample.substring(0, sample.length() - ".yaml".length());
             ProxyConfig sidecar = ProxyConfig.of(PRODUCTPAGE, push);
             ProxyConfig gateway = ProxyConfig.of(INGRESS, push);
@@ -281,12 +287,12 @@ class GoldenConfigTest {
         /** The same resources unpacked, for the validator. */
         io.meshpilot.networking.validation.ProxyConfig typed() throws Exception {
             return new io.meshpilot.networking.validation.ProxyConfig(unpack(listeners, Listener.class),
-                    unpack(routes, io.envoyproxy.envoy.config.route.v3.RouteConfiguration.class),
+                    unpack(routes, RouteConfiguration.class),
                     unpack(clusters, Cluster.class),
-                    unpack(endpoints, io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.class));
+                    unpack(endpoints, ClusterLoadAssignment.class));
         }
 
-        private static <T extends com.google.protobuf.Message> List<T> unpack(List<Any> in, Class<T> type)
+        private static <T extends Message> List<T> unpack(List<Any> in, Class<T> type)
                 throws Exception {
             List<T> out = new ArrayList<>();
             for (Any a : in) {

@@ -15,12 +15,15 @@ import io.grpc.stub.ServerCalls;
 import io.grpc.xds.XdsServerBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.TestServers;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,13 +42,13 @@ class GrpcXdsServerTest {
      * busy machine may take it between this probe and the bind.
      */
     static int freePort() throws Exception {
-        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 100; attempt++) {
             int candidate = random.nextInt(20_000, 32_000);
             try (ServerSocket s = new ServerSocket()) {
-                s.bind(new java.net.InetSocketAddress(candidate));
+                s.bind(new InetSocketAddress(candidate));
                 return candidate;
-            } catch (java.io.IOException taken) {
+            } catch (IOException taken) {
                 // try another
             }
         }
@@ -87,7 +90,7 @@ class GrpcXdsServerTest {
      * The config dir of a gRPC echo server workload (test/echo-server, service port 7070 to
      * {@code port} on 127.0.0.1), as its xDS server bootstraps against; returns the dir.
      */
-    static Path echoServer(Path dir, int port) throws java.io.IOException {
+    static Path echoServer(Path dir, int port) throws IOException {
         Path config = Files.createDirectories(dir.resolve("config"));
         Files.writeString(config.resolve("echo-server.yaml"), """
                 apiVersion: networking.istio.io/v1
@@ -122,7 +125,7 @@ class GrpcXdsServerTest {
             Thread starter = Thread.ofVirtual().start(() -> {
                 try {
                     other.start();
-                } catch (java.io.IOException | RuntimeException e) {
+                } catch (IOException | RuntimeException e) {
                     notServing.completeExceptionally(e);
                 }
             });

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,11 +21,13 @@ import io.grpc.xds.XdsNameResolverProvider;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -164,7 +167,7 @@ class KubeMulticlusterTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(30), condition);
+        Await.until(what, Duration.ofSeconds(30), condition);
     }
 
     /** /debug/endpointShardz for reviews: shard ({@code Kubernetes/<cluster>}) -> its endpoints. */
@@ -294,7 +297,7 @@ class KubeMulticlusterTest {
 
     /** istiod_managed_clusters by cluster_type. */
     Map<String, Double> managedClusters() {
-        var metrics = io.meshpilot.testing.PrometheusTextParser.parse(
+        var metrics = PrometheusTextParser.parse(
                 Http.get(server.ports().get("monitoring"), "/metrics").body());
         Map<String, Double> out = new TreeMap<>();
         metrics.get("istiod_managed_clusters").samples().forEach(s -> out.put(s.labels().get("cluster_type"), s.value()));

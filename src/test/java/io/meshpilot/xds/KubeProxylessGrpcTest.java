@@ -15,6 +15,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.xds.XdsNameResolverProvider;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Files;
@@ -170,7 +171,7 @@ class KubeProxylessGrpcTest {
         assertEquals(40, v1.getOrDefault("a", 0) + v1.getOrDefault("b", 0), "subset v1 is pods a and b: " + v1);
         assertTrue(v1.getOrDefault("a", 0) > 0 && v1.getOrDefault("b", 0) > 0, "both serve: " + v1);
         assertEquals(Map.of("c", 10), calls(10, Map.of("end-user", "jason")), "the header route to subset v2");
-        String instances = io.meshpilot.testing.Http.get(server.ports().get("http"), "/debug/instancesz").body();
+        String instances = Http.get(server.ports().get("http"), "/debug/instancesz").body();
         assertTrue(instances.contains("\"test/echo-a\"") && instances.contains("\"kind\":\"Pod\""), instances);
 
         long cds = AdsProtocol.XDS_PUSHES.value("cds");

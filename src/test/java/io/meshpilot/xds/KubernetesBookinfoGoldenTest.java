@@ -3,6 +3,7 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -13,6 +14,7 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
@@ -20,6 +22,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
@@ -27,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -211,7 +215,7 @@ class KubernetesBookinfoGoldenTest {
     static String reviewsRoute() {
         try {
             for (var any : fetch(GoldenConfigTest.PRODUCTPAGE).routes()) {
-                var rc = any.unpack(io.envoyproxy.envoy.config.route.v3.RouteConfiguration.class);
+                var rc = any.unpack(RouteConfiguration.class);
                 for (var vh : rc.getVirtualHostsList()) {
                     if (vh.getName().equals("reviews.default.svc.cluster.local:9080")) {
                         return vh.getRoutes(0).getRoute().getCluster();
@@ -262,10 +266,10 @@ class KubernetesBookinfoGoldenTest {
         // what was served, beside the test's other output, for a diff with the golden
         Path served = GoldenConfigTest.HOME.resolve("target/kube-golden").resolve(GoldenConfigTest.GOLDEN.relativize(golden));
         Files.createDirectories(served.getParent());
-        Files.writeString(served, new com.google.gson.GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create()
+        Files.writeString(served, new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create()
                 .toJson(actual) + "\n");
         Path adjusted = served.resolveSibling(served.getFileName().toString().replace(".json", ".expected.json"));
-        Files.writeString(adjusted, new com.google.gson.GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create()
+        Files.writeString(adjusted, new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create()
                 .toJson(expected) + "\n");
         throw new AssertionError(GoldenConfigTest.HOME.relativize(golden) + " (Kubernetes mode, over ADS) differs at "
                 + difference);
@@ -353,7 +357,7 @@ class KubernetesBookinfoGoldenTest {
     private static void sortRulesByPort(JsonArray rules) {
         rewrite(rules);
         List<JsonElement> sorted = new ArrayList<>(rules.asList());
-        sorted.sort(java.util.Comparator.comparingInt((JsonElement r) -> r.getAsJsonObject().has("destinationPortRange")
+        sorted.sort(Comparator.comparingInt((JsonElement r) -> r.getAsJsonObject().has("destinationPortRange")
                 ? r.getAsJsonObject().getAsJsonObject("destinationPortRange").get("start").getAsInt() : Integer.MAX_VALUE));
         for (int i = 0; i < sorted.size(); i++) {
             rules.set(i, sorted.get(i));
@@ -459,7 +463,7 @@ class KubernetesBookinfoGoldenTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, CONVERGE, condition);
+        Await.until(what, CONVERGE, condition);
     }
 
     /** An object of a YAML stream, namespaced objects without a namespace in {@code default} as kubectl puts them. */

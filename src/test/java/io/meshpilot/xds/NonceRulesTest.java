@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.Status;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -19,6 +20,7 @@ import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,7 +62,7 @@ class NonceRulesTest {
                 env));
     }
 
-    private static Path withBookinfo(Path home) throws java.io.IOException {
+    private static Path withBookinfo(Path home) throws IOException {
         Files.createDirectories(home);
         TestServers.copyBookinfo(home);
         return home;
@@ -142,7 +144,7 @@ class NonceRulesTest {
     private static ClientConfig unpack(Any a) {
         try {
             return a.unpack(ClientConfig.class);
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+        } catch (InvalidProtocolBufferException e) {
             throw new AssertionError(e);
         }
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.stub.StreamObserver;
+import io.meshpilot.grpc.TransportConnection;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -47,7 +48,7 @@ class OutboxTest {
     @Test
     void blockedWriterNeitherBlocksOffersNorGrows() throws Exception {
         BlockingStream stream = new BlockingStream();
-        Outbox outbox = new Outbox(stream, io.meshpilot.grpc.TransportConnection.DIRECT, "test");
+        Outbox outbox = new Outbox(stream, TransportConnection.DIRECT, "test");
         String cds = TypeUrls.CLUSTER;
         String eds = TypeUrls.ENDPOINT;
 
@@ -75,7 +76,7 @@ class OutboxTest {
 
     @Test
     void failedWriteReportsOnceAndDropsTheRest() throws Exception {
-        Outbox outbox = new Outbox(new BlockingStream(), io.meshpilot.grpc.TransportConnection.DIRECT, "test");
+        Outbox outbox = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "test");
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch failed = new CountDownLatch(1);
         outbox.onFailure(e -> {

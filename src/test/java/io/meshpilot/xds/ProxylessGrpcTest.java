@@ -3,11 +3,14 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.grpc.CallOptions;
 import io.grpc.ClientInterceptors;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.InsecureServerCredentials;
+import io.grpc.KnownLength;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -20,6 +23,7 @@ import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.ServerCalls;
 import io.grpc.xds.XdsNameResolverProvider;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.AdsClient;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,6 +31,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -156,32 +161,32 @@ class ProxylessGrpcTest {
         } finally {
             dns.shutdownNow();
         }
-        try (io.meshpilot.testing.AdsClient sidecar = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+        try (AdsClient sidecar = new AdsClient(server.ports().get("grpc"),
                 "sidecar~10.0.0.1~envoy.test~test.svc.cluster.local", Map.of("NAMESPACE", "test"));
-             io.meshpilot.testing.AdsClient grpc = new io.meshpilot.testing.AdsClient(server.ports().get("grpc"),
+             AdsClient grpc = new AdsClient(server.ports().get("grpc"),
                 "sidecar~10.0.0.2~grpc.test~test.svc.cluster.local", Map.of("NAMESPACE", "test", "GENERATOR", "grpc"))) {
             sidecar.subscribe(TypeUrls.CLUSTER, List.of());
-            Map<String, io.envoyproxy.envoy.config.cluster.v3.Cluster> clusters = new HashMap<>();
-            for (var a : sidecar.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20)).getResourcesList()) {
-                var c = a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class);
+            Map<String, Cluster> clusters = new HashMap<>();
+            for (var a : sidecar.await(TypeUrls.CLUSTER, Duration.ofSeconds(20)).getResourcesList()) {
+                var c = a.unpack(Cluster.class);
                 clusters.put(c.getName(), c);
             }
             var strict = clusters.get("outbound|7070||dns-echo.example.test");
-            assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.STRICT_DNS, strict.getType());
+            assertEquals(Cluster.DiscoveryType.STRICT_DNS, strict.getType());
             assertEquals(1, strict.getLoadAssignment().getEndpoints(0).getLbEndpointsCount(), "duplicates once");
             assertEquals("localhost", strict.getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint()
                     .getAddress().getSocketAddress().getAddress());
-            assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.ORIGINAL_DST,
+            assertEquals(Cluster.DiscoveryType.ORIGINAL_DST,
                     clusters.get("outbound|443||passthrough.example.test").getType());
 
             grpc.subscribe(TypeUrls.CLUSTER, List.of("outbound|443||passthrough.example.test",
                     "outbound|7070||dns-echo.example.test"));
-            var names = grpc.await(TypeUrls.CLUSTER, java.time.Duration.ofSeconds(20)).getResourcesList().stream()
+            var names = grpc.await(TypeUrls.CLUSTER, Duration.ofSeconds(20)).getResourcesList().stream()
                     .map(a -> {
                         try {
-                            var c = a.unpack(io.envoyproxy.envoy.config.cluster.v3.Cluster.class);
+                            var c = a.unpack(Cluster.class);
                             return c.getName() + " " + c.getType();
-                        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                        } catch (InvalidProtocolBufferException e) {
                             throw new AssertionError(e);
                         }
                     }).toList();
@@ -199,7 +204,7 @@ class ProxylessGrpcTest {
         @Override
         public String parse(InputStream stream) {
             try {
-                if (stream instanceof io.grpc.KnownLength) {
+                if (stream instanceof KnownLength) {
                     return new String(stream.readNBytes(stream.available()), StandardCharsets.UTF_8);
                 }
                 return new String(stream.readAllBytes(), StandardCharsets.UTF_8);

@@ -13,6 +13,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** istiod's push queue semantics: one pending push per proxy, merged; never two workers on one proxy. */
@@ -70,6 +71,6 @@ class PushQueueTest {
     }
 
     static Set<String> names(PushRequest r) {
-        return r.configsUpdated().stream().map(ConfigKey::name).collect(java.util.stream.Collectors.toSet());
+        return r.configsUpdated().stream().map(ConfigKey::name).collect(Collectors.toSet());
     }
 }

@@ -13,11 +13,14 @@ import com.google.protobuf.UnknownFieldSet;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -185,7 +188,7 @@ class RequestNamesTest {
      * As Helidon 4.4's request stream: an InputStream over its message that knows its length
      * and answers 0 instead of -1 at the end (InputStream.readAllBytes never returns on it).
      */
-    private static final class ZeroAtEnd extends java.io.InputStream implements io.grpc.KnownLength {
+    private static final class ZeroAtEnd extends InputStream implements KnownLength {
         private final byte[] bytes;
         private int at;
 
@@ -218,10 +221,10 @@ class RequestNamesTest {
         MethodDescriptor.Marshaller<DiscoveryRequest> m = reader.marshaller(
                 AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
         DiscoveryRequest r = ack("5", clusters(100, ""));
-        assertEquals(r, assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+        assertEquals(r, assertTimeoutPreemptively(Duration.ofSeconds(10),
                 () -> m.parse(new ZeroAtEnd(r.toByteArray()))));
         DiscoveryRequest small = ack("6", List.of("a"));
-        assertEquals(small, assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+        assertEquals(small, assertTimeoutPreemptively(Duration.ofSeconds(10),
                 () -> m.parse(new ZeroAtEnd(small.toByteArray()))));
     }
 

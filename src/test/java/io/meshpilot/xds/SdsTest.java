@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -20,6 +22,7 @@ import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.TestCredentials;
@@ -34,6 +37,7 @@ import java.security.KeyPairGenerator;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -144,7 +148,7 @@ class SdsTest {
         return out;
     }
 
-    static String text(com.google.protobuf.ByteString b) {
+    static String text(ByteString b) {
         return b.toString(StandardCharsets.US_ASCII);
     }
 
@@ -167,11 +171,11 @@ class SdsTest {
 
             // the config dump shows the secret, never its key
             var discovery = server.server().components().discovery();
-            String dump = com.google.protobuf.util.JsonFormat.printer()
-                    .usingTypeRegistry(io.meshpilot.networking.EnvoyTypes.REGISTRY)
+            String dump = JsonFormat.printer()
+                    .usingTypeRegistry(EnvoyTypes.REGISTRY)
                     .print(discovery.configDump(discovery.debugConnection("ingress-1").orElseThrow(), false));
             assertTrue(dump.contains("SecretsConfigDump") && dump.contains("[redacted]"), dump);
-            assertFalse(dump.contains(java.util.Base64.getEncoder().encodeToString(
+            assertFalse(dump.contains(Base64.getEncoder().encodeToString(
                     gateway.key().getBytes(StandardCharsets.US_ASCII))), "no private key in the dump");
 
             // a new certificate in the file: SDS is pushed, nothing else

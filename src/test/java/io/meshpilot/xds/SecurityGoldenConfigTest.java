@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -52,7 +53,7 @@ class SecurityGoldenConfigTest {
             String dir = sample.substring(0, sample.length() - ".yaml".length());
             // a sample that needs mesh config (extension providers for CUSTOM) has <sample>.mesh next to it
             Path meshFile = SAMPLES.resolve(dir + ".mesh");
-            var loader = new io.meshpilot.mesh.MeshConfigLoader();
+            var loader = new MeshConfigLoader();
             PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
                     Files.exists(meshFile) ? loader.loadMesh(meshFile) : loader.defaults(), "cluster.local",
                     GoldenConfigTest.VERSIONS.incrementAndGet());

@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** Shared responses: built once per key and version, encoded once, bounded, dropped on a newer version. */
@@ -22,7 +25,7 @@ class SharedResponsesTest {
     void builtOnceEncodedOnceAndDroppedOnNewerVersions() throws Exception {
         SharedResponses shared = new SharedResponses();
         AtomicInteger builds = new AtomicInteger();
-        java.util.function.Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
+        Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
                 .setVersionInfo("v" + builds.incrementAndGet()).setNonce("n").build();
         DiscoveryResponse first = shared.get(key(1, 1, "a", "b"), build);
         assertSame(first, shared.get(key(1, 1, "b", "a"), build), "the same names in another order");
@@ -54,10 +57,10 @@ class SharedResponsesTest {
     void keptResponsesAreBoundedByTheHeapTheyTake() {
         SharedResponses shared = new SharedResponses();
         AtomicInteger builds = new AtomicInteger();
-        com.google.protobuf.ByteString megabyte = com.google.protobuf.ByteString.copyFrom(new byte[1024 * 1024]);
-        java.util.function.Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
+        ByteString megabyte = ByteString.copyFrom(new byte[1024 * 1024]);
+        Supplier<DiscoveryResponse> build = () -> DiscoveryResponse.newBuilder()
                 .setVersionInfo("v" + builds.incrementAndGet())
-                .addResources(com.google.protobuf.Any.newBuilder().setTypeUrl(TypeUrls.ENDPOINT).setValue(megabyte))
+                .addResources(Any.newBuilder().setTypeUrl(TypeUrls.ENDPOINT).setValue(megabyte))
                 .build();
         int fit = (int) (SharedResponses.MAX_HEAP / (2 * megabyte.size()));
         DiscoveryResponse first = shared.get(key(1, 1, "first"), build);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.GeneratedMesh;
@@ -75,7 +76,7 @@ class SidecarXdsTest {
             Proxy v2 = GeneratedMesh.sidecar(0, 2);
             PushContext push = mesh.push();
             assertFalse(push.routesDependOnProxyLabels());
-            var names = io.meshpilot.xds.SubscribedNames.of(Set.of("8080"));
+            var names = SubscribedNames.of(Set.of("8080"));
             assertSame(xds.generators().forType(TypeUrls.ROUTE, v1).generate(v1, push, names, false).get(0),
                     xds.generators().forType(TypeUrls.ROUTE, v1).generate(v2, push, names, false).get(0));
 
@@ -92,7 +93,7 @@ class SidecarXdsTest {
                     """.formatted(GeneratedMesh.namespace(3), GeneratedMesh.hostname(3), GeneratedMesh.hostname(3),
                     GeneratedMesh.hostname(3)));
             PushContext next = PushContext.build(mesh.fixture().registry, mesh.fixture().store,
-                    mesh.fixture().updates.index, new io.meshpilot.mesh.MeshConfigLoader().defaults(), "cluster.local",
+                    mesh.fixture().updates.index, new MeshConfigLoader().defaults(), "cluster.local",
                     push.version() + 1);
             assertTrue(next.routesDependOnProxyLabels());
             var r1 = xds.generators().forType(TypeUrls.ROUTE, v1).generate(v1, next, names, false).get(0).unpack(RouteConfiguration.class);

@@ -19,10 +19,12 @@ import io.meshpilot.testing.TestServers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -71,7 +73,7 @@ class SlowReaderTest {
                             Map.of());
                     c.autoAnswer("");
                     c.subscribe(CDS, List.of());
-                    assertNotNull(c.await(CDS, java.time.Duration.ofSeconds(10)), "first CDS");
+                    assertNotNull(c.await(CDS, Duration.ofSeconds(10)), "first CDS");
                     others.add(c);
                 }
                 waitFor(() -> slowGot.get() == 1, "the stalled proxy's first answer");
@@ -123,7 +125,7 @@ class SlowReaderTest {
         return max;
     }
 
-    private static void waitFor(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    private static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -3,7 +3,9 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
@@ -12,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -69,7 +72,7 @@ class StreamRateLimitTest {
         TestServers.copyBookinfo(dir);
         int streams = 2_000;
         try (MeshPilotServer server = TestServers.start(dir)) {
-            io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+            ManagedChannel channel = NettyChannelBuilder
                     .forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build();
             List<AdsClient> clients = new ArrayList<>();
             try {
@@ -96,7 +99,7 @@ class StreamRateLimitTest {
                         "admitted streams ended by the refusals of others");
 
                 // each stream's own count so far: the change must reach every one past it
-                Map<AdsClient, Integer> before = new java.util.IdentityHashMap<>();
+                Map<AdsClient, Integer> before = new IdentityHashMap<>();
                 admitted.forEach(c -> before.put(c, c.received().size()));
                 Http.Reply put = Http.send(server.ports().get("http"),
                         "/api/v1/configs/networking.istio.io/v1/serviceentries/default/after-the-burst", "PUT", """

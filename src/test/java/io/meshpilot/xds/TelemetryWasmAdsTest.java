@@ -3,6 +3,7 @@ package io.meshpilot.xds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.StringValue;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.access_loggers.file.v3.FileAccessLog;
@@ -15,7 +16,9 @@ import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +45,7 @@ class TelemetryWasmAdsTest {
     @BeforeAll
     static void start() throws Exception {
         TestServers.copyBookinfo(dir);
-        java.nio.file.Files.writeString(dir.resolve("config/extensions.yaml"), EXTENSIONS);
+        Files.writeString(dir.resolve("config/extensions.yaml"), EXTENSIONS);
         server = TestServers.start(dir);
     }
 
@@ -109,12 +112,12 @@ class TelemetryWasmAdsTest {
 
             // an edit of the plugin pushes ECDS again (istiod's ecdsNeedsPush), replaced atomically
             Path tmp = dir.resolve("extensions.yaml.tmp");
-            java.nio.file.Files.writeString(tmp, EXTENSIONS.replace("prefix: /productpage", "prefix: /changed"));
-            java.nio.file.Files.move(tmp, dir.resolve("config/extensions.yaml"),
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.writeString(tmp, EXTENSIONS.replace("prefix: /productpage", "prefix: /changed"));
+            Files.move(tmp, dir.resolve("config/extensions.yaml"),
+                    StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             DiscoveryResponse again = c.await(TypeUrls.EXTENSION_CONFIG, WAIT);
             Wasm changed = again.getResources(0).unpack(TypedExtensionConfig.class).getTypedConfig().unpack(Wasm.class);
-            assertTrue(changed.getConfig().getConfiguration().unpack(com.google.protobuf.StringValue.class).getValue()
+            assertTrue(changed.getConfig().getConfiguration().unpack(StringValue.class).getValue()
                     .contains("/changed"), changed.toString());
         }
     }

@@ -8,10 +8,14 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.grpc.CallPeer;
@@ -27,8 +31,10 @@ import java.security.cert.X509Certificate;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
@@ -48,7 +54,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 public class XdsAuthTest {
 
     /** The first answer of a one-request ADS stream, or the status it was refused with. */
-    public static Object firstAnswer(io.grpc.Channel channel, String nodeId) throws Exception {
+    public static Object firstAnswer(Channel channel, String nodeId) throws Exception {
         CompletableFuture<Object> result = new CompletableFuture<>();
         var requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new StreamObserver<>() {
             @Override
@@ -74,10 +80,10 @@ public class XdsAuthTest {
         }
     }
 
-    static io.grpc.Channel withIdentity(ManagedChannel channel, String identity) {
-        io.grpc.Metadata md = new io.grpc.Metadata();
+    static Channel withIdentity(ManagedChannel channel, String identity) {
+        Metadata md = new Metadata();
         md.put(IDENTITY_HEADER, identity);
-        return io.grpc.ClientInterceptors.intercept(channel, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md));
+        return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md));
     }
 
     static ManagedChannel tls(int port, ServingCertificate cert, boolean clientCert) throws Exception {
@@ -86,13 +92,13 @@ public class XdsAuthTest {
 
     /** TLS to the secure port, every call claiming {@code identity} to {@link #registerHeaderAuthenticator}'s authenticator. */
     static ManagedChannel tlsAs(int port, ServingCertificate cert, String identity) throws Exception {
-        io.grpc.Metadata md = new io.grpc.Metadata();
+        Metadata md = new Metadata();
         md.put(IDENTITY_HEADER, identity);
-        return tlsBuilder(port, cert, false).intercept(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md)).build();
+        return tlsBuilder(port, cert, false).intercept(MetadataUtils.newAttachHeadersInterceptor(md)).build();
     }
 
     private static NettyChannelBuilder tlsBuilder(int port, ServingCertificate cert, boolean clientCert) throws Exception {
-        var chain = cert.chain().toArray(java.security.cert.X509Certificate[]::new);
+        var chain = cert.chain().toArray(X509Certificate[]::new);
         var ssl = GrpcSslContexts.forClient().trustManager(chain);
         if (clientCert) {
             ssl.keyManager(cert.privateKey(), chain);
@@ -100,8 +106,8 @@ public class XdsAuthTest {
         return NettyChannelBuilder.forAddress("127.0.0.1", port).sslContext(ssl.build());
     }
 
-    private static final io.grpc.Metadata.Key<String> IDENTITY_HEADER =
-            io.grpc.Metadata.Key.of("x-identity", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<String> IDENTITY_HEADER =
+            Metadata.Key.of("x-identity", Metadata.ASCII_STRING_MARSHALLER);
 
     /**
      * An authenticator that takes the caller's identity from a header (what the CA issue's
@@ -115,8 +121,8 @@ public class XdsAuthTest {
             }
 
             @Override
-            public java.util.Optional<Caller> authenticate(CallPeer peer, java.util.function.Function<String, String> h) {
-                return java.util.Optional.ofNullable(h.apply(IDENTITY_HEADER.name())).map(id -> new Caller(type(), List.of(id)));
+            public Optional<Caller> authenticate(CallPeer peer, Function<String, String> h) {
+                return Optional.ofNullable(h.apply(IDENTITY_HEADER.name())).map(id -> new Caller(type(), List.of(id)));
             }
         });
     }

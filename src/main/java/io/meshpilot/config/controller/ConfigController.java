@@ -18,7 +18,10 @@ import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.config.store.DurableConfigStore;
 import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.monitoring.IstioCounter;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -55,7 +58,7 @@ public final class ConfigController implements AutoCloseable {
      * @param crds           Istio CRDs of the cluster (Kubernetes mode, or a {@code k8s://}
      *                       source): watched, and where REST writes go
      */
-    public record Sources(java.nio.file.Path configDir, java.nio.file.Path configStateDir, boolean crds) {
+    public record Sources(Path configDir, Path configStateDir, boolean crds) {
 
         /**
          * istiod's choice of config source (initConfigController): the mesh config's
@@ -66,10 +69,10 @@ public final class ConfigController implements AutoCloseable {
          * @param kubernetes whether a Kubernetes cluster is configured
          * @throws IllegalArgumentException with one line naming the unsupported source
          */
-        public static Sources choose(java.nio.file.Path configDir, java.nio.file.Path configStateDir,
+        public static Sources choose(Path configDir, Path configStateDir,
                                      List<String> meshConfigSources, boolean kubernetes) {
             if (!meshConfigSources.isEmpty()) {
-                java.nio.file.Path dir = null;
+                Path dir = null;
                 boolean crds = false;
                 for (String address : meshConfigSources) {
                     if (address.startsWith("fs://")) {
@@ -77,7 +80,7 @@ public final class ConfigController implements AutoCloseable {
                             throw new IllegalArgumentException("mesh config configSources: more than one fs:// source ("
                                     + dir + ", " + address + "); this build reads one directory");
                         }
-                        dir = java.nio.file.Path.of(address.substring("fs://".length()));
+                        dir = Path.of(address.substring("fs://".length()));
                     } else if (address.startsWith("k8s://")) {
                         if (!kubernetes) {
                             throw new IllegalArgumentException("mesh config configSources " + address
@@ -114,9 +117,9 @@ public final class ConfigController implements AutoCloseable {
     private final List<Runnable> syncedHandlers = new CopyOnWriteArrayList<>();
     /** Keys whose shadowing was logged; a key leaves when only one store holds it again. */
     private final Set<ConfigKey> shadowLogged = ConcurrentHashMap.newKeySet();
-    static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(60);
+    static final Duration SYNC_TIMEOUT = Duration.ofSeconds(60);
     /** How long the start functions wait, by default, for the kinds found in the CRDs to be listed. */
-    static final java.time.Duration CRD_FOLLOW_UP = java.time.Duration.ofSeconds(10);
+    static final Duration CRD_FOLLOW_UP = Duration.ofSeconds(10);
 
     private final KubeClient kubeClient;
     private final boolean scopedByDiscoverySelectors;
@@ -153,7 +156,7 @@ public final class ConfigController implements AutoCloseable {
      *
      * @throws java.io.IOException when --configStateDir cannot be used
      */
-    public String start() throws java.io.IOException {
+    public String start() throws IOException {
         List<ConfigStoreController> stores = new ArrayList<>();
         if (sources.configDir() != null) {
             // a directory that cannot be read is reported by the source and loaded once it can be,
@@ -182,15 +185,15 @@ public final class ConfigController implements AutoCloseable {
      * The store REST writes go to. Embedded it keeps them in --configStateDir; with Kubernetes
      * CRDs the API server holds them, and the same store serves the cluster's config.
      */
-    private WritableConfigStore openWritable() throws java.io.IOException {
+    private WritableConfigStore openWritable() throws IOException {
         if (sources.crds()) {
             return new CrdConfigStore(kubeClient, schemas, parser,
                     scopedByDiscoverySelectors ? kubeClient.discoveryNamespaces() : null);
         }
         try {
             return DurableConfigStore.open(sources.configStateDir(), parser, schemas.all());
-        } catch (java.io.IOException | RuntimeException e) {
-            throw new java.io.IOException("cannot use --configStateDir " + sources.configStateDir() + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("cannot use --configStateDir " + sources.configStateDir() + ": " + e.getMessage(), e);
         }
     }
 
@@ -204,7 +207,7 @@ public final class ConfigController implements AutoCloseable {
     }
 
     /** As {@link #run()}, waiting at most {@code crdFollowUp} for the kinds found in the CRDs to list. */
-    public void run(java.time.Duration crdFollowUp) throws InterruptedException {
+    public void run(Duration crdFollowUp) throws InterruptedException {
         long t0 = System.nanoTime();
         aggregate.run();
         // the cluster's kinds are known once the CRDs are listed, and their objects follow: wait,
@@ -213,7 +216,7 @@ public final class ConfigController implements AutoCloseable {
         long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
         SyncWaiter.await(aggregate.synced(), crdFollowUp.compareTo(SYNC_TIMEOUT) < 0 ? crdFollowUp : SYNC_TIMEOUT);
         boolean delivered = aggregate.awaitEventsDelivered(Math.max(1, deadline - System.nanoTime()),
-                java.util.concurrent.TimeUnit.NANOSECONDS);
+                TimeUnit.NANOSECONDS);
         eventsDelivered = delivered;
         synced = delivered && aggregate.hasSynced();
         int count = schemas.all().stream().mapToInt(s -> aggregate.list(s.kind(), null).size()).sum();

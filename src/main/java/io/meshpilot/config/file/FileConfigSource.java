@@ -21,6 +21,7 @@ import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -28,7 +29,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -62,12 +65,12 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
      * ConfigParser); {@code readFailed}: opening or reading it failed (e.g. permission denied),
      * which a chmod can fix without changing size, mtime or inode, so it is read again on every scan.
      */
-    private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
+    private record FileState(long size, FileTime modified, Object fileKey,
                              List<Config> configs, List<DocumentError> errors, List<DocumentError> warnings,
                              boolean readFailed, Map<String, Config> reusable) {
         /** Same size, full-precision mtime and inode: the content was not touched. */
         boolean sameFile(BasicFileAttributes a) {
-            return size == a.size() && modified.equals(a.lastModifiedTime()) && java.util.Objects.equals(fileKey, a.fileKey());
+            return size == a.size() && modified.equals(a.lastModifiedTime()) && Objects.equals(fileKey, a.fileKey());
         }
     }
 
@@ -105,7 +108,7 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         if (n.startsWith(".") || n.startsWith("#") || n.endsWith("~")) {
             return false;
         }
-        String lower = n.toLowerCase(java.util.Locale.ROOT);
+        String lower = n.toLowerCase(Locale.ROOT);
         return lower.endsWith(".yaml") || lower.endsWith(".yml") || lower.endsWith(".json");
     }
 

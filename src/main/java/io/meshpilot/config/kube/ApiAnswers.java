@@ -1,5 +1,8 @@
 package io.meshpilot.config.kube;
 
+import com.google.gson.Gson;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.store.ConfigStoreException;
@@ -35,15 +38,15 @@ final class ApiAnswers {
     }
 
     /** The failure an {@link io.kubernetes.client.openapi.ApiException} of a typed call is. */
-    static ConfigStoreException failure(ConfigKey key, io.kubernetes.client.openapi.ApiException e,
+    static ConfigStoreException failure(ConfigKey key, ApiException e,
                                         String givenResourceVersion) {
         if (e.getCode() == 0) {
             return new ConfigStoreException.Unavailable(key, "API server unreachable: " + e.getMessage(), e);
         }
-        io.kubernetes.client.openapi.models.V1Status status = null;
+        V1Status status = null;
         try {
             status = e.getResponseBody() == null ? null
-                    : new com.google.gson.Gson().fromJson(e.getResponseBody(), io.kubernetes.client.openapi.models.V1Status.class);
+                    : new Gson().fromJson(e.getResponseBody(), V1Status.class);
         } catch (RuntimeException notAStatus) {
             // the answer's code is enough
         }

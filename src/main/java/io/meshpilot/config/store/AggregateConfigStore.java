@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -145,11 +146,11 @@ public final class AggregateConfigStore implements ConfigStoreController {
     }
 
     @Override
-    public boolean awaitEventsDelivered(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+    public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         for (ConfigStoreController s : stores) {
             long left = deadline - System.nanoTime();
-            if (left <= 0 || !s.awaitEventsDelivered(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+            if (left <= 0 || !s.awaitEventsDelivered(left, TimeUnit.NANOSECONDS)) {
                 return false;
             }
         }

@@ -12,6 +12,7 @@ import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.util.AtomicFiles;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -23,10 +24,14 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The writable store's objects on disk, one file per object:
@@ -163,7 +168,7 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
             }
             text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
+                    .decode(ByteBuffer.wrap(Files.readAllBytes(file))).toString();
         } catch (CharacterCodingException e) {
             errors.add(error(file, "not valid UTF-8; the object is skipped"));
             return;
@@ -271,7 +276,7 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
 
     Path fileOf(ConfigKey key) {
         String ns = key.namespace() == null || key.namespace().isEmpty() ? NO_NAMESPACE : segment(key.namespace());
-        return root.resolve(segment(key.kind().toLowerCase(java.util.Locale.ROOT))).resolve(ns)
+        return root.resolve(segment(key.kind().toLowerCase(Locale.ROOT))).resolve(ns)
                 .resolve(fileSegment(segment(key.name())) + SUFFIX);
     }
 
@@ -287,10 +292,10 @@ public final class ConfigStateDir implements ConfigPersistence, AutoCloseable {
             return segment;
         }
         try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+            byte[] digest = MessageDigest.getInstance("SHA-256")
                     .digest(segment.getBytes(StandardCharsets.US_ASCII));
-            return segment.substring(0, HASHED_PREFIX) + "~" + java.util.HexFormat.of().formatHex(digest);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return segment.substring(0, HASHED_PREFIX) + "~" + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every Java platform", e);
         }
     }

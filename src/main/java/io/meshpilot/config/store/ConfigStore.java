@@ -2,7 +2,9 @@ package io.meshpilot.config.store;
 
 import io.meshpilot.config.Config;
 import io.meshpilot.config.schema.Schema;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
@@ -41,13 +43,13 @@ public interface ConfigStore {
      * when null or empty), in key order.
      */
     static List<Config> listed(Collection<Config> objects, String namespace) {
-        List<Config> out = new java.util.ArrayList<>();
+        List<Config> out = new ArrayList<>();
         for (Config c : objects) {
             if (namespace == null || namespace.isEmpty() || namespace.equals(c.namespace())) {
                 out.add(c);
             }
         }
-        out.sort(java.util.Comparator.comparing(Config::key));
+        out.sort(Comparator.comparing(Config::key));
         return out;
     }
 }

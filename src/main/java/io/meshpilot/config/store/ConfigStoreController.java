@@ -2,6 +2,7 @@ package io.meshpilot.config.store;
 
 import io.meshpilot.config.ConfigEvent;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -21,7 +22,7 @@ public interface ConfigStoreController extends ConfigStore {
     CompletableFuture<Void> synced();
 
     /** Waits until the events of every change made so far were delivered; true if they were. */
-    default boolean awaitEventsDelivered(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+    default boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
         return true;
     }
 }

@@ -6,6 +6,7 @@ import io.meshpilot.util.IpPrefix;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * istiod's building-block checks (pkg/config/validation, pkg/config/labels): DNS names with
@@ -232,7 +233,7 @@ public final class Checks {
         }
         try {
             Pattern.compile(regex);
-        } catch (java.util.regex.PatternSyntaxException e) {
+        } catch (PatternSyntaxException e) {
             v.error("invalid regex \"" + regex + "\": " + e.getDescription());
             return false;
         }

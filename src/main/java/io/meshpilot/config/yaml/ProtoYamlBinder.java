@@ -23,14 +23,17 @@ import com.google.protobuf.Value;
 import com.google.protobuf.util.Durations;
 import com.google.protobuf.util.FieldMaskUtil;
 import com.google.protobuf.util.Timestamps;
+import io.meshpilot.util.GoDuration;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.text.ParseException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -514,13 +517,13 @@ public final class ProtoYamlBinder {
                     || s.getTag().equals(Tag.STR))) {
                 String v = s.getValue().replace("_", "");
                 try {
-                    double d = switch (v.toLowerCase(java.util.Locale.ROOT)) {
+                    double d = switch (v.toLowerCase(Locale.ROOT)) {
                         case ".inf", "+.inf", "infinity" -> Double.POSITIVE_INFINITY;
                         case "-.inf", "-infinity" -> Double.NEGATIVE_INFINITY;
                         case ".nan", "nan" -> Double.NaN;
                         default -> new BigDecimal(v).doubleValue();
                     };
-                    if (Double.isInfinite(d) && !v.toLowerCase(java.util.Locale.ROOT).contains("inf")) {
+                    if (Double.isInfinite(d) && !v.toLowerCase(Locale.ROOT).contains("inf")) {
                         error(node, path, "number " + v + " is out of range for a double");
                         return null;
                     }
@@ -636,7 +639,7 @@ public final class ProtoYamlBinder {
             return text;
         }
         try {
-            java.time.Duration d = io.meshpilot.util.GoDuration.parse(text);
+            Duration d = GoDuration.parse(text);
             if (d.getSeconds() > 315_576_000_000L) {
                 return null; // beyond protobuf Duration's range
             }
@@ -673,7 +676,7 @@ public final class ProtoYamlBinder {
     }
 
     static boolean parseBool(String v) {
-        return switch (v.toLowerCase(java.util.Locale.ROOT)) {
+        return switch (v.toLowerCase(Locale.ROOT)) {
             case "true", "yes", "on", "y" -> true;
             default -> false;
         };

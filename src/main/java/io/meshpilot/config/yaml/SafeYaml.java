@@ -3,6 +3,7 @@ package io.meshpilot.config.yaml;
 import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.List;
+import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -10,6 +11,9 @@ import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.Tag;
+import org.yaml.snakeyaml.representer.Representer;
 
 /**
  * Parses YAML (and JSON, which is YAML) into node trees that keep line numbers, with limits
@@ -42,14 +46,14 @@ public final class SafeYaml {
                     "document is larger than " + MAX_CHARS + " characters")));
         }
         LoaderOptions o = options();
-        Yaml yaml = new Yaml(new SafeConstructor(o), new org.yaml.snakeyaml.representer.Representer(
-                new org.yaml.snakeyaml.DumperOptions()), new org.yaml.snakeyaml.DumperOptions(), o);
+        Yaml yaml = new Yaml(new SafeConstructor(o), new Representer(
+                new DumperOptions()), new DumperOptions(), o);
         List<Node> out = new ArrayList<>();
         try {
             for (Node n : yaml.composeAll(new StringReader(text))) {
                 // an empty document (a trailing "---", a comment-only part) is no document
-                boolean empty = n == null || (n instanceof org.yaml.snakeyaml.nodes.ScalarNode s
-                        && s.getTag().equals(org.yaml.snakeyaml.nodes.Tag.NULL));
+                boolean empty = n == null || (n instanceof ScalarNode s
+                        && s.getTag().equals(Tag.NULL));
                 if (!empty) {
                     out.add(n);
                 }

@@ -1,5 +1,6 @@
 package io.meshpilot.config.yaml;
 
+import java.util.Locale;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
@@ -50,7 +51,7 @@ public final class YamlPaths {
 
     private static Node child(Node node, String key) {
         if (node instanceof MappingNode map) {
-            String snake = key.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+            String snake = key.replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT);
             for (NodeTuple t : map.getValue()) {
                 if (t.getKeyNode() instanceof ScalarNode k && (k.getValue().equals(key) || k.getValue().equals(snake))) {
                     return t.getValueNode();

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -59,7 +60,7 @@ public final class JwtAuthnFilter {
         if (ruleClaims.isEmpty()) {
             return SPACE_DELIMITED_CLAIMS;
         }
-        java.util.TreeSet<String> all = new java.util.TreeSet<>(ruleClaims);
+        TreeSet<String> all = new TreeSet<>(ruleClaims);
         all.addAll(SPACE_DELIMITED_CLAIMS);
         return List.copyOf(all);
     }

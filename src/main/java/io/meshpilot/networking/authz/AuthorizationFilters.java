@@ -1,6 +1,7 @@
 package io.meshpilot.networking.authz;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.rbac.v3.Policy;
 import io.envoyproxy.envoy.config.rbac.v3.RBAC;
@@ -354,11 +355,11 @@ public final class AuthorizationFilters {
         }
     }
 
-    private static HttpFilter httpFilter(String name, com.google.protobuf.Message config) {
+    private static HttpFilter httpFilter(String name, Message config) {
         return HttpFilter.newBuilder().setName(name).setTypedConfig(Any.pack(config)).build();
     }
 
-    private static Filter networkFilter(String name, com.google.protobuf.Message config) {
+    private static Filter networkFilter(String name, Message config) {
         return Filter.newBuilder().setName(name).setTypedConfig(Any.pack(config)).build();
     }
 }

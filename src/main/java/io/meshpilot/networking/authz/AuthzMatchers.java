@@ -8,6 +8,7 @@ import io.envoyproxy.envoy.type.matcher.v3.PathMatcher;
 import io.envoyproxy.envoy.type.matcher.v3.RegexMatcher;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.envoyproxy.envoy.type.matcher.v3.ValueMatcher;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -140,7 +141,7 @@ final class AuthzMatchers {
 
     /** A claim of the verified JWT, under jwt_authn's payload metadata. */
     static MetadataMatcher jwtClaims(List<String> claims, ValueMatcher value) {
-        List<String> keys = new java.util.ArrayList<>();
+        List<String> keys = new ArrayList<>();
         keys.add(JWT_PAYLOAD);
         keys.addAll(claims);
         return metadataList(JWT_FILTER, keys, value, true);

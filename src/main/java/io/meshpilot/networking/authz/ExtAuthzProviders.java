@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The ext_authz filters of meshConfig's {@code envoyExtAuthzHttp} and {@code envoyExtAuthzGrpc}
@@ -86,7 +87,7 @@ final class ExtAuthzProviders {
     Provider get(String name) throws UnsupportedValue {
         Provider p = providers.get(name);
         if (p == null) {
-            throw new UnsupportedValue("available providers are " + new java.util.TreeSet<>(providers.keySet())
+            throw new UnsupportedValue("available providers are " + new TreeSet<>(providers.keySet())
                     + " but found \"" + name + "\"");
         }
         if (!p.errors().isEmpty()) {

@@ -10,6 +10,8 @@ import io.meshpilot.api.security.v1beta1.Rule;
 import io.meshpilot.api.security.v1beta1.Source;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * One AuthorizationPolicy rule as an Envoy RBAC policy, built as istiod's authz/model does:
@@ -187,8 +189,8 @@ final class RuleModel {
      * {@link #check}.
      */
     private static <T> List<T> matchers(Clause c, RBAC.Action action, Translate<List<String>, T> whole,
-                                        Translate<String, T> each, java.util.function.Function<List<T>, T> or,
-                                        java.util.function.UnaryOperator<T> not) throws UnsupportedValue {
+                                        Translate<String, T> each, Function<List<T>, T> or,
+                                        UnaryOperator<T> not) throws UnsupportedValue {
         List<T> out = new ArrayList<>(2);
         for (int pass = 0; pass < 2; pass++) {
             List<String> values = pass == 0 ? c.values() : c.notValues();

@@ -1,6 +1,7 @@
 package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.BoolValue;
 import com.google.protobuf.Duration;
 import io.envoyproxy.envoy.config.core.v3.Address;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
@@ -8,14 +9,19 @@ import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors;
+import io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault;
 import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds;
 import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
+import java.util.List;
 
 /** Names and small building blocks shared by the sidecar listener and cluster builders (istiod's values). */
 final class EnvoyFilters {
@@ -65,18 +71,18 @@ final class EnvoyFilters {
      * Envoy has: fault and CORS (idle unless a route carries their per-route config), then the
      * router. Istio's own filters (metadata exchange, stats, ALPN) need istio-proxy's build.
      */
-    static java.util.List<HttpFilter> httpFilters() {
-        return java.util.List.of(
+    static List<HttpFilter> httpFilters() {
+        return List.of(
                 HttpFilter.newBuilder().setName(HttpRouteTranslator.FAULT_FILTER).setTypedConfig(Any.pack(
-                        io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDefaultInstance())).build(),
+                        HTTPFault.getDefaultInstance())).build(),
                 HttpFilter.newBuilder().setName(HttpRouteTranslator.CORS_FILTER).setTypedConfig(Any.pack(
-                        io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors.getDefaultInstance())).build(),
+                        Cors.getDefaultInstance())).build(),
                 router());
     }
 
     /** The route configuration {@code routeName} over ADS, without an initial fetch timeout, as istiod. */
-    static io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds rds(String routeName) {
-        return io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds.newBuilder()
+    static Rds rds(String routeName) {
+        return Rds.newBuilder()
                 .setRouteConfigName(routeName)
                 .setConfigSource(ConfigSource.newBuilder()
                         .setAds(AggregatedConfigSource.getDefaultInstance())
@@ -94,9 +100,9 @@ final class EnvoyFilters {
         return HttpConnectionManager.newBuilder()
                 .setCodecType(HttpConnectionManager.CodecType.AUTO)
                 .setStatPrefix(statPrefix)
-                .setNormalizePath(com.google.protobuf.BoolValue.of(true))
+                .setNormalizePath(BoolValue.of(true))
                 .setPathWithEscapedSlashesAction(HttpConnectionManager.PathWithEscapedSlashesAction.KEEP_UNCHANGED)
-                .setUseRemoteAddress(com.google.protobuf.BoolValue.of(false))
+                .setUseRemoteAddress(BoolValue.of(false))
                 .addUpgradeConfigs(HttpConnectionManager.UpgradeConfig.newBuilder().setUpgradeType("websocket"))
                 .setStreamIdleTimeout(Duration.getDefaultInstance());
     }
@@ -131,7 +137,7 @@ final class EnvoyFilters {
     static boolean allowAny(MeshConfig mesh, ProxyScope scope, Proxy proxy) {
         if (scope.sidecar() != null && ((Sidecar) scope.sidecar().spec()).hasOutboundTrafficPolicy()) {
             return ((Sidecar) scope.sidecar().spec()).getOutboundTrafficPolicy().getMode()
-                    == io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy.Mode.ALLOW_ANY;
+                    == OutboundTrafficPolicy.Mode.ALLOW_ANY;
         }
         var mode = mesh.getOutboundTrafficPolicy().getMode();
         return mode == MeshConfig.OutboundTrafficPolicy.Mode.ALLOW_ANY

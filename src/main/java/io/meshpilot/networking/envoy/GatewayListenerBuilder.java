@@ -26,6 +26,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -72,7 +73,7 @@ public final class GatewayListenerBuilder {
                         .addFilters(hcm("outbound_" + name, port.httpRouteName(), security, port.number())).build());
             } else {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
-                Map<FilterChainMatch, FilterChain> byMatch = new java.util.LinkedHashMap<>();
+                Map<FilterChainMatch, FilterChain> byMatch = new LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
                     for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, security)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {

@@ -1,6 +1,7 @@
 package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.BoolValue;
+import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
@@ -10,6 +11,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -72,7 +74,7 @@ public final class GatewayRouteBuilder {
         }
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName)
                 .setValidateClusters(BoolValue.of(false))
-                .setMaxDirectResponseBodySizeBytes(com.google.protobuf.UInt32Value.of(
+                .setMaxDirectResponseBodySizeBytes(UInt32Value.of(
                         SidecarRouteBuilder.MAX_DIRECT_RESPONSE_BODY))
                 // istiod's buildGatewayHTTPRouteConfig: Host "bookinfo.com:8080" matches the
                 // domain "bookinfo.com" (for Envoy; proxyless gRPC does not take gateway routes)
@@ -83,7 +85,7 @@ public final class GatewayRouteBuilder {
                     .setName("blackhole:" + servers.get(0).server().getPort().getNumber()).addDomains("*"));
         } else {
             byHost.values().stream().map(GatewayRouteBuilder::catchAllLast)
-                    .sorted(java.util.Comparator.comparing(VirtualHost::getName))
+                    .sorted(Comparator.comparing(VirtualHost::getName))
                     .forEach(rc::addVirtualHosts);
         }
         return Optional.of(rc.build());

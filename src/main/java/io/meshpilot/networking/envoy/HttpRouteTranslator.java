@@ -42,6 +42,7 @@ import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.grpcgen.GrpcStatus;
 import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -416,7 +417,7 @@ public final class HttpRouteTranslator {
             }
             headers.add(h.build());
         });
-        headers.sort(java.util.Comparator.comparing(HeaderMatcher::getName));
+        headers.sort(Comparator.comparing(HeaderMatcher::getName));
         out.addAllHeaders(headers);
         switch (in.getUri().getMatchTypeCase()) {
             case EXACT -> out.setPath(in.getUri().getExact());

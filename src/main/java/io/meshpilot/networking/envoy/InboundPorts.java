@@ -12,6 +12,7 @@ import io.meshpilot.model.Service;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -124,7 +125,7 @@ final class InboundPorts {
         List<Service> services = new ArrayList<>(push.services().values());
         services.sort(Comparator.comparing((Service s) -> s.creationTime() == null ? Instant.EPOCH : s.creationTime())
                 .thenComparing(Service::hostname));
-        Map<String, List<Candidate>> byIp = new java.util.HashMap<>();
+        Map<String, List<Candidate>> byIp = new HashMap<>();
         for (int rank = 0; rank < services.size(); rank++) {
             Service s = services.get(rank);
             var shards = push.endpoints().shards(s.hostname(), s.namespace());

@@ -1,5 +1,6 @@
 package io.meshpilot.networking.envoy;
 
+import com.google.protobuf.BoolValue;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
@@ -7,6 +8,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.networking.UpstreamTls;
 import java.util.List;
 
 /**
@@ -17,9 +19,9 @@ import java.util.List;
  * {@code istio-peer-exchange} first (metadata exchange), HTTP chains {@code h2, http/1.1}.
  */
 final class InboundTls {
-    static final String SDS_CLUSTER = io.meshpilot.networking.UpstreamTls.SDS_CLUSTER;
-    static final String SDS_DEFAULT = io.meshpilot.networking.UpstreamTls.DEFAULT_SECRET;
-    static final String SDS_ROOT = io.meshpilot.networking.UpstreamTls.ROOT_SECRET;
+    static final String SDS_CLUSTER = UpstreamTls.SDS_CLUSTER;
+    static final String SDS_DEFAULT = UpstreamTls.DEFAULT_SECRET;
+    static final String SDS_ROOT = UpstreamTls.ROOT_SECRET;
     static final List<String> ALPN_HTTP = List.of("h2", "http/1.1");
     static final List<String> ALPN_TCP = List.of("istio-peer-exchange", "h2", "http/1.1");
     static final List<String> CIPHERS = List.of("ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
@@ -30,7 +32,7 @@ final class InboundTls {
 
     /** An SDS reference to {@code name} served by the agent. */
     static SdsSecretConfig sds(String name) {
-        return io.meshpilot.networking.UpstreamTls.sds(name);
+        return UpstreamTls.sds(name);
     }
 
     static DownstreamTlsContext context(boolean http, MeshConfig mesh) {
@@ -49,6 +51,6 @@ final class InboundTls {
                         .setValidationContextSdsSecretConfig(sds(SDS_ROOT)))
                 .build();
         return DownstreamTlsContext.newBuilder().setCommonTlsContext(common)
-                .setRequireClientCertificate(com.google.protobuf.BoolValue.of(true)).build();
+                .setRequireClientCertificate(BoolValue.of(true)).build();
     }
 }

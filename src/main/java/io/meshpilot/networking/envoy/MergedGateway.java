@@ -9,10 +9,13 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The servers of every Gateway that selects one router proxy, grouped by port (istiod's
@@ -138,10 +141,10 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
     public static MergedGateway of(Proxy proxy, PushContext push) {
         Map<Integer, List<GatewayServer>> byPort = new LinkedHashMap<>();
         Map<Integer, Boolean> httpPort = new LinkedHashMap<>();
-        Map<Integer, java.util.Set<String>> tlsHosts = new java.util.HashMap<>();
+        Map<Integer, Set<String>> tlsHosts = new HashMap<>();
         List<String> rejected = new ArrayList<>();
         // istiod's resolvePorts: a server port the gateway's own service maps to a target port listens there
-        Map<Integer, Integer> targetPorts = new java.util.HashMap<>();
+        Map<Integer, Integer> targetPorts = new HashMap<>();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
             targetPorts.putIfAbsent(p.servicePort().port(), p.targetPort());
         }
@@ -183,7 +186,7 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
                     // istiod's CheckDuplicates: two TLS servers for one host on a port would give Envoy
                     // two filter chains with the same match, and it would refuse the whole listener
                     List<String> sni = gs.sniHosts().isEmpty() ? List.of("*") : gs.sniHosts();
-                    java.util.Set<String> taken = tlsHosts.computeIfAbsent(number, n -> new java.util.HashSet<>());
+                    Set<String> taken = tlsHosts.computeIfAbsent(number, n -> new HashSet<>());
                     List<String> dup = sni.stream().filter(taken::contains).toList();
                     if (!dup.isEmpty()) {
                         rejected.add(key + ": server " + describe(server) + " skipped: port " + number

@@ -2,10 +2,13 @@ package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
+import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Address;
 import io.envoyproxy.envoy.config.core.v3.BindConfig;
 import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.Pipe;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
@@ -20,6 +23,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterTrafficPolicy;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -79,7 +83,7 @@ public final class SidecarClusterBuilder {
      * passes them to its cluster patcher (the name holds no host).
      */
     public static Map<String, List<String>> inboundClusterServices(Proxy proxy, PushContext push) {
-        Map<String, List<String>> out = new java.util.HashMap<>();
+        Map<String, List<String>> out = new HashMap<>();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
             if (p.service() != null) {
                 out.computeIfAbsent(inboundName(p.targetPort()), n -> new ArrayList<>()).add(p.service().hostname());
@@ -150,10 +154,10 @@ public final class SidecarClusterBuilder {
      * destination address on that port (istiod's upstream_port_override).
      */
     private static void defaultEndpoint(Cluster.Builder c, String name, String endpoint) {
-        io.envoyproxy.envoy.config.core.v3.Address address;
+        Address address;
         if (endpoint.startsWith("unix://")) {
-            address = io.envoyproxy.envoy.config.core.v3.Address.newBuilder().setPipe(
-                    io.envoyproxy.envoy.config.core.v3.Pipe.newBuilder().setPath(endpoint.substring("unix://".length())))
+            address = Address.newBuilder().setPipe(
+                    Pipe.newBuilder().setPath(endpoint.substring("unix://".length())))
                     .build();
         } else {
             int colon = endpoint.lastIndexOf(':');
@@ -178,7 +182,7 @@ public final class SidecarClusterBuilder {
                 c.setType(Cluster.DiscoveryType.ORIGINAL_DST).setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
                         .setCleanupInterval(MAX_DURATION)
                         .setOriginalDstLbConfig(Cluster.OriginalDstLbConfig.newBuilder()
-                                .setUpstreamPortOverride(com.google.protobuf.UInt32Value.of(port)))
+                                .setUpstreamPortOverride(UInt32Value.of(port)))
                         .setUpstreamBindConfig(bindTo(INBOUND_PASSTHROUGH_BIND));
                 return;
             }

@@ -1,6 +1,8 @@
 package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.BoolValue;
+import com.google.protobuf.Duration;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.TrafficDirection;
@@ -30,6 +32,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.networking.telemetry.ListenerClass;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -135,7 +138,7 @@ public final class SidecarInboundListenerBuilder {
                 .build());
         List<InboundPorts.InboundPort> ports = InboundPorts.of(proxy, push).stream()
                 .filter(p -> p.targetPort() != capture).toList();
-        Set<Integer> servicePorts = new java.util.HashSet<>();
+        Set<Integer> servicePorts = new HashSet<>();
         ports.forEach(p -> servicePorts.add(p.targetPort()));
         // passthrough: the workload's mode on any port, and port-level modes of undeclared ports
         Map<Integer, Mode> passthrough = new TreeMap<>();
@@ -191,23 +194,23 @@ public final class SidecarInboundListenerBuilder {
      */
     private static Filter httpFilter(ChainConfig cc, SecurityFilters security) {
         RouteConfiguration routes = RouteConfiguration.newBuilder().setName(cc.cluster())
-                .setValidateClusters(com.google.protobuf.BoolValue.of(false))
+                .setValidateClusters(BoolValue.of(false))
                 .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + cc.servicePort()).addDomains("*")
                         .addRoutes(Route.newBuilder().setName("default")
                                 .setMatch(RouteMatch.newBuilder().setPrefix("/"))
                                 .setDecorator(Decorator.newBuilder().setOperation(
                                         (cc.passthrough() ? "" : cc.hostname()) + ":" + cc.servicePort() + "/*"))
                                 .setRoute(RouteAction.newBuilder().setCluster(cc.cluster())
-                                        .setTimeout(com.google.protobuf.Duration.getDefaultInstance())
+                                        .setTimeout(Duration.getDefaultInstance())
                                         .setMaxStreamDuration(RouteAction.MaxStreamDuration.newBuilder()
-                                                .setMaxStreamDuration(com.google.protobuf.Duration.getDefaultInstance())
-                                                .setGrpcTimeoutHeaderMax(com.google.protobuf.Duration.getDefaultInstance())))))
+                                                .setMaxStreamDuration(Duration.getDefaultInstance())
+                                                .setGrpcTimeoutHeaderMax(Duration.getDefaultInstance())))))
                 .build();
         HttpConnectionManager.Builder hcm = EnvoyFilters.hcm(cc.httpStatPrefix())
                 .setRouteConfig(routes)
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
                 .setSetCurrentClientCertDetails(HttpConnectionManager.SetCurrentClientCertDetails.newBuilder()
-                        .setSubject(com.google.protobuf.BoolValue.of(true)).setUri(true).setDns(true))
+                        .setSubject(BoolValue.of(true)).setUri(true).setDns(true))
                 .addAllHttpFilters(security.http(ListenerClass.SIDECAR_INBOUND, cc.targetPort()))
                 .addAllHttpFilters(EnvoyFilters.httpFilters()); // istiod gives inbound HCMs fault and CORS too
         Protocol p = cc.protocol();

@@ -18,6 +18,8 @@ import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushMetric;
+import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.util.IpAddr;
@@ -100,7 +102,7 @@ public final class SidecarOutboundListenerBuilder {
      * service already there (the oldest keeps it), keyed by listener name.
      */
     private static void reportTcpConflict(Proxy proxy, PushContext push, String listener, Target kept, Target rejected) {
-        push.addMetric(io.meshpilot.model.PushMetric.CONFLICT_OUTBOUND_TCP_OVER_TCP, listener, proxy.id(),
+        push.addMetric(PushMetric.CONFLICT_OUTBOUND_TCP_OVER_TCP, listener, proxy.id(),
                 "Listener=" + listener + " Accepted=" + kept.port().protocol() + " Rejected="
                         + rejected.port().protocol() + " (" + rejected.service().hostname() + ")");
     }
@@ -276,7 +278,7 @@ public final class SidecarOutboundListenerBuilder {
     }
 
     static boolean headlessKubernetes(Service s) {
-        return s.resolution() == io.meshpilot.model.Resolution.PASSTHROUGH && "Kubernetes".equals(s.registry());
+        return s.resolution() == Resolution.PASSTHROUGH && "Kubernetes".equals(s.registry());
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.meshpilot.networking.envoy;
 
+import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.FilterChainMatch;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
@@ -91,7 +92,7 @@ final class SidecarTcpRoutes {
         return out;
     }
 
-    private static io.envoyproxy.envoy.config.listener.v3.Filter tcpRoute(List<Config> virtualServices, Service service,
+    private static Filter tcpRoute(List<Config> virtualServices, Service service,
                                                                           Port port, Proxy proxy, PushContext push) {
         for (Config vs : virtualServices) {
             for (TCPRoute r : ((VirtualService) vs.spec()).getTcpList()) {

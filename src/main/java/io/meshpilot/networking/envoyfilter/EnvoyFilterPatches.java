@@ -4,13 +4,19 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.PatchContext;
 import io.meshpilot.model.MergedEnvoyFilters;
+import io.meshpilot.networking.envoy.MergedGateway;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Applies the EnvoyFilter patches of one proxy to generated resources (istiod's envoyfilter
@@ -29,12 +35,12 @@ public final class EnvoyFilterPatches {
     /** The clusters after the MERGE/REMOVE patches of {@code context}, then (unless {@code skipAdds}) the ADD ones. */
     public static List<Any> clusters(PatchContext context, MergedEnvoyFilters efw, List<Any> clusters,
                                      boolean skipAdds) {
-        return clusters(context, efw, clusters, java.util.Map.of(), skipAdds);
+        return clusters(context, efw, clusters, Map.of(), skipAdds);
     }
 
     /** As {@link #clusters(PatchContext, MergedEnvoyFilters, List, boolean)}; {@code inboundHosts}: the services behind each inbound cluster. */
     public static List<Any> clusters(PatchContext context, MergedEnvoyFilters efw, List<Any> clusters,
-                                     java.util.Map<String, List<String>> inboundHosts, boolean skipAdds) {
+                                     Map<String, List<String>> inboundHosts, boolean skipAdds) {
         if (!efw.has(ApplyTo.CLUSTER)) {
             return clusters;
         }
@@ -65,7 +71,7 @@ public final class EnvoyFilterPatches {
 
     /** A sidecar's route configuration patched in {@code context}. */
     public static Any routeConfiguration(PatchContext context, MergedEnvoyFilters efw, Any rc) {
-        return routeConfiguration(context, efw, rc, java.util.Map.of());
+        return routeConfiguration(context, efw, rc, Map.of());
     }
 
     /**
@@ -73,7 +79,7 @@ public final class EnvoyFilterPatches {
      * ports to the server ports they serve ({@link #gatewayPortMap}).
      */
     public static Any routeConfiguration(PatchContext context, MergedEnvoyFilters efw, Any rc,
-                                         java.util.Map<Integer, java.util.Set<Integer>> portMap) {
+                                         Map<Integer, Set<Integer>> portMap) {
         if (rc == null || !efw.has(ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, ApplyTo.HTTP_ROUTE)) {
             return rc;
         }
@@ -81,12 +87,12 @@ public final class EnvoyFilterPatches {
     }
 
     /** istiod's GatewayPortMap: each listener port of a merged gateway to the server ports it serves. */
-    public static java.util.Map<Integer, java.util.Set<Integer>> gatewayPortMap(
-            io.meshpilot.networking.envoy.MergedGateway gateway) {
-        java.util.Map<Integer, java.util.Set<Integer>> out = new java.util.HashMap<>();
+    public static Map<Integer, Set<Integer>> gatewayPortMap(
+            MergedGateway gateway) {
+        Map<Integer, Set<Integer>> out = new HashMap<>();
         for (var port : gateway.ports()) {
             for (var server : port.servers()) {
-                out.computeIfAbsent(port.number(), n -> new java.util.TreeSet<>()).add(server.server().getPort().getNumber());
+                out.computeIfAbsent(port.number(), n -> new TreeSet<>()).add(server.server().getPort().getNumber());
             }
         }
         return out;
@@ -96,8 +102,8 @@ public final class EnvoyFilterPatches {
      * The extension configs that the EXTENSION_CONFIG patches of {@code efw} insert under the
      * names in {@code names}, for ECDS (istiod's InsertedExtensionConfigurations).
      */
-    public static List<io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig> extensionConfigs(
-            MergedEnvoyFilters efw, java.util.Set<String> names) {
+    public static List<TypedExtensionConfig> extensionConfigs(
+            MergedEnvoyFilters efw, Set<String> names) {
         return efw.has(ApplyTo.EXTENSION_CONFIG) ? ExtensionConfigPatcher.inserted(efw, names) : List.of();
     }
 
@@ -112,16 +118,16 @@ public final class EnvoyFilterPatches {
     }
 
     public static RouteConfiguration routeMessage(PatchContext context, MergedEnvoyFilters efw, RouteConfiguration rc,
-                                                  java.util.Map<Integer, java.util.Set<Integer>> portMap) {
+                                                  Map<Integer, Set<Integer>> portMap) {
         return ROUTES.patch(context, efw, rc, portMap);
     }
 
     public static List<Cluster> clusterMessages(PatchContext context, MergedEnvoyFilters efw, List<Cluster> in) {
-        return clusterMessages(context, efw, in, java.util.Map.of());
+        return clusterMessages(context, efw, in, Map.of());
     }
 
     public static List<Cluster> clusterMessages(PatchContext context, MergedEnvoyFilters efw, List<Cluster> in,
-                                                java.util.Map<String, List<String>> inboundHosts) {
+                                                Map<String, List<String>> inboundHosts) {
         List<Cluster> out = new ArrayList<>();
         for (Cluster c : in) {
             CLUSTERS.patch(context, efw, c, inboundHosts.getOrDefault(c.getName(), List.of())).ifPresent(out::add);

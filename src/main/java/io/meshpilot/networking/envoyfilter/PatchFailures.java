@@ -1,6 +1,10 @@
 package io.meshpilot.networking.envoyfilter;
 
 import io.meshpilot.model.EnvoyFilterWrapper.ConfigPatch;
+import io.meshpilot.monitoring.IstioCounter;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -11,12 +15,12 @@ import java.util.logging.Logger;
  */
 final class PatchFailures {
     private static final Logger LOG = Logger.getLogger(PatchFailures.class.getName());
-    static final io.meshpilot.monitoring.IstioCounter ERRORS = io.meshpilot.monitoring.IstioCounter.of(
+    static final IstioCounter ERRORS = IstioCounter.of(
             "pilot_envoy_filter_patch_errors", "patch", "EnvoyFilter patches skipped for an object they cannot merge into.");
-    private static final java.util.Set<String> LOGGED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 
     void failed(ConfigPatch cp, String object, RuntimeException e) {
-        ERRORS.increment(cp.applyTo().name().toLowerCase(java.util.Locale.ROOT));
+        ERRORS.increment(cp.applyTo().name().toLowerCase(Locale.ROOT));
         if (LOGGED.size() < 10_000 && LOGGED.add(cp.id() + " " + object)) {
             LOG.log(Level.WARNING, "EnvoyFilter " + cp.id() + " not applied to " + object + ": " + e.getMessage());
         }

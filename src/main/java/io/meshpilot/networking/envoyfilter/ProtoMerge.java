@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Duration;
+import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.meshpilot.model.EnvoyPatchValues;
@@ -76,7 +77,7 @@ final class ProtoMerge {
         Descriptor descriptor = EnvoyPatchValues.descriptor(name)
                 .orElseThrow(() -> new IllegalArgumentException("unknown type " + any.getTypeUrl()));
         try {
-            return com.google.protobuf.DynamicMessage.parseFrom(descriptor, any.getValue()).toBuilder().build();
+            return DynamicMessage.parseFrom(descriptor, any.getValue()).toBuilder().build();
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalArgumentException("cannot read " + any.getTypeUrl() + ": " + e.getMessage(), e);
         }

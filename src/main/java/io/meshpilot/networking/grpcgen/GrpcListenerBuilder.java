@@ -11,6 +11,7 @@ import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 
 /**
@@ -26,7 +27,7 @@ public final class GrpcListenerBuilder {
     private GrpcListenerBuilder() {
     }
 
-    public static Listener build(String name, io.meshpilot.model.ProxyScope scope, PushContext push) {
+    public static Listener build(String name, ProxyScope scope, PushContext push) {
         HostPort hp = HostPort.parse(name, scope.namespace(), push.domainSuffix());
         if (hp == null || push.service(hp.host(), scope).flatMap(s -> s.port(hp.port())).isEmpty()) {
             return null;

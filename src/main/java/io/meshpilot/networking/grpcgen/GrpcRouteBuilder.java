@@ -22,6 +22,7 @@ import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.StringMatch;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
@@ -39,7 +40,7 @@ public final class GrpcRouteBuilder {
     private GrpcRouteBuilder() {
     }
 
-    public static RouteConfiguration build(String name, io.meshpilot.model.ProxyScope scope, PushContext push) {
+    public static RouteConfiguration build(String name, ProxyScope scope, PushContext push) {
         HostPort hp = HostPort.parse(name, scope.namespace(), push.domainSuffix());
         if (hp == null || push.service(hp.host(), scope).flatMap(s -> s.port(hp.port())).isEmpty()) {
             return null;

@@ -1,5 +1,6 @@
 package io.meshpilot.networking.grpcgen;
 
+import io.grpc.Status;
 import java.util.Locale;
 
 /** gRPC status names (Istio's abort.grpcStatus, e.g. "UNAVAILABLE") to their codes. */
@@ -9,12 +10,12 @@ public final class GrpcStatus {
 
     public static int code(String name) {
         try {
-            return io.grpc.Status.Code.valueOf(name.toUpperCase(Locale.ROOT)).value();
+            return Status.Code.valueOf(name.toUpperCase(Locale.ROOT)).value();
         } catch (IllegalArgumentException e) {
             try {
                 return Integer.parseInt(name);
             } catch (NumberFormatException n) {
-                return io.grpc.Status.Code.UNKNOWN.value();
+                return Status.Code.UNKNOWN.value();
             }
         }
     }

@@ -3,6 +3,7 @@ package io.meshpilot.networking.telemetry;
 import io.meshpilot.api.telemetry.v1alpha1.AccessLogging;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.api.telemetry.v1alpha1.Tracing;
+import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -106,7 +107,7 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
         return t.getSelector().getMatchLabelsCount() == 0 && refs(t).isEmpty();
     }
 
-    private static List<io.meshpilot.api.type.v1beta1.PolicyTargetReference> refs(Telemetry t) {
+    private static List<PolicyTargetReference> refs(Telemetry t) {
         return PolicyAttachment.refs(t.getTargetRefsList(), t.getTargetRef(), t.hasTargetRef());
     }
 }

@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.meshpilot.api.extensions.v1alpha1.PluginPhase;
 import io.meshpilot.api.extensions.v1alpha1.WasmPlugin;
 import io.meshpilot.config.Config;
@@ -122,7 +123,7 @@ public final class WasmFilters {
 
     private static boolean isBlackHole(Filter f) {
         try {
-            return f.getTypedConfig().unpack(io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.class)
+            return f.getTypedConfig().unpack(TcpProxy.class)
                     .getCluster().equals("BlackHoleCluster");
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("built an unreadable tcp_proxy", e);

@@ -1,9 +1,12 @@
 package io.meshpilot.networking.wasm;
 
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.StringValue;
+import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.AsyncDataSource;
 import io.envoyproxy.envoy.config.core.v3.DataSource;
@@ -196,10 +199,10 @@ public final class WasmPlugins {
      * writes a Struct; protobuf-java's printer escapes characters such as '=' as \\u003d, which Go
      * does not, so the tree is written again without that escaping.
      */
-    static String compactJson(com.google.protobuf.Struct config) throws InvalidProtocolBufferException {
+    static String compactJson(Struct config) throws InvalidProtocolBufferException {
         String printed = JsonFormat.printer().sortingMapKeys().print(config);
-        return new com.google.gson.GsonBuilder().disableHtmlEscaping().create()
-                .toJson(com.google.gson.JsonParser.parseString(printed));
+        return new GsonBuilder().disableHtmlEscaping().create()
+                .toJson(JsonParser.parseString(printed));
     }
 
     /** istiod's buildDataSource: file:// as a local file, anything else fetched through cluster "_" with its sha256. */

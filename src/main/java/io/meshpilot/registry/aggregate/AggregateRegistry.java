@@ -6,6 +6,7 @@ import io.meshpilot.model.ServiceDiscovery;
 
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -27,7 +29,7 @@ public final class AggregateRegistry implements ServiceDiscovery {
     private final List<ServiceRegistry> registries = new CopyOnWriteArrayList<>();
     private final List<Consumer<ServiceEvent>> handlers = new CopyOnWriteArrayList<>();
     /** Registries that stop holding back {@link #hasSynced} at a deadline (System.nanoTime()). */
-    private final Map<ServiceRegistry, Long> syncDeadlines = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<ServiceRegistry, Long> syncDeadlines = new ConcurrentHashMap<>();
 
     public void addRegistry(ServiceRegistry r) {
         handlers.forEach(r::appendServiceHandler);
@@ -39,7 +41,7 @@ public final class AggregateRegistry implements ServiceDiscovery {
      * (istiod's PILOT_REMOTE_CLUSTER_TIMEOUT for remote clusters: an unreachable cluster must
      * not keep the server unready). Zero: no deadline.
      */
-    public void addRegistry(ServiceRegistry r, java.time.Duration syncTimeout) {
+    public void addRegistry(ServiceRegistry r, Duration syncTimeout) {
         if (!syncTimeout.isZero()) {
             syncDeadlines.put(r, System.nanoTime() + syncTimeout.toNanos());
         }

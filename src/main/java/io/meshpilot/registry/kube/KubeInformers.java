@@ -1,5 +1,6 @@
 package io.meshpilot.registry.kube;
 
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
@@ -72,7 +73,7 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
         });
     }
 
-    private static <T extends io.kubernetes.client.common.KubernetesObject> void addIndex(
+    private static <T extends KubernetesObject> void addIndex(
             SharedIndexInformer<T> informer, String name, Function<T, List<String>> f) {
         if (!informer.getIndexer().getIndexers().containsKey(name)) {
             informer.addIndexers(Map.of(name, f));

@@ -21,6 +21,7 @@ import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.WorkloadInstance;
+import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
@@ -154,7 +155,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     }
 
     /** istiod's registry event counter: {type: istiod's informer name, event: add, update or delete}. */
-    static final io.meshpilot.monitoring.IstioCounter REG_EVENTS = io.meshpilot.monitoring.IstioCounter.of(
+    static final IstioCounter REG_EVENTS = IstioCounter.of(
             "pilot_k8s_reg_events", "type", "event", "Events from k8s registry.");
 
     /** {@code handler}, each event counted in pilot_k8s_reg_events under {@code type} as istiod names it. */

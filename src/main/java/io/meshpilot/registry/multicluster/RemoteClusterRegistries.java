@@ -8,6 +8,7 @@ import io.meshpilot.registry.kube.KubeInformers;
 import io.meshpilot.registry.kube.KubeServiceRegistry;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -107,7 +108,7 @@ public final class RemoteClusterRegistries implements RemoteSecretController.Clu
 
     /** The remote clusters, by ID. */
     public List<ClusterStatus> status() {
-        return byCluster.values().stream().sorted(java.util.Comparator.comparing(KubeServiceRegistry::cluster))
+        return byCluster.values().stream().sorted(Comparator.comparing(KubeServiceRegistry::cluster))
                 .map(r -> {
                     Added a = added.get(r);
                     boolean late = a != null && !syncTimeout.isZero() && System.nanoTime() - a.atNanos() > syncTimeout.toNanos();

@@ -12,6 +12,7 @@ import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.meshpilot.kube.controllers.SignallingInformer;
 import io.meshpilot.kube.ResourceListerWatcher;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -177,7 +178,7 @@ public final class RemoteSecretController implements AutoCloseable {
         try {
             KubeConfig config = RemoteKubeconfig.parse(new String(kubeconfig, StandardCharsets.UTF_8));
             client = KubeClient.create(config, id, source, options.qps(), options.burst());
-        } catch (IllegalArgumentException | java.io.IOException e) {
+        } catch (IllegalArgumentException | IOException e) {
             LOG.log(Level.ERROR, action + " cluster_id=" + id + " from secret=" + secretKey + " (key " + id
                     + ") failed: " + e.getMessage() + (previous == null ? "; the cluster is not added"
                     : "; the cluster keeps its previous kubeconfig"));

@@ -2,6 +2,7 @@ package io.meshpilot.registry.serviceentry;
 
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -51,7 +52,7 @@ final class AddressAllocator {
 
     private static int fnv1a(String s) {
         int h = 0x811c9dc5;
-        for (byte b : s.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             h ^= b & 0xff;
             h *= 0x01000193;
         }

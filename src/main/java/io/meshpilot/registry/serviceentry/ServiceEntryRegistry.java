@@ -8,6 +8,7 @@ import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;
 import io.meshpilot.model.ShardKey;
@@ -329,7 +330,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     /** The endpoints of a host in a namespace: every ServiceEntry there defining it, in key order. */
     private void publishEndpoints(String hostname, String namespace, boolean serviceChangeFollows) {
         List<IstioEndpoint> merged = new ArrayList<>();
-        for (ConfigKey se : new java.util.TreeSet<>(entriesByHost.getOrDefault(hostname, Set.of()))) {
+        for (ConfigKey se : new TreeSet<>(entriesByHost.getOrDefault(hostname, Set.of()))) {
             if (se.namespace().equals(namespace)) {
                 merged.addAll(endpointsByEntry.getOrDefault(se, Map.of()).getOrDefault(hostname, List.of()));
             }
@@ -355,8 +356,8 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
     private boolean dnsResolved(String hostname, String namespace) {
         for (Service svc : servicesByHost.getOrDefault(hostname, List.of())) {
             if (svc.namespace().equals(namespace)) {
-                return svc.resolution() == io.meshpilot.model.Resolution.DNS_LB
-                        || svc.resolution() == io.meshpilot.model.Resolution.DNS_ROUND_ROBIN_LB;
+                return svc.resolution() == Resolution.DNS_LB
+                        || svc.resolution() == Resolution.DNS_ROUND_ROBIN_LB;
             }
         }
         return false;

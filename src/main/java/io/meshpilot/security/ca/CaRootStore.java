@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Where a self-signed root CA is kept between runs and replicas: a directory without
@@ -36,7 +37,7 @@ public interface CaRootStore {
      *
      * @return what stops following
      */
-    default AutoCloseable watchPluggedIn(CaMaterial current, java.util.function.Consumer<CaMaterial> onChange) {
+    default AutoCloseable watchPluggedIn(CaMaterial current, Consumer<CaMaterial> onChange) {
         return () -> { };
     }
 

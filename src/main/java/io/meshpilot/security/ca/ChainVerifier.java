@@ -1,6 +1,7 @@
 package io.meshpilot.security.ca;
 
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.security.cert.X509Certificate;
@@ -113,7 +114,7 @@ final class ChainVerifier {
         try {
             cert.verify(key);
             return true;
-        } catch (java.security.GeneralSecurityException | RuntimeException e) {
+        } catch (GeneralSecurityException | RuntimeException e) {
             return false;
         }
     }

@@ -19,11 +19,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The CA root in Kubernetes mode, kept where istiod keeps it, in Secrets of istiod's namespace:
@@ -172,7 +174,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
             V1Secret secret = read(SELF_SIGNED_SECRET, selfSignedLabel).orElseThrow(() -> new CaLoadException(
                     selfSignedLabel, "deleted while this instance runs; not recreating it (restart to create a new root)"));
             CaMaterial kept = parse(secret, now);
-            if (!java.util.Arrays.equals(kept.signingKey().getEncoded(), current.signingKey().getEncoded())) {
+            if (!Arrays.equals(kept.signingKey().getEncoded(), current.signingKey().getEncoded())) {
                 throw new CaLoadException(selfSignedLabel.resolve(CA_KEY), "changed while this instance runs; "
                         + "not rotating over it (restart to load the new root)");
             }
@@ -313,7 +315,7 @@ public final class KubeSecretCaRootStore implements CaRootStore {
      * an error status, the namespace missing) and the budget lasts; then the last error, with
      * what was tried, is final. Failures of what the API answered (a damaged root) are final at once.
      */
-    private <T> T retrying(Path label, java.util.function.Supplier<T> attempt) {
+    private <T> T retrying(Path label, Supplier<T> attempt) {
         long deadline = System.nanoTime() + startRetry.budget().toNanos();
         Duration pause = null;
         for (int attempts = 1; ; attempts++) {

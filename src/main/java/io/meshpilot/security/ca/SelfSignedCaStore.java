@@ -14,8 +14,10 @@ import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Keeps a self-signed root on disk, the file counterpart of istiod's {@code istio-ca-secret}:
@@ -54,7 +56,7 @@ public final class SelfSignedCaStore {
      * (two instances on one host) must not both create a root, nor take the other's creation
      * in progress for an interrupted one.
      */
-    private static <T> T locked(Path stateDir, java.util.function.Supplier<T> work) {
+    private static <T> T locked(Path stateDir, Supplier<T> work) {
         try {
             createDirectory(stateDir);
         } catch (IOException e) {
@@ -176,7 +178,7 @@ public final class SelfSignedCaStore {
                                                      Instant now) {
         return locked(stateDir, () -> {
             CaMaterial onDisk = load(stateDir, now);
-            if (!java.util.Arrays.equals(onDisk.signingKey().getEncoded(), current.signingKey().getEncoded())) {
+            if (!Arrays.equals(onDisk.signingKey().getEncoded(), current.signingKey().getEncoded())) {
                 throw new CaLoadException(stateDir.resolve(KEY_FILE), "changed on disk while this instance runs; "
                         + "not rotating over it (restart to load the new root)");
             }

@@ -1,6 +1,8 @@
 package io.meshpilot.security.credentials;
 
 import io.meshpilot.config.ConfigKey;
+import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -48,7 +50,7 @@ public interface CredentialStore {
     }
 
     /** Every credential now, for debugging and tests. */
-    java.util.Collection<Credential> all();
+    Collection<Credential> all();
 
     void addListener(Listener l);
 
@@ -67,8 +69,8 @@ public interface CredentialStore {
         }
 
         @Override
-        public java.util.Collection<Credential> all() {
-            return java.util.List.of();
+        public Collection<Credential> all() {
+            return List.of();
         }
 
         @Override

@@ -1,7 +1,16 @@
 package io.meshpilot.security.credentials;
 
+import io.meshpilot.config.ConfigKey;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The credentials of the running server (istiod's credentials controller), itself the
@@ -14,7 +23,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     private static final System.Logger LOG = System.getLogger(CredentialsController.class.getName());
     private volatile CredentialStore store = CredentialStore.EMPTY;
     private volatile DirectoryCredentialStore directory;
-    private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     private final Listener forward = keys -> listeners.forEach(l -> {
         try {
             l.changed(keys);
@@ -27,7 +36,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
      * Loads and watches {@code credentialsDir} (--credentialsDir), or serves none when it is
      * null. Loaded with the config stores, before the DiscoveryServer subscribes to changes.
      */
-    public void start(java.nio.file.Path credentialsDir) {
+    public void start(Path credentialsDir) {
         if (credentialsDir == null) {
             LOG.log(Level.INFO, "credentials: no --credentialsDir");
             return;
@@ -36,7 +45,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         try {
             DirectoryCredentialStore.ScanResult r = d.start();
             LOG.log(Level.INFO, "credentials loaded dir=" + d.root()
-                    + (java.nio.file.Files.isDirectory(d.root()) ? "" : " (absent: none)") + " files=" + r.files()
+                    + (Files.isDirectory(d.root()) ? "" : " (absent: none)") + " files=" + r.files()
                     + " credentials=" + r.credentials() + " rejected=" + r.problems().size());
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot watch credentials dir " + d.root() + ": " + e.getMessage()
@@ -55,7 +64,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         before.removeListener(forward);
         store = next;
         next.addListener(forward);
-        java.util.Set<io.meshpilot.config.ConfigKey> changed = new java.util.HashSet<>();
+        Set<ConfigKey> changed = new HashSet<>();
         before.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
         next.all().forEach(c -> changed.add(CredentialStore.key(c.namespace(), c.name())));
         changed.removeIf(k -> {
@@ -64,7 +73,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
             return a.isPresent() && a.get().sameContent(b.orElse(null));
         });
         if (!changed.isEmpty()) {
-            forward.changed(java.util.Set.copyOf(changed));
+            forward.changed(Set.copyOf(changed));
         }
     }
 
@@ -74,7 +83,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     }
 
     @Override
-    public java.util.Optional<Credential> get(String namespace, String name) {
+    public Optional<Credential> get(String namespace, String name) {
         return store.get(namespace, name);
     }
 
@@ -84,12 +93,12 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     }
 
     @Override
-    public java.util.Optional<String> caCertificate(String namespace, String name) {
+    public Optional<String> caCertificate(String namespace, String name) {
         return store.caCertificate(namespace, name);
     }
 
     @Override
-    public java.util.Collection<Credential> all() {
+    public Collection<Credential> all() {
         return store.all();
     }
 

@@ -1,13 +1,18 @@
 package io.meshpilot.security.credentials;
 
+import io.meshpilot.config.file.FileConfigSource;
+import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.mesh.FileWatcher;
 import io.meshpilot.config.ConfigKey;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,7 +26,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
@@ -39,7 +46,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
     static final Duration POLL = Duration.ofSeconds(1);
 
     /** What one file held when last read (its credentials include kept last-good ones). */
-    private record FileState(long size, java.nio.file.attribute.FileTime modified, Object fileKey,
+    private record FileState(long size, FileTime modified, Object fileKey,
                              Map<String, Credential> credentials, List<SecretManifests.Problem> problems) {
         boolean sameFile(BasicFileAttributes a) {
             return size == a.size() && modified.equals(a.lastModifiedTime()) && Objects.equals(fileKey, a.fileKey());
@@ -53,7 +60,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
     private final Path root;
     private final Map<Path, FileState> files = new HashMap<>();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
-    private final List<java.util.function.Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
+    private final List<Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
     private volatile Map<String, Credential> byKey = Map.of();
     private volatile List<SecretManifests.Problem> problems = List.of();
     private volatile FileWatcher watcher;
@@ -68,7 +75,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
 
     /** The same files as the config directory's: YAML or JSON, not hidden, no editor leftovers. */
     static boolean isManifest(Path p) {
-        return io.meshpilot.config.file.FileConfigSource.isConfigFile(p);
+        return FileConfigSource.isConfigFile(p);
     }
 
     /** Reads the directory now and applies what changed; listeners hear about it. Serialized. */
@@ -94,7 +101,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
                         // vanished while listing: treated as deleted
                     }
                 });
-            } catch (IOException | java.io.UncheckedIOException e) {
+            } catch (IOException | UncheckedIOException e) {
                 LOG.log(Level.WARNING, "cannot list credentials dir " + root + ": " + e.getMessage()
                         + "; keeping the credentials loaded before");
                 return new ScanResult(files.size(), byKey.size(), problems, Set.of());
@@ -115,12 +122,12 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         Map<String, Credential> previous = old == null ? Map.of() : old.credentials();
         String text;
         try {
-            if (attrs.size() > io.meshpilot.config.yaml.SafeYaml.MAX_CHARS) {
-                return keepAll(attrs, previous, file, "file is larger than " + io.meshpilot.config.yaml.SafeYaml.MAX_CHARS
+            if (attrs.size() > SafeYaml.MAX_CHARS) {
+                return keepAll(attrs, previous, file, "file is larger than " + SafeYaml.MAX_CHARS
                         + " bytes");
             }
             text = Files.readString(path, StandardCharsets.UTF_8);
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             return new FileState(attrs.size(), attrs.lastModifiedTime(), attrs.fileKey(), Map.of(), List.of());
         } catch (IOException e) {
             return keepAll(attrs, previous, file, "cannot read: " + e.getMessage());
@@ -219,7 +226,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         watcher = FileWatcher.directory("credentials", root, DEBOUNCE, POLL, changed -> {
             ScanResult r = scan(changed);
             if (!r.changed().isEmpty()) {
-                LOG.log(Level.INFO, "credentials reloaded dir=" + root + " changed=" + new java.util.TreeSet<>(r.changed())
+                LOG.log(Level.INFO, "credentials reloaded dir=" + root + " changed=" + new TreeSet<>(r.changed())
                         + " credentials=" + r.credentials() + " rejected=" + r.problems().size());
             }
         });
@@ -253,11 +260,11 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         listeners.remove(l);
     }
 
-    public void addScanListener(java.util.function.Consumer<ScanResult> l) {
+    public void addScanListener(Consumer<ScanResult> l) {
         scanListeners.add(l);
     }
 
-    public void removeScanListener(java.util.function.Consumer<ScanResult> l) {
+    public void removeScanListener(Consumer<ScanResult> l) {
         scanListeners.remove(l);
     }
 

@@ -5,12 +5,15 @@ import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.ca.CaLoader;
 import io.meshpilot.security.ca.CaMaterial;
+import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.CertificateAuthority;
 import io.meshpilot.security.ca.SelfSignedCaStore;
 import io.meshpilot.security.ca.SelfSignedOptions;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The part of component 4 (CA) that must exist before the container starts, because the
@@ -27,7 +30,7 @@ import java.util.List;
  * @param rootStore   where the self-signed root is kept (rotations are written there)
  */
 public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<String> names,
-                      java.time.Duration servingTtl, io.meshpilot.security.ca.CaRootStore rootStore) {
+                      Duration servingTtl, CaRootStore rootStore) {
 
     /**
      * Loads or creates the CA and issues the serving certificate.
@@ -40,7 +43,7 @@ public record CaSetup(CertificateAuthority ca, ServingCertificate serving, List<
         CaMaterial material;
         // ROOT_CA_DIR first (where istiod's pod mounts cacerts), then the store's own plugged-in CA
         // (the cacerts Secret in Kubernetes mode), then the store's self-signed root
-        java.util.Optional<CaMaterial> kept;
+        Optional<CaMaterial> kept;
         if (CaLoader.hasPluggedIn(rootCaDir)) {
             material = CaLoader.loadPluggedIn(rootCaDir);
         } else if ((kept = o.rootStore().pluggedIn(Clock.systemUTC())).isPresent()) {

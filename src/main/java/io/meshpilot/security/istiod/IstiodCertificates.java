@@ -13,15 +13,23 @@ import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.model.Environment;
 import io.meshpilot.security.ca.CaMaterial;
 import io.meshpilot.security.ca.CertificateAuthority;
+import io.meshpilot.security.ca.CsrRejectedException;
+import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.SelfSignedRootRotator;
 import io.meshpilot.security.jwt.JwtAuthenticator;
+import io.meshpilot.security.ra.KubernetesRa;
 import java.lang.System.Logger.Level;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Component 4 (CA / RA): the CA made before the container ({@link CaSetup}), the CSR service
@@ -39,20 +47,20 @@ public final class IstiodCertificates implements AutoCloseable {
     private final Environment environment;
     private final Authenticators authenticators;
     private final GrpcServices grpcServices;
-    private final List<java.util.function.Consumer<ServingCertificate>> servingListeners =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Consumer<ServingCertificate>> servingListeners =
+            new CopyOnWriteArrayList<>();
     private volatile ServingCertificate serving;
     private volatile TrustBundle trustBundle;
-    private final List<Runnable> trustBundleListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Runnable> trustBundleListeners = new CopyOnWriteArrayList<>();
     private final ServingTls servingTls;
     private ScheduledExecutorService timer;
     private JwtAuthenticator jwt;
     private ImpersonationPolicy impersonation = ImpersonationPolicy.NOBODY;
     private final SelfSignedRootRotator rotator;
-    private java.util.concurrent.ScheduledFuture<?> renewal;
+    private ScheduledFuture<?> renewal;
     private AutoCloseable pluggedInWatch;
     /** RA mode: signs workload CSRs instead of the CA (which still signs istiod's own certificate). */
-    private io.meshpilot.security.ca.CsrSigner workloadSigner;
+    private CsrSigner workloadSigner;
     /** PILOT_CERT_PROVIDER=k8s.io/<signer>: istiod's certificate and the published root come from that signer. */
     private SignerServing signerServing;
 
@@ -89,7 +97,7 @@ public final class IstiodCertificates implements AutoCloseable {
         if (signerServing != null) {
             try {
                 serving = signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots());
-            } catch (io.meshpilot.security.ca.CsrRejectedException e) {
+            } catch (CsrRejectedException e) {
                 throw new IllegalArgumentException("PILOT_CERT_PROVIDER=k8s.io/" + signerServing.signerName()
                         + ": istiod's certificate cannot be had from the signer: " + e.getMessage(), e);
             }
@@ -102,7 +110,7 @@ public final class IstiodCertificates implements AutoCloseable {
                     jwt = a;
                     authenticators.register(a);
                 });
-        java.util.function.Supplier<? extends io.meshpilot.security.ca.CsrSigner> signing =
+        Supplier<? extends CsrSigner> signing =
                 workloadSigner != null ? () -> workloadSigner : setup::ca;
         grpcServices.register(new CertificateService(authenticators, signing, impersonation), GrpcServices.Ports.SECURE_ONLY);
         // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
@@ -121,7 +129,7 @@ public final class IstiodCertificates implements AutoCloseable {
                 + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
                 + " notAfter=" + serving.certificate().getNotAfter().toInstant()
                 + (rule.isBlank() ? "" : "; JWT_RULE authenticator")
-                + (workloadSigner instanceof io.meshpilot.security.ra.KubernetesRa ra
+                + (workloadSigner instanceof KubernetesRa ra
                         ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "")
                 + (signerServing == null ? "" : "; istiod's certificate and published root from signer "
                         + signerServing.signerName());
@@ -139,19 +147,19 @@ public final class IstiodCertificates implements AutoCloseable {
      * The roots workloads are told to trust before MeshConfig's extra ones: the CA's, or the
      * serving signer's (as istiod's CA bundle under a k8s.io certificate provider).
      */
-    private List<java.security.cert.X509Certificate> publishedRoots() {
+    private List<X509Certificate> publishedRoots() {
         if (signerServing == null) {
             return setup.ca().material().roots();
         }
         try {
             return signerServing.publishedRoots();
-        } catch (io.meshpilot.security.ca.CsrRejectedException e) {
+        } catch (CsrRejectedException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
     }
 
     /** The root istiod publishes as root-cert.pem: the CA's, or the serving signer's. */
-    public java.security.cert.X509Certificate publishedRoot() {
+    public X509Certificate publishedRoot() {
         return publishedRoots().getFirst();
     }
 
@@ -162,7 +170,7 @@ public final class IstiodCertificates implements AutoCloseable {
     }
 
     /** RA mode: workload CSRs go to {@code signer}; call before {@link #start}. */
-    public void signWorkloadsWith(io.meshpilot.security.ca.CsrSigner signer) {
+    public void signWorkloadsWith(CsrSigner signer) {
         this.workloadSigner = signer;
     }
 
@@ -176,7 +184,7 @@ public final class IstiodCertificates implements AutoCloseable {
      * Called with each renewed serving certificate, before it is published: listeners that
      * present it (Helidon's TLS sockets) reload here. Runs on the CA timer thread.
      */
-    public void addServingListener(java.util.function.Consumer<ServingCertificate> listener) {
+    public void addServingListener(Consumer<ServingCertificate> listener) {
         servingListeners.add(listener);
     }
 
@@ -282,7 +290,7 @@ public final class IstiodCertificates implements AutoCloseable {
             serving = next; // published once the sockets present it
             LOG.log(Level.INFO, "serving certificate renewed serial=" + serving.certificate().getSerialNumber().toString(16)
                     + " notAfter=" + serving.certificate().getNotAfter().toInstant());
-        } catch (RuntimeException | io.meshpilot.security.ca.CsrRejectedException e) {
+        } catch (RuntimeException | CsrRejectedException e) {
             LOG.log(Level.ERROR, "serving certificate renewal failed (retrying in a minute): " + e.getMessage(), e);
             schedule(TimeUnit.MINUTES.toMillis(1));
             return;

@@ -14,7 +14,9 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.jose4j.jwk.JsonWebKeySet;
@@ -94,7 +96,7 @@ public final class JwtRuleParser {
         List<String> audiences = List.of();
         String jwksUri = "";
         String jwks = "";
-        Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (var member : obj.entrySet()) {
             String field = lowerCamel(member.getKey());
             if (!seen.add(field)) {
@@ -143,7 +145,7 @@ public final class JwtRuleParser {
         } catch (URISyntaxException e) {
             throw error(index, "jwksUri", "not a valid URI: " + e.getMessage());
         }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         switch (scheme) {
             case "http", "https" -> {
                 if (uri.getHost() == null) {

@@ -6,6 +6,7 @@ import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 
 /**
  * OpenID Connect discovery, what istiod does for a rule without jwksUri: the issuer's
@@ -21,7 +22,7 @@ final class OidcDiscovery {
     }
 
     /** As {@link #jwksUri(DocumentFetcher, String)}, the discovery document read within {@code deadline} (null: the fetcher's). */
-    static URI jwksUri(DocumentFetcher fetcher, String issuer, java.time.Duration deadline) throws IOException {
+    static URI jwksUri(DocumentFetcher fetcher, String issuer, Duration deadline) throws IOException {
         String base = issuer.endsWith("/") ? issuer.substring(0, issuer.length() - 1) : issuer;
         URI config = URI.create(base + "/.well-known/openid-configuration");
         JsonObject doc;

@@ -3,6 +3,7 @@ package io.meshpilot.security.kube;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -26,7 +27,7 @@ final class ReviewCache<V> {
     private final LongSupplier nanoTime;
     private final Map<String, Entry<V>> entries;
 
-    ReviewCache(java.time.Duration ttl, int capacity, LongSupplier nanoTime) {
+    ReviewCache(Duration ttl, int capacity, LongSupplier nanoTime) {
         this.ttlNanos = ttl.toNanos();
         this.capacity = capacity;
         this.nanoTime = nanoTime;

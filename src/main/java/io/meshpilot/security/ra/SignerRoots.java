@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -45,7 +46,7 @@ public final class SignerRoots {
      * @throws CsrRejectedException when no root is configured or found, or a configured one does not parse
      */
     Bundle forSigner(String signerName, List<X509Certificate> issued) throws CsrRejectedException {
-        java.util.Optional<Bundle> configured = fromMeshConfig(signerName);
+        Optional<Bundle> configured = fromMeshConfig(signerName);
         if (configured.isPresent()) {
             return configured.get();
         }
@@ -77,16 +78,16 @@ public final class SignerRoots {
      *
      * @throws CsrRejectedException when the entry does not parse
      */
-    public java.util.Optional<Bundle> fromMeshConfig(String signerName) throws CsrRejectedException {
+    public Optional<Bundle> fromMeshConfig(String signerName) throws CsrRejectedException {
         MeshConfig m = mesh.get();
         for (int i = 0; i < m.getCaCertificatesCount(); i++) {
             var entry = m.getCaCertificates(i);
             if (entry.hasPem() && entry.getCertSignersList().contains(signerName)) {
                 String where = "meshConfig.caCertificates[" + i + "] (certSigners " + entry.getCertSignersList() + ")";
-                return java.util.Optional.of(new Bundle(parse(entry.getPem(), where, signerName), where));
+                return Optional.of(new Bundle(parse(entry.getPem(), where, signerName), where));
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     private static List<X509Certificate> parse(String pem, String where, String signerName) throws CsrRejectedException {

@@ -1,6 +1,7 @@
 package io.meshpilot.config.file;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.testing.CapturedLog;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,12 +11,17 @@ import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.ConfigEvent;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -138,9 +144,9 @@ class FileConfigSourceTest {
         assertTrue(source.list("VirtualService", null).isEmpty());
     }
 
-    private void awaitScanWhere(java.util.function.Predicate<FileConfigSource.ScanResult> p) throws Exception {
+    private void awaitScanWhere(Predicate<FileConfigSource.ScanResult> p) throws Exception {
         LinkedBlockingQueue<FileConfigSource.ScanResult> scans = new LinkedBlockingQueue<>();
-        java.util.function.Consumer<FileConfigSource.ScanResult> listener = scans::add;
+        Consumer<FileConfigSource.ScanResult> listener = scans::add;
         source.addScanListener(listener);
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -176,7 +182,7 @@ class FileConfigSourceTest {
         // a later, atomic change shows every event of the first one has arrived: "b" was never deleted
         Path tmp = dir.resolve(".routes.tmp");
         Files.writeString(tmp, vs("a", "a3.example.com") + "---\n" + vs("b", "b.example.com"));
-        Files.move(tmp, f, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE);
         ConfigEvent last = next();
         assertEquals("a3.example.com", host(last.current()));
         assertEquals(List.of(), List.copyOf(events), "nothing but the two updates of a");
@@ -189,7 +195,7 @@ class FileConfigSourceTest {
         run();
         assertEquals(2, source.list("VirtualService", null).size());
         Files.writeString(f, vs("b", "b2.example.com") + "---\n" + vs("c", "c.example.com"));
-        List<String> seen = new java.util.ArrayList<>();
+        List<String> seen = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             ConfigEvent e = next();
             seen.add(e.type() + ":" + e.current().name());
@@ -282,10 +288,10 @@ class FileConfigSourceTest {
         Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve("pipe.yaml").toString()).start();
         assertEquals(0, mkfifo.waitFor(), "mkfifo");
         byte[] latin1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\u00e9}\n"
-                .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+                .getBytes(StandardCharsets.ISO_8859_1);
         Files.write(dir.resolve("latin1.yaml"), latin1);
-        try (var big = new java.io.RandomAccessFile(dir.resolve("big.yaml").toFile(), "rw")) {
-            big.setLength(io.meshpilot.config.yaml.SafeYaml.MAX_CHARS + 1L); // sparse: no disk used
+        try (var big = new RandomAccessFile(dir.resolve("big.yaml").toFile(), "rw")) {
+            big.setLength(SafeYaml.MAX_CHARS + 1L); // sparse: no disk used
         }
         Files.createDirectories(dir.resolve("sub.yaml")); // a directory named like a file is entered, not an error
         Files.writeString(dir.resolve("sub.yaml/inner.yaml"), vs("inner", "inner.example.com"));

@@ -5,16 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.OpenSsl;
+import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import io.meshpilot.xds.TypeUrls;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -97,7 +101,7 @@ class KubernetesModeServerTest {
             RouteConfiguration rc;
             try {
                 rc = response.getResources(0).unpack(RouteConfiguration.class);
-            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            } catch (InvalidProtocolBufferException e) {
                 throw new AssertionError(e);
             }
             if (rc.getVirtualHostsCount() == 0 || rc.getVirtualHosts(0).getRoutesCount() == 0) {
@@ -145,7 +149,7 @@ class KubernetesModeServerTest {
             api.apply(echoRoute("alice"));
             awaitRoutedUser(grpc, "alice"); // the change applied to the cluster is pushed
             // istiod's pilot_k8s_cfg_events{type,event} (pilot/pkg/config/kube/crdclient/metrics.go): the CRD watch's events
-            var events = io.meshpilot.testing.PrometheusTextParser.parse(
+            var events = PrometheusTextParser.parse(
                     Http.get(server.ports().get("monitoring"), "/metrics").body()).get("pilot_k8s_cfg_events");
             assertTrue(events != null && events.type().equals("counter"), String.valueOf(events));
             for (String event : List.of("add", "update")) {
@@ -165,7 +169,7 @@ class KubernetesModeServerTest {
             assertTrue(errors.contains("VirtualService") && errors.contains("spec.hosts[1]")
                     && errors.contains("duplicate hosts"), errors);
             assertEquals(1, server.server().components().configs().store().list("VirtualService", "test").size());
-            assertEquals(List.of("echo"), ((io.meshpilot.api.networking.v1alpha3.VirtualService) server.server().components().configs()
+            assertEquals(List.of("echo"), ((VirtualService) server.server().components().configs()
                     .store().get("VirtualService", "test", "echo").orElseThrow().spec()).getHostsList());
         }
     }
@@ -289,7 +293,7 @@ class KubernetesModeServerTest {
     }
 
     /** istiod's cacerts files (a root and an intermediate) in a directory for ROOT_CA_DIR. */
-    Path pluggedInCacerts() throws java.io.IOException {
+    Path pluggedInCacerts() throws IOException {
         OpenSsl ossl = new OpenSsl(Files.createDirectories(dir.resolve("openssl")));
         ossl.root("root", "Plugged Root", "ec");
         ossl.issue("int", "Plugged Intermediate", "ec", "root", "v3_int", 730);

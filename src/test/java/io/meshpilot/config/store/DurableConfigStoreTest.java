@@ -1,5 +1,7 @@
 package io.meshpilot.config.store;
 
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import io.meshpilot.config.ConfigEvent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,7 +16,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,8 +44,8 @@ class DurableConfigStoreTest {
             kept = s.update(vs("web", "web2.example.com"));
             s.create(vs("gone", "gone.example.com"));
             s.delete("VirtualService", "team-a", "gone", "");
-            s.updateStatus(vs("web", "x").withStatus(com.google.protobuf.Struct.newBuilder()
-                    .putFields("note", com.google.protobuf.Value.newBuilder().setStringValue("kept").build()).build()));
+            s.updateStatus(vs("web", "x").withStatus(Struct.newBuilder()
+                    .putFields("note", Value.newBuilder().setStringValue("kept").build()).build()));
             kept = s.get("VirtualService", "team-a", "web").orElseThrow();
         }
         assertTrue(Files.isRegularFile(dir.resolve("virtualservice/team-a/web.json")));
@@ -62,7 +66,7 @@ class DurableConfigStoreTest {
             s.create(vs("web", "web.example.com"));
         }
         try (DurableConfigStore s = DurableConfigStore.open(dir, PARSER, Schemas.PILOT.all())) {
-            java.util.concurrent.LinkedBlockingQueue<ConfigEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+            LinkedBlockingQueue<ConfigEvent> events = new LinkedBlockingQueue<>();
             s.registerEventHandler("VirtualService", events::add);
             s.run();
             assertTrue(s.awaitEventsDelivered(10, TimeUnit.SECONDS));
@@ -143,7 +147,7 @@ class DurableConfigStoreTest {
             kept = s.create(vs(longest, "long.example.com"));
             keptSibling = s.create(vs(sibling, "sibling.example.com"));
         }
-        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("virtualservice/team-a"))) {
+        try (Stream<Path> files = Files.list(dir.resolve("virtualservice/team-a"))) {
             List<Path> saved = files.toList();
             assertEquals(2, saved.size(), saved.toString());
             for (Path f : saved) {

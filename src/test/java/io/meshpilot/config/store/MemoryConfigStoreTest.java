@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import io.meshpilot.api.networking.v1alpha3.Destination;
+import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.HTTPRoute;
 import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
@@ -84,8 +87,8 @@ class MemoryConfigStoreTest {
     void statusUpdatesLeaveTheSpecAlone() {
         try (MemoryConfigStore s = store()) {
             Config c = s.create(vs("ns", "a", "a"));
-            var status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
-                    com.google.protobuf.Value.newBuilder().setNumberValue(1).build()).build();
+            var status = Struct.newBuilder().putFields("observedGeneration",
+                    Value.newBuilder().setNumberValue(1).build()).build();
             Config after = s.updateStatus(c.withSpec(spec("evil")).withStatus(status));
             assertEquals(c.spec(), after.spec());
             assertEquals(status, after.status());
@@ -196,7 +199,7 @@ class MemoryConfigStoreTest {
     void invalidObjectsAreRejectedWithTheirErrors() {
         try (MemoryConfigStore s = store()) {
             var ex = assertThrows(ConfigStoreException.Invalid.class,
-                    () -> s.create(Config.of(VS, "ns", "bad", io.meshpilot.api.networking.v1alpha3.Gateway.getDefaultInstance())));
+                    () -> s.create(Config.of(VS, "ns", "bad", Gateway.getDefaultInstance())));
             assertTrue(ex.getMessage().contains("spec"), ex.getMessage());
         }
     }

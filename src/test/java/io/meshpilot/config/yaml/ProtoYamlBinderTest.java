@@ -10,8 +10,10 @@ import com.google.protobuf.Message;
 import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
+import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
+import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.config.GroupVersionKind;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
@@ -20,6 +22,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -136,7 +139,7 @@ class ProtoYamlBinderTest {
 
         YamlBindingException oneof = assertThrows(YamlBindingException.class, () -> binder.bind("t",
                 node("loadBalancer: {simple: RANDOM, consistentHash: {httpHeaderName: x}}"),
-                io.meshpilot.api.networking.v1alpha3.TrafficPolicy.newBuilder()));
+                TrafficPolicy.newBuilder()));
         assertTrue(oneof.first().reason().contains("only one of"), oneof.first().reason());
     }
 
@@ -150,13 +153,13 @@ class ProtoYamlBinderTest {
 
     @Test
     void integerMapKeysAreDecimalTextAsInProtobufJson() throws Exception {
-        io.meshpilot.api.security.v1beta1.PeerAuthentication.Builder b =
-                io.meshpilot.api.security.v1beta1.PeerAuthentication.newBuilder();
+        PeerAuthentication.Builder b =
+                PeerAuthentication.newBuilder();
         binder.bind("t", node("portLevelMtls: {\"010\": {mode: STRICT}, 8080: {mode: DISABLE}}"), b);
-        assertEquals(java.util.Set.of(10, 8080), b.getPortLevelMtlsMap().keySet());
+        assertEquals(Set.of(10, 8080), b.getPortLevelMtlsMap().keySet());
         YamlBindingException e = assertThrows(YamlBindingException.class, () -> binder.bind("t",
                 node("portLevelMtls: {\"0x50\": {mode: STRICT}}"),
-                io.meshpilot.api.security.v1beta1.PeerAuthentication.newBuilder()));
+                PeerAuthentication.newBuilder()));
         assertEquals("map key must be a whole number, got \"0x50\"", e.first().reason());
     }
 

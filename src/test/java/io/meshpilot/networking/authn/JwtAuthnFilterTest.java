@@ -3,6 +3,7 @@ package io.meshpilot.networking.authn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
@@ -133,7 +134,7 @@ class JwtAuthnFilterTest {
     }
 
     static String q(String s) {
-        return new com.google.gson.Gson().toJson(s);
+        return new Gson().toJson(s);
     }
 
 }

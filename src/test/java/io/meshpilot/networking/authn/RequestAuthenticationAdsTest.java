@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.jose4j.jwk.JsonWebKeySet;
 import org.jose4j.jwk.RsaJwkGenerator;
 import org.junit.jupiter.api.AfterAll;
@@ -80,7 +81,7 @@ class RequestAuthenticationAdsTest {
                 + ".svc.cluster.local", Map.of("NAMESPACE", namespace))) {
             c.subscribe(TypeUrls.LISTENER, List.of());
             DiscoveryResponse r = c.await(TypeUrls.LISTENER, WAIT);
-            Map<String, List<JwtAuthentication>> out = new java.util.TreeMap<>();
+            Map<String, List<JwtAuthentication>> out = new TreeMap<>();
             for (var a : r.getResourcesList()) {
                 Listener l = a.unpack(Listener.class);
                 List<JwtAuthentication> found = new ArrayList<>();

@@ -26,8 +26,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jose4j.jwk.JsonWebKeySet;
@@ -69,7 +72,7 @@ class RequestAuthenticationPushTest {
         fixture.applyResource("/meshes/shop.yaml");
         goodKeys = new JsonWebKeySet(RsaJwkGenerator.generateJwk(2048)).toJson();
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
+        server.setExecutor(Executors.newCachedThreadPool());
         server.createContext("/", exchange -> {
             String path = exchange.getRequestURI().getPath();
             hits.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
@@ -240,7 +243,7 @@ class RequestAuthenticationPushTest {
         String rotated = new JsonWebKeySet(RsaJwkGenerator.generateJwk(2048)).toJson();
         rotating = goodKeys;
         fixture.apply(policy("jwt", "shop", "", uriRule("/rotating")));
-        java.util.concurrent.BlockingQueue<String> pushes = new java.util.concurrent.LinkedBlockingQueue<>();
+        BlockingQueue<String> pushes = new LinkedBlockingQueue<>();
         try (JwksCache refreshing = new JwksCache(new JwksCache.Options(GUARD, Duration.ofMillis(50),
                 Duration.ofMillis(50), Duration.ofDays(7)))) {
             refreshing.addChangeHandler(() -> pushes.add("push"));

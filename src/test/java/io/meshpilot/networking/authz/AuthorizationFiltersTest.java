@@ -17,6 +17,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.networking.MeshFixture;
 import java.nio.file.Files;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -282,7 +284,7 @@ class AuthorizationFiltersTest {
         List<String> names = new ArrayList<>();
         for (HttpFilter h : filters("", yaml, proxy).http()) {
             var rbac = h.getTypedConfig().unpack(RBAC.class);
-            names.addAll(new java.util.TreeSet<>(rbac.getRules().getPoliciesMap().keySet()));
+            names.addAll(new TreeSet<>(rbac.getRules().getPoliciesMap().keySet()));
         }
         return names;
     }
@@ -372,9 +374,9 @@ class AuthorizationFiltersTest {
                     """);
             var diagnostics = f.push().diagnostics();
             assertEquals(List.of("foo/custom"), List.copyOf(diagnostics.entries(
-                    io.meshpilot.model.PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN).keySet()));
+                    PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN).keySet()));
             assertEquals(List.of("foo/for-waypoint|Service/httpbin"), List.copyOf(diagnostics.entries(
-                    io.meshpilot.model.PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()));
+                    PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()));
         }
     }
 }

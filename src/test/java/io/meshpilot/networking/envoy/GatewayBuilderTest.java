@@ -16,6 +16,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsCont
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushDiagnostics;
 import io.meshpilot.networking.EndpointBuilder;
 import io.meshpilot.networking.MeshFixture;
 import java.util.List;
@@ -486,14 +487,14 @@ class GatewayBuilderTest {
                     hosts: [admin.example.com]
                     tls: {mode: MUTUAL, credentialName: admin-cert}
                 """);
-        var out = io.meshpilot.model.PushDiagnostics.builder();
+        var out = PushDiagnostics.builder();
         GatewayCredentialCheck.run(fixture.push(), List.of(ingress), (ns, n) -> n.equals("admin-cert"),
                 (ns, n) -> false, out);
         var entries = out.build().entries(GatewayCredentialCheck.MISSING_CREDENTIAL);
         assertEquals(List.of("istio-system/m|443|istio-system/admin-cert-cacert"), List.copyOf(entries.keySet()));
         assertEquals(ingress.id(), entries.values().iterator().next().proxy());
 
-        var none = io.meshpilot.model.PushDiagnostics.builder();
+        var none = PushDiagnostics.builder();
         GatewayCredentialCheck.run(fixture.push(), List.of(ingress), (ns, n) -> true, (ns, n) -> true, none);
         assertTrue(none.build().isEmpty(), "certificate and CA there: nothing to report");
     }

@@ -15,8 +15,10 @@ import io.meshpilot.networking.MeshFixture;
 import io.meshpilot.networking.ServiceMtlsMode;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,7 +54,7 @@ class PeerAuthenticationPolicyTest {
             assertEquals(List.of(), r.errors(), e);
             out.add(r.configs().get(0).withMeta("1", 1, Instant.ofEpochSecond(Long.parseLong(head[2]))));
         }
-        out.sort(java.util.Comparator.comparing(Config::creationTimestamp).thenComparing(Config::key));
+        out.sort(Comparator.comparing(Config::creationTimestamp).thenComparing(Config::key));
         return out;
     }
 
@@ -99,9 +101,9 @@ class PeerAuthenticationPolicyTest {
     void composedAsIstiod(String name, String[] entries, String expectedMode, Map<Integer, String> expectedPorts) {
         PeerAuthenticationPolicy p = PeerAuthenticationPolicy.forProxy(policies(entries), ROOT, WEB);
         assertEquals(Mode.valueOf(expectedMode), p.mode(), name);
-        Map<Integer, Mode> ports = new java.util.TreeMap<>();
+        Map<Integer, Mode> ports = new TreeMap<>();
         expectedPorts.forEach((port, m) -> ports.put(port, Mode.valueOf(m)));
-        assertEquals(ports, new java.util.TreeMap<>(p.ports()), name);
+        assertEquals(ports, new TreeMap<>(p.ports()), name);
     }
 
     @Test

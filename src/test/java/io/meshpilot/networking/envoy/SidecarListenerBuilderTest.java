@@ -1,5 +1,10 @@
 package io.meshpilot.networking.envoy;
 
+import io.meshpilot.config.protocol.Protocol;
+import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Resolution;
+import io.meshpilot.model.Service;
 import io.meshpilot.networking.MeshFixture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,6 +28,9 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
+import io.meshpilot.registry.aggregate.AggregateRegistry;
+import io.meshpilot.registry.memory.MemoryRegistry;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -101,23 +109,23 @@ class SidecarListenerBuilderTest {
      */
     @Test
     void headlessKubernetesServiceGetsAListenerPerEndpoint() throws Exception {
-        var kube = new io.meshpilot.registry.memory.MemoryRegistry("Kubernetes", "Kubernetes", fixture.updates);
+        var kube = new MemoryRegistry("Kubernetes", "Kubernetes", fixture.updates);
         String host = "db.shop.svc.cluster.local";
-        kube.addService(new io.meshpilot.model.Service(host, "shop", List.of(
-                new io.meshpilot.model.Port("tcp-db", 5433, io.meshpilot.config.protocol.Protocol.TCP),
-                new io.meshpilot.model.Port("http-admin", 8081, io.meshpilot.config.protocol.Protocol.HTTP)),
-                io.meshpilot.model.Service.UNSPECIFIED_IP, Map.of(), "", io.meshpilot.model.Resolution.PASSTHROUGH,
-                false, Set.of(), Map.of(), "Kubernetes", "Kubernetes", java.time.Instant.EPOCH, null));
-        List<io.meshpilot.model.IstioEndpoint> eps = new ArrayList<>();
+        kube.addService(new Service(host, "shop", List.of(
+                new Port("tcp-db", 5433, Protocol.TCP),
+                new Port("http-admin", 8081, Protocol.HTTP)),
+                Service.UNSPECIFIED_IP, Map.of(), "", Resolution.PASSTHROUGH,
+                false, Set.of(), Map.of(), "Kubernetes", "Kubernetes", Instant.EPOCH, null));
+        List<IstioEndpoint> eps = new ArrayList<>();
         for (String ip : List.of("10.0.9.2", "10.0.9.1", "10.0.0.1")) {
             for (String port : List.of("tcp-db", "http-admin")) {
-                eps.add(new io.meshpilot.model.IstioEndpoint(ip, port.equals("tcp-db") ? 5433 : 8081, port, Map.of(),
-                        "", "", Locality.NONE, "istio", 0, io.meshpilot.model.IstioEndpoint.HealthStatus.HEALTHY, "",
+                eps.add(new IstioEndpoint(ip, port.equals("tcp-db") ? 5433 : 8081, port, Map.of(),
+                        "", "", Locality.NONE, "istio", 0, IstioEndpoint.HealthStatus.HEALTHY, "",
                         "shop"));
             }
         }
         kube.setEndpoints(host, eps);
-        var aggregate = new io.meshpilot.registry.aggregate.AggregateRegistry();
+        var aggregate = new AggregateRegistry();
         aggregate.addRegistry(fixture.registry);
         aggregate.addRegistry(kube);
         PushContext push = PushContext.build(aggregate, fixture.store, fixture.updates.index,
@@ -254,7 +262,7 @@ class SidecarListenerBuilderTest {
                 """);
         PushContext push = push();
         Listener inbound = named(listeners(push), "virtualInbound");
-        Set<Integer> ports = new java.util.TreeSet<>();
+        Set<Integer> ports = new TreeSet<>();
         inbound.getFilterChainsList().forEach(c -> ports.add(c.getFilterChainMatch().getDestinationPort().getValue()));
         assertEquals(Set.of(0, 15006, 7070, 8080, 9443), ports, "the ingress ports, not the service's 80/9000/7000");
 
@@ -266,7 +274,7 @@ class SidecarListenerBuilderTest {
         var loopback = clusters.get(1).getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress();
         assertEquals("127.0.0.1", loopback.getSocketAddress().getAddress());
         assertEquals(18080, loopback.getSocketAddress().getPortValue());
-        assertEquals(io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.ORIGINAL_DST, clusters.get(2).getType());
+        assertEquals(Cluster.DiscoveryType.ORIGINAL_DST, clusters.get(2).getType());
         assertEquals(9444, clusters.get(2).getOriginalDstLbConfig().getUpstreamPortOverride().getValue(),
                 "0.0.0.0:<port>: the original destination address on that port");
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.Any;
 import com.google.protobuf.BoolValue;
 import com.google.protobuf.Duration;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.config.route.v3.HeaderMatcher;
 import io.envoyproxy.envoy.config.route.v3.QueryParameterMatcher;
@@ -489,7 +490,7 @@ class SidecarRouteBuilderTest {
 
     static HeaderValueOption hv(String k, String v, boolean append) {
         return HeaderValueOption.newBuilder()
-                .setHeader(io.envoyproxy.envoy.config.core.v3.HeaderValue.newBuilder().setKey(k).setValue(v))
+                .setHeader(HeaderValue.newBuilder().setKey(k).setValue(v))
                 .setAppendAction(append ? HeaderValueOption.HeaderAppendAction.APPEND_IF_EXISTS_OR_ADD
                         : HeaderValueOption.HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD).build();
     }

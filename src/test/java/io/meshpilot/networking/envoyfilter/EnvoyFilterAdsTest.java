@@ -16,6 +16,7 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.networking.validation.ProtoConstraints;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.xds.TypeUrls;
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,7 +78,7 @@ class EnvoyFilterAdsTest {
 
     /** The push-status gauge of skipped EnvoyFilter patches in /metrics. */
     static double gauge() {
-        var f = io.meshpilot.testing.PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body()).get(STATUS);
+        var f = PrometheusTextParser.parse(Http.get(monitoring, "/metrics").body()).get(STATUS);
         assertTrue(f != null && f.samples().size() == 1, STATUS + ": " + f);
         return f.samples().get(0).value();
     }
@@ -133,7 +135,7 @@ class EnvoyFilterAdsTest {
             """;
 
     /** The latest response of each type (each is ACKed by the client as it arrives). */
-    static final Map<String, DiscoveryResponse> LATEST = new java.util.concurrent.ConcurrentHashMap<>();
+    static final Map<String, DiscoveryResponse> LATEST = new ConcurrentHashMap<>();
 
     /** Waits until the latest LDS and CDS responses satisfy {@code lds} and {@code cds}; returns them. */
     static Map<String, DiscoveryResponse> awaitConfig(AdsClient c, Predicate<DiscoveryResponse> lds,

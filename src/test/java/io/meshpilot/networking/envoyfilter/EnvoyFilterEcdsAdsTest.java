@@ -24,6 +24,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -112,7 +113,7 @@ class EnvoyFilterEcdsAdsTest {
     }
 
     /** The latest response of each type; each is ACKed with the names the test subscribes. */
-    static final Map<String, DiscoveryResponse> LATEST = new java.util.concurrent.ConcurrentHashMap<>();
+    static final Map<String, DiscoveryResponse> LATEST = new ConcurrentHashMap<>();
 
     /** Waits until the latest response of {@code type} satisfies {@code ok}. */
     static DiscoveryResponse await(AdsClient c, String type, Predicate<DiscoveryResponse> ok) throws Exception {

@@ -12,7 +12,15 @@ import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors;
+import io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault;
+import io.envoyproxy.envoy.extensions.filters.http.lua.v3.Lua;
+import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
+import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
+import io.meshpilot.api.networking.v1alpha3.EnvoyFilter;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.PatchContext;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
@@ -20,9 +28,13 @@ import io.meshpilot.model.EnvoyFilterIndex;
 import io.meshpilot.model.Locality;
 import io.meshpilot.model.MergedEnvoyFilters;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.EnvoyTypes;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -39,15 +51,15 @@ import org.junit.jupiter.params.provider.MethodSource;
 class EnvoyFilterPatchesTest {
     static final String ROOT = "istio-system";
     static final TypeRegistry TYPES = TypeRegistry.newBuilder()
-            .add(io.meshpilot.networking.EnvoyTypes.REGISTRY.find("envoy.config.listener.v3.Listener"))
+            .add(EnvoyTypes.REGISTRY.find("envoy.config.listener.v3.Listener"))
             .add(HttpConnectionManager.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.http.lua.v3.Lua.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext.getDescriptor())
-            .add(io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector.getDescriptor())
+            .add(Router.getDescriptor())
+            .add(HTTPFault.getDescriptor())
+            .add(Cors.getDescriptor())
+            .add(Lua.getDescriptor())
+            .add(TcpProxy.getDescriptor())
+            .add(UpstreamTlsContext.getDescriptor())
+            .add(TlsInspector.getDescriptor())
             .build();
 
     static final Proxy SIDECAR = proxy("shop", Map.of("app", "web"), "1.24.2", Map.of("CLUSTER_ID", "east"));
@@ -64,7 +76,7 @@ class EnvoyFilterPatchesTest {
         assertEquals(List.of(), r.errors());
         // creation times as the store would set them (the parser leaves them to the store)
         EnvoyFilterIndex index = EnvoyFilterIndex.of(r.configs().stream().map(c -> c.annotations().containsKey("created")
-                ? c.withMeta(c.resourceVersion(), c.generation(), java.time.Instant.parse(c.annotations().get("created")))
+                ? c.withMeta(c.resourceVersion(), c.generation(), Instant.parse(c.annotations().get("created")))
                 : c).toList());
         assertTrue(index.problems().isEmpty(), index.problems().toString());
         return index.forProxy(proxy, ROOT);
@@ -454,8 +466,8 @@ class EnvoyFilterPatchesTest {
         RouteConfiguration http = rc().toBuilder().setName("http.8080").build();
         RouteConfiguration https = rc().toBuilder().setName("https.443.https-web.web-gw.shop").build();
         // istiod's GatewayPortMap: listener 8080 serves the Gateway's server port 80
-        Map<Integer, java.util.Set<Integer>> portMap = Map.of(8080, java.util.Set.of(80), 443, java.util.Set.of(443));
-        java.util.function.BiFunction<String, RouteConfiguration, Boolean> merged = (match, r) ->
+        Map<Integer, Set<Integer>> portMap = Map.of(8080, Set.of(80), 443, Set.of(443));
+        BiFunction<String, RouteConfiguration, Boolean> merged = (match, r) ->
                 EnvoyFilterPatches.routeMessage(PatchContext.GATEWAY, patches(ef("ROUTE_CONFIGURATION",
                         "{context: GATEWAY, routeConfiguration: " + match + "}",
                         "{operation: MERGE, value: {validate_clusters: true}}"), gateway), r, portMap)
@@ -597,7 +609,7 @@ class EnvoyFilterPatchesTest {
         assertTrue(entries.get("shop/bad configPatches[3]").message().contains("extension config ext has no typed_config"),
                 entries.toString());
         MergedEnvoyFilters efw = index.forProxy(SIDECAR, ROOT);
-        assertEquals(1, efw.patches(io.meshpilot.api.networking.v1alpha3.EnvoyFilter.ApplyTo.CLUSTER).size(),
+        assertEquals(1, efw.patches(EnvoyFilter.ApplyTo.CLUSTER).size(),
                 "the valid patch still applies");
     }
 }

@@ -17,6 +17,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.MeshFixture;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -276,7 +277,7 @@ class AccessLogTranslationTest {
                     """);
             var entries = fixture.push(TelemetryFixture.mesh("")).diagnostics().all()
                     .getOrDefault("pilot_telemetry_provider_unusable", Map.of());
-            assertEquals(java.util.Set.of("foo/t|accessLogging|no-such-provider", "foo/t|accessLogging|zipkin",
+            assertEquals(Set.of("foo/t|accessLogging|no-such-provider", "foo/t|accessLogging|zipkin",
                     "foo/t|tracing|file-text"), entries.keySet(), entries.toString());
         }
     }

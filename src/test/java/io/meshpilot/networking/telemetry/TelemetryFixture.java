@@ -1,5 +1,6 @@
 package io.meshpilot.networking.telemetry;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
 import com.google.protobuf.MessageOrBuilder;
@@ -128,7 +129,7 @@ final class TelemetryFixture {
     }
 
     static JsonElement json(List<? extends MessageOrBuilder> list) throws Exception {
-        com.google.gson.JsonArray a = new com.google.gson.JsonArray();
+        JsonArray a = new JsonArray();
         for (MessageOrBuilder m : list) {
             a.add(json(m));
         }

@@ -1,6 +1,8 @@
 package io.meshpilot.networking.validation;
 
+import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -47,7 +49,7 @@ public final class EnvoyConfigCheck {
      * As {@link #check(ProxyConfig)}, with the extension configs (ECDS) the proxy gets: each
      * must pass the proto constraints, and every listener's ECDS reference must name one.
      */
-    public static Report check(ProxyConfig config, java.util.List<io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig> ecds) {
+    public static Report check(ProxyConfig config, List<TypedExtensionConfig> ecds) {
         ProtoConstraints pgv = new ProtoConstraints();
         config.listeners().forEach(l -> pgv.check("listeners[" + l.getName() + "]", l));
         config.routes().forEach(r -> pgv.check("routes[" + r.getName() + "]", r));
@@ -55,9 +57,9 @@ public final class EnvoyConfigCheck {
         if (config.hasEndpoints()) {
             config.endpoints().forEach(e -> pgv.check("endpoints[" + e.getClusterName() + "]", e));
         }
-        java.util.Set<String> ecdsNames = null;
+        Set<String> ecdsNames = null;
         if (ecds != null) {
-            ecdsNames = new java.util.HashSet<>();
+            ecdsNames = new HashSet<>();
             for (var e : ecds) {
                 pgv.check("extension_configs[" + e.getName() + "]", e);
                 ecdsNames.add(e.getName());

@@ -1,5 +1,6 @@
 package io.meshpilot.networking.validation;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.DescriptorProtos.FieldOptions;
 import com.google.protobuf.DescriptorProtos.MessageOptions;
 import com.google.protobuf.DescriptorProtos.OneofOptions;
@@ -7,6 +8,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.ExtensionRegistry;
+import com.google.protobuf.GeneratedMessage;
 import com.google.protobuf.GeneratedMessage.GeneratedExtension;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.pgv.validate.Validate;
@@ -56,10 +58,10 @@ final class PgvOptions {
     }
 
     interface Parser<O> {
-        O parse(com.google.protobuf.ByteString bytes, ExtensionRegistry registry) throws InvalidProtocolBufferException;
+        O parse(ByteString bytes, ExtensionRegistry registry) throws InvalidProtocolBufferException;
     }
 
-    private static <O extends com.google.protobuf.GeneratedMessage.ExtendableMessage<O>, T> T extension(
+    private static <O extends GeneratedMessage.ExtendableMessage<O>, T> T extension(
             O options, GeneratedExtension<O, T> ext, Parser<O> parser) {
         if (options.hasExtension(ext) || !options.getUnknownFields().hasField(ext.getNumber())) {
             return options.getExtension(ext);

@@ -34,6 +34,7 @@ import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.v3.Percent;
 import io.envoyproxy.pgv.validate.Validate;
 import java.util.List;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -193,7 +194,7 @@ class ProtoConstraintsTest {
                 .setName("x").setTypedConfig(Any.newBuilder().setTypeUrl("type.googleapis.com/acme.Nope")))).build();
         ProtoConstraints.Result r = new ProtoConstraints().check("r", l).result();
         assertEquals(List.of(), r.violations());
-        assertEquals(java.util.Set.of("type.googleapis.com/acme.Nope"), r.coverage().unresolvedTypes());
+        assertEquals(Set.of("type.googleapis.com/acme.Nope"), r.coverage().unresolvedTypes());
 
         Listener garbage = listener(hcm()).toBuilder().setFilterChains(0, FilterChain.newBuilder().addFilters(Filter.newBuilder()
                 .setName("x").setTypedConfig(Any.newBuilder().setTypeUrl(Any.pack(hcm()).getTypeUrl())

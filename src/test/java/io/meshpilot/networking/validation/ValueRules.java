@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -238,7 +239,7 @@ final class ValueRules {
     }
 
     private static void check(ProtoConstraints c, String path, boolean present, String rule,
-                              java.util.function.BooleanSupplier ok, Object bound, String got) {
+                              BooleanSupplier ok, Object bound, String got) {
         if (!present) {
             return;
         }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
+import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
@@ -296,7 +297,7 @@ class WasmPluginTranslationTest {
         return names(filters).stream().filter(n -> n.startsWith(WasmPlugins.RESOURCE_PREFIX)).toList();
     }
 
-    static JsonElement json(com.google.protobuf.MessageOrBuilder m) throws Exception {
+    static JsonElement json(MessageOrBuilder m) throws Exception {
         return JsonParser.parseString(JsonFormat.printer().usingTypeRegistry(EnvoyTypes.REGISTRY).print(m));
     }
 

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 class AggregateRegistryTest {
@@ -54,7 +55,7 @@ class AggregateRegistryTest {
             aggregate.addRegistry(east2);
             aggregate.addRegistry(west);
             Service shared = aggregate.service("shared.example").orElseThrow();
-            String seen = shared.ports() + " " + new java.util.TreeMap<>(shared.clusterVips()) + " "
+            String seen = shared.ports() + " " + new TreeMap<>(shared.clusterVips()) + " "
                     + aggregate.services().stream().map(Service::hostname).toList();
             if (expected == null) {
                 expected = seen;

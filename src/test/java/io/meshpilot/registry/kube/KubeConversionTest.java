@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.util.JsonFormat;
 import io.kubernetes.client.openapi.models.V1EndpointConditions;
 import io.kubernetes.client.openapi.models.V1EndpointSlice;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -13,13 +14,17 @@ import io.kubernetes.client.openapi.models.V1ServicePort;
 import io.kubernetes.client.util.Yaml;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelector;
 import io.meshpilot.api.mesh.v1alpha1.LabelSelectorRequirement;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.kube.DiscoveryNamespaces;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.IstioEndpoint.HealthStatus;
 import io.meshpilot.model.Locality;
+import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import java.io.IOException;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,7 +43,7 @@ class KubeConversionTest {
     static <T> T load(String yaml, Class<T> type) {
         try {
             return type.cast(Yaml.load(yaml));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalArgumentException(e);
         }
     }
@@ -85,9 +90,9 @@ class KubeConversionTest {
         assertFalse(s.meshExternal());
         assertEquals("Kubernetes", s.registry());
         assertEquals(Map.of("app", "reviews"), s.labels());
-        assertEquals(java.time.Instant.parse("2026-01-02T03:04:05Z"), s.creationTime());
-        assertEquals(List.of(new io.meshpilot.model.Port("http", 9080, Protocol.HTTP),
-                new io.meshpilot.model.Port("tcp-db", 5432, Protocol.TCP)), s.ports());
+        assertEquals(Instant.parse("2026-01-02T03:04:05Z"), s.creationTime());
+        assertEquals(List.of(new Port("http", 9080, Protocol.HTTP),
+                new Port("tcp-db", 5432, Protocol.TCP)), s.ports());
         assertEquals(Set.of(), s.exportTo());
     }
 
@@ -426,8 +431,8 @@ class KubeConversionTest {
 
     @Test
     void meshNetworksGiveTheNetworkByRegistryOrCidr() throws Exception {
-        io.meshpilot.api.mesh.v1alpha1.MeshNetworks.Builder nets = io.meshpilot.api.mesh.v1alpha1.MeshNetworks.newBuilder();
-        com.google.protobuf.util.JsonFormat.parser().merge("""
+        MeshNetworks.Builder nets = MeshNetworks.newBuilder();
+        JsonFormat.parser().merge("""
                 {"networks": {
                   "net-a": {"endpoints": [{"fromCidr": "10.1.0.0/16"}, {"fromCidr": "fd00:1::/64"}]},
                   "net-b": {"endpoints": [{"fromCidr": "10.2.3.0/25"}, {"fromCidr": "not-a-cidr"}]},

@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -19,6 +21,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.HashSet;
@@ -51,7 +54,7 @@ class CertificateAuthorityTest {
         rsaCa = SelfSignedCaStore.loadOrCreate(shared.resolve("rsa"), SelfSignedOptions.defaults(), Clock.systemUTC());
         ecCa = SelfSignedCaStore.loadOrCreate(shared.resolve("ec"),
                 SelfSignedOptions.defaults().withKeyType(SelfSignedOptions.KeyType.EC_P256), Clock.systemUTC());
-        java.nio.file.Files.createDirectories(shared.resolve("csrs"));
+        Files.createDirectories(shared.resolve("csrs"));
         csrs = new OpenSsl(shared.resolve("csrs"));
     }
 
@@ -253,7 +256,7 @@ class CertificateAuthorityTest {
             byte[] der = good.clone();
             switch (i % 4) {
                 case 0 -> der[random.nextInt(der.length)] ^= (byte) (1 + random.nextInt(255));
-                case 1 -> der = java.util.Arrays.copyOf(der, random.nextInt(der.length));
+                case 1 -> der = Arrays.copyOf(der, random.nextInt(der.length));
                 case 2 -> {
                     int at = random.nextInt(der.length);
                     der[at] = (byte) random.nextInt(256);
@@ -330,7 +333,7 @@ class CertificateAuthorityTest {
                     return out;
                 }));
             }
-            Set<java.math.BigInteger> serials = new HashSet<>();
+            Set<BigInteger> serials = new HashSet<>();
             for (Future<List<IssuedChain>> f : futures) {
                 for (IssuedChain c : f.get()) {
                     c.leafCertificate().verify(ecCa.signingCertificate().getPublicKey());

@@ -12,7 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPairGenerator;
 import java.security.interfaces.ECPublicKey;
 import java.security.interfaces.RSAPublicKey;
 import java.security.cert.X509Certificate;
@@ -20,9 +22,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,9 +64,9 @@ class SelfSignedCaStoreTest {
 
     @Test
     void startsRacingForOneDirectoryGetOneRoot() throws Exception {
-        var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        var pool = Executors.newFixedThreadPool(4);
         try {
-            List<java.util.concurrent.Future<CaMaterial>> starts = new java.util.ArrayList<>();
+            List<Future<CaMaterial>> starts = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 starts.add(pool.submit(() -> load(EC)));
             }
@@ -132,7 +137,7 @@ class SelfSignedCaStoreTest {
         Path other = work.resolve("other");
         SelfSignedCaStore.loadOrCreate(other, EC, Clock.systemUTC());
         Files.copy(other.resolve(SelfSignedCaStore.KEY_FILE), state().resolve(SelfSignedCaStore.KEY_FILE),
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                StandardCopyOption.REPLACE_EXISTING);
         Map<String, byte[]> files = snapshot();
         CaLoadException e = assertThrows(CaLoadException.class, () -> load(EC));
         assertTrue(e.getMessage().startsWith("root-key.pem: private key does not match the certificate in root-cert.pem"),
@@ -173,7 +178,7 @@ class SelfSignedCaStoreTest {
     @Test
     void plainCertificateInsteadOfRootIsAnError() throws Exception {
         CaMaterial m = load(EC);
-        java.security.KeyPairGenerator gen = java.security.KeyPairGenerator.getInstance("EC");
+        KeyPairGenerator gen = KeyPairGenerator.getInstance("EC");
         gen.initialize(256);
         var kp = gen.generateKeyPair();
         IssuedChain leaf = new CertificateAuthority(m).issueServing(kp.getPublic(), List.of("x.example"), Duration.ofHours(1));

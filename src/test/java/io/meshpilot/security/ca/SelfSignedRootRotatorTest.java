@@ -10,12 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -107,10 +109,10 @@ class SelfSignedRootRotatorTest {
         Path other = work.resolve("other");
         SelfSignedCaStore.loadOrCreate(other, EC, Clock.systemUTC());
         for (String f : List.of(SelfSignedCaStore.KEY_FILE, SelfSignedCaStore.CERT_FILE)) {
-            Files.copy(other.resolve(f), state.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(other.resolve(f), state.resolve(f), StandardCopyOption.REPLACE_EXISTING);
         }
         byte[] cert = Files.readAllBytes(state.resolve(SelfSignedCaStore.CERT_FILE));
-        var e = org.junit.jupiter.api.Assertions.assertThrows(CaLoadException.class, () ->
+        var e = Assertions.assertThrows(CaLoadException.class, () ->
                 new SelfSignedRootRotator(Duration.ofDays(3650), 100).rotateAndSave(mine, state, Instant.now()));
         assertTrue(e.getMessage().contains("changed on disk"), e.getMessage());
         assertArrayEquals(cert, Files.readAllBytes(state.resolve(SelfSignedCaStore.CERT_FILE)));

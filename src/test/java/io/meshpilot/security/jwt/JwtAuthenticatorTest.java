@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator.AuthenticationException;
 import io.meshpilot.security.Authenticator.Caller;
@@ -287,7 +288,7 @@ class JwtAuthenticatorTest {
         var e = assertThrows(IllegalArgumentException.class, () -> JwtAuthenticator.fromJwtRule("{", () -> "x"));
         assertTrue(e.getMessage().startsWith("JWT_RULE: not valid JSON"), e.getMessage());
         String env = "{\"issuer\": \"" + ISSUER + "\", \"audiences\": [\"" + AUDIENCE + "\"], \"jwks\": "
-                + new com.google.gson.Gson().toJson(jwks(rsa)) + "}";
+                + new Gson().toJson(jwks(rsa)) + "}";
         try (JwtAuthenticator a = JwtAuthenticator.fromJwtRule(env, () -> "cluster.local").orElseThrow()) {
             assertEquals(JwtAuthenticator.TYPE, a.type());
         }

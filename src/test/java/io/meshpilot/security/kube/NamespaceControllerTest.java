@@ -11,6 +11,7 @@ import io.meshpilot.kube.leaderelection.DefaultRevision;
 import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.util.LabelSelector;
 import java.nio.file.Files;
@@ -100,7 +101,7 @@ class NamespaceControllerTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(30), condition);
+        Await.until(what, Duration.ofSeconds(30), condition);
     }
 
     /** Another holder's renewal of the namespace controller's Lease. */

@@ -2,6 +2,7 @@ package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import java.util.Locale;
 
 /**
  * A failed API call, answered as Kubernetes' {@code Status} object with the HTTP code, the
@@ -57,7 +58,7 @@ final class ApiError extends RuntimeException {
             case "PUT" -> "update";
             case "PATCH" -> "patch";
             case "DELETE" -> "delete";
-            default -> method.toLowerCase(java.util.Locale.ROOT);
+            default -> method.toLowerCase(Locale.ROOT);
         };
         return new ApiError(403, "Forbidden", resource + " is forbidden: User \"system:serviceaccount:istio-system:istiod\" "
                 + "cannot " + verb + " resource \"" + resource + "\" in API group \"\" in the namespace \"" + namespace + "\"",

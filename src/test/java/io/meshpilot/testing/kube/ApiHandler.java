@@ -17,6 +17,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -36,7 +38,7 @@ final class ApiHandler implements HttpHandler {
     private final TokenReviews tokenReviews = new TokenReviews();
 
     /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
-    private final java.util.Set<String> forbiddenWrites = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> forbiddenWrites = ConcurrentHashMap.newKeySet();
     private volatile FakeApiServer.Admission admission;
     private volatile Runnable beforeWriteAnswer;
 

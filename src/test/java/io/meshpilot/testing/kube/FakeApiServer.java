@@ -2,6 +2,8 @@ package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 import io.meshpilot.config.schema.Schemas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,6 +18,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 
 /**
  * A Kubernetes API server stand-in for tests and {@code bin/kube-sandbox}: the real REST
@@ -61,7 +65,7 @@ public final class FakeApiServer implements AutoCloseable {
     private HttpServer server;
     private ExecutorService executor;
     /** The HTTPS listener of {@link #serveTls}, if asked for: the same objects, until {@link #close()}. */
-    private com.sun.net.httpserver.HttpsServer tlsServer;
+    private HttpsServer tlsServer;
     private ExecutorService tlsExecutor;
 
     private FakeApiServer() {
@@ -128,16 +132,16 @@ public final class FakeApiServer implements AutoCloseable {
      * account's ca.crt) needs, as it speaks HTTPS only. Returns the port; kubectl keeps the plain
      * listener. Not kept across {@link #stop()}/{@link #restart()}; ends with {@link #close()}.
      */
-    public synchronized int serveTls(javax.net.ssl.SSLContext context) {
+    public synchronized int serveTls(SSLContext context) {
         if (tlsServer != null) {
             throw new IllegalStateException("already serving TLS on " + tlsServer.getAddress().getPort());
         }
         try {
-            tlsServer = com.sun.net.httpserver.HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
+            tlsServer = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot listen on 127.0.0.1 for TLS", e);
         }
-        tlsServer.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(context));
+        tlsServer.setHttpsConfigurator(new HttpsConfigurator(context));
         tlsExecutor = Executors.newVirtualThreadPerTaskExecutor();
         tlsServer.setExecutor(tlsExecutor);
         tlsServer.createContext("/", handler);
@@ -340,7 +344,7 @@ public final class FakeApiServer implements AutoCloseable {
         }
         watches.closeAll();
         // let the streams write their last chunk before the connections close (bounded)
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (watches.openCount() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(5);

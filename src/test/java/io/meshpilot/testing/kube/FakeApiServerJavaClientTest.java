@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -155,7 +156,7 @@ class FakeApiServerJavaClientTest {
     @Test
     void createUpdateConflictsAndTheStatusSubresource() throws Exception {
         V1Service created = core.createNamespacedService("default", new V1Service()
-                .metadata(new V1ObjectMeta().name("d").labels(java.util.Map.of("app", "d")))
+                .metadata(new V1ObjectMeta().name("d").labels(Map.of("app", "d")))
                 .spec(new V1ServiceSpec().ports(List.of(new V1ServicePort().name("http").port(8080)))))
                 .execute();
         assertNotNull(created.getMetadata().getUid());

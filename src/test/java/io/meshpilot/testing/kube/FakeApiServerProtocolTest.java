@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,10 +15,12 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -158,7 +161,7 @@ class FakeApiServerProtocolTest {
 
     @Test
     void theHookBeforeAWriteAnswerRunsAfterTheWriteIsStored() throws Exception {
-        List<String> seenByHook = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> seenByHook = new CopyOnWriteArrayList<>();
         server.beforeWriteAnswer(() -> seenByHook.add(Json.string(server.get("v1", "ConfigMap", "default", "one")
                 .orElseThrow(), "metadata", "labels", "color")));
         assertEquals(201, call("POST", "/api/v1/namespaces/default/configmaps", Json.yamlDocuments(configMap("one",
@@ -172,16 +175,16 @@ class FakeApiServerProtocolTest {
     void stopEndsWatchStreamsAndKillCutsThem() throws Exception {
         HttpRequest watch = HttpRequest.newBuilder(URI.create(server.url()
                 + "/api/v1/namespaces/default/configmaps?watch=true")).build();
-        HttpResponse<java.io.InputStream> stopped = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> stopped = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
         server.stop();
-        try (java.io.InputStream in = stopped.body()) {
+        try (InputStream in = stopped.body()) {
             assertEquals(0, in.readAllBytes().length, "a stopped server ends the stream with its last chunk");
         }
         server.restart();
-        HttpResponse<java.io.InputStream> killed = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> killed = HTTP.send(watch, HttpResponse.BodyHandlers.ofInputStream());
         server.kill();
-        try (java.io.InputStream in = killed.body()) {
-            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, in::readAllBytes,
+        try (InputStream in = killed.body()) {
+            Assertions.assertThrows(IOException.class, in::readAllBytes,
                     "a killed server cuts the stream");
         }
     }

@@ -6,12 +6,14 @@ import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /** The CustomResourceDefinitions of Istio's Pilot kinds, made from {@link Schemas#PILOT}. */
 final class IstioCrds {
     /** The short names Istio's CRDs declare ({@code kubectl get vs}). */
-    private static final java.util.Map<String, String> ISTIO_SHORT_NAMES = java.util.Map.of(
+    private static final Map<String, String> ISTIO_SHORT_NAMES = Map.of(
             "VirtualService", "vs", "DestinationRule", "dr", "Gateway", "gw", "ServiceEntry", "se",
             "WorkloadEntry", "we", "WorkloadGroup", "wg", "PeerAuthentication", "pa", "RequestAuthentication", "ra",
             "AuthorizationPolicy", "ap", "Telemetry", "telemetry");
@@ -31,7 +33,7 @@ final class IstioCrds {
             names.addProperty("kind", s.kind());
             names.addProperty("listKind", s.kind() + "List");
             names.addProperty("plural", s.plural());
-            names.addProperty("singular", s.kind().toLowerCase(java.util.Locale.ROOT));
+            names.addProperty("singular", s.kind().toLowerCase(Locale.ROOT));
             names.add("categories", Json.array(List.of("istio-io", s.group().split("\\.")[0] + "-istio-io")));
             Optional.ofNullable(ISTIO_SHORT_NAMES.get(s.kind()))
                     .ifPresent(n -> names.add("shortNames", Json.array(List.of(n))));

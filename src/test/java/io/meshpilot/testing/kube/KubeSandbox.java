@@ -1,5 +1,6 @@
 package io.meshpilot.testing.kube;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
@@ -31,7 +32,7 @@ public final class KubeSandbox {
         FakeApiServer server;
         try {
             server = FakeApiServer.start(port);
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             System.err.println("kube-sandbox: " + e.getMessage() + " (" + e.getCause().getMessage()
                     + "); choose another with --port");
             System.exit(1);

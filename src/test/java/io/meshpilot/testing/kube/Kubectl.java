@@ -1,10 +1,12 @@
 package io.meshpilot.testing.kube;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +32,7 @@ public record Kubectl(Path binary, Path kubeconfig, Path workDir) {
     /** kubectl on the PATH, if any. */
     public static Optional<Path> onPath() {
         String path = System.getenv().getOrDefault("PATH", "");
-        return Stream.of(path.split(java.io.File.pathSeparator)).map(p -> Path.of(p, "kubectl"))
+        return Stream.of(path.split(File.pathSeparator)).map(p -> Path.of(p, "kubectl"))
                 .filter(Files::isExecutable).findFirst();
     }
 
@@ -44,7 +46,7 @@ public record Kubectl(Path binary, Path kubeconfig, Path workDir) {
                 try (Stream<Path> files = Files.list(dir)) {
                     files.filter(f -> f.getFileName().toString().matches("kubectl\\.1\\.\\d+"))
                             .filter(Files::isExecutable)
-                            .sorted(java.util.Comparator.comparingInt(
+                            .sorted(Comparator.comparingInt(
                                     f -> Integer.parseInt(f.getFileName().toString().substring("kubectl.1.".length()))))
                             .forEach(out::add);
                 } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.meshpilot.testing.kube;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.time.Instant;
@@ -400,7 +401,7 @@ final class ObjectStore {
                 throw ApiError.invalid(t, Json.string(o, "metadata", "name"), why);
             });
             JsonObject status = new JsonObject();
-            com.google.gson.JsonArray conditions = new com.google.gson.JsonArray();
+            JsonArray conditions = new JsonArray();
             for (String type : List.of("NamesAccepted", "Established")) {
                 JsonObject c = new JsonObject();
                 c.addProperty("type", type);

@@ -2,11 +2,13 @@ package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -99,7 +101,7 @@ final class OpenApiDocuments {
     private static String hash(JsonObject doc) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(doc.toString().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 16).toUpperCase(java.util.Locale.ROOT);
+            return HexFormat.of().formatHex(digest, 0, 16).toUpperCase(Locale.ROOT);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -123,16 +125,16 @@ final class OpenApiDocuments {
      * length fits in one varint byte.
      */
     static byte[] emptySwaggerProtobuf() {
-        java.io.ByteArrayOutputStream info = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream info = new ByteArrayOutputStream();
         field(info, 1, "Kubernetes".getBytes(StandardCharsets.UTF_8));
         field(info, 2, VERSION.getBytes(StandardCharsets.UTF_8));
-        java.io.ByteArrayOutputStream doc = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream doc = new ByteArrayOutputStream();
         field(doc, 1, "2.0".getBytes(StandardCharsets.UTF_8));
         field(doc, 2, info.toByteArray());
         return doc.toByteArray();
     }
 
-    private static void field(java.io.ByteArrayOutputStream out, int number, byte[] value) {
+    private static void field(ByteArrayOutputStream out, int number, byte[] value) {
         out.write(number << 3 | 2);
         out.write(value.length);
         out.writeBytes(value);

@@ -4,6 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -179,7 +180,7 @@ final class Patches {
         if (!path.startsWith("/")) {
             throw ApiError.badRequest("JSON pointer must start with '/': " + path);
         }
-        return java.util.Arrays.stream(path.substring(1).split("/", -1))
+        return Arrays.stream(path.substring(1).split("/", -1))
                 .map(s -> s.replace("~1", "/").replace("~0", "~")).toList();
     }
 

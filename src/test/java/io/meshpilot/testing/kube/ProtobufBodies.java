@@ -11,6 +11,9 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.kubernetes.client.proto.Runtime;
+import io.kubernetes.client.proto.V1;
+import io.kubernetes.client.proto.V1Admissionregistration;
+import io.kubernetes.client.proto.V1Apps;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
@@ -30,9 +33,9 @@ final class ProtobufBodies {
     private static final byte[] MAGIC = {'k', '8', 's', 0};
     /** apiVersion -> the generated file holding its messages. */
     private static final Map<String, Descriptors.FileDescriptor> FILES = Map.of(
-            "v1", io.kubernetes.client.proto.V1.getDescriptor(),
-            "apps/v1", io.kubernetes.client.proto.V1Apps.getDescriptor(),
-            "admissionregistration.k8s.io/v1", io.kubernetes.client.proto.V1Admissionregistration.getDescriptor());
+            "v1", V1.getDescriptor(),
+            "apps/v1", V1Apps.getDescriptor(),
+            "admissionregistration.k8s.io/v1", V1Admissionregistration.getDescriptor());
 
     private ProtobufBodies() {
     }

@@ -7,8 +7,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -23,7 +25,7 @@ final class ResourceCatalog {
     private static final List<String> VERBS = List.of("create", "delete", "deletecollection", "get", "list", "patch",
             "update", "watch");
     /** The kinds {@code kubectl get all} lists (the real server's "all" category). */
-    private static final java.util.Set<String> IN_ALL = java.util.Set.of("Pod", "Service", "Deployment", "ReplicaSet",
+    private static final Set<String> IN_ALL = Set.of("Pod", "Service", "Deployment", "ReplicaSet",
             "StatefulSet", "DaemonSet");
     private static final Pattern KUBE_VERSION = Pattern.compile("v(\\d+)(?:(alpha|beta)(\\d+))?");
 
@@ -70,7 +72,7 @@ final class ResourceCatalog {
 
     private void builtin(String group, String version, String kind, String plural, boolean namespaced,
                          boolean status, String... shortNames) {
-        add(new ResourceType(group, version, kind, plural, kind.toLowerCase(java.util.Locale.ROOT), namespaced, status,
+        add(new ResourceType(group, version, kind, plural, kind.toLowerCase(Locale.ROOT), namespaced, status,
                 List.of(shortNames), IN_ALL.contains(kind) ? List.of("all") : List.of(), false));
     }
 
@@ -116,7 +118,7 @@ final class ResourceCatalog {
         if (!(plural + "." + group).equals(name)) {
             return Optional.of("metadata.name: Invalid value: \"" + name + "\": must be spec.names.plural+\".\"+spec.group");
         }
-        String singular = Optional.ofNullable(Json.string(names, "singular")).orElse(kind.toLowerCase(java.util.Locale.ROOT));
+        String singular = Optional.ofNullable(Json.string(names, "singular")).orElse(kind.toLowerCase(Locale.ROOT));
         boolean namespaced = !"Cluster".equals(Json.string(spec, "scope"));
         List<String> shortNames = Json.strings(names.get("shortNames"));
         List<String> categories = Json.strings(names.get("categories"));

@@ -4,6 +4,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -92,7 +93,7 @@ final class Selector {
             String value = m.group(3);
             boolean equal = !m.group(2).equals("!=");
             // a missing field compares as the empty string, as the real server's field sets do
-            all = all.and(o -> equal == value.equals(java.util.Objects.requireNonNullElse(Json.string(o, path), "")));
+            all = all.and(o -> equal == value.equals(Objects.requireNonNullElse(Json.string(o, path), "")));
         }
         return all;
     }

@@ -1,6 +1,7 @@
 package io.meshpilot.testing.kube;
 
 import com.google.gson.JsonArray;
+import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,7 +102,7 @@ public final class TokenReviews {
         out.addProperty("kind", "TokenReview");
         out.addProperty("apiVersion", "authentication.k8s.io/v1");
         JsonObject meta = new JsonObject();
-        meta.add("creationTimestamp", com.google.gson.JsonNull.INSTANCE);
+        meta.add("creationTimestamp", JsonNull.INSTANCE);
         out.add("metadata", meta);
         out.add("spec", spec.deepCopy());
         out.add("status", status);

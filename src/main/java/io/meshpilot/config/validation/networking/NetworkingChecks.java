@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 /**
@@ -509,7 +510,7 @@ final class NetworkingChecks {
             try {
                 // RE2's (?P<name>...) is Java's (?<name>...)
                 Pattern.compile(regex.replace("(?P<", "(?<"));
-            } catch (java.util.regex.PatternSyntaxException e) {
+            } catch (PatternSyntaxException e) {
                 problem = e.getDescription();
             }
         }

@@ -23,10 +23,12 @@ import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.Validator;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 /**
  * istiod's VirtualService rules: hosts (wildcard domains, IPs or short names; "*" alone only
@@ -399,7 +401,7 @@ public final class VirtualServiceValidator implements Validator {
     }
 
     private static void headerOperations(Validation v, Headers.HeaderOperations ops,
-                                         java.util.function.BiConsumer<Validation, String> nameCheck) {
+                                         BiConsumer<Validation, String> nameCheck) {
         for (var op : List.of(Map.entry("add", ops.getAddMap()), Map.entry("set", ops.getSetMap()))) {
             for (Map.Entry<String, String> e : op.getValue().entrySet()) {
                 Validation at = v.at(op.getKey()).at("[" + e.getKey() + "]");
@@ -555,7 +557,7 @@ public final class VirtualServiceValidator implements Validator {
     private static void directResponse(Validation v, HTTPDirectResponse d) {
         if (d.hasBody()) {
             long size = switch (d.getBody().getSpecifierCase()) {
-                case STRING -> d.getBody().getString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+                case STRING -> d.getBody().getString().getBytes(StandardCharsets.UTF_8).length;
                 case BYTES -> d.getBody().getBytes().size();
                 default -> 0;
             };
