@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The five listeners of DESIGN section 2. An address is null when its flag was set to the
+ * The five listeners (docs/CONFIGURATION.md). An address is null when its flag was set to the
  * empty string: istiod then serves that listener's content on the http port instead.
  *
  * @param http       --httpAddr (readiness, debug, admin API)

@@ -1,6 +1,6 @@
 package io.meshpilot.lifecycle;
 
-/** The components of DESIGN section 3, in start-up order. */
+/** The components istiod's NewServer() builds, in start-up order (docs/ARCHITECTURE.md). */
 public enum Component {
     ARGS("args"),
     ENVIRONMENT("environment"),

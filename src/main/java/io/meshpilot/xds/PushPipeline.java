@@ -20,7 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * DESIGN section 4's pipeline after {@code configUpdate}: requests are merged while changes
+ * The push path after {@code configUpdate} (docs/ARCHITECTURE.md, how a change reaches a proxy): requests are merged while changes
  * keep arriving (quiet for PILOT_DEBOUNCE_AFTER, at most PILOT_DEBOUNCE_MAX); a full request
  * gets a new immutable PushContext; then every connection is pushed only what the request
  * affects (an endpoint change: EDS of the clusters of the changed services, only to proxies

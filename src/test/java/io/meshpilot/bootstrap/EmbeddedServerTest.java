@@ -63,7 +63,7 @@ class EmbeddedServerTest {
     @Test
     void componentsStartInDesignOrder() {
         List<StartupRecorder.ComponentStart> starts = server.server().components().recorder().starts();
-        // DESIGN section 3, in order: every component's own step (named after it), each once
+        // istiod's NewServer() order: every component's own step (named after it), each once
         List<Component> started = starts.stream().filter(s -> s.name().equals(s.component().label()))
                 .map(StartupRecorder.ComponentStart::component).toList();
         assertEquals(Arrays.asList(Component.values()), started, "the enum is the documented order");
@@ -84,7 +84,7 @@ class EmbeddedServerTest {
         assertEquals("embedded", info.get("mode"));
         Map<String, Map<String, Object>> listeners = (Map<String, Map<String, Object>>) info.get("listeners");
         assertEquals(Set.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), listeners.keySet());
-        // in DESIGN order, as the start-up log line lists them (bin/load reads that line)
+        // in start-up order, as the start-up log line lists them (bin/load reads that line)
         assertEquals(List.of("http", "grpc", "grpc-secure", "monitoring", "webhook"), List.copyOf(server.ports().keySet()));
         for (var e : listeners.entrySet()) {
             int p = ((Number) e.getValue().get("port")).intValue();

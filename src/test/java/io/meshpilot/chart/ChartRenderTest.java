@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The chart rendered by Helm itself (helm-java, in process, offline): {@code helm lint
@@ -219,7 +220,7 @@ class ChartRenderTest {
 
     /** The CSR rules of the ClusterRole: none without RA mode; approval only for the named signers. */
     @Test
-    void certificateSigningRulesOnlyInRaModeAndOnlyForTheNamedSigners(@org.junit.jupiter.api.io.TempDir Path dir)
+    void certificateSigningRulesOnlyInRaModeAndOnlyForTheNamedSigners(@TempDir Path dir)
             throws Exception {
         assertFalse(rules(HelmChart.render(null)).contains("certificates.k8s.io"), "no CSR rights by default");
         Path ra = dir.resolve("ra.yaml");

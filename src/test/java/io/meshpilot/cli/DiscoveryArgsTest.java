@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Flags and env as istiod's pilot-discovery: names, defaults, overrides, errors. */
 class DiscoveryArgsTest {
@@ -80,7 +81,7 @@ class DiscoveryArgsTest {
 
     /** Neither directory may hold the other, wherever symlinks make them really be. */
     @Test
-    void configDirAndConfigStateDirMustNotHoldEachOtherThroughSymlinksEither(@org.junit.jupiter.api.io.TempDir Path dir)
+    void configDirAndConfigStateDirMustNotHoldEachOtherThroughSymlinksEither(@TempDir Path dir)
             throws Exception {
         IllegalArgumentException outer = assertThrows(IllegalArgumentException.class,
                 () -> parse(Map.of(), "--configDir", "/srv/state/config", "--configStateDir", "/srv/state"));

@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -118,7 +119,7 @@ class GrpcTransportTest {
      * An empty --grpcAddr multiplexes plaintext gRPC on the http port (as istiod): with the
      * default transport, Helidon serves it there and Netty the secure port.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void emptyGrpcAddrMultiplexesOnTheHttpPort(@TempDir Path dir) throws Exception {
         List<String> flags = new ArrayList<>(TestServers.flags(dir));
         flags.set(flags.indexOf("--grpcAddr") + 1, "");

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,7 +38,7 @@ class GoDurationTest {
         assertEquals(out, GoDuration.format(GoDuration.parse(in)));
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void infiniteRoundTrips() {
         assertEquals(GoDuration.INFINITE, GoDuration.parse(GoDuration.format(GoDuration.INFINITE)));
     }

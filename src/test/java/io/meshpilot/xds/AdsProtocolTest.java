@@ -322,7 +322,7 @@ class AdsProtocolTest {
             }
             assertEquals(0, left, "reject series of disconnected nodes");
             // read again on a miss: a scrape of this JVM's whole registry (every earlier test's
-            // series) is large, and Helidon 4.4 sometimes cuts large responses short (DESIGN 6)
+            // series) is large, and Helidon 4.4 sometimes cuts large responses short (docs/PERFORMANCE.md, Helidon 4.4.0 defects)
             int kept = rejectSeries(monitoring, "reject-stays");
             for (int read = 1; kept != 1 && read < 5; read++) {
                 Thread.sleep(100);

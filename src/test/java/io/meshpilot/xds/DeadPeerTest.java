@@ -33,6 +33,7 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DeadPeerTest {
 
-    @org.junit.jupiter.api.Test
+    @Test
     void killedClientsLeaveNoStreamOrCall(@TempDir Path dir) throws Exception {
         String transport = "default transport";
         TestServers.copyBookinfo(dir);
@@ -121,7 +122,7 @@ class DeadPeerTest {
      * leave /debug/connections and a live one is ended with UNAVAILABLE, while a stream on
      * Netty's secure port (Netty ages its connections itself) is left alone.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void helidonHostedStreamsGetAMaximumAgeByDefault(@TempDir Path dir) throws Exception {
         TestServers.copyBookinfo(dir);
         List<String> flags = new ArrayList<>(TestServers.flags(dir));

@@ -33,12 +33,13 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Golden files: for each Istio sample in {@code src/test/resources/golden/samples} (Istio's
- * bookinfo samples, copied from ../shared/samples/bookinfo), applied on top of the embedded
+ * bookinfo samples, copied into the repository), applied on top of the embedded
  * bookinfo services, the complete LDS, RDS, CDS and EDS the server's generators give a
  * {@code productpage} sidecar and an ingress gateway, compared structurally (JSON trees) with
  * {@code golden/<sample>/<proxy>.json}. Each golden was reviewed against Istio's documented
@@ -118,8 +119,8 @@ class GoldenConfigTest {
         }
     }
 
-    /** The copied samples are exactly ../shared/samples/bookinfo, where that directory is present. */
-    @org.junit.jupiter.api.Test
+    /** The copied samples are exactly the project's source samples, where the checkout sits beside them. */
+    @Test
     void theSamplesAreTheSharedBookinfoSamples() throws Exception {
         Path shared = HOME.resolve("../shared/samples/bookinfo").normalize();
         Assumptions.assumeTrue(Files.isDirectory(shared), "no " + shared + " beside the checkout");
