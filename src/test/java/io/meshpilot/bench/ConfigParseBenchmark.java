@@ -42,7 +42,7 @@ public class ConfigParseBenchmark {
     public void load() throws Exception {
         Path home = Path.of(System.getProperty("meshpilot.home", ".")).toAbsolutePath();
         documents = new ArrayList<>();
-        for (Path dir : List.of(home.resolve("etc/config/bookinfo"), home.getParent().resolve("shared/samples/bookinfo"))) {
+        for (Path dir : List.of(home.resolve("etc/config/bookinfo"), home.resolve("src/test/resources/golden/samples"))) {
             if (!Files.isDirectory(dir)) {
                 continue;
             }

@@ -15,11 +15,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Istio's own bookinfo config loads unchanged; the Kubernetes kinds beside it are skipped. */
 class BookinfoSamplesTest {
     static final Path SAMPLES = Path.of(System.getProperty("meshpilot.home", ".")).toAbsolutePath()
-            .getParent().resolve("shared/samples/bookinfo");
+            .resolve("src/test/resources/golden/samples"); // Istio's bookinfo samples (GoldenConfigTest: unchanged copies)
     static final ConfigParser PARSER = new ConfigParser(Schemas.PILOT);
 
     static Stream<Path> samples() throws Exception {
-        assertTrue(Files.isDirectory(SAMPLES), "the shared samples are beside the checkout: " + SAMPLES);
+        assertTrue(Files.isDirectory(SAMPLES), "Istio's bookinfo samples are in the repository: " + SAMPLES);
         try (Stream<Path> files = Files.list(SAMPLES)) {
             List<Path> list = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
             assertTrue(list.size() >= 20, list.toString());

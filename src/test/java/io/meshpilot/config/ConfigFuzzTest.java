@@ -30,7 +30,7 @@ class ConfigFuzzTest {
     static List<String> corpus() throws Exception {
         Path home = Path.of(System.getProperty("meshpilot.home", ".")).toAbsolutePath();
         List<String> docs = new ArrayList<>();
-        for (Path dir : List.of(home.resolve("etc/config/bookinfo"), home.getParent().resolve("shared/samples/bookinfo"))) {
+        for (Path dir : List.of(home.resolve("etc/config/bookinfo"), home.resolve("src/test/resources/golden/samples"))) {
             try (Stream<Path> files = Files.list(dir)) {
                 for (Path f : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
                     for (String d : Files.readString(f).split("(?m)^---\\s*$")) {
