@@ -2,6 +2,11 @@ package io.meshpilot.config.kube;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
@@ -556,9 +561,9 @@ public final class CrdConfigStore implements WritableConfigStore {
         KindInformer k = watched(config.key());
         DynamicKubernetesObject object = KubeObjects.toObject(config, k.version);
         try {
-            object.getRaw().add("status", com.google.gson.JsonParser.parseString(
-                    com.google.protobuf.util.JsonFormat.printer().print(config.status())));
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            object.getRaw().add("status", JsonParser.parseString(
+                    JsonFormat.printer().print(config.status())));
+        } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException(e); // a Struct always prints
         }
         if (config.resourceVersion().isEmpty()) {
@@ -568,11 +573,11 @@ public final class CrdConfigStore implements WritableConfigStore {
         return written(k, config.key(), () -> {
             Object stored;
             try {
-                stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
+                stored = new CustomObjectsApi(client.apiClient())
                         .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural,
                                 config.name(), object.getRaw())
                         .execute();
-            } catch (io.kubernetes.client.openapi.ApiException e) {
+            } catch (ApiException e) {
                 throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
             } catch (RuntimeException e) {
                 throw ApiAnswers.unreachable(config.key(), e);
