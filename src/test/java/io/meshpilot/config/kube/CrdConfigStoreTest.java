@@ -322,9 +322,10 @@ class CrdConfigStoreTest {
         String beforeReset = store.get("VirtualService", "default", "reviews").orElseThrow().resourceVersion();
 
         restartWithResetVersions();
-        // the informer listed from the version it saw last, which lies ahead of the server now, then afresh
-        assertTrue(api.requestLog().stream().anyMatch(r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices?")
-                && r.endsWith("-> 504")), "a relist answered 504");
+        // the informer listed from the version it saw last, which lies ahead of the server now, then
+        // afresh; waited for, since the open watches counted may still include ones of before the restart
+        await("a relist answered 504", () -> api.requestLog().stream().anyMatch(
+                r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices?") && r.endsWith("-> 504")));
         api.apply(vs("reviews", "lower.example.com"));
         assertTrue(Long.parseLong(versionInCluster("reviews")) < Long.parseLong(beforeReset),
                 "the premise: the change has a lower number (" + versionInCluster("reviews") + ") than the one served ("
