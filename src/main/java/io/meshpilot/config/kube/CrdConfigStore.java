@@ -146,7 +146,8 @@ public final class CrdConfigStore implements WritableConfigStore {
         // reconciles ask for no retry (a bad object is reported and waits for its next change):
         // the backoff is for one that throws
         this.queue = new ControllerQueue<>("kube-config-store", Backoff.fixed(Duration.ofSeconds(1)), this::reconcile);
-        this.term = queue.start(crds.informer.synced(), () -> { });
+        // the term's sync marker follows every CRD key of the first list, queued from the cache
+        this.term = queue.start(crds.informer.synced(), () -> crds.queueAll(CRD_KIND, queue));
         crds.queueChanges(CRD_KIND, false, key -> { }, queue);
         client.addInformer(CRD_INFORMER, crds.informer);
     }

@@ -84,11 +84,16 @@ final class KindInformer {
                 }
             }
         });
-        // the events of the first list are queued already: this is the barrier behind them
+        // the handlers may get the first list's events after the sync signal: its keys are queued from the cache
         firstListReconciled = informer.synced().thenCompose(synced -> {
-            cache.list().forEach(o -> queue.add(keyOf(kind, o)));
+            queueAll(kind, queue);
             return queue.barrier();
         });
+    }
+
+    /** Queues the key of every object the informer holds, under {@code kind}. */
+    void queueAll(String kind, ControllerQueue<ConfigKey> queue) {
+        cache.list().forEach(o -> queue.add(keyOf(kind, o)));
     }
 
     private static ConfigKey keyOf(String kind, DynamicKubernetesObject o) {
