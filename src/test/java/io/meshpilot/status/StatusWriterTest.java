@@ -14,6 +14,8 @@ import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.xds.DistributionStatus;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,12 +35,14 @@ class StatusWriterTest {
     @TempDir
     Path dir;
     FakeApiServer api;
-    KubeClient client;
     CrdConfigStore store;
+    /** What the test started, closed last first. */
+    final Deque<AutoCloseable> started = new ArrayDeque<>();
 
     @BeforeEach
     void start() throws Exception {
         api = FakeApiServer.start();
+        started.push(api);
         api.installIstioCrds();
         for (String name : NAMES) {
             api.apply("""
@@ -48,8 +52,10 @@ class StatusWriterTest {
                     spec: {hosts: [%s.example.com], http: [{route: [{destination: {host: %s}}]}]}
                     """.formatted(name, name, name));
         }
-        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        KubeClient client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        started.push(client);
         store = new CrdConfigStore(client, SCHEMAS, new ConfigParser(SCHEMAS));
+        started.push(store);
         store.run();
         assertEquals(List.of(), client.runAndWait(WITHIN));
         Await.until("the store synced with its three objects", WITHIN,
@@ -57,15 +63,9 @@ class StatusWriterTest {
     }
 
     @AfterEach
-    void stop() {
-        if (store != null) {
-            store.close();
-        }
-        if (client != null) {
-            client.close();
-        }
-        if (api != null) {
-            api.stop();
+    void stop() throws Exception {
+        while (!started.isEmpty()) {
+            started.pop().close();
         }
     }
 
