@@ -13,14 +13,20 @@ import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.config.store.WritableConfigStore;
 import io.meshpilot.config.validation.Validation;
 import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.meshpilot.xds.DistributionStatus;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -33,6 +39,12 @@ import java.util.function.Function;
  * burst of changes costs one write per object per interval, and at most a set number of
  * objects, so status never takes the whole request budget the CA's TokenReviews and CSRs and
  * the informers share; the rest are written in the next passes.
+ *
+ * <p>It runs on the controller kit as istiod's status manager does (a ticker that queues the
+ * objects whose status changed, a worker queue keyed by the object that writes them): the
+ * periodic pass of the leader's term queues each object whose inputs (revision, distribution,
+ * messages) differ from those its status was last found right for, and the reconcile of a key
+ * writes that object's status as it stands then.
  *
  * <p>The write replaces the status at the resourceVersion it was computed from; when another
  * writer got in between, the API server refuses it and the object is looked at again once the
@@ -64,6 +76,12 @@ public final class StatusWriter {
     private final Map<ConfigKey, Inputs> settled = new ConcurrentHashMap<>();
     /** Whether the last write failed for want of an answer (logged once until one succeeds). */
     private volatile boolean unreachable;
+    /** The writer's keyed queue: one object's status per key, written on its worker thread. */
+    private final ControllerQueue<ConfigKey> queue;
+    /** Writes since the last pass; the queue's worker alone touches this and the next. */
+    private int writtenThisPass;
+    /** The API server did not answer a write since the last pass: the rest waits for the next. */
+    private boolean writesRefusedThisPass;
 
     /**
      * @param store        the store of the cluster's custom resources (writes go to their status subresource)
@@ -82,96 +100,129 @@ public final class StatusWriter {
         this.schemas = schemas.stream().filter(s -> s.group().endsWith("istio.io")).toList();
         this.distribution = distribution;
         this.settings = settings;
+        // the periodic pass queues each changed object again, so a failed write waits for it
+        this.queue = new ControllerQueue<>("status-writer", Backoff.fixed(settings.updateInterval()), this::reconcile);
     }
 
-    /** The leader duty: writes every interval until the returned handle is closed. */
+    /**
+     * The leader duty: a term of the writer's queue, whose periodic pass queues every
+     * PILOT_STATUS_UPDATE_INTERVAL the objects whose status may differ, until the returned
+     * handle is closed (a write under way is interrupted and waited for).
+     */
     public AutoCloseable lead() {
-        Thread thread = Thread.ofPlatform().daemon().name("status-writer").start(this::run);
-        return () -> {
-            thread.interrupt();
-            thread.join(settings.updateInterval().toMillis() + 5_000);
-        };
-    }
-
-    private void run() {
         LOG.log(Level.INFO, "status writer: leading; Reconciled=" + settings.reconciled() + " validationMessages="
                 + settings.analysis() + " every " + settings.updateInterval().toMillis() + "ms");
-        while (!Thread.currentThread().isInterrupted()) {
-            try {
-                writeChanged();
-                Thread.sleep(settings.updateInterval().toMillis());
-            } catch (InterruptedException e) {
-                break;
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "status writer pass failed: " + e);
-            }
-        }
-        LOG.log(Level.INFO, "status writer: stopped");
+        ControllerQueue<ConfigKey>.Term term = queue.start(CompletableFuture.completedFuture(null), this::queueChanged,
+                () -> LOG.log(Level.INFO, "status writer: stopped"));
+        term.every(settings.updateInterval(), this::queueChanged);
+        return term;
     }
 
-    /** One pass: writes the objects whose status is not what it should be. Returns how many were written. */
-    public int writeChanged() {
+    /**
+     * The periodic pass (istiod's ticker): opens a new write budget and queues the objects whose
+     * inputs changed since their status was last found right. Objects pushed in the same
+     * version share one list of proxy states, counted once.
+     */
+    private void queueChanged() {
+        try {
+            List<Config> objects = objects();
+            Set<ConfigKey> present = new HashSet<>();
+            objects.forEach(c -> present.add(c.key()));
+            refusedAt.keySet().retainAll(present);
+            analyzed.keySet().retainAll(present);
+            settled.keySet().retainAll(present);
+            List<DistributionStatus> distributed = settings.reconciled() ? distribution.apply(objects) : null;
+            Map<List<DistributionStatus.ProxyStatus>, Progress> counted = new IdentityHashMap<>();
+            writtenThisPass = 0;
+            writesRefusedThisPass = false;
+            for (int i = 0; i < objects.size(); i++) {
+                Config c = objects.get(i);
+                DistributionStatus d = distributed == null ? null : distributed.get(i);
+                Inputs inputs = inputs(c, d == null ? null : counted.computeIfAbsent(d.proxies(), p -> Progress.of(d)));
+                if (inputs != null && !inputs.equals(settled.get(c.key()))) {
+                    queue.add(c.key());
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "status writer pass failed: " + e);
+        }
+    }
+
+    private List<Config> objects() {
         List<Config> objects = new ArrayList<>();
         for (Schema s : schemas) {
             objects.addAll(store.list(s.kind(), null));
         }
-        Set<ConfigKey> present = new java.util.HashSet<>();
-        objects.forEach(c -> present.add(c.key()));
-        refusedAt.keySet().retainAll(present);
-        analyzed.keySet().retainAll(present);
-        settled.keySet().retainAll(present);
-        List<DistributionStatus> distributed = settings.reconciled() ? distribution.apply(objects) : null;
-        // objects pushed in the same version share one list of proxy states: counted once
-        Map<List<DistributionStatus.ProxyStatus>, Progress> counted = new java.util.IdentityHashMap<>();
-        Instant now = Instant.now();
-        int written = 0;
-        for (int i = 0; i < objects.size() && written < writesPerPass; i++) {
-            Config c = objects.get(i);
-            if (c.resourceVersion().equals(refusedAt.get(c.key()))) {
-                continue;
+        return objects;
+    }
+
+    /**
+     * What the status of {@code c} is worked out from, {@code progress} being its distribution
+     * (null: not reported); null when there is nothing to write: a write of this revision was
+     * refused, or neither Reconciled nor validation messages have anything to say now.
+     */
+    private Inputs inputs(Config c, Progress progress) {
+        if (c.resourceVersion().equals(refusedAt.get(c.key()))) {
+            return null;
+        }
+        List<ValidationMessage> messages = settings.analysis() ? messages(c) : null;
+        if (progress == null && messages == null) {
+            return null; // nothing of ours to say about it now
+        }
+        return new Inputs(c.resourceVersion(), progress, messages);
+    }
+
+    /** Where {@code c} stands with the proxies; null when not reported or no proxy is connected. */
+    private Progress progress(Config c) {
+        if (!settings.reconciled()) {
+            return null;
+        }
+        DistributionStatus d = distribution.apply(List.of(c)).get(0);
+        return d.proxies().isEmpty() ? null : Progress.of(d);
+    }
+
+    /**
+     * Writes the status of one object as it is now, when it differs from what it should be,
+     * within the pass's budget; what is not written now is queued again by the next pass.
+     */
+    private Outcome reconcile(ConfigKey key) {
+        if (writesRefusedThisPass || writtenThisPass >= writesPerPass) {
+            return Outcome.DONE; // the next pass queues it again
+        }
+        Config c = store.get(key.kind(), key.namespace(), key.name()).orElse(null);
+        Inputs inputs = c == null ? null : inputs(c, progress(c));
+        if (inputs == null || inputs.equals(settled.get(key))) {
+            return Outcome.DONE;
+        }
+        JsonObject current = json(c.status());
+        JsonObject desired = IstioStatus.desired(current, c.generation(), inputs.progress(), inputs.messages(),
+                Instant.now());
+        if (desired.equals(current)) {
+            settled.put(key, inputs);
+            return Outcome.DONE;
+        }
+        try {
+            store.updateStatus(c.withStatus(struct(desired)));
+            writtenThisPass++;
+            if (unreachable) {
+                unreachable = false;
+                LOG.log(Level.INFO, "status writer: the API server takes status writes again");
             }
-            Progress progress = null;
-            if (distributed != null && !distributed.get(i).proxies().isEmpty()) {
-                DistributionStatus d = distributed.get(i);
-                progress = counted.computeIfAbsent(d.proxies(), p -> Progress.of(d));
-            }
-            List<ValidationMessage> messages = settings.analysis() ? messages(c) : null;
-            if (progress == null && messages == null) {
-                continue; // nothing of ours to say about it now
-            }
-            Inputs inputs = new Inputs(c.resourceVersion(), progress, messages);
-            if (inputs.equals(settled.get(c.key()))) {
-                continue;
-            }
-            JsonObject current = json(c.status());
-            JsonObject desired = IstioStatus.desired(current, c.generation(), progress, messages, now);
-            if (desired.equals(current)) {
-                settled.put(c.key(), inputs);
-                continue;
-            }
-            try {
-                store.updateStatus(c.withStatus(struct(desired)));
-                written++;
-                if (unreachable) {
-                    unreachable = false;
-                    LOG.log(Level.INFO, "status writer: the API server takes status writes again");
-                }
-            } catch (ConfigStoreException.Conflict | ConfigStoreException.NotFound | ConfigStoreException.Invalid
-                     | ConfigStoreException.ReadOnly e) {
-                // someone else wrote it, it is gone, or refused: the next revision is looked at again
-                refusedAt.put(c.key(), c.resourceVersion());
-                LOG.log(Level.DEBUG, () -> "status of " + c.key() + " not written: " + e.getMessage());
-            } catch (ConfigStoreException e) {
-                // the API server is not answering: the rest waits for the next pass (logged once per outage)
-                if (!unreachable) {
-                    unreachable = true;
-                    LOG.log(Level.WARNING, "status of " + c.key() + " not written, trying again every "
-                            + settings.updateInterval().toMillis() + "ms: " + e.getMessage());
-                }
-                break;
+        } catch (ConfigStoreException.Conflict | ConfigStoreException.NotFound | ConfigStoreException.Invalid
+                 | ConfigStoreException.ReadOnly e) {
+            // someone else wrote it, it is gone, or refused: the next revision is looked at again
+            refusedAt.put(key, c.resourceVersion());
+            LOG.log(Level.DEBUG, () -> "status of " + key + " not written: " + e.getMessage());
+        } catch (ConfigStoreException e) {
+            // the API server is not answering: the rest waits for the next pass (logged once per outage)
+            writesRefusedThisPass = true;
+            if (!unreachable) {
+                unreachable = true;
+                LOG.log(Level.WARNING, "status of " + key + " not written, trying again every "
+                        + settings.updateInterval().toMillis() + "ms: " + e.getMessage());
             }
         }
-        return written;
+        return Outcome.DONE;
     }
 
     private List<ValidationMessage> messages(Config c) {

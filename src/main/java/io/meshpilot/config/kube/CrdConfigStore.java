@@ -2,6 +2,11 @@ package io.meshpilot.config.kube;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
@@ -21,7 +26,11 @@ import io.meshpilot.config.validation.Validation;
 import io.meshpilot.config.validation.ValidationResult;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -50,10 +59,17 @@ import java.util.function.UnaryOperator;
  * served: a namespace that becomes selected adds its objects, one that is deselected removes
  * them, each with its config event.
  *
- * <p>Every informer event is applied, whatever its resourceVersion: resourceVersions are opaque
+ * <p>It runs on the controller kit, as istiod's crdclient puts its informers' events through a
+ * queue: each informer event (of a CRD or of an object) queues its key
+ * ({@code kind/namespace/name}), and one worker reconciles the keys one at a time, reading the
+ * object as the informer's cache holds it then (a burst of changes is one reconcile of the
+ * latest state). It has synced once every key of the CRDs' first list and of each watched
+ * kind's first list has been reconciled.
+ *
+ * <p>Every change is applied, whatever its resourceVersion: resourceVersions are opaque
  * (only equality means anything, and only within one history; after an etcd restore or a
  * cluster rebuild the API server hands out lower numbers, and numbers it handed out before).
- * An event that brings exactly what is served (a relist, the watch event of a write of ours)
+ * A reconcile that finds exactly what is served (a relist, the watch event of a write of ours)
  * changes nothing.
  *
  * <p>It is also the store of REST writes in Kubernetes mode: creates, updates and deletes go
@@ -65,6 +81,8 @@ import java.util.function.UnaryOperator;
 public final class CrdConfigStore implements WritableConfigStore {
     private static final System.Logger LOG = System.getLogger(CrdConfigStore.class.getName());
     static final String CRD_INFORMER = "apiextensions.k8s.io/v1/customresourcedefinitions";
+    /** The kind of the queue's keys of CRDs ({@code CustomResourceDefinition//<plural>.<group>}). */
+    private static final String CRD_KIND = "CustomResourceDefinition";
     /** Retries of a write whose caller gave no resourceVersion, when another writer got in between. */
     private static final int UNCONDITIONAL_RETRIES = 5;
 
@@ -75,6 +93,9 @@ public final class CrdConfigStore implements WritableConfigStore {
     private final DiscoveryNamespacesFilter namespaces;
     private final EventDispatcher events = new EventDispatcher("kubernetes");
     private final KindInformer crds;
+    /** Keys of changed CRDs and objects, reconciled on its worker (the informer threads only queue). */
+    private final ControllerQueue<ConfigKey> queue;
+    private final ControllerQueue<ConfigKey>.Term term;
     /** Watched kinds by kind name. */
     private final Map<String, KindInformer> kinds = new ConcurrentHashMap<>();
     /** Served configs: kind -> namespace/name -> config. */
@@ -122,17 +143,12 @@ public final class CrdConfigStore implements WritableConfigStore {
         }
         this.crds = new KindInformer(client.apiClient(), "apiextensions.k8s.io", "v1", "customresourcedefinitions",
                 client.watchErrorHandler(CRD_INFORMER));
-        crds.onChange(new KindInformer.Handler() {
-            @Override
-            public void upsert(DynamicKubernetesObject crd) {
-                crdChanged(crd);
-            }
-
-            @Override
-            public void delete(DynamicKubernetesObject crd) {
-                crdRemoved(crd);
-            }
-        });
+        // reconciles ask for no retry (a bad object is reported and waits for its next change):
+        // the backoff is for one that throws
+        this.queue = new ControllerQueue<>("kube-config-store", Backoff.fixed(Duration.ofSeconds(1)), this::reconcile);
+        // the term's sync marker follows every CRD key of the first list, queued from the cache
+        this.term = queue.start(crds.informer.synced(), () -> crds.queueAll(CRD_KIND, queue));
+        crds.queueChanges(CRD_KIND, false, key -> { }, queue);
         client.addInformer(CRD_INFORMER, crds.informer);
     }
 
@@ -158,10 +174,28 @@ public final class CrdConfigStore implements WritableConfigStore {
         return schema.versions().stream().filter(served::contains).findFirst();
     }
 
+    /** Brings one key up to date with the informers' caches: a CRD's kind watched or not, an object served or not. */
+    private Outcome reconcile(ConfigKey key) {
+        if (key.kind().equals(CRD_KIND)) {
+            DynamicKubernetesObject crd = crds.get(key);
+            if (crd == null) {
+                crdRemoved(key.name());
+            } else {
+                crdChanged(crd);
+            }
+            return Outcome.DONE;
+        }
+        KindInformer k = kinds.get(key.kind());
+        Schema s = schemas.forKind(key.kind()).orElse(null);
+        if (k != null && s != null) {
+            objectReconciled(s, k, key, k.get(key));
+        }
+        return Outcome.DONE; // a kind no longer watched: its objects went with its informer
+    }
+
     /**
      * Starts, replaces or stops the informer of the kind a CRD defines. Informers are started
-     * and stopped outside this store's lock: stopping one waits for its handler threads, which
-     * may be waiting for the lock.
+     * and stopped outside this store's lock, which the REST writes take too.
      */
     private void crdChanged(DynamicKubernetesObject crd) {
         JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
@@ -189,18 +223,7 @@ public final class CrdConfigStore implements WritableConfigStore {
             } else {
                 k = new KindInformer(client.apiClient(), s.group(), version.get(), s.plural(),
                         client.watchErrorHandler(s.group() + "/" + version.get() + "/" + s.plural()));
-                KindInformer informer = k;
-                k.onChange(s.kind(), new KindInformer.Handler() {
-                    @Override
-                    public void upsert(DynamicKubernetesObject object) {
-                        objectChanged(s, informer, object);
-                    }
-
-                    @Override
-                    public void delete(DynamicKubernetesObject object) {
-                        objectRemoved(s, informer, object);
-                    }
-                });
+                k.queueChanges(s.kind(), true, this::watchEvent, queue);
                 kinds.put(s.kind(), k);
                 if (missingLogged) {
                     LOG.log(Level.INFO, "CRD for " + s.kind() + " installed: watching " + k.name());
@@ -215,15 +238,18 @@ public final class CrdConfigStore implements WritableConfigStore {
         }
     }
 
-    private void crdRemoved(DynamicKubernetesObject crd) {
-        JsonObject spec = crd.getRaw().has("spec") && crd.getRaw().get("spec").isJsonObject()
-                ? crd.getRaw().getAsJsonObject("spec") : new JsonObject();
-        Optional<Schema> schema = schemaOf(spec);
+    /** The CRD named {@code crdName} ({@code <plural>.<group>}, as the API server requires) is gone. */
+    private void crdRemoved(String crdName) {
+        Optional<Schema> schema = schemas.all().stream()
+                .filter(s -> (s.plural() + "." + s.group()).equals(crdName)).findFirst();
         if (schema.isEmpty()) {
             return;
         }
         KindInformer stopped;
         synchronized (this) {
+            if (closed) {
+                return;
+            }
             LOG.log(Level.WARNING, "CRD for " + schema.get().kind() + " deleted: its objects are no longer served");
             stopped = stopKind(schema.get());
         }
@@ -251,7 +277,7 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     /** Logs, once the CRDs are known, each Pilot kind whose CRD is not installed. */
     private void logMissingKinds() {
-        if (missingLogged || !crds.synced()) {
+        if (missingLogged || !queue.hasSynced()) {
             return;
         }
         synchronized (this) {
@@ -282,14 +308,17 @@ public final class CrdConfigStore implements WritableConfigStore {
         return "kubernetes " + k.name();
     }
 
-    private synchronized void objectChanged(Schema s, KindInformer k, DynamicKubernetesObject object) {
-        if (kinds.get(s.kind()) != k) {
-            return; // an informer being replaced
+    /**
+     * Serves {@code object}, the object of {@code key} as informer {@code k} holds it now, or
+     * stops serving the key when it holds none or its namespace is not selected; an invalid
+     * object is reported and the last good version of it stays served.
+     */
+    private synchronized void objectReconciled(Schema s, KindInformer k, ConfigKey key, DynamicKubernetesObject object) {
+        if (closed || kinds.get(s.kind()) != k) {
+            return; // an informer replaced meanwhile
         }
-        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
-        watchEvent(key);
-        if (!selected(key.namespace())) {
-            unserve(s, object); // its namespace left the selection before the filter told us
+        if (object == null || !selected(key.namespace())) {
+            unserve(key);
             return;
         }
         String rv = KubeObjects.resourceVersion(object);
@@ -320,19 +349,10 @@ public final class CrdConfigStore implements WritableConfigStore {
                 : new ConfigEvent(ConfigEvent.Type.UPDATE, old, c));
     }
 
-    private synchronized void objectRemoved(Schema s, KindInformer k, DynamicKubernetesObject object) {
-        if (kinds.get(s.kind()) != k) {
-            return; // an informer being replaced
-        }
-        unserve(s, object);
-    }
-
     /** Stops serving an object (called with the lock held), with a DELETE event if it was served. */
-    private void unserve(Schema s, DynamicKubernetesObject object) {
-        ConfigKey key = new ConfigKey(s.kind(), KubeObjects.namespace(object), KubeObjects.name(object));
-        watchEvent(key);
+    private void unserve(ConfigKey key) {
         rejected.remove(key);
-        Config old = of(s.kind()).remove(id(key.namespace(), key.name()));
+        Config old = of(key.kind()).remove(id(key.namespace(), key.name()));
         if (old != null) {
             events.submit(new ConfigEvent(ConfigEvent.Type.DELETE, old, old));
         }
@@ -346,29 +366,21 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     /**
      * Namespaces joined or left the selection (labels or discoverySelectors changed): the
-     * informers' objects there are served or withdrawn. The informers kept watching them, so
-     * nothing is requested from the API server. Without selectors now, every object is looked
-     * at again: namespaces not listed yet count as selected then.
+     * informers' objects there are queued, and their reconciles serve or withdraw them. The
+     * informers kept watching them, so nothing is requested from the API server. Without
+     * selectors now, every object is looked at again: namespaces not listed yet count as
+     * selected then.
      */
-    private synchronized void membershipChanged(Set<String> selectedNow, Set<String> deselected) {
-        if (closed) {
-            return;
-        }
+    private void membershipChanged(Set<String> selectedNow, Set<String> deselected) {
         boolean all = namespaces.rule().selectsAll();
-        for (Map.Entry<String, KindInformer> e : kinds.entrySet()) {
-            Schema s = schemas.forKind(e.getKey()).orElse(null);
-            if (s == null) {
-                continue;
-            }
-            for (DynamicKubernetesObject o : e.getValue().objects()) {
+        kinds.forEach((kind, k) -> {
+            for (DynamicKubernetesObject o : k.objects()) {
                 String ns = KubeObjects.namespace(o);
-                if (deselected.contains(ns)) {
-                    unserve(s, o);
-                } else if (all || selectedNow.contains(ns)) {
-                    objectChanged(s, e.getValue(), o);
+                if (all || deselected.contains(ns) || selectedNow.contains(ns)) {
+                    queue.add(new ConfigKey(kind, ns, KubeObjects.name(o)));
                 }
             }
-        }
+        });
     }
 
     // ---- reads
@@ -456,8 +468,11 @@ public final class CrdConfigStore implements WritableConfigStore {
         }
     }
 
-    /** Notes, for the writes on their way, that the watch brought an event for {@code key} (lock held). */
-    private void watchEvent(ConfigKey key) {
+    /**
+     * Notes, for the writes on their way, that the watch brought an event for {@code key}: on
+     * the informer's thread as the event arrives, before its key is queued.
+     */
+    private synchronized void watchEvent(ConfigKey key) {
         for (PendingWrite w : pendingWrites) {
             if (w.key.equals(key)) {
                 w.watchSawKey = true;
@@ -547,9 +562,9 @@ public final class CrdConfigStore implements WritableConfigStore {
         KindInformer k = watched(config.key());
         DynamicKubernetesObject object = KubeObjects.toObject(config, k.version);
         try {
-            object.getRaw().add("status", com.google.gson.JsonParser.parseString(
-                    com.google.protobuf.util.JsonFormat.printer().print(config.status())));
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            object.getRaw().add("status", JsonParser.parseString(
+                    JsonFormat.printer().print(config.status())));
+        } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException(e); // a Struct always prints
         }
         if (config.resourceVersion().isEmpty()) {
@@ -559,11 +574,11 @@ public final class CrdConfigStore implements WritableConfigStore {
         return written(k, config.key(), () -> {
             Object stored;
             try {
-                stored = new io.kubernetes.client.openapi.apis.CustomObjectsApi(client.apiClient())
+                stored = new CustomObjectsApi(client.apiClient())
                         .replaceNamespacedCustomObjectStatus(k.group, k.version, config.namespace(), k.plural,
                                 config.name(), object.getRaw())
                         .execute();
-            } catch (io.kubernetes.client.openapi.ApiException e) {
+            } catch (ApiException e) {
                 throw ApiAnswers.failure(config.key(), e, config.resourceVersion());
             } catch (RuntimeException e) {
                 throw ApiAnswers.unreachable(config.key(), e);
@@ -630,15 +645,16 @@ public final class CrdConfigStore implements WritableConfigStore {
         events.start();
     }
 
-    /** The CRDs were listed and every watched kind's first list went through. */
+    /** Every key of the CRDs' first list and of each watched kind's first list has been reconciled. */
     @Override
     public boolean hasSynced() {
-        if (!crds.synced()) {
+        if (!queue.hasSynced()) {
             return false;
         }
         logMissingKinds();
         for (KindInformer k : kinds.values()) {
-            if (!k.synced()) {
+            CompletableFuture<Void> reconciled = k.firstListReconciled();
+            if (!reconciled.isDone() || reconciled.isCompletedExceptionally()) {
                 return false;
             }
         }
@@ -646,17 +662,17 @@ public final class CrdConfigStore implements WritableConfigStore {
     }
 
     /**
-     * Completes once {@link #hasSynced} would answer true: the CRDs' first list handled (which
-     * registers the informers of their kinds), then the first list of each of those kinds.
+     * Completes once {@link #hasSynced} would answer true: the CRDs' first list reconciled
+     * (which registers the informers of their kinds), then the first list of each of those kinds.
      */
     @Override
     public CompletableFuture<Void> synced() {
-        return crds.handled().thenCompose(listed -> {
-            List<CompletableFuture<Void>> kindsListed;
+        return queue.synced().thenCompose(crdsReconciled -> {
+            List<CompletableFuture<Void>> kindsReconciled;
             synchronized (this) {
-                kindsListed = kinds.values().stream().map(KindInformer::handled).toList();
+                kindsReconciled = kinds.values().stream().map(KindInformer::firstListReconciled).toList();
             }
-            return CompletableFuture.allOf(kindsListed.toArray(CompletableFuture[]::new));
+            return CompletableFuture.allOf(kindsReconciled.toArray(CompletableFuture[]::new));
         }).thenRun(this::logMissingKinds);
     }
 
@@ -686,9 +702,12 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     @Override
     public void close() {
-        List<KindInformer> stopping;
         synchronized (this) {
             closed = true;
+        }
+        term.close(); // no reconcile runs after this, nor starts an informer
+        List<KindInformer> stopping;
+        synchronized (this) {
             stopping = List.copyOf(kinds.values());
             kinds.clear();
         }

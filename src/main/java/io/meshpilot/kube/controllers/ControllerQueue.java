@@ -27,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * (it queues every key, or converts everything at once), then the waiting keys, then the sync
  * marker: {@link #hasSynced} is true once the marker is reached, that is once every key the
  * initial list queued has been reconciled, and {@link #synced()} completes then, for
- * {@link SyncWaiter}.
+ * {@link SyncWaiter}. A term may also run an action periodically ({@link Term#every}), on the
+ * worker between reconciles: istiod's tickers that queue the keys whose state changed.
  *
  * <p>Why not client-java-extended's workqueues and controller builder: its DefaultDelayingQueue
  * moves delayed keys with a thread that wakes on a 10 s heartbeat poll, hands them over through
@@ -158,6 +159,8 @@ public final class ControllerQueue<K> {
         /** Keys added before the informers synced, in order; null once they have. */
         private Set<K> held = new LinkedHashSet<>();
         private final List<CompletableFuture<Void>> heldBarriers = new ArrayList<>();
+        /** Periodic actions asked for before the informers synced: started once they have. */
+        private final List<Runnable> heldPeriodic = new ArrayList<>();
         private final CompletableFuture<Void> synced = new CompletableFuture<>();
         private boolean ended;
 
@@ -200,6 +203,8 @@ public final class ControllerQueue<K> {
                 waiting.forEach(key -> schedule(key, 0));
                 heldBarriers.forEach(this::scheduleBarrier);
                 heldBarriers.clear();
+                heldPeriodic.forEach(Runnable::run);
+                heldPeriodic.clear();
                 scheduleBarrier(synced); // after every key queued so far
             }
         }
@@ -220,6 +225,28 @@ public final class ControllerQueue<K> {
                     }
                 }
                 queued.put(key, worker.schedule(() -> reconcile(key), delayMillis, TimeUnit.MILLISECONDS));
+            }
+        }
+
+        /**
+         * Runs {@code action} on the worker every {@code period} until the term ends, between
+         * reconciles (so it sees no reconcile half done), the first time one period after the
+         * initial action or after this call, whichever is later; typically it {@link #add}s the keys whose state changed. A failure is
+         * logged and the next period runs all the same.
+         */
+        public void every(Duration period, Runnable action) {
+            long millis = period.toMillis();
+            Runnable periodic = () -> worker.scheduleWithFixedDelay(() -> runLogged("periodic action", action),
+                    millis, millis, TimeUnit.MILLISECONDS);
+            synchronized (ControllerQueue.this) {
+                if (ended) {
+                    return;
+                }
+                if (held != null) {
+                    heldPeriodic.add(periodic);
+                } else {
+                    periodic.run();
+                }
             }
         }
 
@@ -293,6 +320,7 @@ public final class ControllerQueue<K> {
                 failures.clear();
                 heldBarriers.forEach(b -> b.completeExceptionally(new IllegalStateException(name + " stopped")));
                 heldBarriers.clear();
+                heldPeriodic.clear();
             }
             worker.shutdownNow();
             try {

@@ -186,6 +186,39 @@ class ControllerQueueTest {
         assertEquals(List.of("late"), SyncWaiter.await(Map.of("late", new CompletableFuture<>()), Duration.ofMillis(50)));
     }
 
+    /**
+     * A periodic action (istiod's ticker that queues what changed) runs on the worker between
+     * reconciles, only once the informers have synced and after the initial action, and queues
+     * keys as an event does; it ends with the term.
+     */
+    @Test
+    void aPeriodicActionRunsAfterTheInitialSyncQueuesKeysAndEndsWithTheTerm() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        AtomicInteger ticks = new AtomicInteger();
+        AtomicReference<Thread> worker = new AtomicReference<>();
+        ControllerQueue<String> queue = new ControllerQueue<>("test-queue", HOUR, key -> {
+            worker.set(Thread.currentThread());
+            seen.add(key);
+            return Outcome.DONE;
+        });
+        CompletableFuture<Void> informersSynced = new CompletableFuture<>();
+        ControllerQueue<String>.Term term = queue.start(informersSynced, () -> seen.add("initial"));
+        term.every(Duration.ofMillis(1), () -> {
+            int tick = ticks.incrementAndGet();
+            seen.add("tick " + tick);
+            queue.add("changed " + tick);
+        });
+        assertTrue(seen.isEmpty(), "ran before the informers synced: " + seen);
+        informersSynced.complete(null);
+        Await.until("three ticks reconciled", WITHIN, () -> seen.contains("changed 3"));
+        term.close();
+        assertEquals("initial", seen.get(0), "the initial action runs first: " + seen);
+        assertTrue(seen.indexOf("tick 1") < seen.indexOf("changed 1") && seen.indexOf("changed 1") < seen.indexOf("tick 2"),
+                "each tick's key reconciled before the next tick (one worker, between reconciles): " + seen);
+        worker.get().join(WITHIN.toMillis());
+        assertFalse(worker.get().isAlive(), "the worker, and its ticks, ended with the term");
+    }
+
     @Test
     void theEndOfATermWaitsForTheReconcileUnderWayAndStopsTheWorker() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
