@@ -320,11 +320,16 @@ public final class KubeClient implements AutoCloseable {
         return pending;
     }
 
-    /** Each informer registered so far, by name, with the signal of its sync. */
+    /**
+     * Each informer registered so far, by name, with the signal of its sync; for a watched
+     * ConfigMap, once its controller has also handed the first data over (istiod waits for the
+     * handlers to process the initial list, so the first push sees the cluster's mesh config).
+     */
     public synchronized Map<String, CompletableFuture<Void>> syncSignals() {
         Map<String, CompletableFuture<Void>> out = new LinkedHashMap<>();
         factory.named().forEach((name, informer) -> out.put(name, informer.synced()));
-        named.forEach((name, informer) -> out.put(name, informer.synced()));
+        named.forEach((name, informer) -> out.put(name, controllers.get(name) instanceof InformerController<?> c
+                ? CompletableFuture.allOf(informer.synced(), c.synced()) : informer.synced()));
         return out;
     }
 
@@ -409,9 +414,11 @@ public final class KubeClient implements AutoCloseable {
             Map<String, SignallingInformer<?, ?>> out = new LinkedHashMap<>();
             for (Map.Entry<Type, SharedIndexInformer> e : informers.entrySet()) {
                 Type t = e.getKey();
-                if (e.getValue() instanceof SignallingInformer<?, ?> informer) {
-                    out.put(t instanceof Class<?> c ? c.getSimpleName() : t.getTypeName(), informer);
+                if (!(e.getValue() instanceof SignallingInformer<?, ?> informer)) {
+                    // every informer must signal its sync, or start-up and readiness would not wait for it
+                    throw new IllegalStateException("informer of " + t.getTypeName() + " does not signal its sync");
                 }
+                out.put(t instanceof Class<?> c ? c.getSimpleName() : t.getTypeName(), informer);
             }
             return out;
         }

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -122,10 +123,14 @@ public final class ControllerQueue<K> {
         return term != null && term.synced.isDone();
     }
 
-    /** Completes when the current term has synced ({@link #hasSynced}); a failed future outside a term. */
+    /**
+     * Completes when the current term has synced ({@link #hasSynced}), fails when it ends
+     * before; a failed future outside a term. A copy: what a caller does with it (a timeout, a
+     * cancel) cannot make the queue look synced.
+     */
     public synchronized CompletableFuture<Void> synced() {
         return term == null ? CompletableFuture.failedFuture(new IllegalStateException(name + " is not running"))
-                : term.synced;
+                : term.synced.copy();
     }
 
     /**
@@ -159,6 +164,8 @@ public final class ControllerQueue<K> {
         /** Keys added before the informers synced, in order; null once they have. */
         private Set<K> held = new LinkedHashSet<>();
         private final List<CompletableFuture<Void>> heldBarriers = new ArrayList<>();
+        /** Barriers (the sync marker among them) on the worker: failed if the term ends first. */
+        private final Set<CompletableFuture<Void>> scheduledBarriers = new HashSet<>();
         /** Periodic actions asked for before the informers synced: started once they have. */
         private final List<Runnable> heldPeriodic = new ArrayList<>();
         private final CompletableFuture<Void> synced = new CompletableFuture<>();
@@ -178,7 +185,8 @@ public final class ControllerQueue<K> {
         private void runLogged(String what, Runnable action) {
             try {
                 action.run();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // an Error too: left in the worker's future it would end the controller without a line
                 LOG.log(Level.ERROR, name + ": " + what + " failed: " + e);
                 LOG.log(Level.DEBUG, name + ": " + what + " failure", e);
             }
@@ -265,6 +273,12 @@ public final class ControllerQueue<K> {
         }
 
         private void scheduleBarrier(CompletableFuture<Void> done) {
+            scheduledBarriers.add(done);
+            done.whenComplete((v, e) -> {
+                synchronized (ControllerQueue.this) {
+                    scheduledBarriers.remove(done);
+                }
+            });
             worker.schedule(() -> done.complete(null), 0, TimeUnit.MILLISECONDS);
         }
 
@@ -278,7 +292,7 @@ public final class ControllerQueue<K> {
             Outcome outcome;
             try {
                 outcome = reconciler.reconcile(key);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, name + ": reconcile " + key + " failed (retrying): " + e);
                 LOG.log(Level.DEBUG, name + ": reconcile " + key + " failure", e);
                 outcome = Outcome.RETRY;
@@ -318,8 +332,12 @@ public final class ControllerQueue<K> {
                 }
                 queued.clear();
                 failures.clear();
-                heldBarriers.forEach(b -> b.completeExceptionally(new IllegalStateException(name + " stopped")));
+                IllegalStateException stopped = new IllegalStateException(name + " stopped");
+                heldBarriers.forEach(b -> b.completeExceptionally(stopped));
                 heldBarriers.clear();
+                List.copyOf(scheduledBarriers).forEach(b -> b.completeExceptionally(stopped));
+                synced.completeExceptionally(stopped); // no-op once synced: waiters of a term that ends unsynced wake
+
                 heldPeriodic.clear();
             }
             worker.shutdownNow();

@@ -38,9 +38,13 @@ final class SyncSignallingFifo extends DeltaFIFO {
     @Override
     public Deque<MutablePair<DeltaType, KubernetesObject>> pop(
             Consumer<Deque<MutablePair<DeltaType, KubernetesObject>>> func) throws InterruptedException {
-        Deque<MutablePair<DeltaType, KubernetesObject>> popped = super.pop(func);
-        signalWhenSynced();
-        return popped;
+        try {
+            return super.pop(func);
+        } finally {
+            // also when the handler threw: the item is already counted as delivered, and the
+            // informer's loop carries on, so the signal must not wait for another event
+            signalWhenSynced();
+        }
     }
 
     private void signalWhenSynced() {

@@ -254,6 +254,39 @@ class ControllerQueueTest {
     }
 
     /** Waits for {@code latch} in a reconcile; an interrupt (the term ending) ends the wait. */
+    /**
+     * A term that ends before its informers synced wakes whoever waits for its sync with a
+     * failure, and a reconcile that throws an Error is retried like one that throws an exception;
+     * what a caller does with the sync future it got cannot make the queue look synced.
+     */
+    @Test
+    void aTermEndingUnsyncedFailsItsWaitersAndAnErrorIsRetried() throws Exception {
+        ControllerQueue<String> never = new ControllerQueue<>("test-queue", HOUR, key -> Outcome.DONE);
+        ControllerQueue<String>.Term unsynced = never.start(new CompletableFuture<>(), () -> { });
+        CompletableFuture<Void> waiting = never.synced();
+        waiting.cancel(false);
+        assertFalse(never.hasSynced(), "a caller's cancel of its copy is not the queue's sync");
+        CompletableFuture<Void> barrier = never.barrier();
+        CompletableFuture<Void> sync = never.synced();
+        unsynced.close();
+        assertTrue(sync.isCompletedExceptionally(), "the sync waiter is woken by the end of the term");
+        assertTrue(barrier.isCompletedExceptionally(), "a held barrier fails with the term");
+
+        List<String> runs = new CopyOnWriteArrayList<>();
+        ControllerQueue<String> queue = new ControllerQueue<>("test-queue", FAST, key -> {
+            runs.add(key);
+            if (runs.size() == 1) {
+                throw new StackOverflowError("deep object");
+            }
+            return Outcome.DONE;
+        });
+        try (ControllerQueue<String>.Term term = queue.start(() -> queue.add("a"))) {
+            Await.until("the key retried after an Error", Duration.ofSeconds(10), () -> runs.size() >= 2);
+            queue.barrier().get(10, TimeUnit.SECONDS);
+            assertEquals(List.of("a", "a"), runs);
+        }
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             latch.await(WITHIN.toSeconds(), TimeUnit.SECONDS);
