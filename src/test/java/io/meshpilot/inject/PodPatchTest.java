@@ -133,6 +133,25 @@ class PodPatchTest {
         assertEquals(after, SidecarInjectionTableTest.apply(before, patch));
     }
 
+    @Test
+    void thePatchLeavesManagedFieldsAndTheMissingNamespaceAlone() {
+        JsonObject pod = SidecarInjectionTableTest.hello();
+        JsonObject meta = pod.getAsJsonObject("metadata");
+        meta.remove("namespace");
+        meta.add("managedFields", SidecarInjectionTableTest.array("""
+                [{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1",
+                  "fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{}}}}]"""));
+        var outcome = SidecarInjectionTableTest.injector(new SidecarInjectionTableTest.Setup()).inject(pod.deepCopy(),
+                "default", "/inject");
+        assertEquals(SidecarInjector.Kind.INJECTED, outcome.kind(), outcome.message());
+        List<String> touching = outcome.patch().asList().stream().map(PodPatchTest::describe)
+                .filter(op -> op.contains(" /metadata/managedFields") || op.contains(" /metadata/namespace")).toList();
+        assertEquals(List.of(), touching);
+        JsonObject injected = SidecarInjectionTableTest.apply(pod, outcome.patch());
+        assertEquals(meta.get("managedFields"), injected.getAsJsonObject("metadata").get("managedFields"));
+        assertFalse(injected.getAsJsonObject("metadata").has("namespace"));
+    }
+
     private static JsonObject podWithVolumes(int count) {
         JsonArray volumes = new JsonArray();
         for (int i = 0; i < count; i++) {
