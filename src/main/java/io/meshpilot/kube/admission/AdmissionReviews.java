@@ -5,6 +5,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import io.meshpilot.util.PrintableText;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Set;
@@ -58,7 +59,7 @@ public final class AdmissionReviews {
         }
         if (!"AdmissionReview".equals(kind) || !VERSIONS.contains(apiVersion)) {
             throw new UnreadableReview("expected kind AdmissionReview of admission.k8s.io/v1 or v1beta1, got kind \""
-                    + kind + "\" apiVersion \"" + apiVersion + "\"");
+                    + PrintableText.clip(kind, 200) + "\" apiVersion \"" + PrintableText.clip(apiVersion, 200) + "\"");
         }
         JsonObject request = object(review, "request");
         if (request == null) {
