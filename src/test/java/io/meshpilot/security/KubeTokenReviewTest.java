@@ -262,6 +262,33 @@ class KubeTokenReviewTest {
         }
     }
 
+    /** Of several authorization values istiod reads the first that carries a bearer token (ExtractBearerToken). */
+    @Test
+    void ofSeveralAuthorizationValuesTheFirstBearerTokenIsRead() throws Exception {
+        api.tokens().accept("bookinfo", sa("default", "bookinfo"), List.of(ISTIO_CA));
+        String node = "sidecar~10.0.0.2~bookinfo-1.default~default.svc.cluster.local";
+        try (MeshPilotServer server = startServer(Map.of())) {
+            ManagedChannel ch = channel(server);
+            try {
+                Object accepted = XdsAuthTest.firstAnswer(authorizations(ch, "Basic dXNlcjpwdw==", "Bearer bookinfo",
+                        "Bearer never-issued"), node);
+                assertTrue(accepted instanceof DiscoveryResponse, String.valueOf(accepted));
+                Object refused = XdsAuthTest.firstAnswer(authorizations(ch, "Bearer never-issued", "Bearer bookinfo"), node);
+                assertEquals(Status.Code.UNAUTHENTICATED, ((Status) refused).getCode(), String.valueOf(refused));
+            } finally {
+                ch.shutdownNow();
+            }
+        }
+    }
+
+    static Channel authorizations(Channel channel, String... values) {
+        Metadata md = new Metadata();
+        for (String value : values) {
+            md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), value);
+        }
+        return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md));
+    }
+
     static Channel bearer(Channel channel, String token) {
         Metadata md = new Metadata();
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
