@@ -80,7 +80,8 @@ public final class AdmissionReviews {
 
     /**
      * The answering AdmissionReview. {@code review} is null when the request could not be
-     * read: the answer then has istiod's apiVersion default (v1) and no uid.
+     * read: the answer is then a v1 review with no uid (istiod's has the v1 shape too, but
+     * leaves out apiVersion and kind; a caller that sent no review reads neither).
      */
     public static JsonObject encode(Review review, AdmissionResponse response) {
         JsonObject out = new JsonObject();
