@@ -314,6 +314,19 @@ class InjectWebhookServerTest {
         }
     }
 
+    /** Nothing a caller nests deep enough to exhaust a stack reaches the injector: refused, counted, never a 500. */
+    @Test
+    void aDeeplyNestedPodIsRefusedAsAFailure() throws Exception {
+        String review = review("u-deep", SidecarInjectionTableTest.hello());
+        String deep = review.replace("\"containers\":", "\"x\":" + "[".repeat(100_000) + "]".repeat(100_000) + ",\"containers\":");
+        long failures = InjectWebhook.FAILURE.value();
+        HttpResponse<String> r = post("/inject", "application/json", deep);
+        assertEquals(200, r.statusCode(), r.body());
+        JsonObject response = response(r);
+        assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+        assertEquals(failures + 1, InjectWebhook.FAILURE.value());
+    }
+
     @Test
     void theKindAndApiVersionACallerSentAreClippedInTheLogAndTheAnswer() throws Exception {
         JsonObject review = JsonParser.parseString(review("u-2", SidecarInjectionTableTest.hello())).getAsJsonObject();
