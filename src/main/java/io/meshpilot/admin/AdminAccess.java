@@ -130,7 +130,7 @@ public class AdminAccess {
                 }
             }
         });
-        return new CallPeer("http", req.remotePeer().address(), chain, req.isSecure());
+        return new CallPeer(CallPeer.HTTP, req.remotePeer().address(), chain, req.isSecure());
     }
 
     /**
@@ -169,8 +169,8 @@ public class AdminAccess {
             String remote = String.valueOf(req.remotePeer().address());
             Authenticator.Caller caller;
             try {
-                caller = authenticators.authenticate(peerOf(req), name -> req.headers().first(HeaderNames.create(name))
-                        .orElse(null));
+                caller = authenticators.authenticate(peerOf(req), name -> req.headers().all(HeaderNames.create(name),
+                        List::of));
             } catch (Authenticator.AuthenticationException e) {
                 refuse(res, Status.UNAUTHORIZED_401, "unauthenticated: only loopback callers and callers that "
                         + "authenticate (client certificate or bearer token) may call " + path + ": " + e.getMessage(),

@@ -74,9 +74,10 @@ public final class InjectWebhook implements HttpService {
             review = AdmissionReviews.decode(new String(body, StandardCharsets.UTF_8));
             answer = admit(review.request(), path);
         } catch (AdmissionReviews.UnreadableReview e) {
-            // istiod answers an undecodable review inside a review (toAdmissionResponse), a failure
-            LOG.log(Level.WARNING, "injection request refused: could not decode body: " + e.getMessage());
-            answer = AdmissionResponse.refuse("could not decode body: " + e.getMessage());
+            // istiod answers an undecodable review inside a review with the decoder's error alone
+            // (toAdmissionResponse(err)), a failure; only its log line says what failed
+            LOG.log(Level.WARNING, "injection request refused: Could not decode body: " + e.getMessage());
+            answer = AdmissionResponse.refuse(e.getMessage());
         }
         if (!answer.allowed()) {
             FAILURE.increment();

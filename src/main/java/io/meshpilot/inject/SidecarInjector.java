@@ -129,9 +129,12 @@ public final class SidecarInjector {
                     + (unrendered.size() == 1 ? "template " : "templates ") + String.join(", ", unrendered)
                     + " (it renders only istiod's default \"sidecar\" template)", List.of());
         }
+        // the patch is made from the pod without managedFields and with its namespace, as istiod's:
+        // it leaves both alone in the stored pod
+        JsonObject patchBase = pod.deepCopy();
         try {
             JsonObject injected = injected(pod, s, path);
-            return new Outcome(Kind.INJECTED, PodPatch.diff(original, injected), "injected", List.of());
+            return new Outcome(Kind.INJECTED, PodPatch.diff(patchBase, injected), "injected", List.of());
         } catch (IllegalArgumentException e) {
             return new Outcome(Kind.FAILED, null, "Pod injection failed: " + e.getMessage(), List.of());
         }

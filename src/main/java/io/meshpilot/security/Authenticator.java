@@ -1,9 +1,9 @@
 package io.meshpilot.security;
 
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * Establishes who a caller is (istiod's security.Authenticator): from the call's peer (its
@@ -20,7 +20,7 @@ public interface Authenticator {
      *
      * @throws AuthenticationException when the caller presented credentials that are invalid
      */
-    Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
+    Optional<Caller> authenticate(CallPeer peer, CallHeaders headers)
             throws AuthenticationException;
 
     /**

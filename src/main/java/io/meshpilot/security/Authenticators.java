@@ -1,10 +1,10 @@
 package io.meshpilot.security;
 
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Function;
 
 /**
  * The authenticators of the secure gRPC port (istiod's server.authenticators), in the order
@@ -26,7 +26,7 @@ public final class Authenticators {
      * The first authenticator that recognizes the caller decides; when none does, the errors
      * of all are reported together, as istiod does.
      */
-    public Authenticator.Caller authenticate(CallPeer peer, Function<String, String> headers)
+    public Authenticator.Caller authenticate(CallPeer peer, CallHeaders headers)
             throws Authenticator.AuthenticationException {
         List<String> errors = new ArrayList<>();
         for (Authenticator a : all) {

@@ -1,5 +1,6 @@
 package io.meshpilot.security;
 
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import java.util.Optional;
 import java.util.function.Function;
@@ -13,10 +14,11 @@ import java.util.function.Function;
 public interface BearerTokenAuthenticator extends Authenticator {
 
     @Override
-    default Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
+    default Optional<Caller> authenticate(CallPeer peer, CallHeaders headers)
             throws AuthenticationException {
-        Optional<String> token = BearerToken.from(headers.apply("authorization"));
-        return token.isEmpty() ? Optional.empty() : Optional.of(authenticateToken(token.get(), headers));
+        Optional<String> token = peer.http() ? BearerToken.fromHttpRequest(headers.first(BearerToken.HEADER))
+                : BearerToken.fromGrpcCall(headers.all(BearerToken.HEADER));
+        return token.isEmpty() ? Optional.empty() : Optional.of(authenticateToken(token.get(), headers::first));
     }
 
     /**

@@ -1,12 +1,12 @@
 package io.meshpilot.security;
 
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * istiod's client-certificate authenticator: the identities of a caller over mutual TLS are
@@ -25,7 +25,7 @@ public final class ClientCertAuthenticator implements Authenticator {
     }
 
     @Override
-    public Optional<Caller> authenticate(CallPeer peer, Function<String, String> headers)
+    public Optional<Caller> authenticate(CallPeer peer, CallHeaders headers)
             throws AuthenticationException {
         if (!peer.secure() || peer.certificates().isEmpty()) {
             return Optional.empty();

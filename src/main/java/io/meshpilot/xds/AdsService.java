@@ -9,6 +9,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.model.Proxy;
@@ -59,7 +60,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
      * account, when the node names one). The plaintext port is not authenticated, as istiod's
      * 15010. Returns the refusal, or the caller's identities (none when not authenticated).
      */
-    private Authorization authorize(CallPeer caller, Function<String, String> headers, Proxy proxy) {
+    private Authorization authorize(CallPeer caller, CallHeaders headers, Proxy proxy) {
         if (authenticators == null || caller == null || !caller.secure()) {
             return new Authorization(null, List.of());
         }
@@ -138,7 +139,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         private final BiConsumer<Connection, Q> process;
         private final String peer = CallPeer.current().map(p -> String.valueOf(p.remoteAddress())).orElse("");
         private final CallPeer caller = CallPeer.current().orElse(null);
-        private final Function<String, String> headers = CallPeer.currentHeaders();
+        private final CallHeaders headers = CallPeer.currentHeaders();
         private Connection connection;
         private boolean failed;
 

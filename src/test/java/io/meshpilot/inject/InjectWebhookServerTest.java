@@ -10,6 +10,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import java.io.ByteArrayInputStream;
@@ -291,7 +292,9 @@ class InjectWebhookServerTest {
     /**
      * istiod's injector answers a body its decoder cannot read as an AdmissionReview with a
      * refusal inside a 200 AdmissionReview (toAdmissionResponse), as the validation webhook
-     * does: both read reviews with one codec, so they refuse in the same words.
+     * does: both read reviews with one codec, so they refuse with the same error; the injector
+     * answers the decoder's error alone (err.Error()), the validation webhook prefixes it with
+     * "could not decode body: ".
      */
     @Test
     void aBodyThatIsNoAdmissionReviewIsRefusedInsideAReviewAsTheValidationWebhookRefusesIt() throws Exception {
@@ -304,9 +307,40 @@ class InjectWebhookServerTest {
             assertFalse(fromInject.get("allowed").getAsBoolean(), body);
             assertNull(fromInject.get("patch"), body);
             String message = fromInject.getAsJsonObject("status").get("message").getAsString();
-            assertTrue(message.startsWith("could not decode body: "), message);
-            assertEquals(fromValidate.getAsJsonObject("status").get("message").getAsString(), message, body);
+            assertFalse(message.isEmpty(), body);
+            assertEquals(fromValidate.getAsJsonObject("status").get("message").getAsString(),
+                    "could not decode body: " + message, body);
             assertEquals(failures + 1, InjectWebhook.FAILURE.value(), "counted as a failure, as istiod's handleError");
+        }
+    }
+
+    /** Nothing a caller nests deep enough to exhaust a stack reaches the injector: refused, counted, never a 500. */
+    @Test
+    void aDeeplyNestedPodIsRefusedAsAFailure() throws Exception {
+        String review = review("u-deep", SidecarInjectionTableTest.hello());
+        String deep = review.replace("\"containers\":", "\"x\":" + "[".repeat(100_000) + "]".repeat(100_000) + ",\"containers\":");
+        long failures = InjectWebhook.FAILURE.value();
+        HttpResponse<String> r = post("/inject", "application/json", deep);
+        assertEquals(200, r.statusCode(), r.body());
+        JsonObject response = response(r);
+        assertFalse(response.get("allowed").getAsBoolean(), response.toString());
+        assertEquals(failures + 1, InjectWebhook.FAILURE.value());
+    }
+
+    @Test
+    void theKindAndApiVersionACallerSentAreClippedInTheLogAndTheAnswer() throws Exception {
+        JsonObject review = JsonParser.parseString(review("u-2", SidecarInjectionTableTest.hello())).getAsJsonObject();
+        String flood = "K".repeat(100_000) + "\nFORGED log line";
+        review.addProperty("kind", flood);
+        review.addProperty("apiVersion", flood);
+        try (CapturedLog log = new CapturedLog(InjectWebhook.class)) {
+            JsonObject response = response(post("/inject", "application/json", review.toString()));
+            String message = response.getAsJsonObject("status").get("message").getAsString();
+            assertTrue(message.length() < 1_000 && !message.contains("\n"), "answer of " + message.length() + " chars");
+            List<String> refusals = log.lines().stream().filter(l -> l.contains("Could not decode body")).toList();
+            assertEquals(1, refusals.size(), log.lines().toString());
+            assertTrue(refusals.getFirst().length() < 1_000 && !refusals.getFirst().contains("\n"),
+                    "log line of " + refusals.getFirst().length() + " chars");
         }
     }
 

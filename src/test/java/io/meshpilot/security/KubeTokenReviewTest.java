@@ -242,7 +242,10 @@ class KubeTokenReviewTest {
         }
     }
 
-    /** XDS_AUTH on the secure port asks the same authenticators: a reviewed token opens an ADS stream. */
+    /**
+     * XDS_AUTH on the secure port asks the same authenticators: a reviewed token opens an ADS
+     * stream; of several authorization values the first bearer one is read, as istiod's.
+     */
     @Test
     void xdsStreamsOnTheSecurePortAreAuthenticatedByTokenReview() throws Exception {
         api.tokens().accept("bookinfo", sa("default", "bookinfo"), List.of(ISTIO_CA));
@@ -256,16 +259,28 @@ class KubeTokenReviewTest {
                 Object refused = XdsAuthTest.firstAnswer(bearer(ch, "never-issued"), node);
                 assertEquals(Status.Code.UNAUTHENTICATED, ((Status) refused).getCode(), String.valueOf(refused));
                 assertTrue(((Status) refused).getDescription().contains("KubeJWTAuthenticator"), String.valueOf(refused));
+                // of several authorization values istiod reads the first that carries a bearer token
+                Object first = XdsAuthTest.firstAnswer(authorizations(ch, "Basic dXNlcjpwdw==", "Bearer bookinfo",
+                        "Bearer never-issued"), node);
+                assertTrue(first instanceof DiscoveryResponse, String.valueOf(first));
+                Object notLast = XdsAuthTest.firstAnswer(authorizations(ch, "Bearer never-issued", "Bearer bookinfo"), node);
+                assertEquals(Status.Code.UNAUTHENTICATED, ((Status) notLast).getCode(), String.valueOf(notLast));
             } finally {
                 ch.shutdownNow();
             }
         }
     }
 
-    static Channel bearer(Channel channel, String token) {
+    static Channel authorizations(Channel channel, String... values) {
         Metadata md = new Metadata();
-        md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+        for (String value : values) {
+            md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), value);
+        }
         return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md));
+    }
+
+    static Channel bearer(Channel channel, String token) {
+        return authorizations(channel, "Bearer " + token);
     }
 
     @SuppressWarnings("unchecked")

@@ -93,10 +93,14 @@ class RemoteDebugAccessTest {
     }
 
     Reply get(String listener, String path, String token) throws Exception {
+        return getAuthorized(listener, path, token == null ? null : "Bearer " + token);
+    }
+
+    Reply getAuthorized(String listener, String path, String authorization) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + address + ":"
                 + server.ports().get(listener) + path)).timeout(WAIT);
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
+        if (authorization != null) {
+            b.header("Authorization", authorization);
         }
         HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
         return new Reply(r.statusCode(), r.body());
@@ -130,6 +134,14 @@ class RemoteDebugAccessTest {
         Tokens stranger = new Tokens("k1");
         Reply r = get("monitoring", "/debug/syncz", stranger.sign(Tokens.serviceAccount("istio-system", "istiod")));
         assertEquals(401, r.status(), r.body());
+    }
+
+    /** istiod's HTTP debug endpoints read the token after "Bearer " or "Istio " (ExtractRequestToken). */
+    @Test
+    void theIstioSchemeCarriesATokenOnTheHttpDebugEndpoints() throws Exception {
+        Reply syncz = getAuthorized("monitoring", "/debug/syncz", "Istio " + token("istio-system"));
+        assertEquals(200, syncz.status(), syncz.body());
+        assertEquals(401, getAuthorized("monitoring", "/debug/syncz", "istio " + token("istio-system")).status());
     }
 
     @Test

@@ -18,6 +18,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
@@ -34,7 +35,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
@@ -121,8 +121,8 @@ public class XdsAuthTest {
             }
 
             @Override
-            public Optional<Caller> authenticate(CallPeer peer, Function<String, String> h) {
-                return Optional.ofNullable(h.apply(IDENTITY_HEADER.name())).map(id -> new Caller(type(), List.of(id)));
+            public Optional<Caller> authenticate(CallPeer peer, CallHeaders h) {
+                return Optional.ofNullable(h.first(IDENTITY_HEADER.name())).map(id -> new Caller(type(), List.of(id)));
             }
         });
     }
@@ -177,11 +177,11 @@ public class XdsAuthTest {
     void clientCertificateIdentities() throws Exception {
         Authenticators authenticators = new Authenticators();
         X509Certificate spiffe = certificate("spiffe://cluster.local/ns/default/sa/reviews");
-        var caller = authenticators.authenticate(new CallPeer("grpc-secure", null, List.of(spiffe), true), h -> null);
+        var caller = authenticators.authenticate(new CallPeer("grpc-secure", null, List.of(spiffe), true), CallHeaders.NONE);
         assertEquals(List.of("spiffe://cluster.local/ns/default/sa/reviews"), caller.identities());
         assertEquals("ClientCertAuthenticator", caller.authenticator());
         var e = assertThrows(Authenticator.AuthenticationException.class, () -> authenticators.authenticate(
-                new CallPeer("grpc-secure", null, List.of(certificate(null)), true), h -> null));
+                new CallPeer("grpc-secure", null, List.of(certificate(null)), true), CallHeaders.NONE));
         assertTrue(e.getMessage().contains("no spiffe:// URI SAN"), e.getMessage());
     }
 

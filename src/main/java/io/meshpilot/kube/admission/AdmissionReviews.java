@@ -5,6 +5,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import io.meshpilot.util.PrintableText;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Set;
@@ -58,7 +59,7 @@ public final class AdmissionReviews {
         }
         if (!"AdmissionReview".equals(kind) || !VERSIONS.contains(apiVersion)) {
             throw new UnreadableReview("expected kind AdmissionReview of admission.k8s.io/v1 or v1beta1, got kind \""
-                    + kind + "\" apiVersion \"" + apiVersion + "\"");
+                    + PrintableText.clip(kind, 200) + "\" apiVersion \"" + PrintableText.clip(apiVersion, 200) + "\"");
         }
         JsonObject request = object(review, "request");
         if (request == null) {
@@ -79,7 +80,8 @@ public final class AdmissionReviews {
 
     /**
      * The answering AdmissionReview. {@code review} is null when the request could not be
-     * read: the answer then has istiod's apiVersion default (v1) and no uid.
+     * read: the answer is then a v1 review with no uid (istiod's has the v1 shape too, but
+     * leaves out apiVersion and kind; a caller that sent no review reads neither).
      */
     public static JsonObject encode(Review review, AdmissionResponse response) {
         JsonObject out = new JsonObject();

@@ -1,6 +1,7 @@
 package io.meshpilot.security.jwt;
 
 import io.meshpilot.security.BearerTokenAuthenticator;
+import io.meshpilot.util.PrintableText;
 import java.net.URI;
 import java.security.PublicKey;
 import java.time.Clock;
@@ -304,12 +305,7 @@ public final class JwtAuthenticator implements BearerTokenAuthenticator, AutoClo
         if (s == null) {
             return "(none)";
         }
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length() && i < 64; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x20 && c < 0x7f ? c : '?');
-        }
-        return s.length() > 64 ? b.append("...").toString() : b.toString();
+        return PrintableText.clip(s, 64);
     }
 
     /** Ends the HTTP client used to fetch remote key sets. */

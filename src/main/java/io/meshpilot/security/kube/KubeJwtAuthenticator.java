@@ -10,6 +10,7 @@ import io.kubernetes.client.openapi.models.V1TokenReviewSpec;
 import io.kubernetes.client.openapi.models.V1TokenReviewStatus;
 import io.kubernetes.client.openapi.models.V1UserInfo;
 import io.meshpilot.security.BearerTokenAuthenticator;
+import io.meshpilot.util.PrintableText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -169,11 +170,6 @@ public final class KubeJwtAuthenticator implements BearerTokenAuthenticator {
 
     /** A value for a message: printable ASCII, cut short. */
     static String clip(String s) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length() && i < 200; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x20 && c < 0x7f ? c : '?');
-        }
-        return s.length() > 200 ? b.append("...").toString() : b.toString();
+        return PrintableText.clip(s, 200);
     }
 }

@@ -11,6 +11,7 @@ import static org.jose4j.jws.AlgorithmIdentifiers.RSA_USING_SHA256;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
@@ -23,8 +24,6 @@ import java.time.Clock;
 import java.time.ZoneOffset;
 import java.util.Date;
 import java.util.List;
-import java.util.Map;
-import java.util.function.Function;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
@@ -56,8 +55,8 @@ class AuthenticatorsWithJwtTest {
         jwt.close();
     }
 
-    static Function<String, String> bearer(String token) {
-        return Map.of("authorization", "Bearer " + token)::get;
+    static CallHeaders bearer(String token) {
+        return name -> name.equals("authorization") ? List.of("Bearer " + token) : List.of();
     }
 
     @Test
@@ -87,7 +86,7 @@ class AuthenticatorsWithJwtTest {
     void failuresOfAllAreReportedTogether() {
         CallPeer plain = new CallPeer("grpc-secure", REMOTE, List.of(), true);
         var e = assertThrows(Authenticator.AuthenticationException.class,
-                () -> authenticators.authenticate(plain, name -> null));
+                () -> authenticators.authenticate(plain, CallHeaders.NONE));
         assertEquals("authentication failure: ClientCertAuthenticator: no credentials; IDTokenAuthenticator: no credentials",
                 e.getMessage());
         String expired = sign(key, RSA_USING_SHA256, claims(c -> c.setExpirationTime(at(NOW.minusSeconds(60)))));
