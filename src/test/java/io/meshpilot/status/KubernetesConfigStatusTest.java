@@ -18,11 +18,14 @@ import io.meshpilot.xds.TypeUrls;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -243,7 +246,7 @@ class KubernetesConfigStatusTest {
     void aReplicaThatDoesNotLeadWritesNothing() throws Exception {
         Instant acquired = Instant.now();
         holdStatusLease("istiod-elsewhere", acquired);
-        var renewer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        var renewer = Executors.newSingleThreadScheduledExecutor();
         renewer.scheduleAtFixedRate(() -> holdStatusLease("istiod-elsewhere", acquired), 200, 200, TimeUnit.MILLISECONDS);
         kubectlApply(echoRoute("jason", true));
         try (MeshPilotServer server = startServer("istiod-2")) {
@@ -265,7 +268,7 @@ class KubernetesConfigStatusTest {
     }
 
     private static String micro(Instant t) {
-        return java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
-                .withZone(java.time.ZoneOffset.UTC).format(t);
+        return DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+                .withZone(ZoneOffset.UTC).format(t);
     }
 }

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.meshpilot.api.networking.v1alpha3.Destination;
+import io.meshpilot.api.networking.v1alpha3.HTTPRoute;
+import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.schema.ConfigParser;
@@ -16,6 +21,7 @@ import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.util.LabelSelector;
 import java.nio.file.Path;
@@ -78,7 +84,7 @@ class CrdConfigStoreTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
+        Await.until(what, Duration.ofSeconds(20), condition);
     }
 
     ConfigEvent nextEvent() throws InterruptedException {
@@ -101,9 +107,9 @@ class CrdConfigStoreTest {
     /** A valid VirtualService spec for {@code hosts}. */
     static VirtualService spec(String... hosts) {
         return VirtualService.newBuilder().addAllHosts(List.of(hosts))
-                .addHttp(io.meshpilot.api.networking.v1alpha3.HTTPRoute.newBuilder().addRoute(
-                        io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination.newBuilder().setDestination(
-                                io.meshpilot.api.networking.v1alpha3.Destination.newBuilder().setHost("reviews"))))
+                .addHttp(HTTPRoute.newBuilder().addRoute(
+                        HTTPRouteDestination.newBuilder().setDestination(
+                                Destination.newBuilder().setHost("reviews"))))
                 .build();
     }
 
@@ -233,14 +239,14 @@ class CrdConfigStoreTest {
                 spec("d.example.com", "d.example.com"))));
         // a read-modify-write that loses a race reads the API server's version and applies again
         api.apply(vs("written", "someone-else.example.com"));
-        Config patched = store.patch("VirtualService", "default", "written", c -> c.withLabels(java.util.Map.of("patched", "yes")));
+        Config patched = store.patch("VirtualService", "default", "written", c -> c.withLabels(Map.of("patched", "yes")));
         assertEquals(List.of("someone-else.example.com"), hosts(patched), "the change of the other writer is kept");
         assertEquals("yes", patched.labels().get("patched"));
         updated = patched;
 
         // status goes through the status subresource; the spec stays as it is
-        com.google.protobuf.Struct status = com.google.protobuf.Struct.newBuilder().putFields("observedGeneration",
-                com.google.protobuf.Value.newBuilder().setNumberValue(2).build()).build();
+        Struct status = Struct.newBuilder().putFields("observedGeneration",
+                Value.newBuilder().setNumberValue(2).build()).build();
         Config withStatus = store.updateStatus(updated.withStatus(status).withSpec(spec("ignored.example.com")));
         assertEquals(status, withStatus.status());
         assertEquals(List.of("someone-else.example.com"), hosts(withStatus));

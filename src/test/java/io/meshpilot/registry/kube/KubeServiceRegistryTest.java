@@ -18,10 +18,12 @@ import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
+import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.controller.ServiceRegistries;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -96,7 +98,7 @@ class KubeServiceRegistryTest {
     }
 
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        io.meshpilot.testing.Await.until(what, java.time.Duration.ofSeconds(20), condition);
+        Await.until(what, Duration.ofSeconds(20), condition);
     }
 
     /** Applies YAML to the API server and waits until the registry has handled what it caused. */
@@ -416,7 +418,7 @@ class KubeServiceRegistryTest {
                 + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true"));
         await("reviews", () -> indexed(REVIEWS).size() == 1);
         Service broken = kube.service("broken.shop.svc.cluster.local").orElseThrow();
-        assertEquals(List.of(7070), broken.ports().stream().map(io.meshpilot.model.Port::port).toList());
+        assertEquals(List.of(7070), broken.ports().stream().map(Port::port).toList());
         await("the address without a pod", () -> indexed("broken.shop.svc.cluster.local").size() == 1);
         assertEquals("10.9.9.9", indexed("broken.shop.svc.cluster.local").get(0).address());
         assertTrue(kube.podByIp("10.1.0.99", "shop").isPresent(), "a pod with an unnumbered port is still a workload");
