@@ -38,8 +38,11 @@ class ImageTest {
         assertTrue(exec.find(), "bin/pilot-discovery ends in one exec line");
         // the script's words, as bash splits them (none of them holds a quoted space)
         List<String> words = List.of(exec.group(1).replace("\\\n", " ").trim().split("\\s+"));
-        assertEquals(List.of("\"$JAVA_HOME/bin/java\"", "$(meshpilot_jvm_flags)", "${MESHPILOT_JAVA_OPTS:-}",
-                "-Dmeshpilot.home=\"$MESHPILOT_HOME\"", "-jar", "\"$jar\"", "\"$@\""), words,
+        // $(meshpilot_aot_flags): the JVM's AOT cache, trained by the script on this machine's JDK; the
+        // image has none (a cache is taken only from the JVM build that wrote it, and the image
+        // cannot be built here to train one)
+        assertEquals(List.of("\"$JAVA_HOME/bin/java\"", "$(meshpilot_jvm_flags)", "$(meshpilot_aot_flags)",
+                "${MESHPILOT_JAVA_OPTS:-}", "-Dmeshpilot.home=\"$MESHPILOT_HOME\"", "-jar", "\"$jar\"", "\"$@\""), words,
                 "bin/pilot-discovery's command changed: change the Dockerfile's ENTRYPOINT with it");
 
         List<String> expected = new ArrayList<>();
