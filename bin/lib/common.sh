@@ -129,12 +129,15 @@ meshpilot_aot_train() {
     -Dmeshpilot.home="$MESHPILOT_HOME" -jar "$jar" discovery $(meshpilot_ephemeral_flags "$dir") \
     >"$dir/log" 2>&1 &
   pid=$!
+  # a script's background job ignores Ctrl-C: stop the training start with the script
+  trap 'kill -KILL "$pid" 2>/dev/null; rm -rf "$dir"; exit 130' INT TERM
   if meshpilot_await_line "$dir/log" 'ready: started in' "$pid" 120; then
     kill -TERM "$pid"
   else
     kill -KILL "$pid" 2>/dev/null || true
   fi
   wait "$pid" || true
+  trap - INT TERM
   if [ -s "$dir/cache.aot" ]; then
     mv -f "$dir/cache.aot" "$cache"
   else
