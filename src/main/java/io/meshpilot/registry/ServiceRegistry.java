@@ -15,7 +15,9 @@ public interface ServiceRegistry extends ServiceDiscovery {
     /** Called for every service change, after the registry's state reflects it. */
     void appendServiceHandler(Consumer<ServiceEvent> handler);
 
-    boolean hasSynced();
+    default boolean hasSynced() {
+        return synced().isDone();
+    }
 
     /** Completes once {@link #hasSynced}, to be waited for rather than asked again and again. */
     CompletableFuture<Void> synced();

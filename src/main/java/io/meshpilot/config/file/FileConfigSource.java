@@ -389,10 +389,6 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
         return inPlace;
     }
 
-    @Override
-    public boolean hasSynced() {
-        return synced.isDone();
-    }
 
     @Override
     public CompletableFuture<Void> synced() {

@@ -16,7 +16,9 @@ public interface ConfigStoreController extends ConfigStore {
     /** Starts delivering events (and watching, for sources that watch). */
     void run();
 
-    boolean hasSynced();
+    default boolean hasSynced() {
+        return synced().isDone();
+    }
 
     /** Completes once the initial state is loaded ({@link #hasSynced}), to be waited for rather than asked again and again. */
     CompletableFuture<Void> synced();

@@ -267,10 +267,6 @@ public final class MemoryConfigStore implements ConfigStoreController, AutoClose
         synced.complete(null);
     }
 
-    @Override
-    public boolean hasSynced() {
-        return synced.isDone();
-    }
 
     @Override
     public CompletableFuture<Void> synced() {

@@ -477,10 +477,6 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         synced.complete(null);
     }
 
-    @Override
-    public boolean hasSynced() {
-        return synced.isDone();
-    }
 
     @Override
     public CompletableFuture<Void> synced() {
