@@ -4,6 +4,7 @@ import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.features.HttpLimits;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
+import io.meshpilot.features.Listeners;
 import io.meshpilot.security.ServingCertificate;
 import java.util.HashMap;
 import java.util.Map;
@@ -27,7 +28,7 @@ final class HelidonConfig {
     static Map<String, String> fromArgs(PilotArgs args, ServingCertificate cert) {
         Map<String, String> c = new HashMap<>();
         c.put("config_ordinal", ORDINAL);
-        io.meshpilot.features.Listeners l = args.listeners();
+        Listeners l = args.listeners();
         c.put("server.host", l.http().host());
         c.put("server.port", Integer.toString(l.http().port()));
         // Our shutdown has drained already (--shutdownDuration); Helidon's own per-listener

@@ -1,5 +1,6 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.monitoring.MeterRegistration;
 import io.helidon.common.tls.Tls;
 import io.helidon.common.tls.TlsClientAuth;
@@ -147,7 +148,7 @@ public class HelidonHost {
     }
 
     @Produces
-    io.meshpilot.inject.SidecarInjector sidecarInjector() {
+    SidecarInjector sidecarInjector() {
         return hosted().components().sidecarInjector();
     }
 

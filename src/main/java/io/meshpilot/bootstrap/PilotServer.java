@@ -22,7 +22,7 @@ import java.util.List;
 
 /**
  * The one place to read how MeshPilot starts: istiod's {@code NewServer()} and
- * {@code Server.Start()}. {@link #newServer} builds the components of DESIGN section 3 in
+ * {@code Server.Start()}. {@link #newServer} builds the components (docs/ARCHITECTURE.md) in
  * order, each concern in its own init class (CA, config, webhooks, discovery, registries;
  * everything that needs a Kubernetes client behind {@link Platform}), and appends the start
  * functions; {@link #start} binds the listeners and runs the start functions in order;
@@ -59,7 +59,7 @@ public final class PilotServer implements AutoCloseable {
     }
 
     /**
-     * istiod's NewServer(): every component built and connected, in DESIGN order, and the start
+     * istiod's NewServer(): every component built and connected, in istiod's order, and the start
      * functions appended; nothing listens and no config is loaded yet.
      *
      * @throws ComponentStartException naming the component that could not be built
