@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * EDS. An assignment depends on the service's endpoints and, for a subset, on the
- * DestinationRule the proxy sees, so the XdsCache shares it by cluster name and that rule.
+ * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
+ * the proxy sees, and in a mesh with east-west gateways on the proxy's network, so the
+ * XdsCache shares it by cluster name, that rule and that network.
  */
 final class EdsGenerator implements ScopedGenerator {
     private final XdsCache cache;
@@ -32,8 +33,9 @@ final class EdsGenerator implements ScopedGenerator {
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope),
-                    () -> EndpointBuilder.build(n, push, scope).map(a -> packRecordingEmpty(a, push)).orElse(null));
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope) + networkKey(proxy, push),
+                    () -> EndpointBuilder.build(n, push, scope, proxy.network())
+                            .map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
             }
@@ -56,9 +58,17 @@ final class EdsGenerator implements ScopedGenerator {
                 .map(c -> c.key().toString()).orElse("");
     }
 
-    /** Assignments depend only on the services and rules the proxy's scope sees. */
+    /**
+     * The part of a cache key or response scope that names the proxy's network: only in a mesh
+     * with east-west gateways, where assignments differ by network ("" otherwise).
+     */
+    static String networkKey(Proxy proxy, PushContext push) {
+        return push.networkGateways().multiNetwork() ? "|network:" + proxy.network() : "";
+    }
+
+    /** Assignments depend only on the services and rules the proxy's scope sees, and on its network. */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return push.scope(proxy).key();
+        return push.scope(proxy).key() + networkKey(proxy, push);
     }
 }
