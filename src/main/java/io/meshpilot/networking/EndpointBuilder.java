@@ -49,15 +49,15 @@ public final class EndpointBuilder {
     }
 
     /**
-     * The assignment of a cluster for a proxy of {@code proxyNetwork} ("" when the proxy names
-     * none): split by network when the mesh has east-west gateways ({@link SplitHorizonFilter}).
+     * The assignment of a cluster for a proxy of {@code view}: only the networks it asked to
+     * see, split by network when the mesh has east-west gateways ({@link SplitHorizonFilter}).
      * Empty when the name is no cluster we know (a known cluster without endpoints gets an
      * assignment with none, so proxies drop stale endpoints).
      *
-     * @param proxyNetwork null: no split by network
+     * @param view null: every endpoint, no split by network
      */
     public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
-                                                                  ProxyScope scope, String proxyNetwork) {
+                                                                  ProxyScope scope, NetworkView view) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
@@ -82,8 +82,8 @@ public final class EndpointBuilder {
             }
             selected.add(e);
         }
-        if (proxyNetwork != null) {
-            selected = SplitHorizonFilter.apply(selected, push.networkGateways(), proxyNetwork);
+        if (view != null) {
+            selected = SplitHorizonFilter.apply(selected, push.networkGateways(), view);
         }
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<String, Integer> weights = new TreeMap<>();

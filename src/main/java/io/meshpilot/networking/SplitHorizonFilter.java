@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Split-horizon EDS (istiod's EndpointsByNetworkFilter, for sidecars and gateways): once any
+ * A proxy's view of the networks: first only the endpoints of the networks it asked to see
+ * ({@link NetworkView}), then split-horizon EDS (istiod's EndpointsByNetworkFilter, for
+ * sidecars and gateways): once any
  * network has an east-west gateway, a proxy gets the endpoints of its own network directly and,
  * for each locality, one endpoint per gateway in place of the endpoints of another network
  * behind it. A gateway's weight is the sum of the endpoint weights it replaces; every weight is
@@ -27,13 +29,16 @@ final class SplitHorizonFilter {
 
     /**
      * @param endpoints    the endpoints EndpointBuilder selected for one cluster, in its order
-     * @param proxyNetwork the proxy's network (its NETWORK metadata), "" when it names none
      * @return the endpoints to send, gateways after the direct endpoints of their locality
      */
-    static List<IstioEndpoint> apply(List<IstioEndpoint> endpoints, NetworkGateways gateways, String proxyNetwork) {
+    static List<IstioEndpoint> apply(List<IstioEndpoint> endpoints, NetworkGateways gateways, NetworkView view) {
+        if (!view.requested().isEmpty()) {
+            endpoints = endpoints.stream().filter(view::visible).toList();
+        }
         if (!gateways.multiNetwork()) {
             return endpoints;
         }
+        String proxyNetwork = view.network();
         int scale = gateways.scaleFactor();
         List<IstioEndpoint> out = new ArrayList<>(endpoints.size());
         Map<Locality, Map<NetworkGateway, Long>> gatewayWeights = new LinkedHashMap<>();

@@ -8,6 +8,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -27,14 +28,16 @@ final class EdsGenerator implements ScopedGenerator {
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
+        NetworkView view = NetworkView.of(proxy);
+        String networkKey = networkKey(view, push);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope) + networkKey(proxy, push),
-                    () -> EndpointBuilder.build(n, push, scope, proxy.network())
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope) + networkKey,
+                    () -> EndpointBuilder.build(n, push, scope, view)
                             .map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
@@ -59,16 +62,18 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     /**
-     * The part of a cache key or response scope that names the proxy's network: only in a mesh
-     * with east-west gateways, where assignments differ by network ("" otherwise).
+     * The part of a cache key or response scope that names the proxy's networks: its own only in
+     * a mesh with east-west gateways, where assignments differ by network; the networks it asked
+     * to see when it asked ("" otherwise).
      */
-    static String networkKey(Proxy proxy, PushContext push) {
-        return push.networkGateways().multiNetwork() ? "|network:" + proxy.network() : "";
+    static String networkKey(NetworkView view, PushContext push) {
+        String key = push.networkGateways().multiNetwork() ? "|network:" + view.network() : "";
+        return view.requested().isEmpty() ? key : key + "|view:" + view.requestedKey();
     }
 
     /** Assignments depend only on the services and rules the proxy's scope sees, and on its network. */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return push.scope(proxy).key() + networkKey(proxy, push);
+        return push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push);
     }
 }

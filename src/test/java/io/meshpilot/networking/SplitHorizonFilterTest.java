@@ -11,6 +11,7 @@ import io.meshpilot.model.JwksResolver;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,8 +66,8 @@ class SplitHorizonFilterTest {
     }
 
     static Map<String, Integer> assignment(PushContext push, String proxyNetwork) {
-        ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"), proxyNetwork)
-                .orElseThrow();
+        ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"),
+                new NetworkView(proxyNetwork, Set.of())).orElseThrow();
         Map<String, Integer> out = new TreeMap<>();
         for (LocalityLbEndpoints l : cla.getEndpointsList()) {
             int sum = 0;

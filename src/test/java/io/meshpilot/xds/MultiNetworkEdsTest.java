@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A proxy in network 1 gets split-horizon EDS: the endpoints of clusters 1 and 2 directly, the
  * gateway in place of cluster 3's two endpoints, weighted 2; a proxy in network 2 sees the
  * reverse (network 1 has no gateway, so its endpoints stay direct, as istiod sends them to
- * sidecars). When the gateway goes, nothing routes through it any more.
+ * sidecars); a proxy whose REQUESTED_NETWORK_VIEW is network 1 sees network 1 only. When the
+ * gateway goes, nothing routes through it any more.
  */
 class MultiNetworkEdsTest {
     static final String HOST = "reviews.test.svc.cluster.local";
@@ -113,8 +114,12 @@ class MultiNetworkEdsTest {
     }
 
     AdsClient proxyIn(String network, String ip) {
+        return proxyIn(Map.of("NAMESPACE", "test", "NETWORK", network), ip);
+    }
+
+    AdsClient proxyIn(Map<String, String> metadata, String ip) {
         AdsClient c = new AdsClient(server.ports().get("grpc"), "sidecar~" + ip + "~productpage.test~test.svc.cluster.local",
-                Map.of("NAMESPACE", "test", "NETWORK", network));
+                metadata);
         clients.add(c);
         c.subscribe(TypeUrls.ENDPOINT, List.of(CLUSTER));
         return c;
@@ -177,6 +182,11 @@ class MultiNetworkEdsTest {
         AdsClient net2 = proxyIn("net2", "127.0.1.2");
         awaitEndpoints(net2, Map.of("127.0.0.2:7070", 1, "127.0.0.3:7070", 1, "127.0.0.4:7070", 1,
                 "127.0.0.5:7070", 1));
+
+        // a proxy asking to see network 1 only (istiod's REQUESTED_NETWORK_VIEW) gets neither network 2 nor its gateway
+        AdsClient net1Only = proxyIn(Map.of("NAMESPACE", "test", "NETWORK", "net1", "REQUESTED_NETWORK_VIEW", "net1"),
+                "127.0.1.3");
+        awaitEndpoints(net1Only, Map.of("127.0.0.2:7070", 1, "127.0.0.3:7070", 1));
 
         // istiod's /debug/networkz: the gateway, from cluster 3's registry
         JsonArray gateways = JsonParser.parseString(Http.get(server.ports().get("http"), "/debug/networkz").body())
