@@ -92,10 +92,12 @@ public final class NetworkGateways {
     /**
      * The gateways to reach an endpoint of {@code network} in {@code cluster}: those running in
      * that cluster if any (closer to the endpoint, and the only ones that see a service exported
-     * from that cluster alone), else all of the network's (istiod's selectNetworkGateways).
+     * from that cluster alone), else all of the network's (istiod's selectNetworkGateways). An
+     * endpoint whose cluster is unknown ("", e.g. a WorkloadEntry's) may use any of them.
      */
     public List<NetworkGateway> forEndpoint(String network, String cluster) {
-        List<NetworkGateway> inCluster = byNetworkAndCluster.get(new NetworkAndCluster(network, cluster));
+        List<NetworkGateway> inCluster = cluster.isEmpty() ? null
+                : byNetworkAndCluster.get(new NetworkAndCluster(network, cluster));
         return inCluster != null ? inCluster : byNetwork.getOrDefault(network, List.of());
     }
 
