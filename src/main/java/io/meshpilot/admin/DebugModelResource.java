@@ -20,6 +20,7 @@ import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.model.Environment;
+import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -252,8 +253,8 @@ public class DebugModelResource {
 
     /**
      * {@code /debug/pushcontext}: istiod's PushContextDebug (Go names, no json tags): the push's
-     * AuthorizationPolicies and network gateways. Gateways for other networks are not modelled
-     * here (no meshNetworks gateways), so both gateway lists are empty.
+     * AuthorizationPolicies and network gateways (those EDS uses, and all of them with
+     * hostnames as {@code UnresolvedGateways}).
      */
     @GET
     @Path("pushcontext")
@@ -265,17 +266,40 @@ public class DebugModelResource {
         }
         JsonObject out = new JsonObject();
         out.add("AuthorizationPolicies", authorizationPolicies(push));
-        out.add("NetworkGateways", new JsonArray());
-        out.add("UnresolvedGateways", new JsonArray());
+        out.add("NetworkGateways", gateways(push.networkGateways().all()));
+        out.add("UnresolvedGateways", gateways(push.networkGateways().unresolved()));
         return out.toString();
     }
 
-    /** {@code /debug/networkz}: the cross-network gateways (istiod's []NetworkGateway); none modelled here. */
+    /** {@code /debug/networkz}: the cross-network gateways EDS uses (istiod's []NetworkGateway), [] before the first push. */
     @GET
     @Path("networkz")
     @Produces(MediaType.APPLICATION_JSON)
     public String networkz() {
-        return new JsonArray().toString();
+        PushContext push = xds.currentPushContext();
+        return gateways(push == null ? List.of() : push.networkGateways().all()).toString();
+    }
+
+    /**
+     * istiod's NetworkGateway with Go's field names; HBONE (ambient) gateways and their
+     * service accounts are not modelled, so HBONEPort is 0 and ServiceAccount empty.
+     */
+    private static JsonArray gateways(List<NetworkGateway> gateways) {
+        JsonArray out = new JsonArray();
+        for (NetworkGateway g : gateways) {
+            JsonObject o = new JsonObject();
+            o.addProperty("Network", g.network());
+            o.addProperty("Cluster", g.cluster());
+            o.addProperty("Addr", g.address());
+            o.addProperty("Port", g.port());
+            o.addProperty("HBONEPort", 0);
+            JsonObject sa = new JsonObject();
+            sa.addProperty("Namespace", "");
+            sa.addProperty("Name", "");
+            o.add("ServiceAccount", sa);
+            out.add(o);
+        }
+        return out;
     }
 
     /** The connection a per-proxy request names, or istiod's error answer. */

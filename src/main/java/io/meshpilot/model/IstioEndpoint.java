@@ -31,6 +31,8 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
     /** istiod's endpoint health states. */
     public enum HealthStatus { HEALTHY, UNHEALTHY, DRAINING, TERMINATING }
 
+    /** The label istiod adds to every endpoint with the cluster it runs in. */
+    public static final String CLUSTER_LABEL = "topology.istio.io/cluster";
     public static final String TLS_ISTIO = "istio";
     public static final String TLS_DISABLED = "disabled";
 
@@ -43,6 +45,11 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
         health = health == null ? HealthStatus.HEALTHY : health;
         workloadName = workloadName == null ? "" : workloadName;
         namespace = namespace == null ? "" : namespace;
+    }
+
+    /** The cluster the endpoint runs in (istiod's Locality.ClusterID), "" when its registry does not say. */
+    public String clusterId() {
+        return labels.getOrDefault(CLUSTER_LABEL, "");
     }
 
     /**

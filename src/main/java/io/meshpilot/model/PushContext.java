@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
@@ -66,6 +67,8 @@ public final class PushContext {
     private final PushRecords records = new PushRecords();
     /** What proxyless gRPC proxies do not get ({@link UnappliedConfig#proxyless}); set once in {@link #build}. */
     private volatile PushDiagnostics proxylessDiagnostics = PushDiagnostics.EMPTY;
+    /** The east-west gateways of the networks (split-horizon EDS); set once in {@link #build}. */
+    private volatile NetworkGateways networkGateways = NetworkGateways.NONE;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
     private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
 
@@ -139,6 +142,16 @@ public final class PushContext {
      */
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, String domainSuffix, long version, JwksResolver jwks) {
+        return build(discovery, store, endpoints, mesh, MeshNetworks.getDefaultInstance(), domainSuffix, version, jwks);
+    }
+
+    /**
+     * Builds a snapshot as {@link #build(ServiceDiscovery, ConfigStore, EndpointIndex, MeshConfig, String, long,
+     * JwksResolver)}, with the networks' gateways of {@code meshNetworks} and of the registries.
+     */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
+                                    JwksResolver jwks) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -185,6 +198,7 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
+        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways());
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
@@ -447,6 +461,11 @@ public final class PushContext {
 
     public String rootNamespace() {
         return defaults.rootNamespace();
+    }
+
+    /** The networks' east-west gateways; none outside a multi-network mesh. */
+    public NetworkGateways networkGateways() {
+        return networkGateways;
     }
 
     public EndpointIndex endpoints() {

@@ -26,4 +26,12 @@ public interface ServiceDiscovery {
 
     /** Instances of a service's port (by port number), optionally only those whose labels include {@code labels}. */
     List<ServiceInstance> instances(Service service, int port, Map<String, String> labels);
+
+    /**
+     * The east-west gateways this discovery found (istiod's NetworkGatewaysWatcher): Services
+     * labelled with a network, meshNetworks {@code registryServiceName}s. None by default.
+     */
+    default List<NetworkGateway> networkGateways() {
+        return List.of();
+    }
 }

@@ -18,6 +18,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.util.LabelSelector;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,18 +31,33 @@ import java.util.TreeMap;
  * the service port (and of the subset's labels), grouped by locality, each with its weight
  * (1 when unset) and health, and Istio's endpoint metadata ({@code istio} filter metadata:
  * workload, namespace; the tlsMode transport-socket match). A locality's weight is the sum of
- * its endpoints' weights, which proxyless gRPC clients need to route at all.
+ * its endpoints' weights, which proxyless gRPC clients need to route at all. In a mesh with
+ * east-west gateways, endpoints of other networks are replaced by their gateways
+ * ({@link SplitHorizonFilter}).
  */
 public final class EndpointBuilder {
     private EndpointBuilder() {
     }
 
     /**
-     * The assignment of a cluster; empty when the name is no cluster we know (a known cluster
-     * without endpoints gets an assignment with none, so proxies drop stale endpoints).
+     * The assignment of a cluster, every endpoint as it is, whatever its network (the endpoints
+     * of DNS clusters, which are names, not addresses a gateway stands in for).
      */
     public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
                                                                   ProxyScope scope) {
+        return build(clusterName, push, scope, null);
+    }
+
+    /**
+     * The assignment of a cluster for a proxy of {@code view}: only the networks it asked to
+     * see, split by network when the mesh has east-west gateways ({@link SplitHorizonFilter}).
+     * Empty when the name is no cluster we know (a known cluster without endpoints gets an
+     * assignment with none, so proxies drop stale endpoints).
+     *
+     * @param view null: every endpoint, no split by network
+     */
+    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
+                                                                  ProxyScope scope, NetworkView view) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
@@ -55,8 +71,7 @@ public final class EndpointBuilder {
         Map<String, String> subsetLabels = SubsetLabels.of(push, scope, o.host(), o.subset());
         EndpointIndex.Shards shards = push.endpoints().shards(svc.hostname(), svc.namespace());
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
-        Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
-        Map<String, Integer> weights = new TreeMap<>();
+        List<IstioEndpoint> selected = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
@@ -65,6 +80,14 @@ public final class EndpointBuilder {
             if (!seen.add(e.address() + "|" + e.endpointPort())) {
                 continue; // one address:port once (gRPC rejects duplicates; the first, e.g. the oldest shard, wins)
             }
+            selected.add(e);
+        }
+        if (view != null) {
+            selected = SplitHorizonFilter.apply(selected, push.networkGateways(), view);
+        }
+        Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
+        Map<String, Integer> weights = new TreeMap<>();
+        for (IstioEndpoint e : selected) {
             String key = e.locality().toString();
             LocalityLbEndpoints.Builder group = byLocality.computeIfAbsent(key, k -> LocalityLbEndpoints.newBuilder()
                     .setLocality(Locality.newBuilder().setRegion(e.locality().region()).setZone(e.locality().zone())

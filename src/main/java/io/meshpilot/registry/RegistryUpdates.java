@@ -17,4 +17,10 @@ public interface RegistryUpdates {
 
     /** A service was added, changed or deleted: a full push. */
     void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted);
+
+    /**
+     * A registry's east-west gateways changed (istiod's gateway handler): every proxy's EDS may
+     * route through other gateways now, a full push.
+     */
+    void networkGatewaysUpdate();
 }

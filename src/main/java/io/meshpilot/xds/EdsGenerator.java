@@ -8,13 +8,15 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
 /**
- * EDS. An assignment depends on the service's endpoints and, for a subset, on the
- * DestinationRule the proxy sees, so the XdsCache shares it by cluster name and that rule.
+ * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
+ * the proxy sees, and in a mesh with east-west gateways on the proxy's network, so the
+ * XdsCache shares it by cluster name, that rule and that network.
  */
 final class EdsGenerator implements ScopedGenerator {
     private final XdsCache cache;
@@ -26,14 +28,17 @@ final class EdsGenerator implements ScopedGenerator {
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
+        NetworkView view = NetworkView.of(proxy);
+        String networkKey = networkKey(view, push);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope),
-                    () -> EndpointBuilder.build(n, push, scope).map(a -> packRecordingEmpty(a, push)).orElse(null));
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope) + networkKey,
+                    () -> EndpointBuilder.build(n, push, scope, view)
+                            .map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
             }
@@ -56,9 +61,19 @@ final class EdsGenerator implements ScopedGenerator {
                 .map(c -> c.key().toString()).orElse("");
     }
 
-    /** Assignments depend only on the services and rules the proxy's scope sees. */
+    /**
+     * The part of a cache key or response scope that names the proxy's networks: its own only in
+     * a mesh with east-west gateways, where assignments differ by network; the networks it asked
+     * to see when it asked ("" otherwise).
+     */
+    static String networkKey(NetworkView view, PushContext push) {
+        String key = push.networkGateways().multiNetwork() ? "|network:" + view.network() : "";
+        return view.requested().isEmpty() ? key : key + "|view:" + view.requestedKey();
+    }
+
+    /** Assignments depend only on the services and rules the proxy's scope sees, and on its network. */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return push.scope(proxy).key();
+        return push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push);
     }
 }

@@ -94,7 +94,7 @@ final class XdsStatus {
 
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
-                environment.mesh(), environment.domainSuffix(), versions.incrementAndGet(),
+                environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
                 environment.jwksResolver());
     }
 

@@ -65,6 +65,12 @@ public final class XdsUpdates implements RegistryUpdates {
         push(PushRequest.incremental(TriggerReason.SECRET, secrets.toArray(ConfigKey[]::new)));
     }
 
+    /** istiod's reloadGateways: a forced full push for the networks trigger, counted as a config update. */
+    @Override
+    public void networkGatewaysUpdate() {
+        configUpdate(PushRequest.full(TriggerReason.NETWORKS));
+    }
+
     /** A service added, changed or deleted by a registry: a full push naming it. */
     @Override
     public void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted) {

@@ -76,6 +76,11 @@ public class RegistryBenchmark {
         public void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted) {
             pushes.incrementAndGet();
         }
+
+        @Override
+        public void networkGatewaysUpdate() {
+            pushes.incrementAndGet();
+        }
     };
 
     static Config serviceEntry(int i) {

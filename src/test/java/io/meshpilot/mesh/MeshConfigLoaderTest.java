@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.testing.CapturedLog;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -141,6 +142,22 @@ class MeshConfigLoaderTest {
         MeshConfigException e = assertThrows(MeshConfigException.class, () -> loader.loadNetworks(f));
         assertTrue(e.getMessage().contains("registryServiceName or address"), e.getMessage());
         assertEquals(4, e.line(), e.getMessage());
+    }
+
+    @Test
+    void aGatewayGivenByHostnameLoadsAndIsNamedInOneWarning() throws Exception {
+        try (CapturedLog log = new CapturedLog(MeshConfigLoader.class)) {
+            MeshNetworks n = loader.parseNetworks("meshNetworks", """
+                    networks:
+                      n1:
+                        endpoints: [{fromRegistry: c1}]
+                        gateways: [{address: 192.0.2.1, port: 15443}, {address: ew.example.com, port: 15443}]
+                    """);
+            assertEquals(2, n.getNetworksMap().get("n1").getGatewaysCount(), "istiod accepts both");
+            assertEquals(1, log.lines().size(), log.lines().toString());
+            assertTrue(log.has("WARNING", "meshNetworks: networks[n1].gateways[1].address \"ew.example.com\"",
+                    "is a hostname", "RESOLVE_HOSTNAME_GATEWAYS", "EDS does not use this gateway"), log.lines().toString());
+        }
     }
 
     @Test

@@ -8,7 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A real EndpointIndex behind the RegistryUpdates contract, recording what each update would
- * push: "eds-incremental host", "eds-full host", "svc host", "svcdelete host".
+ * push: "eds-incremental host", "eds-full host", "svc host", "svcdelete host", "gateways".
  */
 public final class RecordingUpdates implements RegistryUpdates {
     public final EndpointIndex index = new EndpointIndex();
@@ -34,6 +34,11 @@ public final class RecordingUpdates implements RegistryUpdates {
             index.deleteShard(shard, hostname, namespace);
         }
         pushes.add((deleted ? "svcdelete " : "svc ") + hostname);
+    }
+
+    @Override
+    public void networkGatewaysUpdate() {
+        pushes.add("gateways");
     }
 
     public List<String> take() {

@@ -96,34 +96,47 @@ class KubeMulticlusterTest {
                 kind: Service
                 metadata: {name: reviews, namespace: test}
                 spec:
-                  clusterIP: %5$s
+                  clusterIP: %2$s
                   selector: {app: reviews}
                   ports: [{name: grpc, port: 7070, targetPort: 7070}]
-                ---
+                """.formatted(region, clusterIp));
+        api.apply(readyReviewsPod(podName, podIp, backend.getPort(), "node-" + region, ""));
+        return api;
+    }
+
+    /**
+     * A ready reviews pod in namespace test and its EndpointSlice on {@code port}, as the
+     * kubelet and the EndpointSlice controller leave them.
+     *
+     * @param nodeName    "" for none
+     * @param extraLabels more pod labels, flow-mapping entries after {@code app: reviews} (e.g. ", a: b")
+     */
+    static String readyReviewsPod(String podName, String podIp, int port, String nodeName, String extraLabels) {
+        String node = nodeName.isEmpty() ? "" : "nodeName: " + nodeName;
+        return """
                 apiVersion: v1
                 kind: Pod
-                metadata: {name: %2$s, namespace: test, labels: {app: reviews}}
+                metadata: {name: %1$s, namespace: test, labels: {app: reviews%5$s}}
                 spec:
-                  nodeName: node-%1$s
+                  %4$s
                   serviceAccountName: reviews
                   containers: [{name: reviews, image: reviews}]
                 status:
                   phase: Running
-                  podIP: %3$s
+                  podIP: %2$s
                   conditions: [{type: Ready, status: "True"}]
                 ---
                 apiVersion: discovery.k8s.io/v1
                 kind: EndpointSlice
-                metadata: {name: %2$s, namespace: test, labels: {kubernetes.io/service-name: reviews}}
+                metadata: {name: %1$s, namespace: test, labels: {kubernetes.io/service-name: reviews}}
                 addressType: IPv4
-                ports: [{name: grpc, port: %4$d, protocol: TCP}]
+                ports: [{name: grpc, port: %3$d, protocol: TCP}]
                 endpoints:
-                - addresses: [%3$s]
+                - addresses: [%2$s]
                   conditions: {ready: true}
-                  nodeName: node-%1$s
-                  targetRef: {kind: Pod, name: %2$s, namespace: test}
-                """.formatted(region, podName, podIp, backend.getPort(), clusterIp));
-        return api;
+                  %4$s
+                  targetRef: {kind: Pod, name: %1$s, namespace: test}
+                """.formatted(podName, podIp, port, node, extraLabels);
     }
 
     /** istioctl create-remote-secret's shape: the kubeconfig under the cluster ID, base64 as the API holds it. */

@@ -4,6 +4,7 @@ import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServiceRegistry;
 import io.meshpilot.model.ServiceDiscovery;
 
+import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceInstance;
 import java.time.Duration;
@@ -126,6 +127,14 @@ public final class AggregateRegistry implements ServiceDiscovery {
                 out.addAll(r.instances(service, port, labels));
             }
         }
+        return out;
+    }
+
+    /** Every registry's gateways (remote clusters' included). */
+    @Override
+    public List<NetworkGateway> networkGateways() {
+        List<NetworkGateway> out = new ArrayList<>();
+        registries.forEach(r -> out.addAll(r.networkGateways()));
         return out;
     }
 

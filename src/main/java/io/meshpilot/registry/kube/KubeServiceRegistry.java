@@ -17,6 +17,7 @@ import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
+import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ShardKey;
@@ -25,6 +26,7 @@ import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
+import io.meshpilot.util.IpAddr;
 import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.Comparator;
@@ -99,6 +101,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     private final Map<String, List<IstioEndpoint>> published = new ConcurrentHashMap<>();
     private final ServicesByHostname byHostname = new ServicesByHostname(services, published);
     private final Map<String, WorkloadInstance> podWorkloads = new ConcurrentHashMap<>();
+    /** The east-west gateways each Service stands for, by hostname (only Services that are gateways). */
+    private final Map<String, List<NetworkGateway>> gatewaysByService = new ConcurrentHashMap<>();
     private final PodIndex pods = new PodIndex();
 
     // event thread only
@@ -222,6 +226,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
                 case NETWORKS -> {
                     networkRanges = MeshNetworkRanges.of(meshNetworks.get(), options.clusterId());
                     reconvertPodsAndSlices();
+                    refreshAllGateways(); // meshNetworks may name other Services as gateways now
                 }
                 case WORKLOAD_ENTRY -> {
                     WorkloadEntryChange c = workloadEntryChanges.remove(change.name());
@@ -419,6 +424,9 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         Service before = services.get(host);
         if (svc == null || !selected(ns)) {
             serviceVersions.remove(key);
+            if (refreshGateways(host, null)) {
+                updates.networkGatewaysUpdate();
+            }
             if (before != null) {
                 services.remove(host);
                 published.remove(host);
@@ -436,6 +444,9 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         serviceVersions.put(key, version);
         Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER);
         services.put(host, now);
+        if (refreshGateways(host, svc)) {
+            updates.networkGatewaysUpdate();
+        }
         // the slices were converted with what the service was before (e.g. its traffic distribution)
         for (V1EndpointSlice s : informers.slices().getIndexer().byIndex(KubeInformers.BY_SERVICE, key)) {
             convertSlice(key(s), s, host);
@@ -446,6 +457,47 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         if (!now.equals(before) && !hidden) {
             fire(new ServiceEvent(before == null ? ServiceEvent.Type.ADD : ServiceEvent.Type.UPDATE, now));
         }
+    }
+
+    // ---- east-west gateways -------------------------------------------------------------
+
+    /** Records the gateways a Service stands for (none when it is gone); true when they changed. */
+    private boolean refreshGateways(String host, V1Service svc) {
+        List<NetworkGateway> now = svc == null ? List.of()
+                : ServiceGateways.of(svc, host, options.clusterId(), networkRanges.registryServiceGateways());
+        List<NetworkGateway> before = now.isEmpty() ? gatewaysByService.remove(host) : gatewaysByService.put(host, now);
+        if (now.equals(before == null ? List.of() : before)) {
+            return false;
+        }
+        LOG.log(Level.INFO, "Kubernetes registry " + options.clusterId() + ": network gateways of service " + host
+                + " " + now.stream().map(g -> g.network() + "=" + g.address() + ":" + g.port()).toList());
+        for (NetworkGateway g : now) {
+            if (!IpAddr.isAddress(g.address())) {
+                LOG.log(Level.WARNING, "Kubernetes registry " + options.clusterId() + ": gateway " + g.address()
+                        + " of service " + host + " (network " + g.network() + ") is a hostname; gateway hostnames "
+                        + "are not resolved here (istiod's RESOLVE_HOSTNAME_GATEWAYS), so it is not used");
+            }
+        }
+        return true;
+    }
+
+    /** Every selected Service's gateways again (meshNetworks changed); one push when any changed. */
+    private void refreshAllGateways() {
+        boolean changed = false;
+        for (V1Service svc : informers.services().getIndexer().list()) {
+            String host = KubeServiceConversion.hostname(svc.getMetadata().getName(), svc.getMetadata().getNamespace(),
+                    options.domainSuffix());
+            changed |= refreshGateways(host, services.containsKey(host) ? svc : null);
+        }
+        if (changed) {
+            updates.networkGatewaysUpdate();
+        }
+    }
+
+    /** The east-west gateways this cluster's Services stand for. */
+    @Override
+    public List<NetworkGateway> networkGateways() {
+        return gatewaysByService.values().stream().flatMap(List::stream).toList();
     }
 
     private boolean sendUnhealthy(String serviceKey) {
@@ -701,6 +753,10 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
      */
     public void cleanup(Duration wait) {
         term.close(wait);
+        if (!gatewaysByService.isEmpty()) {
+            gatewaysByService.clear();
+            updates.networkGatewaysUpdate();
+        }
         for (Service s : List.copyOf(services.values())) {
             services.remove(s.hostname());
             published.remove(s.hostname());

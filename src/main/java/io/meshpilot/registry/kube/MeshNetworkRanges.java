@@ -2,20 +2,24 @@ package io.meshpilot.registry.kube;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.api.mesh.v1alpha1.Network;
+import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.util.IpAddr;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * istiod's network lookup from meshNetworks, the last resort for an endpoint's network (after
- * the pod's {@code topology.istio.io/network} label and the system namespace's): a network
- * whose endpoints include {@code fromRegistry: <this cluster>} holds every endpoint of this
- * cluster; else the network whose {@code fromCidr} contains the address.
+ * What meshNetworks says about one cluster (istiod's kube networkManager.reloadMeshNetworks).
+ * An endpoint's network, as the last resort (after the pod's {@code topology.istio.io/network}
+ * label and the system namespace's): a network whose endpoints include
+ * {@code fromRegistry: <this cluster>} holds every endpoint of this cluster; else the network
+ * whose {@code fromCidr} contains the address. And the gateways such a network names by
+ * {@code registryServiceName}: Services of this cluster.
  */
 final class MeshNetworkRanges {
     private static final System.Logger LOG = System.getLogger(MeshNetworkRanges.class.getName());
@@ -40,14 +44,17 @@ final class MeshNetworkRanges {
         }
     }
 
-    static final MeshNetworkRanges NONE = new MeshNetworkRanges("", List.of());
+    static final MeshNetworkRanges NONE = new MeshNetworkRanges("", List.of(), Map.of());
 
     private final String fromRegistry;
     private final List<Range> ranges;
+    private final Map<String, List<NetworkGateway>> registryServiceGateways;
 
-    private MeshNetworkRanges(String fromRegistry, List<Range> ranges) {
+    private MeshNetworkRanges(String fromRegistry, List<Range> ranges,
+                              Map<String, List<NetworkGateway>> registryServiceGateways) {
         this.fromRegistry = fromRegistry;
         this.ranges = List.copyOf(ranges);
+        this.registryServiceGateways = Map.copyOf(registryServiceGateways);
     }
 
     static MeshNetworkRanges of(MeshNetworks networks, String clusterId) {
@@ -56,6 +63,7 @@ final class MeshNetworkRanges {
         }
         String registryNetwork = "";
         List<Range> ranges = new ArrayList<>();
+        Map<String, List<NetworkGateway>> serviceGateways = new HashMap<>();
         // sorted, so that overlapping or repeated claims resolve the same way every time
         for (Map.Entry<String, Network> n : new TreeMap<>(networks.getNetworksMap()).entrySet()) {
             for (Network.NetworkEndpoints e : n.getValue().getEndpointsList()) {
@@ -74,8 +82,24 @@ final class MeshNetworkRanges {
                     }
                 }
             }
+            if (n.getValue().getEndpointsList().stream().anyMatch(e -> e.getFromRegistry().equals(clusterId))) {
+                for (Network.IstioNetworkGateway gw : n.getValue().getGatewaysList()) {
+                    if (!gw.getRegistryServiceName().isEmpty()) {
+                        serviceGateways.computeIfAbsent(gw.getRegistryServiceName(), h -> new ArrayList<>())
+                                .add(new NetworkGateway(n.getKey(), "", "", gw.getPort()));
+                    }
+                }
+            }
         }
-        return new MeshNetworkRanges(registryNetwork, ranges);
+        return new MeshNetworkRanges(registryNetwork, ranges, serviceGateways);
+    }
+
+    /**
+     * The gateways (network and port, no address yet) that the networks holding this cluster
+     * name by {@code registryServiceName}, by service hostname.
+     */
+    Map<String, List<NetworkGateway>> registryServiceGateways() {
+        return registryServiceGateways;
     }
 
     private static Range range(String network, String cidr) {

@@ -26,7 +26,7 @@ import java.util.Map;
 public final class PodConversion {
     public static final String NETWORK_LABEL = "topology.istio.io/network";
     public static final String TLS_MODE_LABEL = "security.istio.io/tlsMode";
-    static final String CLUSTER_LABEL = "topology.istio.io/cluster";
+    static final String CLUSTER_LABEL = IstioEndpoint.CLUSTER_LABEL;
     static final String REGION_LABEL = "topology.kubernetes.io/region";
     static final String ZONE_LABEL = "topology.kubernetes.io/zone";
     static final String SUBZONE_LABEL = "topology.istio.io/subzone";

@@ -14,16 +14,19 @@ import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
 import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
+import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.testing.Await;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -450,6 +453,71 @@ class KubeServiceRegistryTest {
         await("converged: one reviews endpoint, no ratings", () -> indexed(REVIEWS).size() == 1
                 && kube.service(RATINGS).isEmpty());
         assertEquals("10.1.0.11", indexed(REVIEWS).get(0).address());
+    }
+
+    /** A LoadBalancer Service in shop with {@code labels}, {@code ports} and {@code status.loadBalancer.ingress}. */
+    static String loadBalancer(String name, String labels, String ports, String ingress) {
+        return """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: %s, namespace: shop, labels: {%s}}
+                spec: {type: LoadBalancer, clusterIP: 10.96.1.1, ports: [%s]}
+                status: {loadBalancer: {ingress: [%s]}}
+                ---
+                """.formatted(name, labels, ports, ingress);
+    }
+
+    /**
+     * istiod's gateway discovery: a Service labelled with a network is its gateway on 15443 (or
+     * its gatewayPort label's port) at its load balancer's and external addresses; one without
+     * that port, or reached by hostname, is logged; a meshNetworks change makes a Service named
+     * by registryServiceName a gateway; each change is one gateways update, deletion included.
+     */
+    @Test
+    void servicesLabelledWithANetworkOrNamedByMeshNetworksAreItsGateways() throws Exception {
+        start();
+        try (CapturedLog log = new CapturedLog(ServiceGateways.class);
+             CapturedLog registryLog = new CapturedLog(KubeServiceRegistry.class)) {
+            apply(loadBalancer("ew", "topology.istio.io/network: net2", "{name: tls, port: 15443}",
+                    "{ip: 192.0.2.10}")
+                    + loadBalancer("ew-custom", "topology.istio.io/network: net3, networking.istio.io/gatewayPort: \"16443\"",
+                    "{name: tls, port: 16443}", "{ip: 192.0.2.20}")
+                    + loadBalancer("ew-noport", "topology.istio.io/network: net4", "{name: http, port: 80}",
+                    "{ip: 192.0.2.30}")
+                    + loadBalancer("ew-named", "topology.istio.io/network: net5", "{name: tls, port: 15443}",
+                    "{hostname: ew.example.com}")
+                    + loadBalancer("plain", "app: plain", "{name: tls, port: 15443}", "{ip: 192.0.2.40}"));
+            await("three gateways", () -> kube.networkGateways().size() == 3);
+            settle();
+            assertEquals(List.of(new NetworkGateway("net2", "Kubernetes", "192.0.2.10", 15443),
+                    new NetworkGateway("net3", "Kubernetes", "192.0.2.20", 16443),
+                    new NetworkGateway("net5", "Kubernetes", "ew.example.com", 15443)), sortedGateways());
+            assertTrue(log.has("WARNING", "Service shop/ew-noport", "network net4", "no port 15443",
+                    "not used as a gateway"), log.lines().toString());
+            assertTrue(registryLog.has("WARNING", "gateway ew.example.com", "ew-named.shop.svc.cluster.local",
+                    "is a hostname", "not used"), registryLog.lines().toString());
+            assertTrue(updates.take().contains("gateways"));
+
+            env.setNetworks(new MeshConfigLoader().parseNetworks("meshNetworks", """
+                    networks:
+                      net6:
+                        endpoints: [{fromRegistry: Kubernetes}]
+                        gateways: [{registryServiceName: plain.shop.svc.cluster.local, port: 15443}]
+                    """));
+            await("the Service meshNetworks names", () -> sortedGateways().contains(
+                    new NetworkGateway("net6", "Kubernetes", "192.0.2.40", 15443)));
+            settle();
+            assertTrue(updates.take().contains("gateways"));
+
+            api.delete("v1", "Service", "shop", "ew");
+            await("ew's gateway gone", () -> sortedGateways().stream().noneMatch(g -> g.network().equals("net2")));
+            settle();
+            assertTrue(updates.take().contains("gateways"));
+        }
+    }
+
+    List<NetworkGateway> sortedGateways() {
+        return kube.networkGateways().stream().sorted(NetworkGateway.ORDER).toList();
     }
 
     void create(String yaml) throws Exception {

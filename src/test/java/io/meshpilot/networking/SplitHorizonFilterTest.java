@@ -1,0 +1,120 @@
+package io.meshpilot.networking;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.model.JwksResolver;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Split-horizon EDS as istiod's EndpointsByNetworkFilter does it for sidecars, through the real
+ * ServiceEntry registry and PushContext: one service with endpoints on three networks; network
+ * n2 has two meshNetworks gateways (so every weight is scaled by 2 and split over both), n1
+ * one, n3 none. Each row is a proxy network and the assignment it gets, as
+ * {@code region/zone address:port=weight} entries.
+ */
+class SplitHorizonFilterTest {
+    static final String CLUSTER = "outbound|80||svc.test.example";
+    static final String NETWORKS = """
+            networks:
+              n1:
+                endpoints: [{fromCidr: 10.0.0.1/32}]
+                gateways: [{address: 192.0.2.9, port: 15443}]
+              n2:
+                endpoints: [{fromCidr: 10.0.0.0/29}]
+                gateways: [{address: 192.0.2.2, port: 15443}, {address: 192.0.2.1, port: 15443}]
+            """;
+
+    MeshFixture mesh;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        // .4 has no identity, so no Istio mTLS: it cannot be reached through a gateway
+        mesh = new MeshFixture().apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: svc, namespace: test}
+                spec:
+                  hosts: [svc.test.example]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 80, name: http, protocol: HTTP}]
+                  endpoints:
+                  - {address: 10.0.0.1, network: n1, locality: r1/z1, serviceAccount: a}
+                  - {address: 10.0.0.2, network: n2, locality: r1/z1, serviceAccount: a}
+                  - {address: 10.0.0.3, network: n2, locality: r2/z2, serviceAccount: a, weight: 3}
+                  - {address: 10.0.0.4, network: n2, locality: r1/z1}
+                  - {address: 10.0.0.5, network: n3, locality: r1/z1, serviceAccount: a}
+                """);
+    }
+
+    @AfterEach
+    void tearDown() {
+        mesh.close();
+    }
+
+    static Map<String, Integer> assignment(PushContext push, String proxyNetwork) {
+        ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"),
+                new NetworkView(proxyNetwork, Set.of())).orElseThrow();
+        Map<String, Integer> out = new TreeMap<>();
+        for (LocalityLbEndpoints l : cla.getEndpointsList()) {
+            int sum = 0;
+            for (LbEndpoint e : l.getLbEndpointsList()) {
+                var a = e.getEndpoint().getAddress().getSocketAddress();
+                out.put(l.getLocality().getRegion() + "/" + l.getLocality().getZone() + " " + a.getAddress() + ":"
+                        + a.getPortValue(), e.getLoadBalancingWeight().getValue());
+                sum += e.getLoadBalancingWeight().getValue();
+            }
+            assertEquals(sum, l.getLoadBalancingWeight().getValue(), "a locality weighs what its endpoints weigh");
+        }
+        return out;
+    }
+
+    static Map<String, Integer> parse(String entries) {
+        Map<String, Integer> out = new TreeMap<>();
+        for (String e : entries.split(";")) {
+            int eq = e.lastIndexOf('=');
+            out.put(e.substring(0, eq).strip(), Integer.parseInt(e.substring(eq + 1)));
+        }
+        return out;
+    }
+
+    @ParameterizedTest(name = "proxy network \"{0}\"")
+    @CsvSource(delimiter = '|', value = {
+        // own network direct (x2); n2's mTLS endpoints behind both gateways per locality; n3 has no gateway: direct
+        "n1 | r1/z1 10.0.0.1:80=2; r1/z1 10.0.0.5:80=2; r1/z1 192.0.2.1:15443=1; r1/z1 192.0.2.2:15443=1;"
+                + " r2/z2 192.0.2.1:15443=3; r2/z2 192.0.2.2:15443=3",
+        // n2 sees its own directly (the one without mTLS too) and n1's endpoint behind n1's gateway
+        "n2 | r1/z1 10.0.0.2:80=2; r2/z2 10.0.0.3:80=6; r1/z1 10.0.0.4:80=2; r1/z1 10.0.0.5:80=2;"
+                + " r1/z1 192.0.2.9:15443=2",
+        // a proxy naming no network reaches every network with a gateway through it
+        "'' | r1/z1 10.0.0.5:80=2; r1/z1 192.0.2.9:15443=2; r1/z1 192.0.2.1:15443=1; r1/z1 192.0.2.2:15443=1;"
+                + " r2/z2 192.0.2.1:15443=3; r2/z2 192.0.2.2:15443=3",
+    })
+    void aProxyGetsItsOwnNetworkDirectlyAndTheOthersThroughTheirGateways(String proxyNetwork, String expected)
+            throws Exception {
+        MeshNetworks networks = new MeshConfigLoader().parseNetworks("meshNetworks", NETWORKS);
+        PushContext push = PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
+                new MeshConfigLoader().defaults(), networks, "cluster.local", 1, JwksResolver.NONE);
+        assertEquals(parse(expected), assignment(push, proxyNetwork));
+    }
+
+    @ParameterizedTest(name = "proxy network \"{0}\"")
+    @CsvSource({"n1", "n2", "''"})
+    void withoutGatewaysEveryProxyGetsEveryEndpointAsItIs(String proxyNetwork) {
+        assertEquals(parse("r1/z1 10.0.0.1:80=1; r1/z1 10.0.0.2:80=1; r2/z2 10.0.0.3:80=3; r1/z1 10.0.0.4:80=1;"
+                + " r1/z1 10.0.0.5:80=1"), assignment(mesh.push(), proxyNetwork));
+    }
+}
