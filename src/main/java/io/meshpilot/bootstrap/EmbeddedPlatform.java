@@ -10,6 +10,7 @@ import io.meshpilot.mesh.MeshConfigMapWatcher;
 import io.meshpilot.model.Environment;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
+import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.istiod.CaSetup;
@@ -73,6 +74,12 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     @Override
     public Function<String, Map<String, String>> namespaceLabels() {
         return ns -> null;
+    }
+
+    @Override
+    public String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables) {
+        credentials.start(args.credentialsDir());
+        return "";
     }
 
     @Override

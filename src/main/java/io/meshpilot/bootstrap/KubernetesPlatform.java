@@ -17,10 +17,13 @@ import io.meshpilot.security.SignerServing;
 import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
+import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.credentials.KubeSecretCredentials;
 import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.kube.KubeJwtAuthenticator;
 import io.meshpilot.security.kube.NodeAuthorizer;
+import io.meshpilot.security.kube.SecretAccessReviews;
 import io.meshpilot.security.ra.KubernetesRa;
 import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.xds.DiscoveryServer;
@@ -98,6 +101,19 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
         return "; Kubernetes TokenReview authenticator JWT_POLICY=" + kubeAuth.jwtPolicy().envValue()
                 + (kubeAuth.trustedNodeAccounts().isEmpty() ? ""
                         : " CA_TRUSTED_NODE_ACCOUNTS=" + kubeAuth.trustedNodeAccounts().accounts());
+    }
+
+    @Override
+    public String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables) {
+        if (args.credentialsDir() != null) {
+            LOG.log(Level.WARNING, "--credentialsDir " + args.credentialsDir() + " is not read in Kubernetes mode: "
+                    + "gateway credentials are the cluster's Secrets, as istiod serves them");
+        }
+        // istiod's credentials controller of the config cluster: Secrets by informer, RBAC by SubjectAccessReview
+        KubeSecretCredentials secrets = new KubeSecretCredentials(client, args.clusterId());
+        closeables.add(secrets);
+        credentials.useKubernetes(args.clusterId(), secrets, new SecretAccessReviews(client.apiClient()));
+        return "; gateway credentials from the cluster's Secrets";
     }
 
     /**
