@@ -3,13 +3,16 @@ package io.meshpilot.xds;
 import static io.meshpilot.security.credentials.TestCredentials.selfSigned;
 import static io.meshpilot.security.credentials.TestCredentials.tlsSecret;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.security.credentials.TestCredentials;
@@ -25,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -254,6 +258,86 @@ class KubeGatewayCredentialsTest {
                     List.copyOf(got.keySet()));
             assertEquals(good.cert(), certificateOf(got.get("kubernetes://mixed-cert")), "the last good version");
             assertEquals(expired.cert(), certificateOf(got.get("kubernetes://expired-cert")), "served, as istiod does");
+        }
+    }
+
+    /** A generic (Opaque) Secret with {@code cert}/{@code key}/{@code cacert} as the API server holds it (base64 data). */
+    static String genericSecret(String namespace, String name, TestCredentials.Pem2 pair, String ca) {
+        Base64.Encoder b64 = Base64.getEncoder();
+        return """
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: %s, namespace: %s}
+                type: Opaque
+                data:
+                  cert: %s
+                  key: %s
+                  cacert: %s
+                """.formatted(name, namespace, b64.encodeToString(pair.cert().getBytes(StandardCharsets.US_ASCII)),
+                b64.encodeToString(pair.key().getBytes(StandardCharsets.US_ASCII)),
+                b64.encodeToString(ca.getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    /** The cluster {@code name} of a CDS answer. */
+    static Cluster cluster(DiscoveryResponse cds, String name) throws Exception {
+        for (Any a : cds.getResourcesList()) {
+            Cluster c = a.unpack(Cluster.class);
+            if (c.getName().equals(name)) {
+                return c;
+            }
+        }
+        throw new AssertionError("no cluster " + name + " among " + cds.getResourcesCount());
+    }
+
+    @Test
+    void aDestinationRulesCredentialNameIsTheGatewaysClientCertificateAndNoSidecarsTls() throws Exception {
+        var client = selfSigned("shop-gateway.edge");
+        var payments = selfSigned("Payments CA");
+        kubectl.runWithInput(genericSecret("edge", "payments-client", client, payments.cert()), "apply", "-f", "-").ok();
+        kubectl.runWithInput("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: payments, namespace: edge}
+                spec:
+                  hosts: [payments.example.com]
+                  location: MESH_EXTERNAL
+                  resolution: DNS
+                  ports: [{number: 443, name: tls, protocol: TLS}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: payments, namespace: edge}
+                spec:
+                  host: payments.example.com
+                  trafficPolicy:
+                    tls: {mode: MUTUAL, credentialName: payments-client, sni: payments.example.com}
+                """, "apply", "-f", "-").ok();
+        String name = "outbound|443||payments.example.com";
+        try (AdsClient gw = gateway("shop-gateway-7d9f8c6b5-e5f6g", "shop-gateway");
+             AdsClient sidecar = new AdsClient(server.ports().get("grpc"), "sidecar~10.1.0.20~web-1.edge~edge.svc.cluster.local",
+                     Map.of("NAMESPACE", "edge", "ISTIO_VERSION", "1.26.0"))) {
+            gw.subscribe(TypeUrls.CLUSTER, List.of());
+            DiscoveryResponse cds = gw.await(TypeUrls.CLUSTER, WAIT);
+            while (cds.getResourcesList().stream().noneMatch(a -> a.toString().contains("payments.example.com"))) {
+                gw.ack(cds, List.of()); // the rule is still on its way from the informer: its push follows
+                cds = gw.await(TypeUrls.CLUSTER, WAIT);
+            }
+            Cluster atGateway = cluster(cds, name);
+            var common = atGateway.getTransportSocket().getTypedConfig().unpack(UpstreamTlsContext.class).getCommonTlsContext();
+            assertEquals("kubernetes://payments-client", common.getTlsCertificateSdsSecretConfigs(0).getName());
+            assertEquals("kubernetes://payments-client-cacert",
+                    common.getCombinedValidationContext().getValidationContextSdsSecretConfig().getName());
+
+            sidecar.subscribe(TypeUrls.CLUSTER, List.of());
+            Cluster atSidecar = cluster(sidecar.await(TypeUrls.CLUSTER, WAIT), name);
+            assertFalse(atSidecar.hasTransportSocket() || atSidecar.getTransportSocketMatchesCount() > 0,
+                    "istiod gives a sidecar no TLS from a rule's credentialName: " + atSidecar);
+
+            gw.subscribe(TypeUrls.SECRET, List.of("kubernetes://payments-client", "kubernetes://payments-client-cacert"));
+            Map<String, Secret> got = secrets(gw.await(TypeUrls.SECRET, WAIT));
+            assertEquals(client.cert(), certificateOf(got.get("kubernetes://payments-client")));
+            assertEquals(payments.cert(), got.get("kubernetes://payments-client-cacert").getValidationContext()
+                    .getTrustedCa().getInlineBytes().toString(StandardCharsets.US_ASCII));
         }
     }
 }
