@@ -83,7 +83,8 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     }
 
     @Override
-    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables) {
+    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                                      List<AutoCloseable> closeables) {
         return null;
     }
 

@@ -145,15 +145,17 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
     }
 
     @Override
-    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables) {
+    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                                      List<AutoCloseable> closeables) {
         if (registries.remoteClusters() == null) {
             return null;
         }
         // istiod's multicluster secret controller: remote clusters join (and leave) the aggregate
-        // as their Secrets come and go; its informer starts with the local client's
+        // as their Secrets come and go, and so do their Secrets for their gateways; its informer
+        // starts with the local client's
         var remoteSecrets = new RemoteSecretController(client, new RemoteSecretController.Options(
                 args.clusterRegistriesNamespace(), args.clusterId(), args.kube().qps(), args.kube().burst()),
-                registries.remoteClusters());
+                RemoteSecretController.ClusterHandler.all(registries.remoteClusters(), new RemoteCredentials(credentials)));
         closeables.add(remoteSecrets); // before the registries stop: no cluster arrives at a stopped aggregate
         return remoteSecrets;
     }

@@ -81,8 +81,12 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
     /** A namespace's labels, null when unknown. */
     Function<String, Map<String, String>> namespaceLabels();
 
-    /** istiod's multicluster secret controller when the registries take remote clusters; else null. */
-    RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables);
+    /**
+     * istiod's multicluster secret controller when the registries take remote clusters (their
+     * services, and their Secrets for their gateways' credentials); else null.
+     */
+    RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                               List<AutoCloseable> closeables);
 
     /** The controllers that write to the cluster, built now, with the start functions that run them. */
     Built<StartPhases> controllers(IstiodCertificates certificates, ConfigController configs, DiscoveryServer discovery,

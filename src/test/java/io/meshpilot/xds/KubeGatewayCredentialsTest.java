@@ -25,6 +25,7 @@ import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import io.meshpilot.testing.kube.SubjectAccessReviews;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -338,6 +339,41 @@ class KubeGatewayCredentialsTest {
             assertEquals(client.cert(), certificateOf(got.get("kubernetes://payments-client")));
             assertEquals(payments.cert(), got.get("kubernetes://payments-client-cacert").getValidationContext()
                     .getTrustedCa().getInlineBytes().toString(StandardCharsets.US_ASCII));
+        }
+    }
+
+    @Test
+    void aGatewayOfARemoteClusterGetsItsOwnClustersSecretAuthorizedByItsOwnRbac() throws Exception {
+        FakeApiServer remote = FakeApiServer.start();
+        try {
+            remote.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: edge}\n");
+            var remoteCert = selfSigned("shop.remote.example.com");
+            remote.apply(tlsSecret("edge", "remote-cert", remoteCert.cert(), remoteCert.key(), null));
+            remote.accessReviews().allow(USER, "list", "secrets", "edge");
+            String kubeconfig = Files.readString(remote.writeKubeconfig(dir.resolve("remote")));
+            kubectl.runWithInput(KubeMulticlusterTest.remoteSecret("istio-remote-secret-remote",
+                    Map.of("remote", kubeconfig)), "apply", "-f", "-").ok();
+            Await.until("the remote cluster's Secret is read", WAIT, () -> server.server().components().credentials()
+                    .forCluster("remote").flatMap(c -> c.secrets().get("edge", "remote-cert")).isPresent());
+
+            try (AdsClient gw = new AdsClient(WorkloadChannels.secureXds(server, IDENTITY),
+                    "router~10.2.0.9~shop-gateway-remote-1.edge~edge.svc.cluster.local",
+                    Map.of("NAMESPACE", "edge", "CLUSTER_ID", "remote", "ISTIO_VERSION", "1.26.0"))) {
+                gw.subscribe(TypeUrls.SECRET, List.of("kubernetes://remote-cert", CREDENTIAL));
+                Map<String, Secret> got = secrets(gw.await(TypeUrls.SECRET, WAIT));
+                assertEquals(remoteCert.cert(), certificateOf(got.get("kubernetes://remote-cert")), "its own cluster's");
+                assertTrue(got.containsKey(CREDENTIAL), "then the config cluster's: " + got.keySet());
+            }
+            assertTrue(remote.accessReviews().asked().stream().anyMatch(q -> q.user().equals(USER)),
+                    "RBAC asked of the proxy's own cluster");
+            // a gateway of the config cluster does not see the remote cluster's Secrets
+            try (AdsClient gw = gateway("shop-gateway-7d9f8c6b5-h7i8j", "shop-gateway")) {
+                gw.subscribe(TypeUrls.SECRET, List.of("kubernetes://remote-cert"));
+                assertEquals(0, gw.await(TypeUrls.SECRET, WAIT).getResourcesCount());
+            }
+        } finally {
+            kubectl.run("delete", "secret", "-n", "istio-system", "istio-remote-secret-remote").ok();
+            remote.stop();
         }
     }
 }

@@ -98,23 +98,32 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         use(secrets);
     }
 
-    /** A remote cluster's Secrets and RBAC, for the proxies of that cluster (replaces an earlier one). */
+    /**
+     * A remote cluster's Secrets and RBAC, for the proxies of that cluster; owned from now on
+     * (closed when the cluster leaves or is replaced).
+     */
     public void addCluster(String clusterId, KubeSecretCredentials secrets, SecretReadAuthorizer authorizer) {
-        ClusterCredentials previous = clusters.put(clusterId, new ClusterCredentials(secrets, authorizer));
-        if (previous != null) {
-            previous.secrets().removeListener(forward);
-        }
         secrets.addListener(forward);
+        retire(clusters.put(clusterId, new ClusterCredentials(secrets, authorizer)));
     }
 
     /** A remote cluster that left: its proxies get no Secrets any more. */
     public void removeCluster(String clusterId) {
-        if (clusterId.equals(configCluster)) {
-            return;
+        if (!clusterId.equals(configCluster)) {
+            retire(clusters.remove(clusterId));
         }
-        ClusterCredentials gone = clusters.remove(clusterId);
+    }
+
+    private void retire(ClusterCredentials gone) {
         if (gone != null) {
             gone.secrets().removeListener(forward);
+            if (gone.secrets() instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    LOG.log(Level.WARNING, "closing a remote cluster's credentials failed: " + e);
+                }
+            }
         }
     }
 
@@ -187,6 +196,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
 
     @Override
     public void close() {
+        clusters.keySet().forEach(this::removeCluster);
         DirectoryCredentialStore d = directory;
         if (d != null) {
             d.close();
