@@ -58,15 +58,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KubeGatewayCredentialsTest {
     static final Duration WAIT = Duration.ofSeconds(30);
-    /** Long enough for a push the pipeline would have made (debounce 100 ms) to arrive. */
-    static final Duration NOTHING_MORE = Duration.ofMillis(1500);
+    static final Duration NOTHING_MORE = SdsTest.NOTHING_MORE;
     static final String IDENTITY = "spiffe://cluster.local/ns/edge/sa/shop-gateway";
     static final String USER = "system:serviceaccount:edge:shop-gateway";
     static final String CREDENTIAL = "kubernetes://shop-cert";
     /** Where the credentials controllers log (by package: the Kubernetes one is new with this test). */
     static final String CREDENTIALS_LOGGER = "io.meshpilot.security.credentials";
-    static final Path BOOKINFO_GATEWAY = Path.of(System.getProperty("meshpilot.home", "."))
-            .resolve("src/test/resources/golden/samples/bookinfo-gateway.yaml");
+    static final Path BOOKINFO_GATEWAY = GoldenConfigTest.GOLDEN.resolve("samples/bookinfo-gateway.yaml");
 
     /** The ingress gateway's pod, as the istio/gateway chart's Deployment would have it made (labels istio: ingress). */
     static final String GATEWAY_POD = """

@@ -247,6 +247,20 @@ class SdsTest {
     }
 
     @Test
+    void resourceNamesAsIstiodParsesThem() {
+        assertEquals(new SecretGenerator.Ref("edge", "shop-cert", false), SecretGenerator.parse("kubernetes://shop-cert", "edge"));
+        assertEquals(new SecretGenerator.Ref("shop", "cert", false), SecretGenerator.parse("kubernetes://shop/cert", "edge"));
+        assertEquals(new SecretGenerator.Ref("shop", "cert", true),
+                SecretGenerator.parse("kubernetes-gateway://shop/cert", "edge"));
+        assertTrue(SecretGenerator.parse("kubernetes://shop-cert-cacert", "edge").caOnly());
+        assertNull(SecretGenerator.parse("kubernetes-gateway://cert", "edge"), "kubernetes-gateway names its namespace");
+        assertNull(SecretGenerator.parse("kubernetes://", "edge"));
+        assertNull(SecretGenerator.parse("kubernetes:///cert", "edge"));
+        assertNull(SecretGenerator.parse("file-cert:/etc/certs/cert.pem", "edge"));
+        assertNull(SecretGenerator.parse("default", "edge"), "the agent's own, never asked of istiod");
+    }
+
+    @Test
     void identityNamespaces() {
         assertEquals("istio-system", SecretGenerator.identityNamespace(GATEWAY_ID));
         assertEquals("default", SecretGenerator.identityNamespace("spiffe://example.org/ns/default/sa/a"));

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The credentials of the running server (istiod's credentials controller), itself the
@@ -34,14 +33,8 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     private volatile String configCluster;
     /** Kubernetes mode: each cluster's Secrets and RBAC, the config cluster's included. */
     private final Map<String, ClusterCredentials> clusters = new ConcurrentHashMap<>();
-    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
-    private final Listener forward = keys -> listeners.forEach(l -> {
-        try {
-            l.changed(keys);
-        } catch (RuntimeException e) {
-            LOG.log(Level.ERROR, "credential listener failed", e);
-        }
-    });
+    private final CredentialListeners listeners = new CredentialListeners();
+    private final Listener forward = listeners::tell;
 
     /**
      * Loads and watches {@code credentialsDir} (--credentialsDir), or serves none when it is

@@ -4,7 +4,6 @@ import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.meshpilot.config.ConfigKey;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.ResourceListerWatcher;
 import io.meshpilot.kube.controllers.Backoff;
@@ -19,9 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The TLS credentials of one cluster's Secrets (istiod's {@code credentials/kube} controller),
@@ -48,7 +45,7 @@ public final class KubeSecretCredentials implements CredentialStore, AutoCloseab
     private final String cluster;
     private final InformerController<V1Secret> controller;
     private final Map<String, Credential> byKey = new ConcurrentHashMap<>();
-    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final CredentialListeners listeners = new CredentialListeners();
 
     /** Registers the Secret informer on {@code client} (it starts with the client's informers). */
     public KubeSecretCredentials(KubeClient client, String cluster) {
@@ -97,24 +94,7 @@ public final class KubeSecretCredentials implements CredentialStore, AutoCloseab
     }
 
     private void notify(Credential changed) {
-        Set<ConfigKey> keys = Set.of(CredentialStore.key(changed.namespace(), changed.name()));
-        for (Listener l : listeners) {
-            try {
-                l.changed(keys);
-            } catch (RuntimeException e) {
-                LOG.log(Level.ERROR, "credential listener failed for " + keys, e);
-            }
-        }
-    }
-
-    /** The cluster these Secrets are read from. */
-    public String cluster() {
-        return cluster;
-    }
-
-    /** Completes once every Secret of the informer's first list has been read. */
-    public CompletableFuture<Void> synced() {
-        return controller.synced();
+        listeners.tell(Set.of(CredentialStore.key(changed.namespace(), changed.name())));
     }
 
     @Override
