@@ -29,7 +29,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -260,23 +259,6 @@ class KubeGatewayCredentialsTest {
         }
     }
 
-    /** A generic (Opaque) Secret with {@code cert}/{@code key}/{@code cacert} as the API server holds it (base64 data). */
-    static String genericSecret(String namespace, String name, TestCredentials.Pem2 pair, String ca) {
-        Base64.Encoder b64 = Base64.getEncoder();
-        return """
-                apiVersion: v1
-                kind: Secret
-                metadata: {name: %s, namespace: %s}
-                type: Opaque
-                data:
-                  cert: %s
-                  key: %s
-                  cacert: %s
-                """.formatted(name, namespace, b64.encodeToString(pair.cert().getBytes(StandardCharsets.US_ASCII)),
-                b64.encodeToString(pair.key().getBytes(StandardCharsets.US_ASCII)),
-                b64.encodeToString(ca.getBytes(StandardCharsets.US_ASCII)));
-    }
-
     /** The cluster {@code name} of a CDS answer. */
     static Cluster cluster(DiscoveryResponse cds, String name) throws Exception {
         for (Any a : cds.getResourcesList()) {
@@ -292,7 +274,8 @@ class KubeGatewayCredentialsTest {
     void aDestinationRulesCredentialNameIsTheGatewaysClientCertificateAndNoSidecarsTls() throws Exception {
         var client = selfSigned("shop-gateway.edge");
         var payments = selfSigned("Payments CA");
-        kubectl.runWithInput(genericSecret("edge", "payments-client", client, payments.cert()), "apply", "-f", "-").ok();
+        kubectl.runWithInput(TestCredentials.genericSecretData("edge", "payments-client", client.cert(), client.key(),
+                payments.cert()), "apply", "-f", "-").ok();
         kubectl.runWithInput("""
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry

@@ -4,6 +4,7 @@ import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.ResourceListerWatcher;
 import io.meshpilot.kube.controllers.Backoff;
@@ -14,7 +15,6 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -26,7 +26,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * service-account tokens is watched (istiod's field selector); one holding none of the
  * credential keys ({@code tls.crt}/{@code tls.key}, {@code cert}/{@code key}, {@code ca.crt},
  * {@code cacert}) is not a credential and is passed over in silence. What a gateway gets is
- * decided when it asks, by the SDS generator: nothing is served unasked.
+ * decided when it asks, by the SDS generator: nothing is served unasked. Only the namespaces the
+ * mesh's {@code discoverySelectors} select are served (istiod's informer filter), decided at each
+ * lookup, so a change of selectors needs no re-read.
  *
  * <p>Bad input loses nothing: a Secret whose key does not match its certificate, whose PEM
  * does not parse or whose keys are incomplete is logged with the reason and keeps serving its
@@ -43,6 +45,7 @@ public final class KubeSecretCredentials implements CredentialStore, AutoCloseab
             SecretManifests.TLS_CA, SecretManifests.GENERIC_CERT, SecretManifests.GENERIC_KEY, SecretManifests.GENERIC_CA);
 
     private final String cluster;
+    private final DiscoveryNamespacesFilter namespaces;
     private final InformerController<V1Secret> controller;
     private final Map<String, Credential> byKey = new ConcurrentHashMap<>();
     private final CredentialListeners listeners = new CredentialListeners();
@@ -50,6 +53,7 @@ public final class KubeSecretCredentials implements CredentialStore, AutoCloseab
     /** Registers the Secret informer on {@code client} (it starts with the client's informers). */
     public KubeSecretCredentials(KubeClient client, String cluster) {
         this.cluster = cluster;
+        this.namespaces = client.discoveryNamespaces();
         String name = "Secret credentials";
         SignallingInformer<V1Secret, V1SecretList> informer = new SignallingInformer<>(V1Secret.class,
                 ResourceListerWatcher.of(name, new GenericKubernetesApi<>(V1Secret.class, V1SecretList.class, "", "v1",
@@ -99,12 +103,12 @@ public final class KubeSecretCredentials implements CredentialStore, AutoCloseab
 
     @Override
     public Optional<Credential> get(String namespace, String name) {
-        return Optional.ofNullable(byKey.get(namespace + "/" + name));
+        return namespaces.selects(namespace) ? Optional.ofNullable(byKey.get(namespace + "/" + name)) : Optional.empty();
     }
 
     @Override
     public Collection<Credential> all() {
-        return List.copyOf(byKey.values());
+        return byKey.values().stream().filter(c -> namespaces.selects(c.namespace())).toList();
     }
 
     @Override
