@@ -64,8 +64,8 @@ final class ConfigInit {
         } catch (IOException e) {
             throw new ComponentStartException(Component.CONFIG_STORES, e.getMessage(), e);
         }
-        credentials.start(args.credentialsDir());
         closeables.add(credentials);
+        detail += platform.watchCredentials(credentials, closeables);
         return new Built<>(configs, detail);
     }
 }

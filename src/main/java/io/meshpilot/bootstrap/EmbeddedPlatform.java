@@ -10,6 +10,7 @@ import io.meshpilot.mesh.MeshConfigMapWatcher;
 import io.meshpilot.model.Environment;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
+import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.istiod.CaSetup;
@@ -76,7 +77,14 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     }
 
     @Override
-    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables) {
+    public String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables) {
+        credentials.start(args.credentialsDir());
+        return "";
+    }
+
+    @Override
+    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                                      List<AutoCloseable> closeables) {
         return null;
     }
 

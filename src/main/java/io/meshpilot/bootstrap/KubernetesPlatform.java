@@ -17,10 +17,13 @@ import io.meshpilot.security.SignerServing;
 import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
+import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.credentials.KubeSecretCredentials;
 import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.kube.KubeJwtAuthenticator;
 import io.meshpilot.security.kube.NodeAuthorizer;
+import io.meshpilot.security.kube.SecretAccessReviews;
 import io.meshpilot.security.ra.KubernetesRa;
 import io.meshpilot.security.ra.SignerRoots;
 import io.meshpilot.xds.DiscoveryServer;
@@ -100,6 +103,19 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
                         : " CA_TRUSTED_NODE_ACCOUNTS=" + kubeAuth.trustedNodeAccounts().accounts());
     }
 
+    @Override
+    public String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables) {
+        if (args.credentialsDir() != null) {
+            LOG.log(Level.WARNING, "--credentialsDir " + args.credentialsDir() + " is not read in Kubernetes mode: "
+                    + "gateway credentials are the cluster's Secrets, as istiod serves them");
+        }
+        // istiod's credentials controller of the config cluster: Secrets by informer, RBAC by SubjectAccessReview
+        KubeSecretCredentials secrets = new KubeSecretCredentials(client, args.clusterId());
+        closeables.add(secrets);
+        credentials.useKubernetes(args.clusterId(), secrets, new SecretAccessReviews(client.apiClient()));
+        return "; gateway credentials from the cluster's Secrets";
+    }
+
     /**
      * istiod's discovery namespaces filter on the kube client: its selectors follow the mesh
      * config (file or ConfigMap), and every reader of the client sees the same selection.
@@ -129,15 +145,17 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
     }
 
     @Override
-    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables) {
+    public RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                                      List<AutoCloseable> closeables) {
         if (registries.remoteClusters() == null) {
             return null;
         }
         // istiod's multicluster secret controller: remote clusters join (and leave) the aggregate
-        // as their Secrets come and go; its informer starts with the local client's
+        // as their Secrets come and go, and so do their Secrets for their gateways; its informer
+        // starts with the local client's
         var remoteSecrets = new RemoteSecretController(client, new RemoteSecretController.Options(
                 args.clusterRegistriesNamespace(), args.clusterId(), args.kube().qps(), args.kube().burst()),
-                registries.remoteClusters());
+                RemoteSecretController.ClusterHandler.all(registries.remoteClusters(), new RemoteCredentials(credentials)));
         closeables.add(remoteSecrets); // before the registries stop: no cluster arrives at a stopped aggregate
         return remoteSecrets;
     }

@@ -93,7 +93,7 @@ public final class PilotServer implements AutoCloseable {
             var discovery = recorder.build(Component.DISCOVERY_SERVER, "discovery-init", () -> DiscoveryInit.discoveryServer(
                     args, environment, configs, grpcServices, authenticators, credentials, closeables));
             var registries = recorder.build(Component.SERVICE_REGISTRIES, () -> RegistryInit.serviceControllers(args,
-                    platform, configs, discovery.server(), environment, readiness, closeables));
+                    platform, configs, discovery.server(), environment, readiness, credentials, closeables));
             recorder.run(Component.DISCOVERY_SERVER, discovery.server()::start);
             recorder.run(Component.DISCOVERY_SERVER, "registry-event-handlers",
                     () -> DiscoveryInit.pushHandlers(discovery, configs, environment, credentials));

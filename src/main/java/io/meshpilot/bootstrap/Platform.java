@@ -12,6 +12,7 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.security.Authenticators;
+import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
@@ -64,6 +65,13 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
     /** Authenticators after the CA's own; returns what to add to the CA's log line. */
     String addAuthenticators(Authenticators authenticators, Environment environment);
 
+    /**
+     * The gateway credentials SDS serves (istiod's credentials controller): the
+     * {@code --credentialsDir} Secret manifests, or in Kubernetes mode the cluster's Secrets with
+     * RBAC. Returns what to add to the config stores' log line.
+     */
+    String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables);
+
     /** The config stores and registries see the namespaces the mesh config selects. */
     void watchDiscoverySelectors(Environment environment);
 
@@ -73,8 +81,12 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
     /** A namespace's labels, null when unknown. */
     Function<String, Map<String, String>> namespaceLabels();
 
-    /** istiod's multicluster secret controller when the registries take remote clusters; else null. */
-    RemoteSecretController watchRemoteClusters(ServiceRegistries registries, List<AutoCloseable> closeables);
+    /**
+     * istiod's multicluster secret controller when the registries take remote clusters (their
+     * services, and their Secrets for their gateways' credentials); else null.
+     */
+    RemoteSecretController watchRemoteClusters(ServiceRegistries registries, CredentialsController credentials,
+                                               List<AutoCloseable> closeables);
 
     /** The controllers that write to the cluster, built now, with the start functions that run them. */
     Built<StartPhases> controllers(IstiodCertificates certificates, ConfigController configs, DiscoveryServer discovery,

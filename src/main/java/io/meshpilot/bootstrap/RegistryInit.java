@@ -8,6 +8,7 @@ import io.meshpilot.lifecycle.StartupRecorder.Built;
 import io.meshpilot.model.Environment;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
+import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.xds.DiscoveryServer;
 import java.util.List;
 
@@ -23,7 +24,8 @@ final class RegistryInit {
     /** istiod's initServiceControllers. */
     static Built<Registries> serviceControllers(PilotArgs args, Platform platform, ConfigController configs,
                                                 DiscoveryServer discovery, Environment environment,
-                                                Readiness readiness, List<AutoCloseable> closeables) {
+                                                Readiness readiness, CredentialsController credentials,
+                                                List<AutoCloseable> closeables) {
         ServiceRegistries registries;
         try {
             registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId(),
@@ -33,7 +35,7 @@ final class RegistryInit {
         } catch (ServiceRegistries.UnsupportedRegistryException e) {
             throw new ComponentStartException(Component.SERVICE_REGISTRIES, e.getMessage(), e);
         }
-        RemoteSecretController remoteSecrets = platform.watchRemoteClusters(registries, closeables);
+        RemoteSecretController remoteSecrets = platform.watchRemoteClusters(registries, credentials, closeables);
         return new Built<>(new Registries(registries, remoteSecrets),
                 registries.describe() + (remoteSecrets == null ? "" : "; " + remoteSecrets.describe()));
     }

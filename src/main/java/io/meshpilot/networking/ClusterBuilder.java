@@ -38,9 +38,19 @@ public final class ClusterBuilder {
     private ClusterBuilder() {
     }
 
-    /** The cluster of one name, or empty when the name is no known service port (or subset). */
+    /**
+     * Who the clusters are for. A DestinationRule's {@code credentialName} (a Secret of the
+     * cluster) is applied at gateways only: istiod leaves a sidecar's SIMPLE or MUTUAL cluster with
+     * one without TLS, so that a rule meant for a gateway does not hand every sidecar of its scope
+     * a Secret reference it may not read (and cannot start without).
+     */
+    public enum Client {
+        SIDECAR, GATEWAY, PROXYLESS
+    }
+
+    /** The cluster of one name for a sidecar, or empty when the name is no known service port (or subset). */
     public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope) {
-        return build(name, push, scope, false);
+        return build(name, push, scope, Client.SIDECAR);
     }
 
     /**
@@ -49,6 +59,12 @@ public final class ClusterBuilder {
      * gRPC generator warns "cannot apply LbPolicy" and leaves ROUND_ROBIN).
      */
     public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope, boolean proxyless) {
+        return build(name, push, scope, proxyless ? Client.PROXYLESS : Client.SIDECAR);
+    }
+
+    /** The cluster of one name for {@code client}, or empty when the name is no known service port (or subset). */
+    public static Optional<Cluster> build(String name, PushContext push, ProxyScope scope, Client client) {
+        boolean proxyless = client == Client.PROXYLESS;
         ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
         if (o == null || !name.startsWith("outbound|")) { // SNI-DNAT clusters are the gateway builder's
             return Optional.empty();
@@ -119,7 +135,7 @@ public final class ClusterBuilder {
             if (policy.hasTls() || autoMtls) {
                 var accounts = push.endpoints().shards(svc.hostname(), svc.namespace());
                 UpstreamTls.apply(c, policy.getTls(), policy.hasTls(), UpstreamTls.sni(o.port(), o.subset(), o.host()),
-                        accounts == null ? Set.of() : accounts.serviceAccounts());
+                        accounts == null ? Set.of() : accounts.serviceAccounts(), client == Client.GATEWAY);
             }
         }
         return Optional.of(c.build());
@@ -146,13 +162,18 @@ public final class ClusterBuilder {
      * DestinationRule that applies to it.
      */
     public static List<Cluster> all(PushContext push, ProxyScope scope) {
+        return all(push, scope, Client.SIDECAR);
+    }
+
+    /** Every outbound cluster of the scope for {@code client}. */
+    public static List<Cluster> all(PushContext push, ProxyScope scope, Client client) {
         List<Cluster> out = new ArrayList<>();
         for (Service svc : push.services(scope)) {
             for (Port p : svc.ports()) {
-                build(ClusterNames.outbound(p.port(), "", svc.hostname()), push, scope).ifPresent(out::add);
+                build(ClusterNames.outbound(p.port(), "", svc.hostname()), push, scope, client).ifPresent(out::add);
                 push.destinationRule(svc.hostname(), scope).ifPresent(dr -> {
                     for (Subset s : ((DestinationRule) dr.spec()).getSubsetsList()) {
-                        build(ClusterNames.outbound(p.port(), s.getName(), svc.hostname()), push, scope)
+                        build(ClusterNames.outbound(p.port(), s.getName(), svc.hostname()), push, scope, client)
                                 .ifPresent(out::add);
                     }
                 });

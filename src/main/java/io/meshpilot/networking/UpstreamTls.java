@@ -56,11 +56,16 @@ public final class UpstreamTls {
      *
      * @param sni             istiod's SNI for the cluster: {@code outbound_.<port>_.<subset>_.<host>}
      * @param serviceAccounts the identities of the service's endpoints (SPIFFE URIs)
+     * @param gateway         whether a gateway asks: only a gateway's SIMPLE or MUTUAL cluster takes
+     *                        the rule's {@code credentialName} (a sidecar's is left without TLS, as istiod)
      */
     static void apply(Cluster.Builder c, ClientTLSSettings tls, boolean ruleSetsTls, String sni,
-                      Collection<String> serviceAccounts) {
+                      Collection<String> serviceAccounts, boolean gateway) {
         if (!ruleSetsTls) {
             autoMtls(c, sni, serviceAccounts);
+            return;
+        }
+        if (!gateway && privilegedCredential(tls)) {
             return;
         }
         switch (tls.getMode()) {
@@ -73,6 +78,15 @@ public final class UpstreamTls {
                 // DISABLE: plaintext, no socket and no auto mTLS
             }
         }
+    }
+
+    /**
+     * istiod's privilegedCredentialLookup: SIMPLE or MUTUAL with a {@code credentialName} that
+     * is a Secret (a {@code configmap://} CA is anyone's to read).
+     */
+    private static boolean privilegedCredential(ClientTLSSettings tls) {
+        return !tls.getCredentialName().isEmpty() && !tls.getCredentialName().startsWith("configmap://")
+                && (tls.getMode() == ClientTLSSettings.TLSmode.SIMPLE || tls.getMode() == ClientTLSSettings.TLSmode.MUTUAL);
     }
 
     /** Auto mTLS: the endpoint's tlsMode label (EDS metadata) picks Istio mutual TLS or plaintext. */

@@ -7,6 +7,18 @@ public final class SpiffeIdentities {
 
     /** The namespace of {@code identity}, or null when it is not of Istio's SPIFFE form. */
     public static String namespace(String identity) {
+        String[] p = parts(identity);
+        return p == null ? null : p[1];
+    }
+
+    /** The service account of {@code identity}, or null when it is not of Istio's SPIFFE form. */
+    public static String serviceAccount(String identity) {
+        String[] p = parts(identity);
+        return p == null ? null : p[3];
+    }
+
+    /** {@code ns, <ns>, sa, <sa>} after the trust domain, or null. */
+    private static String[] parts(String identity) {
         if (identity == null || !identity.startsWith("spiffe://")) {
             return null;
         }
@@ -19,6 +31,6 @@ public final class SpiffeIdentities {
         if (p.length != 4 || !p[0].equals("ns") || !p[2].equals("sa") || p[1].isEmpty() || p[3].isEmpty()) {
             return null;
         }
-        return p[1];
+        return p;
     }
 }

@@ -38,7 +38,7 @@ final class CdsGenerator implements ScopedGenerator {
             MergedEnvoyFilters efw = push.envoyFilters(proxy);
             if (proxy.type() != Proxy.Type.SIDECAR) {
                 // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
-                List<Any> shared = sharedClusters(push, scope, efw, PatchContext.GATEWAY);
+                List<Any> shared = sharedClusters(push, scope, efw, PatchContext.GATEWAY, ClusterBuilder.Client.GATEWAY);
                 List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
                         .stream().map(Any::pack).toList();
                 List<Any> all = new ArrayList<>(shared.size() + gateway.size());
@@ -47,7 +47,8 @@ final class CdsGenerator implements ScopedGenerator {
                 return all;
             }
             // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
-            List<Any> shared = sharedClusters(push, scope, efw, PatchContext.SIDECAR_OUTBOUND);
+            List<Any> shared = sharedClusters(push, scope, efw, PatchContext.SIDECAR_OUTBOUND,
+                    ClusterBuilder.Client.SIDECAR);
             List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
             List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
             all.addAll(shared);
@@ -62,7 +63,7 @@ final class CdsGenerator implements ScopedGenerator {
         }
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
-            ClusterBuilder.build(n, push, scope, proxy.proxyless()).ifPresent(c -> out.add(Any.pack(c)));
+            ClusterBuilder.build(n, push, scope, client(proxy)).ifPresent(c -> out.add(Any.pack(c)));
         }
         return out;
     }
@@ -71,10 +72,21 @@ final class CdsGenerator implements ScopedGenerator {
      * The scope's outbound clusters with the proxy's EnvoyFilter patches (and their ADD
      * clusters): shared by the proxies of one scope and one set of patches.
      */
-    private List<Any> sharedClusters(PushContext push, ProxyScope scope, MergedEnvoyFilters efw, PatchContext context) {
-        return cache.clusters(push.version(), scope.key() + envoyFilterKey(efw, context),
+    private List<Any> sharedClusters(PushContext push, ProxyScope scope, MergedEnvoyFilters efw, PatchContext context,
+                                     ClusterBuilder.Client client) {
+        return cache.clusters(push.version(), scope.key() + clientKey(client) + envoyFilterKey(efw, context),
                 () -> EnvoyFilterPatches.clusters(context, efw,
-                        ClusterBuilder.all(push, scope).stream().map(Any::pack).toList(), false));
+                        ClusterBuilder.all(push, scope, client).stream().map(Any::pack).toList(), false));
+    }
+
+    static ClusterBuilder.Client client(Proxy proxy) {
+        return proxy.proxyless() ? ClusterBuilder.Client.PROXYLESS
+                : proxy.type() == Proxy.Type.SIDECAR ? ClusterBuilder.Client.SIDECAR : ClusterBuilder.Client.GATEWAY;
+    }
+
+    /** The part of a cache key or response scope that names who the clusters are for (gateways differ in upstream TLS). */
+    private static String clientKey(ClusterBuilder.Client client) {
+        return client == ClusterBuilder.Client.GATEWAY ? "|gateway" : "";
     }
 
     /** The part of a cache key or response scope that names the EnvoyFilter patches applied ("" for none). */
@@ -88,7 +100,7 @@ final class CdsGenerator implements ScopedGenerator {
      */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        String scope = push.scope(proxy).key();
+        String scope = push.scope(proxy).key() + clientKey(client(proxy));
         if (!wildcard || proxy.proxyless()) {
             return scope;
         }

@@ -1,7 +1,7 @@
 package io.meshpilot.xds;
 
 import io.meshpilot.model.Proxy;
-import io.meshpilot.security.credentials.CredentialStore;
+import io.meshpilot.security.credentials.CredentialsController;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +29,7 @@ final class Generators {
      * @param credentials what SDS serves
      * @param connections what istio.io/debug/syncz reports on
      */
-    Generators(XdsCache cache, Supplier<CredentialStore> credentials, Supplier<Collection<Connection>> connections) {
+    Generators(XdsCache cache, Supplier<CredentialsController> credentials, Supplier<Collection<Connection>> connections) {
         Generator cds = new CdsGenerator(cache);
         Generator eds = new EdsGenerator(cache);
         this.sds = new SecretGenerator(credentials);
@@ -44,7 +44,8 @@ final class Generators {
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
     static Generators standalone(XdsCache cache) {
-        return new Generators(cache, () -> CredentialStore.EMPTY, List::of);
+        CredentialsController none = new CredentialsController();
+        return new Generators(cache, () -> none, List::of);
     }
 
     /**

@@ -11,51 +11,63 @@ import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.SpiffeIdentities;
+import io.meshpilot.security.credentials.ClusterCredentials;
 import io.meshpilot.security.credentials.Credential;
 import io.meshpilot.security.credentials.CredentialStore;
+import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.credentials.SecretReadAuthorizer;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Supplier;
 
 /**
  * SDS for Envoy proxies (istiod's SecretGen): the TLS credentials a gateway names by
- * {@code credentialName}, asked for as {@code kubernetes://<name>} (the proxy's namespace) or
- * {@code kubernetes://<namespace>/<name>}. A name ending in {@code -cacert} gets only the CA
- * part as a {@code validation_context}; any other a {@code tls_certificate} with the chain and
- * key inline.
+ * {@code credentialName}, asked for as istiod's resource names: {@code kubernetes://<name>}
+ * (the namespace of the proxy's verified identity), {@code kubernetes://<namespace>/<name>}
+ * (both read from the proxy's cluster, then the config cluster) and
+ * {@code kubernetes-gateway://<namespace>/<name>} (the config cluster). A name ending in
+ * {@code -cacert} gets only the CA part as a {@code validation_context}; any other a
+ * {@code tls_certificate} with the chain and key inline.
  *
- * <p>Who gets what is decided by the stream's verified identities, never by what the node
- * claims: {@link #forCaller} binds the generator to the SPIFFE identities
+ * <p>Who gets what is decided by the stream's verified identity, never by what the node
+ * claims: {@link #forCaller} binds the generator to the SPIFFE identity
  * ({@code spiffe://<trust-domain>/ns/<ns>/sa/<sa>}) XDS_AUTH authenticated the stream with
  * (see {@link Connection#identities()}), and every SDS response of a stream is generated
- * through it. A stream without a verified identity (the plaintext port 15010, or XDS_AUTH off)
- * gets no Secret at all, as istiod ("Ensure you are connecting over TLS port and are
- * authenticated"). An authenticated stream gets Secrets of a namespace one of its identities
- * names only (istiod then asks Kubernetes RBAC; there is none here, so anything else is
- * refused). Refusals, unparsable names and missing credentials are left out (not a stream
- * error), logged with the proxy id and counted in {@code pilot_sds_certificate_errors_total}:
- * one bad reference does not break the others. Nothing here goes through the shared XdsCache:
- * private keys are built per request and held nowhere else.
+ * through it. A stream without one (the plaintext port 15010, or XDS_AUTH off) gets no Secret
+ * at all, as istiod ("Ensure you are connecting over TLS port and are authenticated"). Then
+ * istiod's rules: a {@code kubernetes://} Secret must be in the identity's namespace, and,
+ * unless only its CA is asked for, the identity's service account must be allowed to read
+ * that namespace's Secrets (in a cluster a SubjectAccessReview, see
+ * {@link SecretReadAuthorizer}); a
+ * {@code kubernetes-gateway://} Secret must be in the identity's namespace (a cross-namespace
+ * one would need a ReferenceGrant). Refusals, unparsable names and missing credentials are left
+ * out (not a stream error), logged with the proxy id and counted in
+ * {@code pilot_sds_certificate_errors_total}: one bad reference does not break the others.
+ * Nothing here goes through the shared XdsCache: private keys are built per request and held
+ * nowhere else.
  */
 final class SecretGenerator {
     private static final System.Logger LOG = System.getLogger(SecretGenerator.class.getName());
     static final String PREFIX = "kubernetes://";
+    static final String GATEWAY_PREFIX = "kubernetes-gateway://";
     static final IstioCounter CERTIFICATE_ERRORS = IstioCounter.of("pilot_sds_certificate_errors_total",
             "Total number of failures to fetch SDS key and certificate.");
 
-    private final Supplier<CredentialStore> store;
+    private final Supplier<CredentialsController> credentials;
 
-    SecretGenerator(Supplier<CredentialStore> store) {
-        this.store = store;
+    SecretGenerator(Supplier<CredentialsController> credentials) {
+        this.credentials = credentials;
     }
 
-    /** A parsed resource name: the Secret's namespace and name (name may end in -cacert). */
-    record Ref(String namespace, String name) {
+    /**
+     * A parsed resource name: the Secret's namespace and name (name may end in -cacert), and
+     * whether it is a {@code kubernetes-gateway://} reference (read from the config cluster).
+     */
+    record Ref(String namespace, String name, boolean gatewayApi) {
         boolean caOnly() {
             return name.endsWith(CredentialStore.CA_SUFFIX);
         }
@@ -69,19 +81,25 @@ final class SecretGenerator {
         }
     }
 
-    /** {@code kubernetes://name} (in {@code proxyNamespace}) or {@code kubernetes://ns/name}; null otherwise. */
-    static Ref parse(String resourceName, String proxyNamespace) {
-        if (!resourceName.startsWith(PREFIX)) {
+    /**
+     * istiod's ParseResourceName: {@code kubernetes://name} (in {@code identityNamespace}),
+     * {@code kubernetes://ns/name} or {@code kubernetes-gateway://ns/name}; null otherwise.
+     */
+    static Ref parse(String resourceName, String identityNamespace) {
+        boolean gateway = resourceName.startsWith(GATEWAY_PREFIX);
+        if (!gateway && !resourceName.startsWith(PREFIX)) {
             return null;
         }
-        String rest = resourceName.substring(PREFIX.length());
-        int slash = rest.indexOf('/');
-        String ns = slash < 0 ? proxyNamespace : rest.substring(0, slash);
-        String name = slash < 0 ? rest : rest.substring(slash + 1);
-        if (ns.isEmpty() || name.isEmpty() || name.indexOf('/') >= 0) {
+        String[] parts = resourceName.substring(gateway ? GATEWAY_PREFIX.length() : PREFIX.length()).split("/", -1);
+        if (gateway && parts.length < 2) {
+            return null; // kubernetes-gateway:// names its namespace
+        }
+        String ns = parts.length > 1 ? parts[0] : identityNamespace;
+        String name = parts.length > 1 ? parts[1] : parts[0];
+        if (ns == null || ns.isEmpty() || name.isEmpty()) {
             return null;
         }
-        return new Ref(ns, name);
+        return new Ref(ns, name, gateway);
     }
 
     /** Whether a request with these changed configs must regenerate SDS (istiod's sdsNeedsPush). */
@@ -125,15 +143,27 @@ final class SecretGenerator {
         return SpiffeIdentities.namespace(identity);
     }
 
-    List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {
-        Set<String> allowed = new TreeSet<>();
+    /**
+     * istiod's VerifiedIdentity: the identity of the proxy's own namespace XDS_AUTH matched
+     * (the first SPIFFE one when none is of it), or null.
+     */
+    static String verifiedIdentity(Proxy proxy, List<String> identities) {
+        String first = null;
         for (String id : identities) {
             String ns = identityNamespace(id);
-            if (ns != null) {
-                allowed.add(ns);
+            if (ns != null && ns.equals(proxy.namespace())) {
+                return id;
+            }
+            if (ns != null && first == null) {
+                first = id;
             }
         }
-        if (allowed.isEmpty()) {
+        return first;
+    }
+
+    List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {
+        String identity = verifiedIdentity(proxy, identities);
+        if (identity == null) {
             if (names.stream().anyMatch(n -> !n.equals("*"))) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "proxy " + proxy.id() + " is not authorized to receive secrets: "
@@ -143,31 +173,43 @@ final class SecretGenerator {
             }
             return List.of();
         }
-        CredentialStore credentials = store.get();
+        String namespace = identityNamespace(identity);
+        CredentialsController controller = credentials.get();
+        Optional<ClusterCredentials> own = controller.forCluster(proxy.clusterId());
+        if (own.isEmpty()) {
+            CERTIFICATE_ERRORS.increment();
+            LOG.log(Level.WARNING, "proxy " + proxy.id() + " is from an unknown cluster " + proxy.clusterId()
+                    + ", cannot retrieve certificates");
+            return List.of();
+        }
+        Authorization authorization = new Authorization(own.get().authorizer(),
+                SpiffeIdentities.serviceAccount(identity), namespace);
         List<Any> out = new ArrayList<>();
         List<String> denied = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             if (n.equals("*")) {
                 continue; // SDS has no wildcard: nothing to list
             }
-            Ref r = parse(n, proxy.namespace());
+            Ref r = parse(n, namespace);
             if (r == null) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "SDS resource name not understood proxy=" + proxy.id() + " resource=" + n
-                        + " (expected " + PREFIX + "<name> or " + PREFIX + "<namespace>/<name>)");
+                        + " (expected " + PREFIX + "<name>, " + PREFIX + "<namespace>/<name> or " + GATEWAY_PREFIX
+                        + "<namespace>/<name>)");
                 continue;
             }
-            if (!allowed.contains(r.namespace())) {
+            if (!authorization.allows(r)) {
                 denied.add(n);
                 continue;
             }
-            Optional<Secret> secret = r.caOnly() ? credentials.caCertificate(r.namespace(), r.name())
+            CredentialStore secrets = r.gatewayApi() ? controller.configCluster().secrets() : own.get().secrets();
+            Optional<Secret> secret = r.caOnly() ? secrets.caCertificate(r.namespace(), r.name())
                     .map(ca -> caSecret(n, ca))
-                    : credentials.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
+                    : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
             if (secret.isEmpty()) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "SDS credential not found proxy=" + proxy.id() + " resource=" + n + ": "
-                        + (r.caOnly() ? "no CA certificate in secret " : "no certificate and key in secret ")
+                        + (r.caOnly() ? "no CA certificate in secret " : "no valid certificate and key in secret ")
                         + r.namespace() + "/" + r.name());
                 continue;
             }
@@ -175,13 +217,56 @@ final class SecretGenerator {
         }
         if (!denied.isEmpty()) {
             CERTIFICATE_ERRORS.increment();
-            LOG.log(Level.WARNING, "proxy " + proxy.id() + " (verified namespaces " + allowed
+            LOG.log(Level.WARNING, "proxy " + proxy.id() + " (verified identity " + identity
                     + ") attempted to access unauthorized certificates "
                     + String.join(", ", denied.subList(0, Math.min(3, denied.size())))
-                    + (denied.size() > 3 ? " and " + (denied.size() - 3) + " more" : "")
-                    + ": a proxy gets secrets of its verified identity's namespace only");
+                    + (denied.size() > 3 ? " and " + (denied.size() - 3) + " more" : "") + ": "
+                    + authorization.reason());
         }
         return out;
+    }
+
+    /**
+     * istiod's filterAuthorizedResources for one request: the namespace check per resource,
+     * the RBAC question asked at most once (and only when a resource needs it).
+     */
+    private static final class Authorization {
+        private final SecretReadAuthorizer authorizer;
+        private final String serviceAccount;
+        private final String namespace;
+        private Optional<String> refusal;
+        private boolean crossNamespace;
+
+        Authorization(SecretReadAuthorizer authorizer, String serviceAccount, String namespace) {
+            this.authorizer = authorizer;
+            this.serviceAccount = serviceAccount;
+            this.namespace = namespace;
+        }
+
+        boolean allows(Ref r) {
+            if (!r.namespace().equals(namespace)) {
+                crossNamespace = true;
+                return false;
+            }
+            if (r.gatewayApi() || r.caOnly()) {
+                return true; // a Gateway's own namespace; a CA is public information
+            }
+            if (refusal == null) {
+                refusal = authorizer.refusal(serviceAccount, namespace);
+            }
+            return refusal.isEmpty();
+        }
+
+        String reason() {
+            List<String> why = new ArrayList<>();
+            if (refusal != null && refusal.isPresent()) {
+                why.add(refusal.get());
+            }
+            if (crossNamespace) {
+                why.add("a proxy gets secrets of its verified identity's namespace (" + namespace + ") only");
+            }
+            return String.join("; ", why);
+        }
     }
 
     static Secret tlsSecret(String resourceName, Credential c) {

@@ -398,10 +398,16 @@ class ClusterTrafficPolicyTest {
         assertEquals("web.example.com", validation.getMatchTypedSubjectAltNames(0).getMatcher().getExact());
         assertEquals(0, simple.getCommonTlsContext().getTlsCertificatesCount(), "SIMPLE presents no client certificate");
 
-        var mutual = tlsContext(cluster(8080, "").getTransportSocket()).getCommonTlsContext();
+        PushContext push = fixture.push(new MeshConfigLoader().defaults());
+        Cluster atGateway = ClusterBuilder.build(ClusterNames.outbound(8080, "", HOST), push, SCOPE,
+                ClusterBuilder.Client.GATEWAY).orElseThrow();
+        var mutual = tlsContext(atGateway.getTransportSocket()).getCommonTlsContext();
         assertEquals("kubernetes://web-client", mutual.getTlsCertificateSdsSecretConfigs(0).getName());
         assertEquals("kubernetes://web-client-cacert",
                 mutual.getCombinedValidationContext().getValidationContextSdsSecretConfig().getName());
+        Cluster atSidecar = cluster(8080, "");
+        assertTrue(!atSidecar.hasTransportSocket() && atSidecar.getTransportSocketMatchesCount() == 0,
+                "a credentialName is a gateway's: a sidecar's cluster gets no TLS from it, as istiod's: " + atSidecar);
     }
 
     @Test

@@ -18,34 +18,22 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.networking.EnvoyTypes;
-import io.meshpilot.security.istiod.IstiodCertificates;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.TestCredentials;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.TestServers;
-import java.io.ByteArrayInputStream;
-import java.io.StringWriter;
+import io.meshpilot.testing.WorkloadChannels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
-import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -111,26 +99,7 @@ class SdsTest {
      * {@code identity}, issued by the server's CA as the Istio agent would get it.
      */
     static ManagedChannel mtls(String identity) throws Exception {
-        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
-        g.initialize(256);
-        KeyPair kp = g.generateKeyPair();
-        var csr = new JcaPKCS10CertificationRequestBuilder(new X500Name("O=cluster.local"), kp.getPublic())
-                .build(new JcaContentSignerBuilder("SHA256withECDSA").build(kp.getPrivate()));
-        StringWriter pem = new StringWriter();
-        try (JcaPEMWriter w = new JcaPEMWriter(pem)) {
-            w.writeObject(csr);
-        }
-        IstiodCertificates certs = server.server().components().certificates();
-        List<String> chain = certs.ca().sign(pem.toString(), List.of(identity), Duration.ofHours(1)).certChain();
-        CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        X509Certificate[] presented = new X509Certificate[chain.size() - 1]; // leaf and intermediates, not the root
-        for (int i = 0; i < presented.length; i++) {
-            presented[i] = (X509Certificate) cf.generateCertificate(
-                    new ByteArrayInputStream(chain.get(i).getBytes(StandardCharsets.US_ASCII)));
-        }
-        var ssl = GrpcSslContexts.forClient().trustManager(certs.material().root()).keyManager(kp.getPrivate(), presented);
-        // the serving certificate names istiod's Service and localhost
-        return NettyChannelBuilder.forAddress("localhost", grpcSecure).sslContext(ssl.build()).build();
+        return WorkloadChannels.secureXds(server, identity);
     }
 
     static Node node(String id, Map<String, String> metadata) {
@@ -267,12 +236,28 @@ class SdsTest {
         assertEquals(List.of(), sds.forCaller(List.of()).generate(claimsIstioSystem, null, Set.of(CRED), false));
         assertEquals(List.of(), sds.forCaller(List.of("spiffe://cluster.local/not-a-workload"))
                 .generate(claimsIstioSystem, null, Set.of(CRED), false));
-        assertEquals(3, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
+        // as istiod: the bare name is looked up in the identity's namespace (default, where it is missing), the
+        // istio-system one is refused; then no identity, then no SPIFFE one
+        assertEquals(4, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
         assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
                 false).size(), "any verified identity of the Secret's namespace will do");
         assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(), List::of)
                 .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
+    }
+
+    @Test
+    void resourceNamesAsIstiodParsesThem() {
+        assertEquals(new SecretGenerator.Ref("edge", "shop-cert", false), SecretGenerator.parse("kubernetes://shop-cert", "edge"));
+        assertEquals(new SecretGenerator.Ref("shop", "cert", false), SecretGenerator.parse("kubernetes://shop/cert", "edge"));
+        assertEquals(new SecretGenerator.Ref("shop", "cert", true),
+                SecretGenerator.parse("kubernetes-gateway://shop/cert", "edge"));
+        assertTrue(SecretGenerator.parse("kubernetes://shop-cert-cacert", "edge").caOnly());
+        assertNull(SecretGenerator.parse("kubernetes-gateway://cert", "edge"), "kubernetes-gateway names its namespace");
+        assertNull(SecretGenerator.parse("kubernetes://", "edge"));
+        assertNull(SecretGenerator.parse("kubernetes:///cert", "edge"));
+        assertNull(SecretGenerator.parse("file-cert:/etc/certs/cert.pem", "edge"));
+        assertNull(SecretGenerator.parse("default", "edge"), "the agent's own, never asked of istiod");
     }
 
     @Test

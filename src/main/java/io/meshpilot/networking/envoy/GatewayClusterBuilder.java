@@ -84,7 +84,8 @@ public final class GatewayClusterBuilder {
         List<Cluster> out = new ArrayList<>();
         for (SniDnatTarget t : sniDnatTargets(hosts, push, scope)) {
             String name = t.name();
-            ClusterBuilder.build(ClusterNames.outbound(t.port(), t.subset(), t.host()), push, scope).ifPresent(c -> {
+            ClusterBuilder.build(ClusterNames.outbound(t.port(), t.subset(), t.host()), push, scope,
+                    ClusterBuilder.Client.GATEWAY).ifPresent(c -> {
                 Cluster.Builder b = c.toBuilder().setName(name).clearTransportSocket().clearTransportSocketMatches();
                 if (b.hasEdsClusterConfig()) {
                     b.getEdsClusterConfigBuilder().setServiceName(name);

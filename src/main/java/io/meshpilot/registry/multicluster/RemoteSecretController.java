@@ -53,6 +53,22 @@ public final class RemoteSecretController implements AutoCloseable {
 
         /** The cluster is gone (or about to be replaced): forget everything read from it. */
         void clusterDeleted(String clusterId);
+
+        /** Each of {@code handlers}, in order (deleted in reverse: what was added last goes first). */
+        static ClusterHandler all(ClusterHandler... handlers) {
+            List<ClusterHandler> inOrder = List.of(handlers);
+            return new ClusterHandler() {
+                @Override
+                public void clusterAdded(String clusterId, String secret, KubeClient client) {
+                    inOrder.forEach(h -> h.clusterAdded(clusterId, secret, client));
+                }
+
+                @Override
+                public void clusterDeleted(String clusterId) {
+                    inOrder.reversed().forEach(h -> h.clusterDeleted(clusterId));
+                }
+            };
+        }
     }
 
     /**

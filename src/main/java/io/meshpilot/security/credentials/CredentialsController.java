@@ -8,29 +8,33 @@ import java.nio.file.Path;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The credentials of the running server (istiod's credentials controller), itself the
  * {@link CredentialStore} everyone reads: it delegates to the {@code --credentialsDir}
- * store (loaded with the config stores, watched), or to an empty one without a directory.
- * Kubernetes Secrets plug in later with {@link #use(CredentialStore)}; listeners registered
- * here follow the store in use, so nobody has to re-subscribe.
+ * store (loaded with the config stores, watched), or to an empty one without a directory, or,
+ * in Kubernetes mode, to the config cluster's Secrets ({@link #useKubernetes}). Listeners
+ * registered here follow the store in use, so nobody has to re-subscribe.
+ *
+ * <p>SDS reads per proxy cluster ({@link #forCluster}): in Kubernetes mode a proxy of a remote
+ * cluster ({@link #addCluster}) gets its own cluster's Secrets first, then the config
+ * cluster's, and is authorized by its own cluster's RBAC, as istiod's multicluster credentials
+ * controller does; without Kubernetes every proxy reads the one store, with no RBAC.
  */
 public final class CredentialsController implements CredentialStore, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CredentialsController.class.getName());
     private volatile CredentialStore store = CredentialStore.EMPTY;
     private volatile DirectoryCredentialStore directory;
-    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
-    private final Listener forward = keys -> listeners.forEach(l -> {
-        try {
-            l.changed(keys);
-        } catch (RuntimeException e) {
-            LOG.log(Level.ERROR, "credential listener failed", e);
-        }
-    });
+    /** Kubernetes mode: the config cluster's ID; null without Kubernetes. */
+    private volatile String configCluster;
+    /** Kubernetes mode: each cluster's Secrets and RBAC, the config cluster's included. */
+    private final Map<String, ClusterCredentials> clusters = new ConcurrentHashMap<>();
+    private final CredentialListeners listeners = new CredentialListeners();
+    private final Listener forward = listeners::tell;
 
     /**
      * Loads and watches {@code credentialsDir} (--credentialsDir), or serves none when it is
@@ -77,6 +81,72 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         }
     }
 
+    /**
+     * Kubernetes mode (istiod's credentials controller of the config cluster): serves
+     * {@code secrets} from now on, SDS authorized by {@code authorizer}.
+     */
+    public void useKubernetes(String clusterId, KubeSecretCredentials secrets, SecretReadAuthorizer authorizer) {
+        clusters.put(clusterId, new ClusterCredentials(secrets, authorizer));
+        configCluster = clusterId;
+        use(secrets);
+    }
+
+    /**
+     * A remote cluster's Secrets and RBAC, for the proxies of that cluster; owned from now on
+     * (closed when the cluster leaves or is replaced).
+     */
+    public void addCluster(String clusterId, KubeSecretCredentials secrets, SecretReadAuthorizer authorizer) {
+        secrets.addListener(forward);
+        retire(clusters.put(clusterId, new ClusterCredentials(secrets, authorizer)));
+    }
+
+    /** A remote cluster that left: its proxies get no Secrets any more. */
+    public void removeCluster(String clusterId) {
+        if (!clusterId.equals(configCluster)) {
+            retire(clusters.remove(clusterId));
+        }
+    }
+
+    private void retire(ClusterCredentials gone) {
+        if (gone != null) {
+            gone.secrets().removeListener(forward);
+            if (gone.secrets() instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    LOG.log(Level.WARNING, "closing a remote cluster's credentials failed: " + e);
+                }
+            }
+        }
+    }
+
+    /**
+     * What SDS reads for a proxy of {@code clusterId} (blank: the config cluster's), or empty
+     * for a cluster this server does not know (istiod: "proxy is from an unknown cluster").
+     */
+    public Optional<ClusterCredentials> forCluster(String clusterId) {
+        String config = configCluster;
+        if (config == null) {
+            return Optional.of(new ClusterCredentials(store, SecretReadAuthorizer.NO_RBAC));
+        }
+        String id = clusterId == null || clusterId.isBlank() ? config : clusterId;
+        ClusterCredentials own = clusters.get(id);
+        if (own == null) {
+            return Optional.empty();
+        }
+        ClusterCredentials configured = clusters.get(config);
+        if (id.equals(config) || configured == null) {
+            return Optional.of(own);
+        }
+        return Optional.of(new ClusterCredentials(new FirstFoundCredentials(List.of(own.secrets(), configured.secrets())),
+                own.authorizer()));
+    }
+
+    /** The config cluster's Secrets ({@code kubernetes-gateway://} references are read there). */
+    public ClusterCredentials configCluster() {
+        return forCluster(null).orElseThrow();
+    }
+
     /** The credential store in use now (never null; empty without a credentials source). */
     public CredentialStore store() {
         return store;
@@ -119,6 +189,7 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
 
     @Override
     public void close() {
+        clusters.keySet().forEach(this::removeCluster);
         DirectoryCredentialStore d = directory;
         if (d != null) {
             d.close();

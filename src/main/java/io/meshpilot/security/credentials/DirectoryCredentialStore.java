@@ -59,7 +59,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
 
     private final Path root;
     private final Map<Path, FileState> files = new HashMap<>();
-    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final CredentialListeners listeners = new CredentialListeners();
     private final List<Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
     private volatile Map<String, Credential> byKey = Map.of();
     private volatile List<SecretManifests.Problem> problems = List.of();
@@ -208,13 +208,7 @@ public final class DirectoryCredentialStore implements CredentialStore, AutoClos
         problems = List.copyOf(errs);
         ScanResult result = new ScanResult(files.size(), next.size(), problems, Set.copyOf(changed));
         if (!changed.isEmpty()) {
-            for (Listener l : listeners) {
-                try {
-                    l.changed(result.changed());
-                } catch (RuntimeException ex) {
-                    LOG.log(Level.ERROR, "credential listener failed", ex);
-                }
-            }
+            listeners.tell(result.changed());
         }
         scanListeners.forEach(l -> l.accept(result));
         return result;

@@ -11,7 +11,7 @@ import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
- * The API server's recent answers about tokens, so that an agent's burst of calls (a CSR per
+ * The API server's recent answers about tokens (and, keyed by user, about access reviews), so that an agent's burst of calls (a CSR per
  * certificate, the xDS stream) costs one TokenReview. Keyed by a SHA-256 of the token, never
  * the token itself; at most {@code capacity} entries, the least recently used dropped first;
  * an entry lives {@code ttl}, far less than the shortest projected token (10 minutes), so a
@@ -48,6 +48,15 @@ final class ReviewCache<V> {
     }
 
     synchronized void put(String token, V value) {
+        put(token, value, ttlNanos);
+    }
+
+    /** As {@link #put(String, Object)}, for {@code ttl} instead of the cache's own (a longer life for good answers). */
+    synchronized void put(String token, V value, Duration ttl) {
+        put(token, value, ttl.toNanos());
+    }
+
+    private void put(String token, V value, long ttlNanos) {
         if (ttlNanos <= 0) {
             return;
         }

@@ -67,6 +67,12 @@ public final class TestCredentials {
         return sb.toString();
     }
 
+    /** A generic (Opaque) Secret with base64 {@code data} cert/key/cacert, as the API server holds it. */
+    public static String genericSecretData(String namespace, String name, String cert, String key, String ca) {
+        return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\n  namespace: " + namespace
+                + "\ntype: Opaque\ndata:\n  cert: " + b64(cert) + "\n  key: " + b64(key) + "\n  cacert: " + b64(ca) + "\n";
+    }
+
     /** A generic (Opaque) Secret with plain {@code stringData} cert/key/cacert (each omitted when null). */
     public static String genericSecret(String namespace, String name, String cert, String key, String ca) {
         StringBuilder sb = new StringBuilder("apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\n");

@@ -36,6 +36,7 @@ final class ApiHandler implements HttpHandler {
     private final WatchStreams watches;
     private final Deque<String> requestLog = new ArrayDeque<>();
     private final TokenReviews tokenReviews = new TokenReviews();
+    private final SubjectAccessReviews accessReviews = new SubjectAccessReviews();
 
     /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
     private final Set<String> forbiddenWrites = ConcurrentHashMap.newKeySet();
@@ -44,6 +45,10 @@ final class ApiHandler implements HttpHandler {
 
     TokenReviews tokenReviews() {
         return tokenReviews;
+    }
+
+    SubjectAccessReviews accessReviews() {
+        return accessReviews;
     }
 
     void forbidWrites(String resource, String namespace) {
@@ -124,11 +129,12 @@ final class ApiHandler implements HttpHandler {
             throw ApiError.notFoundPath(path);
         }
         if (TokenReviews.isReviewPath(segments)) {
-            if (!method.equals("POST")) {
-                throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
-                        + "resource", null, null);
-            }
+            requirePost(method);
             return send(exchange, 201, tokenReviews.review(body(exchange)));
+        }
+        if (SubjectAccessReviews.isReviewPath(segments)) {
+            requirePost(method);
+            return send(exchange, 201, accessReviews.review(body(exchange)));
         }
         switch (segments[0]) {
             case "version" -> {
@@ -166,6 +172,14 @@ final class ApiHandler implements HttpHandler {
                         Arrays.copyOfRange(segments, 3, segments.length), query, path);
             }
             default -> throw ApiError.notFoundPath(path);
+        }
+    }
+
+    /** Reviews are create-only. */
+    private static void requirePost(String method) {
+        if (!method.equals("POST")) {
+            throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                    + "resource", null, null);
         }
     }
 

@@ -37,7 +37,8 @@ import javax.net.ssl.SSLContext;
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
  * server-side apply without managed fields), delete (preconditions, finalizers) and delete
- * collection. TokenReviews are answered as the test configures them ({@link #tokens()}).
+ * collection. TokenReviews and SubjectAccessReviews are answered as the test configures them ({@link #tokens()},
+ * {@link #accessReviews()}).
  * Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the API
  * server's own Service storage does. Request bodies may be JSON, YAML or, for the built-in
  * kinds kubectl's generators send that way ({@code kubectl create namespace}), protobuf; answers
@@ -332,6 +333,14 @@ public final class FakeApiServer implements AutoCloseable {
     /** What TokenReviews ({@code POST /apis/authentication.k8s.io/v1/tokenreviews}) answer about tokens. */
     public TokenReviews tokens() {
         return handler.tokenReviews();
+    }
+
+    /**
+     * What SubjectAccessReviews ({@code POST /apis/authorization.k8s.io/v1/subjectaccessreviews})
+     * answer: nothing is allowed until granted.
+     */
+    public SubjectAccessReviews accessReviews() {
+        return handler.accessReviews();
     }
 
     /**

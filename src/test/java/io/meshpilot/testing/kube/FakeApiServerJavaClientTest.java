@@ -1,6 +1,7 @@
 package io.meshpilot.testing.kube;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,15 +12,19 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AuthorizationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1LoadBalancerIngress;
 import io.kubernetes.client.openapi.models.V1LoadBalancerStatus;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ResourceAttributes;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServiceList;
 import io.kubernetes.client.openapi.models.V1ServicePort;
 import io.kubernetes.client.openapi.models.V1ServiceSpec;
 import io.kubernetes.client.openapi.models.V1ServiceStatus;
+import io.kubernetes.client.openapi.models.V1SubjectAccessReview;
+import io.kubernetes.client.openapi.models.V1SubjectAccessReviewSpec;
 import io.kubernetes.client.util.Config;
 import io.kubernetes.client.util.Watch;
 import java.io.IOException;
@@ -151,6 +156,32 @@ class FakeApiServerJavaClientTest {
             assertEquals("DELETED", deleted.type);
             assertEquals("a", deleted.object.getMetadata().getName());
         }
+    }
+
+    @Test
+    void subjectAccessReviewsAllowOnlyWhatWasGranted() throws Exception {
+        String user = "system:serviceaccount:edge:gw";
+        server.accessReviews().allow(user, "list", "secrets", "edge");
+        AuthorizationV1Api authz = new AuthorizationV1Api(client);
+        V1SubjectAccessReview granted = authz.createSubjectAccessReview(review(user, "edge")).execute();
+        assertTrue(granted.getStatus().getAllowed(), granted.toString());
+        assertTrue(granted.getStatus().getReason().contains("RoleBinding"), granted.toString());
+        V1SubjectAccessReview other = authz.createSubjectAccessReview(review(user, "shop")).execute();
+        assertFalse(other.getStatus().getAllowed(), other.toString());
+        server.accessReviews().revoke(user);
+        assertFalse(authz.createSubjectAccessReview(review(user, "edge")).execute().getStatus().getAllowed());
+        assertEquals(List.of(new SubjectAccessReviews.Question(user, "list", "secrets", "edge"),
+                new SubjectAccessReviews.Question(user, "list", "secrets", "shop"),
+                new SubjectAccessReviews.Question(user, "list", "secrets", "edge")), server.accessReviews().asked());
+        ApiException noUser = assertThrows(ApiException.class, () -> authz.createSubjectAccessReview(
+                new V1SubjectAccessReview().spec(new V1SubjectAccessReviewSpec())).execute());
+        assertEquals(422, noUser.getCode());
+    }
+
+    private static V1SubjectAccessReview review(String user, String namespace) {
+        return new V1SubjectAccessReview().apiVersion("authorization.k8s.io/v1").kind("SubjectAccessReview")
+                .spec(new V1SubjectAccessReviewSpec().user(user).resourceAttributes(
+                        new V1ResourceAttributes().namespace(namespace).verb("list").resource("secrets")));
     }
 
     @Test
