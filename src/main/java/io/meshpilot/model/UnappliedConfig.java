@@ -44,6 +44,7 @@ public final class UnappliedConfig {
         }
         for (Config c : sorted(store.list("DestinationRule", null))) {
             destinationRule(c, out);
+            localityOfDnsHost(push, c, out);
         }
         for (Config c : sorted(store.list("Gateway", null))) {
             gateway(c, out);
@@ -187,15 +188,39 @@ public final class UnappliedConfig {
             gap.accept(at + ".simple", "PASSTHROUGH is served as LEAST_REQUEST over the service's endpoints, "
                     + "not as an original-destination cluster");
         }
-        if (lb.hasLocalityLbSetting()) {
-            gap.accept(at + ".localityLbSetting", "no locality failover, distribution or priority is applied "
-                    + "(endpoints are grouped by locality with equal priority)");
-        }
         if (lb.hasWarmupDurationSecs()) {
             gap.accept(at + ".warmupDurationSecs", "new endpoints get full traffic at once (no slow start)");
         }
         if (lb.hasWarmup()) {
             gap.accept(at + ".warmup", "new endpoints get full traffic at once (no slow start)");
+        }
+    }
+
+    /**
+     * Locality load balancing is applied to EDS, per proxy; the endpoints of a DNS-resolved
+     * service sit inline in its cluster, which all proxies of a scope share, so they keep one
+     * priority.
+     */
+    private static void localityOfDnsHost(PushContext push, Config c, PushDiagnostics.Builder out) {
+        DestinationRule dr = (DestinationRule) c.spec();
+        List<String> paths = new ArrayList<>();
+        if (dr.getTrafficPolicy().getLoadBalancer().hasLocalityLbSetting()) {
+            paths.add("spec.trafficPolicy.loadBalancer.localityLbSetting");
+        }
+        for (int i = 0; i < dr.getSubsetsCount(); i++) {
+            if (dr.getSubsets(i).getTrafficPolicy().getLoadBalancer().hasLocalityLbSetting()) {
+                paths.add("spec.subsets[" + i + "].trafficPolicy.loadBalancer.localityLbSetting");
+            }
+        }
+        var dns = push.service(PushContext.resolve(dr.getHost(), c.namespace(), push.domainSuffix()))
+                .filter(s -> s.resolution() == Resolution.DNS_LB || s.resolution() == Resolution.DNS_ROUND_ROBIN_LB);
+        if (dns.isEmpty()) {
+            return;
+        }
+        for (String path : paths) {
+            out.add(PushMetric.DESTRULE_UNAPPLIED, name(c) + "|" + path, "DestinationRule " + name(c) + ": " + path
+                    + " is not applied to " + dns.get().hostname() + ": its resolution is DNS, so its endpoints are "
+                    + "inline in the cluster every proxy shares, with one priority");
         }
     }
 

@@ -18,6 +18,7 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.util.LabelSelector;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,16 @@ public final class EndpointBuilder {
      */
     public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
                                                                   ProxyScope scope) {
+        return build(clusterName, push, scope, null);
+    }
+
+    /**
+     * The assignment of a cluster for one proxy: with {@code proxy} (null for none) the
+     * locality load balancing of the cluster's policy ({@link LocalityLoadBalancer}) sets the
+     * priorities and weights relative to it.
+     */
+    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push, ProxyScope scope,
+                                                        LocalityLoadBalancer.ProxyLocality proxy) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
@@ -57,6 +68,7 @@ public final class EndpointBuilder {
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<String, Integer> weights = new TreeMap<>();
+        Map<String, List<IstioEndpoint>> members = new TreeMap<>();
         Set<String> seen = new HashSet<>();
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
@@ -77,8 +89,13 @@ public final class EndpointBuilder {
                     .setLoadBalancingWeight(UInt32Value.of(weight))
                     .setMetadata(metadata(e)));
             weights.merge(key, weight, Integer::sum);
+            members.computeIfAbsent(key, k -> new ArrayList<>()).add(e);
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
+        LocalityLoadBalancer.Policy locality = proxy == null ? null : LocalityLoadBalancer.Policy.of(push, scope, o);
+        if (locality != null && locality.changesAssignment()) {
+            LocalityLoadBalancer.apply(cla, List.copyOf(members.values()), proxy, locality);
+        }
         return Optional.of(cla.build());
     }
 

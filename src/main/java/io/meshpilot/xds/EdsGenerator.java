@@ -8,13 +8,16 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.LocalityLoadBalancer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
- * EDS. An assignment depends on the service's endpoints and, for a subset, on the
- * DestinationRule the proxy sees, so the XdsCache shares it by cluster name and that rule.
+ * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
+ * the proxy sees, and with locality load balancing on that rule and the proxy's locality, so
+ * the XdsCache shares it by cluster name and those.
  */
 final class EdsGenerator implements ScopedGenerator {
     private final XdsCache cache;
@@ -26,14 +29,15 @@ final class EdsGenerator implements ScopedGenerator {
     @Override
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
+        LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope),
-                    () -> EndpointBuilder.build(n, push, scope).map(a -> packRecordingEmpty(a, push)).orElse(null));
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope, locality), () -> EndpointBuilder.build(n, push, scope,
+                    locality).map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
             }
@@ -50,15 +54,30 @@ final class EdsGenerator implements ScopedGenerator {
         return Any.pack(cla);
     }
 
-    /** The cache key beside the cluster name: the DestinationRule defining a subset ("" for no subset or rule). */
-    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope) {
-        return cluster.subset().isEmpty() ? "" : push.destinationRule(cluster.host(), scope)
-                .map(c -> c.key().toString()).orElse("");
+    /**
+     * The cache key beside the cluster name: the DestinationRule defining a subset or the
+     * locality load balancing, and what of the proxy locality load balancing depends on ("" for
+     * a cluster with neither).
+     */
+    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
+                          LocalityLoadBalancer.ProxyLocality proxy) {
+        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
+        boolean perProxy = locality != null && locality.changesAssignment();
+        if (cluster.subset().isEmpty() && !perProxy) {
+            return "";
+        }
+        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
+        return perProxy ? rule + "|" + locality.cacheKey(proxy) : rule;
     }
 
-    /** Assignments depend only on the services and rules the proxy's scope sees. */
+    /**
+     * Assignments depend on the services and rules the proxy's scope sees and, through
+     * locality load balancing, on the proxy's locality (and its labels when some rule has
+     * failover-priority labels).
+     */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return push.scope(proxy).key();
+        String key = push.scope(proxy).key() + "|locality:" + proxy.locality();
+        return push.endpointsDependOnProxyLabels() ? key + "|labels:" + new TreeMap<>(proxy.labels()) : key;
     }
 }

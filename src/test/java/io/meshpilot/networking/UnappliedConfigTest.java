@@ -77,11 +77,22 @@ class UnappliedConfigTest {
                         "shop/web|spec.subsets[0].trafficPolicy.tunnel",
                         "shop/web|spec.trafficPolicy.connectionPool.http.useClientProtocol",
                         "shop/web|spec.trafficPolicy.loadBalancer.consistentHash",
-                        "shop/web|spec.trafficPolicy.loadBalancer.localityLbSetting",
                         "shop/web|spec.trafficPolicy.loadBalancer.warmupDurationSecs",
                         "shop/web|spec.trafficPolicy.portLevelSettings[0].loadBalancer.simple",
                         "shop/web|spec.trafficPolicy.proxyProtocol", "shop/web|spec.trafficPolicy.retryBudget",
                         "shop/web|spec.trafficPolicy.tls.caCrl"),
+                // applied over EDS per proxy; a DNS host's endpoints are inline in its shared cluster
+                row("""
+                        apiVersion: networking.istio.io/v1
+                        kind: DestinationRule
+                        metadata: {name: pg, namespace: other}
+                        spec:
+                          host: pg.example.com
+                          trafficPolicy:
+                            loadBalancer: {localityLbSetting: {failover: [{from: r1, to: r2}]}}
+                            outlierDetection: {consecutive5xxErrors: 5}
+                        """, "DestinationRule", "other", "pg", "pilot_destrule_unapplied",
+                        "other/pg|spec.trafficPolicy.loadBalancer.localityLbSetting"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: Gateway
