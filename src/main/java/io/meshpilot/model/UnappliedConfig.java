@@ -180,19 +180,9 @@ public final class UnappliedConfig {
     }
 
     private static void loadBalancer(String at, LoadBalancerSettings lb, BiConsumer<String, String> gap) {
-        if (lb.hasConsistentHash()) {
-            gap.accept(at + ".consistentHash", "the cluster uses RING_HASH but routes carry no hash policy, so "
-                    + "requests are spread without affinity (no session stickiness)");
-        }
         if (lb.getSimple() == LoadBalancerSettings.SimpleLB.PASSTHROUGH) {
             gap.accept(at + ".simple", "PASSTHROUGH is served as LEAST_REQUEST over the service's endpoints, "
                     + "not as an original-destination cluster");
-        }
-        if (lb.hasWarmupDurationSecs()) {
-            gap.accept(at + ".warmupDurationSecs", "new endpoints get full traffic at once (no slow start)");
-        }
-        if (lb.hasWarmup()) {
-            gap.accept(at + ".warmup", "new endpoints get full traffic at once (no slow start)");
         }
     }
 

@@ -211,13 +211,13 @@ class PushStatusTest {
                   inboundConnectionPool: {tcp: {maxConnections: 10}}
                   egress: [{hosts: ["./*", "istio-system/*"]}]
                 """);
-        objects.put("networking.istio.io/v1/destinationrules/default/sticky", """
+        objects.put("networking.istio.io/v1/destinationrules/default/proxied", """
                 apiVersion: networking.istio.io/v1
                 kind: DestinationRule
-                metadata: {name: sticky, namespace: default}
+                metadata: {name: proxied, namespace: default}
                 spec:
                   host: shop.example.com
-                  trafficPolicy: {loadBalancer: {consistentHash: {httpCookie: {name: user, ttl: 0s}}}}
+                  trafficPolicy: {proxyProtocol: {version: V1}}
                 """);
         objects.put("networking.istio.io/v1beta1/proxyconfigs/default/cpu", """
                 apiVersion: networking.istio.io/v1beta1
@@ -239,7 +239,7 @@ class PushStatusTest {
                 """);
         Map<String, String> expected = Map.of(
                 "pilot_sidecar_unapplied", "default/default|spec.inboundConnectionPool",
-                "pilot_destrule_unapplied", "default/sticky|spec.trafficPolicy.loadBalancer.consistentHash",
+                "pilot_destrule_unapplied", "default/proxied|spec.trafficPolicy.proxyProtocol",
                 "pilot_proxyconfig_unapplied", "default/cpu",
                 "pilot_workloadgroup_unapplied", "default/vm",
                 "pilot_peerauthn_ignored", "istio-system/web");

@@ -76,8 +76,6 @@ class UnappliedConfigTest {
                         """, "DestinationRule", "shop", "web", "pilot_destrule_unapplied",
                         "shop/web|spec.subsets[0].trafficPolicy.tunnel",
                         "shop/web|spec.trafficPolicy.connectionPool.http.useClientProtocol",
-                        "shop/web|spec.trafficPolicy.loadBalancer.consistentHash",
-                        "shop/web|spec.trafficPolicy.loadBalancer.warmupDurationSecs",
                         "shop/web|spec.trafficPolicy.portLevelSettings[0].loadBalancer.simple",
                         "shop/web|spec.trafficPolicy.proxyProtocol", "shop/web|spec.trafficPolicy.retryBudget",
                         "shop/web|spec.trafficPolicy.tls.caCrl"),
