@@ -117,9 +117,6 @@ public final class UnappliedConfig {
         for (int i = 0; i < gw.getServersCount(); i++) {
             var server = gw.getServers(i);
             String at = "spec.servers[" + i + "]";
-            if (!server.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "the listener binds 0.0.0.0, not " + server.getBind());
-            }
             if (!server.getTls().getCaCrl().isEmpty()) {
                 gap.accept(at + ".tls.caCrl", "client certificates are not checked against " + server.getTls().getCaCrl());
             }
