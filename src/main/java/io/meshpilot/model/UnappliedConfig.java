@@ -99,14 +99,8 @@ public final class UnappliedConfig {
             }
             if (in.hasTls()) {
                 gap.accept(at + ".tls", "the port's TLS is the PeerAuthentication mode's (Istio mTLS or plaintext), "
-                        + "not this server TLS");
+                        + "not this server TLS, as istiod's without ENABLE_TLS_ON_SIDECAR_INGRESS (off by default)");
             }
-            if (in.hasConnectionPool()) {
-                gap.accept(at + ".connectionPool", "the inbound cluster has Envoy's default circuit breakers");
-            }
-        }
-        if (s.hasInboundConnectionPool()) {
-            gap.accept("spec.inboundConnectionPool", "inbound clusters have Envoy's default circuit breakers");
         }
     }
 

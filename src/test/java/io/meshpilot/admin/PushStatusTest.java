@@ -208,8 +208,7 @@ class PushStatusTest {
                 kind: Sidecar
                 metadata: {name: default, namespace: default}
                 spec:
-                  inboundConnectionPool: {tcp: {maxConnections: 10}}
-                  egress: [{hosts: ["./*", "istio-system/*"]}]
+                  egress: [{hosts: ["./*", "istio-system/*"], captureMode: NONE}]
                 """);
         objects.put("networking.istio.io/v1/destinationrules/default/proxied", """
                 apiVersion: networking.istio.io/v1
@@ -238,7 +237,7 @@ class PushStatusTest {
                 spec: {selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}}
                 """);
         Map<String, String> expected = Map.of(
-                "pilot_sidecar_unapplied", "default/default|spec.inboundConnectionPool",
+                "pilot_sidecar_unapplied", "default/default|spec.egress[0].captureMode",
                 "pilot_destrule_unapplied", "default/proxied|spec.trafficPolicy.proxyProtocol",
                 "pilot_proxyconfig_unapplied", "default/cpu",
                 "pilot_workloadgroup_unapplied", "default/vm",

@@ -48,9 +48,9 @@ class UnappliedConfigTest {
                             hosts: ["./*"]
                         """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
                         "shop/default|spec.egress[0].bind", "shop/default|spec.egress[0].captureMode",
-                        "shop/default|spec.egress[0].port", "shop/default|spec.inboundConnectionPool",
+                        "shop/default|spec.egress[0].port",
                         "shop/default|spec.ingress[0].bind", "shop/default|spec.ingress[0].captureMode",
-                        "shop/default|spec.ingress[0].connectionPool", "shop/default|spec.ingress[0].tls"),
+                        "shop/default|spec.ingress[0].tls"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: DestinationRule
