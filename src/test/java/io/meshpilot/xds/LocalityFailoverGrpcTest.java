@@ -33,8 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * goes away, to the one in the same region; when that goes too, to the other region.
  */
 class LocalityFailoverGrpcTest {
-    static final String HOST = "echo.test.svc.cluster.local";
-    static final String NODE_ID = "sidecar~127.0.0.1~client.test~test.svc.cluster.local";
+    static final String HOST = XdsClientScenario.HOST;
 
     @TempDir
     Path dir;
@@ -105,11 +104,7 @@ class LocalityFailoverGrpcTest {
         workload("other-region", "r2/z1");
         server = TestServers.start(dir);
         resolver = XdsNameResolverProvider.createForTest("xds-locality",
-                Map.of("xds_servers", List.of(Map.of("server_uri", "127.0.0.1:" + server.ports().get("grpc"),
-                                "channel_creds", List.of(Map.of("type", "insecure")), "server_features", List.of("xds_v3"))),
-                        "node", Map.of("id", NODE_ID, "cluster", "client.test",
-                                "locality", Map.of("region", "r1", "zone", "z1"),
-                                "metadata", Map.of("GENERATOR", "grpc", "NAMESPACE", "test"))));
+                XdsClientScenario.bootstrap(server.ports().get("grpc"), ProxylessGrpcTest.NODE_ID)); // in r1/z1
         NameResolverRegistry.getDefaultRegistry().register(resolver);
         channel = Grpc.newChannelBuilder("xds-locality:///" + HOST + ":7070", InsecureChannelCredentials.create())
                 .build();
