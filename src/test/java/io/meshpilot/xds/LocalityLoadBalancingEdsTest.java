@@ -216,4 +216,28 @@ class LocalityLoadBalancingEdsTest {
         assertEquals(eds.generate(east, push, Set.of(CLUSTER), false), eds.generate(east, push, Set.of(CLUSTER), false));
         assertNotEquals(eds.responseScope(east, push, false), eds.responseScope(west, push, false));
     }
+
+    /**
+     * With failoverPriority labels, proxies of one scope and locality but other label values
+     * get other answers: the cache and the shared-response scope tell them apart by those labels.
+     */
+    @Test
+    void failoverPriorityLabelsJoinTheKeys() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  outlierDetection: {consecutive5xxErrors: 3}
+                  loadBalancer: {localityLbSetting: {failoverPriority: [rack]}}
+                """);
+        PushContext push = fixture.push();
+        EdsGenerator eds = new EdsGenerator(new XdsCache(true));
+        Proxy rackA = proxy("r1/z1/s1", Map.of("rack", "a"));
+        Proxy rackB = proxy("r1/z1/s1", Map.of("rack", "b"));
+        assertNotEquals(eds.responseScope(rackA, push, false), eds.responseScope(rackB, push, false));
+        var a = eds.generate(rackA, push, Set.of(CLUSTER), false).getFirst().unpack(ClusterLoadAssignment.class);
+        var b = eds.generate(rackB, push, Set.of(CLUSTER), false).getFirst().unpack(ClusterLoadAssignment.class);
+        assertEquals("10.0.0.1", a.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
+                .getAddress(), "rack a's own endpoint first");
+        assertEquals("10.0.0.2", b.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
+                .getAddress(), "rack b's own endpoint first, not rack a's cached answer");
+    }
 }
