@@ -4,6 +4,8 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
+import io.meshpilot.api.networking.v1alpha3.Subset;
+import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
@@ -413,6 +415,32 @@ public final class PushContext {
             routesDependOnProxyLabels = cached; // the same answer whoever computes it first
         }
         return cached;
+    }
+
+    private volatile Boolean endpointsDependOnProxyLabels;
+
+    /**
+     * Whether the mesh config or some DestinationRule names {@code failoverPriority} labels:
+     * only then do two proxies of one scope and locality get different assignments.
+     */
+    public boolean endpointsDependOnProxyLabels() {
+        Boolean cached = endpointsDependOnProxyLabels;
+        if (cached == null) {
+            cached = mesh.getLocalityLbSetting().getFailoverPriorityCount() > 0
+                    || destinationRulesByHost.values().stream().flatMap(List::stream)
+                    .map(c -> (DestinationRule) c.spec())
+                    .flatMap(dr -> Stream.concat(Stream.of(dr.getTrafficPolicy()),
+                            dr.getSubsetsList().stream().map(Subset::getTrafficPolicy)))
+                    .anyMatch(PushContext::namesFailoverPriority);
+            endpointsDependOnProxyLabels = cached; // the same answer whoever computes it first
+        }
+        return cached;
+    }
+
+    private static boolean namesFailoverPriority(TrafficPolicy p) {
+        return p.getLoadBalancer().getLocalityLbSetting().getFailoverPriorityCount() > 0
+                || p.getPortLevelSettingsList().stream()
+                .anyMatch(port -> port.getLoadBalancer().getLocalityLbSetting().getFailoverPriorityCount() > 0);
     }
 
     /** Every Gateway of the mesh, oldest first (a router proxy takes those whose selector matches its labels). */

@@ -44,6 +44,7 @@ public final class UnappliedConfig {
         }
         for (Config c : sorted(store.list("DestinationRule", null))) {
             destinationRule(c, out);
+            localityOfDnsHost(push, c, out);
         }
         for (Config c : sorted(store.list("Gateway", null))) {
             gateway(c, out);
@@ -98,14 +99,8 @@ public final class UnappliedConfig {
             }
             if (in.hasTls()) {
                 gap.accept(at + ".tls", "the port's TLS is the PeerAuthentication mode's (Istio mTLS or plaintext), "
-                        + "not this server TLS");
+                        + "not this server TLS, as istiod's without ENABLE_TLS_ON_SIDECAR_INGRESS (off by default)");
             }
-            if (in.hasConnectionPool()) {
-                gap.accept(at + ".connectionPool", "the inbound cluster has Envoy's default circuit breakers");
-            }
-        }
-        if (s.hasInboundConnectionPool()) {
-            gap.accept("spec.inboundConnectionPool", "inbound clusters have Envoy's default circuit breakers");
         }
     }
 
@@ -116,9 +111,6 @@ public final class UnappliedConfig {
         for (int i = 0; i < gw.getServersCount(); i++) {
             var server = gw.getServers(i);
             String at = "spec.servers[" + i + "]";
-            if (!server.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "the listener binds 0.0.0.0, not " + server.getBind());
-            }
             if (!server.getTls().getCaCrl().isEmpty()) {
                 gap.accept(at + ".tls.caCrl", "client certificates are not checked against " + server.getTls().getCaCrl());
             }
@@ -179,23 +171,37 @@ public final class UnappliedConfig {
     }
 
     private static void loadBalancer(String at, LoadBalancerSettings lb, BiConsumer<String, String> gap) {
-        if (lb.hasConsistentHash()) {
-            gap.accept(at + ".consistentHash", "the cluster uses RING_HASH but routes carry no hash policy, so "
-                    + "requests are spread without affinity (no session stickiness)");
-        }
         if (lb.getSimple() == LoadBalancerSettings.SimpleLB.PASSTHROUGH) {
             gap.accept(at + ".simple", "PASSTHROUGH is served as LEAST_REQUEST over the service's endpoints, "
                     + "not as an original-destination cluster");
         }
-        if (lb.hasLocalityLbSetting()) {
-            gap.accept(at + ".localityLbSetting", "no locality failover, distribution or priority is applied "
-                    + "(endpoints are grouped by locality with equal priority)");
+    }
+
+    /**
+     * Locality load balancing is applied to EDS, per proxy; the endpoints of a DNS-resolved
+     * service sit inline in its cluster, which all proxies of a scope share, so they keep one
+     * priority.
+     */
+    private static void localityOfDnsHost(PushContext push, Config c, PushDiagnostics.Builder out) {
+        DestinationRule dr = (DestinationRule) c.spec();
+        List<String> paths = new ArrayList<>();
+        if (dr.getTrafficPolicy().getLoadBalancer().hasLocalityLbSetting()) {
+            paths.add("spec.trafficPolicy.loadBalancer.localityLbSetting");
         }
-        if (lb.hasWarmupDurationSecs()) {
-            gap.accept(at + ".warmupDurationSecs", "new endpoints get full traffic at once (no slow start)");
+        for (int i = 0; i < dr.getSubsetsCount(); i++) {
+            if (dr.getSubsets(i).getTrafficPolicy().getLoadBalancer().hasLocalityLbSetting()) {
+                paths.add("spec.subsets[" + i + "].trafficPolicy.loadBalancer.localityLbSetting");
+            }
         }
-        if (lb.hasWarmup()) {
-            gap.accept(at + ".warmup", "new endpoints get full traffic at once (no slow start)");
+        var dns = push.service(PushContext.resolve(dr.getHost(), c.namespace(), push.domainSuffix()))
+                .filter(s -> s.resolution() == Resolution.DNS_LB || s.resolution() == Resolution.DNS_ROUND_ROBIN_LB);
+        if (dns.isEmpty()) {
+            return;
+        }
+        for (String path : paths) {
+            out.add(PushMetric.DESTRULE_UNAPPLIED, name(c) + "|" + path, "DestinationRule " + name(c) + ": " + path
+                    + " is not applied to " + dns.get().hostname() + ": its resolution is DNS, so its endpoints are "
+                    + "inline in the cluster every proxy shares, with one priority");
         }
     }
 

@@ -125,6 +125,10 @@ public final class ClusterBuilder {
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
             ClusterTrafficPolicy.apply(c, policy, push.mesh());
+            if (c.getLbPolicy() != Cluster.LbPolicy.CLUSTER_PROVIDED) {
+                ClusterTrafficPolicy.loadBalancer(c, policy.getLoadBalancer());
+            }
+            LocalityLoadBalancer.applyToCluster(c, push.mesh(), policy);
             ClusterTrafficPolicy.http2(c, svc.port(o.port()).get().protocol(), policy, push.mesh());
             // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh whose
             // namespace or mesh PeerAuthentication does not DISABLE mTLS (istiod's buildAutoMtlsSettings)

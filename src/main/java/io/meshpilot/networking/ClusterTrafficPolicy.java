@@ -3,23 +3,27 @@ package io.meshpilot.networking;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UInt32Value;
+import com.google.protobuf.UInt64Value;
 import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.cluster.v3.UpstreamConnectionOptions;
 import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.RuntimeDouble;
 import io.envoyproxy.envoy.config.core.v3.TcpKeepalive;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.v3.Percent;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings;
+import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings;
 import io.meshpilot.api.networking.v1alpha3.OutlierDetection;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.config.protocol.Protocol;
+import java.util.Optional;
 
 /**
- * The connection pool and outlier detection of a (merged, see {@link TrafficPolicies}) traffic
- * policy as Envoy cluster fields, as istiod's cluster_traffic_policy applies them to sidecar and
+ * The load balancer, connection pool and outlier detection of a (merged, see
+ * {@link TrafficPolicies}) traffic policy as Envoy cluster fields, as istiod's cluster_traffic_policy applies them to sidecar and
  * gateway clusters. Zero means "unset" in Istio's int fields, so zeros leave the defaults.
  */
 public final class ClusterTrafficPolicy {
@@ -38,6 +42,70 @@ public final class ClusterTrafficPolicy {
         if (policy.hasOutlierDetection()) {
             outlierDetection(c, policy.getOutlierDetection());
         }
+    }
+
+    /**
+     * istiod's applyLoadBalancer for Envoy: the simple policy (LEAST_REQUEST when unset or
+     * LEAST_CONN) with {@code warmup} (else the deprecated {@code warmupDurationSecs}) as the
+     * slow start of ROUND_ROBIN and LEAST_REQUEST; then a consistent hash turns it into MAGLEV
+     * ({@code tableSize} when set) or RING_HASH ({@code ringHash.minimumRingSize} when set;
+     * without an algorithm, the deprecated {@code minimumRingSize}, else Envoy's 1024).
+     */
+    public static void loadBalancer(Cluster.Builder c, LoadBalancerSettings lb) {
+        switch (lb.getSimple()) {
+            case RANDOM -> c.setLbPolicy(Cluster.LbPolicy.RANDOM);
+            case ROUND_ROBIN -> {
+                c.setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN);
+                slowStart(lb).ifPresent(s -> c.setRoundRobinLbConfig(
+                        Cluster.RoundRobinLbConfig.newBuilder().setSlowStartConfig(s)));
+            }
+            default -> {
+                c.setLbPolicy(Cluster.LbPolicy.LEAST_REQUEST);
+                slowStart(lb).ifPresent(s -> c.setLeastRequestLbConfig(
+                        Cluster.LeastRequestLbConfig.newBuilder().setSlowStartConfig(s)));
+            }
+        }
+        if (!lb.hasConsistentHash()) {
+            return;
+        }
+        var hash = lb.getConsistentHash();
+        if (hash.hasMaglev()) {
+            c.setLbPolicy(Cluster.LbPolicy.MAGLEV).clearLbConfig();
+            if (hash.getMaglev().getTableSize() != 0) {
+                c.setMaglevLbConfig(Cluster.MaglevLbConfig.newBuilder()
+                        .setTableSize(UInt64Value.of(hash.getMaglev().getTableSize())));
+            }
+        } else if (hash.hasRingHash()) {
+            c.setLbPolicy(Cluster.LbPolicy.RING_HASH).clearLbConfig();
+            if (hash.getRingHash().getMinimumRingSize() != 0) {
+                c.setRingHashLbConfig(Cluster.RingHashLbConfig.newBuilder()
+                        .setMinimumRingSize(UInt64Value.of(hash.getRingHash().getMinimumRingSize())));
+            }
+        } else {
+            long size = hash.getMinimumRingSize() != 0 ? hash.getMinimumRingSize() : 1024;
+            c.setLbPolicy(Cluster.LbPolicy.RING_HASH).setRingHashLbConfig(Cluster.RingHashLbConfig.newBuilder()
+                    .setMinimumRingSize(UInt64Value.of(size)));
+        }
+    }
+
+    /**
+     * istiod's setWarmup (aggression 1, a linear ramp, and minimum weight 10%, Envoy's, when
+     * unset; the runtime key is istiod's fixed "(") or setSlowStartConfig (the window only).
+     */
+    private static Optional<Cluster.SlowStartConfig> slowStart(LoadBalancerSettings lb) {
+        if (lb.hasWarmup()) {
+            var w = lb.getWarmup();
+            return Optional.of(Cluster.SlowStartConfig.newBuilder().setSlowStartWindow(w.getDuration())
+                    .setAggression(RuntimeDouble.newBuilder()
+                            .setDefaultValue(w.hasAggression() ? w.getAggression().getValue() : 1).setRuntimeKey("("))
+                    .setMinWeightPercent(Percent.newBuilder()
+                            .setValue(w.hasMinimumPercent() ? w.getMinimumPercent().getValue() : 10))
+                    .build());
+        }
+        if (lb.hasWarmupDurationSecs()) {
+            return Optional.of(Cluster.SlowStartConfig.newBuilder().setSlowStartWindow(lb.getWarmupDurationSecs()).build());
+        }
+        return Optional.empty();
     }
 
     /**

@@ -45,19 +45,22 @@ public final class EndpointBuilder {
      */
     public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
                                                                   ProxyScope scope) {
-        return build(clusterName, push, scope, null);
+        return build(clusterName, push, scope, null, null);
     }
 
     /**
-     * The assignment of a cluster for a proxy of {@code view}: only the networks it asked to
-     * see, split by network when the mesh has east-west gateways ({@link SplitHorizonFilter}).
-     * Empty when the name is no cluster we know (a known cluster without endpoints gets an
-     * assignment with none, so proxies drop stale endpoints).
+     * The assignment of a cluster for one proxy: only the networks of {@code view} it asked to
+     * see, split by network when the mesh has east-west gateways ({@link SplitHorizonFilter});
+     * with {@code proxy} the locality load balancing of the cluster's policy
+     * ({@link LocalityLoadBalancer}) sets the priorities and weights relative to it. Empty when
+     * the name is no cluster we know (a known cluster without endpoints gets an assignment with
+     * none, so proxies drop stale endpoints).
      *
      * @param view null: every endpoint, no split by network
+     * @param proxy null: no locality load balancing
      */
-    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push,
-                                                                  ProxyScope scope, NetworkView view) {
+    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push, ProxyScope scope,
+                                                        NetworkView view, LocalityLoadBalancer.ProxyLocality proxy) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
@@ -87,6 +90,7 @@ public final class EndpointBuilder {
         }
         Map<String, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<String, Integer> weights = new TreeMap<>();
+        Map<String, List<IstioEndpoint>> members = new TreeMap<>();
         for (IstioEndpoint e : selected) {
             String key = e.locality().toString();
             LocalityLbEndpoints.Builder group = byLocality.computeIfAbsent(key, k -> LocalityLbEndpoints.newBuilder()
@@ -100,8 +104,13 @@ public final class EndpointBuilder {
                     .setLoadBalancingWeight(UInt32Value.of(weight))
                     .setMetadata(metadata(e)));
             weights.merge(key, weight, Integer::sum);
+            members.computeIfAbsent(key, k -> new ArrayList<>()).add(e);
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
+        LocalityLoadBalancer.Policy locality = proxy == null ? null : LocalityLoadBalancer.Policy.of(push, scope, o);
+        if (locality != null && locality.changesAssignment()) {
+            LocalityLoadBalancer.apply(cla, List.copyOf(members.values()), proxy, locality);
+        }
         return Optional.of(cla.build());
     }
 

@@ -8,15 +8,18 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.LocalityLoadBalancer;
 import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
- * the proxy sees, and in a mesh with east-west gateways on the proxy's network, so the
- * XdsCache shares it by cluster name, that rule and that network.
+ * the proxy sees, with locality load balancing on that rule and the proxy's locality, and in a
+ * mesh with east-west gateways on the proxy's network, so the XdsCache shares it by cluster
+ * name and those.
  */
 final class EdsGenerator implements ScopedGenerator {
     private final XdsCache cache;
@@ -30,14 +33,15 @@ final class EdsGenerator implements ScopedGenerator {
         ProxyScope scope = push.scope(proxy);
         NetworkView view = NetworkView.of(proxy);
         String networkKey = networkKey(view, push);
+        LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope) + networkKey,
-                    () -> EndpointBuilder.build(n, push, scope, view)
+            Any cla = cache.endpoints(n, ruleKey(o, push, scope, locality) + networkKey,
+                    () -> EndpointBuilder.build(n, push, scope, view, locality)
                             .map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
                 out.add(cla);
@@ -55,10 +59,20 @@ final class EdsGenerator implements ScopedGenerator {
         return Any.pack(cla);
     }
 
-    /** The cache key beside the cluster name: the DestinationRule defining a subset ("" for no subset or rule). */
-    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope) {
-        return cluster.subset().isEmpty() ? "" : push.destinationRule(cluster.host(), scope)
-                .map(c -> c.key().toString()).orElse("");
+    /**
+     * The cache key beside the cluster name: the DestinationRule defining a subset or the
+     * locality load balancing, and what of the proxy locality load balancing depends on ("" for
+     * a cluster with neither).
+     */
+    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
+                          LocalityLoadBalancer.ProxyLocality proxy) {
+        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
+        boolean perProxy = locality != null && locality.changesAssignment();
+        if (cluster.subset().isEmpty() && !perProxy) {
+            return "";
+        }
+        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
+        return perProxy ? rule + "|" + locality.cacheKey(proxy) : rule;
     }
 
     /**
@@ -71,9 +85,14 @@ final class EdsGenerator implements ScopedGenerator {
         return view.requested().isEmpty() ? key : key + "|view:" + view.requestedKey();
     }
 
-    /** Assignments depend only on the services and rules the proxy's scope sees, and on its network. */
+    /**
+     * Assignments depend on the services and rules the proxy's scope sees, on its network (see
+     * {@link #networkKey}) and, through locality load balancing, on the proxy's locality (and
+     * its labels when some rule has failover-priority labels).
+     */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push);
+        String key = push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push) + "|locality:" + proxy.locality();
+        return push.endpointsDependOnProxyLabels() ? key + "|labels:" + new TreeMap<>(proxy.labels()) : key;
     }
 }

@@ -208,16 +208,15 @@ class PushStatusTest {
                 kind: Sidecar
                 metadata: {name: default, namespace: default}
                 spec:
-                  inboundConnectionPool: {tcp: {maxConnections: 10}}
-                  egress: [{hosts: ["./*", "istio-system/*"]}]
+                  egress: [{hosts: ["./*", "istio-system/*"], captureMode: NONE}]
                 """);
-        objects.put("networking.istio.io/v1/destinationrules/default/sticky", """
+        objects.put("networking.istio.io/v1/destinationrules/default/proxied", """
                 apiVersion: networking.istio.io/v1
                 kind: DestinationRule
-                metadata: {name: sticky, namespace: default}
+                metadata: {name: proxied, namespace: default}
                 spec:
                   host: shop.example.com
-                  trafficPolicy: {loadBalancer: {consistentHash: {httpCookie: {name: user, ttl: 0s}}}}
+                  trafficPolicy: {proxyProtocol: {version: V1}}
                 """);
         objects.put("networking.istio.io/v1beta1/proxyconfigs/default/cpu", """
                 apiVersion: networking.istio.io/v1beta1
@@ -238,8 +237,8 @@ class PushStatusTest {
                 spec: {selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}}
                 """);
         Map<String, String> expected = Map.of(
-                "pilot_sidecar_unapplied", "default/default|spec.inboundConnectionPool",
-                "pilot_destrule_unapplied", "default/sticky|spec.trafficPolicy.loadBalancer.consistentHash",
+                "pilot_sidecar_unapplied", "default/default|spec.egress[0].captureMode",
+                "pilot_destrule_unapplied", "default/proxied|spec.trafficPolicy.proxyProtocol",
                 "pilot_proxyconfig_unapplied", "default/cpu",
                 "pilot_workloadgroup_unapplied", "default/vm",
                 "pilot_peerauthn_ignored", "istio-system/web");

@@ -21,9 +21,13 @@ import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * DestinationRule traffic policy on Envoy outbound clusters, each setting checked at the Envoy
@@ -500,5 +504,40 @@ class ClusterTrafficPolicyTest {
         var off = new MeshConfigLoader().defaults().toBuilder()
                 .setEnableAutoMtls(BoolValue.of(false)).build();
         assertEquals(0, cluster(80, "", false, off).getTransportSocketMatchesCount());
+    }
+
+    static Stream<Arguments> localityWeightedCases() {
+        return Stream.of(
+                Arguments.of("outlier detection alone", false, "trafficPolicy: {outlierDetection: {consecutive5xxErrors: 3}}"),
+                Arguments.of("distribute", true, """
+                        trafficPolicy:
+                          loadBalancer: {localityLbSetting: {distribute: [{from: r1/*, to: {"r1/*": 100}}]}}
+                        """),
+                Arguments.of("failover without outlier detection", false, """
+                        trafficPolicy:
+                          loadBalancer: {localityLbSetting: {failover: [{from: r1, to: r2}]}}
+                        """),
+                Arguments.of("failoverPriority with outlier detection", true, """
+                        trafficPolicy:
+                          outlierDetection: {consecutive5xxErrors: 3}
+                          loadBalancer: {localityLbSetting: {failoverPriority: [topology.kubernetes.io/zone]}}
+                        """),
+                Arguments.of("failover with outlier detection, enabled: false", false, """
+                        trafficPolicy:
+                          outlierDetection: {consecutive5xxErrors: 3}
+                          loadBalancer: {localityLbSetting: {enabled: false, failover: [{from: r1, to: r2}]}}
+                        """));
+    }
+
+    /**
+     * istiod's LocalityLBSettings.ApplyToCluster (loadbalancer.go): locality_weighted_lb_config
+     * with distribute, or with outlier detection and failover/failoverPriority rules; never
+     * for outlier detection alone (it would change how LEAST_REQUEST picks endpoints).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("localityWeightedCases")
+    void localityWeightedLbConfig(String name, boolean weighted, String rule) throws Exception {
+        destinationRule(rule);
+        assertEquals(weighted, cluster(80, "").getCommonLbConfig().hasLocalityWeightedLbConfig());
     }
 }

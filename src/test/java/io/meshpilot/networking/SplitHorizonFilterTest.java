@@ -67,7 +67,7 @@ class SplitHorizonFilterTest {
 
     static Map<String, Integer> assignment(PushContext push, String proxyNetwork) {
         ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"),
-                new NetworkView(proxyNetwork, Set.of())).orElseThrow();
+                new NetworkView(proxyNetwork, Set.of()), null).orElseThrow();
         Map<String, Integer> out = new TreeMap<>();
         for (LocalityLbEndpoints l : cla.getEndpointsList()) {
             int sum = 0;

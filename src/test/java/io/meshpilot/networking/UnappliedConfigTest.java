@@ -48,9 +48,9 @@ class UnappliedConfigTest {
                             hosts: ["./*"]
                         """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
                         "shop/default|spec.egress[0].bind", "shop/default|spec.egress[0].captureMode",
-                        "shop/default|spec.egress[0].port", "shop/default|spec.inboundConnectionPool",
+                        "shop/default|spec.egress[0].port",
                         "shop/default|spec.ingress[0].bind", "shop/default|spec.ingress[0].captureMode",
-                        "shop/default|spec.ingress[0].connectionPool", "shop/default|spec.ingress[0].tls"),
+                        "shop/default|spec.ingress[0].tls"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: DestinationRule
@@ -76,12 +76,21 @@ class UnappliedConfigTest {
                         """, "DestinationRule", "shop", "web", "pilot_destrule_unapplied",
                         "shop/web|spec.subsets[0].trafficPolicy.tunnel",
                         "shop/web|spec.trafficPolicy.connectionPool.http.useClientProtocol",
-                        "shop/web|spec.trafficPolicy.loadBalancer.consistentHash",
-                        "shop/web|spec.trafficPolicy.loadBalancer.localityLbSetting",
-                        "shop/web|spec.trafficPolicy.loadBalancer.warmupDurationSecs",
                         "shop/web|spec.trafficPolicy.portLevelSettings[0].loadBalancer.simple",
                         "shop/web|spec.trafficPolicy.proxyProtocol", "shop/web|spec.trafficPolicy.retryBudget",
                         "shop/web|spec.trafficPolicy.tls.caCrl"),
+                // applied over EDS per proxy; a DNS host's endpoints are inline in its shared cluster
+                row("""
+                        apiVersion: networking.istio.io/v1
+                        kind: DestinationRule
+                        metadata: {name: pg, namespace: other}
+                        spec:
+                          host: pg.example.com
+                          trafficPolicy:
+                            loadBalancer: {localityLbSetting: {failover: [{from: r1, to: r2}]}}
+                            outlierDetection: {consecutive5xxErrors: 5}
+                        """, "DestinationRule", "other", "pg", "pilot_destrule_unapplied",
+                        "other/pg|spec.trafficPolicy.loadBalancer.localityLbSetting"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: Gateway
@@ -94,7 +103,7 @@ class UnappliedConfigTest {
                             hosts: [shop.example.com]
                             tls: {mode: SIMPLE, credentialNames: [rsa, ecdsa], caCrl: /etc/crl.pem}
                         """, "Gateway", "shop", "gw", "pilot_gateway_unapplied",
-                        "shop/gw|spec.servers[0].bind", "shop/gw|spec.servers[0].tls.caCrl",
+                        "shop/gw|spec.servers[0].tls.caCrl",
                         "shop/gw|spec.servers[0].tls.credentialNames"),
                 row("""
                         apiVersion: networking.istio.io/v1

@@ -10,6 +10,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.GeneratedMesh;
+import io.meshpilot.networking.LocalityLoadBalancer;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -45,11 +46,15 @@ class GeneratorKeysTest {
             var scope = push.scope(V1);
             String host = GeneratedMesh.hostname(0); // has a DestinationRule with subsets v1 and v2
             String rule = EdsGenerator.ruleKey(ClusterNames.parseOutbound(
-                    ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "v1", host)), push, scope);
-            assertTrue(rule.contains("DestinationRule"), rule);
-            assertEquals("", EdsGenerator.ruleKey(ClusterNames.parseOutbound(
-                    ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "", host)), push, scope), "no subset: no rule");
-            assertEquals(new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false), scope.key());
+                    ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "v1", host)), push, scope,
+                    LocalityLoadBalancer.ProxyLocality.of(V1));
+            assertTrue(rule.startsWith("DestinationRule/") && rule.endsWith("|locality:true:"), rule);
+            // the rule's outlier detection turns locality failover on: the proxy's locality joins the key
+            assertEquals(rule, EdsGenerator.ruleKey(ClusterNames.parseOutbound(
+                    ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "", host)), push, scope,
+                    LocalityLoadBalancer.ProxyLocality.of(V1)));
+            assertEquals(scope.key() + "|locality:" + V1.locality(),
+                    new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
         }
     }
 

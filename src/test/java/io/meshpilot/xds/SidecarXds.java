@@ -12,6 +12,8 @@ import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.LocalityLoadBalancer;
+import io.meshpilot.networking.NetworkView;
 import io.meshpilot.networking.envoy.SidecarClusterBuilder;
 import io.meshpilot.networking.envoy.SidecarListenerBuilder;
 import io.meshpilot.networking.envoy.SidecarRouteBuilder;
@@ -113,7 +115,8 @@ public final class SidecarXds implements AutoCloseable {
         ProxyScope scope = push.scope(proxy);
         List<Any> endpoints = new ArrayList<>();
         for (String n : subs.edsClusters()) {
-            EndpointBuilder.build(n, push, scope).ifPresent(a -> endpoints.add(Any.pack(a)));
+            EndpointBuilder.build(n, push, scope, NetworkView.of(proxy), LocalityLoadBalancer.ProxyLocality.of(proxy))
+                    .ifPresent(a -> endpoints.add(Any.pack(a)));
         }
         return response(TypeUrls.ENDPOINT, push, endpoints);
     }

@@ -143,8 +143,13 @@ final class XdsClientScenario implements AutoCloseable {
 
     /** The xDS bootstrap of a proxyless client with this node id on the plaintext ADS port. */
     Map<String, Object> bootstrap(String nodeId) {
+        return bootstrap(port("grpc"), nodeId);
+    }
+
+    /** The xDS bootstrap of a proxyless client in locality r1/z1 with this node id on ADS port {@code adsPort}. */
+    static Map<String, Object> bootstrap(int adsPort, String nodeId) {
         return Map.of(
-                "xds_servers", List.of(Map.of("server_uri", "127.0.0.1:" + port("grpc"),
+                "xds_servers", List.of(Map.of("server_uri", "127.0.0.1:" + adsPort,
                         "channel_creds", List.of(Map.of("type", "insecure")), "server_features", List.of("xds_v3"))),
                 // grpc-js-xds insists on node.locality (grpc-java and C-core do not)
                 "node", Map.of("id", nodeId, "cluster", "client.test", "locality", Map.of("region", "r1", "zone", "z1"),

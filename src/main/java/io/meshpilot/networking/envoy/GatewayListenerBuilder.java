@@ -33,7 +33,8 @@ import java.util.Set;
 
 /**
  * LDS for gateways (istiod's buildGatewayListeners): one listener {@code 0.0.0.0_<port>}
- * per merged server port, bound to the port.
+ * per merged server port, bound to the port ({@code <bind>_<port>} on that address for servers
+ * with a {@code bind}).
  * <ul>
  *   <li>plaintext HTTP servers: one chain with a connection manager on {@code http.<port>};</li>
  *   <li>HTTPS that terminates TLS: a chain per server, matched by SNI, with the server's TLS
@@ -66,7 +67,9 @@ public final class GatewayListenerBuilder {
         SecurityFilters security = SecurityFilters.forProxy(proxy, push);
         ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
         for (MergedGateway.ServerPort port : merged.ports()) {
-            String name = EnvoyFilters.WILDCARD + "_" + port.number();
+            // istiod's buildGatewayListeners: a server's bind replaces the wildcard address
+            String address = port.bind().isEmpty() ? EnvoyFilters.WILDCARD : port.bind();
+            String name = address + "_" + port.number();
             List<FilterChain> chains = new ArrayList<>();
             if (port.http()) {
                 chains.add(FilterChain.newBuilder()
@@ -91,7 +94,7 @@ public final class GatewayListenerBuilder {
                 continue;
             }
             Listener.Builder l = Listener.newBuilder().setName(name)
-                    .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, port.number()))
+                    .setAddress(EnvoyFilters.address(address, port.number()))
                     .setTrafficDirection(TrafficDirection.OUTBOUND)
                     .addAllFilterChains(chains);
             if (chains.stream().anyMatch(c -> c.getFilterChainMatch().getServerNamesCount() > 0

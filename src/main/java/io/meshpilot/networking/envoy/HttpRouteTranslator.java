@@ -37,14 +37,17 @@ import io.meshpilot.api.networking.v1alpha3.HTTPRouteDestination;
 import io.meshpilot.api.networking.v1alpha3.Headers;
 import io.meshpilot.api.networking.v1alpha3.Percent;
 import io.meshpilot.api.networking.v1alpha3.StringMatch;
+import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.networking.ConsistentHashing;
 import io.meshpilot.networking.grpcgen.GrpcStatus;
 import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -255,6 +258,7 @@ public final class HttpRouteTranslator {
         if (in.getRouteCount() == 1) {
             HTTPRouteDestination d = in.getRoute(0);
             action.setCluster(cluster(d.getDestination(), ctx));
+            hashPolicy(d.getDestination(), ctx).ifPresent(action::addHashPolicy);
             if (d.hasHeaders()) {
                 String a = applyHeaders(d.getHeaders(), out);
                 if (!a.isEmpty() && !action.hasHostRewriteLiteral()) {
@@ -278,6 +282,7 @@ public final class HttpRouteTranslator {
                     }
                 }
                 wc.addClusters(cw);
+                hashPolicy(d.getDestination(), ctx).ifPresent(action::addHashPolicy);
             }
             action.setWeightedClusters(wc);
         }
@@ -286,6 +291,16 @@ public final class HttpRouteTranslator {
             action.setRetryPolicy(retry);
         }
         return action;
+    }
+
+    /** The hash policy of the destination's DestinationRule (istiod's LookupHash), when the context has a push. */
+    private static Optional<RouteAction.HashPolicy> hashPolicy(Destination d, Context ctx) {
+        if (ctx.push() == null) {
+            return Optional.empty();
+        }
+        String host = PushContext.resolve(d.getHost(), ctx.vsNamespace(), ctx.domainSuffix());
+        return ConsistentHashing.hashPolicy(ConsistentHashing.forDestination(ctx.push(),
+                ProxyScope.of(ctx.proxyNamespace()), host, d.getSubset(), d.hasPort() ? d.getPort().getNumber() : 0));
     }
 
     /** istiod's cluster for a destination: its port, else the listener port. */

@@ -18,8 +18,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The servers of every Gateway that selects one router proxy, grouped by port (istiod's
- * MergeGateways). A port carries either plaintext HTTP servers, which share the route
+ * The servers of every Gateway that selects one router proxy, grouped by port and bind
+ * address (istiod's MergeGateways; a bound server's route names end in {@code .<bind>}). A port carries either plaintext HTTP servers, which share the route
  * configuration {@code http.<port>}, or TLS/TCP servers, which get one filter chain each
  * (HTTPS servers that terminate TLS have their own route configuration
  * {@code https.<port>.<portName>.<gateway>.<namespace>}). A server that does not fit the
@@ -84,14 +84,24 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
         }
     }
 
-    /** The servers on one port; {@code http} when they are plaintext HTTP servers sharing {@code http.<port>}. */
-    public record ServerPort(int number, boolean http, List<GatewayServer> servers) {
+    /**
+     * The servers on one port and bind address ({@code bind} "" for the wildcard); {@code http}
+     * when they are plaintext HTTP servers sharing {@code http.<port>[.<bind>]}.
+     */
+    public record ServerPort(int number, String bind, boolean http, List<GatewayServer> servers) {
         public ServerPort {
             servers = List.copyOf(servers);
         }
 
         public String httpRouteName() {
-            return MergedGateway.httpRouteName(number);
+            return MergedGateway.httpRouteName(number, bind);
+        }
+    }
+
+    /** Where servers merge: istiod's ServerPort is the listener port and the server's bind address. */
+    private record PortKey(int number, String bind) {
+        String describe() {
+            return bind.isEmpty() ? String.valueOf(number) : number + " on " + bind;
         }
     }
 
@@ -101,13 +111,18 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
         return slash < 0 ? serverHost : serverHost.substring(slash + 1);
     }
 
-    public static String httpRouteName(int port) {
-        return "http." + port;
+    /** istiod's gatewayRDSRouteName for plaintext HTTP: {@code http.<port>}, {@code .<bind>} when bound. */
+    public static String httpRouteName(int port, String bind) {
+        return "http." + port + bindSuffix(bind);
     }
 
-    /** istiod's route name for an HTTPS server that terminates TLS. */
-    public static String httpsRouteName(int port, String portName, String gatewayName, String namespace) {
-        return "https." + port + "." + portName + "." + gatewayName + "." + namespace;
+    /** istiod's route name for an HTTPS server that terminates TLS ({@code .<bind>} when bound). */
+    public static String httpsRouteName(int port, String portName, String gatewayName, String namespace, String bind) {
+        return "https." + port + "." + portName + "." + gatewayName + "." + namespace + bindSuffix(bind);
+    }
+
+    private static String bindSuffix(String bind) {
+        return bind.isEmpty() ? "" : "." + bind;
     }
 
     public boolean isEmpty() {
@@ -139,9 +154,9 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
 
     /** Merges the Gateways that select {@code proxy}, oldest first. */
     public static MergedGateway of(Proxy proxy, PushContext push) {
-        Map<Integer, List<GatewayServer>> byPort = new LinkedHashMap<>();
-        Map<Integer, Boolean> httpPort = new LinkedHashMap<>();
-        Map<Integer, Set<String>> tlsHosts = new HashMap<>();
+        Map<PortKey, List<GatewayServer>> byPort = new LinkedHashMap<>();
+        Map<PortKey, Boolean> httpPort = new LinkedHashMap<>();
+        Map<PortKey, Set<String>> tlsHosts = new HashMap<>();
         List<String> rejected = new ArrayList<>();
         // istiod's resolvePorts: a server port the gateway's own service maps to a target port listens there
         Map<Integer, Integer> targetPorts = new HashMap<>();
@@ -156,29 +171,31 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
             String key = c.namespace() + "/" + c.name();
             for (Server server : gw.getServersList()) {
                 int number = targetPorts.getOrDefault(server.getPort().getNumber(), server.getPort().getNumber());
+                PortKey at = new PortKey(number, server.getBind());
                 Protocol protocol = Protocol.parse(server.getPort().getProtocol());
                 boolean plainHttp = protocol.isHttp();
                 List<String> hosts = hosts(server, c.namespace());
-                String routeName = plainHttp ? httpRouteName(number) : null;
+                String routeName = plainHttp ? httpRouteName(number, server.getBind()) : null;
                 GatewayServer gs = new GatewayServer(key, c.namespace(), server, routeName, hosts);
                 if (gs.terminatesHttps()) {
                     gs = new GatewayServer(key, c.namespace(), server,
-                            httpsRouteName(number, server.getPort().getName(), c.name(), c.namespace()), hosts);
+                            httpsRouteName(number, server.getPort().getName(), c.name(), c.namespace(), server.getBind()),
+                            hosts);
                 }
-                Boolean existing = httpPort.get(number);
+                Boolean existing = httpPort.get(at);
                 if (existing != null && existing != plainHttp) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + number + " already carries "
+                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe() + " already carries "
                             + (existing ? "plaintext HTTP" : "TLS/TCP") + " servers");
                     continue;
                 }
                 if (existing != null && !plainHttp && !server.hasTls()) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + number
+                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
                             + " already has a server and a plain TCP server cannot share it");
                     continue;
                 }
-                if (existing != null && !plainHttp && byPort.get(number).stream()
+                if (existing != null && !plainHttp && byPort.get(at).stream()
                         .anyMatch(o -> !o.server().hasTls())) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + number
+                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
                             + " already has a plain TCP server");
                     continue;
                 }
@@ -186,21 +203,21 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
                     // istiod's CheckDuplicates: two TLS servers for one host on a port would give Envoy
                     // two filter chains with the same match, and it would refuse the whole listener
                     List<String> sni = gs.sniHosts().isEmpty() ? List.of("*") : gs.sniHosts();
-                    Set<String> taken = tlsHosts.computeIfAbsent(number, n -> new HashSet<>());
+                    Set<String> taken = tlsHosts.computeIfAbsent(at, n -> new HashSet<>());
                     List<String> dup = sni.stream().filter(taken::contains).toList();
                     if (!dup.isEmpty()) {
-                        rejected.add(key + ": server " + describe(server) + " skipped: port " + number
+                        rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
                                 + " already serves " + dup);
                         continue;
                     }
                     taken.addAll(sni);
                 }
-                httpPort.put(number, plainHttp);
-                byPort.computeIfAbsent(number, n -> new ArrayList<>()).add(gs);
+                httpPort.put(at, plainHttp);
+                byPort.computeIfAbsent(at, n -> new ArrayList<>()).add(gs);
             }
         }
         List<ServerPort> ports = new ArrayList<>();
-        byPort.forEach((n, servers) -> ports.add(new ServerPort(n, httpPort.get(n), servers)));
+        byPort.forEach((at, servers) -> ports.add(new ServerPort(at.number(), at.bind(), httpPort.get(at), servers)));
         return new MergedGateway(ports, rejected);
     }
 

@@ -16,7 +16,10 @@ import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.ConnectionPoolSettings;
+import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
+import io.meshpilot.config.Config;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
@@ -71,10 +74,24 @@ public final class SidecarClusterBuilder {
     /** The inbound clusters of {@code proxy}'s own workload ports. */
     public static List<Cluster> inboundClusters(Proxy proxy, PushContext push) {
         List<Cluster> out = new ArrayList<>();
+        Config sidecar = push.scope(proxy).sidecar();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
-            out.add(inbound(p, push.mesh()));
+            out.add(inbound(p, push.mesh(), sidecar == null ? null : inboundPool((Sidecar) sidecar.spec(), p.targetPort())));
         }
         return out;
+    }
+
+    /**
+     * istiod's InboundConnectionPoolForPort: the Sidecar ingress listener's connection pool for
+     * the port, else the Sidecar's {@code inboundConnectionPool}; null for neither.
+     */
+    static ConnectionPoolSettings inboundPool(Sidecar sidecar, int port) {
+        for (var in : sidecar.getIngressList()) {
+            if (in.getPort().getNumber() == port && in.hasConnectionPool()) {
+                return in.getConnectionPool();
+            }
+        }
+        return sidecar.hasInboundConnectionPool() ? sidecar.getInboundConnectionPool() : null;
     }
 
     /**
@@ -117,11 +134,16 @@ public final class SidecarClusterBuilder {
         return c.build();
     }
 
-    static Cluster inbound(InboundPorts.InboundPort p, MeshConfig mesh) {
+    /** An inbound cluster; {@code pool} (null for none) is the Sidecar's connection pool for its port. */
+    static Cluster inbound(InboundPorts.InboundPort p, MeshConfig mesh, ConnectionPoolSettings pool) {
         String name = inboundName(p.targetPort());
         Cluster.Builder c = Cluster.newBuilder().setName(name).setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
-        ClusterTrafficPolicy.apply(c, TrafficPolicy.getDefaultInstance(), mesh);
-        c.setConnectTimeout(connectTimeout(mesh));
+        TrafficPolicy policy = pool == null ? TrafficPolicy.getDefaultInstance()
+                : TrafficPolicy.newBuilder().setConnectionPool(pool).build();
+        ClusterTrafficPolicy.apply(c, policy, mesh);
+        if (!policy.getConnectionPool().getTcp().hasConnectTimeout()) {
+            c.setConnectTimeout(connectTimeout(mesh)); // the mesh's, 10 s when it sets none
+        }
         boolean localhost = mesh.getInboundTrafficPolicy().getMode()
                 == MeshConfig.InboundTrafficPolicy.Mode.LOCALHOST;
         if (p.defaultEndpoint() != null) {

@@ -11,6 +11,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteMatch;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
+import io.meshpilot.api.networking.v1alpha3.LoadBalancerSettings.ConsistentHashLB;
 import io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
@@ -22,6 +23,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.networking.ConsistentHashing;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -96,7 +98,8 @@ public final class SidecarRouteBuilder {
                 }
             }
             if (routes == null) {
-                routes = List.of(defaultRoute(s.hostname(), port, meshRetry));
+                routes = List.of(defaultRoute(s.hostname(), port, meshRetry,
+                        ConsistentHashing.forService(push, scope, s.hostname(), port)));
             }
             pending.add(new Pending(s, routes));
         }
@@ -138,10 +141,14 @@ public final class SidecarRouteBuilder {
         return p.isHttp() || p == Protocol.UNSUPPORTED;
     }
 
-    /** istiod's default outbound route: prefix "/", no timeout, the default retry policy. */
-    static Route defaultRoute(String hostname, int port, HTTPRetry meshRetry) {
+    /**
+     * istiod's default outbound route: prefix "/", no timeout, the default retry policy, and the
+     * hash policy of the service's consistent hash ({@code hash}, null for none).
+     */
+    static Route defaultRoute(String hostname, int port, HTTPRetry meshRetry, ConsistentHashLB hash) {
         RouteAction.Builder action = RouteAction.newBuilder().setCluster(ClusterNames.outbound(port, "", hostname))
                 .setTimeout(HttpRouteTranslator.NO_TIMEOUT).setMaxGrpcTimeout(HttpRouteTranslator.NO_TIMEOUT);
+        ConsistentHashing.hashPolicy(hash).ifPresent(action::addHashPolicy);
         var retry = HttpRouteTranslator.retryPolicy(meshRetry);
         if (retry != null) {
             action.setRetryPolicy(retry);

@@ -532,4 +532,69 @@ class GatewayBuilderTest {
         assertEquals("/shop/cart", routes.get(0).getMatch().getPrefix());
         assertEquals("outbound|9080||" + PRODUCTPAGE, routes.get(0).getRoute().getCluster());
     }
+
+    /**
+     * Gateway {@code servers[].bind} as istiod's gateway builders use it: servers are merged per
+     * (port, bind) (model/gateway.go ServerPort{Number, Protocol, Bind}), each bind gets its own
+     * listener {@code <bind>_<port>} on that address (gateway.go buildGatewayListeners: "bind =
+     * port.Bind"), and route names end in {@code .<bind>} (gatewayRDSRouteName), so the same host
+     * may be served on two addresses of one port.
+     */
+    @Test
+    void eachBindHasItsListenerAndRoutes() throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: web, namespace: shop}
+                spec:
+                  hosts: [web.shop.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  resolution: STATIC
+                  ports: [{number: 80, name: http, protocol: HTTP}]
+                  endpoints: [{address: 10.1.0.1}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: gw, namespace: shop}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - {port: {number: 8080, name: http-a, protocol: HTTP}, bind: 10.0.0.5, hosts: [shop.example.com]}
+                  - {port: {number: 8080, name: http-b, protocol: HTTP}, bind: 10.0.0.6, hosts: [shop.example.com]}
+                  - {port: {number: 8080, name: http, protocol: HTTP}, hosts: [other.example.com]}
+                  - port: {number: 8443, name: https-a, protocol: HTTPS}
+                    bind: 10.0.0.5
+                    hosts: [shop.example.com]
+                    tls: {mode: SIMPLE, serverCertificate: /etc/c.pem, privateKey: /etc/k.pem}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: web, namespace: shop}
+                spec:
+                  hosts: [shop.example.com, other.example.com]
+                  gateways: [gw]
+                  http: [{route: [{destination: {host: web.shop.svc.cluster.local}}]}]
+                """);
+        PushContext push = fixture.push();
+        MergedGateway merged = MergedGateway.of(ingress, push);
+        assertEquals(List.of(), merged.rejected(), "the same host on two binds of a port is no conflict");
+        List<Listener> listeners = GatewayListenerBuilder.listeners(ingress, push, merged);
+        assertEquals(List.of("10.0.0.5_8080 10.0.0.5:8080", "10.0.0.6_8080 10.0.0.6:8080", "0.0.0.0_8080 0.0.0.0:8080",
+                        "10.0.0.5_8443 10.0.0.5:8443"),
+                listeners.stream().map(l -> l.getName() + " " + l.getAddress().getSocketAddress().getAddress() + ":"
+                        + l.getAddress().getSocketAddress().getPortValue()).toList());
+        assertEquals(Map.of("http.8080.10.0.0.5", List.of("shop.example.com:8080"),
+                        "http.8080.10.0.0.6", List.of("shop.example.com:8080"),
+                        "http.8080", List.of("other.example.com:8080"),
+                        "https.8443.https-a.gw.shop.10.0.0.5", List.of("shop.example.com:8443")),
+                Map.of("http.8080.10.0.0.5", virtualHosts("http.8080.10.0.0.5", push, merged),
+                        "http.8080.10.0.0.6", virtualHosts("http.8080.10.0.0.6", push, merged),
+                        "http.8080", virtualHosts("http.8080", push, merged),
+                        "https.8443.https-a.gw.shop.10.0.0.5", virtualHosts("https.8443.https-a.gw.shop.10.0.0.5", push, merged)));
+    }
+
+    List<String> virtualHosts(String route, PushContext push, MergedGateway merged) {
+        return GatewayRouteBuilder.build(route, ingress, push, merged).orElseThrow().getVirtualHostsList().stream()
+                .map(VirtualHost::getName).toList();
+    }
 }

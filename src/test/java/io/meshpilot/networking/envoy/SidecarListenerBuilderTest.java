@@ -36,6 +36,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -277,6 +278,40 @@ class SidecarListenerBuilderTest {
         assertEquals(Cluster.DiscoveryType.ORIGINAL_DST, clusters.get(2).getType());
         assertEquals(9444, clusters.get(2).getOriginalDstLbConfig().getUpstreamPortOverride().getValue(),
                 "0.0.0.0:<port>: the original destination address on that port");
+    }
+
+    /**
+     * istiod's buildInboundClusterForPortOrUDS: the Sidecar's connection pool replaces the
+     * inbound cluster's (SidecarScope.InboundConnectionPoolForPort: the ingress listener's for
+     * its port, else inboundConnectionPool), so the receiver has the capacity its clients get.
+     */
+    @Test
+    void sidecarConnectionPoolsSetTheInboundClustersCircuitBreakers() throws Exception {
+        apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Sidecar
+                metadata: {name: web, namespace: shop}
+                spec:
+                  workloadSelector: {labels: {app: web}}
+                  inboundConnectionPool: {tcp: {maxConnections: 10, connectTimeout: 3s}}
+                  ingress:
+                  - port: {number: 8080, protocol: HTTP, name: http}
+                    defaultEndpoint: 127.0.0.1:18080
+                    connectionPool: {http: {http1MaxPendingRequests: 5, idleTimeout: 30s}}
+                  - port: {number: 9443, protocol: TCP, name: tcp-admin}
+                    defaultEndpoint: 0.0.0.0:9444
+                  egress: [{hosts: ["./*"]}]
+                """);
+        Map<String, String> limits = new TreeMap<>();
+        for (Cluster c : SidecarClusterBuilder.inboundClusters(proxy, push())) {
+            var t = c.getCircuitBreakers().getThresholds(0);
+            limits.put(c.getName(), "connections " + Integer.toUnsignedLong(t.getMaxConnections().getValue())
+                    + " pending " + Integer.toUnsignedLong(t.getMaxPendingRequests().getValue())
+                    + " connect " + c.getConnectTimeout().getSeconds() + "s");
+        }
+        assertEquals(Map.of("inbound|8080||", "connections 4294967295 pending 5 connect 10s",
+                "inbound|9443||", "connections 10 pending 4294967295 connect 3s"), limits,
+                "the port's own pool replaces inboundConnectionPool as a whole");
     }
 
     @Test
