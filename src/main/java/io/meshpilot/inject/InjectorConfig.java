@@ -18,9 +18,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 /**
  * The {@code config} key of the {@code istio-sidecar-injector} ConfigMap: the injection
  * policy, the never/always selectors, the annotations added to every injected pod, and the
- * templates. MeshPilot renders only istiod's default {@code sidecar} template (natively); it
- * keeps the templates as the ConfigMap gives them, to tell a pod asking for another one and to
- * show them at {@code /debug/inject}.
+ * templates. MeshPilot renders istiod's {@code sidecar}, {@code gateway}, {@code grpc-agent} and
+ * {@code grpc-simple} templates natively; it keeps the templates as the ConfigMap gives them, to
+ * tell a pod asking for another one and to show them at {@code /debug/inject}.
  *
  * @param policy              {@code enabled} (inject unless a pod opts out) or {@code disabled} (only pods that opt in)
  * @param templates           the templates the ConfigMap defines, name to text ({@code templates:}, or {@code sidecar}

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -42,6 +43,10 @@ public final class SidecarInjector {
     static final String OVERRIDES = "proxy.istio.io/overrides";
     /** istiod's prefix for an error of the templates (injectPod's). */
     private static final String TEMPLATE_FAILED = "failed to run injection template: ";
+    /** The templates rendered natively; any other a pod asks for is refused by name. */
+    static final Set<String> RENDERED_TEMPLATES = Set.of(InjectorConfig.SIDECAR_TEMPLATE, GatewayTemplate.NAME,
+            GrpcTemplates.AGENT, GrpcTemplates.SIMPLE);
+    private static final String RENDERED_NAMES = "\"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\"";
     private static final ProxyConfig PROXY_DEFAULTS = new MeshConfigLoader().defaults().getDefaultConfig();
 
     /** The ConfigMap's two keys, parsed. */
@@ -122,25 +127,25 @@ public final class SidecarInjector {
                         + "\" not found; have " + String.join(", ", known), List.of());
             }
         }
-        List<String> unrendered = templates.stream().filter(t -> !t.equals(InjectorConfig.SIDECAR_TEMPLATE)).distinct()
+        List<String> unrendered = templates.stream().filter(t -> !RENDERED_TEMPLATES.contains(t)).distinct()
                 .map(t -> "\"" + t + "\"").toList();
         if (!unrendered.isEmpty()) {
             return new Outcome(Kind.UNSUPPORTED_TEMPLATE, null, TEMPLATE_FAILED + "MeshPilot does not render the injection "
                     + (unrendered.size() == 1 ? "template " : "templates ") + String.join(", ", unrendered)
-                    + " (it renders only istiod's default \"sidecar\" template)", List.of());
+                    + " (it renders istiod's " + RENDERED_NAMES + " templates)", List.of());
         }
         // the patch is made from the pod without managedFields and with its namespace, as istiod's:
         // it leaves both alone in the stored pod
         JsonObject patchBase = pod.deepCopy();
         try {
-            JsonObject injected = injected(pod, s, path);
+            JsonObject injected = injected(pod, s, path, templates.stream().distinct().toList());
             return new Outcome(Kind.INJECTED, PodPatch.diff(patchBase, injected), "injected", List.of());
         } catch (IllegalArgumentException e) {
             return new Outcome(Kind.FAILED, null, "Pod injection failed: " + e.getMessage(), List.of());
         }
     }
 
-    private JsonObject injected(JsonObject pod, Settings s, String path) {
+    private JsonObject injected(JsonObject pod, Settings s, String path, List<String> templates) {
         MeshConfig m = mesh.get();
         Map<String, String> annotations = Pods.stringMap(pod, "metadata", "annotations");
         InjectionAnnotations.check(annotations);
@@ -150,18 +155,30 @@ public final class SidecarInjector {
         strip(pod, meshStatusPort);
         annotations = Pods.stringMap(pod, "metadata", "annotations");
         InjectionValues values = s.values();
-        SidecarTemplate template = new SidecarTemplate(new SidecarTemplate.Input(pod, values,
+        SidecarTemplate.Input input = new SidecarTemplate.Input(pod, values,
                 proxyConfig.getProxyMetadataMap(), proxyConfigJson(proxyConfig), proxyConfig.getInterceptionMode().name(),
                 proxyConfig.hasHoldApplicationUntilProxyStarts() && proxyConfig.getHoldApplicationUntilProxyStarts().getValue(),
                 m.getTrustDomain(), m.getInboundTrafficPolicy().getMode().name().equals("LOCALHOST"), nativeSidecars,
-                revision, deployMeta(pod)));
-        JsonObject templatePod = template.render();
+                revision, deployMeta(pod));
+        SidecarTemplate sidecar = new SidecarTemplate(input);
+        JsonObject templatePod = null;
+        for (String name : templates) {
+            JsonObject rendered = switch (name) {
+                case InjectorConfig.SIDECAR_TEMPLATE -> sidecar.render();
+                case GatewayTemplate.NAME -> new GatewayTemplate(input).render();
+                case GrpcTemplates.AGENT -> new GrpcTemplates(input).renderAgent();
+                case GrpcTemplates.SIMPLE -> new GrpcTemplates(input).renderSimple();
+                default -> throw new IllegalStateException("template " + name + " has no renderer");
+            };
+            templatePod = templatePod == null ? rendered : combine(templatePod, rendered);
+        }
+        boolean nativeSidecar = templates.contains(InjectorConfig.SIDECAR_TEMPLATE) && sidecar.nativeSidecar();
         JsonObject userProxy = Pods.named(Pods.array(pod, "containers"), SidecarTemplate.PROXY);
         if (userProxy == null) {
             userProxy = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
         }
         userProxy = userProxy == null ? null : userProxy.deepCopy();
-        merge(pod, templatePod, template.nativeSidecar());
+        merge(pod, templatePod, nativeSidecar);
         adjustInitContainerUser(pod, userProxy, proxyConfig.getInterceptionMode().name().equals("TPROXY")
                 || "TPROXY".equals(annotations.get("sidecar.istio.io/interceptionMode")));
 
@@ -169,6 +186,12 @@ public final class SidecarInjector {
         String network = SidecarTemplate.firstNonEmpty(proxyEnvs.get("ISTIO_META_NETWORK"), values.string("global.network"));
         network = Pods.stringMap(pod, "metadata", "labels").getOrDefault("topology.istio.io/network", network);
         JsonObject proxy = proxyContainer(pod);
+        if (proxy == null) {
+            // grpc-simple: no agent, so no cluster, network or probe settings; the metrics annotations as for any pod
+            prometheusMerge(pod, null, m, meshStatusPort);
+            finish(pod, s, templatePod, proxyConfig, values);
+            return pod;
+        }
         if (proxyEnvs.containsKey("ISTIO_META_CLUSTER_ID")) {
             setEnv(proxy, "ISTIO_META_CLUSTER_ID", proxyEnvs.get("ISTIO_META_CLUSTER_ID"));
         }
@@ -177,7 +200,8 @@ public final class SidecarInjector {
         }
         prometheusMerge(pod, proxy, m, meshStatusPort);
         boolean rewrite = values.truthy("sidecarInjectorWebhook.rewriteAppHTTPProbe");
-        String rewriteAnnotation = annotations.get("sidecar.istio.io/rewriteAppHTTPProbers");
+        // read after the merge: the gRPC templates turn the rewrite off with this annotation
+        String rewriteAnnotation = Pods.stringMap(pod, "metadata", "annotations").get("sidecar.istio.io/rewriteAppHTTPProbers");
         if (rewriteAnnotation != null && (rewriteAnnotation.equalsIgnoreCase("true") || rewriteAnnotation.equalsIgnoreCase("false"))) {
             rewrite = Boolean.parseBoolean(rewriteAnnotation);
         }
@@ -194,13 +218,46 @@ public final class SidecarInjector {
         if (!network.isEmpty() && (proxyEnvs.containsKey("ISTIO_META_NETWORK") || !values.string("global.network").isEmpty())) {
             podLabels.addProperty("topology.istio.io/network", network);
         }
+        finish(pod, s, templatePod, proxyConfig, values);
+        return pod;
+    }
+
+    /** The status annotation, the configured annotations and istiod's container order. */
+    private void finish(JsonObject pod, Settings s, JsonObject templatePod, ProxyConfig proxyConfig, InjectionValues values) {
         JsonObject podAnnotations = Pods.object(pod, "metadata", "annotations");
         podAnnotations.addProperty(STATUS, status(templatePod));
         s.config().injectedAnnotations().forEach(podAnnotations::addProperty);
         boolean hold = proxyConfig.getHoldApplicationUntilProxyStarts().getValue()
                 || values.truthy("global.proxy.holdApplicationUntilProxyStarts");
         reorder(pod, hold);
-        return pod;
+    }
+
+    /** Several templates (inject.istio.io/templates: a,b) laid one over the other, as istiod overlays their output. */
+    private static JsonObject combine(JsonObject first, JsonObject next) {
+        JsonObject out = first.deepCopy();
+        for (String part : List.of("labels", "annotations")) {
+            JsonObject into = Pods.object(out, "metadata", part);
+            Pods.object(next, "metadata", part).entrySet().forEach(e -> into.add(e.getKey(), e.getValue()));
+        }
+        JsonObject spec = Pods.object(out, "spec");
+        for (var e : Pods.object(next, "spec").entrySet()) {
+            JsonElement mine = spec.get(e.getKey());
+            if (mine != null && mine.isJsonArray() && e.getValue().isJsonArray()) {
+                for (JsonElement item : e.getValue().getAsJsonArray()) {
+                    JsonObject same = Pods.named(mine.getAsJsonArray(), Pods.string(item.getAsJsonObject(), "name"));
+                    if (same == null) {
+                        mine.getAsJsonArray().add(item);
+                    } else {
+                        overlay(same, item.getAsJsonObject());
+                    }
+                }
+            } else if (mine != null && mine.isJsonObject() && e.getValue().isJsonObject()) {
+                overlay(mine.getAsJsonObject(), e.getValue().getAsJsonObject());
+            } else {
+                spec.add(e.getKey(), e.getValue());
+            }
+        }
+        return out;
     }
 
     private static int parsePort(String s) {
@@ -365,7 +422,7 @@ public final class SidecarInjector {
         }
         String path = prometheus(annotations, "path");
         String port = prometheus(annotations, "port");
-        if (scrape != null || path != null || port != null) {
+        if (proxy != null && (scrape != null || path != null || port != null)) {
             JsonObject conf = new JsonObject();
             conf.addProperty("scrape", scrape == null ? "" : scrape);
             conf.addProperty("path", path == null ? "" : path);
@@ -428,7 +485,7 @@ public final class SidecarInjector {
                         recorded.add("resources", new JsonObject()); // as Go writes a Container
                     }
                     canonicalResources(recorded);
-                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(recorded);
+                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(inGoFieldOrder(recorded));
                     JsonObject merged = overlay(c.getAsJsonObject().deepCopy(), override);
                     canonicalResources(merged);
                     for (int i = 0; i < list.size(); i++) {
@@ -447,6 +504,10 @@ public final class SidecarInjector {
                 }
             }
             annotations.addProperty(OVERRIDES, o.toString());
+        }
+        if (tspec.has("securityContext")) {
+            // the gateway template's pod security context (its unprivileged-port sysctl) over the pod's own
+            overlay(Pods.object(spec, "securityContext"), tspec.getAsJsonObject("securityContext"));
         }
         for (String field : new String[] {"volumes", "imagePullSecrets"}) {
             JsonArray added = tspec.has(field) ? tspec.getAsJsonArray(field) : new JsonArray();
@@ -471,6 +532,19 @@ public final class SidecarInjector {
             }
             spec.add(field, list);
         }
+    }
+
+    /** A Container's fields in the order Go's encoding/json writes corev1.Container (the overrides annotation's text is istiod's). */
+    private static final List<String> GO_CONTAINER_FIELDS = List.of("name", "image", "command", "args", "workingDir", "ports",
+            "envFrom", "env", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts",
+            "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+            "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty");
+
+    private static JsonObject inGoFieldOrder(JsonObject container) {
+        JsonObject ordered = new JsonObject();
+        GO_CONTAINER_FIELDS.stream().filter(container::has).forEach(f -> ordered.add(f, container.get(f)));
+        container.entrySet().stream().filter(e -> !ordered.has(e.getKey())).forEach(e -> ordered.add(e.getKey(), e.getValue()));
+        return ordered;
     }
 
     /** The API server stores quantities canonically ({@code 3000m} as {@code 3}); so do the injected containers. */
@@ -577,7 +651,7 @@ public final class SidecarInjector {
         if (c == null) {
             c = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
         }
-        if (!c.has("env")) {
+        if (c != null && !c.has("env")) {
             c.add("env", new JsonArray());
         }
         return c;
