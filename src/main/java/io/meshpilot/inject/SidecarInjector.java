@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -47,6 +48,12 @@ public final class SidecarInjector {
     static final Set<String> RENDERED_TEMPLATES = Set.of(InjectorConfig.SIDECAR_TEMPLATE, GatewayTemplate.NAME,
             GrpcTemplates.AGENT, GrpcTemplates.SIMPLE);
     private static final String RENDERED_NAMES = "\"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\"";
+    private static final String SCRAPE_TARGETS = "prometheus_istio_io_scrape_targets";
+    /** The data plane's own ports, never a scrape target (pilot-agent's istioReservedPorts). */
+    private static final Map<String, String> ISTIO_RESERVED_PORTS = Map.of("15000", "Envoy admin",
+            "15001", "outbound traffic capture", "15004", "pilot debug", "15006", "inbound traffic capture",
+            "15008", "HBONE tunnel", "15020", "pilot-agent status / merged Prometheus", "15021", "Envoy health",
+            "15053", "DNS proxy", "15090", "Envoy Prometheus (already merged)");
     private static final ProxyConfig PROXY_DEFAULTS = new MeshConfigLoader().defaults().getDefaultConfig();
 
     /** The ConfigMap's two keys, parsed. */
@@ -159,7 +166,7 @@ public final class SidecarInjector {
                 proxyConfig.getProxyMetadataMap(), proxyConfigJson(proxyConfig), proxyConfig.getInterceptionMode().name(),
                 proxyConfig.hasHoldApplicationUntilProxyStarts() && proxyConfig.getHoldApplicationUntilProxyStarts().getValue(),
                 m.getTrustDomain(), m.getInboundTrafficPolicy().getMode().name().equals("LOCALHOST"), nativeSidecars,
-                revision, deployMeta(pod));
+                revision, deployMeta(pod), OtelResourceAttributes.of(m, pod, deployMeta(pod).namespace()));
         SidecarTemplate sidecar = new SidecarTemplate(input);
         JsonObject templatePod = null;
         for (String name : templates) {
@@ -192,12 +199,16 @@ public final class SidecarInjector {
             finish(pod, s, templatePod, proxyConfig, values);
             return pod;
         }
-        if (proxyEnvs.containsKey("ISTIO_META_CLUSTER_ID")) {
-            setEnv(proxy, "ISTIO_META_CLUSTER_ID", proxyEnvs.get("ISTIO_META_CLUSTER_ID"));
+        Map<String, String> clusterEnvs = new TreeMap<>();
+        String cluster = SidecarTemplate.firstNonEmpty(proxyEnvs.get("ISTIO_META_CLUSTER_ID"),
+                values.string("global.multiCluster.clusterName"));
+        if (!cluster.isEmpty()) {
+            clusterEnvs.put("ISTIO_META_CLUSTER_ID", cluster);
         }
         if (!network.isEmpty()) {
-            setEnv(proxy, "ISTIO_META_NETWORK", network);
+            clusterEnvs.put("ISTIO_META_NETWORK", network);
         }
+        updateClusterEnvs(proxy, clusterEnvs);
         prometheusMerge(pod, proxy, m, meshStatusPort);
         boolean rewrite = values.truthy("sidecarInjectorWebhook.rewriteAppHTTPProbe");
         // read after the merge: the gRPC templates turn the rewrite off with this annotation
@@ -305,7 +316,8 @@ public final class SidecarInjector {
             }
         }
         try {
-            return JsonFormat.printer().omittingInsignificantWhitespace().print(b.build());
+            // map keys (proxyMetadata) sorted, as istiod's Go marshalling writes them
+            return JsonFormat.printer().omittingInsignificantWhitespace().sortingMapKeys().print(b.build());
         } catch (InvalidProtocolBufferException e) {
             return "{}";
         }
@@ -398,9 +410,61 @@ public final class SidecarInjector {
         for (String k : new ArrayList<>(annotations.keySet())) {
             String sanitized = k.replaceAll("[^a-zA-Z0-9_]", "_");
             if (sanitized.equals("prometheus_io_port") || sanitized.equals("prometheus_io_path")
-                    || sanitized.equals("prometheus_io_scrape")) {
+                    || sanitized.equals("prometheus_io_scrape") || sanitized.equals(SCRAPE_TARGETS)) {
                 annotations.remove(k);
             }
+        }
+    }
+
+    /**
+     * {@code prometheus.istio.io/scrape-targets} ({@code port:path,...}, the path /metrics when
+     * left out) as the agent reads it; an entry without a port makes the whole annotation
+     * ignored, as istiod warns and ignores it.
+     */
+    private static JsonArray scrapeTargets(JsonObject annotations) {
+        JsonArray targets = new JsonArray();
+        for (var e : annotations.entrySet()) {
+            if (!e.getKey().replaceAll("[^a-zA-Z0-9_]", "_").equals(SCRAPE_TARGETS)) {
+                continue;
+            }
+            for (String entry : e.getValue().getAsString().split(",")) {
+                if (entry.isBlank()) {
+                    continue;
+                }
+                String[] parts = entry.strip().split(":", 2);
+                if (parts[0].isBlank()) {
+                    LOG.log(System.Logger.Level.WARNING, "failed to parse " + e.getKey() + " annotation: empty port in scrape target \""
+                            + entry.strip() + "\"");
+                    return new JsonArray();
+                }
+                JsonObject t = new JsonObject();
+                t.addProperty("port", parts[0].strip());
+                t.addProperty("path", parts.length == 2 && !parts[1].isBlank() ? parts[1].strip() : "/metrics");
+                targets.add(t);
+            }
+        }
+        return targets;
+    }
+
+    /** A port the agent is to scrape: a number, not the agent's own port, not one the data plane owns. */
+    private static void checkScrapePort(String prefix, String what, String port, String agentPort) {
+        int n;
+        try {
+            n = Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            n = 0;
+        }
+        if (n < 1 || n > 65535) {
+            throw new IllegalArgumentException(prefix + "invalid " + what + " \"" + port + "\"");
+        }
+        String canonical = Integer.toString(n);
+        if (canonical.equals(agentPort)) {
+            throw new IllegalArgumentException(prefix + what + " " + port + " conflicts with agent port");
+        }
+        String reserved = ISTIO_RESERVED_PORTS.get(canonical);
+        if (reserved != null) {
+            throw new IllegalArgumentException(prefix + what + " " + port + " is reserved for Istio (" + reserved
+                    + ") and cannot be scraped");
         }
     }
 
@@ -422,11 +486,26 @@ public final class SidecarInjector {
         }
         String path = prometheus(annotations, "path");
         String port = prometheus(annotations, "port");
-        if (proxy != null && (scrape != null || path != null || port != null)) {
+        JsonArray targets = scrapeTargets(annotations);
+        if (!targets.isEmpty()) {
+            // agents that do not know targets still scrape the first one
+            port = targets.get(0).getAsJsonObject().get("port").getAsString();
+            path = targets.get(0).getAsJsonObject().get("path").getAsString();
+            for (JsonElement t : targets) {
+                checkScrapePort("invalid prometheus scrape targets: ", "target port",
+                        t.getAsJsonObject().get("port").getAsString(), target);
+            }
+        } else if (port != null && !port.isEmpty()) {
+            checkScrapePort("invalid prometheus scrape configuration: ", "port", port, target);
+        }
+        if (proxy != null && (scrape != null || path != null || port != null || !targets.isEmpty())) {
             JsonObject conf = new JsonObject();
             conf.addProperty("scrape", scrape == null ? "" : scrape);
             conf.addProperty("path", path == null ? "" : path);
             conf.addProperty("port", port == null ? "" : port);
+            if (!targets.isEmpty()) {
+                conf.add("targets", targets);
+            }
             proxy.getAsJsonArray("env").add(SidecarTemplate.env("ISTIO_PROMETHEUS_ANNOTATIONS", conf.toString()));
         }
         clearPrometheus(annotations);
@@ -485,7 +564,7 @@ public final class SidecarInjector {
                         recorded.add("resources", new JsonObject()); // as Go writes a Container
                     }
                     canonicalResources(recorded);
-                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(inGoFieldOrder(recorded));
+                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(GoFieldOrder.container(recorded));
                     JsonObject merged = overlay(c.getAsJsonObject().deepCopy(), override);
                     canonicalResources(merged);
                     for (int i = 0; i < list.size(); i++) {
@@ -532,19 +611,6 @@ public final class SidecarInjector {
             }
             spec.add(field, list);
         }
-    }
-
-    /** A Container's fields in the order Go's encoding/json writes corev1.Container (the overrides annotation's text is istiod's). */
-    private static final List<String> GO_CONTAINER_FIELDS = List.of("name", "image", "command", "args", "workingDir", "ports",
-            "envFrom", "env", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts",
-            "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
-            "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty");
-
-    private static JsonObject inGoFieldOrder(JsonObject container) {
-        JsonObject ordered = new JsonObject();
-        GO_CONTAINER_FIELDS.stream().filter(container::has).forEach(f -> ordered.add(f, container.get(f)));
-        container.entrySet().stream().filter(e -> !ordered.has(e.getKey())).forEach(e -> ordered.add(e.getKey(), e.getValue()));
-        return ordered;
     }
 
     /** The API server stores quantities canonically ({@code 3000m} as {@code 3}); so do the injected containers. */
@@ -657,15 +723,11 @@ public final class SidecarInjector {
         return c;
     }
 
-    private static void setEnv(JsonObject container, String name, String value) {
+    /** istiod's updateClusterEnvs: the cluster and network variables moved to the end of the proxy's env, by name. */
+    private static void updateClusterEnvs(JsonObject container, Map<String, String> envs) {
         JsonArray env = container.getAsJsonArray("env");
-        JsonObject e = Pods.named(env, name);
-        if (e != null) {
-            e.remove("valueFrom");
-            e.addProperty("value", value);
-        } else {
-            env.add(SidecarTemplate.env(name, value));
-        }
+        envs.keySet().forEach(name -> Pods.removeNamed(env, name));
+        envs.forEach((name, value) -> env.add(SidecarTemplate.env(name, value)));
     }
 
     /** istiod's status annotation: what the template injected, for a later re-injection to remove. */

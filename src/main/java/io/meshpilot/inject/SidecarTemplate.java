@@ -22,6 +22,7 @@ final class SidecarTemplate {
     static final String PROXY = "istio-proxy";
     static final String INIT = "istio-init";
     static final String VALIDATION = "istio-validation";
+    private static final String MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks";
 
     /** Who owns the pod, as istiod's GetDeployMetaFromPod finds it. */
     record DeployMeta(String name, String namespace, String apiVersion, String kind) {
@@ -37,10 +38,11 @@ final class SidecarTemplate {
      * @param holdApplication  the proxy config's holdApplicationUntilProxyStarts
      * @param trustDomain      the mesh's trust domain
      * @param localhostInbound whether the mesh's inbound traffic policy is LOCALHOST
+     * @param otelResourceAttributes the sidecar's OTEL_RESOURCE_ATTRIBUTES, "" for none
      */
     record Input(JsonObject pod, InjectionValues values, Map<String, String> proxyMetadata, String proxyConfigJson,
                  String interceptionMode, boolean holdApplication, String trustDomain, boolean localhostInbound,
-                 boolean nativeSidecars, String revision, DeployMeta deploy) {
+                 boolean nativeSidecars, String revision, DeployMeta deploy, String otelResourceAttributes) {
     }
 
     private final Input in;
@@ -188,8 +190,11 @@ final class SidecarTemplate {
         return a;
     }
 
-    /** The CNI plugin reads the redirection settings from these annotations. */
+    /** The CNI plugin reads the redirection settings from these annotations; multus learns of istio-cni from its own. */
     private void cniAnnotations(JsonObject a) {
+        if (v.string("pilot.cni.provider").equals("multus")) {
+            a.addProperty(MULTUS_NETWORKS, appendMultusNetwork(annotations.getOrDefault(MULTUS_NETWORKS, ""), "default/istio-cni"));
+        }
         a.addProperty("sidecar.istio.io/interceptionMode", interceptionMode());
         putIfNotEmpty(a, "traffic.sidecar.istio.io/includeOutboundIPRanges", annotation(
                 "traffic.sidecar.istio.io/includeOutboundIPRanges", v.string("global.proxy.includeIPRanges")));
@@ -213,6 +218,43 @@ final class SidecarTemplate {
                 "traffic.sidecar.istio.io/excludeInterfaces")) {
             putIfNotEmpty(a, k, annotations.getOrDefault(k, ""));
         }
+    }
+
+    /**
+     * The multus networks annotation with istio-cni's network added unless there: a JSON list gets
+     * an object before its closing bracket, a plain list {@code , ns/name} (istiod's appendMultusNetwork).
+     */
+    static String appendMultusNetwork(String existing, String network) {
+        if (existing.isEmpty()) {
+            return network;
+        }
+        int slash = network.indexOf('/');
+        String ns = slash < 0 ? "" : network.substring(0, slash);
+        String name = network.substring(slash + 1);
+        int close = existing.lastIndexOf(']');
+        if (close >= 0) {
+            JsonArray networks;
+            try {
+                networks = JsonParser.parseString(existing).getAsJsonArray();
+            } catch (RuntimeException e) {
+                return existing; // not JSON: istiod leaves it as it is
+            }
+            for (JsonElement n : networks) {
+                JsonObject o = n.isJsonObject() ? n.getAsJsonObject() : new JsonObject();
+                if (name.equals(Pods.string(o, "name")) && ns.equals(Pods.string(o, "namespace"))) {
+                    return existing;
+                }
+            }
+            String entry = ns.isEmpty() ? ", {\"name\": \"" + name + "\"}"
+                    : ", {\"name\": \"" + name + "\", \"namespace\": \"" + ns + "\"}";
+            return existing.substring(0, close) + entry + existing.substring(close);
+        }
+        for (String n : existing.split(",")) {
+            if (n.strip().equals(network)) {
+                return existing;
+            }
+        }
+        return existing + ", " + network;
     }
 
     private static void putIfNotEmpty(JsonObject o, String k, String value) {
@@ -513,6 +555,11 @@ final class SidecarTemplate {
         env.add(env("ISTIO_META_APP_CONTAINERS", String.join(",", appContainers())));
         env.add(resourceRef("GOMEMLIMIT", "limits.memory"));
         identityEnv(env, true, firstNonEmpty(labels.get("service.istio.io/workload-name"), in.deploy().name()), true);
+        if (!in.otelResourceAttributes().isEmpty()) {
+            // before the proxy metadata (istiod's template order)
+            int metadata = env.size() - in.proxyMetadata().size();
+            env.asList().add(metadata, env("OTEL_RESOURCE_ATTRIBUTES", in.otelResourceAttributes()));
+        }
         return env;
     }
 

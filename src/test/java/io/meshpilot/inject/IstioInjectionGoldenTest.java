@@ -47,27 +47,22 @@ class IstioInjectionGoldenTest {
 
     /** The cases MeshPilot's injection does not match yet, and why (docs/KUBERNETES.md lists them too). */
     static final Map<String, String> NOT_MATCHED = Map.ofEntries(
-            entry("custom-template.yaml.injected", "the custom template is Go template text; MeshPilot does not interpret Go templates"),
-            entry("gateway-spire.yaml.injected", "the gateway template and templates from values are not rendered"),
-            entry("sidecar-spire.yaml.injected", "templates from values (sidecarInjectorWebhook.templates) are not rendered"),
-            entry("hello-cncf-networks.yaml.injected", "the multus network annotation is not written"),
-            entry("hello-existing-cncf-networks.yaml.injected", "the multus network annotation is not written"),
-            entry("hello-existing-cncf-networks-json.yaml.injected", "the multus network annotation is not written"),
-            entry("hello-fips-140-3.yaml.injected", "COMPLIANCE_POLICY is not read"),
-            entry("hello-openshift.yaml.injected", "OpenShift's UID range from the namespace annotation is not read"),
-            entry("hello-openshift-custom-injection.yaml.injected", "OpenShift's UID range from the namespace annotation is not read"),
-            entry("hello-otel-semconv.yaml.injected", "OTEL_RESOURCE_ATTRIBUTES is not written"),
-            entry("hello-multiport-metrics.yaml.injected", "prometheus.istio.io/scrape-targets is neither merged nor cleared"),
-            entry("hello.yaml.cni.injected", "ISTIO_META_NETWORK comes after the template's env instead of in its place"),
-            entry("merge-probers.yaml.injected", "a re-injection drops the existing proxy's extra args"),
-            entry("proxy-override.yaml.injected", "proxy.istio.io/overrides fields not in Go's Container order"),
-            entry("proxy-resources-null.yaml.injected", "a Helm null in values does not remove the chart default"),
-            entry("proxy-resources-null-no-init.yaml.injected", "a Helm null in values does not remove the chart default"),
-            entry("proxy-resources-memory-null.yaml.injected", "a Helm null in values does not remove the chart default"),
-            entry("proxy-resources-mixed-null.yaml.injected", "a Helm null in values does not remove the chart default"),
-            entry("traffic-annotations-bad-includeipranges.yaml", "the error names the annotation, not includeIPRanges"),
-            entry("traffic-annotations-bad-excludeipranges.yaml", "the error names the annotation, not excludeIPRanges"),
-            entry("traffic-annotations.yaml.injected", "PROXY_CONFIG's proxyMetadata keys are not sorted as Go writes a map"));
+            entry("custom-template.yaml.injected",
+                    "the custom template is Go template text (a range over the containers);"
+                            + " MeshPilot does not interpret Go templates"),
+            entry("gateway-spire.yaml.injected",
+                    "templates from values (sidecarInjectorWebhook.templates, here spire) are not rendered"),
+            entry("sidecar-spire.yaml.injected",
+                    "templates from values (sidecarInjectorWebhook.templates, here spire) are not rendered"),
+            entry("hello-fips-140-3.yaml.injected",
+                    "COMPLIANCE_POLICY (fips-140-3) is not read"),
+            entry("hello-openshift.yaml.injected",
+                    "platform OpenShift: the proxy UID from the namespace's UID range annotation is not read"),
+            entry("hello-openshift-custom-injection.yaml.injected",
+                    "platform OpenShift: the proxy UID from the namespace's UID range annotation is not read"),
+            entry("merge-probers.yaml.injected",
+                    "re-injecting a pod injected before the overrides annotation: istiod keeps the old proxy's extra args (--concurrency 2);"
+                            + " MeshPilot renders the proxy anew"));
 
     /** istiod's explicit cases, in its order. */
     private static List<GoldenCase> explicitCases() {

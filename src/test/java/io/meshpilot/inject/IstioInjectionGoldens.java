@@ -1,6 +1,7 @@
 package io.meshpilot.inject;
 
 import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -28,7 +29,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 final class IstioInjectionGoldens {
     static final String DIR = "/istio-inject/";
-    private static final Gson GSON = new Gson();
+    /** Nulls kept: a Helm null in an .iop.yaml removes a chart default. */
+    private static final Gson GSON = new GsonBuilder().serializeNulls().create();
     private static final Set<String> INJECTABLE = Set.of("Deployment", "DeploymentConfig", "DaemonSet", "StatefulSet",
             "Job", "ReplicaSet", "ReplicationController", "CronJob", "Pod");
 
