@@ -23,6 +23,7 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -82,6 +83,7 @@ public final class SidecarInjector {
     private final String revision;
     private final boolean nativeSidecars;
     private final Function<String, Map<String, String>> namespaceLabels;
+    private final UnaryOperator<String> revisionOf;
 
     /**
      * @param nativeSidecars  whether istio-proxy is a native sidecar (an init container with
@@ -96,6 +98,13 @@ public final class SidecarInjector {
 
     public SidecarInjector(Supplier<Settings> settings, Supplier<MeshConfig> mesh, String revision, boolean nativeSidecars,
                            Function<String, Map<String, String>> namespaceLabels) {
+        this(settings, mesh, revision, nativeSidecars, namespaceLabels, UnaryOperator.identity());
+    }
+
+    /** @param revisionOf the revision an {@code istio.io/rev} value stands for (revision tags, {@code kube.RevisionTags}) */
+    public SidecarInjector(Supplier<Settings> settings, Supplier<MeshConfig> mesh, String revision, boolean nativeSidecars,
+                           Function<String, Map<String, String>> namespaceLabels, UnaryOperator<String> revisionOf) {
+        this.revisionOf = revisionOf;
         this.settings = settings;
         this.mesh = mesh;
         this.revision = revision == null ? "" : revision;
@@ -122,7 +131,7 @@ public final class SidecarInjector {
         boolean hostNetwork = pod.has("spec") && pod.getAsJsonObject("spec").has("hostNetwork")
                 && pod.getAsJsonObject("spec").get("hostNetwork").getAsBoolean();
         var decision = InjectionPolicy.decide(s.config(), namespace, namespaceLabels.apply(namespace), labels, annotations,
-                hostNetwork, revision);
+                hostNetwork, revision, revisionOf);
         if (!decision.inject()) {
             return new Outcome(Kind.SKIPPED, null, decision.reason(), List.of());
         }
