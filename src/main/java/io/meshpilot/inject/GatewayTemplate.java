@@ -23,9 +23,6 @@ final class GatewayTemplate {
     }
 
     JsonObject render() {
-        JsonObject meta = new JsonObject();
-        meta.add("labels", base.canonicalLabels());
-        meta.add("annotations", base.revisionAnnotations());
         JsonObject spec = new JsonObject();
         spec.add("securityContext", v.truthy("gateways.securityContext") ? v.get("gateways.securityContext").deepCopy()
                 : JsonParser.parseString("{\"sysctls\":[{\"name\":\"net.ipv4.ip_unprivileged_port_start\",\"value\":\"0\"}]}"));
@@ -35,10 +32,7 @@ final class GatewayTemplate {
         spec.add("containers", containers);
         spec.add("volumes", volumes());
         base.addImagePullSecrets(spec);
-        JsonObject pod = new JsonObject();
-        pod.add("metadata", meta);
-        pod.add("spec", spec);
-        return pod;
+        return SidecarTemplate.templatePod(base.canonicalLabels(), base.revisionAnnotations(), spec);
     }
 
     private JsonObject proxy() {
@@ -98,11 +92,7 @@ final class GatewayTemplate {
         vols.add(base.workloadCertsVolume());
         base.addBootstrapOverrideVolume(vols);
         vols.add(SidecarTemplate.memoryVolume("istio-envoy"));
-        vols.add(SidecarTemplate.emptyDirVolume("istio-data"));
-        vols.add(SidecarTemplate.podInfoVolume());
-        vols.add(base.tokenVolume());
-        base.addIstiodCaVolume(vols);
-        base.addMtlsCertsVolume(vols);
+        base.addAgentVolumes(vols);
         return vols;
     }
 }

@@ -50,18 +50,14 @@ final class GrpcTemplates {
         vols.add(base.workloadCertsVolume());
         base.addBootstrapOverrideVolume(vols);
         vols.add(SidecarTemplate.memoryVolume("istio-xds"));
-        vols.add(SidecarTemplate.emptyDirVolume("istio-data"));
-        vols.add(SidecarTemplate.podInfoVolume());
-        vols.add(base.tokenVolume());
-        base.addIstiodCaVolume(vols);
-        base.addMtlsCertsVolume(vols);
+        base.addAgentVolumes(vols);
         base.userEntries("sidecar.istio.io/userVolume").forEach(vols::add);
         JsonObject spec = new JsonObject();
         spec.add("initContainers", new JsonArray());
         spec.add("containers", containers);
         spec.add("volumes", vols);
         base.addImagePullSecrets(spec);
-        return pod(base.canonicalLabels(), annotations, spec);
+        return SidecarTemplate.templatePod(base.canonicalLabels(), annotations, spec);
     }
 
     private JsonObject agent() {
@@ -147,17 +143,7 @@ final class GrpcTemplates {
         spec.add("initContainers", inits);
         spec.add("containers", containers);
         spec.add("volumes", vols);
-        return pod(new JsonObject(), annotations, spec);
-    }
-
-    private static JsonObject pod(JsonObject labels, JsonObject annotations, JsonObject spec) {
-        JsonObject meta = new JsonObject();
-        meta.add("labels", labels);
-        meta.add("annotations", annotations);
-        JsonObject pod = new JsonObject();
-        pod.add("metadata", meta);
-        pod.add("spec", spec);
-        return pod;
+        return SidecarTemplate.templatePod(new JsonObject(), annotations, spec);
     }
 
     /** The grpc-simple init container's script: the bootstrap file a proxyless gRPC client reads. */

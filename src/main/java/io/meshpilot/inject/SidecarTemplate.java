@@ -78,13 +78,19 @@ final class SidecarTemplate {
         return annotation("status.sidecar.istio.io/port", v.string("global.proxy.statusPort"));
     }
 
+    /** A template's output: labels and annotations for the pod's metadata, and its spec. */
+    static JsonObject templatePod(JsonObject labels, JsonObject annotations, JsonObject spec) {
+        JsonObject meta = new JsonObject();
+        meta.add("labels", labels);
+        meta.add("annotations", annotations);
+        JsonObject pod = new JsonObject();
+        pod.add("metadata", meta);
+        pod.add("spec", spec);
+        return pod;
+    }
+
     /** The template pod: {@code metadata} (labels, annotations) and {@code spec}. */
     JsonObject render() {
-        JsonObject pod = new JsonObject();
-        JsonObject meta = new JsonObject();
-        meta.add("labels", labels());
-        meta.add("annotations", annotations());
-        pod.add("metadata", meta);
         JsonObject spec = new JsonObject();
         boolean nativeSidecar = nativeSidecar();
         boolean noInit = interceptionMode().equals("NONE") && !nativeSidecar;
@@ -98,8 +104,7 @@ final class SidecarTemplate {
         spec.add("containers", containers);
         spec.add("volumes", volumes());
         addImagePullSecrets(spec);
-        pod.add("spec", spec);
-        return pod;
+        return templatePod(labels(), annotations(), spec);
     }
 
     /** global.imagePullSecrets, when set (every proxy template). */
@@ -779,6 +784,15 @@ final class SidecarTemplate {
             }
             vols.add(ca);
         }
+    }
+
+    /** The agent's data, pod info, token, CA and mTLS certificate volumes, in the order the gateway and gRPC templates list them. */
+    void addAgentVolumes(JsonArray vols) {
+        vols.add(emptyDirVolume("istio-data"));
+        vols.add(podInfoVolume());
+        vols.add(tokenVolume());
+        addIstiodCaVolume(vols);
+        addMtlsCertsVolume(vols);
     }
 
     void addMtlsCertsVolume(JsonArray vols) {
