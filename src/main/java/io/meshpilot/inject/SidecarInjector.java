@@ -143,12 +143,14 @@ public final class SidecarInjector {
                         + "\" not found; have " + String.join(", ", known), List.of());
             }
         }
-        List<String> unrendered = templates.stream().filter(t -> !RENDERED_TEMPLATES.contains(t)).distinct()
+        List<String> unrendered = templates.stream()
+                .filter(t -> !RENDERED_TEMPLATES.contains(t) && StaticTemplate.of(s.config().templates().get(t)) == null).distinct()
                 .map(t -> "\"" + t + "\"").toList();
         if (!unrendered.isEmpty()) {
             return new Outcome(Kind.UNSUPPORTED_TEMPLATE, null, TEMPLATE_FAILED + "MeshPilot does not render the injection "
                     + (unrendered.size() == 1 ? "template " : "templates ") + String.join(", ", unrendered)
-                    + " (it renders istiod's " + RENDERED_NAMES + " templates)", List.of());
+                    + " (it renders istiod's " + RENDERED_NAMES + " templates, and templates without Go template actions)",
+                    List.of());
         }
         // the patch is made from the pod without managedFields and with its namespace, as istiod's:
         // it leaves both alone in the stored pod
@@ -184,7 +186,7 @@ public final class SidecarInjector {
                 case GatewayTemplate.NAME -> new GatewayTemplate(input).render();
                 case GrpcTemplates.AGENT -> new GrpcTemplates(input).renderAgent();
                 case GrpcTemplates.SIMPLE -> new GrpcTemplates(input).renderSimple();
-                default -> throw new IllegalStateException("template " + name + " has no renderer");
+                default -> StaticTemplate.of(s.config().templates().get(name)); // checked above: static text
             };
             templatePod = templatePod == null ? rendered : combine(templatePod, rendered);
         }

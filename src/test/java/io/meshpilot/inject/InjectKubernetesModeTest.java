@@ -95,7 +95,8 @@ class InjectKubernetesModeTest {
                 assertFalse(response.get("allowed").getAsBoolean(), response.toString());
                 assertNull(response.get("patch"));
                 assertEquals("failed to run injection template: MeshPilot does not render the injection template "
-                                + "\"custom\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates)",
+                                + "\"custom\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates,"
+                                + " and templates without Go template actions)",
                         response.getAsJsonObject("status").get("message").getAsString());
                 assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
             }

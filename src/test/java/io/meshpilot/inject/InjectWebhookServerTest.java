@@ -264,7 +264,8 @@ class InjectWebhookServerTest {
         for (String asked : new String[] {"waypoint", "kube-gateway"}) {
             long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
             assertEquals("failed to run injection template: MeshPilot does not render the injection template \"" + asked
-                    + "\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates)",
+                    + "\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates,"
+                                + " and templates without Go template actions)",
                     refusalAskingFor(asked));
             assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
         }

@@ -18,6 +18,7 @@ import io.meshpilot.inject.IstioInjectionGoldens.Part;
 import io.meshpilot.mesh.MeshConfigLoader;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,6 +27,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * istiod's TestInjection (pkg/kube/inject/inject_test.go), webhook half, over Istio's own
@@ -50,10 +52,6 @@ class IstioInjectionGoldenTest {
             entry("custom-template.yaml.injected",
                     "the custom template is Go template text (a range over the containers);"
                             + " MeshPilot does not interpret Go templates"),
-            entry("gateway-spire.yaml.injected",
-                    "templates from values (sidecarInjectorWebhook.templates, here spire) are not rendered"),
-            entry("sidecar-spire.yaml.injected",
-                    "templates from values (sidecarInjectorWebhook.templates, here spire) are not rendered"),
             entry("hello-fips-140-3.yaml.injected",
                     "COMPLIANCE_POLICY (fips-140-3) is not read"),
             entry("hello-openshift.yaml.injected",
@@ -197,7 +195,7 @@ class IstioInjectionGoldenTest {
             values = valuesOf(c.valuesFile());
         }
         values = values.with(c.values());
-        InjectorConfig config = InjectorConfig.defaults();
+        InjectorConfig config = c.valuesFile() == null ? InjectorConfig.defaults() : configOf(c.valuesFile());
         SidecarInjector.Settings settings = new SidecarInjector.Settings(config, values);
         MeshConfig mesh = c.mesh().apply(MESH);
         SidecarInjector injector = new SidecarInjector(() -> settings, () -> mesh, "", c.nativeSidecars(), ns -> null);
@@ -236,6 +234,17 @@ class IstioInjectionGoldenTest {
             }
         }
         return null;
+    }
+
+    /** The injector config istiod's chart renders from an .iop.yaml: its sidecarInjectorWebhook.templates beside the sidecar one. */
+    static InjectorConfig configOf(String iopFile) {
+        JsonObject templates = Pods.object(IstioInjectionGoldens.documents(iopFile).getFirst(), "spec", "values",
+                "sidecarInjectorWebhook", "templates");
+        Map<String, Object> config = new LinkedHashMap<>();
+        Map<String, String> texts = new LinkedHashMap<>(Map.of(InjectorConfig.SIDECAR_TEMPLATE, ""));
+        templates.entrySet().forEach(e -> texts.put(e.getKey(), e.getValue().getAsString()));
+        config.put("templates", texts);
+        return InjectorConfig.parse(new Yaml().dump(config));
     }
 
     /** An .iop.yaml's {@code spec.values} laid over istiod's chart defaults and the test's hub and tag. */
