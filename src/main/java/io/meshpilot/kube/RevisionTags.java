@@ -34,7 +34,7 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
     private static final Backoff RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(30));
 
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
-    /** tag -> the revision it points at, as last logged, so a change is logged once. */
+    /** tag -> the revision it points at and whether it is served, as last logged, so a change is logged once. */
     private final Map<String, String> reported = new ConcurrentHashMap<>();
     private final InformerController<DynamicKubernetesObject> controller;
 
@@ -72,10 +72,13 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
         }
         reported.keySet().removeIf(tag -> !tags.containsKey(tag));
         tags.forEach((tag, revision) -> {
-            if (revision.equals(reported.put(tag, revision))) {
+            boolean served = revisions.contains(revision);
+            // logged again when the tag moves, or its revision's webhook comes or goes
+            String state = served ? revision : revision + " (unserved)";
+            if (state.equals(reported.put(tag, state))) {
                 return;
             }
-            if (revisions.contains(revision)) {
+            if (served) {
                 LOG.log(Level.INFO, "revision tag " + tag + " -> revision " + revision);
             } else {
                 LOG.log(Level.WARNING, "revision tag " + tag + " points at revision " + revision
