@@ -31,13 +31,14 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelector,
                              List<LabelSelector> alwaysInjectSelector, Map<String, String> injectedAnnotations,
                              Map<String, String> templates, List<String> defaultTemplates, Map<String, List<String>> aliases) {
-    /** The one template MeshPilot renders. */
+    /** istiod's default template. */
     public static final String SIDECAR_TEMPLATE = "sidecar";
 
     /**
      * The templates istiod's chart always defines (istio-discovery's files/). MeshPilot's chart
-     * leaves their text out because it does not render them, so a pod asking for one is refused
-     * as unrendered rather than with istiod's "not found", which would blame the pod.
+     * leaves their text out (it renders sidecar, gateway and the gRPC ones natively, and not the
+     * others), so a pod asking for one it does not render is refused as unrendered rather than
+     * with istiod's "not found", which would blame the pod.
      */
     public static final Set<String> ISTIOD_CHART_TEMPLATES = Set.of(SIDECAR_TEMPLATE, "gateway", "grpc-simple",
             "grpc-agent", "waypoint", "kube-gateway", "agentgateway", "agentgateway-waypoint");
