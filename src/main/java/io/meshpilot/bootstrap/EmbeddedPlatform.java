@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /** Embedded mode: config, mesh config and the CA root on disk; nothing to watch or write in a cluster. */
 record EmbeddedPlatform(PilotArgs args) implements Platform {
@@ -80,6 +81,11 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     public String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables) {
         credentials.start(args.credentialsDir());
         return "";
+    }
+
+    @Override
+    public UnaryOperator<String> revisionTags(List<AutoCloseable> closeables) {
+        return UnaryOperator.identity(); // no webhook configurations, so no tags
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.StartupRecorder.Built;
@@ -34,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * Kubernetes mode: everything that needs the client. The mesh ConfigMap, the CA root in
@@ -132,6 +134,13 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
         var watcher = new InjectorConfigMapWatcher(client, args.namespace(), args.revision());
         LOG.log(Level.INFO, "sidecar injector: " + watcher.start());
         return watcher;
+    }
+
+    @Override
+    public UnaryOperator<String> revisionTags(List<AutoCloseable> closeables) {
+        RevisionTags tags = RevisionTags.watch(client);
+        closeables.add(tags);
+        return tags;
     }
 
     @Override

@@ -88,7 +88,7 @@ public final class PilotServer implements AutoCloseable {
                     () -> ConfigInit.configController(args, environment, platform, readiness, credentials, closeables));
             recorder.run(Component.CONFIG_STORES, "config-validation", () -> WebhookInit.configValidation(configs, webhooks));
             var injector = recorder.build(Component.CONFIG_STORES, "sidecar-injector",
-                    () -> WebhookInit.sidecarInjector(args, environment, platform, webhooks));
+                    () -> WebhookInit.sidecarInjector(args, environment, platform, webhooks, closeables));
             // before the registries: they report to it
             var discovery = recorder.build(Component.DISCOVERY_SERVER, "discovery-init", () -> DiscoveryInit.discoveryServer(
                     args, environment, configs, grpcServices, authenticators, credentials, closeables));

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * What differs between the two ways MeshPilot runs: embedded (files on disk) or on
@@ -80,6 +81,9 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
 
     /** A namespace's labels, null when unknown. */
     Function<String, Map<String, String>> namespaceLabels();
+
+    /** The revision an {@code istio.io/rev} value stands for: revision tags followed, or the value itself. */
+    UnaryOperator<String> revisionTags(List<AutoCloseable> closeables);
 
     /**
      * istiod's multicluster secret controller when the registries take remote clusters (their

@@ -8,6 +8,7 @@ import io.meshpilot.lifecycle.StartupRecorder.Built;
 import io.meshpilot.model.Environment;
 import io.meshpilot.webhook.ValidationWebhook;
 import io.meshpilot.webhook.WebhookRoutes;
+import java.util.List;
 
 /** The webhooks the webhook listener (15017) serves: config validation and sidecar injection. */
 final class WebhookInit {
@@ -29,9 +30,9 @@ final class WebhookInit {
      * the istio-sidecar-injector ConfigMap in Kubernetes mode (watched) or the chart's defaults.
      */
     static Built<SidecarInjector> sidecarInjector(PilotArgs args, Environment environment, Platform platform,
-                                                  WebhookRoutes webhooks) {
+                                                  WebhookRoutes webhooks, List<AutoCloseable> closeables) {
         SidecarInjector injector = new SidecarInjector(platform.injectorSettings(), environment::mesh, args.revision(),
-                args.features().nativeSidecars(), platform.namespaceLabels());
+                args.features().nativeSidecars(), platform.namespaceLabels(), platform.revisionTags(closeables));
         webhooks.addService(new InjectWebhook(injector));
         return new Built<>(injector, "/inject");
     }

@@ -21,11 +21,14 @@ final class InjectionAnnotations {
             Map.entry("readiness.status.sidecar.istio.io/initialDelaySeconds", InjectionAnnotations::uint32),
             Map.entry("readiness.status.sidecar.istio.io/periodSeconds", InjectionAnnotations::uint32),
             Map.entry("readiness.status.sidecar.istio.io/failureThreshold", InjectionAnnotations::uint32),
-            Map.entry("traffic.sidecar.istio.io/includeOutboundIPRanges", v -> v.equals("*") ? null : cidrs(v)),
-            Map.entry("traffic.sidecar.istio.io/excludeOutboundIPRanges", InjectionAnnotations::cidrs),
-            Map.entry("traffic.sidecar.istio.io/includeInboundPorts", v -> v.equals("*") ? null : ports(v)),
-            Map.entry("traffic.sidecar.istio.io/excludeInboundPorts", InjectionAnnotations::ports),
-            Map.entry("traffic.sidecar.istio.io/excludeOutboundPorts", InjectionAnnotations::ports),
+            // the parameter names in the messages are istiod's (its validate.go)
+            Map.entry("traffic.sidecar.istio.io/includeOutboundIPRanges",
+                    v -> v.equals("*") ? null : invalid("includeIPRanges", cidrs(v))),
+            Map.entry("traffic.sidecar.istio.io/excludeOutboundIPRanges", v -> invalid("excludeIPRanges", cidrs(v))),
+            Map.entry("traffic.sidecar.istio.io/includeInboundPorts",
+                    v -> v.equals("*") ? null : invalid("includeInboundPorts", ports(v))),
+            Map.entry("traffic.sidecar.istio.io/excludeInboundPorts", v -> invalid("excludeInboundPorts", ports(v))),
+            Map.entry("traffic.sidecar.istio.io/excludeOutboundPorts", v -> invalid("excludeOutboundPorts", ports(v))),
             Map.entry("traffic.sidecar.istio.io/excludeInterfaces", InjectionAnnotations::interfaces),
             Map.entry("traffic.sidecar.istio.io/kubevirtInterfaces", InjectionAnnotations::interfaces),
             Map.entry("istio.io/reroute-virtual-interfaces", InjectionAnnotations::interfaces),
@@ -80,6 +83,10 @@ final class InjectionAnnotations {
             }
         }
         return null;
+    }
+
+    private static String invalid(String parameter, String why) {
+        return why == null ? null : parameter + " invalid: " + why;
     }
 
     private static String cidrs(String v) {

@@ -3,6 +3,7 @@ package io.meshpilot.inject;
 import io.meshpilot.util.LabelSelector;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * Whether a pod gets a sidecar: istiod's {@code injectRequired} (host network, ignored
@@ -31,10 +32,12 @@ public final class InjectionPolicy {
      * @param namespaceLabels the pod's namespace's labels, or null when unknown (then the
      *                        webhook configuration's selectors are trusted to have chosen)
      * @param revision        this control plane's revision ("" or "default" for the default one)
+     * @param revisionOf      the revision an {@code istio.io/rev} value stands for (a revision tag's revision;
+     *                        for {@code default}, the default tag's revision or {@code default})
      */
     public static Decision decide(InjectorConfig config, String namespace, Map<String, String> namespaceLabels,
                                   Map<String, String> labels, Map<String, String> annotations, boolean hostNetwork,
-                                  String revision) {
+                                  String revision, UnaryOperator<String> revisionOf) {
         if (hostNetwork) {
             return Decision.skip("host network: iptables would change the node's routing");
         }
@@ -42,7 +45,7 @@ public final class InjectionPolicy {
             return Decision.skip("namespace " + namespace + " is never injected");
         }
         if (namespaceLabels != null) {
-            Decision bySelectors = webhookSelectors(namespaceLabels, labels, revision);
+            Decision bySelectors = webhookSelectors(namespaceLabels, labels, revision, revisionOf);
             if (bySelectors != null) {
                 return bySelectors;
             }
@@ -82,9 +85,14 @@ public final class InjectionPolicy {
         };
     }
 
-    /** The default webhook configurations' namespace and object selectors; null when they let the call through. */
-    private static Decision webhookSelectors(Map<String, String> ns, Map<String, String> labels, String revision) {
+    /**
+     * The selectors of istiod's webhook configurations (the revision's own and its tags'); null
+     * when they let the call through to this revision.
+     */
+    private static Decision webhookSelectors(Map<String, String> ns, Map<String, String> labels, String revision,
+                                             UnaryOperator<String> revisionOf) {
         String ours = revision == null || revision.isEmpty() ? "default" : revision;
+        String defaultRevision = revisionOf.apply("default");
         String nsInjection = ns.get("istio-injection");
         String nsRev = ns.get("istio.io/rev");
         String podRev = labels.get("istio.io/rev");
@@ -92,16 +100,18 @@ public final class InjectionPolicy {
             return Decision.skip("namespace label istio-injection=disabled");
         }
         if ("enabled".equals(nsInjection)) {
-            return ours.equals("default") ? null
-                    : Decision.skip("namespace label istio-injection=enabled selects the default revision, not " + ours);
+            return ours.equals(defaultRevision) ? null : Decision.skip(
+                    "namespace label istio-injection=enabled selects the default revision (" + defaultRevision + "), not " + ours);
         }
         if (nsRev != null) {
-            return nsRev.equals(ours) ? null : Decision.skip("namespace label istio.io/rev=" + nsRev + " is another revision");
+            return ours.equals(revisionOf.apply(nsRev)) ? null
+                    : Decision.skip("namespace label istio.io/rev=" + nsRev + " is another revision (" + revisionOf.apply(nsRev) + ")");
         }
         if (podRev != null) {
-            return podRev.equals(ours) ? null : Decision.skip("pod label istio.io/rev=" + podRev + " is another revision");
+            return ours.equals(revisionOf.apply(podRev)) ? null
+                    : Decision.skip("pod label istio.io/rev=" + podRev + " is another revision (" + revisionOf.apply(podRev) + ")");
         }
-        if ("true".equals(labels.get(INJECT)) && ours.equals("default")) {
+        if ("true".equals(labels.get(INJECT)) && ours.equals(defaultRevision)) {
             return null;
         }
         return Decision.skip("namespace not labelled for injection and the pod is not labelled " + INJECT + "=true");

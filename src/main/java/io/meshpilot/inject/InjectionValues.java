@@ -87,10 +87,13 @@ public final class InjectionValues {
         return new InjectionValues(copy);
     }
 
+    /** Helm's coalescing: maps merged key by key, a null removing the chart's default (so {@code cpu: null} sets no CPU). */
     private static void overlay(JsonObject base, JsonObject top) {
         for (var e : top.entrySet()) {
             JsonElement b = base.get(e.getKey());
-            if (b != null && b.isJsonObject() && e.getValue().isJsonObject()) {
+            if (e.getValue().isJsonNull()) {
+                base.remove(e.getKey());
+            } else if (b != null && b.isJsonObject() && e.getValue().isJsonObject()) {
                 overlay(b.getAsJsonObject(), e.getValue().getAsJsonObject());
             } else {
                 base.add(e.getKey(), e.getValue());

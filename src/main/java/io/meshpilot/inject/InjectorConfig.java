@@ -18,9 +18,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 /**
  * The {@code config} key of the {@code istio-sidecar-injector} ConfigMap: the injection
  * policy, the never/always selectors, the annotations added to every injected pod, and the
- * templates. MeshPilot renders only istiod's default {@code sidecar} template (natively); it
- * keeps the templates as the ConfigMap gives them, to tell a pod asking for another one and to
- * show them at {@code /debug/inject}.
+ * templates. MeshPilot renders istiod's {@code sidecar}, {@code gateway}, {@code grpc-agent} and
+ * {@code grpc-simple} templates natively; it keeps the templates as the ConfigMap gives them, to
+ * tell a pod asking for another one and to show them at {@code /debug/inject}.
  *
  * @param policy              {@code enabled} (inject unless a pod opts out) or {@code disabled} (only pods that opt in)
  * @param templates           the templates the ConfigMap defines, name to text ({@code templates:}, or {@code sidecar}
@@ -31,13 +31,14 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 public record InjectorConfig(String policy, List<LabelSelector> neverInjectSelector,
                              List<LabelSelector> alwaysInjectSelector, Map<String, String> injectedAnnotations,
                              Map<String, String> templates, List<String> defaultTemplates, Map<String, List<String>> aliases) {
-    /** The one template MeshPilot renders. */
+    /** istiod's default template. */
     public static final String SIDECAR_TEMPLATE = "sidecar";
 
     /**
      * The templates istiod's chart always defines (istio-discovery's files/). MeshPilot's chart
-     * leaves their text out because it does not render them, so a pod asking for one is refused
-     * as unrendered rather than with istiod's "not found", which would blame the pod.
+     * leaves their text out (it renders sidecar, gateway and the gRPC ones natively, and not the
+     * others), so a pod asking for one it does not render is refused as unrendered rather than
+     * with istiod's "not found", which would blame the pod.
      */
     public static final Set<String> ISTIOD_CHART_TEMPLATES = Set.of(SIDECAR_TEMPLATE, "gateway", "grpc-simple",
             "grpc-agent", "waypoint", "kube-gateway", "agentgateway", "agentgateway-waypoint");

@@ -18,9 +18,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -42,6 +45,16 @@ public final class SidecarInjector {
     static final String OVERRIDES = "proxy.istio.io/overrides";
     /** istiod's prefix for an error of the templates (injectPod's). */
     private static final String TEMPLATE_FAILED = "failed to run injection template: ";
+    /** The templates rendered natively; any other a pod asks for is refused by name. */
+    static final Set<String> RENDERED_TEMPLATES = Set.of(InjectorConfig.SIDECAR_TEMPLATE, GatewayTemplate.NAME,
+            GrpcTemplates.AGENT, GrpcTemplates.SIMPLE);
+    private static final String RENDERED_NAMES = "\"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\"";
+    private static final String SCRAPE_TARGETS = "prometheus_istio_io_scrape_targets";
+    /** The data plane's own ports, never a scrape target (pilot-agent's istioReservedPorts). */
+    private static final Map<String, String> ISTIO_RESERVED_PORTS = Map.of("15000", "Envoy admin",
+            "15001", "outbound traffic capture", "15004", "pilot debug", "15006", "inbound traffic capture",
+            "15008", "HBONE tunnel", "15020", "pilot-agent status / merged Prometheus", "15021", "Envoy health",
+            "15053", "DNS proxy", "15090", "Envoy Prometheus (already merged)");
     private static final ProxyConfig PROXY_DEFAULTS = new MeshConfigLoader().defaults().getDefaultConfig();
 
     /** The ConfigMap's two keys, parsed. */
@@ -70,6 +83,7 @@ public final class SidecarInjector {
     private final String revision;
     private final boolean nativeSidecars;
     private final Function<String, Map<String, String>> namespaceLabels;
+    private final UnaryOperator<String> revisionOf;
 
     /**
      * @param nativeSidecars  whether istio-proxy is a native sidecar (an init container with
@@ -84,6 +98,13 @@ public final class SidecarInjector {
 
     public SidecarInjector(Supplier<Settings> settings, Supplier<MeshConfig> mesh, String revision, boolean nativeSidecars,
                            Function<String, Map<String, String>> namespaceLabels) {
+        this(settings, mesh, revision, nativeSidecars, namespaceLabels, UnaryOperator.identity());
+    }
+
+    /** @param revisionOf the revision an {@code istio.io/rev} value stands for (revision tags, {@code kube.RevisionTags}) */
+    public SidecarInjector(Supplier<Settings> settings, Supplier<MeshConfig> mesh, String revision, boolean nativeSidecars,
+                           Function<String, Map<String, String>> namespaceLabels, UnaryOperator<String> revisionOf) {
+        this.revisionOf = revisionOf;
         this.settings = settings;
         this.mesh = mesh;
         this.revision = revision == null ? "" : revision;
@@ -110,7 +131,7 @@ public final class SidecarInjector {
         boolean hostNetwork = pod.has("spec") && pod.getAsJsonObject("spec").has("hostNetwork")
                 && pod.getAsJsonObject("spec").get("hostNetwork").getAsBoolean();
         var decision = InjectionPolicy.decide(s.config(), namespace, namespaceLabels.apply(namespace), labels, annotations,
-                hostNetwork, revision);
+                hostNetwork, revision, revisionOf);
         if (!decision.inject()) {
             return new Outcome(Kind.SKIPPED, null, decision.reason(), List.of());
         }
@@ -122,25 +143,27 @@ public final class SidecarInjector {
                         + "\" not found; have " + String.join(", ", known), List.of());
             }
         }
-        List<String> unrendered = templates.stream().filter(t -> !t.equals(InjectorConfig.SIDECAR_TEMPLATE)).distinct()
+        List<String> unrendered = templates.stream()
+                .filter(t -> !RENDERED_TEMPLATES.contains(t) && StaticTemplate.of(s.config().templates().get(t)) == null).distinct()
                 .map(t -> "\"" + t + "\"").toList();
         if (!unrendered.isEmpty()) {
             return new Outcome(Kind.UNSUPPORTED_TEMPLATE, null, TEMPLATE_FAILED + "MeshPilot does not render the injection "
                     + (unrendered.size() == 1 ? "template " : "templates ") + String.join(", ", unrendered)
-                    + " (it renders only istiod's default \"sidecar\" template)", List.of());
+                    + " (it renders istiod's " + RENDERED_NAMES + " templates, and templates without Go template actions)",
+                    List.of());
         }
         // the patch is made from the pod without managedFields and with its namespace, as istiod's:
         // it leaves both alone in the stored pod
         JsonObject patchBase = pod.deepCopy();
         try {
-            JsonObject injected = injected(pod, s, path);
+            JsonObject injected = injected(pod, s, path, templates.stream().distinct().toList());
             return new Outcome(Kind.INJECTED, PodPatch.diff(patchBase, injected), "injected", List.of());
         } catch (IllegalArgumentException e) {
             return new Outcome(Kind.FAILED, null, "Pod injection failed: " + e.getMessage(), List.of());
         }
     }
 
-    private JsonObject injected(JsonObject pod, Settings s, String path) {
+    private JsonObject injected(JsonObject pod, Settings s, String path, List<String> templates) {
         MeshConfig m = mesh.get();
         Map<String, String> annotations = Pods.stringMap(pod, "metadata", "annotations");
         InjectionAnnotations.check(annotations);
@@ -150,18 +173,30 @@ public final class SidecarInjector {
         strip(pod, meshStatusPort);
         annotations = Pods.stringMap(pod, "metadata", "annotations");
         InjectionValues values = s.values();
-        SidecarTemplate template = new SidecarTemplate(new SidecarTemplate.Input(pod, values,
+        SidecarTemplate.Input input = new SidecarTemplate.Input(pod, values,
                 proxyConfig.getProxyMetadataMap(), proxyConfigJson(proxyConfig), proxyConfig.getInterceptionMode().name(),
                 proxyConfig.hasHoldApplicationUntilProxyStarts() && proxyConfig.getHoldApplicationUntilProxyStarts().getValue(),
                 m.getTrustDomain(), m.getInboundTrafficPolicy().getMode().name().equals("LOCALHOST"), nativeSidecars,
-                revision, deployMeta(pod)));
-        JsonObject templatePod = template.render();
+                revision, deployMeta(pod), OtelResourceAttributes.of(m, pod, deployMeta(pod).namespace()));
+        SidecarTemplate sidecar = new SidecarTemplate(input);
+        JsonObject templatePod = null;
+        for (String name : templates) {
+            JsonObject rendered = switch (name) {
+                case InjectorConfig.SIDECAR_TEMPLATE -> sidecar.render();
+                case GatewayTemplate.NAME -> new GatewayTemplate(input).render();
+                case GrpcTemplates.AGENT -> new GrpcTemplates(input).renderAgent();
+                case GrpcTemplates.SIMPLE -> new GrpcTemplates(input).renderSimple();
+                default -> StaticTemplate.of(s.config().templates().get(name)); // checked above: static text
+            };
+            templatePod = templatePod == null ? rendered : combine(templatePod, rendered);
+        }
+        boolean nativeSidecar = templates.contains(InjectorConfig.SIDECAR_TEMPLATE) && sidecar.nativeSidecar();
         JsonObject userProxy = Pods.named(Pods.array(pod, "containers"), SidecarTemplate.PROXY);
         if (userProxy == null) {
             userProxy = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
         }
         userProxy = userProxy == null ? null : userProxy.deepCopy();
-        merge(pod, templatePod, template.nativeSidecar());
+        merge(pod, templatePod, nativeSidecar);
         adjustInitContainerUser(pod, userProxy, proxyConfig.getInterceptionMode().name().equals("TPROXY")
                 || "TPROXY".equals(annotations.get("sidecar.istio.io/interceptionMode")));
 
@@ -169,15 +204,26 @@ public final class SidecarInjector {
         String network = SidecarTemplate.firstNonEmpty(proxyEnvs.get("ISTIO_META_NETWORK"), values.string("global.network"));
         network = Pods.stringMap(pod, "metadata", "labels").getOrDefault("topology.istio.io/network", network);
         JsonObject proxy = proxyContainer(pod);
-        if (proxyEnvs.containsKey("ISTIO_META_CLUSTER_ID")) {
-            setEnv(proxy, "ISTIO_META_CLUSTER_ID", proxyEnvs.get("ISTIO_META_CLUSTER_ID"));
+        if (proxy == null) {
+            // grpc-simple: no agent, so no cluster, network or probe settings; the metrics annotations as for any pod
+            prometheusMerge(pod, null, m, meshStatusPort);
+            finish(pod, s, templatePod, proxyConfig, values);
+            return pod;
+        }
+        Map<String, String> clusterEnvs = new TreeMap<>();
+        String cluster = SidecarTemplate.firstNonEmpty(proxyEnvs.get("ISTIO_META_CLUSTER_ID"),
+                values.string("global.multiCluster.clusterName"));
+        if (!cluster.isEmpty()) {
+            clusterEnvs.put("ISTIO_META_CLUSTER_ID", cluster);
         }
         if (!network.isEmpty()) {
-            setEnv(proxy, "ISTIO_META_NETWORK", network);
+            clusterEnvs.put("ISTIO_META_NETWORK", network);
         }
+        updateClusterEnvs(proxy, clusterEnvs);
         prometheusMerge(pod, proxy, m, meshStatusPort);
         boolean rewrite = values.truthy("sidecarInjectorWebhook.rewriteAppHTTPProbe");
-        String rewriteAnnotation = annotations.get("sidecar.istio.io/rewriteAppHTTPProbers");
+        // read after the merge: the gRPC templates turn the rewrite off with this annotation
+        String rewriteAnnotation = Pods.stringMap(pod, "metadata", "annotations").get("sidecar.istio.io/rewriteAppHTTPProbers");
         if (rewriteAnnotation != null && (rewriteAnnotation.equalsIgnoreCase("true") || rewriteAnnotation.equalsIgnoreCase("false"))) {
             rewrite = Boolean.parseBoolean(rewriteAnnotation);
         }
@@ -194,13 +240,46 @@ public final class SidecarInjector {
         if (!network.isEmpty() && (proxyEnvs.containsKey("ISTIO_META_NETWORK") || !values.string("global.network").isEmpty())) {
             podLabels.addProperty("topology.istio.io/network", network);
         }
+        finish(pod, s, templatePod, proxyConfig, values);
+        return pod;
+    }
+
+    /** The status annotation, the configured annotations and istiod's container order. */
+    private void finish(JsonObject pod, Settings s, JsonObject templatePod, ProxyConfig proxyConfig, InjectionValues values) {
         JsonObject podAnnotations = Pods.object(pod, "metadata", "annotations");
         podAnnotations.addProperty(STATUS, status(templatePod));
         s.config().injectedAnnotations().forEach(podAnnotations::addProperty);
         boolean hold = proxyConfig.getHoldApplicationUntilProxyStarts().getValue()
                 || values.truthy("global.proxy.holdApplicationUntilProxyStarts");
         reorder(pod, hold);
-        return pod;
+    }
+
+    /** Several templates (inject.istio.io/templates: a,b) laid one over the other, as istiod overlays their output. */
+    private static JsonObject combine(JsonObject first, JsonObject next) {
+        JsonObject out = first.deepCopy();
+        for (String part : List.of("labels", "annotations")) {
+            JsonObject into = Pods.object(out, "metadata", part);
+            Pods.object(next, "metadata", part).entrySet().forEach(e -> into.add(e.getKey(), e.getValue()));
+        }
+        JsonObject spec = Pods.object(out, "spec");
+        for (var e : Pods.object(next, "spec").entrySet()) {
+            JsonElement mine = spec.get(e.getKey());
+            if (mine != null && mine.isJsonArray() && e.getValue().isJsonArray()) {
+                for (JsonElement item : e.getValue().getAsJsonArray()) {
+                    JsonObject same = Pods.named(mine.getAsJsonArray(), Pods.string(item.getAsJsonObject(), "name"));
+                    if (same == null) {
+                        mine.getAsJsonArray().add(item);
+                    } else {
+                        overlay(same, item.getAsJsonObject());
+                    }
+                }
+            } else if (mine != null && mine.isJsonObject() && e.getValue().isJsonObject()) {
+                overlay(mine.getAsJsonObject(), e.getValue().getAsJsonObject());
+            } else {
+                spec.add(e.getKey(), e.getValue());
+            }
+        }
+        return out;
     }
 
     private static int parsePort(String s) {
@@ -248,7 +327,8 @@ public final class SidecarInjector {
             }
         }
         try {
-            return JsonFormat.printer().omittingInsignificantWhitespace().print(b.build());
+            // map keys (proxyMetadata) sorted, as istiod's Go marshalling writes them
+            return JsonFormat.printer().omittingInsignificantWhitespace().sortingMapKeys().print(b.build());
         } catch (InvalidProtocolBufferException e) {
             return "{}";
         }
@@ -341,9 +421,61 @@ public final class SidecarInjector {
         for (String k : new ArrayList<>(annotations.keySet())) {
             String sanitized = k.replaceAll("[^a-zA-Z0-9_]", "_");
             if (sanitized.equals("prometheus_io_port") || sanitized.equals("prometheus_io_path")
-                    || sanitized.equals("prometheus_io_scrape")) {
+                    || sanitized.equals("prometheus_io_scrape") || sanitized.equals(SCRAPE_TARGETS)) {
                 annotations.remove(k);
             }
+        }
+    }
+
+    /**
+     * {@code prometheus.istio.io/scrape-targets} ({@code port:path,...}, the path /metrics when
+     * left out) as the agent reads it; an entry without a port makes the whole annotation
+     * ignored, as istiod warns and ignores it.
+     */
+    private static JsonArray scrapeTargets(JsonObject annotations) {
+        JsonArray targets = new JsonArray();
+        for (var e : annotations.entrySet()) {
+            if (!e.getKey().replaceAll("[^a-zA-Z0-9_]", "_").equals(SCRAPE_TARGETS)) {
+                continue;
+            }
+            for (String entry : e.getValue().getAsString().split(",")) {
+                if (entry.isBlank()) {
+                    continue;
+                }
+                String[] parts = entry.strip().split(":", 2);
+                if (parts[0].isBlank()) {
+                    LOG.log(System.Logger.Level.WARNING, "failed to parse " + e.getKey() + " annotation: empty port in scrape target \""
+                            + entry.strip() + "\"");
+                    return new JsonArray();
+                }
+                JsonObject t = new JsonObject();
+                t.addProperty("port", parts[0].strip());
+                t.addProperty("path", parts.length == 2 && !parts[1].isBlank() ? parts[1].strip() : "/metrics");
+                targets.add(t);
+            }
+        }
+        return targets;
+    }
+
+    /** A port the agent is to scrape: a number, not the agent's own port, not one the data plane owns. */
+    private static void checkScrapePort(String prefix, String what, String port, String agentPort) {
+        int n;
+        try {
+            n = Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            n = 0;
+        }
+        if (n < 1 || n > 65535) {
+            throw new IllegalArgumentException(prefix + "invalid " + what + " \"" + port + "\"");
+        }
+        String canonical = Integer.toString(n);
+        if (canonical.equals(agentPort)) {
+            throw new IllegalArgumentException(prefix + what + " " + port + " conflicts with agent port");
+        }
+        String reserved = ISTIO_RESERVED_PORTS.get(canonical);
+        if (reserved != null) {
+            throw new IllegalArgumentException(prefix + what + " " + port + " is reserved for Istio (" + reserved
+                    + ") and cannot be scraped");
         }
     }
 
@@ -365,11 +497,26 @@ public final class SidecarInjector {
         }
         String path = prometheus(annotations, "path");
         String port = prometheus(annotations, "port");
-        if (scrape != null || path != null || port != null) {
+        JsonArray targets = scrapeTargets(annotations);
+        if (!targets.isEmpty()) {
+            // agents that do not know targets still scrape the first one
+            port = targets.get(0).getAsJsonObject().get("port").getAsString();
+            path = targets.get(0).getAsJsonObject().get("path").getAsString();
+            for (JsonElement t : targets) {
+                checkScrapePort("invalid prometheus scrape targets: ", "target port",
+                        t.getAsJsonObject().get("port").getAsString(), target);
+            }
+        } else if (port != null && !port.isEmpty()) {
+            checkScrapePort("invalid prometheus scrape configuration: ", "port", port, target);
+        }
+        if (proxy != null && (scrape != null || path != null || port != null || !targets.isEmpty())) {
             JsonObject conf = new JsonObject();
             conf.addProperty("scrape", scrape == null ? "" : scrape);
             conf.addProperty("path", path == null ? "" : path);
             conf.addProperty("port", port == null ? "" : port);
+            if (!targets.isEmpty()) {
+                conf.add("targets", targets);
+            }
             proxy.getAsJsonArray("env").add(SidecarTemplate.env("ISTIO_PROMETHEUS_ANNOTATIONS", conf.toString()));
         }
         clearPrometheus(annotations);
@@ -428,7 +575,7 @@ public final class SidecarInjector {
                         recorded.add("resources", new JsonObject()); // as Go writes a Container
                     }
                     canonicalResources(recorded);
-                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(recorded);
+                    overrides.computeIfAbsent(field, f -> new JsonArray()).add(GoFieldOrder.container(recorded));
                     JsonObject merged = overlay(c.getAsJsonObject().deepCopy(), override);
                     canonicalResources(merged);
                     for (int i = 0; i < list.size(); i++) {
@@ -447,6 +594,10 @@ public final class SidecarInjector {
                 }
             }
             annotations.addProperty(OVERRIDES, o.toString());
+        }
+        if (tspec.has("securityContext")) {
+            // the gateway template's pod security context (its unprivileged-port sysctl) over the pod's own
+            overlay(Pods.object(spec, "securityContext"), tspec.getAsJsonObject("securityContext"));
         }
         for (String field : new String[] {"volumes", "imagePullSecrets"}) {
             JsonArray added = tspec.has(field) ? tspec.getAsJsonArray(field) : new JsonArray();
@@ -577,21 +728,17 @@ public final class SidecarInjector {
         if (c == null) {
             c = Pods.named(Pods.array(pod, "initContainers"), SidecarTemplate.PROXY);
         }
-        if (!c.has("env")) {
+        if (c != null && !c.has("env")) {
             c.add("env", new JsonArray());
         }
         return c;
     }
 
-    private static void setEnv(JsonObject container, String name, String value) {
+    /** istiod's updateClusterEnvs: the cluster and network variables moved to the end of the proxy's env, by name. */
+    private static void updateClusterEnvs(JsonObject container, Map<String, String> envs) {
         JsonArray env = container.getAsJsonArray("env");
-        JsonObject e = Pods.named(env, name);
-        if (e != null) {
-            e.remove("valueFrom");
-            e.addProperty("value", value);
-        } else {
-            env.add(SidecarTemplate.env(name, value));
-        }
+        envs.keySet().forEach(name -> Pods.removeNamed(env, name));
+        envs.forEach((name, value) -> env.add(SidecarTemplate.env(name, value)));
     }
 
     /** istiod's status annotation: what the template injected, for a later re-injection to remove. */

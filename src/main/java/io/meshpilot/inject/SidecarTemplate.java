@@ -22,6 +22,7 @@ final class SidecarTemplate {
     static final String PROXY = "istio-proxy";
     static final String INIT = "istio-init";
     static final String VALIDATION = "istio-validation";
+    private static final String MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks";
 
     /** Who owns the pod, as istiod's GetDeployMetaFromPod finds it. */
     record DeployMeta(String name, String namespace, String apiVersion, String kind) {
@@ -37,10 +38,11 @@ final class SidecarTemplate {
      * @param holdApplication  the proxy config's holdApplicationUntilProxyStarts
      * @param trustDomain      the mesh's trust domain
      * @param localhostInbound whether the mesh's inbound traffic policy is LOCALHOST
+     * @param otelResourceAttributes the sidecar's OTEL_RESOURCE_ATTRIBUTES, "" for none
      */
     record Input(JsonObject pod, InjectionValues values, Map<String, String> proxyMetadata, String proxyConfigJson,
                  String interceptionMode, boolean holdApplication, String trustDomain, boolean localhostInbound,
-                 boolean nativeSidecars, String revision, DeployMeta deploy) {
+                 boolean nativeSidecars, String revision, DeployMeta deploy, String otelResourceAttributes) {
     }
 
     private final Input in;
@@ -55,7 +57,7 @@ final class SidecarTemplate {
         this.labels = Pods.stringMap(in.pod(), "metadata", "labels");
     }
 
-    private String annotation(String name, String dflt) {
+    String annotation(String name, String dflt) {
         return annotations.containsKey(name) ? annotations.get(name) : dflt;
     }
 
@@ -76,13 +78,19 @@ final class SidecarTemplate {
         return annotation("status.sidecar.istio.io/port", v.string("global.proxy.statusPort"));
     }
 
+    /** A template's output: labels and annotations for the pod's metadata, and its spec. */
+    static JsonObject templatePod(JsonObject labels, JsonObject annotations, JsonObject spec) {
+        JsonObject meta = new JsonObject();
+        meta.add("labels", labels);
+        meta.add("annotations", annotations);
+        JsonObject pod = new JsonObject();
+        pod.add("metadata", meta);
+        pod.add("spec", spec);
+        return pod;
+    }
+
     /** The template pod: {@code metadata} (labels, annotations) and {@code spec}. */
     JsonObject render() {
-        JsonObject pod = new JsonObject();
-        JsonObject meta = new JsonObject();
-        meta.add("labels", labels());
-        meta.add("annotations", annotations());
-        pod.add("metadata", meta);
         JsonObject spec = new JsonObject();
         boolean nativeSidecar = nativeSidecar();
         boolean noInit = interceptionMode().equals("NONE") && !nativeSidecar;
@@ -95,16 +103,38 @@ final class SidecarTemplate {
         spec.add("initContainers", inits);
         spec.add("containers", containers);
         spec.add("volumes", volumes());
+        addImagePullSecrets(spec);
+        return templatePod(labels(), annotations(), spec);
+    }
+
+    /** global.imagePullSecrets, when set (every proxy template). */
+    void addImagePullSecrets(JsonObject spec) {
         if (v.truthy("global.imagePullSecrets")) {
             JsonArray secrets = new JsonArray();
             v.get("global.imagePullSecrets").getAsJsonArray().forEach(s -> secrets.add(named(s.getAsString())));
             spec.add("imagePullSecrets", secrets);
         }
-        pod.add("spec", spec);
-        return pod;
     }
 
-    private static JsonObject named(String name) {
+    /** The readiness probe on the given port from the values, the status annotations first when {@code annotated}. */
+    JsonObject readinessProbe(int port, boolean annotated) {
+        JsonObject p = healthzReady();
+        p.getAsJsonObject("httpGet").addProperty("port", port);
+        int delay = Integer.parseInt(annotated ? annotation("readiness.status.sidecar.istio.io/initialDelaySeconds",
+                v.string("global.proxy.readinessInitialDelaySeconds")) : v.string("global.proxy.readinessInitialDelaySeconds"));
+        if (delay != 0) { // Kubernetes omits a zero
+            p.addProperty("initialDelaySeconds", delay);
+        }
+        p.addProperty("periodSeconds", Integer.parseInt(annotated ? annotation("readiness.status.sidecar.istio.io/periodSeconds",
+                v.string("global.proxy.readinessPeriodSeconds")) : v.string("global.proxy.readinessPeriodSeconds")));
+        p.addProperty("timeoutSeconds", 3);
+        p.addProperty("failureThreshold", Integer.parseInt(annotated ? annotation(
+                "readiness.status.sidecar.istio.io/failureThreshold", v.string("global.proxy.readinessFailureThreshold"))
+                : v.string("global.proxy.readinessFailureThreshold")));
+        return p;
+    }
+
+    static JsonObject named(String name) {
         JsonObject o = new JsonObject();
         o.addProperty("name", name);
         return o;
@@ -116,16 +146,41 @@ final class SidecarTemplate {
         if ("true".equals(in.proxyMetadata().get("ISTIO_META_ENABLE_HBONE"))) {
             l.addProperty("networking.istio.io/tunnel", firstNonEmpty(labels.get("networking.istio.io/tunnel"), "http"));
         }
-        String canonical = firstNonEmpty(labels.get("service.istio.io/canonical-name"),
-                labels.get("app.kubernetes.io/name"), labels.get("app"), in.deploy().name());
+        String canonical = canonicalName();
         canonical = canonical.length() > 63 ? canonical.substring(0, 63) : canonical;
         l.addProperty("service.istio.io/canonical-name", trimAll(canonical, "-_."));
-        l.addProperty("service.istio.io/canonical-revision", firstNonEmpty(labels.get("service.istio.io/canonical-revision"),
-                labels.get("app.kubernetes.io/version"), labels.get("version"), "latest"));
+        l.addProperty("service.istio.io/canonical-revision", canonicalRevision());
         return l;
     }
 
+    /** The canonical service labels as the gateway and gRPC templates write them (not shortened). */
+    JsonObject canonicalLabels() {
+        JsonObject l = new JsonObject();
+        l.addProperty("service.istio.io/canonical-name", canonicalName());
+        l.addProperty("service.istio.io/canonical-revision", canonicalRevision());
+        return l;
+    }
+
+    private String canonicalName() {
+        return firstNonEmpty(labels.get("service.istio.io/canonical-name"), labels.get("app.kubernetes.io/name"),
+                labels.get("app"), in.deploy().name());
+    }
+
+    private String canonicalRevision() {
+        return firstNonEmpty(labels.get("service.istio.io/canonical-revision"), labels.get("app.kubernetes.io/version"),
+                labels.get("version"), "latest");
+    }
+
     private JsonObject annotations() {
+        JsonObject a = revisionAnnotations();
+        if (v.cniEnabled()) {
+            cniAnnotations(a);
+        }
+        return a;
+    }
+
+    /** {@code istio.io/rev} and the first app container as kubectl's default, unless the pod names one (every template). */
+    JsonObject revisionAnnotations() {
         JsonObject a = new JsonObject();
         a.addProperty("istio.io/rev", firstNonEmpty(in.revision(), "default"));
         List<String> apps = appContainers();
@@ -137,33 +192,74 @@ final class SidecarTemplate {
                 a.addProperty("kubectl.kubernetes.io/default-container", apps.get(0));
             }
         }
-        if (v.cniEnabled()) {
-            // the CNI plugin reads the redirection settings from these annotations
-            a.addProperty("sidecar.istio.io/interceptionMode", interceptionMode());
-            putIfNotEmpty(a, "traffic.sidecar.istio.io/includeOutboundIPRanges", annotation(
-                    "traffic.sidecar.istio.io/includeOutboundIPRanges", v.string("global.proxy.includeIPRanges")));
-            putIfNotEmpty(a, "traffic.sidecar.istio.io/excludeOutboundIPRanges", annotation(
-                    "traffic.sidecar.istio.io/excludeOutboundIPRanges", v.string("global.proxy.excludeIPRanges")));
-            a.addProperty("traffic.sidecar.istio.io/includeInboundPorts", annotation(
-                    "traffic.sidecar.istio.io/includeInboundPorts", v.string("global.proxy.includeInboundPorts")));
-            a.addProperty("traffic.sidecar.istio.io/excludeInboundPorts", excludeInboundPort(statusPort(), annotation(
-                    "traffic.sidecar.istio.io/excludeInboundPorts", v.string("global.proxy.excludeInboundPorts"))));
-            if (annotations.containsKey("traffic.sidecar.istio.io/includeOutboundPorts")
-                    || !v.string("global.proxy.includeOutboundPorts").isEmpty()) {
-                a.addProperty("traffic.sidecar.istio.io/includeOutboundPorts", annotation(
-                        "traffic.sidecar.istio.io/includeOutboundPorts", v.string("global.proxy.includeOutboundPorts")));
+        return a;
+    }
+
+    /** The CNI plugin reads the redirection settings from these annotations; multus learns of istio-cni from its own. */
+    private void cniAnnotations(JsonObject a) {
+        if (v.string("pilot.cni.provider").equals("multus")) {
+            a.addProperty(MULTUS_NETWORKS, appendMultusNetwork(annotations.getOrDefault(MULTUS_NETWORKS, ""), "default/istio-cni"));
+        }
+        a.addProperty("sidecar.istio.io/interceptionMode", interceptionMode());
+        putIfNotEmpty(a, "traffic.sidecar.istio.io/includeOutboundIPRanges", annotation(
+                "traffic.sidecar.istio.io/includeOutboundIPRanges", v.string("global.proxy.includeIPRanges")));
+        putIfNotEmpty(a, "traffic.sidecar.istio.io/excludeOutboundIPRanges", annotation(
+                "traffic.sidecar.istio.io/excludeOutboundIPRanges", v.string("global.proxy.excludeIPRanges")));
+        a.addProperty("traffic.sidecar.istio.io/includeInboundPorts", annotation(
+                "traffic.sidecar.istio.io/includeInboundPorts", v.string("global.proxy.includeInboundPorts")));
+        a.addProperty("traffic.sidecar.istio.io/excludeInboundPorts", excludeInboundPort(statusPort(), annotation(
+                "traffic.sidecar.istio.io/excludeInboundPorts", v.string("global.proxy.excludeInboundPorts"))));
+        if (annotations.containsKey("traffic.sidecar.istio.io/includeOutboundPorts")
+                || !v.string("global.proxy.includeOutboundPorts").isEmpty()) {
+            a.addProperty("traffic.sidecar.istio.io/includeOutboundPorts", annotation(
+                    "traffic.sidecar.istio.io/includeOutboundPorts", v.string("global.proxy.includeOutboundPorts")));
+        }
+        if (annotations.containsKey("traffic.sidecar.istio.io/excludeOutboundPorts")
+                || !v.string("global.proxy.excludeOutboundPorts").isEmpty()) {
+            a.addProperty("traffic.sidecar.istio.io/excludeOutboundPorts", annotation(
+                    "traffic.sidecar.istio.io/excludeOutboundPorts", v.string("global.proxy.excludeOutboundPorts")));
+        }
+        for (String k : List.of("traffic.sidecar.istio.io/kubevirtInterfaces", "istio.io/reroute-virtual-interfaces",
+                "traffic.sidecar.istio.io/excludeInterfaces")) {
+            putIfNotEmpty(a, k, annotations.getOrDefault(k, ""));
+        }
+    }
+
+    /**
+     * The multus networks annotation with istio-cni's network added unless there: a JSON list gets
+     * an object before its closing bracket, a plain list {@code , ns/name} (istiod's appendMultusNetwork).
+     */
+    static String appendMultusNetwork(String existing, String network) {
+        if (existing.isEmpty()) {
+            return network;
+        }
+        int slash = network.indexOf('/');
+        String ns = slash < 0 ? "" : network.substring(0, slash);
+        String name = network.substring(slash + 1);
+        int close = existing.lastIndexOf(']');
+        if (close >= 0) {
+            JsonArray networks;
+            try {
+                networks = JsonParser.parseString(existing).getAsJsonArray();
+            } catch (RuntimeException e) {
+                return existing; // not JSON: istiod leaves it as it is
             }
-            if (annotations.containsKey("traffic.sidecar.istio.io/excludeOutboundPorts")
-                    || !v.string("global.proxy.excludeOutboundPorts").isEmpty()) {
-                a.addProperty("traffic.sidecar.istio.io/excludeOutboundPorts", annotation(
-                        "traffic.sidecar.istio.io/excludeOutboundPorts", v.string("global.proxy.excludeOutboundPorts")));
+            for (JsonElement n : networks) {
+                JsonObject o = n.isJsonObject() ? n.getAsJsonObject() : new JsonObject();
+                if (name.equals(Pods.string(o, "name")) && ns.equals(Pods.string(o, "namespace"))) {
+                    return existing;
+                }
             }
-            for (String k : List.of("traffic.sidecar.istio.io/kubevirtInterfaces", "istio.io/reroute-virtual-interfaces",
-                    "traffic.sidecar.istio.io/excludeInterfaces")) {
-                putIfNotEmpty(a, k, annotations.getOrDefault(k, ""));
+            String entry = ns.isEmpty() ? ", {\"name\": \"" + name + "\"}"
+                    : ", {\"name\": \"" + name + "\", \"namespace\": \"" + ns + "\"}";
+            return existing.substring(0, close) + entry + existing.substring(close);
+        }
+        for (String n : existing.split(",")) {
+            if (n.strip().equals(network)) {
+                return existing;
             }
         }
-        return a;
+        return existing + ", " + network;
     }
 
     private static void putIfNotEmpty(JsonObject o, String k, String value) {
@@ -182,6 +278,11 @@ final class SidecarTemplate {
             }
         }
         return names;
+    }
+
+    /** The proxy's image: the proxyImage annotation or global.proxy.image when either names a repository, else hub/image:tag. */
+    String proxyImage() {
+        return image(annotation("sidecar.istio.io/proxyImage", v.string("global.proxy.image")), v.string("global.proxy.image"));
     }
 
     private String image(String annotationOrValue, String imageName) {
@@ -276,8 +377,7 @@ final class SidecarTemplate {
     private JsonObject proxy(boolean nativeSidecar) {
         JsonObject c = new JsonObject();
         c.addProperty("name", PROXY);
-        c.addProperty("image", image(annotation("sidecar.istio.io/proxyImage", v.string("global.proxy.image")),
-                v.string("global.proxy.image")));
+        c.addProperty("image", proxyImage());
         if (nativeSidecar) {
             c.addProperty("restartPolicy", "Always");
         }
@@ -288,18 +388,7 @@ final class SidecarTemplate {
         JsonArray ports = new JsonArray();
         ports.add(prom);
         c.add("ports", ports);
-        List<String> args = new ArrayList<>(List.of("proxy", "sidecar", "--domain",
-                "$(POD_NAMESPACE).svc." + v.string("global.proxy.clusterDomain"),
-                "--proxyLogLevel=" + annotation("sidecar.istio.io/logLevel", v.string("global.proxy.logLevel")),
-                "--proxyComponentLogLevel=" + annotation("sidecar.istio.io/componentLogLevel",
-                        v.string("global.proxy.componentLogLevel")),
-                "--log_output_level=" + annotation("sidecar.istio.io/agentLogLevel", v.string("global.logging.level"))));
-        if (v.truthy("global.sts.servicePort")) {
-            args.add("--stsPort=" + v.string("global.sts.servicePort"));
-        }
-        if (v.truthy("global.logAsJson")) {
-            args.add("--log_as_json");
-        }
+        List<String> args = agentArgs("sidecar");
         if (v.truthy("global.proxy.outlierLogPath")) {
             args.add("--outlierLogPath=" + v.string("global.proxy.outlierLogPath"));
         }
@@ -331,18 +420,7 @@ final class SidecarTemplate {
                 p.addProperty("failureThreshold", Integer.parseInt(v.string("global.proxy.startupProbe.failureThreshold")));
                 c.add("startupProbe", p);
             }
-            JsonObject p = healthzReady();
-            int delay = Integer.parseInt(annotation("readiness.status.sidecar.istio.io/initialDelaySeconds",
-                    v.string("global.proxy.readinessInitialDelaySeconds")));
-            if (delay != 0) { // Kubernetes omits a zero
-                p.addProperty("initialDelaySeconds", delay);
-            }
-            p.addProperty("periodSeconds", Integer.parseInt(annotation("readiness.status.sidecar.istio.io/periodSeconds",
-                    v.string("global.proxy.readinessPeriodSeconds"))));
-            p.addProperty("timeoutSeconds", 3);
-            p.addProperty("failureThreshold", Integer.parseInt(annotation(
-                    "readiness.status.sidecar.istio.io/failureThreshold", v.string("global.proxy.readinessFailureThreshold"))));
-            c.add("readinessProbe", p);
+            c.add("readinessProbe", readinessProbe(15021, true));
         }
         c.add("securityContext", proxySecurityContext());
         c.add("resources", resources());
@@ -350,7 +428,24 @@ final class SidecarTemplate {
         return c;
     }
 
-    private static JsonObject healthzReady() {
+    /** pilot-agent's arguments for a proxy of the given type ({@code sidecar} or {@code router}). */
+    List<String> agentArgs(String type) {
+        List<String> args = new ArrayList<>(List.of("proxy", type, "--domain",
+                "$(POD_NAMESPACE).svc." + v.string("global.proxy.clusterDomain"),
+                "--proxyLogLevel=" + annotation("sidecar.istio.io/logLevel", v.string("global.proxy.logLevel")),
+                "--proxyComponentLogLevel=" + annotation("sidecar.istio.io/componentLogLevel",
+                        v.string("global.proxy.componentLogLevel")),
+                "--log_output_level=" + annotation("sidecar.istio.io/agentLogLevel", v.string("global.logging.level"))));
+        if (v.truthy("global.sts.servicePort")) {
+            args.add("--stsPort=" + v.string("global.sts.servicePort"));
+        }
+        if (v.truthy("global.logAsJson")) {
+            args.add("--log_as_json");
+        }
+        return args;
+    }
+
+    static JsonObject healthzReady() {
         JsonObject get = new JsonObject();
         get.addProperty("path", "/healthz/ready");
         get.addProperty("port", 15021);
@@ -402,7 +497,7 @@ final class SidecarTemplate {
     }
 
     /** The {@code resources} define: the four annotations when any is set, else global.proxy.resources. */
-    private JsonObject resources() {
+    JsonObject resources() {
         String cpu = annotations.get("sidecar.istio.io/proxyCPU");
         String memory = annotations.get("sidecar.istio.io/proxyMemory");
         String cpuLimit = annotations.get("sidecar.istio.io/proxyCPULimit");
@@ -458,6 +553,23 @@ final class SidecarTemplate {
         if (in.localhostInbound()) {
             env.add(env("REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION", "true"));
         }
+        podEnv(env);
+        env.add(resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"));
+        env.add(env("PROXY_CONFIG", in.proxyConfigJson() + "\n"));
+        env.add(env("ISTIO_META_POD_PORTS", podPorts()));
+        env.add(env("ISTIO_META_APP_CONTAINERS", String.join(",", appContainers())));
+        env.add(resourceRef("GOMEMLIMIT", "limits.memory"));
+        identityEnv(env, true, firstNonEmpty(labels.get("service.istio.io/workload-name"), in.deploy().name()), true);
+        if (!in.otelResourceAttributes().isEmpty()) {
+            // before the proxy metadata (istiod's template order)
+            int metadata = env.size() - in.proxyMetadata().size();
+            env.asList().add(metadata, env("OTEL_RESOURCE_ATTRIBUTES", in.otelResourceAttributes()));
+        }
+        return env;
+    }
+
+    /** The certificate provider, the CA's address and the pod's downward-API fields (every proxy template). */
+    void podEnv(JsonArray env) {
         env.add(env("PILOT_CERT_PROVIDER", v.string("global.pilotCertProvider")));
         String revision = v.string("revision");
         env.add(env("CA_ADDR", v.truthy("global.caAddress") ? v.string("global.caAddress")
@@ -467,19 +579,26 @@ final class SidecarTemplate {
         env.add(fieldRef("INSTANCE_IP", "status.podIP"));
         env.add(fieldRef("SERVICE_ACCOUNT", "spec.serviceAccountName"));
         env.add(fieldRef("HOST_IP", "status.hostIP"));
-        env.add(resourceRef("ISTIO_CPU_LIMIT", "limits.cpu"));
-        env.add(env("PROXY_CONFIG", in.proxyConfigJson() + "\n"));
-        env.add(env("ISTIO_META_POD_PORTS", podPorts()));
-        env.add(env("ISTIO_META_APP_CONTAINERS", String.join(",", appContainers())));
-        env.add(resourceRef("GOMEMLIMIT", "limits.memory"));
+    }
+
+    /**
+     * From ISTIO_META_CLUSTER_ID to the proxy metadata (every proxy template): cluster, node,
+     * interception mode (not for gRPC), network, workload, owner, bootstrap override (not for gRPC), mesh, trust domain.
+     */
+    void identityEnv(JsonArray env, boolean envoy, String workload) {
+        identityEnv(env, envoy, workload, envoy);
+    }
+
+    private void identityEnv(JsonArray env, boolean interception, String workload, boolean bootstrap) {
         env.add(env("ISTIO_META_CLUSTER_ID", firstNonEmpty(v.string("global.multiCluster.clusterName"), "Kubernetes")));
         env.add(fieldRef("ISTIO_META_NODE_NAME", "spec.nodeName"));
-        env.add(env("ISTIO_META_INTERCEPTION_MODE", firstNonEmpty(annotations.get("sidecar.istio.io/interceptionMode"),
-                in.interceptionMode())));
+        if (interception) {
+            env.add(env("ISTIO_META_INTERCEPTION_MODE", firstNonEmpty(annotations.get("sidecar.istio.io/interceptionMode"),
+                    in.interceptionMode())));
+        }
         if (v.truthy("global.network")) {
             env.add(env("ISTIO_META_NETWORK", v.string("global.network")));
         }
-        String workload = firstNonEmpty(labels.get("service.istio.io/workload-name"), in.deploy().name());
         if (!workload.isEmpty()) {
             env.add(env("ISTIO_META_WORKLOAD_NAME", workload));
         }
@@ -488,7 +607,7 @@ final class SidecarTemplate {
                     + firstNonEmpty(in.deploy().namespace(), "default") + "/"
                     + in.deploy().kind().toLowerCase(Locale.ROOT) + "s/" + in.deploy().name()));
         }
-        if (annotations.containsKey("sidecar.istio.io/bootstrapOverride")) {
+        if (bootstrap && annotations.containsKey("sidecar.istio.io/bootstrapOverride")) {
             env.add(env("ISTIO_BOOTSTRAP_OVERRIDE", "/etc/istio/custom-bootstrap/custom_bootstrap.json"));
         }
         String trustDomain = firstNonEmpty(in.trustDomain(), v.string("global.trustDomain"));
@@ -501,11 +620,10 @@ final class SidecarTemplate {
             env.add(env("TRUST_DOMAIN", trustDomain));
         }
         new TreeMap<>(in.proxyMetadata()).forEach((k, val) -> env.add(env(k, val)));
-        return env;
     }
 
     /** ISTIO_META_POD_PORTS: each app container port as Go's encoding/json writes a ContainerPort. */
-    private String podPorts() {
+    String podPorts() {
         StringBuilder b = new StringBuilder("[");
         boolean first = true;
         for (JsonElement c : Pods.array(in.pod(), "containers")) {
@@ -534,13 +652,7 @@ final class SidecarTemplate {
         JsonArray m = new JsonArray();
         m.add(mount("workload-socket", "/var/run/secrets/workload-spiffe-uds"));
         m.add(mount("credential-socket", "/var/run/secrets/credential-uds"));
-        if (v.string("global.caName").equals("GkeWorkloadCertificate")) {
-            JsonObject gke = mount("gke-workload-certificate", "/var/run/secrets/workload-spiffe-credentials");
-            gke.addProperty("readOnly", true);
-            m.add(gke);
-        } else {
-            m.add(mount("workload-certs", "/var/run/secrets/workload-spiffe-credentials"));
-        }
+        m.add(workloadCertsMount());
         if (v.string("global.pilotCertProvider").equals("istiod")) {
             m.add(mount("istiod-ca-cert", "/var/run/secrets/istio"));
             m.add(mount("istio-ca-crl", "/var/run/secrets/istio/crl"));
@@ -552,17 +664,31 @@ final class SidecarTemplate {
         m.add(mount("istio-envoy", "/etc/istio/proxy"));
         m.add(mount("istio-token", "/var/run/secrets/tokens"));
         if (v.truthy("global.mountMtlsCerts")) {
-            JsonObject certs = mount("istio-certs", "/etc/certs/");
-            certs.addProperty("readOnly", true);
-            m.add(certs);
+            m.add(mtlsCertsMount());
         }
         m.add(mount("istio-podinfo", "/etc/istio/pod"));
         userEntries("sidecar.istio.io/userVolumeMount").forEach(m::add);
         return m;
     }
 
+    /** Where the agent finds workload certificates: GKE's CSI driver's or its own. */
+    JsonObject workloadCertsMount() {
+        if (v.string("global.caName").equals("GkeWorkloadCertificate")) {
+            JsonObject gke = mount("gke-workload-certificate", "/var/run/secrets/workload-spiffe-credentials");
+            gke.addProperty("readOnly", true);
+            return gke;
+        }
+        return mount("workload-certs", "/var/run/secrets/workload-spiffe-credentials");
+    }
+
+    static JsonObject mtlsCertsMount() {
+        JsonObject certs = mount("istio-certs", "/etc/certs/");
+        certs.addProperty("readOnly", true);
+        return certs;
+    }
+
     /** The JSON map in a user volume annotation, each entry named by its key (keys in Go's sorted order). */
-    private List<JsonObject> userEntries(String annotationName) {
+    List<JsonObject> userEntries(String annotationName) {
         String json = annotations.get(annotationName);
         if (json == null) {
             return List.of();
@@ -582,12 +708,33 @@ final class SidecarTemplate {
         JsonArray vols = new JsonArray();
         vols.add(named("workload-socket")); // "emptyDir:" with nothing under it: the API server keeps only the name
         vols.add(named("credential-socket"));
+        vols.add(workloadCertsVolume());
+        addBootstrapOverrideVolume(vols);
+        vols.add(memoryVolume("istio-envoy"));
+        vols.add(JsonParser.parseString("{\"name\":\"istio-data\",\"emptyDir\":{}}"));
+        vols.add(podInfoVolume());
+        vols.add(tokenVolume());
+        addIstiodCaVolume(vols);
+        JsonObject crl = named("istio-ca-crl");
+        JsonObject crlMap = new JsonObject();
+        crlMap.addProperty("name", firstNonEmpty(v.string("pilot.crlConfigMapName"), "istio-ca-crl"));
+        crlMap.addProperty("optional", true);
+        crl.add("configMap", crlMap);
+        vols.add(crl);
+        addMtlsCertsVolume(vols);
+        userEntries("sidecar.istio.io/userVolume").forEach(vols::add);
+        return vols;
+    }
+
+    JsonObject workloadCertsVolume() {
         if (v.string("global.caName").equals("GkeWorkloadCertificate")) {
-            vols.add(JsonParser.parseString("{\"name\":\"gke-workload-certificate\",\"csi\":{\"driver\":"
-                    + "\"workloadcertificates.security.cloud.google.com\"}}"));
-        } else {
-            vols.add(named("workload-certs"));
+            return JsonParser.parseString("{\"name\":\"gke-workload-certificate\",\"csi\":{\"driver\":"
+                    + "\"workloadcertificates.security.cloud.google.com\"}}").getAsJsonObject();
         }
+        return named("workload-certs");
+    }
+
+    void addBootstrapOverrideVolume(JsonArray vols) {
         if (annotations.containsKey("sidecar.istio.io/bootstrapOverride")) {
             JsonObject o = named("custom-bootstrap-volume");
             JsonObject cm = new JsonObject();
@@ -595,16 +742,35 @@ final class SidecarTemplate {
             o.add("configMap", cm);
             vols.add(o);
         }
-        vols.add(JsonParser.parseString("{\"name\":\"istio-envoy\",\"emptyDir\":{\"medium\":\"Memory\"}}"));
-        vols.add(JsonParser.parseString("{\"name\":\"istio-data\",\"emptyDir\":{}}"));
-        vols.add(JsonParser.parseString("{\"name\":\"istio-podinfo\",\"downwardAPI\":{\"items\":["
+    }
+
+    static JsonObject memoryVolume(String name) {
+        JsonObject o = JsonParser.parseString("{\"emptyDir\":{\"medium\":\"Memory\"}}").getAsJsonObject();
+        o.addProperty("name", name);
+        return o;
+    }
+
+    static JsonObject emptyDirVolume(String name) {
+        JsonObject o = named(name);
+        o.add("emptyDir", new JsonObject());
+        return o;
+    }
+
+    static JsonObject podInfoVolume() {
+        return JsonParser.parseString("{\"name\":\"istio-podinfo\",\"downwardAPI\":{\"items\":["
                 + "{\"path\":\"labels\",\"fieldRef\":{\"fieldPath\":\"metadata.labels\"}},"
-                + "{\"path\":\"annotations\",\"fieldRef\":{\"fieldPath\":\"metadata.annotations\"}}]}}"));
+                + "{\"path\":\"annotations\",\"fieldRef\":{\"fieldPath\":\"metadata.annotations\"}}]}}").getAsJsonObject();
+    }
+
+    JsonObject tokenVolume() {
         JsonObject token = JsonParser.parseString("{\"name\":\"istio-token\",\"projected\":{\"sources\":[{"
                 + "\"serviceAccountToken\":{\"path\":\"istio-token\",\"expirationSeconds\":43200}}]}}").getAsJsonObject();
         token.getAsJsonObject("projected").getAsJsonArray("sources").get(0).getAsJsonObject()
                 .getAsJsonObject("serviceAccountToken").addProperty("audience", v.string("global.sds.token.aud"));
-        vols.add(token);
+        return token;
+    }
+
+    void addIstiodCaVolume(JsonArray vols) {
         if (v.string("global.pilotCertProvider").equals("istiod")) {
             JsonObject ca = named("istiod-ca-cert");
             String bundle = firstNonEmpty(v.string("global.trustBundleName"), "");
@@ -618,12 +784,18 @@ final class SidecarTemplate {
             }
             vols.add(ca);
         }
-        JsonObject crl = named("istio-ca-crl");
-        JsonObject crlMap = new JsonObject();
-        crlMap.addProperty("name", firstNonEmpty(v.string("pilot.crlConfigMapName"), "istio-ca-crl"));
-        crlMap.addProperty("optional", true);
-        crl.add("configMap", crlMap);
-        vols.add(crl);
+    }
+
+    /** The agent's data, pod info, token, CA and mTLS certificate volumes, in the order the gateway and gRPC templates list them. */
+    void addAgentVolumes(JsonArray vols) {
+        vols.add(emptyDirVolume("istio-data"));
+        vols.add(podInfoVolume());
+        vols.add(tokenVolume());
+        addIstiodCaVolume(vols);
+        addMtlsCertsVolume(vols);
+    }
+
+    void addMtlsCertsVolume(JsonArray vols) {
         if (v.truthy("global.mountMtlsCerts")) {
             String sa = Pods.string(in.pod(), "spec", "serviceAccountName");
             JsonObject secret = new JsonObject();
@@ -633,11 +805,9 @@ final class SidecarTemplate {
             o.add("secret", secret);
             vols.add(o);
         }
-        userEntries("sidecar.istio.io/userVolume").forEach(vols::add);
-        return vols;
     }
 
-    private static JsonObject mount(String name, String path) {
+    static JsonObject mount(String name, String path) {
         JsonObject o = new JsonObject();
         o.addProperty("name", name);
         o.addProperty("mountPath", path);
@@ -651,7 +821,7 @@ final class SidecarTemplate {
         return o;
     }
 
-    private static JsonObject fieldRef(String name, String path) {
+    static JsonObject fieldRef(String name, String path) {
         JsonObject ref = new JsonObject();
         ref.addProperty("fieldPath", path);
         JsonObject from = new JsonObject();
@@ -662,7 +832,7 @@ final class SidecarTemplate {
         return o;
     }
 
-    private static JsonObject resourceRef(String name, String resource) {
+    static JsonObject resourceRef(String name, String resource) {
         JsonObject ref = new JsonObject();
         ref.addProperty("resource", resource);
         ref.addProperty("divisor", "1");
@@ -674,7 +844,7 @@ final class SidecarTemplate {
         return o;
     }
 
-    private static JsonArray strings(List<String> values) {
+    static JsonArray strings(List<String> values) {
         JsonArray a = new JsonArray();
         values.forEach(s -> a.add(new JsonPrimitive(s)));
         return a;

@@ -43,7 +43,7 @@ class InjectKubernetesModeTest {
                       example.com/injected-by: meshpilot
                     templates:
                       sidecar: "{{ istiod's template, not interpreted }}"
-                      gateway: "{{ istiod's gateway template, not rendered by MeshPilot }}"
+                      custom: "{{ an operator's own template, not rendered by MeshPilot }}"
                   values: |
                     {"global":{"hub":"example.com/istio","tag":"%s"}}
                 """.formatted(tag);
@@ -87,15 +87,16 @@ class InjectKubernetesModeTest {
 
                 // a template the ConfigMap has but MeshPilot does not render: refused naming it, never admitted bare
                 long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
-                JsonObject gateway = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
-                        Map.of("inject.istio.io/templates", "gateway"));
-                gateway.getAsJsonObject("metadata").addProperty("namespace", "shop");
+                JsonObject custom = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
+                        Map.of("inject.istio.io/templates", "custom"));
+                custom.getAsJsonObject("metadata").addProperty("namespace", "shop");
                 response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, webhook, "/inject",
-                        "application/json", InjectWebhookServerTest.review("gateway-1", "shop", gateway)));
+                        "application/json", InjectWebhookServerTest.review("custom-1", "shop", custom)));
                 assertFalse(response.get("allowed").getAsBoolean(), response.toString());
                 assertNull(response.get("patch"));
                 assertEquals("failed to run injection template: MeshPilot does not render the injection template "
-                                + "\"gateway\" (it renders only istiod's default \"sidecar\" template)",
+                                + "\"custom\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates,"
+                                + " and templates without Go template actions)",
                         response.getAsJsonObject("status").get("message").getAsString());
                 assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
             }

@@ -256,16 +256,17 @@ class InjectWebhookServerTest {
     }
 
     /**
-     * Pods of the istio/gateway chart and proxyless gRPC pods ask for templates istiod's chart
-     * always defines and MeshPilot's chart leaves out: the refusal names MeshPilot as the cause,
-     * not the pod's annotation.
+     * Waypoints and Gateway API deployments ask for templates istiod's chart always defines and
+     * MeshPilot does not render: the refusal names MeshPilot as the cause, not the pod's annotation.
      */
     @Test
     void aPodAskingForAnIstiodBuiltInTemplateIsRefusedAsNotRendered() throws Exception {
-        for (String asked : new String[] {"gateway", "grpc-agent"}) {
+        for (String asked : new String[] {"waypoint", "kube-gateway"}) {
             long unsupported = InjectWebhook.UNSUPPORTED_TEMPLATE.value();
             assertEquals("failed to run injection template: MeshPilot does not render the injection template \"" + asked
-                    + "\" (it renders only istiod's default \"sidecar\" template)", refusalAskingFor(asked));
+                    + "\" (it renders istiod's \"gateway\", \"grpc-agent\", \"grpc-simple\" and \"sidecar\" templates,"
+                                + " and templates without Go template actions)",
+                    refusalAskingFor(asked));
             assertEquals(unsupported + 1, InjectWebhook.UNSUPPORTED_TEMPLATE.value());
         }
     }

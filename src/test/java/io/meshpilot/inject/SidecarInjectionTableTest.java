@@ -261,7 +261,8 @@ class SidecarInjectionTableTest {
                             {"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]},"privileged":false,
                              "readOnlyRootFilesystem":true,"runAsGroup":1337,"runAsNonRoot":true,"runAsUser":1337}"""));
                     JsonArray env = x.proxy().getAsJsonArray("env");
-                    env.asList().add(15, SidecarTemplate.env("ISTIO_META_NETWORK", "network1"));
+                    // istiod's updateClusterEnvs moves the network to the end (the golden has it last)
+                    env.add(SidecarTemplate.env("ISTIO_META_NETWORK", "network1"));
                     x.annotations.addProperty("sidecar.istio.io/interceptionMode", "REDIRECT");
                     x.annotations.addProperty("traffic.sidecar.istio.io/excludeInboundPorts", "15020");
                     x.annotations.addProperty("traffic.sidecar.istio.io/includeInboundPorts", "*");
@@ -403,6 +404,8 @@ class SidecarInjectionTableTest {
         // /inject/cluster/<id>/net/<network>: istiod's webhook path parameters set the proxy's cluster and network
         rows.add(new Row("cluster and network from the webhook path", hello(), s -> s.path = "/inject/cluster/east/net/n1",
                 x -> {
+                    // istiod's updateClusterEnvs: both moved to the end of the env, by name
+                    Pods.removeNamed(x.proxy().getAsJsonArray("env"), "ISTIO_META_CLUSTER_ID");
                     x.env("ISTIO_META_CLUSTER_ID", "east");
                     x.env("ISTIO_META_NETWORK", "n1");
                     x.labels.put("topology.istio.io/network", "n1");
