@@ -26,25 +26,21 @@ class FakeApiServerIngressTest {
             kubectl.runWithInput("""
                     apiVersion: networking.k8s.io/v1
                     kind: IngressClass
-                    metadata: {name: istio}
-                    spec: {controller: istio.io/ingress-controller}
+                    metadata: {name: nginx}
+                    spec: {controller: k8s.io/ingress-nginx}
                     ---
                     apiVersion: networking.k8s.io/v1
                     kind: Ingress
                     metadata: {name: web, namespace: shop}
                     spec:
-                      ingressClassName: istio
-                      rules:
-                      - host: shop.example.com
-                        http:
-                          paths:
-                          - {path: /cart, pathType: Prefix, backend: {service: {name: cart, port: {number: 8080}}}}
+                      ingressClassName: nginx
+                      defaultBackend: {service: {name: web, port: {number: 80}}}
                     """, "apply", "-f", "-").ok();
-            JsonObject ingressClass = server.get("networking.k8s.io/v1", "IngressClass", null, "istio").orElseThrow();
-            assertEquals("istio.io/ingress-controller", Json.string(ingressClass, "spec", "controller"));
+            JsonObject ingressClass = server.get("networking.k8s.io/v1", "IngressClass", null, "nginx").orElseThrow();
+            assertEquals("k8s.io/ingress-nginx", Json.string(ingressClass, "spec", "controller"));
             String got = kubectl.run("-n", "shop", "get", "ingress", "web", "-o",
-                    "jsonpath={.spec.rules[0].host}").ok().stdout();
-            assertEquals("shop.example.com", got);
+                    "jsonpath={.spec.defaultBackend.service.name}").ok().stdout();
+            assertEquals("web", got);
 
             kubectl.run("-n", "shop", "patch", "ingress", "web", "--subresource=status", "--type=merge", "-p",
                     "{\"spec\":{\"ingressClassName\":\"other\"},"
@@ -52,9 +48,9 @@ class FakeApiServerIngressTest {
             JsonObject ingress = server.get("networking.k8s.io/v1", "Ingress", "shop", "web").orElseThrow();
             assertEquals("203.0.113.7", ingress.getAsJsonObject("status").getAsJsonObject("loadBalancer")
                     .getAsJsonArray("ingress").get(0).getAsJsonObject().get("ip").getAsString());
-            assertEquals("istio", Json.string(ingress, "spec", "ingressClassName"), "status writes leave the spec alone");
+            assertEquals("nginx", Json.string(ingress, "spec", "ingressClassName"), "status writes leave the spec alone");
             String listed = kubectl.run("get", "ingressclasses", "-o", "name").ok().stdout();
-            assertTrue(listed.contains("ingressclass.networking.k8s.io/istio"), listed);
+            assertTrue(listed.contains("ingressclass.networking.k8s.io/nginx"), listed);
         }
     }
 }
