@@ -15,6 +15,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
@@ -222,6 +223,33 @@ class IngressServerTest {
             kubectl.run("-n", "shop", "patch", "ingress", "web", "--type=merge", "-p",
                     "{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress.class\":\"nginx\"}}}").ok();
             awaitRoutes(gateway, r -> r.containsKey("http.80") && !hosts(r.get("http.80")).contains("api.example.com:80"));
+        }
+    }
+
+    /**
+     * A mesh config change converts again: the istio ConfigMap naming another ingressSelector
+     * moves the Ingresses' Gateways to those workloads, and this gateway loses its listeners.
+     * (Mode OFF at run time would not do: istiod reads the mode at start, and an Ingress whose
+     * IngressClass names istio's controller is served whatever the mode.)
+     */
+    @Test
+    void aMeshConfigChangeMovesTheIngressesToOtherGatewayWorkloads() throws Exception {
+        api.writeKubeconfig(dir);
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags(), Map.of()));
+             AdsClient gateway = new AdsClient(server.ports().get("grpc"), GATEWAY_ID, GATEWAY_METADATA)) {
+            awaitRoutes(gateway, r -> r.containsKey("http.80") && hosts(r.get("http.80")).contains("api.example.com:80"));
+            kubectl.run("-n", "istio-system", "create", "configmap", "istio", "--from-literal=mesh=ingressSelector: edge").ok();
+            var store = server.server().components().configs().store();
+            Await.until("the converted Gateway selecting istio=edge", Duration.ofSeconds(20),
+                    () -> store.list("Gateway", "istio-system").stream().allMatch(
+                            g -> ((Gateway) g.spec()).getSelectorMap().equals(Map.of("istio", "edge"))));
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            DiscoveryResponse lds;
+            do {
+                lds = gateway.await(TypeUrls.LISTENER, Duration.ofSeconds(20));
+                gateway.ack(lds, List.of());
+            } while (lds.getResourcesCount() > 0 && System.nanoTime() < deadline);
+            assertEquals(0, lds.getResourcesCount(), "the ingressgateway's listeners withdrawn: " + lds);
         }
     }
 
