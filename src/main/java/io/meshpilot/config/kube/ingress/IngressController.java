@@ -42,6 +42,7 @@ import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * istiod's ingress controller (pilot/pkg/config/kube/ingress): watches Ingresses,
@@ -74,7 +75,8 @@ public final class IngressController implements AutoCloseable {
     private volatile Map<String, List<String>> problems = Map.of();
     /** {@code namespace/name} of the Services a served Ingress names: only their changes convert again. */
     private volatile Set<String> watchedServices = Set.of();
-    private volatile List<V1Ingress> served = List.of();
+    /** {@code namespace/name} of the Ingresses served at the last conversion. */
+    private volatile Set<String> served = Set.of();
     private ControllerQueue<String>.Term term;
 
     /**
@@ -163,8 +165,8 @@ public final class IngressController implements AutoCloseable {
         convertedHandlers.add(handler);
     }
 
-    /** The Ingresses served at the last conversion. */
-    public List<V1Ingress> served() {
+    /** The Ingresses served at the last conversion, as {@code namespace/name}. */
+    Set<String> served() {
         return served;
     }
 
@@ -230,7 +232,8 @@ public final class IngressController implements AutoCloseable {
         watchedServices = Set.copyOf(names);
         replaceConverted(result);
         report(result.problems());
-        served = List.copyOf(selected);
+        served = selected.stream().map(i -> key(i.getMetadata().getNamespace(), i.getMetadata().getName()))
+                .collect(Collectors.toUnmodifiableSet());
         convertedHandlers.forEach(Runnable::run);
         return Outcome.DONE;
     }

@@ -67,15 +67,12 @@ public final class IngressStatusWriter {
     }
 
     private void queueServed() {
-        for (V1Ingress i : ingresses.served()) {
-            queue.add(IngressController.key(i.getMetadata().getNamespace(), i.getMetadata().getName()));
-        }
+        ingresses.served().forEach(queue::add);
     }
 
     private Outcome reconcile(String key) {
         V1Ingress current = ingresses.ingresses().getIndexer().getByKey(key);
-        if (current == null || ingresses.served().stream().noneMatch(i -> key.equals(
-                IngressController.key(i.getMetadata().getNamespace(), i.getMetadata().getName())))) {
+        if (current == null || !ingresses.served().contains(key)) {
             return Outcome.DONE;
         }
         List<V1IngressLoadBalancerIngress> want = addresses();
