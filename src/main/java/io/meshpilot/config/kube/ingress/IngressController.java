@@ -2,13 +2,16 @@ package io.meshpilot.config.kube.ingress;
 
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.models.V1Ingress;
 import io.kubernetes.client.openapi.models.V1IngressClass;
 import io.kubernetes.client.openapi.models.V1IngressClassList;
 import io.kubernetes.client.openapi.models.V1IngressList;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServiceList;
 import io.kubernetes.client.openapi.models.V1ServicePort;
@@ -38,9 +41,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BiPredicate;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -66,6 +67,8 @@ public final class IngressController implements AutoCloseable {
     private final SignallingInformer<V1Ingress, V1IngressList> ingresses;
     private final SignallingInformer<V1IngressClass, V1IngressClassList> classes;
     private final SharedIndexInformer<V1Service> services;
+    private final SharedIndexInformer<V1Pod> pods;
+    private final SharedIndexInformer<V1Node> nodes;
     private final Supplier<MeshConfig> mesh;
     private final IngressConversion conversion;
     private final MemoryConfigStore converted;
@@ -96,16 +99,20 @@ public final class IngressController implements AutoCloseable {
                 "ingresses");
         this.classes = informer(client, "networking.k8s.io/v1/ingressclasses", V1IngressClass.class,
                 V1IngressClassList.class, "ingressclasses");
-        // the registry's Service informer (one per type in the factory)
-        this.services = client.informers().sharedIndexInformerFor(ResourceListerWatcher.all("Service",
-                        new GenericKubernetesApi<>(V1Service.class, V1ServiceList.class, "", "v1", "services",
-                                client.apiClient())), V1Service.class, 0, client.watchErrorHandler("Service"));
+        // the registry's informers (the factory holds one per type)
+        this.services = coreInformer(client, "Service", V1Service.class, V1ServiceList.class, "services");
+        this.pods = coreInformer(client, "Pod", V1Pod.class, V1PodList.class, "pods");
+        this.nodes = coreInformer(client, "Node", V1Node.class, V1NodeList.class, "nodes");
         // an Ingress whose status alone changed (the status writer's own writes) converts to the same config
-        ingresses.addEventHandler(onChange(i -> true, (before, after) -> !Objects.equals(before.getSpec(), after.getSpec())
-                || !Objects.equals(before.getMetadata().getAnnotations(), after.getMetadata().getAnnotations())));
-        classes.addEventHandler(onChange(c -> true, (before, after) -> true));
-        services.addEventHandler(onChange(s -> watchedServices.contains(key(s.getMetadata().getNamespace(),
-                s.getMetadata().getName())), (before, after) -> true));
+        ingresses.addEventHandler(new ObjectChanges<>((before, after) -> !Objects.equals(before.getSpec(), after.getSpec())
+                || !Objects.equals(before.getMetadata().getAnnotations(), after.getMetadata().getAnnotations()),
+                i -> queue.add(ALL)));
+        classes.addEventHandler(new ObjectChanges<>(c -> queue.add(ALL)));
+        services.addEventHandler(new ObjectChanges<>(s -> {
+            if (watchedServices.contains(key(s.getMetadata().getNamespace(), s.getMetadata().getName()))) {
+                queue.add(ALL);
+            }
+        }));
         namespaces.addHandler((selected, deselected) -> queue.add(ALL));
         client.addInformer("networking.k8s.io/v1/ingresses", ingresses);
         client.addInformer("networking.k8s.io/v1/ingressclasses", classes);
@@ -118,36 +125,11 @@ public final class IngressController implements AutoCloseable {
                 client.watchErrorHandler(name));
     }
 
-    /**
-     * Queues a conversion for an object {@code relevant} selects, on an update only when
-     * {@code updateMatters} says the change can change the conversion.
-     */
-    private <T extends KubernetesObject> ResourceEventHandler<T> onChange(Predicate<T> relevant,
-                                                                          BiPredicate<T, T> updateMatters) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                changed(obj);
-            }
-
-            @Override
-            public void onUpdate(T oldObj, T newObj) {
-                if (updateMatters.test(oldObj, newObj)) {
-                    changed(newObj);
-                }
-            }
-
-            @Override
-            public void onDelete(T obj, boolean finalStateUnknown) {
-                changed(obj);
-            }
-
-            private void changed(T obj) {
-                if (relevant.test(obj)) {
-                    queue.add(ALL);
-                }
-            }
-        };
+    private static <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> coreInformer(
+            KubeClient client, String name, Class<T> type, Class<L> listType, String plural) {
+        var api = new GenericKubernetesApi<>(type, listType, "", "v1", plural, client.apiClient());
+        return client.informers().sharedIndexInformerFor(ResourceListerWatcher.all(name, api), type, 0,
+                client.watchErrorHandler(name));
     }
 
     /** The read-only store of the converted config, for the aggregate cache. */
@@ -185,6 +167,14 @@ public final class IngressController implements AutoCloseable {
 
     SharedIndexInformer<V1Service> services() {
         return services;
+    }
+
+    SharedIndexInformer<V1Pod> pods() {
+        return pods;
+    }
+
+    SharedIndexInformer<V1Node> nodes() {
+        return nodes;
     }
 
     /** What the last conversion could not serve, per Ingress and reason, as the config errors list them. */

@@ -1,6 +1,7 @@
 package io.meshpilot.config.kube.ingress;
 
-import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.NetworkingV1Api;
 import io.kubernetes.client.openapi.models.V1Ingress;
@@ -8,6 +9,9 @@ import io.kubernetes.client.openapi.models.V1IngressLoadBalancerIngress;
 import io.kubernetes.client.openapi.models.V1IngressLoadBalancerStatus;
 import io.kubernetes.client.openapi.models.V1IngressStatus;
 import io.kubernetes.client.openapi.models.V1LoadBalancerIngress;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeAddress;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.kube.KubeClient;
@@ -21,7 +25,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.Predicate;
 
 /**
  * istiod's ingress status (leader of the {@code istio-leader} Lease only): every served
@@ -42,23 +48,21 @@ public final class IngressStatusWriter {
         this.ingresses = ingresses;
         this.api = new NetworkingV1Api(client.apiClient());
         ingresses.onConverted(this::queueServed);
+        queueServedOnChange(ingresses.pods(), p -> ingresses.ingressNamespace().equals(p.getMetadata().getNamespace()));
+        queueServedOnChange(ingresses.nodes(), n -> true);
         // a status someone else wrote is written back (keys added outside the leader's term are dropped)
-        ingresses.ingresses().addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(V1Ingress ingress) {
-            }
+        ingresses.ingresses().addEventHandler(new ObjectChanges<>(
+                (before, after) -> !Objects.equals(before.getStatus(), after.getStatus()),
+                i -> queue.add(IngressController.key(i.getMetadata().getNamespace(), i.getMetadata().getName()))));
+    }
 
-            @Override
-            public void onUpdate(V1Ingress before, V1Ingress after) {
-                if (!Objects.equals(before.getStatus(), after.getStatus())) {
-                    queue.add(IngressController.key(after.getMetadata().getNamespace(), after.getMetadata().getName()));
-                }
+    /** Queues every served Ingress when a change of {@code informer} may move the gateway pods' addresses. */
+    private <T extends KubernetesObject> void queueServedOnChange(SharedIndexInformer<T> informer, Predicate<T> relevant) {
+        informer.addEventHandler(new ObjectChanges<T>(obj -> {
+            if (ingresses.mesh().getIngressService().isEmpty() && relevant.test(obj)) {
+                queueServed();
             }
-
-            @Override
-            public void onDelete(V1Ingress ingress, boolean finalStateUnknown) {
-            }
-        });
+        }));
     }
 
     /** Starts writing (the leader's term): every served Ingress now, then after each conversion. */
@@ -104,11 +108,15 @@ public final class IngressStatusWriter {
         }
     }
 
-    /** istiod's runningAddresses for a configured ingressService; nothing when the Service is not found. */
+    /**
+     * istiod's runningAddresses: the ingress Service's addresses (nothing when it is not found);
+     * without an ingressService, the external IPs of the node of the first running gateway pod
+     * ({@link IngressClassSelection#gatewaySelector}) in K8S_INGRESS_NS that has a known node.
+     */
     private List<V1IngressLoadBalancerIngress> addresses() {
         MeshConfig m = ingresses.mesh();
         if (m.getIngressService().isEmpty()) {
-            return List.of();
+            return sorted(gatewayNodeAddresses(m));
         }
         V1Service svc = ingresses.services().getIndexer().getByKey(
                 IngressController.key(ingresses.ingressNamespace(), m.getIngressService()));
@@ -129,6 +137,38 @@ public final class IngressStatusWriter {
                 found.addAll(svc.getSpec().getExternalIPs());
             }
         }
+        return sorted(found);
+    }
+
+    private List<String> gatewayNodeAddresses(MeshConfig m) {
+        Map<String, String> selector = IngressClassSelection.gatewaySelector(m);
+        for (V1Pod pod : ingresses.pods().getIndexer().list()) {
+            Map<String, String> labels = pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels();
+            if (!ingresses.ingressNamespace().equals(pod.getMetadata().getNamespace())
+                    || !labels.entrySet().containsAll(selector.entrySet())
+                    || pod.getStatus() == null || !"Running".equals(pod.getStatus().getPhase())
+                    || pod.getSpec() == null || pod.getSpec().getNodeName() == null) {
+                continue;
+            }
+            V1Node node = ingresses.nodes().getIndexer().getByKey(pod.getSpec().getNodeName());
+            if (node == null) {
+                continue;
+            }
+            List<String> out = new ArrayList<>();
+            if (node.getStatus() != null && node.getStatus().getAddresses() != null) {
+                for (V1NodeAddress a : node.getStatus().getAddresses()) {
+                    if ("ExternalIP".equals(a.getType()) && !out.contains(a.getAddress())) {
+                        out.add(a.getAddress());
+                    }
+                }
+            }
+            return out;
+        }
+        return List.of();
+    }
+
+    /** IPs as {@code ip}, anything else as {@code hostname}; by hostname, then IP, as istiod sorts them. */
+    private static List<V1IngressLoadBalancerIngress> sorted(List<String> found) {
         List<V1IngressLoadBalancerIngress> out = new ArrayList<>();
         for (String a : found) {
             if (a == null || a.isEmpty()) {

@@ -253,6 +253,37 @@ class IngressServerTest {
         }
     }
 
+    /**
+     * Without an ingressService, istiod's status is the external IP of the node running the
+     * first running gateway pod in the ingress namespace.
+     */
+    @Test
+    void withoutAnIngressServiceTheStatusIsTheGatewayPodsNodeAddress() throws Exception {
+        api.writeKubeconfig(dir);
+        Files.writeString(dir.resolve("mesh"), "ingressService: \"\"\n");
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Node
+                metadata: {name: node-1}
+                ---
+                apiVersion: v1
+                kind: Pod
+                metadata: {name: istio-ingressgateway-1, namespace: istio-system, labels: {istio: ingressgateway}}
+                spec:
+                  nodeName: node-1
+                  containers: [{name: istio-proxy, image: proxyv2}]
+                """, "apply", "-f", "-").ok();
+        kubectl.run("patch", "node", "node-1", "--subresource=status", "--type=merge", "-p",
+                "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.0.0.4\"},"
+                        + "{\"type\":\"ExternalIP\",\"address\":\"198.51.100.4\"}]}}").ok();
+        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags(), Map.of()))) {
+            kubectl.run("-n", "istio-system", "patch", "pod", "istio-ingressgateway-1", "--subresource=status",
+                    "--type=merge", "-p", "{\"status\":{\"phase\":\"Running\"}}").ok();
+            Await.until("the node's external IP in shop/web's status", Duration.ofSeconds(20),
+                    () -> "198.51.100.4".equals(statusIp("web")));
+        }
+    }
+
     @Test
     void modeOffServesNoIngress() throws Exception {
         api.writeKubeconfig(dir);
