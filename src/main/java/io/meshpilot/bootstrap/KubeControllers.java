@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.ingress.IngressStatusWriter;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.KubeClient;
@@ -42,6 +43,8 @@ final class KubeControllers {
     private final LeaderElection validationControllerElection;
     /** The status leader election (PILOT_ENABLE_STATUS or PILOT_ENABLE_ANALYSIS); null when off. */
     private final LeaderElection statusElection;
+    /** The ingress status election (istio-leader); null when no Ingress is served. */
+    private final LeaderElection ingressStatusElection;
     /** Deadline of the informers' and the registries' sync, counted from the start of the start functions. */
     private Instant syncDeadline;
 
@@ -65,6 +68,8 @@ final class KubeControllers {
         this.validationControllerElection = election(LeaderElection.VALIDATION_CONTROLLER)
                 .addDuty("validation controller", validation::lead);
         this.statusElection = statusController(configs, discovery);
+        this.ingressStatusElection = configs.ingress().map(ingress -> election(LeaderElection.INGRESS_CONTROLLER)
+                .addDuty("ingress status writer", new IngressStatusWriter(client, ingress)::lead)).orElse(null);
     }
 
     /**
@@ -117,7 +122,8 @@ final class KubeControllers {
 
     String describe() {
         return "namespace controller, validation and injection webhook patchers"
-                + (statusElection == null ? "" : ", status writer");
+                + (statusElection == null ? "" : ", status writer")
+                + (ingressStatusElection == null ? "" : ", ingress status writer");
     }
 
     /** The start functions, in istiod's order; each puts what it starts among what the server closes. */
@@ -147,6 +153,12 @@ final class KubeControllers {
             afterFirstPush.add(step("status-controller", () -> {
                 closeables.add(statusElection);
                 return startElection(statusElection);
+            }));
+        }
+        if (ingressStatusElection != null) {
+            afterFirstPush.add(step("ingress-status", () -> {
+                closeables.add(ingressStatusElection);
+                return startElection(ingressStatusElection);
             }));
         }
         return new Platform.StartPhases(this::registerProbes, beforeConfigSync, afterConfigSync,

@@ -42,6 +42,8 @@ import java.util.stream.Collectors;
  *                             kubelet versions, which MeshPilot does not watch, so {@code auto} means off (what
  *                             istiod does without a node client)
  * @param debugAuth            who may read /debug/* from off the machine
+ * @param ingressNamespace     K8S_INGRESS_NS (istio-system): where the Gateways converted from Kubernetes
+ *                             Ingresses live and where the ingress Service is looked up
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -64,7 +66,8 @@ public record PilotFeatures(
         boolean prioritizedLeaderElection,
         Status status,
         boolean nativeSidecars,
-        DebugAuth debugAuth) {
+        DebugAuth debugAuth,
+        String ingressNamespace) {
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -251,7 +254,8 @@ public record PilotFeatures(
                         r.duration("PILOT_STATUS_UPDATE_INTERVAL", "500ms")),
                 nativeSidecars(r),
                 DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
-                        r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")));
+                        r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")),
+                r.string("K8S_INGRESS_NS", "istio-system"));
     }
 
     private static boolean nativeSidecars(EnvReader r) {

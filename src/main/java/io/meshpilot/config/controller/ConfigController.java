@@ -10,6 +10,7 @@ import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.kube.CrdConfigStore;
+import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.config.store.AggregateConfigStore;
@@ -123,6 +124,7 @@ public final class ConfigController implements AutoCloseable {
 
     private final KubeClient kubeClient;
     private final boolean scopedByDiscoverySelectors;
+    private volatile IngressController ingress;
 
     /** @param kubeClient the cluster's client when {@code sources} has CRDs; else null */
     public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient) {
@@ -169,6 +171,9 @@ public final class ConfigController implements AutoCloseable {
             LOG.log(Level.WARNING, "config state skipped: " + e);
         }
         stores.add(writable);
+        if (ingress != null) {
+            stores.add(ingress.store()); // after the cluster's own objects: an object of that name there wins
+        }
         aggregate = new AggregateConfigStore(stores, writable);
         for (Schema s : schemas.all()) {
             aggregate.registerEventHandler(s.kind(), this::onEvent);
@@ -179,6 +184,23 @@ public final class ConfigController implements AutoCloseable {
                 + " restored=" + schemas.all().stream().mapToInt(s -> writable.list(s.kind(), null).size()).sum()
                 + " skipped=" + writable.errors().size() + " kinds=" + schemas.all().size()
                 + " (stores run with the start functions, after every handler is registered)";
+    }
+
+    /**
+     * Serves the Gateways and VirtualServices {@code controller} converts from Kubernetes
+     * Ingresses beside the other stores (istiod's initConfigController wraps its ingress
+     * controller into the config stores the same way). Before {@link #start}.
+     */
+    public void serveIngress(IngressController controller) {
+        if (aggregate != null) {
+            throw new IllegalStateException("the config stores are already open");
+        }
+        this.ingress = controller;
+    }
+
+    /** The Ingress controller whose config is served, if any (its status writer runs on the leader). */
+    public Optional<IngressController> ingress() {
+        return Optional.ofNullable(ingress);
     }
 
     /**
@@ -322,11 +344,15 @@ public final class ConfigController implements AutoCloseable {
 
     /**
      * What is not served, with reasons: documents of --configDir rejected, paths of it that
-     * cannot be read, kept objects of --configStateDir that could not be restored, and objects
-     * written over the API that a file hides (both sources named).
+     * cannot be read, kept objects of --configStateDir that could not be restored, objects
+     * written over the API that a file hides (both sources named), and the parts of served
+     * Kubernetes Ingresses that could not be converted.
      */
     public List<DocumentError> errors() {
-        List<DocumentError> state = writable == null ? List.of() : writable.errors();
+        List<DocumentError> state = new ArrayList<>(writable == null ? List.of() : writable.errors());
+        if (ingress != null) {
+            state.addAll(ingress.errors());
+        }
         if (files == null) {
             return state;
         }
@@ -367,6 +393,9 @@ public final class ConfigController implements AutoCloseable {
         }
         if (writable != null) {
             writable.close();
+        }
+        if (ingress != null) {
+            ingress.close();
         }
     }
 }

@@ -4,9 +4,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schema;
-import io.meshpilot.config.ConfigEvent;
-import io.meshpilot.config.store.ConfigStoreController;
-import io.meshpilot.config.store.ConfigStoreException;
+import io.meshpilot.config.store.ReadOnlyConfigStore;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.config.ConfigKey;
@@ -39,7 +37,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 
 /**
  * Istio config from a directory tree ({@code --configDir}), watched. Every {@code .yaml},
@@ -52,7 +49,7 @@ import java.util.function.UnaryOperator;
  * the rest of the tree loads; a directory that cannot be read keeps its files' objects.
  * Errors and warnings are logged when they appear, not at every scan. Read-only to API writes.
  */
-public final class FileConfigSource implements ConfigStoreController, AutoCloseable {
+public final class FileConfigSource extends ReadOnlyConfigStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FileConfigSource.class.getName());
     /** Quiet time after a config file was written in place, before it is read. */
     static final Duration DEBOUNCE = Duration.ofMillis(100);
@@ -80,7 +77,6 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
 
     private final Path root;
     private final ConfigParser parser;
-    private final MemoryConfigStore store;
     private final Map<Path, FileState> files = new HashMap<>();
     private final Map<ConfigKey, Path> owners = new HashMap<>();
     private final List<Consumer<ScanResult>> scanListeners = new CopyOnWriteArrayList<>();
@@ -97,9 +93,9 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     private Thread watcher;
 
     public FileConfigSource(Path root, ConfigParser parser, Collection<Schema> schemas) {
+        super(new MemoryConfigStore("files", schemas, false), "config from --configDir is read-only; edit the file");
         this.root = root.toAbsolutePath().normalize();
         this.parser = parser;
-        this.store = new MemoryConfigStore("files", schemas, false);
     }
 
     /** Files whose content is config: by extension, not hidden, not editor leftovers. */
@@ -393,61 +389,6 @@ public final class FileConfigSource implements ConfigStoreController, AutoClosea
     @Override
     public CompletableFuture<Void> synced() {
         return synced;
-    }
-
-    @Override
-    public Collection<Schema> schemas() {
-        return store.schemas();
-    }
-
-    @Override
-    public Optional<Config> get(String kind, String namespace, String name) {
-        return store.get(kind, namespace, name);
-    }
-
-    @Override
-    public List<Config> list(String kind, String namespace) {
-        return store.list(kind, namespace);
-    }
-
-    private static ConfigStoreException readOnly(ConfigKey key) {
-        return new ConfigStoreException.ReadOnly(key, "config from --configDir is read-only; edit the file");
-    }
-
-    @Override
-    public Config create(Config config) {
-        throw readOnly(config.key());
-    }
-
-    @Override
-    public Config update(Config config) {
-        throw readOnly(config.key());
-    }
-
-    @Override
-    public Config updateStatus(Config config) {
-        throw readOnly(config.key());
-    }
-
-    @Override
-    public Config patch(String kind, String namespace, String name, UnaryOperator<Config> change) {
-        throw readOnly(new ConfigKey(kind, namespace, name));
-    }
-
-    @Override
-    public void delete(String kind, String namespace, String name, String resourceVersion) {
-        throw readOnly(new ConfigKey(kind, namespace, name));
-    }
-
-    @Override
-    public void registerEventHandler(String kind, Consumer<ConfigEvent> handler) {
-        store.registerEventHandler(kind, handler);
-    }
-
-    /** Waits until events of every change so far were delivered. */
-    @Override
-    public boolean awaitEventsDelivered(long timeout, TimeUnit unit) throws InterruptedException {
-        return store.awaitEventsDelivered(timeout, unit);
     }
 
     @Override

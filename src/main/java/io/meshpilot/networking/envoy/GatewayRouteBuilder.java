@@ -4,10 +4,12 @@ import com.google.protobuf.BoolValue;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.RouteMatch;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.RouteSemantics;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;
@@ -48,10 +50,13 @@ public final class GatewayRouteBuilder {
                 if (hosts.isEmpty()) {
                     continue;
                 }
-                List<Route> routes = routesByVs.computeIfAbsent(server.gateway() + "|" + vs.key(), k ->
-                        HttpRouteTranslator.routes(((VirtualService) vs.spec()).getHttpList(),
-                                new HttpRouteTranslator.Context(port, vs.namespace(), vs.name(), proxy.namespace(),
-                                        proxy.labels(), push.domainSuffix(), meshRetry, server.gateway(), push)));
+                List<Route> routes = routesByVs.computeIfAbsent(server.gateway() + "|" + vs.key(), k -> {
+                    List<Route> translated = HttpRouteTranslator.routes(((VirtualService) vs.spec()).getHttpList(),
+                            new HttpRouteTranslator.Context(port, vs.namespace(), vs.name(), proxy.namespace(),
+                                    proxy.labels(), push.domainSuffix(), meshRetry, server.gateway(), push));
+                    return RouteSemantics.ingress(vs) ? translated.stream().map(GatewayRouteBuilder::segmentPrefix).toList()
+                            : translated;
+                });
                 for (String host : hosts) {
                     VirtualHost.Builder vh = byHost.computeIfAbsent(host, h -> VirtualHost.newBuilder()
                             .setName(h + ":" + port).addAllDomains(domains(h, port))
@@ -89,6 +94,21 @@ public final class GatewayRouteBuilder {
                     .forEach(rc::addVirtualHosts);
         }
         return Optional.of(rc.build());
+    }
+
+    /**
+     * istiod's ingress semantics (TranslateRouteMatch): a prefix other than {@code /} matches
+     * whole path segments, as the Ingress API defines Prefix ({@code /cart} and {@code /cart/}
+     * match {@code /cart/x}, not {@code /carts}).
+     */
+    static Route segmentPrefix(Route r) {
+        if (r.getMatch().getPathSpecifierCase() != RouteMatch.PathSpecifierCase.PREFIX
+                || r.getMatch().getPrefix().equals("/")) {
+            return r;
+        }
+        String prefix = r.getMatch().getPrefix();
+        String path = prefix.endsWith("/") ? prefix.substring(0, prefix.length() - 1) : prefix;
+        return r.toBuilder().setMatch(r.getMatch().toBuilder().setPathSeparatedPrefix(path)).build();
     }
 
     /**

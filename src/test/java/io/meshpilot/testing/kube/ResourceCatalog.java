@@ -50,6 +50,8 @@ final class ResourceCatalog {
         builtin("apps", "v1", "DaemonSet", "daemonsets", true, true, "ds");
         builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, false);
         builtin("coordination.k8s.io", "v1", "Lease", "leases", true, false);
+        builtin("networking.k8s.io", "v1", "Ingress", "ingresses", true, true, "ing");
+        builtin("networking.k8s.io", "v1", "IngressClass", "ingressclasses", false, false);
         builtin("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", false, true,
                 "csr");
         builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
