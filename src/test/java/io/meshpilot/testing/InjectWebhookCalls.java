@@ -122,13 +122,27 @@ public final class InjectWebhookCalls {
 
     /** The AdmissionReview v1 the API server sends for creating {@code pod} in {@code namespace}. */
     public static String review(String uid, String namespace, JsonObject pod) {
+        return review(uid, namespace, "", "v1", "Pod", "pods", pod);
+    }
+
+    /** The AdmissionReview v1 the API server sends for creating {@code object} (of any kind: the validation webhook's too). */
+    public static String review(String uid, String namespace, String group, String version, String kind,
+                                String resource, JsonObject object) {
         JsonObject request = new JsonObject();
         request.addProperty("uid", uid);
-        request.add("kind", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}"));
-        request.add("resource", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"}"));
+        JsonObject k = new JsonObject();
+        k.addProperty("group", group);
+        k.addProperty("version", version);
+        k.addProperty("kind", kind);
+        request.add("kind", k);
+        JsonObject r = new JsonObject();
+        r.addProperty("group", group);
+        r.addProperty("version", version);
+        r.addProperty("resource", resource);
+        request.add("resource", r);
         request.addProperty("namespace", namespace);
         request.addProperty("operation", "CREATE");
-        request.add("object", pod);
+        request.add("object", object);
         JsonObject review = new JsonObject();
         review.addProperty("apiVersion", "admission.k8s.io/v1");
         review.addProperty("kind", "AdmissionReview");
