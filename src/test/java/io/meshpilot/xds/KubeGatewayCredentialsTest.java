@@ -58,11 +58,12 @@ import org.junit.jupiter.api.io.TempDir;
  * from the injected container: {@link ProxyAgentNode}) connects on the secure port over real TLS
  * with a workload certificate from the server's CA for its service account's identity
  * {@code spiffe://cluster.local/ns/edge/sa/shop-gateway} and gets its listener on 443 and the
- * Secret's certificate over SDS; replacing the Secret with kubectl pushes the new one to it alone. Refusals as istiod's: a Secret of another namespace,
- * or one of its own namespace when RBAC (a SubjectAccessReview) does not let its service
- * account read secrets; bad Secrets are reported with the reason while the last good ones stay
- * served.
- * Other gateway connections are pods of the same template ({@link ProxyAgentNode#sibling}).
+ * Secret's certificate over SDS; replacing the Secret with kubectl pushes the new one to it
+ * alone. Refusals as istiod's: a Secret of another namespace, or one of its own namespace when
+ * RBAC (a SubjectAccessReview) does not let its service account read secrets; bad Secrets are
+ * reported with the reason while the last good ones stay served.
+ *
+ * <p>Other gateway connections are pods of the same template ({@link ProxyAgentNode#sibling}).
  */
 class KubeGatewayCredentialsTest {
     static final Duration WAIT = Duration.ofSeconds(30);
