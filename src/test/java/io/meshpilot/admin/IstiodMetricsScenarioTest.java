@@ -19,6 +19,7 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.security.CertificateService;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.InjectWebhookCalls;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.PrometheusTextParser;
 import io.meshpilot.testing.TestServers;
@@ -343,20 +344,7 @@ class IstiodMetricsScenarioTest {
     }
 
     static String review(String kind, String group, String version, String resource, JsonObject object) {
-        JsonObject request = new JsonObject();
-        request.addProperty("uid", "uid-" + kind);
-        request.add("kind", JsonParser.parseString("{\"group\":\"" + group + "\",\"version\":\"" + version
-                + "\",\"kind\":\"" + kind + "\"}"));
-        request.add("resource", JsonParser.parseString("{\"group\":\"" + group + "\",\"version\":\"" + version
-                + "\",\"resource\":\"" + resource + "\"}"));
-        request.addProperty("namespace", "default");
-        request.addProperty("operation", "CREATE");
-        request.add("object", object);
-        JsonObject review = new JsonObject();
-        review.addProperty("apiVersion", "admission.k8s.io/v1");
-        review.addProperty("kind", "AdmissionReview");
-        review.add("request", request);
-        return review.toString();
+        return InjectWebhookCalls.review("uid-" + kind, "default", group, version, kind, resource, object);
     }
 
     /** A POST to the webhook port as the API server makes it: TLS, trusting only the server's CA root. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.InjectWebhookCalls;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.net.http.HttpClient;
@@ -62,7 +63,7 @@ class InjectKubernetesModeTest {
                     "--registries", "Mock"));
             try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
                     Map.of("ENABLE_NATIVE_SIDECARS", "true")))) {
-                HttpClient client = InjectWebhookServerTest.tlsClientFor(server, "istiod.istio-system.svc");
+                HttpClient client = InjectWebhookCalls.tlsClientFor(server, "istiod.istio-system.svc");
                 int webhook = server.ports().get("webhook");
 
                 JsonObject pod = SidecarInjectionTableTest.hello();
@@ -80,8 +81,8 @@ class InjectKubernetesModeTest {
 
                 JsonObject legacy = SidecarInjectionTableTest.hello();
                 legacy.getAsJsonObject("metadata").addProperty("namespace", "legacy");
-                JsonObject response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, webhook,
-                        "/inject", "application/json", InjectWebhookServerTest.review("legacy-1", "legacy", legacy)));
+                JsonObject response = InjectWebhookCalls.response(InjectWebhookCalls.post(client, webhook,
+                        "/inject", "application/json", InjectWebhookCalls.review("legacy-1", "legacy", legacy)));
                 assertTrue(response.get("allowed").getAsBoolean());
                 assertNull(response.get("patch"), "namespace labelled istio-injection=disabled");
 
@@ -90,8 +91,8 @@ class InjectKubernetesModeTest {
                 JsonObject custom = SidecarInjectionTableTest.with(SidecarInjectionTableTest.hello(), "annotations",
                         Map.of("inject.istio.io/templates", "custom"));
                 custom.getAsJsonObject("metadata").addProperty("namespace", "shop");
-                response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, webhook, "/inject",
-                        "application/json", InjectWebhookServerTest.review("custom-1", "shop", custom)));
+                response = InjectWebhookCalls.response(InjectWebhookCalls.post(client, webhook, "/inject",
+                        "application/json", InjectWebhookCalls.review("custom-1", "shop", custom)));
                 assertFalse(response.get("allowed").getAsBoolean(), response.toString());
                 assertNull(response.get("patch"));
                 assertEquals("failed to run injection template: MeshPilot does not render the injection template "
@@ -109,9 +110,9 @@ class InjectKubernetesModeTest {
         String last = "";
         while (System.nanoTime() < deadline) {
             String ns = pod.getAsJsonObject("metadata").get("namespace").getAsString();
-            JsonObject response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, port, "/inject",
-                    "application/json", InjectWebhookServerTest.review("shop-1", ns, pod)));
-            JsonObject injected = InjectWebhookServerTest.admitted(pod, response);
+            JsonObject response = InjectWebhookCalls.response(InjectWebhookCalls.post(client, port, "/inject",
+                    "application/json", InjectWebhookCalls.review("shop-1", ns, pod)));
+            JsonObject injected = InjectWebhookCalls.admitted(pod, response);
             JsonObject proxy = SidecarInjectionTableTest.named(
                     injected.getAsJsonObject("spec").has("initContainers")
                             ? injected.getAsJsonObject("spec").getAsJsonArray("initContainers") : new JsonArray(),

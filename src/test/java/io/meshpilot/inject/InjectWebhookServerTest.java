@@ -1,5 +1,8 @@
 package io.meshpilot.inject;
 
+import static io.meshpilot.testing.InjectWebhookCalls.admitted;
+import static io.meshpilot.testing.InjectWebhookCalls.response;
+import static io.meshpilot.testing.InjectWebhookCalls.review;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -12,30 +15,16 @@ import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.Http;
+import io.meshpilot.testing.InjectWebhookCalls;
 import io.meshpilot.testing.TestServers;
-import java.io.ByteArrayInputStream;
-import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
-import javax.net.ssl.X509ExtendedTrustManager;
-import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -64,77 +53,7 @@ class InjectWebhookServerTest {
 
     /** A client that trusts only the server's CA root and checks the embedded serving certificate's name. */
     static HttpClient tlsClient(MeshPilotServer server) throws Exception {
-        return tlsClientFor(server, "localhost");
-    }
-
-    /**
-     * A client as the API server is for a webhook Service: it trusts only the server's CA root
-     * and requires {@code serviceName} (istiod.istio-system.svc) in the certificate, while
-     * connecting to loopback.
-     */
-    static HttpClient tlsClientFor(MeshPilotServer server, String serviceName) throws Exception {
-        String root = server.server().components().certificates().trustBundle().pem();
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("root", CertificateFactory.getInstance("X.509")
-                .generateCertificate(new ByteArrayInputStream(root.getBytes(StandardCharsets.US_ASCII))));
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance("PKIX");
-        tmf.init(trust);
-        var pkix = (X509TrustManager) tmf.getTrustManagers()[0];
-        var byServiceName = new X509ExtendedTrustManager() {
-            private void check(X509Certificate[] chain, String authType)
-                    throws CertificateException {
-                pkix.checkServerTrusted(chain, authType);
-                var names = chain[0].getSubjectAlternativeNames();
-                if (names == null || names.stream().noneMatch(n -> serviceName.equals(n.get(1)))) {
-                    throw new CertificateException("no SAN " + serviceName + " in " + names);
-                }
-            }
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType, Socket s)
-                    throws CertificateException {
-                check(chain, authType);
-            }
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType,
-                                           SSLEngine e) throws CertificateException {
-                check(chain, authType);
-            }
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType)
-                    throws CertificateException {
-                check(chain, authType);
-            }
-
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType, Socket s)
-                    throws CertificateException {
-                throw new CertificateException("client side only");
-            }
-
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType,
-                                           SSLEngine e) throws CertificateException {
-                throw new CertificateException("client side only");
-            }
-
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType)
-                    throws CertificateException {
-                throw new CertificateException("client side only");
-            }
-
-            @Override
-            public X509Certificate[] getAcceptedIssuers() {
-                return pkix.getAcceptedIssuers();
-            }
-        };
-        SSLContext tls = SSLContext.getInstance("TLS");
-        tls.init(null, new TrustManager[] {byServiceName}, null);
-        return HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+        return InjectWebhookCalls.tlsClientFor(server, "localhost");
     }
 
     @AfterAll
@@ -145,51 +64,7 @@ class InjectWebhookServerTest {
     }
 
     static HttpResponse<String> post(String path, String contentType, String body) throws Exception {
-        return post(client, webhook, path, contentType, body);
-    }
-
-    static HttpResponse<String> post(HttpClient client, int port, String path, String contentType, String body)
-            throws Exception {
-        return client.send(HttpRequest.newBuilder(URI.create("https://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(20)).header("Content-Type", contentType)
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    static String review(String uid, JsonObject pod) {
-        return review(uid, "default", pod);
-    }
-
-    static String review(String uid, String namespace, JsonObject pod) {
-        JsonObject request = new JsonObject();
-        request.addProperty("uid", uid);
-        request.add("kind", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}"));
-        request.add("resource", JsonParser.parseString("{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"}"));
-        request.addProperty("namespace", namespace);
-        request.addProperty("operation", "CREATE");
-        request.add("object", pod);
-        JsonObject review = new JsonObject();
-        review.addProperty("apiVersion", "admission.k8s.io/v1");
-        review.addProperty("kind", "AdmissionReview");
-        review.add("request", request);
-        return review.toString();
-    }
-
-    static JsonObject response(HttpResponse<String> r) {
-        assertEquals(200, r.statusCode(), r.body());
-        JsonObject review = JsonParser.parseString(r.body()).getAsJsonObject();
-        assertEquals("admission.k8s.io/v1", review.get("apiVersion").getAsString());
-        assertEquals("AdmissionReview", review.get("kind").getAsString());
-        return review.getAsJsonObject("response");
-    }
-
-    /** The pod the API server would store: the review's pod with the response's patch applied. */
-    static JsonObject admitted(JsonObject pod, JsonObject response) {
-        if (!response.has("patch")) {
-            return pod;
-        }
-        JsonArray patch = JsonParser.parseString(new String(Base64.getDecoder().decode(response.get("patch").getAsString()),
-                StandardCharsets.UTF_8)).getAsJsonArray();
-        return SidecarInjectionTableTest.apply(pod, patch);
+        return InjectWebhookCalls.post(client, webhook, path, contentType, body);
     }
 
     @Test

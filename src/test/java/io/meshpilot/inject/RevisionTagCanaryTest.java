@@ -13,6 +13,7 @@ import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.InjectWebhookCalls;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
@@ -101,7 +102,7 @@ class RevisionTagCanaryTest {
                             return n == null ? null : n.getMetadata().getLabels();
                         }, tagsB);
                 assertTrue(clientB.runAndWait(Duration.ofSeconds(20)).isEmpty(), "revision b's informers synced");
-                HttpClient client = InjectWebhookServerTest.tlsClientFor(revisionA, "istiod.istio-system.svc");
+                HttpClient client = InjectWebhookCalls.tlsClientFor(revisionA, "istiod.istio-system.svc");
                 int webhook = revisionA.ports().get("webhook");
                 JsonObject pod = SidecarInjectionTableTest.hello();
                 pod.getAsJsonObject("metadata").addProperty("namespace", "shop");
@@ -137,13 +138,13 @@ class RevisionTagCanaryTest {
     /** The revision whose injection /inject answered with ("" when the pod was left alone). */
     private static String injectedRevision(HttpClient client, int port, JsonObject pod) {
         try {
-            JsonObject response = InjectWebhookServerTest.response(InjectWebhookServerTest.post(client, port, "/inject",
-                    "application/json", InjectWebhookServerTest.review("canary-1", "shop", pod)));
+            JsonObject response = InjectWebhookCalls.response(InjectWebhookCalls.post(client, port, "/inject",
+                    "application/json", InjectWebhookCalls.review("canary-1", "shop", pod)));
             if (!response.has("patch")) {
                 assertNull(response.get("status"), response.toString());
                 return "";
             }
-            JsonObject injected = InjectWebhookServerTest.admitted(pod, response);
+            JsonObject injected = InjectWebhookCalls.admitted(pod, response);
             return JsonParser.parseString(injected.getAsJsonObject("metadata").getAsJsonObject("annotations")
                     .get(SidecarInjector.STATUS).getAsString()).getAsJsonObject().get("revision").getAsString();
         } catch (Exception e) {

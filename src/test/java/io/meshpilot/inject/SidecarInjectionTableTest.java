@@ -11,8 +11,7 @@ import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.mesh.MeshConfigLoader;
-import jakarta.json.Json;
-import java.io.StringReader;
+import io.meshpilot.testing.InjectWebhookCalls;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -495,9 +494,7 @@ class SidecarInjectionTableTest {
 
     /** The pod after a JSON Patch library applies the patch. */
     static JsonObject apply(JsonObject pod, JsonArray patch) {
-        var p = Json.createPatch(Json.createReader(new StringReader(patch.toString())).readArray());
-        var out = p.apply(Json.createReader(new StringReader(pod.toString())).readObject());
-        return json(out.toString());
+        return InjectWebhookCalls.applyPatch(pod, patch);
     }
 
     @ParameterizedTest(name = "{0}")

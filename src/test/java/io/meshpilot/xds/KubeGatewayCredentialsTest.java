@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
@@ -15,15 +18,20 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.security.credentials.TestCredentials;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.InjectWebhookCalls;
+import io.meshpilot.testing.IstioGatewayChart;
+import io.meshpilot.testing.ProxyAgentNode;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.WorkloadChannels;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import io.meshpilot.testing.kube.SubjectAccessReviews;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,21 +47,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 31, acceptance 1 (without the chart's pod injection): HTTPS at the edge of a cluster.
- * Real kubectl applies to the API server stand-in an Istio Gateway in {@code edge} with
+ * Issue 31, acceptance 1: HTTPS at the edge of a cluster, end to end. Istio's {@code istio/gateway}
+ * chart is rendered by Helm (helm-java) for the release {@code shop-gateway} in {@code edge} and
+ * applied with kubectl to the API server stand-in; a pod of its Deployment goes through the
+ * server's {@code /inject} webhook over HTTPS as the API server sends it, and the injected pod is
+ * created with kubectl. Real kubectl also applies an Istio Gateway in {@code edge} with
  * {@code tls.credentialName: shop-cert}, a {@code kubernetes.io/tls} Secret and bookinfo's
  * VirtualService; a whole MeshPilot server in Kubernetes mode reads them through its
- * informers. A gateway proxy connects on the secure port over real TLS with a workload
- * certificate from the server's CA for {@code spiffe://cluster.local/ns/edge/sa/shop-gateway}
- * and gets its listener on 443 and the Secret's certificate over SDS; replacing the Secret with
- * kubectl pushes the new one to it alone. Refusals as istiod's: a Secret of another namespace,
- * or one of its own namespace when RBAC (a SubjectAccessReview) does not let its service
- * account read secrets; bad Secrets are reported with the reason while the last good ones stay
- * served.
+ * informers. The gateway proxy of that pod (its node id and metadata as istio-agent makes them
+ * from the injected container: {@link ProxyAgentNode}) connects on the secure port over real TLS
+ * with a workload certificate from the server's CA for its service account's identity
+ * {@code spiffe://cluster.local/ns/edge/sa/shop-gateway} and gets its listener on 443 and the
+ * Secret's certificate over SDS; replacing the Secret with kubectl pushes the new one to it
+ * alone. Refusals as istiod's: a Secret of another namespace, or one of its own namespace when
+ * RBAC (a SubjectAccessReview) does not let its service account read secrets; bad Secrets are
+ * reported with the reason while the last good ones stay served.
  *
- * <p>{@link #GATEWAY_POD} stands for the pod the {@code istio/gateway} chart's Deployment
- * makes; once injection renders the {@code gateway} template, the injected pod spec can take
- * its place.
+ * <p>Other gateway connections are pods of the same template ({@link ProxyAgentNode#sibling}).
  */
 class KubeGatewayCredentialsTest {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -65,26 +75,17 @@ class KubeGatewayCredentialsTest {
     static final String CREDENTIALS_LOGGER = "io.meshpilot.security.credentials";
     static final Path BOOKINFO_GATEWAY = GoldenConfigTest.GOLDEN.resolve("samples/bookinfo-gateway.yaml");
 
-    /** The ingress gateway's pod, as the istio/gateway chart's Deployment would have it made (labels istio: ingress). */
-    static final String GATEWAY_POD = """
-            apiVersion: v1
-            kind: Pod
-            metadata:
-              name: shop-gateway-7d9f8c6b5-q2x7k
-              namespace: edge
-              labels: {app: shop-gateway, istio: ingress}
-            spec:
-              serviceAccountName: shop-gateway
-              containers: [{name: istio-proxy, image: auto}]
-            """;
+    /** The chart's release: the gateway's Deployment, service account and {@code istio} label. */
+    static final String RELEASE = "shop-gateway";
+    static final String POD_IP = "10.1.0.9";
 
-    /** bookinfo's Gateway made HTTPS on 443 with the Secret shop-cert, for the chart's gateway (istio: ingress). */
+    /** bookinfo's Gateway made HTTPS on 443 with the Secret shop-cert, for the chart's gateway (its label istio: shop-gateway). */
     static final String HTTPS_GATEWAY = """
             apiVersion: networking.istio.io/v1
             kind: Gateway
             metadata: {name: bookinfo-gateway, namespace: edge}
             spec:
-              selector: {istio: ingress}
+              selector: {istio: shop-gateway}
               servers:
               - port: {number: 443, name: https, protocol: HTTPS}
                 hosts: ["*"]
@@ -97,6 +98,9 @@ class KubeGatewayCredentialsTest {
     static Kubectl kubectl;
     static MeshPilotServer server;
     static TestCredentials.Pem2 first;
+    /** The chart's pod as the API server stored it after injection. */
+    static JsonObject gatewayPod;
+    static ProxyAgentNode gatewayNode;
 
     @BeforeAll
     static void startClusterAndServer() throws Exception {
@@ -108,9 +112,11 @@ class KubeGatewayCredentialsTest {
         for (String ns : List.of("istio-system", "edge", "shop")) {
             kubectl.run("create", "namespace", ns).ok();
         }
-        // the Role and RoleBinding the istio/gateway chart gives its service account: read Secrets of its namespace
-        api.accessReviews().allow(USER, "list", "secrets", "edge");
-        kubectl.runWithInput(GATEWAY_POD, "apply", "-f", "-").ok();
+        IstioGatewayChart chart = IstioGatewayChart.render(RELEASE, "edge");
+        for (JsonObject manifest : chart.manifests()) {
+            kubectl.runWithInput(manifest.toString(), "apply", "-f", "-").ok();
+        }
+        grantTheChartsRole(chart);
         first = selfSigned("shop.example.com");
         kubectl.runWithInput(tlsSecret("edge", "shop-cert", first.cert(), first.key(), null), "apply", "-f", "-").ok();
         kubectl.run("apply", "-n", "edge", "-f", BOOKINFO_GATEWAY.toString()).ok(); // bookinfo's VirtualService
@@ -123,6 +129,44 @@ class KubeGatewayCredentialsTest {
             flags.remove(at);
         }
         server = MeshPilotServer.start(TestServers.args(flags, Map.of()));
+        gatewayPod = createThroughInjection(chart.pod("7d9f8c6b5"));
+        gatewayNode = ProxyAgentNode.of(gatewayPod, POD_IP);
+    }
+
+    /**
+     * The stand-in answers SubjectAccessReviews from its grants, not from RBAC objects: grants
+     * what the chart's Role allows in its namespace to the service account its RoleBinding names
+     * (istiod asks {@code list secrets}).
+     */
+    static void grantTheChartsRole(IstioGatewayChart chart) {
+        JsonObject binding = chart.get("RoleBinding", RELEASE);
+        assertEquals(RELEASE, binding.getAsJsonObject("roleRef").get("name").getAsString());
+        String user = "system:serviceaccount:edge:"
+                + binding.getAsJsonArray("subjects").get(0).getAsJsonObject().get("name").getAsString();
+        assertEquals(USER, user);
+        for (JsonElement rule : chart.get("Role", RELEASE).getAsJsonArray("rules")) {
+            for (JsonElement resource : rule.getAsJsonObject().getAsJsonArray("resources")) {
+                for (JsonElement verb : rule.getAsJsonObject().getAsJsonArray("verbs")) {
+                    api.accessReviews().allow(user, verb.getAsString(), resource.getAsString(), "edge");
+                }
+            }
+        }
+    }
+
+    /**
+     * What the API server does with the pod a ReplicaSet asks for: the AdmissionReview to the
+     * injection webhook over HTTPS (trusting the server's CA root for istiod's Service name),
+     * the returned JSON Patch applied, the result created (its name generated) and read back.
+     */
+    static JsonObject createThroughInjection(JsonObject pod) throws Exception {
+        HttpClient client = InjectWebhookCalls.tlsClientFor(server, "istiod.istio-system.svc");
+        JsonObject response = InjectWebhookCalls.response(InjectWebhookCalls.post(client, server.ports().get("webhook"),
+                "/inject", "application/json", InjectWebhookCalls.review("gateway-pod-1", "edge", pod)));
+        assertTrue(response.get("allowed").getAsBoolean(), response.toString());
+        JsonObject injected = InjectWebhookCalls.admitted(pod, response);
+        String created = kubectl.runWithInput(injected.toString(), "create", "-f", "-", "-o", "name").ok().stdout().trim();
+        return JsonParser.parseString(kubectl.run("get", "-n", "edge", created, "-o", "json").ok().stdout())
+                .getAsJsonObject();
     }
 
     @AfterAll
@@ -135,12 +179,43 @@ class KubeGatewayCredentialsTest {
         }
     }
 
-    /** A gateway pod of {@code edge} connecting with the identity of {@code serviceAccount}, as its agent does. */
+    /** The chart pod's gateway proxy, connecting with its service account's identity as its agent does. */
+    static AdsClient chartGateway() throws Exception {
+        return connect(gatewayNode, gatewayPod.getAsJsonObject("spec").get("serviceAccountName").getAsString());
+    }
+
+    /** Another pod {@code pod} of the chart's pod template running as {@code serviceAccount}, connecting with its identity. */
     static AdsClient gateway(String pod, String serviceAccount) throws Exception {
+        return connect(gatewayNode.sibling(pod, "10.1.0.10", serviceAccount), serviceAccount);
+    }
+
+    static AdsClient connect(ProxyAgentNode node, String serviceAccount) throws Exception {
         return new AdsClient(WorkloadChannels.secureXds(server, "spiffe://cluster.local/ns/edge/sa/" + serviceAccount),
-                "router~10.1.0.9~" + pod + ".edge~edge.svc.cluster.local",
-                Map.of("NAMESPACE", "edge", "LABELS", "{\"istio\": \"ingress\", \"app\": \"shop-gateway\"}",
-                        "ISTIO_VERSION", "1.26.0"));
+                node.nodeId(), node.metadata());
+    }
+
+    @Test
+    void theChartsPodIsInjectedWithTheGatewayTemplateAndItsProxyIsTheGatewaysNode() {
+        JsonObject proxy = ProxyAgentNode.istioProxy(gatewayPod);
+        String image = proxy.get("image").getAsString();
+        JsonObject global = InjectionValues.defaults().get("global").getAsJsonObject();
+        assertEquals(global.get("hub").getAsString() + "/proxyv2:" + global.get("tag").getAsString(), image,
+                "image: auto resolved");
+        assertEquals(List.of("proxy", "router"), proxy.getAsJsonArray("args").asList().stream().limit(2)
+                .map(e -> e.getAsString()).toList());
+        assertEquals(1, gatewayPod.getAsJsonObject("spec").getAsJsonArray("containers").size(),
+                "the gateway template fills in the chart's container, adds none");
+        assertEquals(RELEASE, gatewayPod.getAsJsonObject("spec").get("serviceAccountName").getAsString());
+        assertTrue(gatewayPod.getAsJsonObject("metadata").get("name").getAsString().startsWith(RELEASE + "-7d9f8c6b5-"));
+        assertEquals("router~" + POD_IP + "~" + gatewayPod.getAsJsonObject("metadata").get("name").getAsString()
+                + ".edge~edge.svc.cluster.local", gatewayNode.nodeId());
+        JsonObject labels = JsonParser.parseString(gatewayNode.metadata().get("LABELS")).getAsJsonObject();
+        assertEquals("shop-gateway", labels.get("istio").getAsString(), "the Gateway's selector label: " + labels);
+        assertEquals("shop-gateway", labels.get("app").getAsString());
+        assertFalse(labels.has("pod-template-hash"), "the agent leaves it out");
+        assertEquals(RELEASE, gatewayNode.metadata().get("WORKLOAD_NAME"), "ISTIO_META_WORKLOAD_NAME: " + gatewayNode);
+        assertEquals("kubernetes://apis/apps/v1/namespaces/edge/deployments/" + RELEASE,
+                gatewayNode.metadata().get("OWNER"), "ISTIO_META_OWNER");
     }
 
     static Map<String, Secret> secrets(DiscoveryResponse r) throws Exception {
@@ -165,7 +240,7 @@ class KubeGatewayCredentialsTest {
 
     @Test
     void theGatewayGetsItsListenerOn443AndTheSecretsCertificateAndAReplacementIsPushedToItAlone() throws Exception {
-        try (AdsClient gw = gateway("shop-gateway-7d9f8c6b5-q2x7k", "shop-gateway");
+        try (AdsClient gw = chartGateway();
              AdsClient bystander = gateway("shop-gateway-7d9f8c6b5-zz9kq", "shop-gateway")) {
             gw.subscribe(TypeUrls.LISTENER, List.of());
             DiscoveryResponse lds = gw.await(TypeUrls.LISTENER, WAIT);
