@@ -87,12 +87,14 @@ final class EdsGenerator implements ScopedGenerator {
 
     /**
      * Assignments depend on the services and rules the proxy's scope sees, on its network (see
-     * {@link #networkKey}) and, through locality load balancing, on the proxy's locality (and
-     * its labels when some rule has failover-priority labels).
+     * {@link #networkKey}) and, through locality load balancing, on the proxy's locality (and,
+     * when some rule has failover-priority labels, on its labels as that rule reads them: with
+     * the cluster and network istiod adds, so that proxies differing only in those are told apart).
      */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
         String key = push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push) + "|locality:" + proxy.locality();
-        return push.endpointsDependOnProxyLabels() ? key + "|labels:" + new TreeMap<>(proxy.labels()) : key;
+        return push.endpointsDependOnProxyLabels()
+                ? key + "|labels:" + new TreeMap<>(LocalityLoadBalancer.ProxyLocality.of(proxy).labels()) : key;
     }
 }

@@ -240,4 +240,54 @@ class LocalityLoadBalancingEdsTest {
         assertEquals("10.0.0.2", b.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
                 .getAddress(), "rack b's own endpoint first, not rack a's cached answer");
     }
+
+    static Proxy proxyOf(String clusterId, String network) {
+        return new Proxy("sidecar~10.1.0.1~client-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
+                List.of("10.1.0.1"), "client-1.shop", "shop.svc.cluster.local", "shop", Map.of(), clusterId,
+                "1.24.0", "", "", network, Locality.parse("r1/z1/s1"));
+    }
+
+    @Test
+    void failoverPriorityOnClusterAndNetworkSeparatesSharedResponses() throws Exception {
+        // the multi-primary recipe: identical workloads in two clusters (one network, no east-west gateway)
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: api, namespace: shop}
+                spec:
+                  hosts: [api.shop.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  ports: [{number: 80, name: http, protocol: HTTP}]
+                  resolution: STATIC
+                  endpoints:
+                  - {address: 10.0.1.1, locality: r1/z1/s1, labels: {topology.istio.io/cluster: c1}}
+                  - {address: 10.0.1.2, locality: r1/z1/s1, labels: {topology.istio.io/cluster: c2}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: api, namespace: shop}
+                spec:
+                  host: api.shop.svc.cluster.local
+                  trafficPolicy:
+                    outlierDetection: {consecutive5xxErrors: 3}
+                    loadBalancer:
+                      localityLbSetting:
+                        failoverPriority: [topology.istio.io/network, topology.istio.io/cluster]
+                """);
+        PushContext push = fixture.push();
+        EdsGenerator eds = new EdsGenerator(new XdsCache(true));
+        // the proxies differ only in their node metadata CLUSTER_ID, or NETWORK: their answers differ, so
+        // must the scope AdsProtocol shares a serialized response by
+        assertNotEquals(eds.responseScope(proxyOf("c1", ""), push, false),
+                eds.responseScope(proxyOf("c2", ""), push, false), "CLUSTER_ID");
+        assertNotEquals(eds.responseScope(proxyOf("c1", "n1"), push, false),
+                eds.responseScope(proxyOf("c1", "n2"), push, false), "NETWORK");
+        String cluster = "outbound|80||api.shop.svc.cluster.local";
+        for (String own : List.of("c1", "c2")) {
+            var cla = eds.generate(proxyOf(own, ""), push, Set.of(cluster), false).getFirst()
+                    .unpack(ClusterLoadAssignment.class);
+            assertEquals(own.equals("c1") ? "10.0.1.1" : "10.0.1.2", cla.getEndpoints(0).getLbEndpoints(0).getEndpoint()
+                    .getAddress().getSocketAddress().getAddress(), "cluster " + own + "'s own endpoint first");
+        }
+    }
 }
