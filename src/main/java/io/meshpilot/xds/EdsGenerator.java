@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -13,7 +14,7 @@ import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.Map;
 
 /**
  * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
@@ -32,7 +33,7 @@ final class EdsGenerator implements ScopedGenerator {
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
         NetworkView view = NetworkView.of(proxy);
-        String networkKey = networkKey(view, push);
+        NetworkKey networkKey = networkKey(view, push);
         LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
@@ -40,7 +41,7 @@ final class EdsGenerator implements ScopedGenerator {
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope, locality) + networkKey,
+            Any cla = cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey),
                     () -> EndpointBuilder.build(n, push, scope, view, locality)
                             .map(a -> packRecordingEmpty(a, push)).orElse(null));
             if (cla != null) {
@@ -60,29 +61,53 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     /**
-     * The cache key beside the cluster name: the DestinationRule defining a subset or the
-     * locality load balancing, and what of the proxy locality load balancing depends on ("" for
-     * a cluster with neither).
+     * What a cluster's assignment depends on besides its name and endpoints, as values: parts
+     * that come from the proxy's node stay fields, never joined into a string another proxy's
+     * values could spell.
      */
-    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
-                          LocalityLoadBalancer.ProxyLocality proxy) {
-        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
-        boolean perProxy = locality != null && locality.changesAssignment();
-        if (cluster.subset().isEmpty() && !perProxy) {
-            return "";
-        }
-        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
-        return perProxy ? rule + "|" + locality.cacheKey(proxy) : rule;
+    record AssignmentKey(RuleKey rule, NetworkKey network) {
     }
 
     /**
-     * The part of a cache key or response scope that names the proxy's networks: its own only in
-     * a mesh with east-west gateways, where assignments differ by network; the networks it asked
-     * to see when it asked ("" otherwise).
+     * The DestinationRule defining a subset or the locality load balancing ("" for none), and
+     * what of the proxy locality load balancing depends on (null when it does not apply).
      */
-    static String networkKey(NetworkView view, PushContext push) {
-        String key = push.networkGateways().multiNetwork() ? "|network:" + view.network() : "";
-        return view.requested().isEmpty() ? key : key + "|view:" + view.requestedKey();
+    record RuleKey(String rule, LocalityLoadBalancer.CacheKey locality) {
+        static final RuleKey NONE = new RuleKey("", null);
+    }
+
+    /**
+     * The proxy's networks: its own only in a mesh with east-west gateways, where assignments
+     * differ by network (null otherwise); the networks it asked to see (empty: all).
+     */
+    record NetworkKey(String network, Set<String> requested) {
+        NetworkKey {
+            requested = Set.copyOf(requested);
+        }
+    }
+
+    /** The cache key part of one cluster's rule, {@link RuleKey#NONE} for a cluster with neither subset nor locality LB. */
+    static RuleKey ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
+                           LocalityLoadBalancer.ProxyLocality proxy) {
+        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
+        boolean perProxy = locality != null && locality.changesAssignment();
+        if (cluster.subset().isEmpty() && !perProxy) {
+            return RuleKey.NONE;
+        }
+        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
+        return new RuleKey(rule, perProxy ? locality.cacheKey(proxy) : null);
+    }
+
+    static NetworkKey networkKey(NetworkView view, PushContext push) {
+        return new NetworkKey(push.networkGateways().multiNetwork() ? view.network() : null, view.requested());
+    }
+
+    /**
+     * The scope of a shared EDS response: the services and rules the proxy's scope sees, its
+     * networks, its locality and, when some rule has failover-priority labels, its labels as
+     * that rule reads them (null otherwise).
+     */
+    record ResponseScope(String proxyScope, NetworkKey network, Locality locality, Map<String, String> labels) {
     }
 
     /**
@@ -92,9 +117,8 @@ final class EdsGenerator implements ScopedGenerator {
      * the cluster and network istiod adds, so that proxies differing only in those are told apart).
      */
     @Override
-    public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        String key = push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push) + "|locality:" + proxy.locality();
-        return push.endpointsDependOnProxyLabels()
-                ? key + "|labels:" + new TreeMap<>(LocalityLoadBalancer.ProxyLocality.of(proxy).labels()) : key;
+    public ResponseScope responseScope(Proxy proxy, PushContext push, boolean wildcard) {
+        return new ResponseScope(push.scope(proxy).key(), networkKey(NetworkView.of(proxy), push), proxy.locality(),
+                push.endpointsDependOnProxyLabels() ? LocalityLoadBalancer.ProxyLocality.of(proxy).labels() : null);
     }
 }

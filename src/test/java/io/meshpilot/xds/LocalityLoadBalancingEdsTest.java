@@ -75,7 +75,10 @@ class LocalityLoadBalancingEdsTest {
     }
 
     static List<String> eds(PushContext push, Proxy proxy) throws InvalidProtocolBufferException {
-        List<Any> answer = new EdsGenerator(new XdsCache(true)).generate(proxy, push, Set.of(CLUSTER), false);
+        return describe(new EdsGenerator(new XdsCache(true)).generate(proxy, push, Set.of(CLUSTER), false));
+    }
+
+    static List<String> describe(List<Any> answer) throws InvalidProtocolBufferException {
         assertEquals(1, answer.size());
         List<String> out = new ArrayList<>();
         for (var group : answer.getFirst().unpack(ClusterLoadAssignment.class).getEndpointsList()) {
@@ -289,5 +292,32 @@ class LocalityLoadBalancingEdsTest {
             assertEquals(own.equals("c1") ? "10.0.1.1" : "10.0.1.2", cla.getEndpoints(0).getLbEndpoints(0).getEndpoint()
                     .getAddress().getSocketAddress().getAddress(), "cluster " + own + "'s own endpoint first");
         }
+    }
+
+    @Test
+    void proxySuppliedLocalityAndLabelsCannotForgeAnotherProxysKey() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  outlierDetection: {consecutive5xxErrors: 3}
+                  loadBalancer: {localityLbSetting: {failoverPriority: [rack, row]}}
+                """);
+        PushContext push = fixture.push();
+        // were keys made by joining the strings, each pair would read the same
+        Proxy seeds = proxy("r1/z1/s1", Map.of("rack", "x|rack=a"));
+        Proxy victim = proxy("r1/z1/s1|rack=x", Map.of("rack", "a"));
+        Proxy listLike = proxy("r1/z1/s1", Map.of("rack", "a, row=b"));
+        Proxy twoLabels = proxy("r1/z1/s1", Map.of("rack", "a", "row", "b"));
+        EdsGenerator eds = new EdsGenerator(new XdsCache(true));
+        eds.generate(seeds, push, Set.of(CLUSTER), false);
+        eds.generate(listLike, push, Set.of(CLUSTER), false);
+        assertEquals(eds(push, victim), answer(eds, push, victim), "the victim's own answer, not the one seeded for it");
+        assertEquals(eds(push, twoLabels), answer(eds, push, twoLabels));
+        assertNotEquals(eds.responseScope(seeds, push, false), eds.responseScope(victim, push, false));
+        assertNotEquals(eds.responseScope(listLike, push, false), eds.responseScope(twoLabels, push, false));
+    }
+
+    /** The answer of a generator (and its cache) already used by other proxies, as {@link #eds} shows it. */
+    static List<String> answer(EdsGenerator eds, PushContext push, Proxy proxy) throws InvalidProtocolBufferException {
+        return describe(eds.generate(proxy, push, Set.of(CLUSTER), false));
     }
 }
