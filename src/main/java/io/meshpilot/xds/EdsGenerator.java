@@ -14,6 +14,7 @@ import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.Map;
 
 /**
@@ -35,20 +36,41 @@ final class EdsGenerator implements ScopedGenerator {
         NetworkView view = NetworkView.of(proxy);
         NetworkKey networkKey = networkKey(view, push);
         LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
+        boolean keyable = keyable(proxy, view, locality);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey),
-                    () -> EndpointBuilder.build(n, push, scope, view, locality)
-                            .map(a -> packRecordingEmpty(a, push)).orElse(null));
+            Supplier<Any> build = () -> EndpointBuilder.build(n, push, scope, view, locality)
+                    .map(a -> packRecordingEmpty(a, push)).orElse(null);
+            Any cla = keyable ? cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey),
+                    build) : build.get();
             if (cla != null) {
                 out.add(cla);
             }
         }
         return out;
+    }
+
+    /**
+     * Keys hold what the proxy sent (its locality, networks and labels); past this many
+     * characters in all (Kubernetes label values, which these are, have at most 63 each) a
+     * proxy's answers are built for it alone, so that no client can fill the bounded cache and
+     * shared responses with keys of megabytes.
+     */
+    static final int MAX_PROXY_KEY_CHARS = 4096;
+
+    static boolean keyable(Proxy proxy, NetworkView view, LocalityLoadBalancer.ProxyLocality locality) {
+        long chars = proxy.network().length() + locality.locality().toString().length();
+        for (String n : view.requested()) {
+            chars += n.length();
+        }
+        for (var label : locality.labels().entrySet()) {
+            chars += label.getKey().length() + label.getValue().length();
+        }
+        return chars <= MAX_PROXY_KEY_CHARS;
     }
 
     /** istiod's endpoint builder records a cluster without instances (pilot_eds_no_instances) as it builds it. */
@@ -117,8 +139,13 @@ final class EdsGenerator implements ScopedGenerator {
      * the cluster and network istiod adds, so that proxies differing only in those are told apart).
      */
     @Override
-    public ResponseScope responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        return new ResponseScope(push.scope(proxy).key(), networkKey(NetworkView.of(proxy), push), proxy.locality(),
-                push.endpointsDependOnProxyLabels() ? LocalityLoadBalancer.ProxyLocality.of(proxy).labels() : null);
+    public Object responseScope(Proxy proxy, PushContext push, boolean wildcard) {
+        NetworkView view = NetworkView.of(proxy);
+        LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
+        if (!keyable(proxy, view, locality)) {
+            return new Object(); // equal to no other scope: this response is shared with nobody
+        }
+        return new ResponseScope(push.scope(proxy).key(), networkKey(view, push), proxy.locality(),
+                push.endpointsDependOnProxyLabels() ? locality.labels() : null);
     }
 }

@@ -316,6 +316,26 @@ class LocalityLoadBalancingEdsTest {
         assertNotEquals(eds.responseScope(listLike, push, false), eds.responseScope(twoLabels, push, false));
     }
 
+    @Test
+    void oversizedProxyValuesAreServedButNotKeptInKeys() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  outlierDetection: {consecutive5xxErrors: 3}
+                  loadBalancer: {localityLbSetting: {failoverPriority: [rack]}}
+                """);
+        PushContext push = fixture.push();
+        XdsCache cache = new XdsCache(true);
+        EdsGenerator eds = new EdsGenerator(cache);
+        Proxy huge = proxy("r1/z1/" + "s".repeat(5000), Map.of("rack", "a"));
+        Proxy sameHuge = proxy("r1/z1/" + "s".repeat(5000), Map.of("rack", "a"));
+        assertEquals(eds(push, huge), answer(eds, push, huge), "answered as any proxy");
+        assertEquals(0, cache.size(), "a key holding 5000 characters a proxy sent is not kept");
+        assertNotEquals(eds.responseScope(huge, push, false), eds.responseScope(sameHuge, push, false),
+                "nor shared under such a scope");
+        eds.generate(proxy("r1/z1/s1", Map.of("rack", "a")), push, Set.of(CLUSTER), false);
+        assertEquals(1, cache.size(), "an ordinary proxy's answer is");
+    }
+
     /** The answer of a generator (and its cache) already used by other proxies, as {@link #eds} shows it. */
     static List<String> answer(EdsGenerator eds, PushContext push, Proxy proxy) throws InvalidProtocolBufferException {
         return describe(eds.generate(proxy, push, Set.of(CLUSTER), false));
