@@ -157,18 +157,7 @@ class ConsistentHashTest {
     @MethodSource("destinations")
     void virtualServiceDestinations(String name, String route, List<String> expected) throws Exception {
         destinationRule("consistentHash: {httpCookie: {name: user, ttl: 0s}}");
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: VirtualService
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  http:
-                  - route:
-                """ + route.indent(4));
-        RouteConfiguration rc = SidecarRouteBuilder.build("80", fixture.push(), SCOPE, Map.of()).orElseThrow();
-        Route r = rc.getVirtualHostsList().stream().filter(v -> v.getName().equals(HOST + ":80")).findFirst()
-                .orElseThrow().getRoutes(0);
+        Route r = firstRoute("- route:\n" + route.indent(2));
         assertEquals(expected, r.getRoute().getHashPolicyList().stream().map(ConsistentHashTest::text).toList());
     }
 
@@ -194,7 +183,17 @@ class ConsistentHashTest {
     @MethodSource("retries")
     void retryHostPredicates(String name, String vsRoute, List<String> expected) throws Exception {
         destinationRule("consistentHash: {httpCookie: {name: user, ttl: 0s}}");
-        if (!vsRoute.isEmpty()) {
+        Route r = firstRoute(vsRoute);
+        assertEquals(expected, r.getRoute().getRetryPolicy().getRetryHostPredicateList().stream()
+                .map(p -> p.getName()).toList());
+    }
+
+    /**
+     * The first route of the service's port 80 in the sidecar route configuration, with a
+     * VirtualService of these {@code http} routes (none when empty: the default route).
+     */
+    Route firstRoute(String httpRoutes) throws Exception {
+        if (!httpRoutes.isEmpty()) {
             fixture.apply("""
                     apiVersion: networking.istio.io/v1
                     kind: VirtualService
@@ -202,13 +201,11 @@ class ConsistentHashTest {
                     spec:
                       hosts: [web.shop.svc.cluster.local]
                       http:
-                    """ + vsRoute.indent(2));
+                    """ + httpRoutes.indent(2));
         }
         RouteConfiguration rc = SidecarRouteBuilder.build("80", fixture.push(), SCOPE, Map.of()).orElseThrow();
-        Route r = rc.getVirtualHostsList().stream().filter(v -> v.getName().equals(HOST + ":80")).findFirst()
+        return rc.getVirtualHostsList().stream().filter(v -> v.getName().equals(HOST + ":80")).findFirst()
                 .orElseThrow().getRoutes(0);
-        assertEquals(expected, r.getRoute().getRetryPolicy().getRetryHostPredicateList().stream()
-                .map(p -> p.getName()).toList());
     }
 
     static Stream<Arguments> retries() {

@@ -544,17 +544,7 @@ class GatewayBuilderTest {
      */
     @Test
     void eachBindHasItsListenerAndRoutes() throws Exception {
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 80, name: http, protocol: HTTP}]
-                  endpoints: [{address: 10.1.0.1}]
-                ---
+        fixture.apply(WEB_SERVICE + """
                 apiVersion: networking.istio.io/v1
                 kind: Gateway
                 metadata: {name: gw, namespace: shop}
@@ -595,20 +585,24 @@ class GatewayBuilderTest {
                         "https.8443.https-a.gw.shop.10.0.0.5", virtualHosts("https.8443.https-a.gw.shop.10.0.0.5", push, merged)));
     }
 
+    /** The service the bind tests' gateways route to. */
+    static final String WEB_SERVICE = """
+            apiVersion: networking.istio.io/v1
+            kind: ServiceEntry
+            metadata: {name: web, namespace: shop}
+            spec:
+              hosts: [web.shop.svc.cluster.local]
+              location: MESH_INTERNAL
+              resolution: STATIC
+              ports: [{number: 80, name: http, protocol: HTTP}]
+              endpoints: [{address: 10.1.0.1}]
+            ---
+            """;
+
     /** istiod's util.BuildAddress: a bind that is no IP (validation allows unix://PATH, with port 0) is a pipe. */
     @Test
     void aUnixSocketBindListensOnAPipe() throws Exception {
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 80, name: http, protocol: HTTP}]
-                  endpoints: [{address: 10.1.0.1}]
-                ---
+        fixture.apply(WEB_SERVICE + """
                 apiVersion: networking.istio.io/v1
                 kind: Gateway
                 metadata: {name: gw, namespace: shop}
