@@ -26,6 +26,7 @@ import java.util.stream.Collectors;
  * @param maxWorkloadCertTtl   MAX_WORKLOAD_CERT_TTL
  * @param enableDebugOnHttp    ENABLE_DEBUG_ON_HTTP: serve /debug/* at all
  * @param enableXdsCache       PILOT_ENABLE_XDS_CACHE: share generated resources across proxies
+ * @param xdsCacheSize         PILOT_XDS_CACHE_SIZE (60000): endpoint assignments the cache keeps at most
  * @param ca                   the self-signed CA's CITADEL_* settings and ISTIOD_CUSTOM_HOST
  * @param registry             how the service registries select and report endpoints
  * @param enhancedResourceScoping ENABLE_ENHANCED_RESOURCE_SCOPING (true, istiod 1.22 on; always on
@@ -58,6 +59,7 @@ public record PilotFeatures(
         Duration maxWorkloadCertTtl,
         boolean enableDebugOnHttp,
         boolean enableXdsCache,
+        int xdsCacheSize,
         Ca ca,
         Registry registry,
         boolean enhancedResourceScoping,
@@ -234,6 +236,7 @@ public record PilotFeatures(
                 r.duration("MAX_WORKLOAD_CERT_TTL", "2160h"),
                 r.bool("ENABLE_DEBUG_ON_HTTP", true),
                 r.bool("PILOT_ENABLE_XDS_CACHE", true),
+                r.integer("PILOT_XDS_CACHE_SIZE", 60_000),
                 new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
                         percentile(r), Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))

@@ -80,8 +80,8 @@ public final class EndpointBuilder {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
             }
-            if (!seen.add(e.address() + "|" + e.endpointPort())) {
-                continue; // one address:port once (gRPC rejects duplicates; the first, e.g. the oldest shard, wins)
+            if (!seen.add(e.network() + "|" + e.address() + "|" + e.endpointPort())) {
+                continue; // one endpoint reported by two shards of a network once (the first, e.g. the oldest shard)
             }
             selected.add(e);
         }

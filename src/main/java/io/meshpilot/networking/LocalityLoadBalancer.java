@@ -101,15 +101,25 @@ public final class LocalityLoadBalancer {
          * assignment depends on besides the DestinationRule and the mesh config (the proxy's
          * locality and its values of the failover-priority labels).
          */
-        public String cacheKey(ProxyLocality proxy) {
-            StringBuilder key = new StringBuilder("locality:").append(failover).append(':').append(proxy.locality());
+        public CacheKey cacheKey(ProxyLocality proxy) {
+            List<String> values = new ArrayList<>();
             if (failover && setting.getDistributeCount() == 0) {
                 for (String label : setting.getFailoverPriorityList()) {
-                    String name = labelName(label);
-                    key.append('|').append(name).append('=').append(proxy.labels().getOrDefault(name, ""));
+                    values.add(proxy.labels().getOrDefault(labelName(label), ""));
                 }
             }
-            return key.toString();
+            return new CacheKey(failover, proxy.locality(), values);
+        }
+    }
+
+    /**
+     * What a policy's assignment depends on of one proxy, as a value: the locality and the
+     * failover-priority label values (in the rule's order) come from the proxy's node, so they
+     * stay fields and are never joined into a string another proxy could spell.
+     */
+    public record CacheKey(boolean failover, Locality locality, List<String> failoverLabelValues) {
+        public CacheKey {
+            failoverLabelValues = List.copyOf(failoverLabelValues);
         }
     }
 

@@ -33,9 +33,4 @@ public record NetworkView(String network, Set<String> requested) {
     boolean visible(IstioEndpoint endpoint) {
         return requested.isEmpty() || endpoint.network().isEmpty() || requested.contains(endpoint.network());
     }
-
-    /** The requested networks as a cache key part: sorted, comma-separated ("" for all). */
-    public String requestedKey() {
-        return String.join(",", new TreeSet<>(requested));
-    }
 }

@@ -21,7 +21,9 @@ import java.util.TreeMap;
  * evenly over several gateways of its network. As istiod does for sidecars: an endpoint of a
  * network without a gateway stays direct; an endpoint without Istio mTLS is left out when it
  * would have to cross a gateway (the gateway routes by the mTLS SNI); a proxy that names no
- * network of its own reaches every network that has a gateway through it.
+ * network of its own reaches every network that has a gateway through it. Networks may reuse pod
+ * addresses, so one address:port is sent directly only once (gRPC rejects duplicates), the
+ * endpoint of the proxy's own network preferred.
  */
 final class SplitHorizonFilter {
     private SplitHorizonFilter() {
@@ -35,19 +37,19 @@ final class SplitHorizonFilter {
         if (!view.requested().isEmpty()) {
             endpoints = endpoints.stream().filter(view::visible).toList();
         }
-        if (!gateways.multiNetwork()) {
-            return endpoints;
-        }
         String proxyNetwork = view.network();
+        if (!gateways.multiNetwork()) {
+            return oneEndpointPerAddress(endpoints, proxyNetwork);
+        }
         int scale = gateways.scaleFactor();
-        List<IstioEndpoint> out = new ArrayList<>(endpoints.size());
+        List<IstioEndpoint> direct = new ArrayList<>(endpoints.size());
         Map<Locality, Map<NetworkGateway, Long>> gatewayWeights = new LinkedHashMap<>();
         for (IstioEndpoint e : endpoints) {
             List<NetworkGateway> through = gateways.forEndpoint(e.network(), e.clusterId());
             long weight = (long) (e.lbWeight() > 0 ? e.lbWeight() : 1) * scale;
             boolean forceGateway = proxyNetwork.isEmpty() && !e.network().isEmpty() && !through.isEmpty();
             if (!forceGateway && (sameOrUnset(proxyNetwork, e.network()) || through.isEmpty())) {
-                out.add(withWeight(e, weight));
+                direct.add(withWeight(e, weight));
                 continue;
             }
             if (!IstioEndpoint.TLS_ISTIO.equals(e.tlsMode())) {
@@ -60,9 +62,24 @@ final class SplitHorizonFilter {
                 byGateway.merge(g, share, Long::sum);
             }
         }
+        List<IstioEndpoint> out = new ArrayList<>(oneEndpointPerAddress(direct, proxyNetwork));
         gatewayWeights.forEach((locality, byGateway) -> byGateway.forEach((g, w) -> out.add(gatewayEndpoint(g,
                 locality, w))));
         return out;
+    }
+
+    /**
+     * The endpoints sent with their own address, one per address:port: where two networks reuse
+     * an address, the one of the proxy's network (the one that address reaches from the proxy),
+     * else the first.
+     */
+    private static List<IstioEndpoint> oneEndpointPerAddress(List<IstioEndpoint> direct, String proxyNetwork) {
+        Map<String, IstioEndpoint> byAddress = new LinkedHashMap<>();
+        for (IstioEndpoint e : direct) {
+            byAddress.merge(e.address() + ":" + e.endpointPort(), e, (kept, other) ->
+                    !kept.network().equals(proxyNetwork) && other.network().equals(proxyNetwork) ? other : kept);
+        }
+        return byAddress.size() == direct.size() ? direct : List.copyOf(byAddress.values());
     }
 
     /** istiod's Proxy.InNetwork: equal, or either side unset. */

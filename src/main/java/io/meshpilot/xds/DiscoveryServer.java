@@ -83,7 +83,7 @@ public final class DiscoveryServer implements AutoCloseable {
         this.grpcServices = grpcServices;
         this.authenticators = authenticators;
         this.options = options;
-        this.cache = new XdsCache(options.features().enableXdsCache());
+        this.cache = new XdsCache(options.features().enableXdsCache(), options.features().xdsCacheSize());
         Generators generators = new Generators(cache, () -> credentials, connections::all);
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
         this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,

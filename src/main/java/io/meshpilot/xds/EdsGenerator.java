@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
@@ -13,7 +14,8 @@ import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.function.Supplier;
+import java.util.Map;
 
 /**
  * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
@@ -32,22 +34,43 @@ final class EdsGenerator implements ScopedGenerator {
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         ProxyScope scope = push.scope(proxy);
         NetworkView view = NetworkView.of(proxy);
-        String networkKey = networkKey(view, push);
+        NetworkKey networkKey = networkKey(view, push);
         LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
+        boolean keyable = keyable(proxy, view, locality);
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Any cla = cache.endpoints(n, ruleKey(o, push, scope, locality) + networkKey,
-                    () -> EndpointBuilder.build(n, push, scope, view, locality)
-                            .map(a -> packRecordingEmpty(a, push)).orElse(null));
+            Supplier<Any> build = () -> EndpointBuilder.build(n, push, scope, view, locality)
+                    .map(a -> packRecordingEmpty(a, push)).orElse(null);
+            Any cla = keyable ? cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey),
+                    build) : build.get();
             if (cla != null) {
                 out.add(cla);
             }
         }
         return out;
+    }
+
+    /**
+     * Keys hold what the proxy sent (its locality, networks and labels); past this many
+     * characters in all (Kubernetes label values, which these are, have at most 63 each) a
+     * proxy's answers are built for it alone, so that no client can fill the bounded cache and
+     * shared responses with keys of megabytes.
+     */
+    static final int MAX_PROXY_KEY_CHARS = 4096;
+
+    static boolean keyable(Proxy proxy, NetworkView view, LocalityLoadBalancer.ProxyLocality locality) {
+        long chars = proxy.network().length() + locality.locality().toString().length();
+        for (String n : view.requested()) {
+            chars += n.length();
+        }
+        for (var label : locality.labels().entrySet()) {
+            chars += label.getKey().length() + label.getValue().length();
+        }
+        return chars <= MAX_PROXY_KEY_CHARS;
     }
 
     /** istiod's endpoint builder records a cluster without instances (pilot_eds_no_instances) as it builds it. */
@@ -60,39 +83,69 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     /**
-     * The cache key beside the cluster name: the DestinationRule defining a subset or the
-     * locality load balancing, and what of the proxy locality load balancing depends on ("" for
-     * a cluster with neither).
+     * What a cluster's assignment depends on besides its name and endpoints, as values: parts
+     * that come from the proxy's node stay fields, never joined into a string another proxy's
+     * values could spell.
      */
-    static String ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
-                          LocalityLoadBalancer.ProxyLocality proxy) {
-        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
-        boolean perProxy = locality != null && locality.changesAssignment();
-        if (cluster.subset().isEmpty() && !perProxy) {
-            return "";
-        }
-        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
-        return perProxy ? rule + "|" + locality.cacheKey(proxy) : rule;
+    record AssignmentKey(RuleKey rule, NetworkKey network) {
     }
 
     /**
-     * The part of a cache key or response scope that names the proxy's networks: its own only in
-     * a mesh with east-west gateways, where assignments differ by network; the networks it asked
-     * to see when it asked ("" otherwise).
+     * The DestinationRule defining a subset or the locality load balancing ("" for none), and
+     * what of the proxy locality load balancing depends on (null when it does not apply).
      */
-    static String networkKey(NetworkView view, PushContext push) {
-        String key = push.networkGateways().multiNetwork() ? "|network:" + view.network() : "";
-        return view.requested().isEmpty() ? key : key + "|view:" + view.requestedKey();
+    record RuleKey(String rule, LocalityLoadBalancer.CacheKey locality) {
+        static final RuleKey NONE = new RuleKey("", null);
+    }
+
+    /**
+     * The proxy's networks: its own only in a mesh with east-west gateways, where assignments
+     * differ by network (null otherwise); the networks it asked to see (empty: all).
+     */
+    record NetworkKey(String network, Set<String> requested) {
+        NetworkKey {
+            requested = Set.copyOf(requested);
+        }
+    }
+
+    /** The cache key part of one cluster's rule, {@link RuleKey#NONE} for a cluster with neither subset nor locality LB. */
+    static RuleKey ruleKey(ClusterNames.Outbound cluster, PushContext push, ProxyScope scope,
+                           LocalityLoadBalancer.ProxyLocality proxy) {
+        LocalityLoadBalancer.Policy locality = LocalityLoadBalancer.Policy.of(push, scope, cluster);
+        boolean perProxy = locality != null && locality.changesAssignment();
+        if (cluster.subset().isEmpty() && !perProxy) {
+            return RuleKey.NONE;
+        }
+        String rule = push.destinationRule(cluster.host(), scope).map(c -> c.key().toString()).orElse("");
+        return new RuleKey(rule, perProxy ? locality.cacheKey(proxy) : null);
+    }
+
+    static NetworkKey networkKey(NetworkView view, PushContext push) {
+        return new NetworkKey(push.networkGateways().multiNetwork() ? view.network() : null, view.requested());
+    }
+
+    /**
+     * The scope of a shared EDS response: the services and rules the proxy's scope sees, its
+     * networks, its locality and, when some rule has failover-priority labels, its labels as
+     * that rule reads them (null otherwise).
+     */
+    record ResponseScope(String proxyScope, NetworkKey network, Locality locality, Map<String, String> labels) {
     }
 
     /**
      * Assignments depend on the services and rules the proxy's scope sees, on its network (see
-     * {@link #networkKey}) and, through locality load balancing, on the proxy's locality (and
-     * its labels when some rule has failover-priority labels).
+     * {@link #networkKey}) and, through locality load balancing, on the proxy's locality (and,
+     * when some rule has failover-priority labels, on its labels as that rule reads them: with
+     * the cluster and network istiod adds, so that proxies differing only in those are told apart).
      */
     @Override
-    public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        String key = push.scope(proxy).key() + networkKey(NetworkView.of(proxy), push) + "|locality:" + proxy.locality();
-        return push.endpointsDependOnProxyLabels() ? key + "|labels:" + new TreeMap<>(proxy.labels()) : key;
+    public Object responseScope(Proxy proxy, PushContext push, boolean wildcard) {
+        NetworkView view = NetworkView.of(proxy);
+        LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
+        if (!keyable(proxy, view, locality)) {
+            return new Object(); // equal to no other scope: this response is shared with nobody
+        }
+        return new ResponseScope(push.scope(proxy).key(), networkKey(view, push), proxy.locality(),
+                push.endpointsDependOnProxyLabels() ? locality.labels() : null);
     }
 }

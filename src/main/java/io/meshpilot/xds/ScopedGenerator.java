@@ -11,7 +11,9 @@ import io.meshpilot.model.PushContext;
 interface ScopedGenerator extends Generator {
     /**
      * What, besides the push version, endpoint generation, names and wildcard, the response for
-     * {@code proxy} depends on: two proxies with the same scope get byte-identical responses.
+     * {@code proxy} depends on: two proxies with equal scopes get byte-identical responses. A
+     * value compared by equals (a record where parts come from the proxy, so that no proxy's
+     * values can spell another's scope).
      */
-    String responseScope(Proxy proxy, PushContext push, boolean wildcard);
+    Object responseScope(Proxy proxy, PushContext push, boolean wildcard);
 }

@@ -28,8 +28,8 @@ import java.util.function.Supplier;
  * SDS for Envoy proxies (istiod's SecretGen): the TLS credentials a gateway names by
  * {@code credentialName}, asked for as istiod's resource names: {@code kubernetes://<name>}
  * (the namespace of the proxy's verified identity), {@code kubernetes://<namespace>/<name>}
- * (both read from the proxy's cluster, then the config cluster) and
- * {@code kubernetes-gateway://<namespace>/<name>} (the config cluster). A name ending in
+ * (both read from the proxy's cluster, then the config cluster); istiod's
+ * {@code kubernetes-gateway://<namespace>/<name>} is understood and always refused (below). A name ending in
  * {@code -cacert} gets only the CA part as a {@code validation_context}; any other a
  * {@code tls_certificate} with the chain and key inline.
  *
@@ -42,9 +42,10 @@ import java.util.function.Supplier;
  * istiod's rules: a {@code kubernetes://} Secret must be in the identity's namespace, and,
  * unless only its CA is asked for, the identity's service account must be allowed to read
  * that namespace's Secrets (in a cluster a SubjectAccessReview, see
- * {@link SecretReadAuthorizer}); a
- * {@code kubernetes-gateway://} Secret must be in the identity's namespace (a cross-namespace
- * one would need a ReferenceGrant). Refusals, unparsable names and missing credentials are left
+ * {@link SecretReadAuthorizer}). istiod serves a {@code kubernetes-gateway://} Secret only
+ * when its Gateway API translation verified it as a certificate reference of the proxy's own
+ * Gateways (same namespace, or a ReferenceGrant); MeshPilot translates no Gateway API, so no
+ * reference is verified and every such name is refused, whatever its namespace or RBAC. Refusals, unparsable names and missing credentials are left
  * out (not a stream error), logged with the proxy id and counted in
  * {@code pilot_sds_certificate_errors_total}: one bad reference does not break the others.
  * Nothing here goes through the shared XdsCache: private keys are built per request and held
@@ -65,7 +66,7 @@ final class SecretGenerator {
 
     /**
      * A parsed resource name: the Secret's namespace and name (name may end in -cacert), and
-     * whether it is a {@code kubernetes-gateway://} reference (read from the config cluster).
+     * whether it is a {@code kubernetes-gateway://} reference.
      */
     record Ref(String namespace, String name, boolean gatewayApi) {
         boolean caOnly() {
@@ -202,7 +203,7 @@ final class SecretGenerator {
                 denied.add(n);
                 continue;
             }
-            CredentialStore secrets = r.gatewayApi() ? controller.configCluster().secrets() : own.get().secrets();
+            CredentialStore secrets = own.get().secrets();
             Optional<Secret> secret = r.caOnly() ? secrets.caCertificate(r.namespace(), r.name())
                     .map(ca -> caSecret(n, ca))
                     : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
@@ -236,6 +237,7 @@ final class SecretGenerator {
         private final String namespace;
         private Optional<String> refusal;
         private boolean crossNamespace;
+        private boolean unverifiedGatewayReference;
 
         Authorization(SecretReadAuthorizer authorizer, String serviceAccount, String namespace) {
             this.authorizer = authorizer;
@@ -244,12 +246,17 @@ final class SecretGenerator {
         }
 
         boolean allows(Ref r) {
+            if (r.gatewayApi()) {
+                // only a reference verified for the proxy's Gateways may be served, and nothing verifies one
+                unverifiedGatewayReference = true;
+                return false;
+            }
             if (!r.namespace().equals(namespace)) {
                 crossNamespace = true;
                 return false;
             }
-            if (r.gatewayApi() || r.caOnly()) {
-                return true; // a Gateway's own namespace; a CA is public information
+            if (r.caOnly()) {
+                return true; // a CA is public information
             }
             if (refusal == null) {
                 refusal = authorizer.refusal(serviceAccount, namespace);
@@ -264,6 +271,10 @@ final class SecretGenerator {
             }
             if (crossNamespace) {
                 why.add("a proxy gets secrets of its verified identity's namespace (" + namespace + ") only");
+            }
+            if (unverifiedGatewayReference) {
+                why.add("not a verified certificate reference of this proxy's Gateways (" + GATEWAY_PREFIX
+                        + " names need a Gateway API translation, which MeshPilot does not have)");
             }
             return String.join("; ", why);
         }

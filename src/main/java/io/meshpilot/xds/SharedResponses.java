@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  */
 final class SharedResponses {
     /** What a shared response depends on. */
-    record Key(String typeUrl, long pushVersion, long endpointGeneration, String scope, boolean proxyless,
+    record Key(String typeUrl, long pushVersion, long endpointGeneration, Object scope, boolean proxyless,
                boolean wildcard, Set<String> names) {
     }
 

@@ -7,6 +7,9 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.networking.ClusterNames;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,6 +23,9 @@ import java.util.function.Supplier;
  * endpoint assignment until its service's endpoints change or a full push rebuilds the
  * PushContext. One Any is built, serialized once, and sent to every proxy that needs it.
  * Dependencies decide invalidation: an EDS update of a host drops that host's assignments.
+ * Assignments are keyed by values some of which come from proxies (locality, network view), so
+ * they are kept in an LRU of at most PILOT_XDS_CACHE_SIZE entries (istiod's default 60000),
+ * the least recently used evicted first (xds_cache_evictions{type="size"}).
  */
 final class XdsCache {
     static final IstioCounter READS = IstioCounter.of("xds_cache_reads", "type", "Total number of xds cache xdsCache reads.");
@@ -30,9 +36,15 @@ final class XdsCache {
     private record ClustersKey(long pushVersion, String scope) {
     }
 
-    /** One cluster's assignment under one DestinationRule (subset labels); "" when none applies. */
-    private record EndpointsKey(String cluster, String rule) {
+    /**
+     * One cluster's assignment under one variant: what it depends on besides the endpoints (a
+     * value compared by equals: the DestinationRule, the proxy's locality, its networks).
+     */
+    private record EndpointsKey(String cluster, String host, Object variant) {
     }
+
+    /** istiod's PILOT_XDS_CACHE_SIZE default. */
+    static final int DEFAULT_MAX_ENTRIES = 60_000;
 
     /**
      * A resource (or list) of one push version for one proxy scope: sidecar route
@@ -46,9 +58,10 @@ final class XdsCache {
     private final Map<ScopedKey, Object> scoped = new ConcurrentHashMap<>();
     private volatile long scopedVersion = -1;
     private final Map<ClustersKey, List<Any>> clusters = new ConcurrentHashMap<>();
-    private final Map<EndpointsKey, Any> endpoints = new ConcurrentHashMap<>();
+    /** Least recently used first; it and keysByHost are guarded by {@code endpoints}. */
+    private final LinkedHashMap<EndpointsKey, Any> endpoints;
     /** The cached assignments of each host, so an endpoint change evicts without scanning the cache. */
-    private final Map<String, Set<EndpointsKey>> keysByHost = new ConcurrentHashMap<>();
+    private final Map<String, Set<EndpointsKey>> keysByHost = new HashMap<>();
     /** Bumped on every invalidation of a host: a build that raced one is not stored. */
     private final Map<String, AtomicLong> hostGenerations = new ConcurrentHashMap<>();
     private final AtomicLong allGeneration = new AtomicLong();
@@ -59,12 +72,41 @@ final class XdsCache {
     }
 
     XdsCache(boolean enabled) {
+        this(enabled, DEFAULT_MAX_ENTRIES);
+    }
+
+    /** @param maxEndpoints PILOT_XDS_CACHE_SIZE: assignments kept at most (istiod: 20000 when not positive) */
+    XdsCache(boolean enabled, int maxEndpoints) {
         this.enabled = enabled;
+        int max = maxEndpoints > 0 ? maxEndpoints : 20_000;
+        this.endpoints = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<EndpointsKey, Any> eldest) {
+                if (size() <= max) {
+                    return false;
+                }
+                forget(eldest.getKey());
+                EVICTIONS.increment("size");
+                return true;
+            }
+        };
+    }
+
+    /** Drops {@code key} from its host's index (holding the lock on {@code endpoints}). */
+    private void forget(EndpointsKey key) {
+        Set<EndpointsKey> keys = keysByHost.get(key.host());
+        if (keys != null && keys.remove(key) && keys.isEmpty()) {
+            keysByHost.remove(key.host());
+        }
     }
 
     /** Entries held: xds_cache_size, registered by the DiscoveryServer over the current cache. */
     int size() {
-        return clusters.size() + endpoints.size() + scoped.size();
+        int assignments;
+        synchronized (endpoints) {
+            assignments = endpoints.size();
+        }
+        return clusters.size() + assignments + scoped.size();
     }
 
     /**
@@ -127,27 +169,38 @@ final class XdsCache {
         return built;
     }
 
-    /** One cluster's endpoint assignment; null from {@code build} (unknown cluster) is not cached. */
-    Any endpoints(String cluster, String rule, Supplier<Any> build) {
+    /**
+     * One cluster's endpoint assignment under {@code variant} (see {@link EndpointsKey}); null
+     * from {@code build} (unknown cluster) is not cached.
+     */
+    Any endpoints(String cluster, Object variant, Supplier<Any> build) {
         if (!enabled) {
             return build.get();
         }
-        EndpointsKey key = new EndpointsKey(cluster, rule);
-        Any hit = endpoints.get(key);
+        ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
+        if (o == null) {
+            return build.get();
+        }
+        EndpointsKey key = new EndpointsKey(cluster, o.host(), variant);
+        Any hit;
+        synchronized (endpoints) {
+            hit = endpoints.get(key);
+        }
         READS.increment(hit == null ? "miss" : "hit");
         if (hit != null) {
             return hit;
         }
-        ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
         long all = allGeneration.get();
-        long host = o == null ? 0 : generation(o.host()).get();
+        long host = generation(o.host()).get();
         Any built = build.get();
-        // store only if no invalidation happened while building (it may have read old endpoints)
-        if (built != null && o != null && all == allGeneration.get() && host == generation(o.host()).get()) {
-            keysByHost.computeIfAbsent(o.host(), h -> ConcurrentHashMap.newKeySet()).add(key);
-            endpoints.put(key, built);
-            if (all != allGeneration.get() || host != generation(o.host()).get()) {
-                endpoints.remove(key, built); // an invalidation slipped in between the check and the put
+        if (built != null) {
+            synchronized (endpoints) {
+                // store only if no invalidation happened while building (it may have read old endpoints); an
+                // invalidation bumps the generation before it takes this lock, so a later one finds the key
+                if (all == allGeneration.get() && host == generation(o.host()).get()) {
+                    keysByHost.computeIfAbsent(o.host(), h -> new HashSet<>()).add(key);
+                    endpoints.put(key, built);
+                }
             }
         }
         return built;
@@ -167,11 +220,13 @@ final class XdsCache {
         int evicted = 0;
         for (String h : hosts) {
             generation(h).incrementAndGet(); // first: a build racing this is then not stored
-            Set<EndpointsKey> keys = keysByHost.remove(h);
-            if (keys != null) {
-                for (EndpointsKey k : keys) {
-                    if (endpoints.remove(k) != null) {
-                        evicted++;
+            synchronized (endpoints) {
+                Set<EndpointsKey> keys = keysByHost.remove(h);
+                if (keys != null) {
+                    for (EndpointsKey k : keys) {
+                        if (endpoints.remove(k) != null) {
+                            evicted++;
+                        }
                     }
                 }
             }
@@ -183,9 +238,11 @@ final class XdsCache {
     void invalidateAll() {
         endpointGeneration.incrementAndGet();
         allGeneration.incrementAndGet();
-        EVICTIONS.add("eds", endpoints.size());
-        endpoints.clear();
-        keysByHost.clear();
+        synchronized (endpoints) {
+            EVICTIONS.add("eds", endpoints.size());
+            endpoints.clear();
+            keysByHost.clear();
+        }
     }
     /**
      * What the cache holds now, one entry per resource (istiod's Cache.Snapshot): shared
@@ -194,7 +251,10 @@ final class XdsCache {
     List<CachedResource> snapshot() {
         List<CachedResource> out = new ArrayList<>();
         clusters.values().forEach(list -> list.forEach(a -> out.add(entry(TypeUrls.CLUSTER, a))));
-        endpoints.forEach((k, a) -> out.add(new CachedResource(TypeUrls.ENDPOINT, k.cluster(), a.getValue().size())));
+        synchronized (endpoints) {
+            endpoints.forEach((k, a) -> out.add(new CachedResource(TypeUrls.ENDPOINT, k.cluster(),
+                    a.getValue().size())));
+        }
         scoped.forEach((k, v) -> {
             if (k.type().equals("rds")) {
                 out.add(new CachedResource(TypeUrls.ROUTE, k.name(), ((Any) v).getValue().size()));

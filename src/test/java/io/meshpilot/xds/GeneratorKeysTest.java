@@ -11,6 +11,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.GeneratedMesh;
 import io.meshpilot.networking.LocalityLoadBalancer;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -45,16 +46,17 @@ class GeneratorKeysTest {
             PushContext push = mesh.push();
             var scope = push.scope(V1);
             String host = GeneratedMesh.hostname(0); // has a DestinationRule with subsets v1 and v2
-            String rule = EdsGenerator.ruleKey(ClusterNames.parseOutbound(
+            EdsGenerator.RuleKey rule = EdsGenerator.ruleKey(ClusterNames.parseOutbound(
                     ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "v1", host)), push, scope,
                     LocalityLoadBalancer.ProxyLocality.of(V1));
-            assertTrue(rule.startsWith("DestinationRule/") && rule.endsWith("|locality:true:"), rule);
+            assertTrue(rule.rule().startsWith("DestinationRule/"), rule.toString());
+            assertEquals(new LocalityLoadBalancer.CacheKey(true, V1.locality(), List.of()), rule.locality());
             // the rule's outlier detection turns locality failover on: the proxy's locality joins the key
             assertEquals(rule, EdsGenerator.ruleKey(ClusterNames.parseOutbound(
                     ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "", host)), push, scope,
                     LocalityLoadBalancer.ProxyLocality.of(V1)));
-            assertEquals(scope.key() + "|locality:" + V1.locality(),
-                    new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
+            assertEquals(new EdsGenerator.ResponseScope(scope.key(), new EdsGenerator.NetworkKey(null, Set.of()),
+                    V1.locality(), null), new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
         }
     }
 

@@ -75,7 +75,10 @@ class LocalityLoadBalancingEdsTest {
     }
 
     static List<String> eds(PushContext push, Proxy proxy) throws InvalidProtocolBufferException {
-        List<Any> answer = new EdsGenerator(new XdsCache(true)).generate(proxy, push, Set.of(CLUSTER), false);
+        return describe(new EdsGenerator(new XdsCache(true)).generate(proxy, push, Set.of(CLUSTER), false));
+    }
+
+    static List<String> describe(List<Any> answer) throws InvalidProtocolBufferException {
         assertEquals(1, answer.size());
         List<String> out = new ArrayList<>();
         for (var group : answer.getFirst().unpack(ClusterLoadAssignment.class).getEndpointsList()) {
@@ -239,5 +242,102 @@ class LocalityLoadBalancingEdsTest {
                 .getAddress(), "rack a's own endpoint first");
         assertEquals("10.0.0.2", b.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
                 .getAddress(), "rack b's own endpoint first, not rack a's cached answer");
+    }
+
+    static Proxy proxyOf(String clusterId, String network) {
+        return new Proxy("sidecar~10.1.0.1~client-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
+                List.of("10.1.0.1"), "client-1.shop", "shop.svc.cluster.local", "shop", Map.of(), clusterId,
+                "1.24.0", "", "", network, Locality.parse("r1/z1/s1"));
+    }
+
+    @Test
+    void failoverPriorityOnClusterAndNetworkSeparatesSharedResponses() throws Exception {
+        // the multi-primary recipe: identical workloads in two clusters (one network, no east-west gateway)
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: api, namespace: shop}
+                spec:
+                  hosts: [api.shop.svc.cluster.local]
+                  location: MESH_INTERNAL
+                  ports: [{number: 80, name: http, protocol: HTTP}]
+                  resolution: STATIC
+                  endpoints:
+                  - {address: 10.0.1.1, locality: r1/z1/s1, labels: {topology.istio.io/cluster: c1}}
+                  - {address: 10.0.1.2, locality: r1/z1/s1, labels: {topology.istio.io/cluster: c2}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: api, namespace: shop}
+                spec:
+                  host: api.shop.svc.cluster.local
+                  trafficPolicy:
+                    outlierDetection: {consecutive5xxErrors: 3}
+                    loadBalancer:
+                      localityLbSetting:
+                        failoverPriority: [topology.istio.io/network, topology.istio.io/cluster]
+                """);
+        PushContext push = fixture.push();
+        EdsGenerator eds = new EdsGenerator(new XdsCache(true));
+        // the proxies differ only in their node metadata CLUSTER_ID, or NETWORK: their answers differ, so
+        // must the scope AdsProtocol shares a serialized response by
+        assertNotEquals(eds.responseScope(proxyOf("c1", ""), push, false),
+                eds.responseScope(proxyOf("c2", ""), push, false), "CLUSTER_ID");
+        assertNotEquals(eds.responseScope(proxyOf("c1", "n1"), push, false),
+                eds.responseScope(proxyOf("c1", "n2"), push, false), "NETWORK");
+        String cluster = "outbound|80||api.shop.svc.cluster.local";
+        for (String own : List.of("c1", "c2")) {
+            var cla = eds.generate(proxyOf(own, ""), push, Set.of(cluster), false).getFirst()
+                    .unpack(ClusterLoadAssignment.class);
+            assertEquals(own.equals("c1") ? "10.0.1.1" : "10.0.1.2", cla.getEndpoints(0).getLbEndpoints(0).getEndpoint()
+                    .getAddress().getSocketAddress().getAddress(), "cluster " + own + "'s own endpoint first");
+        }
+    }
+
+    @Test
+    void proxySuppliedLocalityAndLabelsCannotForgeAnotherProxysKey() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  outlierDetection: {consecutive5xxErrors: 3}
+                  loadBalancer: {localityLbSetting: {failoverPriority: [rack, row]}}
+                """);
+        PushContext push = fixture.push();
+        // were keys made by joining the strings, each pair would read the same
+        Proxy seeds = proxy("r1/z1/s1", Map.of("rack", "x|rack=a"));
+        Proxy victim = proxy("r1/z1/s1|rack=x", Map.of("rack", "a"));
+        Proxy listLike = proxy("r1/z1/s1", Map.of("rack", "a, row=b"));
+        Proxy twoLabels = proxy("r1/z1/s1", Map.of("rack", "a", "row", "b"));
+        EdsGenerator eds = new EdsGenerator(new XdsCache(true));
+        eds.generate(seeds, push, Set.of(CLUSTER), false);
+        eds.generate(listLike, push, Set.of(CLUSTER), false);
+        assertEquals(eds(push, victim), answer(eds, push, victim), "the victim's own answer, not the one seeded for it");
+        assertEquals(eds(push, twoLabels), answer(eds, push, twoLabels));
+        assertNotEquals(eds.responseScope(seeds, push, false), eds.responseScope(victim, push, false));
+        assertNotEquals(eds.responseScope(listLike, push, false), eds.responseScope(twoLabels, push, false));
+    }
+
+    @Test
+    void oversizedProxyValuesAreServedButNotKeptInKeys() throws Exception {
+        destinationRule("""
+                trafficPolicy:
+                  outlierDetection: {consecutive5xxErrors: 3}
+                  loadBalancer: {localityLbSetting: {failoverPriority: [rack]}}
+                """);
+        PushContext push = fixture.push();
+        XdsCache cache = new XdsCache(true);
+        EdsGenerator eds = new EdsGenerator(cache);
+        Proxy huge = proxy("r1/z1/" + "s".repeat(5000), Map.of("rack", "a"));
+        Proxy sameHuge = proxy("r1/z1/" + "s".repeat(5000), Map.of("rack", "a"));
+        assertEquals(eds(push, huge), answer(eds, push, huge), "answered as any proxy");
+        assertEquals(0, cache.size(), "a key holding 5000 characters a proxy sent is not kept");
+        assertNotEquals(eds.responseScope(huge, push, false), eds.responseScope(sameHuge, push, false),
+                "nor shared under such a scope");
+        eds.generate(proxy("r1/z1/s1", Map.of("rack", "a")), push, Set.of(CLUSTER), false);
+        assertEquals(1, cache.size(), "an ordinary proxy's answer is");
+    }
+
+    /** The answer of a generator (and its cache) already used by other proxies, as {@link #eds} shows it. */
+    static List<String> answer(EdsGenerator eds, PushContext push, Proxy proxy) throws InvalidProtocolBufferException {
+        return describe(eds.generate(proxy, push, Set.of(CLUSTER), false));
     }
 }

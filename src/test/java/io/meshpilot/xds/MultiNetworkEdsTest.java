@@ -208,4 +208,23 @@ class MultiNetworkEdsTest {
                 "127.0.0.5:7070", 1));
         assertEquals("[]", Http.get(server.ports().get("http"), "/debug/networkz").body().strip());
     }
+
+    @Test
+    void theSamePodAddressInTwoNetworksReachesEachProxyByItsOwnNetwork() throws Exception {
+        // overlapping pod ranges: network 1's pod and network 2's pod share 127.0.0.2:7070
+        FakeApiServer cluster1 = cluster("c1", "net1", "", "127.0.0.2");
+        FakeApiServer cluster3 = cluster("c3", "", "net2", "127.0.0.2");
+        cluster3.apply(eastWestGateway("net2", "192.0.2.10"));
+        server = TestServers.start(dir, "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(),
+                "--clusterID", "cluster1");
+        cluster1.apply(KubeMulticlusterTest.remoteSecret("istio-remote-secret-cluster3",
+                Map.of("cluster3", Files.readString(cluster3.writeKubeconfig(dir.resolve("c3"))))));
+
+        // network 1: its own pod directly and network 2's behind the gateway, whichever shard comes first
+        AdsClient net1 = proxyIn("net1", "127.0.1.1");
+        awaitEndpoints(net1, Map.of("127.0.0.2:7070", 1, "192.0.2.10:15443", 1));
+        // network 2: network 1 has no gateway, so both pods would be direct at one address: it is sent once
+        AdsClient net2 = proxyIn("net2", "127.0.1.2");
+        awaitEndpoints(net2, Map.of("127.0.0.2:7070", 1));
+    }
 }

@@ -24,6 +24,7 @@ import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.TestCredentials;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.WorkloadChannels;
 import java.nio.charset.StandardCharsets;
@@ -244,6 +245,24 @@ class SdsTest {
         assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(), List::of)
                 .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
+    }
+
+    @Test
+    void aKubernetesGatewayNameIsRefusedAsNoGatewayOfTheProxyVerifiedIt() throws Exception {
+        // istiod serves kubernetes-gateway:// only for the certificate references its Gateway API translation
+        // verified for this proxy's Gateways; MeshPilot translates no Gateway API, so none is verified, even
+        // in the identity's own namespace (where RBAC for kubernetes:// would be asked)
+        String own = "kubernetes-gateway://istio-system/bookinfo-cred";
+        long errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
+        try (CapturedLog log = new CapturedLog(SecretGenerator.class); AdsClient c = gateway("gateway-api-1")) {
+            c.subscribe(TypeUrls.SECRET, List.of(own, CRED));
+            Map<String, Secret> got = secrets(c.await(TypeUrls.SECRET, WAIT));
+            assertEquals(List.of(CRED), List.copyOf(got.keySet()), "the kubernetes:// one only");
+            assertEquals(1, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore, "one refusal for the request");
+            assertTrue(log.has("WARNING", "gateway-api-1", "attempted to access unauthorized certificates " + own,
+                    "not a verified certificate reference of this proxy's Gateways"), String.valueOf(log.lines()));
+            assertNull(c.error(), "left out, not a stream error");
+        }
     }
 
     @Test

@@ -59,4 +59,35 @@ class XdsCacheTest {
         cache.endpoints(REVIEWS, "", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
         assertEquals(2, builds.get());
     }
+
+    @Test
+    void endpointAssignmentsAreBoundedAsIstiodsCacheTheLeastRecentlyUsedGoingFirst() {
+        XdsCache cache = new XdsCache(true); // PILOT_XDS_CACHE_SIZE unset: istiod's 60000
+        long evictedBefore = XdsCache.EVICTIONS.value("size");
+        AtomicInteger builds = new AtomicInteger();
+        Any first = cache.endpoints(REVIEWS, "variant-0", () -> Any.pack(StringValue.of("first")));
+        for (int i = 1; i < 60_000; i++) {
+            cache.endpoints(REVIEWS, "variant-" + i, () -> Any.pack(StringValue.of("v")));
+        }
+        assertSame(first, cache.endpoints(REVIEWS, "variant-0", () -> Any.pack(StringValue.of("rebuilt"))),
+                "60000 fit; reading variant-0 makes it the most recently used");
+        cache.endpoints(REVIEWS, "variant-60000", () -> Any.pack(StringValue.of("v")));
+        assertEquals(60_000, cache.size(), "one over the bound evicts one");
+        assertEquals(1, XdsCache.EVICTIONS.value("size") - evictedBefore, "counted as istiod's size eviction");
+        assertSame(first, cache.endpoints(REVIEWS, "variant-0", () -> Any.pack(StringValue.of("rebuilt"))));
+        cache.endpoints(REVIEWS, "variant-1", () -> Any.pack(StringValue.of("v" + builds.incrementAndGet())));
+        assertEquals(1, builds.get(), "variant-1, the least recently used, went and is built again");
+
+        cache.invalidateHosts(Set.of("reviews.default.svc.cluster.local"));
+        assertEquals(0, cache.size(), "an endpoint change still evicts everything of the host");
+    }
+
+    @Test
+    void theBoundIsPilotXdsCacheSize() {
+        XdsCache cache = new XdsCache(true, 2);
+        for (String variant : List.of("a", "b", "c")) {
+            cache.endpoints(REVIEWS, variant, () -> Any.pack(StringValue.of(variant)));
+        }
+        assertEquals(2, cache.size());
+    }
 }

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.BoolValue;
 import com.google.protobuf.Duration;
 import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.Pipe;
 import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
@@ -54,6 +55,22 @@ final class EnvoyFilters {
 
     static Address address(String ip, int port) {
         return Address.newBuilder().setSocketAddress(SocketAddress.newBuilder().setAddress(ip).setPortValue(port))
+                .build();
+    }
+
+    static final String UNIX_PREFIX = "unix://";
+
+    /**
+     * istiod's util.BuildAddress for a bind: {@code unix://PATH} (the only bind validation
+     * admits besides an IP) is a pipe at PATH, anything else an IP and port.
+     */
+    static Address bindAddress(String bind, int port) {
+        return bind.startsWith(UNIX_PREFIX) ? pipe(bind) : address(bind, port);
+    }
+
+    /** The pipe at the path of {@code unix://PATH}. */
+    static Address pipe(String unixAddress) {
+        return Address.newBuilder().setPipe(Pipe.newBuilder().setPath(unixAddress.substring(UNIX_PREFIX.length())))
                 .build();
     }
 

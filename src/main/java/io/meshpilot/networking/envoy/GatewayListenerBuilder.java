@@ -94,7 +94,7 @@ public final class GatewayListenerBuilder {
                 continue;
             }
             Listener.Builder l = Listener.newBuilder().setName(name)
-                    .setAddress(EnvoyFilters.address(address, port.number()))
+                    .setAddress(EnvoyFilters.bindAddress(address, port.number()))
                     .setTrafficDirection(TrafficDirection.OUTBOUND)
                     .addAllFilterChains(chains);
             if (chains.stream().anyMatch(c -> c.getFilterChainMatch().getServerNamesCount() > 0

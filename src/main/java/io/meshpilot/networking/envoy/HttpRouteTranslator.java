@@ -255,10 +255,13 @@ public final class HttpRouteTranslator {
                 action.addRequestMirrorPolicies(mirror(mirror.getDestination(), p, ctx));
             }
         }
+        boolean consistentHash = false;
         if (in.getRouteCount() == 1) {
             HTTPRouteDestination d = in.getRoute(0);
             action.setCluster(cluster(d.getDestination(), ctx));
-            hashPolicy(d.getDestination(), ctx).ifPresent(action::addHashPolicy);
+            Optional<RouteAction.HashPolicy> hash = hashPolicy(d.getDestination(), ctx);
+            hash.ifPresent(action::addHashPolicy);
+            consistentHash = hash.isPresent();
             if (d.hasHeaders()) {
                 String a = applyHeaders(d.getHeaders(), out);
                 if (!a.isEmpty() && !action.hasHostRewriteLiteral()) {
@@ -286,7 +289,7 @@ public final class HttpRouteTranslator {
             }
             action.setWeightedClusters(wc);
         }
-        RetryPolicy retry = retryPolicy(in.hasRetries() ? in.getRetries() : ctx.meshRetry());
+        RetryPolicy retry = retryPolicy(in.hasRetries() ? in.getRetries() : ctx.meshRetry(), consistentHash);
         if (retry != null) {
             action.setRetryPolicy(retry);
         }
@@ -356,9 +359,21 @@ public final class HttpRouteTranslator {
      * attempts, retryOn (numbers become retriable status codes), perTryTimeout, backoff.
      */
     public static RetryPolicy retryPolicy(HTTPRetry in) {
+        return retryPolicy(in, false);
+    }
+
+    /**
+     * @param consistentHash the route hashes to one destination: a retry may go to the same host
+     *                       (unless {@code retryIgnorePreviousHosts} asks otherwise), or the
+     *                       affinity the hash gives would break on every retry (istiod's
+     *                       ConvertPolicy with hashPolicy)
+     */
+    static RetryPolicy retryPolicy(HTTPRetry in, boolean consistentHash) {
         RetryPolicy.Builder out = RetryPolicy.newBuilder().setNumRetries(UInt32Value.of(2)).setRetryOn(DEFAULT_RETRY_ON)
-                .setHostSelectionRetryMaxAttempts(5).addRetriableStatusCodes(503)
-                .addRetryHostPredicate(previousHosts());
+                .setHostSelectionRetryMaxAttempts(5).addRetriableStatusCodes(503);
+        if (!consistentHash) {
+            out.addRetryHostPredicate(previousHosts());
+        }
         if (in == null) {
             return out.build();
         }

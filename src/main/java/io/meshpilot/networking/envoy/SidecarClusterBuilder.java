@@ -8,7 +8,6 @@ import io.envoyproxy.envoy.config.core.v3.Address;
 import io.envoyproxy.envoy.config.core.v3.BindConfig;
 import io.envoyproxy.envoy.config.core.v3.Http1ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
-import io.envoyproxy.envoy.config.core.v3.Pipe;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
@@ -177,10 +176,8 @@ public final class SidecarClusterBuilder {
      */
     private static void defaultEndpoint(Cluster.Builder c, String name, String endpoint) {
         Address address;
-        if (endpoint.startsWith("unix://")) {
-            address = Address.newBuilder().setPipe(
-                    Pipe.newBuilder().setPath(endpoint.substring("unix://".length())))
-                    .build();
+        if (endpoint.startsWith(EnvoyFilters.UNIX_PREFIX)) {
+            address = EnvoyFilters.pipe(endpoint);
         } else {
             int colon = endpoint.lastIndexOf(':');
             int port = -1;

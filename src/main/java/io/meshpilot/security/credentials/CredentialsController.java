@@ -142,11 +142,6 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
                 own.authorizer()));
     }
 
-    /** The config cluster's Secrets ({@code kubernetes-gateway://} references are read there). */
-    public ClusterCredentials configCluster() {
-        return forCluster(null).orElseThrow();
-    }
-
     /** The credential store in use now (never null; empty without a credentials source). */
     public CredentialStore store() {
         return store;

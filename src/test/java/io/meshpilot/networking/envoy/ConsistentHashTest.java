@@ -157,18 +157,7 @@ class ConsistentHashTest {
     @MethodSource("destinations")
     void virtualServiceDestinations(String name, String route, List<String> expected) throws Exception {
         destinationRule("consistentHash: {httpCookie: {name: user, ttl: 0s}}");
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: VirtualService
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  http:
-                  - route:
-                """ + route.indent(4));
-        RouteConfiguration rc = SidecarRouteBuilder.build("80", fixture.push(), SCOPE, Map.of()).orElseThrow();
-        Route r = rc.getVirtualHostsList().stream().filter(v -> v.getName().equals(HOST + ":80")).findFirst()
-                .orElseThrow().getRoutes(0);
+        Route r = firstRoute("- route:\n" + route.indent(2));
         assertEquals(expected, r.getRoute().getHashPolicyList().stream().map(ConsistentHashTest::text).toList());
     }
 
@@ -182,5 +171,60 @@ class ConsistentHashTest {
                         - {destination: {host: web, subset: v1}, weight: 50}
                         - {destination: {host: web, subset: v2}, weight: 50}
                         """, List.of("cookie { name: \"user\" ttl { } }", "header { header_name: \"x-subset\" }")));
+    }
+
+    /**
+     * istiod's retry.ConvertPolicy(policy, consistentHash): a route to one destination that
+     * hashes does not retry on another host (that would break the affinity the hash gives),
+     * unless its retries ask for it; a split, and the default route of a service without a
+     * VirtualService, keep the previous_hosts predicate.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("retries")
+    void retryHostPredicates(String name, String vsRoute, List<String> expected) throws Exception {
+        destinationRule("consistentHash: {httpCookie: {name: user, ttl: 0s}}");
+        Route r = firstRoute(vsRoute);
+        assertEquals(expected, r.getRoute().getRetryPolicy().getRetryHostPredicateList().stream()
+                .map(p -> p.getName()).toList());
+    }
+
+    /**
+     * The first route of the service's port 80 in the sidecar route configuration, with a
+     * VirtualService of these {@code http} routes (none when empty: the default route).
+     */
+    Route firstRoute(String httpRoutes) throws Exception {
+        if (!httpRoutes.isEmpty()) {
+            fixture.apply("""
+                    apiVersion: networking.istio.io/v1
+                    kind: VirtualService
+                    metadata: {name: web, namespace: shop}
+                    spec:
+                      hosts: [web.shop.svc.cluster.local]
+                      http:
+                    """ + httpRoutes.indent(2));
+        }
+        RouteConfiguration rc = SidecarRouteBuilder.build("80", fixture.push(), SCOPE, Map.of()).orElseThrow();
+        return rc.getVirtualHostsList().stream().filter(v -> v.getName().equals(HOST + ":80")).findFirst()
+                .orElseThrow().getRoutes(0);
+    }
+
+    static Stream<Arguments> retries() {
+        List<String> previousHosts = List.of(HttpRouteTranslator.PREVIOUS_HOSTS_PREDICATE);
+        return Stream.of(
+                Arguments.of("one destination, default retries", "- route: [{destination: {host: web}}]", List.of()),
+                Arguments.of("one destination, own retries", """
+                        - route: [{destination: {host: web}}]
+                          retries: {attempts: 3}
+                        """, List.of()),
+                Arguments.of("one destination, retryIgnorePreviousHosts", """
+                        - route: [{destination: {host: web}}]
+                          retries: {attempts: 3, retryIgnorePreviousHosts: true}
+                        """, previousHosts),
+                Arguments.of("split", """
+                        - route:
+                          - {destination: {host: web, subset: v1}, weight: 50}
+                          - {destination: {host: web, subset: v2}, weight: 50}
+                        """, previousHosts),
+                Arguments.of("default route, no VirtualService", "", previousHosts));
     }
 }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.Pipe;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
@@ -542,17 +544,7 @@ class GatewayBuilderTest {
      */
     @Test
     void eachBindHasItsListenerAndRoutes() throws Exception {
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: web, namespace: shop}
-                spec:
-                  hosts: [web.shop.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 80, name: http, protocol: HTTP}]
-                  endpoints: [{address: 10.1.0.1}]
-                ---
+        fixture.apply(WEB_SERVICE + """
                 apiVersion: networking.istio.io/v1
                 kind: Gateway
                 metadata: {name: gw, namespace: shop}
@@ -591,6 +583,48 @@ class GatewayBuilderTest {
                         "http.8080.10.0.0.6", virtualHosts("http.8080.10.0.0.6", push, merged),
                         "http.8080", virtualHosts("http.8080", push, merged),
                         "https.8443.https-a.gw.shop.10.0.0.5", virtualHosts("https.8443.https-a.gw.shop.10.0.0.5", push, merged)));
+    }
+
+    /** The service the bind tests' gateways route to. */
+    static final String WEB_SERVICE = """
+            apiVersion: networking.istio.io/v1
+            kind: ServiceEntry
+            metadata: {name: web, namespace: shop}
+            spec:
+              hosts: [web.shop.svc.cluster.local]
+              location: MESH_INTERNAL
+              resolution: STATIC
+              ports: [{number: 80, name: http, protocol: HTTP}]
+              endpoints: [{address: 10.1.0.1}]
+            ---
+            """;
+
+    /** istiod's util.BuildAddress: a bind that is no IP (validation allows unix://PATH, with port 0) is a pipe. */
+    @Test
+    void aUnixSocketBindListensOnAPipe() throws Exception {
+        fixture.apply(WEB_SERVICE + """
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: gw, namespace: shop}
+                spec:
+                  selector: {istio: ingressgateway}
+                  servers:
+                  - {port: {number: 0, name: http-uds, protocol: HTTP}, bind: "unix:///var/run/gw/http.sock", hosts: ["*"]}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: web, namespace: shop}
+                spec:
+                  hosts: ["*"]
+                  gateways: [gw]
+                  http: [{route: [{destination: {host: web.shop.svc.cluster.local}}]}]
+                """);
+        PushContext push = fixture.push();
+        MergedGateway merged = MergedGateway.of(ingress, push);
+        List<Listener> listeners = GatewayListenerBuilder.listeners(ingress, push, merged);
+        assertEquals(List.of("unix:///var/run/gw/http.sock_0"), listeners.stream().map(Listener::getName).toList());
+        assertEquals(Address.newBuilder().setPipe(Pipe.newBuilder().setPath("/var/run/gw/http.sock")).build(),
+                listeners.getFirst().getAddress());
     }
 
     List<String> virtualHosts(String route, PushContext push, MergedGateway merged) {
