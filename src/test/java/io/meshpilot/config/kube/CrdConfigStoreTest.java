@@ -330,7 +330,8 @@ class CrdConfigStoreTest {
         restartWithResetVersions();
         // the informer listed from the version it saw last, which lies ahead of the server now, then
         // afresh; waited for, since the open watches counted may still include ones of before the restart
-        await("a relist answered 504", () -> api.requestLog().stream().anyMatch(
+        // the relist follows the informer's watch backoff, which stretches on a loaded machine
+        Await.until("a relist answered 504", Duration.ofSeconds(60), () -> api.requestLog().stream().anyMatch(
                 r -> r.startsWith("GET /apis/networking.istio.io/v1/virtualservices?") && r.endsWith("-> 504")));
         api.apply(vs("reviews", "lower.example.com"));
         assertTrue(Long.parseLong(versionInCluster("reviews")) < Long.parseLong(beforeReset),

@@ -254,7 +254,10 @@ class KubeServiceRegistryTest {
         start();
         apply(REVIEWS_PODS + service("reviews", "shop", "")
                 + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true", "10.1.0.12,reviews-v2-def,true"));
-        await("two reviews endpoints", () -> indexed(REVIEWS).size() == 2);
+        // the Service's informer may deliver after the slice's: its update must come before the
+        // ones taken here, or it lands among the next step's
+        await("two reviews endpoints and the service", () -> indexed(REVIEWS).size() == 2
+                && kube.service(REVIEWS).isPresent());
         settle();
         updates.take();
 
