@@ -7,8 +7,8 @@ import java.util.Optional;
 
 /**
  * Several clusters' credentials read as one, the first that has a Secret winning (istiod's
- * aggregate credentials controller: the proxy's cluster, then the config cluster). Read-only:
- * changes are heard on the stores themselves.
+ * aggregate credentials controller: the proxy's cluster, then the config cluster). A listener
+ * hears every store's changes: a change in any of them can change what a lookup finds.
  */
 final class FirstFoundCredentials implements CredentialStore {
     private final List<CredentialStore> stores;
@@ -48,11 +48,11 @@ final class FirstFoundCredentials implements CredentialStore {
 
     @Override
     public void addListener(Listener l) {
-        throw new UnsupportedOperationException("listen to the clusters' own stores");
+        stores.forEach(s -> s.addListener(l));
     }
 
     @Override
     public void removeListener(Listener l) {
-        throw new UnsupportedOperationException("listen to the clusters' own stores");
+        stores.forEach(s -> s.removeListener(l));
     }
 }
