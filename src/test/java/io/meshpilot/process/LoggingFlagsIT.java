@@ -86,35 +86,46 @@ class LoggingFlagsIT {
 
     @Test
     void outputLevelFlagGivesAdsDebugAndNoDefaultInfo(@TempDir Path dir) throws Exception {
-        int grpc;
-        int http;
-        try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-             ServerSocket b = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            grpc = a.getLocalPort();
-            http = b.getLocalPort();
-        }
-        String[] args = ProcessLifecycleIT.flags(dir, "--log_as_json", "--log_output_level=ads:debug,default:warn");
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--grpcAddr")) {
-                args[i + 1] = "127.0.0.1:" + grpc;
-            } else if (args[i].equals("--httpAddr")) {
-                args[i + 1] = "127.0.0.1:" + http;
+        // default:warn hides the info line that names the bound ports, so the test chooses them;
+        // another process may take a chosen port before the server binds it, hence the retries.
+        for (int attempt = 1; ; attempt++) {
+            int grpc;
+            int http;
+            try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                 ServerSocket b = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                grpc = a.getLocalPort();
+                http = b.getLocalPort();
             }
-        }
-        try (ServerProcess p = ServerProcess.jar(Map.of(), args)) {
-            long deadline = System.nanoTime() + START.toNanos();
-            while (!ready(http)) {
-                assertTrue(p.process().isAlive() && System.nanoTime() < deadline, "not ready:\n" + p.output());
-                Thread.sleep(100);
+            String[] args = ProcessLifecycleIT.flags(dir, "--log_as_json", "--log_output_level=ads:debug,default:warn");
+            for (int i = 0; i < args.length; i++) {
+                if (args[i].equals("--grpcAddr")) {
+                    args[i + 1] = "127.0.0.1:" + grpc;
+                } else if (args[i].equals("--httpAddr")) {
+                    args[i + 1] = "127.0.0.1:" + http;
+                }
             }
-            try (AdsClient ads = new AdsClient(grpc, NODE, Map.of())) {
-                ads.subscribe(TypeUrls.CLUSTER, List.of());
-                assertNotNull(ads.await(TypeUrls.CLUSTER, START));
-                p.await(ADS_DEBUG_REQ, START);
+            try (ServerProcess p = ServerProcess.jar(Map.of(), args)) {
+                long deadline = System.nanoTime() + START.toNanos();
+                while (!ready(http)) {
+                    if (!p.process().isAlive() && attempt < 3 && p.output().contains("Address already in use")) {
+                        break;
+                    }
+                    assertTrue(p.process().isAlive() && System.nanoTime() < deadline, "not ready:\n" + p.output());
+                    Thread.sleep(100);
+                }
+                if (!p.process().isAlive()) {
+                    continue;
+                }
+                try (AdsClient ads = new AdsClient(grpc, NODE, Map.of())) {
+                    ads.subscribe(TypeUrls.CLUSTER, List.of());
+                    assertNotNull(ads.await(TypeUrls.CLUSTER, START));
+                    p.await(ADS_DEBUG_REQ, START);
+                }
+                List<JsonObject> lines = jsonLines(p);
+                assertFalse(lines.stream().anyMatch(o -> !o.has("scope") && o.get("level").getAsString().equals("info")),
+                        "default:warn: no default info line\n" + p.output());
+                return;
             }
-            List<JsonObject> lines = jsonLines(p);
-            assertFalse(lines.stream().anyMatch(o -> !o.has("scope") && o.get("level").getAsString().equals("info")),
-                    "default:warn: no default info line\n" + p.output());
         }
     }
 
