@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.ConfigRevision;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.lifecycle.Component;
@@ -59,7 +60,7 @@ final class ConfigInit {
         }
         platform.watchDiscoverySelectors(environment);
         ConfigController configs = new ConfigController(sources, readiness, platform.client(),
-                args.features().enhancedResourceScoping());
+                args.features().enhancedResourceScoping(), new ConfigRevision(args.revision()));
         closeables.add(configs);
         ingressController(args, environment, platform).ifPresent(configs::serveIngress);
         String detail;
