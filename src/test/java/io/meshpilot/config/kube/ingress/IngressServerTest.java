@@ -223,6 +223,11 @@ class IngressServerTest {
             kubectl.run("-n", "shop", "patch", "ingress", "web", "--type=merge", "-p",
                     "{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress.class\":\"nginx\"}}}").ok();
             awaitRoutes(gateway, r -> r.containsKey("http.80") && !hosts(r.get("http.80")).contains("api.example.com:80"));
+            // and the address written into its status is cleared, as istiod's status collection
+            // writes an empty status for an Ingress it stops supporting (pilot/pkg/status/collections.go)
+            Await.until("shop/web's load balancer status cleared", Duration.ofSeconds(20),
+                    () -> statusHostname("web") == null && statusIp("web") == null);
+            assertEquals(null, statusIp("legacy"), "an Ingress never ours is still left alone");
         }
     }
 
