@@ -37,14 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ConfigRevisionTest {
     private static final String INSTALL = """
-            apiVersion: v1
-            kind: Namespace
-            metadata: {name: istio-system}
-            ---
-            apiVersion: v1
-            kind: Namespace
-            metadata: {name: shop}
-            ---
             apiVersion: admissionregistration.k8s.io/v1
             kind: MutatingWebhookConfiguration
             metadata:
@@ -96,6 +88,8 @@ class ConfigRevisionTest {
             api.installIstioCrds();
             Path kubeconfig = api.writeKubeconfig(dir);
             Kubectl kubectl = new Kubectl(binary.get(), kubeconfig, dir.resolve("kubectl"));
+            kubectl.run("create", "namespace", "istio-system").ok();
+            kubectl.run("create", "namespace", "shop").ok();
             kubectl.runWithInput(INSTALL, "apply", "-f", "-").ok();
             try (MeshPilotServer revisionA = MeshPilotServer.start(TestServers.args(flags("a", kubeconfig),
                     Map.of("REVISION", "a")));
