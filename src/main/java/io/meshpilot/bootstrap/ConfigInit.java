@@ -1,8 +1,7 @@
 package io.meshpilot.bootstrap;
 
-import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.ConfigRevision;
 import io.meshpilot.config.controller.ConfigController;
-import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -15,7 +14,6 @@ import io.meshpilot.security.credentials.CredentialsController;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
-import java.util.Optional;
 
 /** The configuration the server reads: the mesh config and networks, the Istio config stores, the credentials. */
 final class ConfigInit {
@@ -59,9 +57,9 @@ final class ConfigInit {
         }
         platform.watchDiscoverySelectors(environment);
         ConfigController configs = new ConfigController(sources, readiness, platform.client(),
-                args.features().enhancedResourceScoping());
+                args.features().enhancedResourceScoping(), new ConfigRevision(args.revision()));
         closeables.add(configs);
-        ingressController(args, environment, platform).ifPresent(configs::serveIngress);
+        platform.ingressController(environment).ifPresent(configs::serveIngress);
         String detail;
         try {
             detail = configs.start();
@@ -72,21 +70,5 @@ final class ConfigInit {
         detail += platform.watchCredentials(credentials, closeables);
         return new Built<>(configs, detail + configs.ingress().map(i -> " ingress=" + args.features().ingressNamespace())
                 .orElse(""));
-    }
-
-    /**
-     * istiod serves Kubernetes Ingresses when it watches a cluster's services (the Kubernetes
-     * registry) and the mesh config's ingressControllerMode at start is not OFF.
-     */
-    private static Optional<IngressController> ingressController(PilotArgs args, Environment environment,
-                                                                 Platform platform) {
-        if (platform.client() == null || !args.registries().contains("Kubernetes")
-                || environment.mesh().getIngressControllerMode() == MeshConfig.IngressControllerMode.OFF) {
-            return Optional.empty();
-        }
-        IngressController ingress = new IngressController(platform.client(), environment::mesh,
-                args.features().ingressNamespace(), args.domainSuffix());
-        environment.addMeshHandler(ingress::meshChanged);
-        return Optional.of(ingress);
     }
 }

@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.lifecycle.Component;
@@ -19,6 +20,7 @@ import io.meshpilot.xds.DiscoveryServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -60,6 +62,11 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     @Override
     public String addAuthenticators(Authenticators authenticators, Environment environment) {
         return "";
+    }
+
+    @Override
+    public Optional<IngressController> ingressController(Environment environment) {
+        return Optional.empty(); // no cluster, no Ingresses
     }
 
     @Override

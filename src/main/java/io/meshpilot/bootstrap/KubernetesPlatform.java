@@ -1,6 +1,8 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
@@ -33,6 +35,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -116,6 +119,22 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
         closeables.add(secrets);
         credentials.useKubernetes(args.clusterId(), secrets, new SecretAccessReviews(client.apiClient()));
         return "; gateway credentials from the cluster's Secrets";
+    }
+
+    /**
+     * istiod serves Kubernetes Ingresses when it watches the cluster's services (the Kubernetes
+     * registry) and the mesh config's ingressControllerMode at start is not OFF.
+     */
+    @Override
+    public Optional<IngressController> ingressController(Environment environment) {
+        if (!args.registries().contains("Kubernetes")
+                || environment.mesh().getIngressControllerMode() == MeshConfig.IngressControllerMode.OFF) {
+            return Optional.empty();
+        }
+        IngressController ingress = new IngressController(client, environment::mesh,
+                args.features().ingressNamespace(), args.domainSuffix());
+        environment.addMeshHandler(ingress::meshChanged);
+        return Optional.of(ingress);
     }
 
     /**

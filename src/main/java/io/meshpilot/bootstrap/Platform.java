@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.lifecycle.Component;
@@ -21,6 +22,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -72,6 +74,12 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
      * RBAC. Returns what to add to the config stores' log line.
      */
     String watchCredentials(CredentialsController credentials, List<AutoCloseable> closeables);
+
+    /**
+     * istiod's ingress controller, when it serves Kubernetes Ingresses (with the mesh handler
+     * that converts them again registered); empty when there are none to serve.
+     */
+    Optional<IngressController> ingressController(Environment environment);
 
     /** The config stores and registries see the namespaces the mesh config selects. */
     void watchDiscoverySelectors(Environment environment);

@@ -25,7 +25,7 @@ import java.util.function.UnaryOperator;
  * revision {@code istio-injection=enabled} means. Every MutatingWebhookConfiguration with an
  * {@code istio.io/rev} label is watched (a revision's own injector webhook has no
  * {@code istio.io/tag}); a tag pointing at a revision no injector webhook serves is logged
- * with the tag and the revision.
+ * with the webhook's name, the tag and the revision.
  */
 public final class RevisionTags implements UnaryOperator<String>, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RevisionTags.class.getName());
@@ -60,18 +60,27 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
         return Outcome.DONE;
     }
 
-    /** Logs each tag whose revision changed, and a warning for a tag whose revision has no injector webhook. */
+    /**
+     * Logs each tag whose revision changed, and a warning naming the tag's webhook for a tag
+     * whose revision has no injector webhook. istiod itself reports nothing here (only
+     * {@code istioctl tag set} refuses an unknown revision); the tag stays as it is, and the
+     * other tags and revisions are unaffected.
+     */
     private synchronized void report() {
-        Map<String, String> tags = tags();
+        Map<String, DynamicKubernetesObject> tagWebhooks = new TreeMap<>();
         Set<String> revisions = new HashSet<>();
         for (DynamicKubernetesObject webhook : informer.getIndexer().list()) {
             Map<String, String> labels = labels(webhook);
-            if (!labels.containsKey(TAG_LABEL)) {
+            String tag = labels.get(TAG_LABEL);
+            if (tag == null) {
                 revisions.add(labels.getOrDefault(REV_LABEL, ""));
+            } else if (!tag.isEmpty()) {
+                tagWebhooks.put(tag, webhook);
             }
         }
-        reported.keySet().removeIf(tag -> !tags.containsKey(tag));
-        tags.forEach((tag, revision) -> {
+        reported.keySet().removeIf(tag -> !tagWebhooks.containsKey(tag));
+        tagWebhooks.forEach((tag, webhook) -> {
+            String revision = labels(webhook).getOrDefault(REV_LABEL, "");
             boolean served = revisions.contains(revision);
             // logged again when the tag moves, or its revision's webhook comes or goes
             String state = served ? revision : revision + " (unserved)";
@@ -81,9 +90,10 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
             if (served) {
                 LOG.log(Level.INFO, "revision tag " + tag + " -> revision " + revision);
             } else {
-                LOG.log(Level.WARNING, "revision tag " + tag + " points at revision " + revision
-                        + ", which no injector webhook serves (no MutatingWebhookConfiguration labelled " + REV_LABEL + "="
-                        + revision + " without " + TAG_LABEL + ")");
+                LOG.log(Level.WARNING, "MutatingWebhookConfiguration " + webhook.getMetadata().getName()
+                        + ": revision tag " + tag + " points at revision " + revision
+                        + ", which no injector webhook serves (no MutatingWebhookConfiguration labelled " + REV_LABEL
+                        + "=" + revision + " without " + TAG_LABEL + "); pods on the tag are injected by no revision");
             }
         });
     }

@@ -10,6 +10,7 @@ import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
@@ -206,6 +208,7 @@ public final class PushContext {
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
         PushDiagnostics.Builder diagnostics = PushDiagnostics.builder().addAll(ConfigConflicts.detect(push));
         UnappliedConfig.detect(push, store, diagnostics);
+        unconvertedIngresses(store, diagnostics);
         push.envoyFilters = EnvoyFilterIndex.of(oldestFirst(store.list("EnvoyFilter", null)));
         diagnostics.addAll(push.envoyFilters.problems());
         for (Service s : duplicates) {
@@ -515,6 +518,18 @@ public final class PushContext {
 
     public Duration buildTime() {
         return buildTime;
+    }
+
+    /** The Ingresses the store could not convert in full: one push-status entry each, with every reason. */
+    private static void unconvertedIngresses(ConfigStore store, PushDiagnostics.Builder diagnostics) {
+        Map<String, List<String>> reasons = new TreeMap<>();
+        for (DocumentError e : store.unconverted()) {
+            if (e.kind().equals("Ingress")) {
+                reasons.computeIfAbsent(e.namespace() + "/" + e.name(), k -> new ArrayList<>()).add(e.reason());
+            }
+        }
+        reasons.forEach((ingress, what) -> diagnostics.add(PushMetric.INGRESS_UNAPPLIED, ingress,
+                "Ingress " + ingress + " not fully served: " + String.join("; ", what)));
     }
 
     /** Conflicting or unsupported config of this push (istiod's ProxyStatus); empty when none. */

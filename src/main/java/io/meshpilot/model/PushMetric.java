@@ -108,6 +108,12 @@ public record PushMetric(String name, String help) {
     public static final PushMetric PEERAUTHN_IGNORED = of("pilot_peerauthn_ignored",
             "Peer authentication policies that apply to no workload.");
     /**
+     * Ours: Kubernetes Ingresses served in part (a backend Service that does not exist, a port
+     * name it lacks, a TLS section without a Secret, ...). Keyed {@code namespace/name}.
+     */
+    public static final PushMetric INGRESS_UNAPPLIED = of("pilot_ingress_unapplied",
+            "Kubernetes Ingresses whose parts could not be converted into the gateway's config.");
+    /**
      * Ours: config that proxyless gRPC clients and servers do not get (route features beyond
      * uri/header matches, weights, timeout, retries and fault; DestinationRule fields beyond
      * the load balancer; mTLS and JWT on their inbound listeners). Listed while a proxyless

@@ -124,13 +124,18 @@ class RevisionTagCanaryTest {
                 assertEquals("b", injectedByB.getAsJsonObject("metadata").getAsJsonObject("annotations")
                         .get("istio.io/rev").getAsString());
 
-                // a tag pointing at a revision no injector webhook serves is reported with both names
+                // a tag pointing at a revision no injector webhook serves is reported with the
+                // webhook's name, the tag, the revision and why
                 kubectl.runWithInput(webhook("istio-revision-tag-old", "zz", "old"), "apply", "-f", "-").ok();
                 Await.until("the unknown revision is reported", Duration.ofSeconds(20),
-                        () -> log.has("WARNING", "revision tag old points at revision zz"));
+                        () -> log.has("WARNING", "MutatingWebhookConfiguration istio-revision-tag-old: revision tag old"
+                                + " points at revision zz, which no injector webhook serves"));
                 // the line may come from revision a's watch first: b's sees the new tag in its own time
                 Await.until("revision b sees the tag old", Duration.ofSeconds(20), () -> tagsB.apply("old").equals("zz"));
                 assertEquals("b", tagsB.apply("prod"), "the other tags are untouched");
+                assertEquals(SidecarInjector.Kind.INJECTED, revisionB.inject(pod, "shop", "/inject").kind(),
+                        "revision b still injects the namespaces on its tags");
+                assertEquals("", injectedRevision(client, webhook, pod), "and revision a still leaves them alone");
             }
         }
     }

@@ -3,6 +3,7 @@ package io.meshpilot.config.controller;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigChanges;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.ConfigRevision;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schema;
@@ -124,11 +125,12 @@ public final class ConfigController implements AutoCloseable {
 
     private final KubeClient kubeClient;
     private final boolean scopedByDiscoverySelectors;
+    private final ConfigRevision revision;
     private volatile IngressController ingress;
 
     /** @param kubeClient the cluster's client when {@code sources} has CRDs; else null */
     public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient) {
-        this(sources, readiness, kubeClient, false);
+        this(sources, readiness, kubeClient, false, ConfigRevision.ANY);
     }
 
     /**
@@ -136,9 +138,11 @@ public final class ConfigController implements AutoCloseable {
      * @param scopedByDiscoverySelectors ENABLE_ENHANCED_RESOURCE_SCOPING: CRD objects are served only
      *                                   from the namespaces the client's discovery filter selects
      *                                   (files from --configDir are never filtered, as istiod's)
+     * @param revision                   which CRD objects are this control plane's by their
+     *                                   {@code istio.io/rev} label (files are never filtered, as istiod's)
      */
     public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient,
-                            boolean scopedByDiscoverySelectors) {
+                            boolean scopedByDiscoverySelectors, ConfigRevision revision) {
         if (sources.crds() && kubeClient == null) {
             throw new IllegalArgumentException("config from Kubernetes CRDs needs a Kubernetes client");
         }
@@ -146,6 +150,7 @@ public final class ConfigController implements AutoCloseable {
         this.readiness = readiness;
         this.kubeClient = kubeClient;
         this.scopedByDiscoverySelectors = scopedByDiscoverySelectors;
+        this.revision = revision;
     }
 
     public ConfigController(Sources sources, Readiness readiness) {
@@ -210,7 +215,7 @@ public final class ConfigController implements AutoCloseable {
     private WritableConfigStore openWritable() throws IOException {
         if (sources.crds()) {
             return new CrdConfigStore(kubeClient, schemas, parser,
-                    scopedByDiscoverySelectors ? kubeClient.discoveryNamespaces() : null);
+                    scopedByDiscoverySelectors ? kubeClient.discoveryNamespaces() : null, revision);
         }
         try {
             return DurableConfigStore.open(sources.configStateDir(), parser, schemas.all());

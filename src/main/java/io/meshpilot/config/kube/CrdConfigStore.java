@@ -13,6 +13,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.DeleteOptions;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.config.ConfigRevision;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schema;
@@ -59,6 +60,10 @@ import java.util.function.UnaryOperator;
  * served: a namespace that becomes selected adds its objects, one that is deselected removes
  * them, each with its config event.
  *
+ * <p>With a revision ({@link ConfigRevision}), objects labelled {@code istio.io/rev} for
+ * another revision are watched but not served: relabelling one serves or withdraws it with its
+ * config event, as istiod's informer filter turns it into an add or a delete.
+ *
  * <p>It runs on the controller kit, as istiod's crdclient puts its informers' events through a
  * queue: each informer event (of a CRD or of an object) queues its key
  * ({@code kind/namespace/name}), and one worker reconciles the keys one at a time, reading the
@@ -91,6 +96,8 @@ public final class CrdConfigStore implements WritableConfigStore {
     private final ConfigParser parser;
     /** Which namespaces' objects are served; null: every namespace's. */
     private final DiscoveryNamespacesFilter namespaces;
+    /** Which objects are this control plane's by their {@code istio.io/rev} label. */
+    private final ConfigRevision revision;
     private final EventDispatcher events = new EventDispatcher("kubernetes");
     private final KindInformer crds;
     /** Keys of changed CRDs and objects, reconciled on its worker (the informer threads only queue). */
@@ -134,7 +141,17 @@ public final class CrdConfigStore implements WritableConfigStore {
      * namespaces {@code namespaces} selects ({@code null}: every namespace's).
      */
     public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser, DiscoveryNamespacesFilter namespaces) {
+        this(client, schemas, parser, namespaces, ConfigRevision.ANY);
+    }
+
+    /**
+     * As {@link #CrdConfigStore(KubeClient, Schemas, ConfigParser, DiscoveryNamespacesFilter)},
+     * serving only the objects {@code revision} selects by their {@code istio.io/rev} label.
+     */
+    public CrdConfigStore(KubeClient client, Schemas schemas, ConfigParser parser, DiscoveryNamespacesFilter namespaces,
+                          ConfigRevision revision) {
         this.client = client;
+        this.revision = revision;
         this.schemas = schemas;
         this.parser = parser;
         this.namespaces = namespaces;
@@ -310,14 +327,15 @@ public final class CrdConfigStore implements WritableConfigStore {
 
     /**
      * Serves {@code object}, the object of {@code key} as informer {@code k} holds it now, or
-     * stops serving the key when it holds none or its namespace is not selected; an invalid
-     * object is reported and the last good version of it stays served.
+     * stops serving the key when it holds none, its namespace is not selected or it is labelled
+     * for another revision (not reported: istiod's informers never see such objects); an
+     * invalid object is reported and the last good version of it stays served.
      */
     private synchronized void objectReconciled(Schema s, KindInformer k, ConfigKey key, DynamicKubernetesObject object) {
         if (closed || kinds.get(s.kind()) != k) {
             return; // an informer replaced meanwhile
         }
-        if (object == null || !selected(key.namespace())) {
+        if (object == null || !selected(key.namespace()) || !revision.selects(KubeObjects.labels(object))) {
             unserve(key);
             return;
         }
@@ -454,8 +472,10 @@ public final class CrdConfigStore implements WritableConfigStore {
             }
             synchronized (this) {
                 // an object of a namespace the discoverySelectors do not select is stored, not served;
-                // nor is one of a kind whose informer was replaced or stopped meanwhile
+                // nor is one of another revision, nor one of a kind whose informer was replaced or
+                // stopped meanwhile
                 if (!pending.watchSawKey && kinds.get(key.kind()) == k && selected(key.namespace())
+                        && revision.selects(read.config().labels())
                         && !read.config().equals(get(key.kind(), key.namespace(), key.name()).orElse(null))) {
                     serve(read.config());
                 }

@@ -11,6 +11,7 @@ import io.meshpilot.config.FieldValidation;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Istio objects as the API server holds them (JSON) and as MeshPilot serves them
@@ -72,6 +73,11 @@ final class KubeObjects {
 
     static String namespace(DynamicKubernetesObject o) {
         return o.getMetadata() == null || o.getMetadata().getNamespace() == null ? "" : o.getMetadata().getNamespace();
+    }
+
+    /** Its labels; null when it has none. */
+    static Map<String, String> labels(DynamicKubernetesObject o) {
+        return o.getMetadata() == null ? null : o.getMetadata().getLabels();
     }
 
     static String resourceVersion(DynamicKubernetesObject o) {

@@ -2,6 +2,7 @@ package io.meshpilot.config.store;
 
 import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.ConfigKey;
 import java.util.ArrayList;
@@ -66,6 +67,13 @@ public final class AggregateConfigStore implements ConfigStoreController {
             }
         }
         out.sort(Comparator.comparing(Config::key));
+        return out;
+    }
+
+    @Override
+    public List<DocumentError> unconverted() {
+        List<DocumentError> out = new ArrayList<>();
+        stores.forEach(s -> out.addAll(s.unconverted()));
         return out;
     }
 

@@ -1,6 +1,7 @@
 package io.meshpilot.config.store;
 
 import io.meshpilot.config.Config;
+import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schema;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -37,6 +38,15 @@ public interface ConfigStore {
 
     /** Deletes; a non-empty {@code resourceVersion} must be current. */
     void delete(String kind, String namespace, String name, String resourceVersion);
+
+    /**
+     * What a store that converts other objects into config (Kubernetes Ingresses) could not
+     * convert, one entry per object and reason; its other parts are served. Push status lists
+     * them. Empty for stores that hold config as written.
+     */
+    default List<DocumentError> unconverted() {
+        return List.of();
+    }
 
     /**
      * {@link #list}'s answer over one kind's objects: those of {@code namespace} (every one

@@ -1,7 +1,9 @@
 package io.meshpilot.config.kube.ingress;
 
+import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.config.store.ReadOnlyConfigStore;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -27,5 +29,10 @@ public final class IngressConfigStore extends ReadOnlyConfigStore {
     @Override
     public CompletableFuture<Void> synced() {
         return controller.synced();
+    }
+
+    @Override
+    public List<DocumentError> unconverted() {
+        return controller.errors();
     }
 }

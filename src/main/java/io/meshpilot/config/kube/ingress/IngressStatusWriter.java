@@ -27,6 +27,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -35,6 +37,12 @@ import java.util.function.Predicate;
  * K8S_INGRESS_NS) in {@code status.loadBalancer.ingress}: its load balancer's IPs or
  * hostnames and its external IPs, or its external name; sorted as istiod sorts them. Written
  * only when they differ from what the Ingress shows; a write that loses a race (409) is retried.
+ *
+ * <p>An Ingress that stops being served while this replica leads (its class changed, or the
+ * mesh config's ingress settings no longer select it) gets its load balancer status cleared
+ * once, as istiod's status collection writes an empty status for an object it stops supporting
+ * (pilot/pkg/status/collections.go {@code RegisterStatus}); what another controller writes there
+ * afterwards is left alone. A deleted Ingress has no status left to clear.
  */
 public final class IngressStatusWriter {
     private static final System.Logger LOG = System.getLogger(IngressStatusWriter.class.getName());
@@ -43,11 +51,15 @@ public final class IngressStatusWriter {
     private final IngressController ingresses;
     private final NetworkingV1Api api;
     private final ControllerQueue<String> queue = new ControllerQueue<>("ingress-status", RETRY, this::reconcile);
+    /** The Ingresses served at the last conversion, to find the ones it withdrew; on the controller's thread. */
+    private Set<String> lastServed = Set.of();
+    /** Ingresses withdrawn from serving whose status is still to be cleared. */
+    private final Set<String> withdrawn = ConcurrentHashMap.newKeySet();
 
     public IngressStatusWriter(KubeClient client, IngressController ingresses) {
         this.ingresses = ingresses;
         this.api = new NetworkingV1Api(client.apiClient());
-        ingresses.onConverted(this::queueServed);
+        ingresses.onConverted(this::converted);
         queueServedOnChange(ingresses.pods(), p -> ingresses.ingressNamespace().equals(p.getMetadata().getNamespace()));
         queueServedOnChange(ingresses.nodes(), n -> true);
         // a status someone else wrote is written back (keys added outside the leader's term are dropped)
@@ -65,9 +77,27 @@ public final class IngressStatusWriter {
         }));
     }
 
-    /** Starts writing (the leader's term): every served Ingress now, then after each conversion. */
+    /**
+     * Starts writing (the leader's term): every served Ingress now, then after each conversion.
+     * Ingresses withdrawn before the term are not cleared: their status is the previous leader's.
+     */
     public AutoCloseable lead() {
+        withdrawn.clear();
         return queue.start(ingresses.synced(), this::queueServed);
+    }
+
+    /** After a conversion: the served Ingresses are queued, and so are the ones it withdrew. */
+    private void converted() {
+        Set<String> now = ingresses.served();
+        for (String key : lastServed) {
+            if (!now.contains(key) && ingresses.ingresses().getIndexer().getByKey(key) != null) {
+                withdrawn.add(key);
+                queue.add(key);
+            }
+        }
+        withdrawn.removeAll(now);
+        lastServed = now;
+        queueServed();
     }
 
     private void queueServed() {
@@ -76,30 +106,41 @@ public final class IngressStatusWriter {
 
     private Outcome reconcile(String key) {
         V1Ingress current = ingresses.ingresses().getIndexer().getByKey(key);
-        if (current == null || !ingresses.served().contains(key)) {
+        boolean served = ingresses.served().contains(key);
+        if (current == null || !served && !withdrawn.contains(key)) {
+            withdrawn.remove(key);
             return Outcome.DONE;
         }
-        List<V1IngressLoadBalancerIngress> want = addresses();
+        List<V1IngressLoadBalancerIngress> want = served ? addresses() : List.of();
         List<V1IngressLoadBalancerIngress> have = current.getStatus() == null || current.getStatus().getLoadBalancer() == null
                 || current.getStatus().getLoadBalancer().getIngress() == null ? List.of()
                 : current.getStatus().getLoadBalancer().getIngress();
         if (want.equals(have)) {
+            withdrawn.remove(key);
             return Outcome.DONE;
         }
         // a new object around the cached metadata and spec: the informer's copy is never changed
         V1Ingress updated = new V1Ingress().apiVersion("networking.k8s.io/v1").kind("Ingress")
                 .metadata(current.getMetadata()).spec(current.getSpec())
-                .status(new V1IngressStatus().loadBalancer(new V1IngressLoadBalancerStatus().ingress(want)));
+                .status(new V1IngressStatus().loadBalancer(new V1IngressLoadBalancerStatus()
+                        // cleared as istiod clears it: an empty status, no list
+                        .ingress(served ? want : null)));
         try {
             api.replaceNamespacedIngressStatus(current.getMetadata().getName(), current.getMetadata().getNamespace(),
                     updated).execute();
-            LOG.log(Level.DEBUG, () -> "ingress " + key + " status: " + want);
+            if (served) {
+                LOG.log(Level.DEBUG, () -> "ingress " + key + " status: " + want);
+            } else {
+                withdrawn.remove(key);
+                LOG.log(Level.INFO, "ingress " + key + " no longer served: its load balancer status cleared");
+            }
             return Outcome.DONE;
         } catch (ApiException e) {
             if (Thread.currentThread().isInterrupted()) {
                 return Outcome.DONE;
             }
             if (e.getCode() == 404) {
+                withdrawn.remove(key);
                 return Outcome.DONE; // deleted meanwhile
             }
             LOG.log(e.getCode() == 409 ? Level.DEBUG : Level.WARNING, "ingress " + key
