@@ -14,6 +14,7 @@ import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -77,9 +78,9 @@ public final class UnappliedConfig {
         for (int i = 0; i < s.getEgressCount(); i++) {
             var e = s.getEgress(i);
             String at = "spec.egress[" + i + "]";
-            if (e.hasPort()) {
-                gap.accept(at + ".port", "the listener's hosts are visible on every port of theirs, not on "
-                        + e.getPort().getNumber() + " only");
+            if (e.hasPort() && Protocol.parse(e.getPort().getProtocol()) == Protocol.HTTP_PROXY) {
+                gap.accept(at + ".port", "no HTTP proxy listener is built on " + e.getPort().getNumber()
+                        + "; the listener adds nothing");
             }
             if (!e.getBind().isEmpty()) {
                 gap.accept(at + ".bind", "outbound listeners bind 0.0.0.0 or the service VIP");

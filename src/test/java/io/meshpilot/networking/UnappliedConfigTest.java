@@ -48,7 +48,6 @@ class UnappliedConfigTest {
                             hosts: ["./*"]
                         """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
                         "shop/default|spec.egress[0].bind", "shop/default|spec.egress[0].captureMode",
-                        "shop/default|spec.egress[0].port",
                         "shop/default|spec.ingress[0].bind", "shop/default|spec.ingress[0].captureMode",
                         "shop/default|spec.ingress[0].tls"),
                 row("""

@@ -107,12 +107,34 @@ public final class SidecarOutboundListenerBuilder {
                         + rejected.port().protocol() + " (" + rejected.service().hostname() + ")");
     }
 
-    /** The per-service-port listeners, ordered by name. */
+    /**
+     * The per-service-port listeners, ordered by name: those of each egress listener of the
+     * scope in the Sidecar's order. As istiod's buildSidecarOutboundListeners locks the entries
+     * the listeners with a port made, a later listener (the catch-all) adds nothing at an
+     * address and port one of them holds.
+     */
     public static List<Listener> outbound(Proxy proxy, PushContext push, ProxyScope scope) {
+        Map<String, Listener> listeners = new TreeMap<>();
+        for (ProxyScope.EgressListener egress : scope.egress()) {
+            forEgressListener(proxy, push, scope, egress).forEach(listeners::putIfAbsent);
+        }
+        return List.copyOf(listeners.values());
+    }
+
+    /**
+     * The listeners of one egress listener by name. A listener with a port builds every
+     * imported service on that port with the port's protocol (istiod's listenPort); the
+     * catch-all builds every port of every imported service.
+     */
+    private static Map<String, Listener> forEgressListener(Proxy proxy, PushContext push, ProxyScope scope,
+                                                           ProxyScope.EgressListener listener) {
+        if (listener.port() != null && !listener.matchesPort()) {
+            return Map.of(); // HTTP_PROXY ports and unix sockets: reported by UnappliedConfig
+        }
         MeshConfig mesh = push.mesh();
         int out = EnvoyFilters.outboundCapturePort(mesh);
         int in = EnvoyFilters.inboundCapturePort(mesh);
-        List<Service> services = new ArrayList<>(push.services(scope));
+        List<Service> services = new ArrayList<>(push.services(scope, listener));
         services.sort(Comparator.comparing((Service s) -> s.creationTime() == null ? Instant.EPOCH : s.creationTime())
                 .thenComparing(Service::hostname));
         TreeSet<Integer> httpPorts = new TreeSet<>();
@@ -122,7 +144,7 @@ public final class SidecarOutboundListenerBuilder {
         Map<Integer, List<Target>> tlsWildcard = new TreeMap<>();
         for (Service s : services) {
             String vip = vip(s, proxy);
-            for (Port p : s.ports()) {
+            for (Port p : listener.port() == null ? s.ports() : List.of(listener.port())) {
                 int n = p.port();
                 if (n == out || n == in || p.protocol() == Protocol.UDP) {
                     continue;
@@ -196,7 +218,7 @@ public final class SidecarOutboundListenerBuilder {
                     .setName(EnvoyFilters.TLS_INSPECTOR).setTypedConfig(Any.pack(TlsInspector.getDefaultInstance()))
                     .build())));
         });
-        return List.copyOf(listeners.values());
+        return listeners;
     }
 
     private static Listener sniffing(String name, int port, List<Target> targets, Target tcpWithoutVip,

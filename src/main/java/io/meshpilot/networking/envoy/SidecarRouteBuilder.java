@@ -37,7 +37,8 @@ import java.util.Set;
 /**
  * RDS for Envoy sidecars: the outbound route configuration named by a port ({@code "9080"}),
  * as istiod builds it (BuildSidecarOutboundVirtualHosts): one virtual host
- * {@code <hostname>:<port>} per visible service with an HTTP (or sniffed) port of that number,
+ * {@code <hostname>:<port>} per service with an HTTP (or sniffed) port of that number that the
+ * Sidecar's egress listener of the port imports (else its catch-all listener's),
  * its routes from the first VirtualService bound to {@code mesh} for the host, else one
  * {@code default} route to {@code outbound|port||host}; then the catch-all virtual host
  * {@code allow_any} (PassthroughCluster) or {@code block_all} (502) by outbound traffic policy.
@@ -81,7 +82,10 @@ public final class SidecarRouteBuilder {
         record Pending(Service service, List<Route> routes) {
         }
         List<Pending> pending = new ArrayList<>();
-        for (Service s : push.services(scope)) {
+        // istiod's GetEgressListenerForRDS: the services of the egress listener of this port, else the catch-all's
+        List<Service> services = scope.listenerForRoute(port, routeName).map(l -> push.services(scope, l))
+                .orElse(List.of());
+        for (Service s : services) {
             Optional<Port> p = s.port(port);
             if (p.isEmpty() || !httpOrSniffed(p.get().protocol()) || s.wildcard()) {
                 continue;

@@ -1,0 +1,149 @@
+package io.meshpilot.networking.envoy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
+import io.meshpilot.model.Locality;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.MeshFixture;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Sidecar egress listeners in, LDS and RDS out, one row per field (istiod's
+ * buildSidecarOutboundListeners over SidecarScope.EgressListeners, and
+ * BuildSidecarOutboundVirtualHosts over GetEgressListenerForRDS). The mesh is
+ * {@code /meshes/shop.yaml}: web.shop (VIP 240.0.0.1: HTTP 80, TCP 9000, unnamed 7000),
+ * db.other (VIP 240.0.0.2: Mongo 3306, HTTP 80), pg.example.com (no VIP: TCP 5432); the proxy
+ * is web's endpoint in shop. Each outbound listener is summarised as
+ * {@code address bound|redirected chain,chain} where a chain is {@code rds:<route>} or
+ * {@code tcp:<cluster>}; each route as its virtual hosts.
+ */
+class SidecarEgressListenerTest {
+    static final String WEB = "web.shop.svc.cluster.local";
+    static final String DB = "db.other.svc.cluster.local";
+    static final String SNIFFED_WEB_7000 = "0.0.0.0:7000 redirected rds:7000,tcp:outbound|7000||" + WEB
+            + ",rds:7000,tcp:PassthroughCluster";
+
+    MeshFixture fixture;
+    final Proxy proxy = new Proxy("sidecar~10.0.0.1~web-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
+            List.of("10.0.0.1"), "web-1.shop", "shop.svc.cluster.local", "shop", Map.of("app", "web"), "Kubernetes",
+            "1.24.0", "", "", "", Locality.NONE);
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fixture = new MeshFixture();
+        fixture.applyResource("/meshes/shop.yaml");
+    }
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    static Arguments row(String name, String egress, Map<String, String> listeners, Map<String, List<String>> routes) {
+        return Arguments.of(name, egress, listeners, routes);
+    }
+
+    static Stream<Arguments> egressPort() {
+        return Stream.of(
+                row("a port listener sees its hosts' services on that port only", """
+                                - port: {number: 80, protocol: HTTP, name: http}
+                                  hosts: ["other/*"]
+                                """,
+                        Map.of("0.0.0.0_80", "0.0.0.0:80 redirected rds:80"),
+                        Map.of("80", List.of(DB + ":80", "allow_any"))),
+                row("a port listener before the catch-all: each sees its own hosts", """
+                                - port: {number: 3306, protocol: MONGO, name: mongo}
+                                  hosts: ["other/*"]
+                                - hosts: ["./*"]
+                                """,
+                        Map.of("240.0.0.2_3306", "240.0.0.2:3306 redirected tcp:outbound|3306||" + DB,
+                                "0.0.0.0_80", "0.0.0.0:80 redirected rds:80",
+                                "240.0.0.1_9000", "240.0.0.1:9000 redirected tcp:outbound|9000||" + WEB,
+                                "0.0.0.0_7000", SNIFFED_WEB_7000),
+                        Map.of("80", List.of(WEB + ":80", "allow_any"))),
+                row("a port listener takes its port from the catch-all (istiod's locked entries)", """
+                                - port: {number: 80, protocol: HTTP, name: http}
+                                  hosts: ["./*"]
+                                - hosts: ["*/*"]
+                                """,
+                        Map.of("0.0.0.0_80", "0.0.0.0:80 redirected rds:80",
+                                "240.0.0.1_9000", "240.0.0.1:9000 redirected tcp:outbound|9000||" + WEB,
+                                "0.0.0.0_7000", SNIFFED_WEB_7000,
+                                "240.0.0.2_3306", "240.0.0.2:3306 redirected tcp:outbound|3306||" + DB,
+                                "0.0.0.0_5432", "0.0.0.0:5432 redirected tcp:outbound|5432||pg.example.com"),
+                        Map.of("80", List.of(WEB + ":80", "allow_any"))),
+                row("the egress port's protocol decides the listener, not the service port's", """
+                                - port: {number: 80, protocol: TCP, name: tcp}
+                                  hosts: ["./web.shop.svc.cluster.local"]
+                                """,
+                        Map.of("240.0.0.1_80", "240.0.0.1:80 redirected tcp:outbound|80||" + WEB),
+                        Map.of()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("egressPort")
+    void egressPort(String name, String egress, Map<String, String> listeners, Map<String, List<String>> routes)
+            throws Exception {
+        assertEgress(egress, listeners, routes);
+    }
+
+    void assertEgress(String egress, Map<String, String> listeners, Map<String, List<String>> routes)
+            throws Exception {
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: Sidecar
+                metadata: {name: web, namespace: shop}
+                spec:
+                  workloadSelector: {labels: {app: web}}
+                  egress:
+                """ + egress.indent(2));
+        PushContext push = fixture.push();
+        var scope = push.scope(proxy);
+        Map<String, String> got = new TreeMap<>();
+        for (Listener l : SidecarOutboundListenerBuilder.outbound(proxy, push, scope)) {
+            got.put(l.getName(), summary(l));
+        }
+        assertEquals(new TreeMap<>(listeners), got);
+        for (var e : routes.entrySet()) {
+            RouteConfiguration rc = SidecarRouteBuilder.build(e.getKey(), push, scope).orElseThrow(
+                    () -> new AssertionError("no route " + e.getKey()));
+            assertEquals(e.getValue(), rc.getVirtualHostsList().stream().map(VirtualHost::getName).toList(),
+                    "route " + e.getKey());
+        }
+    }
+
+    static String summary(Listener l) throws InvalidProtocolBufferException {
+        var a = l.getAddress();
+        String address = a.hasPipe() ? "pipe:" + a.getPipe().getPath()
+                : a.getSocketAddress().getAddress() + ":" + a.getSocketAddress().getPortValue();
+        boolean bound = !l.hasBindToPort() || l.getBindToPort().getValue();
+        List<String> chains = new ArrayList<>();
+        for (FilterChain c : l.getFilterChainsList()) {
+            Filter f = c.getFilters(c.getFiltersCount() - 1);
+            if (f.getName().equals(EnvoyFilters.TCP_PROXY)) {
+                chains.add("tcp:" + f.getTypedConfig().unpack(TcpProxy.class).getCluster());
+            } else {
+                chains.add("rds:" + f.getTypedConfig().unpack(HttpConnectionManager.class).getRds().getRouteConfigName());
+            }
+        }
+        return address + " " + (bound ? "bound" : "redirected") + " " + String.join(",", chains);
+    }
+}
