@@ -78,15 +78,13 @@ public final class UnappliedConfig {
         for (int i = 0; i < s.getEgressCount(); i++) {
             var e = s.getEgress(i);
             String at = "spec.egress[" + i + "]";
-            if (e.hasPort() && Protocol.parse(e.getPort().getProtocol()) == Protocol.HTTP_PROXY) {
+            Protocol protocol = Protocol.parse(e.getPort().getProtocol());
+            if (e.hasPort() && protocol == Protocol.HTTP_PROXY) {
                 gap.accept(at + ".port", "no HTTP proxy listener is built on " + e.getPort().getNumber()
                         + "; the listener adds nothing");
-            }
-            if (!e.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "outbound listeners bind 0.0.0.0 or the service VIP");
-            }
-            if (e.getCaptureModeValue() != 0) {
-                gap.accept(at + ".captureMode", "traffic is captured by iptables redirection (DEFAULT)");
+            } else if (e.hasPort() && e.getPort().getNumber() == 0 && !protocol.isHttp()) {
+                gap.accept(at + ".port", "a unix socket listener is built for HTTP protocols only, not "
+                        + e.getPort().getProtocol());
             }
         }
         for (int i = 0; i < s.getIngressCount(); i++) {

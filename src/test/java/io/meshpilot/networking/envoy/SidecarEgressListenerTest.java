@@ -98,6 +98,55 @@ class SidecarEgressListenerTest {
                         Map.of()));
     }
 
+    static Stream<Arguments> egressBindAndCaptureMode() {
+        return Stream.of(
+                row("a bind with captureMode DEFAULT: that address, still taking redirected traffic", """
+                                - port: {number: 9000, protocol: TCP, name: tcp}
+                                  bind: 127.0.0.2
+                                  hosts: ["./*"]
+                                """,
+                        Map.of("127.0.0.2_9000", "127.0.0.2:9000 redirected tcp:outbound|9000||" + WEB),
+                        Map.of()),
+                row("captureMode NONE without a bind: a real socket on 127.0.0.1", """
+                                - port: {number: 80, protocol: HTTP, name: http}
+                                  captureMode: NONE
+                                  hosts: ["./*"]
+                                """,
+                        Map.of("127.0.0.1_80", "127.0.0.1:80 bound rds:80"),
+                        Map.of("80", List.of(WEB + ":80", "allow_any"))),
+                row("captureMode NONE with a bind: a real socket on the bind", """
+                                - port: {number: 9000, protocol: TCP, name: tcp}
+                                  bind: 127.0.0.5
+                                  captureMode: NONE
+                                  hosts: ["./*"]
+                                """,
+                        Map.of("127.0.0.5_9000", "127.0.0.5:9000 bound tcp:outbound|9000||" + WEB),
+                        Map.of()),
+                row("a catch-all with captureMode NONE binds every port on 127.0.0.1, a sniffed one per service", """
+                                - hosts: ["./*"]
+                                  captureMode: NONE
+                                """,
+                        Map.of("127.0.0.1_80", "127.0.0.1:80 bound rds:80",
+                                "127.0.0.1_9000", "127.0.0.1:9000 bound tcp:outbound|9000||" + WEB,
+                                "127.0.0.1_7000", "127.0.0.1:7000 bound rds:" + WEB + ":7000,tcp:outbound|7000||" + WEB),
+                        Map.of("80", List.of(WEB + ":80", "allow_any"), WEB + ":7000", List.of(WEB + ":7000"))),
+                row("a unix socket: a pipe with the socket's own route configuration", """
+                                - port: {number: 0, protocol: HTTP, name: uds}
+                                  bind: unix:///var/run/egress.sock
+                                  hosts: ["./*"]
+                                """,
+                        Map.of("unix:///var/run/egress.sock_0",
+                                "pipe:/var/run/egress.sock bound rds:unix:///var/run/egress.sock"),
+                        Map.of("unix:///var/run/egress.sock", List.of(WEB + ":80", "allow_any"))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("egressBindAndCaptureMode")
+    void egressBindAndCaptureMode(String name, String egress, Map<String, String> listeners,
+                                  Map<String, List<String>> routes) throws Exception {
+        assertEgress(egress, listeners, routes);
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("egressPort")
     void egressPort(String name, String egress, Map<String, String> listeners, Map<String, List<String>> routes)
