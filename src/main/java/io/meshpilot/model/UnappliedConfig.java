@@ -90,12 +90,6 @@ public final class UnappliedConfig {
         for (int i = 0; i < s.getIngressCount(); i++) {
             var in = s.getIngress(i);
             String at = "spec.ingress[" + i + "]";
-            if (!in.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "the port is served on virtualInbound (15006), not bound to " + in.getBind());
-            }
-            if (in.getCaptureModeValue() != 0) {
-                gap.accept(at + ".captureMode", "traffic is captured by iptables redirection (DEFAULT)");
-            }
             if (in.hasTls()) {
                 gap.accept(at + ".tls", "the port's TLS is the PeerAuthentication mode's (Istio mTLS or plaintext), "
                         + "not this server TLS, as istiod's without ENABLE_TLS_ON_SIDECAR_INGRESS (off by default)");

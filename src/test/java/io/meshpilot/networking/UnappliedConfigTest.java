@@ -47,7 +47,6 @@ class UnappliedConfigTest {
                             captureMode: IPTABLES
                             hosts: ["./*"]
                         """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
-                        "shop/default|spec.ingress[0].bind", "shop/default|spec.ingress[0].captureMode",
                         "shop/default|spec.ingress[0].tls"),
                 // egress port, bind and captureMode are applied but for these two listeners
                 row("""
