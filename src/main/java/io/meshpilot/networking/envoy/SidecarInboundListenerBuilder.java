@@ -133,12 +133,24 @@ public final class SidecarInboundListenerBuilder {
         }
     }
 
+    /**
+     * What the inbound chains of a proxy read: the mesh, its inbound capture port, the proxy's
+     * PeerAuthentication and its security filters.
+     */
+    private record Inputs(MeshConfig mesh, int capture, PeerAuthenticationPolicy policy, SecurityFilters security) {
+        static Inputs of(Proxy proxy, PushContext push) {
+            return new Inputs(push.mesh(), EnvoyFilters.inboundCapturePort(push.mesh()),
+                    PeerAuthenticationPolicy.forProxy(push.peerAuthentications(), push.rootNamespace(), proxy),
+                    SecurityFilters.forProxy(proxy, push));
+        }
+    }
+
     public static Listener virtualInbound(Proxy proxy, PushContext push) {
-        MeshConfig mesh = push.mesh();
-        int capture = EnvoyFilters.inboundCapturePort(mesh);
-        PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
-                push.rootNamespace(), proxy);
-        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        Inputs in = Inputs.of(proxy, push);
+        MeshConfig mesh = in.mesh();
+        int capture = in.capture();
+        PeerAuthenticationPolicy policy = in.policy();
+        SecurityFilters security = in.security();
         List<FilterChain> chains = new ArrayList<>();
         chains.add(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
                 .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
@@ -172,17 +184,13 @@ public final class SidecarInboundListenerBuilder {
      * bind), with the chains virtualInbound would have had for it and no original_dst, by port.
      */
     public static List<Listener> boundInbound(Proxy proxy, PushContext push) {
-        MeshConfig mesh = push.mesh();
-        int capture = EnvoyFilters.inboundCapturePort(mesh);
-        PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
-                push.rootNamespace(), proxy);
-        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        Inputs in = Inputs.of(proxy, push);
         List<Listener> out = new ArrayList<>();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
-            if (p.bound() && p.targetPort() != capture) {
+            if (p.bound() && p.targetPort() != in.capture()) {
                 ChainConfig cc = new ChainConfig(p);
                 out.add(inboundListener(cc.name(false), p.address(), p.targetPort(), false,
-                        chains(cc, policy.mode(p.targetPort()), mesh, security), mesh));
+                        chains(cc, in.policy().mode(p.targetPort()), in.mesh(), in.security()), in.mesh()));
             }
         }
         return out;

@@ -10,7 +10,6 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
-import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.MeshFixture;
@@ -26,30 +25,31 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Sidecar egress listeners in, LDS and RDS out, one row per field (istiod's
+ * Sidecar listener fields in, LDS and RDS out, one table per field. Egress: istiod's
  * buildSidecarOutboundListeners over SidecarScope.EgressListeners, and
- * BuildSidecarOutboundVirtualHosts over GetEgressListenerForRDS). The mesh is
- * {@code /meshes/shop.yaml}: web.shop (VIP 240.0.0.1: HTTP 80, TCP 9000, unnamed 7000),
- * db.other (VIP 240.0.0.2: Mongo 3306, HTTP 80), pg.example.com (no VIP: TCP 5432); the proxy
- * is web's endpoint in shop. Each outbound listener is summarised as
- * {@code address bound|redirected chain,chain} where a chain is {@code rds:<route>} or
- * {@code tcp:<cluster>}; each route as its virtual hosts.
+ * BuildSidecarOutboundVirtualHosts over GetEgressListenerForRDS; each outbound listener is
+ * summarised as {@code address bound|redirected chain,chain} where a chain is
+ * {@code rds:<route>} or {@code tcp:<cluster>}, each route as its virtual hosts. Ingress:
+ * istiod's buildInboundChainConfigs and buildInboundListeners (captureMode NONE makes the port
+ * a listener of its own at {@code <bind>:<port>}, otherwise its chains stay on virtualInbound,
+ * named after the bind); each inbound listener is summarised as
+ * {@code address bound|redirected original_dst?} and its chains for port 8080 as
+ * {@code name>cluster}. The mesh is {@code /meshes/shop.yaml}: web.shop (VIP 240.0.0.1: HTTP
+ * 80, TCP 9000, unnamed 7000), db.other (VIP 240.0.0.2: Mongo 3306, HTTP 80), pg.example.com
+ * (no VIP: TCP 5432); the proxy is web's endpoint 10.0.0.1 in shop.
  */
-class SidecarEgressListenerTest {
+class SidecarListenerFieldsTest {
     static final String WEB = "web.shop.svc.cluster.local";
     static final String DB = "db.other.svc.cluster.local";
     static final String SNIFFED_WEB_7000 = "0.0.0.0:7000 redirected rds:7000,tcp:outbound|7000||" + WEB
             + ",rds:7000,tcp:PassthroughCluster";
 
     MeshFixture fixture;
-    final Proxy proxy = new Proxy("sidecar~10.0.0.1~web-1.shop~shop.svc.cluster.local", Proxy.Type.SIDECAR,
-            List.of("10.0.0.1"), "web-1.shop", "shop.svc.cluster.local", "shop", Map.of("app", "web"), "Kubernetes",
-            "1.24.0", "", "", "", Locality.NONE);
+    final Proxy proxy = GenerationPushMetricsTest.sidecar("10.0.0.1");
 
     @BeforeEach
     void setUp() throws Exception {
-        fixture = new MeshFixture();
-        fixture.applyResource("/meshes/shop.yaml");
+        fixture = MeshFixture.of("/meshes/shop.yaml");
     }
 
     @AfterEach
@@ -154,21 +154,25 @@ class SidecarEgressListenerTest {
         assertEgress(egress, listeners, routes);
     }
 
-    void assertEgress(String egress, Map<String, String> listeners, Map<String, List<String>> routes)
-            throws Exception {
+    /** The push after applying the web workload's Sidecar with {@code spec} (YAML under {@code spec:}). */
+    PushContext pushWithSidecar(String spec) throws Exception {
         fixture.apply("""
                 apiVersion: networking.istio.io/v1
                 kind: Sidecar
                 metadata: {name: web, namespace: shop}
                 spec:
                   workloadSelector: {labels: {app: web}}
-                  egress:
-                """ + egress.indent(2));
-        PushContext push = fixture.push();
+                """ + spec.indent(2));
+        return fixture.push();
+    }
+
+    void assertEgress(String egress, Map<String, String> listeners, Map<String, List<String>> routes)
+            throws Exception {
+        PushContext push = pushWithSidecar("egress:\n" + egress);
         var scope = push.scope(proxy);
         Map<String, String> got = new TreeMap<>();
         for (Listener l : SidecarOutboundListenerBuilder.outbound(proxy, push, scope)) {
-            got.put(l.getName(), summary(l));
+            got.put(l.getName(), outboundSummary(l));
         }
         assertEquals(new TreeMap<>(listeners), got);
         for (var e : routes.entrySet()) {
@@ -179,7 +183,7 @@ class SidecarEgressListenerTest {
         }
     }
 
-    static String summary(Listener l) throws InvalidProtocolBufferException {
+    static String outboundSummary(Listener l) throws InvalidProtocolBufferException {
         var a = l.getAddress();
         String address = a.hasPipe() ? "pipe:" + a.getPipe().getPath()
                 : a.getSocketAddress().getAddress() + ":" + a.getSocketAddress().getPortValue();
@@ -194,5 +198,68 @@ class SidecarEgressListenerTest {
             }
         }
         return address + " " + (bound ? "bound" : "redirected") + " " + String.join(",", chains);
+    }
+
+    static final String PERMISSIVE_HTTP_8080 = "0.0.0.0_8080>inbound|8080||,0.0.0.0_8080>inbound|8080||";
+    static final String VIRTUAL_INBOUND_WITHOUT_8080 = "0.0.0.0:15006 redirected original_dst chains:";
+
+    static Stream<Arguments> ingressBindAndCaptureMode() {
+        return Stream.of(
+                Arguments.of("no bind or captureMode: the port's chains on virtualInbound", "",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + PERMISSIVE_HTTP_8080)),
+                Arguments.of("a bind alone: still on virtualInbound, the chains named after the bind",
+                        "bind: 10.0.0.1",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:"
+                                + PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "10.0.0.1_"))),
+                Arguments.of("captureMode IPTABLES is the redirection DEFAULT uses", "captureMode: IPTABLES",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + PERMISSIVE_HTTP_8080)),
+                Arguments.of("captureMode NONE: a listener of its own on 0.0.0.0, without original_dst",
+                        "captureMode: NONE",
+                        Map.of("virtualInbound", VIRTUAL_INBOUND_WITHOUT_8080,
+                                "0.0.0.0_8080", "0.0.0.0:8080 bound chains:" + PERMISSIVE_HTTP_8080)),
+                Arguments.of("captureMode NONE with a bind: the listener at the bind", "captureMode: NONE\nbind: 10.0.0.1",
+                        Map.of("virtualInbound", VIRTUAL_INBOUND_WITHOUT_8080,
+                                "10.0.0.1_8080", "10.0.0.1:8080 bound chains:"
+                                        + PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "10.0.0.1_"))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ingressBindAndCaptureMode")
+    void ingressBindAndCaptureMode(String name, String fields, Map<String, String> expected) throws Exception {
+        PushContext push = pushWithSidecar("""
+                ingress:
+                - port: {number: 8080, protocol: HTTP, name: http}
+                  defaultEndpoint: 127.0.0.1:18080
+                """ + fields.indent(2) + """
+                egress: [{hosts: ["./*"]}]
+                """);
+        Map<String, String> got = new TreeMap<>();
+        for (Listener l : SidecarListenerBuilder.inboundListeners(proxy, push)) {
+            got.put(l.getName(), inboundSummary(l));
+        }
+        assertEquals(new TreeMap<>(expected), got);
+    }
+
+    static String inboundSummary(Listener l) throws InvalidProtocolBufferException {
+        var a = l.getAddress().getSocketAddress();
+        boolean bound = !l.hasBindToPort() || l.getBindToPort().getValue();
+        boolean originalDst = l.getListenerFiltersList().stream()
+                .anyMatch(f -> f.getName().equals(EnvoyFilters.ORIGINAL_DST));
+        List<String> chains = new ArrayList<>();
+        for (FilterChain c : l.getFilterChainsList()) {
+            if (c.getFilterChainMatch().getDestinationPort().getValue() == 8080) {
+                chains.add(c.getName() + ">" + cluster(c.getFilters(c.getFiltersCount() - 1)));
+            }
+        }
+        return a.getAddress() + ":" + a.getPortValue() + " " + (bound && !originalDst ? "bound" : "redirected")
+                + (originalDst ? " original_dst" : "") + " chains:" + String.join(",", chains);
+    }
+
+    static String cluster(Filter f) throws InvalidProtocolBufferException {
+        if (f.getName().equals(EnvoyFilters.TCP_PROXY)) {
+            return f.getTypedConfig().unpack(TcpProxy.class).getCluster();
+        }
+        return f.getTypedConfig().unpack(HttpConnectionManager.class).getRouteConfig().getVirtualHosts(0)
+                .getRoutes(0).getRoute().getCluster();
     }
 }
