@@ -179,9 +179,12 @@ public class DebugModelResource {
                     IstioModelJson.array(List.of(consolidatedDestinationRule(dr)))));
         }
         out.add("services", services);
-        // every visible service goes through the one egress listener this model keeps
         JsonArray egressListenerServices = new JsonArray();
-        egressListenerServices.add(services);
+        for (ProxyScope.EgressListener listener : scope.egress()) {
+            JsonArray imported = new JsonArray();
+            push.services(scope, listener).forEach(s -> imported.add(byHostname.get(s.hostname())));
+            egressListenerServices.add(imported);
+        }
         out.add("egressListenerServices", egressListenerServices);
         out.add("servicesByHostname", byHostname);
         out.add("sidecar", IstioModelJson.message(sidecar));

@@ -2,6 +2,7 @@ package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.api.networking.v1alpha3.CaptureMode;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.networking.v1alpha3.Subset;
@@ -11,6 +12,7 @@ import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
@@ -288,11 +290,16 @@ public final class PushContext {
         if (sidecar == null) {
             return ProxyScope.of(proxy.namespace());
         }
-        List<ProxyScope.EgressHost> egress = new ArrayList<>();
+        List<ProxyScope.EgressListener> egress = new ArrayList<>();
         for (var listener : ((Sidecar) sidecar.spec()).getEgressList()) {
-            for (String h : listener.getHostsList()) {
-                egress.add(ProxyScope.EgressHost.parse(h));
-            }
+            Port port = listener.hasPort() ? new Port(listener.getPort().getName(), listener.getPort().getNumber(),
+                    Protocol.parse(listener.getPort().getProtocol())) : null;
+            egress.add(new ProxyScope.EgressListener(port, listener.getBind(),
+                    listener.getCaptureMode() == CaptureMode.NONE,
+                    listener.getHostsList().stream().map(ProxyScope.EgressHost::parse).toList()));
+        }
+        if (egress.isEmpty()) {
+            egress.add(ProxyScope.EgressListener.IMPORT_ALL); // istiod: a Sidecar without egress imports everything
         }
         return new ProxyScope(proxy.namespace(), sidecar, egress);
     }
@@ -328,6 +335,15 @@ public final class PushContext {
     public List<Service> services(ProxyScope scope) {
         return servicesByHost.values().stream().filter(s -> visible(s, scope))
                 .sorted(Comparator.comparing(Service::hostname)).toList();
+    }
+
+    /**
+     * The services {@code scope} sees through one of its egress listeners (istiod's
+     * IstioEgressListenerWrapper.Services): exported to it and imported by that listener's
+     * hosts (and port), by hostname.
+     */
+    public List<Service> services(ProxyScope scope, ProxyScope.EgressListener listener) {
+        return services(scope).stream().filter(s -> listener.imports(s, scope.namespace())).toList();
     }
 
     /**

@@ -14,6 +14,7 @@ import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -77,26 +78,18 @@ public final class UnappliedConfig {
         for (int i = 0; i < s.getEgressCount(); i++) {
             var e = s.getEgress(i);
             String at = "spec.egress[" + i + "]";
-            if (e.hasPort()) {
-                gap.accept(at + ".port", "the listener's hosts are visible on every port of theirs, not on "
-                        + e.getPort().getNumber() + " only");
-            }
-            if (!e.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "outbound listeners bind 0.0.0.0 or the service VIP");
-            }
-            if (e.getCaptureModeValue() != 0) {
-                gap.accept(at + ".captureMode", "traffic is captured by iptables redirection (DEFAULT)");
+            Protocol protocol = Protocol.parse(e.getPort().getProtocol());
+            if (e.hasPort() && protocol == Protocol.HTTP_PROXY) {
+                gap.accept(at + ".port", "no HTTP proxy listener is built on " + e.getPort().getNumber()
+                        + "; the listener adds nothing");
+            } else if (e.hasPort() && e.getPort().getNumber() == 0 && !protocol.isHttp()) {
+                gap.accept(at + ".port", "a unix socket listener is built for HTTP protocols only, not "
+                        + e.getPort().getProtocol());
             }
         }
         for (int i = 0; i < s.getIngressCount(); i++) {
             var in = s.getIngress(i);
             String at = "spec.ingress[" + i + "]";
-            if (!in.getBind().isEmpty()) {
-                gap.accept(at + ".bind", "the port is served on virtualInbound (15006), not bound to " + in.getBind());
-            }
-            if (in.getCaptureModeValue() != 0) {
-                gap.accept(at + ".captureMode", "traffic is captured by iptables redirection (DEFAULT)");
-            }
             if (in.hasTls()) {
                 gap.accept(at + ".tls", "the port's TLS is the PeerAuthentication mode's (Istio mTLS or plaintext), "
                         + "not this server TLS, as istiod's without ENABLE_TLS_ON_SIDECAR_INGRESS (off by default)");

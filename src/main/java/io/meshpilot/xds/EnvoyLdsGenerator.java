@@ -38,7 +38,7 @@ final class EnvoyLdsGenerator implements Generator {
                 () -> patchOutbound(efw, SidecarListenerBuilder.outboundListeners(proxy, push, scope).stream()
                         .map(Any::pack).toList()));
         List<Any> inbound = EnvoyFilterPatches.listeners(PatchContext.SIDECAR_INBOUND, efw,
-                List.of(Any.pack(SidecarListenerBuilder.inboundListener(proxy, push))), true);
+                SidecarListenerBuilder.inboundListeners(proxy, push).stream().map(Any::pack).toList(), true);
         // istiod: listeners that EnvoyFilters ADD in the inbound context join the inbound listeners
         List<Any> addedInbound = EnvoyFilterPatches.listeners(PatchContext.SIDECAR_INBOUND, efw, List.of(), false);
         List<Any> all = new ArrayList<>(outbound.size() + inbound.size() + addedInbound.size());

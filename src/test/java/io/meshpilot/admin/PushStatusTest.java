@@ -208,7 +208,9 @@ class PushStatusTest {
                 kind: Sidecar
                 metadata: {name: default, namespace: default}
                 spec:
-                  egress: [{hosts: ["./*", "istio-system/*"], captureMode: NONE}]
+                  egress:
+                  - {port: {number: 3128, protocol: HTTP_PROXY, name: http-proxy}, hosts: ["*/*"]}
+                  - {hosts: ["./*", "istio-system/*"]}
                 """);
         objects.put("networking.istio.io/v1/destinationrules/default/proxied", """
                 apiVersion: networking.istio.io/v1
@@ -237,7 +239,7 @@ class PushStatusTest {
                 spec: {selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}}
                 """);
         Map<String, String> expected = Map.of(
-                "pilot_sidecar_unapplied", "default/default|spec.egress[0].captureMode",
+                "pilot_sidecar_unapplied", "default/default|spec.egress[0].port",
                 "pilot_destrule_unapplied", "default/proxied|spec.trafficPolicy.proxyProtocol",
                 "pilot_proxyconfig_unapplied", "default/cpu",
                 "pilot_workloadgroup_unapplied", "default/vm",

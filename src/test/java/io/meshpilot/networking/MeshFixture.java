@@ -38,6 +38,13 @@ public final class MeshFixture implements AutoCloseable {
         store.run();
     }
 
+    /** A fixture holding the test resource {@code path} ({@code /meshes/...}). */
+    public static MeshFixture of(String path) throws Exception {
+        MeshFixture f = new MeshFixture();
+        f.applyResource(path);
+        return f;
+    }
+
     /** Applies Istio YAML (one or more documents); fails the test on any validation error. */
     public MeshFixture apply(String yaml) throws Exception {
         ConfigParser.Result r = parser.parse("test.yaml", yaml);

@@ -47,10 +47,25 @@ class UnappliedConfigTest {
                             captureMode: IPTABLES
                             hosts: ["./*"]
                         """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
-                        "shop/default|spec.egress[0].bind", "shop/default|spec.egress[0].captureMode",
-                        "shop/default|spec.egress[0].port",
-                        "shop/default|spec.ingress[0].bind", "shop/default|spec.ingress[0].captureMode",
                         "shop/default|spec.ingress[0].tls"),
+                // egress port, bind and captureMode are applied but for these two listeners
+                row("""
+                        apiVersion: networking.istio.io/v1
+                        kind: Sidecar
+                        metadata: {name: default, namespace: shop}
+                        spec:
+                          egress:
+                          - port: {number: 0, protocol: TCP, name: tcp-uds}
+                            bind: unix:///var/run/db.sock
+                            hosts: ["./*"]
+                          - port: {number: 3128, protocol: HTTP_PROXY, name: http-proxy}
+                            captureMode: NONE
+                            hosts: ["*/*"]
+                          - hosts: ["./*"]
+                            bind: 127.0.0.3
+                            captureMode: NONE
+                        """, "Sidecar", "shop", "default", "pilot_sidecar_unapplied",
+                        "shop/default|spec.egress[0].port", "shop/default|spec.egress[1].port"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: DestinationRule

@@ -1,6 +1,7 @@
 package io.meshpilot.networking.envoy;
 
 import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.api.networking.v1alpha3.CaptureMode;
 import io.meshpilot.api.networking.v1alpha3.IstioIngressListener;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.model.Port;
@@ -34,10 +35,19 @@ final class InboundPorts {
      * @param service         the service whose endpoint this is; null for a Sidecar ingress port no service targets
      * @param defaultEndpoint a Sidecar ingress listener's {@code defaultEndpoint} ({@code 127.0.0.1:8080},
      *                        {@code 0.0.0.0:8080}, {@code unix://...}); null: the original destination
+     * @param bind            a Sidecar ingress listener's {@code bind}, empty for none (the wildcard)
+     * @param bound           captureMode NONE: the port is a listener binding its own socket, not
+     *                        chains of virtualInbound (istiod's getBindToPort)
      */
-    record InboundPort(int targetPort, Port servicePort, Service service, String defaultEndpoint) {
+    record InboundPort(int targetPort, Port servicePort, Service service, String defaultEndpoint, String bind,
+                       boolean bound) {
         InboundPort(int targetPort, Port servicePort, Service service) {
-            this(targetPort, servicePort, service, null);
+            this(targetPort, servicePort, service, null, "", false);
+        }
+
+        /** Where the port's chains (and, when bound, its listener) are named and bound: the bind, else 0.0.0.0. */
+        String address() {
+            return bind.isEmpty() ? EnvoyFilters.WILDCARD : bind;
         }
 
         String hostname() {
@@ -98,7 +108,8 @@ final class InboundPorts {
                     : Protocol.parse(l.getPort().getProtocol());
             Port port = new Port(l.getPort().getName(), number, protocol);
             out.putIfAbsent(number, new InboundPort(number, port, served == null ? null : served.service(),
-                    l.getDefaultEndpoint().isEmpty() ? null : l.getDefaultEndpoint()));
+                    l.getDefaultEndpoint().isEmpty() ? null : l.getDefaultEndpoint(), l.getBind(),
+                    l.getCaptureMode() == CaptureMode.NONE));
         }
         return List.copyOf(out.values());
     }
@@ -151,7 +162,8 @@ final class InboundPorts {
         for (InboundPort p : of(proxy, push)) {
             sb.append(p.targetPort()).append('/').append(p.servicePort().name()).append('/')
                     .append(p.servicePort().protocol()).append('/').append(p.hostname()).append('/')
-                    .append(p.defaultEndpoint()).append(',');
+                    .append(p.defaultEndpoint()).append('/').append(p.address()).append('/').append(p.bound())
+                    .append(',');
         }
         return sb.toString();
     }

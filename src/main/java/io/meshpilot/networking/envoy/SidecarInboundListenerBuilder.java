@@ -110,14 +110,22 @@ public final class SidecarInboundListenerBuilder {
         return p == Protocol.UNSUPPORTED ? ListenerProtocol.AUTO : ListenerProtocol.TCP;
     }
 
-    /** What one group of chains serves: its port (0: any), cluster, and service port for naming. */
+    /**
+     * What one group of chains serves: its port (0: any), cluster, service port for naming, and
+     * the address its name carries (istiod's getListenerName(bind, port)).
+     */
     private record ChainConfig(int targetPort, int servicePort, String hostname, Protocol protocol,
-                               String cluster, boolean passthrough) {
+                               String cluster, boolean passthrough, String address) {
+        ChainConfig(InboundPorts.InboundPort p) {
+            this(p.targetPort(), p.servicePort().port(), p.hostname(), p.servicePort().protocol(),
+                    SidecarClusterBuilder.inboundName(p.targetPort()), false, p.address());
+        }
+
         String name(boolean http) {
             if (passthrough) {
                 return http ? CATCHALL_HTTP_CHAIN : EnvoyFilters.VIRTUAL_INBOUND;
             }
-            return EnvoyFilters.WILDCARD + "_" + targetPort;
+            return address + "_" + targetPort;
         }
 
         String httpStatPrefix() {
@@ -125,12 +133,24 @@ public final class SidecarInboundListenerBuilder {
         }
     }
 
+    /**
+     * What the inbound chains of a proxy read: the mesh, its inbound capture port, the proxy's
+     * PeerAuthentication and its security filters.
+     */
+    private record Inputs(MeshConfig mesh, int capture, PeerAuthenticationPolicy policy, SecurityFilters security) {
+        static Inputs of(Proxy proxy, PushContext push) {
+            return new Inputs(push.mesh(), EnvoyFilters.inboundCapturePort(push.mesh()),
+                    PeerAuthenticationPolicy.forProxy(push.peerAuthentications(), push.rootNamespace(), proxy),
+                    SecurityFilters.forProxy(proxy, push));
+        }
+    }
+
     public static Listener virtualInbound(Proxy proxy, PushContext push) {
-        MeshConfig mesh = push.mesh();
-        int capture = EnvoyFilters.inboundCapturePort(mesh);
-        PeerAuthenticationPolicy policy = PeerAuthenticationPolicy.forProxy(push.peerAuthentications(),
-                push.rootNamespace(), proxy);
-        SecurityFilters security = SecurityFilters.forProxy(proxy, push);
+        Inputs in = Inputs.of(proxy, push);
+        MeshConfig mesh = in.mesh();
+        int capture = in.capture();
+        PeerAuthenticationPolicy policy = in.policy();
+        SecurityFilters security = in.security();
         List<FilterChain> chains = new ArrayList<>();
         chains.add(FilterChain.newBuilder().setName(BLACKHOLE_CHAIN)
                 .setFilterChainMatch(FilterChainMatch.newBuilder().setDestinationPort(UInt32Value.of(capture)))
@@ -149,18 +169,45 @@ public final class SidecarInboundListenerBuilder {
             }
         });
         passthrough.forEach((port, mode) -> chains.addAll(chains(new ChainConfig(port, 0, "", Protocol.UNSUPPORTED,
-                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true), mode, mesh, security)));
+                EnvoyFilters.INBOUND_PASSTHROUGH_CLUSTER, true, EnvoyFilters.WILDCARD), mode, mesh, security)));
         for (InboundPorts.InboundPort p : ports) {
-            chains.addAll(chains(new ChainConfig(p.targetPort(), p.servicePort().port(), p.hostname(),
-                    p.servicePort().protocol(), SidecarClusterBuilder.inboundName(p.targetPort()), false),
-                    policy.mode(p.targetPort()), mesh, security));
+            if (!p.bound()) {
+                chains.addAll(chains(new ChainConfig(p), policy.mode(p.targetPort()), mesh, security));
+            }
         }
-        Listener.Builder l = Listener.newBuilder().setName(EnvoyFilters.VIRTUAL_INBOUND)
-                .setAddress(EnvoyFilters.address(EnvoyFilters.WILDCARD, capture))
+        return inboundListener(EnvoyFilters.VIRTUAL_INBOUND, EnvoyFilters.WILDCARD, capture, true, chains, mesh);
+    }
+
+    /**
+     * The Sidecar ingress ports with captureMode NONE (istiod's inboundCustomListener): each a
+     * listener {@code <bind>_<port>} binding {@code <bind>:<port>} itself (0.0.0.0 without a
+     * bind), with the chains virtualInbound would have had for it and no original_dst, by port.
+     */
+    public static List<Listener> boundInbound(Proxy proxy, PushContext push) {
+        Inputs in = Inputs.of(proxy, push);
+        List<Listener> out = new ArrayList<>();
+        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
+            if (p.bound() && p.targetPort() != in.capture()) {
+                ChainConfig cc = new ChainConfig(p);
+                out.add(inboundListener(cc.name(false), p.address(), p.targetPort(), false,
+                        chains(cc, in.policy().mode(p.targetPort()), in.mesh(), in.security()), in.mesh()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * istiod's buildInboundListener: a redirected listener (virtualInbound) recovers the
+     * original destination; one binding its own socket already has it.
+     */
+    private static Listener inboundListener(String name, String address, int port, boolean redirected,
+                                            List<FilterChain> chains, MeshConfig mesh) {
+        Listener.Builder l = Listener.newBuilder().setName(name)
+                .setAddress(EnvoyFilters.address(address, port))
                 .setTrafficDirection(TrafficDirection.INBOUND)
                 .setContinueOnListenerFiltersTimeout(true)
                 .addAllFilterChains(chains)
-                .addAllListenerFilters(listenerFilters(chains));
+                .addAllListenerFilters(listenerFilters(chains, redirected));
         if (mesh.hasProtocolDetectionTimeout()) {
             l.setListenerFiltersTimeout(mesh.getProtocolDetectionTimeout());
         }
@@ -230,14 +277,16 @@ public final class SidecarInboundListenerBuilder {
     }
 
     /**
-     * istiod's populateListenerFilters for a redirected listener: original_dst, then the TLS
+     * istiod's populateListenerFilters: original_dst for a redirected listener, then the TLS
      * inspector when a chain matches transport "tls" and the HTTP inspector when a chain
      * matches a plaintext HTTP ALPN, each disabled on the ports that do not need it.
      */
-    static List<ListenerFilter> listenerFilters(List<FilterChain> chains) {
+    static List<ListenerFilter> listenerFilters(List<FilterChain> chains, boolean redirected) {
         List<ListenerFilter> out = new ArrayList<>();
-        out.add(ListenerFilter.newBuilder().setName(EnvoyFilters.ORIGINAL_DST)
-                .setTypedConfig(Any.pack(OriginalDst.getDefaultInstance())).build());
+        if (redirected) {
+            out.add(ListenerFilter.newBuilder().setName(EnvoyFilters.ORIGINAL_DST)
+                    .setTypedConfig(Any.pack(OriginalDst.getDefaultInstance())).build());
+        }
         Map<Integer, boolean[]> inspectors = new TreeMap<>(); // port -> {tls, http}
         for (FilterChain fc : chains) {
             int port = fc.getFilterChainMatch().getDestinationPort().getValue();

@@ -16,7 +16,7 @@ import java.util.List;
 
 /**
  * LDS for an Envoy sidecar, in istiod's order: the per-service-port outbound listeners, then
- * {@code virtualOutbound}, then {@code virtualInbound}. The clusters they name are outbound
+ * {@code virtualOutbound}, then {@code virtualInbound} and the ingress ports bound on their own. The clusters they name are outbound
  * service clusters ({@link io.meshpilot.networking.ClusterBuilder}) and
  * {@link #extraClusters}.
  */
@@ -26,7 +26,7 @@ public final class SidecarListenerBuilder {
 
     public static List<Listener> listeners(Proxy proxy, PushContext push, ProxyScope scope) {
         List<Listener> out = new ArrayList<>(outboundListeners(proxy, push, scope));
-        out.add(inboundListener(proxy, push));
+        out.addAll(inboundListeners(proxy, push));
         return out;
     }
 
@@ -45,6 +45,22 @@ public final class SidecarListenerBuilder {
         }
         out.add(telemetry.apply(SidecarOutboundListenerBuilder.virtualOutbound(proxy, push, scope),
                 ListenerClass.SIDECAR_OUTBOUND, true));
+        return out;
+    }
+
+    /**
+     * {@link #inboundListener virtualInbound}, then the Sidecar ingress ports that bind their
+     * own socket (captureMode NONE), as istiod's buildInboundListeners orders them.
+     */
+    public static List<Listener> inboundListeners(Proxy proxy, PushContext push) {
+        List<Listener> out = new ArrayList<>();
+        out.add(inboundListener(proxy, push));
+        ListenerTelemetry telemetry = ListenerTelemetry.forProxy(proxy, push);
+        WasmFilters wasm = WasmFilters.forProxy(proxy, push);
+        for (Listener l : SidecarInboundListenerBuilder.boundInbound(proxy, push)) {
+            out.add(telemetry.apply(wasm.applyNetwork(l, ListenerClass.SIDECAR_INBOUND), ListenerClass.SIDECAR_INBOUND,
+                    true)); // istiod's buildInboundListener logs at listener level for these too
+        }
         return out;
     }
 

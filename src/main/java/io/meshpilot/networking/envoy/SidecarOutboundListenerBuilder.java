@@ -2,6 +2,7 @@ package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.BoolValue;
+import com.google.protobuf.Message;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.core.v3.CidrRange;
 import io.envoyproxy.envoy.config.core.v3.TrafficDirection;
@@ -37,7 +38,9 @@ import java.util.TreeSet;
 
 /**
  * A sidecar's outbound listeners (istiod's buildSidecarOutboundListeners and the virtual
- * outbound listener). None binds a port: iptables sends outbound connections to
+ * outbound listener), built per egress listener of the Sidecar (see {@link #outbound}).
+ * Unless an egress listener has a {@code bind} or captureMode NONE (see {@link #atBind}), none
+ * binds a port: iptables sends outbound connections to
  * {@code virtualOutbound} (0.0.0.0:15001, use_original_dst), which hands each one to the
  * listener of its original destination, or keeps it when there is none: to
  * {@code PassthroughCluster} under ALLOW_ANY, to {@code BlackHoleCluster} under REGISTRY_ONLY
@@ -65,6 +68,8 @@ public final class SidecarOutboundListenerBuilder {
     static final String CATCHALL_TCP_CHAIN = "virtualOutbound-catchall-tcp";
     static final String BLACKHOLE_CHAIN = "virtualOutbound-blackhole";
     static final String PASSTHROUGH_CHAIN = "PassthroughFilterChain";
+    /** istiod's actualLocalHosts for IPv4: where a listener binding its own socket listens without a bind. */
+    static final String LOCALHOST = "127.0.0.1";
 
     private SidecarOutboundListenerBuilder() {
     }
@@ -107,14 +112,41 @@ public final class SidecarOutboundListenerBuilder {
                         + rejected.port().protocol() + " (" + rejected.service().hostname() + ")");
     }
 
-    /** The per-service-port listeners, ordered by name. */
+    /**
+     * The per-service-port listeners, ordered by name: those of each egress listener of the
+     * scope in the Sidecar's order. As istiod's buildSidecarOutboundListeners locks the entries
+     * the listeners with a port made, a later listener (the catch-all) adds nothing at an
+     * address and port one of them holds.
+     */
     public static List<Listener> outbound(Proxy proxy, PushContext push, ProxyScope scope) {
+        Map<String, Listener> listeners = new TreeMap<>();
+        for (ProxyScope.EgressListener egress : scope.egress()) {
+            forEgressListener(proxy, push, scope, egress).forEach(listeners::putIfAbsent);
+        }
+        return List.copyOf(listeners.values());
+    }
+
+    /**
+     * The listeners of one egress listener by name. A listener with a port builds every
+     * imported service on that port with the port's protocol (istiod's listenPort); the
+     * catch-all builds every port of every imported service.
+     */
+    private static Map<String, Listener> forEgressListener(Proxy proxy, PushContext push, ProxyScope scope,
+                                                           ProxyScope.EgressListener listener) {
+        if (listener.port() != null && listener.port().protocol() == Protocol.HTTP_PROXY) {
+            return Map.of(); // istiod's generic egress HTTP proxy: not built, reported by UnappliedConfig
+        }
+        List<Service> services = new ArrayList<>(push.services(scope, listener));
+        services.sort(Comparator.comparing((Service s) -> s.creationTime() == null ? Instant.EPOCH : s.creationTime())
+                .thenComparing(Service::hostname));
+        // istiod: a bind, else 127.0.0.1 for a listener binding its own socket, replaces the VIPs and 0.0.0.0
+        String bind = listener.bind().isEmpty() && listener.bindsToPort() ? LOCALHOST : listener.bind();
+        if (!bind.isEmpty()) {
+            return atBind(proxy, push, scope, listener, bind, services);
+        }
         MeshConfig mesh = push.mesh();
         int out = EnvoyFilters.outboundCapturePort(mesh);
         int in = EnvoyFilters.inboundCapturePort(mesh);
-        List<Service> services = new ArrayList<>(push.services(scope));
-        services.sort(Comparator.comparing((Service s) -> s.creationTime() == null ? Instant.EPOCH : s.creationTime())
-                .thenComparing(Service::hostname));
         TreeSet<Integer> httpPorts = new TreeSet<>();
         Map<Integer, List<Target>> autoPorts = new TreeMap<>();
         Map<String, Target> tcpByVip = new TreeMap<>();
@@ -122,7 +154,7 @@ public final class SidecarOutboundListenerBuilder {
         Map<Integer, List<Target>> tlsWildcard = new TreeMap<>();
         for (Service s : services) {
             String vip = vip(s, proxy);
-            for (Port p : s.ports()) {
+            for (Port p : listener.port() == null ? s.ports() : List.of(listener.port())) {
                 int n = p.port();
                 if (n == out || n == in || p.protocol() == Protocol.UDP) {
                     continue;
@@ -196,7 +228,62 @@ public final class SidecarOutboundListenerBuilder {
                     .setName(EnvoyFilters.TLS_INSPECTOR).setTypedConfig(Any.pack(TlsInspector.getDefaultInstance()))
                     .build())));
         });
-        return List.copyOf(listeners.values());
+        return listeners;
+    }
+
+    /**
+     * The listeners of an egress listener with an address of its own (istiod's
+     * buildSidecarOutboundListener with a bind): one per port at {@code bind}, a real socket
+     * when the listener binds its port. The first service of a port decides: an HTTP port
+     * shares route {@code "<port>"} (a unix socket's route is named by its address), a port of
+     * unknown protocol is sniffed for that service alone (route {@code "<host>:<port>"}), any
+     * other TCP protocol is that service's tcp_proxy; later services on the port are left out.
+     */
+    private static Map<String, Listener> atBind(Proxy proxy, PushContext push, ProxyScope scope,
+                                                ProxyScope.EgressListener listener, String bind,
+                                                List<Service> services) {
+        boolean unix = bind.startsWith(ProxyScope.EgressListener.UNIX_PREFIX);
+        Map<String, Target> firstByName = new TreeMap<>();
+        for (Service s : services) {
+            for (Port p : listener.port() == null ? s.ports() : List.of(listener.port())) {
+                if (p.protocol() == Protocol.UDP || unix && !p.protocol().isHttp()) {
+                    continue; // a unix socket carries HTTP only here: UnappliedConfig reports the others
+                }
+                String name = bind + "_" + p.port();
+                Target kept = firstByName.putIfAbsent(name, new Target(s, p, bind));
+                if (kept != null && !kept.port().protocol().isHttp()) {
+                    LOG.log(Level.WARNING, "outbound listener " + name + ": " + s.hostname() + " conflicts with "
+                            + kept.service().hostname() + " proxy=" + proxy.id());
+                }
+            }
+        }
+        Map<String, Listener> listeners = new TreeMap<>();
+        boolean bound = listener.bindsToPort();
+        firstByName.forEach((name, t) -> {
+            int port = t.port().port();
+            Protocol protocol = t.port().protocol();
+            if (protocol.isHttp()) {
+                Filter rds = EnvoyFilters.rdsHcm("outbound_" + name, unix ? bind : String.valueOf(port));
+                listeners.put(name, listener(name, bind, port, bound, List.of(FilterChain.newBuilder()
+                        .addFilters(rds).build()), List.of()));
+            } else if (protocol == Protocol.UNSUPPORTED) {
+                Filter rds = EnvoyFilters.rdsHcm("outbound_" + name, t.service().hostname() + ":" + port);
+                listeners.put(name, listener(name, bind, port, bound, List.of(
+                        FilterChain.newBuilder().setFilterChainMatch(FilterChainMatch.newBuilder()
+                                .addAllApplicationProtocols(SidecarInboundListenerBuilder.PLAINTEXT_HTTP_ALPNS))
+                                .addFilters(rds).build(),
+                        FilterChain.newBuilder().addFilters(EnvoyFilters.tcpProxy(t.cluster(), t.cluster())).build()),
+                        List.of(inspector(EnvoyFilters.TLS_INSPECTOR, TlsInspector.getDefaultInstance()),
+                                inspector(EnvoyFilters.HTTP_INSPECTOR, HttpInspector.getDefaultInstance()))));
+            } else {
+                listeners.put(name, tcpListener(name, bind, bound, t, proxy, push, scope));
+            }
+        });
+        return listeners;
+    }
+
+    private static ListenerFilter inspector(String name, Message config) {
+        return ListenerFilter.newBuilder().setName(name).setTypedConfig(Any.pack(config)).build();
     }
 
     private static Listener sniffing(String name, int port, List<Target> targets, Target tcpWithoutVip,
@@ -239,20 +326,35 @@ public final class SidecarOutboundListenerBuilder {
     /** A TCP or TLS service port: its VirtualService's tcp/tls routes, SNI chains behind the TLS inspector. */
     private static Listener tcpListener(String name, String ip, Target t, Proxy proxy, PushContext push,
                                         ProxyScope scope) {
+        return tcpListener(name, ip, false, t, proxy, push, scope);
+    }
+
+    private static Listener tcpListener(String name, String ip, boolean bound, Target t, Proxy proxy,
+                                        PushContext push, ProxyScope scope) {
         List<FilterChain> chains = SidecarTcpRoutes.chains(t.service(), t.port(), proxy, push, scope);
-        List<ListenerFilter> filters = chains.size() > 1 ? List.of(ListenerFilter.newBuilder()
-                .setName(EnvoyFilters.TLS_INSPECTOR).setTypedConfig(Any.pack(TlsInspector.getDefaultInstance())).build())
-                : List.of();
-        return listener(name, ip, t.port().port(), chains, filters);
+        List<ListenerFilter> filters = chains.size() > 1
+                ? List.of(inspector(EnvoyFilters.TLS_INSPECTOR, TlsInspector.getDefaultInstance())) : List.of();
+        return listener(name, ip, t.port().port(), bound, chains, filters);
     }
 
     private static Listener listener(String name, String ip, int port, List<FilterChain> chains,
                                      List<ListenerFilter> filters) {
-        Listener.Builder l = Listener.newBuilder().setName(name).setAddress(EnvoyFilters.address(ip, port))
+        return listener(name, ip, port, false, chains, filters);
+    }
+
+    /**
+     * @param bound whether the listener binds a socket of its own (captureMode NONE, unix
+     *              sockets) instead of taking the connections virtualOutbound hands over
+     */
+    private static Listener listener(String name, String address, int port, boolean bound, List<FilterChain> chains,
+                                     List<ListenerFilter> filters) {
+        Listener.Builder l = Listener.newBuilder().setName(name).setAddress(EnvoyFilters.bindAddress(address, port))
                 .setTrafficDirection(TrafficDirection.OUTBOUND)
-                .setBindToPort(BoolValue.of(false))
                 .addAllFilterChains(chains)
                 .addAllListenerFilters(filters);
+        if (!bound) {
+            l.setBindToPort(BoolValue.of(false));
+        }
         if (!filters.isEmpty()) {
             l.setContinueOnListenerFiltersTimeout(true);
         }

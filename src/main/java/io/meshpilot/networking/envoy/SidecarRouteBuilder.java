@@ -37,7 +37,8 @@ import java.util.Set;
 /**
  * RDS for Envoy sidecars: the outbound route configuration named by a port ({@code "9080"}),
  * as istiod builds it (BuildSidecarOutboundVirtualHosts): one virtual host
- * {@code <hostname>:<port>} per visible service with an HTTP (or sniffed) port of that number,
+ * {@code <hostname>:<port>} per service with an HTTP (or sniffed) port of that number that the
+ * Sidecar's egress listener of the port imports (else its catch-all listener's),
  * its routes from the first VirtualService bound to {@code mesh} for the host, else one
  * {@code default} route to {@code outbound|port||host}; then the catch-all virtual host
  * {@code allow_any} (PassthroughCluster) or {@code block_all} (502) by outbound traffic policy.
@@ -61,54 +62,79 @@ public final class SidecarRouteBuilder {
      * @param proxyLabels the proxy's labels, for VirtualService {@code sourceLabels}; null when
      *                    unknown (such matches are then kept). Results depend on them only when a
      *                    VirtualService uses sourceLabels.
-     * @return empty for a route name that is not a port number
+     * @return the route configuration of a port number, of a sniffed {@code <host>:<port>} of a
+     *         service the scope imports on that port, or of a unix socket {@code unix://PATH} an
+     *         egress listener binds (istiod's extractListenerPort); empty for any other name, so
+     *         names a proxy makes up build and cache nothing
      */
     public static Optional<RouteConfiguration> build(String routeName, PushContext push, ProxyScope scope,
                                                      Map<String, String> proxyLabels) {
+        boolean unix = routeName.startsWith(ProxyScope.EgressListener.UNIX_PREFIX);
+        int colon = routeName.lastIndexOf(':');
+        String sniffedHost = unix || colon < 0 ? null : routeName.substring(0, colon);
         int port;
         try {
-            port = Integer.parseInt(routeName);
+            port = unix ? 0 : Integer.parseInt(routeName.substring(colon + 1));
         } catch (NumberFormatException e) {
-            return Optional.empty(); // "host:port" (sniffed) and unix-socket names are not served here
-        }
-        if (port <= 0 || port > 65535) {
             return Optional.empty();
         }
+        if (port < 0 || port > 65535 || port == 0 && !unix) {
+            return Optional.empty();
+        }
+        var egress = scope.listenerForRoute(port, routeName);
+        if (unix && egress.isEmpty()) {
+            return Optional.empty();
+        }
+        List<Service> services = egress.map(l -> push.services(scope, l)).orElse(List.of());
+        if (sniffedHost != null && services.stream().noneMatch(s -> s.hostname().equals(sniffedHost)
+                && s.port(port).isPresent())) {
+            return Optional.empty();
+        }
+        RouteConfiguration all = build(routeName, port, push, scope, proxyLabels, services);
+        return Optional.of(sniffedHost == null ? all : sniffed(all, routeName, sniffedHost));
+    }
+
+    /**
+     * istiod's getVirtualHostsForSniffedServicePort: a sniffed listener of one service (at a
+     * bind) gets that service's virtual host alone, for every domain, and no catch-all.
+     */
+    private static RouteConfiguration sniffed(RouteConfiguration all, String routeName, String host) {
+        RouteConfiguration.Builder out = all.toBuilder().clearVirtualHosts();
+        for (VirtualHost vh : all.getVirtualHostsList()) {
+            if (vh.getDomainsList().contains(routeName) || vh.getDomainsList().contains(host)) {
+                out.addVirtualHosts(vh.toBuilder().clearDomains().addDomains("*"));
+            }
+        }
+        return out.build();
+    }
+
+    /**
+     * The virtual hosts of {@code services} on {@code port} (every HTTP or sniffed port for a
+     * unix socket's port 0), then the catch-all.
+     */
+    private static RouteConfiguration build(String routeName, int port, PushContext push, ProxyScope scope,
+                                            Map<String, String> proxyLabels, List<Service> services) {
         String proxyDomain = scope.namespace() + ".svc." + push.domainSuffix();
         HTTPRetry meshRetry = push.mesh().hasDefaultHttpRetryPolicy() ? push.mesh().getDefaultHttpRetryPolicy() : null;
 
         // one virtual host per service with the port; the routes of its VirtualService, else the default
-        record Pending(Service service, List<Route> routes) {
+        record Pending(Service service, int port, List<Route> routes) {
         }
         List<Pending> pending = new ArrayList<>();
-        for (Service s : push.services(scope)) {
-            Optional<Port> p = s.port(port);
-            if (p.isEmpty() || !httpOrSniffed(p.get().protocol()) || s.wildcard()) {
-                continue;
-            }
-            List<Route> routes = null;
-            for (Config vs : push.virtualServices(PushContext.MESH_GATEWAY, s.hostname(), scope)) {
-                VirtualService spec = (VirtualService) vs.spec();
-                List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
-                        vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry,
-                        PushContext.MESH_GATEWAY, push));
-                if (!r.isEmpty()) {
-                    routes = r; // the oldest VirtualService with routes for this port wins
-                    break;
+        for (Service s : services) {
+            List<Port> ports = port == 0 ? s.ports() : s.port(port).map(List::of).orElse(List.of());
+            for (Port p : ports) {
+                if (httpOrSniffed(p.protocol()) && !s.wildcard()) {
+                    pending.add(new Pending(s, p.port(), routes(s, p.port(), push, scope, proxyLabels, meshRetry)));
                 }
             }
-            if (routes == null) {
-                routes = List.of(defaultRoute(s.hostname(), port, meshRetry,
-                        ConsistentHashing.forService(push, scope, s.hostname(), port)));
-            }
-            pending.add(new Pending(s, routes));
         }
-        pending.sort(Comparator.comparing(p -> p.service().hostname() + ":" + port));
+        pending.sort(Comparator.comparing((Pending p) -> p.service().hostname()).thenComparingInt(Pending::port));
 
         Set<String> knownFqdn = new HashSet<>();
         for (Pending p : pending) {
             knownFqdn.add(p.service().hostname());
-            knownFqdn.add(p.service().hostname() + ":" + port);
+            knownFqdn.add(p.service().hostname() + ":" + p.port());
         }
         Set<String> used = new HashSet<>();
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName)
@@ -128,12 +154,28 @@ public final class SidecarRouteBuilder {
                 kept.add(domain);
             }
             if (!kept.isEmpty()) {
-                rc.addVirtualHosts(VirtualHost.newBuilder().setName(p.service().hostname() + ":" + port)
+                rc.addVirtualHosts(VirtualHost.newBuilder().setName(p.service().hostname() + ":" + p.port())
                         .addAllDomains(kept).addAllRoutes(p.routes()).setIncludeRequestAttemptCount(true));
             }
         }
         rc.addVirtualHosts(catchAll(push.mesh(), scope));
-        return Optional.of(rc.build());
+        return rc.build();
+    }
+
+    /** The routes of {@code s} on {@code port}: its VirtualService's, else the default route. */
+    private static List<Route> routes(Service s, int port, PushContext push, ProxyScope scope,
+                                      Map<String, String> proxyLabels, HTTPRetry meshRetry) {
+        for (Config vs : push.virtualServices(PushContext.MESH_GATEWAY, s.hostname(), scope)) {
+            VirtualService spec = (VirtualService) vs.spec();
+            List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
+                    vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry,
+                    PushContext.MESH_GATEWAY, push));
+            if (!r.isEmpty()) {
+                return r; // the oldest VirtualService with routes for this port wins
+            }
+        }
+        return List.of(defaultRoute(s.hostname(), port, meshRetry,
+                ConsistentHashing.forService(push, scope, s.hostname(), port)));
     }
 
     /** istiod's IsHTTPOrSniffed: HTTP-family ports, and ports of unknown protocol (sniffed). */
