@@ -19,7 +19,6 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.DebugAuthorizer;
-import io.meshpilot.xds.Connection;
 import io.meshpilot.xds.DiscoveryServer;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -134,15 +133,6 @@ public class AdminAccess {
     }
 
     /**
-     * True when the connection {@code proxyId} names (as the debug endpoints resolve it) is
-     * here and its proxy belongs to another namespace than {@code namespace}.
-     */
-    private boolean otherNamespacesProxy(String proxyId, String namespace) {
-        return xds.debugConnection(proxyId).map(Connection::proxy)
-                .filter(p -> !p.namespace().equals(namespace)).isPresent();
-    }
-
-    /**
      * Helidon serves its observe endpoints (/metrics, /health) on every listener that has one;
      * istiod keeps metrics on 15014 and probes on 8080, so the other listener answers 404.
      */
@@ -193,7 +183,7 @@ public class AdminAccess {
                         String.join(",", caller.identities()), path + " from " + remote + " as " + caller.identities());
                 case DebugAuthorizer.Decision.OwnNamespace own -> {
                     String proxyId = req.query().first("proxyID").orElse("");
-                    if (!proxyId.isEmpty() && otherNamespacesProxy(proxyId, own.namespace())) {
+                    if (!proxyId.isEmpty() && xds.connectedOutside(proxyId, own.namespace())) {
                         refusals.log(String.join(",", caller.identities()), () -> "debug request refused (404): "
                                 + path + " from " + remote + " as " + caller.identities() + " about " + proxyId
                                 + " of another namespace");

@@ -45,7 +45,7 @@ import java.util.TreeSet;
 public class DebugResource {
     /** istiod's answers when a debug request names no proxy, or one not connected here. */
     static final String NO_PROXY_ID = "You must provide a proxyID in the query string\n";
-    static final String NOT_CONNECTED =
+    public static final String NOT_CONNECTED =
             "Proxy not connected to this Pilot instance. It may be connected to another instance.\n";
 
     /** Envoy's JSON names, every resource and typed config known (as Envoy's own admin prints). */
@@ -64,12 +64,21 @@ public class DebugResource {
     @Inject
     DiscoveryServer xds;
 
-    /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
+    /**
+     * Queries istiod registers as debug handlers of their own, so that {@code /debug/list} (and
+     * {@code istioctl x internal-debug --list}) names them.
+     */
+    private static final List<String> QUERY_VARIANTS = List.of("adsz?push=true", "cachez?clear=true",
+            "cachez?sizes=true");
+
+    /** {@code /debug/list}: the debug endpoint names and istiod's query variants, sorted, without "list" (as istiod). */
     @GET
     @Path("list")
     @Produces(MediaType.APPLICATION_JSON)
     public List<String> list() {
-        return endpointNames();
+        TreeSet<String> names = new TreeSet<>(endpointNames());
+        names.addAll(QUERY_VARIANTS);
+        return List.copyOf(names);
     }
 
     /** {@code /debug/mesh}: the mesh config in force, as protobuf JSON; {@code ?pretty} indents. */
@@ -324,7 +333,8 @@ public class DebugResource {
         return Response.ok(body, MediaType.APPLICATION_JSON).build();
     }
 
-    static List<String> endpointNames() {
+    /** The debug endpoint names (each {@code /debug/<name>}), sorted, without "list". */
+    public static List<String> endpointNames() {
         TreeSet<String> names = new TreeSet<>();
         for (Class<?> resource : List.of(DebugResource.class, DebugModelResource.class)) {
             for (Method m : resource.getDeclaredMethods()) {
