@@ -9,6 +9,8 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import io.envoyproxy.envoy.admin.v3.BootstrapConfigDump;
 import io.envoyproxy.envoy.admin.v3.ClustersConfigDump;
 import io.envoyproxy.envoy.admin.v3.EcdsConfigDump;
@@ -16,6 +18,9 @@ import io.envoyproxy.envoy.admin.v3.ListenersConfigDump;
 import io.envoyproxy.envoy.admin.v3.RoutesConfigDump;
 import io.envoyproxy.envoy.admin.v3.ScopedRoutesConfigDump;
 import io.envoyproxy.envoy.admin.v3.SecretsConfigDump;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
@@ -29,6 +34,7 @@ import io.grpc.stub.MetadataUtils;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.charset.StandardCharsets;
@@ -119,11 +125,19 @@ class IstioctlXdsTest {
                 .intercept(MetadataUtils.newAttachHeadersInterceptor(md)).build();
     }
 
-    /** adsc's node (nodeID and buildNode): sidecar~ip~test-1.ns~ns.svc.cluster.local, GENERATOR=event. */
+    /** adsc's node id (nodeID): sidecar~ip~test-1.ns~ns.svc.cluster.local. */
+    static String istioctlNodeId(String namespace) {
+        return "sidecar~10.0.0.99~test-1." + namespace + "~" + namespace + ".svc.cluster.local";
+    }
+
+    /** adsc's node metadata (buildNode): GENERATOR=event, the default service account, ISTIO_VERSION 65536.65536.65536. */
+    static Map<String, String> istioctlMetadata(String namespace) {
+        return Map.of("GENERATOR", "event", "SERVICE_ACCOUNT", "default", "NAMESPACE", namespace,
+                "ISTIO_VERSION", "65536.65536.65536");
+    }
+
     static AdsClient istioctl(String token, String namespace) throws Exception {
-        return new AdsClient(istioctlChannel(token), "sidecar~10.0.0.99~test-1." + namespace + "~" + namespace
-                + ".svc.cluster.local", Map.of("GENERATOR", "event", "SERVICE_ACCOUNT", "default",
-                "NAMESPACE", namespace, "ISTIO_VERSION", "65536.65536.65536"));
+        return new AdsClient(istioctlChannel(token), istioctlNodeId(namespace), istioctlMetadata(namespace));
     }
 
     /** One istioctl command: a request with a time-string nonce, its first answer, then adsc's ACK. */
@@ -182,6 +196,25 @@ class IstioctlXdsTest {
         // istioctl's own debug streams (GENERATOR=event) are no proxies
         assertTrue(syncz.getResourcesList().stream().noneMatch(a -> a.toString().contains("test-1.istio-system")),
                 "the debug client is reported: " + syncz);
+    }
+
+    /** istiod's delta path answers debug types too (DeltaDiscoveryResponse.control_plane). */
+    @Test
+    void deltaSynczIdentifiesTheControlPlaneToo() throws Exception {
+        Struct.Builder metadata = Struct.newBuilder();
+        istioctlMetadata("istio-system").forEach((k, v) -> metadata.putFields(k,
+                Value.newBuilder().setStringValue(v).build()));
+        try (DeltaAdsClient c = new DeltaAdsClient(istioctlChannel(SYSTEM_TOKEN),
+                Node.newBuilder().setId(istioctlNodeId("istio-system")).setMetadata(metadata).build())) {
+            c.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.DEBUG_SYNCZ)
+                    .setResponseNonce(ZonedDateTime.now().toString()));
+            DeltaDiscoveryResponse syncz = c.next(WAIT);
+            assertNotNull(syncz, "no delta syncz answer: " + c.awaitError(Duration.ZERO));
+            assertTrue(syncz.hasControlPlane(), syncz.toString());
+            assertEquals(POD_NAME, JsonParser.parseString(syncz.getControlPlane().getIdentifier()).getAsJsonObject()
+                    .get("ID").getAsString());
+            assertTrue(syncz.getResourcesList().stream().anyMatch(r -> r.getName().equals(PROXY)), syncz.toString());
+        }
     }
 
     @Test
