@@ -23,7 +23,7 @@ import java.util.Arrays;
  * {@code 404 page not found}; a caller outside the system namespace naming another
  * namespace's proxy gets the endpoints' own "not connected" text (istiod's CallerNamespaceKey).
  */
-final class LoopbackDebugPages implements DebugPages {
+final class LoopbackDebugPages implements DebugPages, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(LoopbackDebugPages.class.getName());
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -62,6 +62,12 @@ final class LoopbackDebugPages implements DebugPages {
             Thread.currentThread().interrupt();
             return "debug page " + request + " interrupted\n";
         }
+    }
+
+    /** Stops the client's connections and its selector thread. */
+    @Override
+    public void close() {
+        client.close();
     }
 
     private static String proxyIdOf(String request) {

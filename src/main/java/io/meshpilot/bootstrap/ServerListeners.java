@@ -2,6 +2,7 @@ package io.meshpilot.bootstrap;
 
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.lifecycle.Component;
+import io.meshpilot.xds.DebugPages;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -39,8 +40,13 @@ final class ServerListeners {
         c.state().bound(servers.boundPorts(), servers.addresses());
         if (hosting == PilotServer.Hosting.FULL) {
             // istio.io/debug over xDS answers from the debug endpoints the http listener serves
-            c.discovery().serveDebugPages(new LoopbackDebugPages(args.listeners().http().host(),
-                    c.state().ports().get(ListenerNames.display(ListenerNames.HTTP)), c.discovery()));
+            LoopbackDebugPages pages = new LoopbackDebugPages(args.listeners().http().host(),
+                    c.state().ports().get(ListenerNames.display(ListenerNames.HTTP)), c.discovery());
+            c.discovery().serveDebugPages(pages);
+            closeables.add(() -> {
+                c.discovery().serveDebugPages(DebugPages.NONE);
+                pages.close();
+            });
         }
         return c.state().ports().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
                 .collect(Collectors.joining(" ")) + " grpcTransport=" + args.grpcTransportLabel();
