@@ -19,7 +19,6 @@ import io.meshpilot.model.Environment;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.DebugAuthorizer;
-import io.meshpilot.xds.Connection;
 import io.meshpilot.xds.DiscoveryServer;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -90,7 +89,8 @@ public class AdminAccess {
 
     /** Paths that need an authenticated or local caller. */
     static boolean isProtected(String path) {
-        return path.equals("/debug") || path.startsWith("/debug/") || path.startsWith("/api/");
+        // the /debug index names the pages only; istiod serves it without its auth wrapper
+        return path.startsWith("/debug/") || path.startsWith("/api/");
     }
 
     /** Loopback addresses (127.0.0.0/8, ::1, IPv4-mapped loopback) are trusted. */
@@ -131,15 +131,6 @@ public class AdminAccess {
             }
         });
         return new CallPeer(CallPeer.HTTP, req.remotePeer().address(), chain, req.isSecure());
-    }
-
-    /**
-     * True when the connection {@code proxyId} names (as the debug endpoints resolve it) is
-     * here and its proxy belongs to another namespace than {@code namespace}.
-     */
-    private boolean otherNamespacesProxy(String proxyId, String namespace) {
-        return xds.debugConnection(proxyId).map(Connection::proxy)
-                .filter(p -> !p.namespace().equals(namespace)).isPresent();
     }
 
     /**
@@ -193,7 +184,7 @@ public class AdminAccess {
                         String.join(",", caller.identities()), path + " from " + remote + " as " + caller.identities());
                 case DebugAuthorizer.Decision.OwnNamespace own -> {
                     String proxyId = req.query().first("proxyID").orElse("");
-                    if (!proxyId.isEmpty() && otherNamespacesProxy(proxyId, own.namespace())) {
+                    if (!proxyId.isEmpty() && xds.connectedOutside(proxyId, own.namespace())) {
                         refusals.log(String.join(",", caller.identities()), () -> "debug request refused (404): "
                                 + path + " from " + remote + " as " + caller.identities() + " about " + proxyId
                                 + " of another namespace");

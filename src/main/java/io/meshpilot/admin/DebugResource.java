@@ -10,6 +10,9 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigJson;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.schema.Schema;
+import io.meshpilot.features.ServerMode;
+import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.lifecycle.ServerIdentity;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
@@ -45,7 +48,7 @@ import java.util.TreeSet;
 public class DebugResource {
     /** istiod's answers when a debug request names no proxy, or one not connected here. */
     static final String NO_PROXY_ID = "You must provide a proxyID in the query string\n";
-    static final String NOT_CONNECTED =
+    public static final String NOT_CONNECTED =
             "Proxy not connected to this Pilot instance. It may be connected to another instance.\n";
 
     /** Envoy's JSON names, every resource and typed config known (as Envoy's own admin prints). */
@@ -64,12 +67,34 @@ public class DebugResource {
     @Inject
     DiscoveryServer xds;
 
-    /** {@code /debug/list}: the debug endpoint names, sorted, without "list" itself (as istiod). */
+    @Inject
+    ServerIdentity identity;
+
+    @Inject
+    Readiness readiness;
+
+    /**
+     * Queries istiod registers as debug handlers of their own, so that {@code /debug/list} (and
+     * {@code istioctl x internal-debug --list}) names them.
+     */
+    private static final List<String> QUERY_VARIANTS = List.of("adsz?push=true", "cachez?clear=true",
+            "cachez?sizes=true");
+
+    /** {@code /debug}: istiod's HTML index of the debug endpoints (open to every caller, as istiod's). */
+    @GET
+    @Produces(MediaType.TEXT_HTML)
+    public String index() {
+        return DebugIndex.html(list());
+    }
+
+    /** {@code /debug/list}: the debug endpoint names and istiod's query variants, sorted, without "list" (as istiod). */
     @GET
     @Path("list")
     @Produces(MediaType.APPLICATION_JSON)
     public List<String> list() {
-        return endpointNames();
+        TreeSet<String> names = new TreeSet<>(endpointNames());
+        names.addAll(QUERY_VARIANTS);
+        return List.copyOf(names);
     }
 
     /** {@code /debug/mesh}: the mesh config in force, as protobuf JSON; {@code ?pretty} indents. */
@@ -105,24 +130,33 @@ public class DebugResource {
     }
 
     /**
-     * {@code /debug/clusterz}: the remote clusters read through remote Secrets (istiod's
-     * ListRemoteClusters): id, the Secret it came from, and whether it has synced.
+     * {@code /debug/clusterz}: the clusters istiod reads (istiod's ListRemoteClusters): in
+     * Kubernetes mode the config cluster first ({@code --clusterID}, synced once this server is
+     * ready), then the remote clusters read through remote Secrets, each with its id, the
+     * Secret it came from and whether it has synced. Without Kubernetes istiod has no cluster
+     * list: 400 with an empty body.
      */
     @GET
     @Path("clusterz")
     @Produces(MediaType.APPLICATION_JSON)
-    public String clusterz() {
-        JsonArray out = new JsonArray();
-        if (registries.remoteClusters() != null) {
-            registries.remoteClusters().status().forEach(c -> {
-                JsonObject o = new JsonObject();
-                o.addProperty("id", c.id());
-                o.addProperty("secretName", c.secretName());
-                o.addProperty("syncStatus", c.syncStatus());
-                out.add(o);
-            });
+    public Response clusterz() {
+        if (!ServerMode.KUBERNETES.label().equals(identity.mode())) {
+            return Response.status(400).build();
         }
-        return out.toString();
+        JsonArray out = new JsonArray();
+        out.add(cluster(identity.clusterId(), "", readiness.ready() ? "synced" : "syncing"));
+        if (registries.remoteClusters() != null) {
+            registries.remoteClusters().status().forEach(c -> out.add(cluster(c.id(), c.secretName(), c.syncStatus())));
+        }
+        return json(out.toString());
+    }
+
+    private static JsonObject cluster(String id, String secretName, String syncStatus) {
+        JsonObject o = new JsonObject();
+        o.addProperty("id", id);
+        o.addProperty("secretName", secretName);
+        o.addProperty("syncStatus", syncStatus);
+        return o;
     }
 
     /** {@code /debug/endpointShardz}: hostname -> namespace -> {Shards: {provider/cluster: [...]}, ServiceAccounts}. */
@@ -324,7 +358,8 @@ public class DebugResource {
         return Response.ok(body, MediaType.APPLICATION_JSON).build();
     }
 
-    static List<String> endpointNames() {
+    /** The debug endpoint names (each {@code /debug/<name>}), sorted, without "list". */
+    public static List<String> endpointNames() {
         TreeSet<String> names = new TreeSet<>();
         for (Class<?> resource : List.of(DebugResource.class, DebugModelResource.class)) {
             for (Method m : resource.getDeclaredMethods()) {

@@ -36,7 +36,7 @@ final class DiscoveryInit {
         boolean helidonServesGrpc = args.grpcTransport() == GrpcTransportKind.HELIDON || args.listeners().grpc() == null;
         DiscoveryServer discovery = new DiscoveryServer(environment, configs, grpcServices, authenticators, credentials,
                 new DiscoveryServer.Options(args.features(), helidonServesGrpc, args.keepalive().maxServerConnectionAge(),
-                        args.clusterAliases()));
+                        args.clusterAliases(), args.kube() == null ? "" : args.kube().identity(), args.namespace()));
         closeables.add(discovery);
         closeables.add(jwks); // closed first: no key set change reaches a stopped discovery server
         return new Built<>(new Discovery(discovery, jwks), "helidonServesGrpc=" + helidonServesGrpc);

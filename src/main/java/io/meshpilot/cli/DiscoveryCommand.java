@@ -13,6 +13,7 @@ import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.logging.ControlZ;
 import io.meshpilot.logging.IstioLogging;
 import io.meshpilot.logging.LogOptions;
@@ -195,7 +196,7 @@ public final class DiscoveryCommand implements Callable<Integer> {
             System.err.println("pilot-discovery: invalid arguments: " + e.getMessage());
             return ExitCodes.USAGE;
         }
-        ControlZ controlz = ControlZ.start(ctrlzAddress, controlzPort, logging.scopes());
+        ControlZ controlz = ControlZ.start(ctrlzAddress, controlzPort, logging.scopes(), BuildInfo.current().istiodInfo());
         try {
             return MeshPilotServer.runUntilShutdown(args);
         } finally {

@@ -53,14 +53,25 @@ public record BuildInfo(String version, String revision, String buildTime, Strin
         return version + "-" + revision + "-" + status;
     }
 
-    /** The JSON object of {@code /version} and {@code version -o json} (istiod's keys plus ours). */
-    public Map<String, String> asMap() {
+    /**
+     * istiod's BuildInfo JSON keys (pkg/version {@code BuildInfo}: version, revision,
+     * golang_version, status, tag), with the Java version as {@code golang_version}: what the
+     * control-plane identifier istioctl reads and ControlZ's {@code /versionj} carry.
+     */
+    public Map<String, String> istiodInfo() {
         var m = new LinkedHashMap<String, String>();
         m.put("version", version);
         m.put("revision", revision);
-        m.put("java_version", javaVersion);
+        m.put("golang_version", javaVersion);
         m.put("status", status);
         m.put("tag", tag);
+        return m;
+    }
+
+    /** The JSON object of {@code /version} and {@code version -o json} (istiod's keys plus ours). */
+    public Map<String, String> asMap() {
+        var m = new LinkedHashMap<String, String>();
+        istiodInfo().forEach((key, value) -> m.put(key.equals("golang_version") ? "java_version" : key, value));
         m.put("build_time", buildTime);
         return m;
     }

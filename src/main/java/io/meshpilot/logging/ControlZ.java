@@ -15,6 +15,9 @@ import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * istiod's ControlZ logging-scopes topic (pkg/ctrlz/topics/scopes.go) where istiod serves it:
@@ -28,32 +31,46 @@ import java.nio.charset.StandardCharsets;
  *       absent level leaves it) and {@code log_callers} (absent means false, as istiod);
  *       202</li>
  * </ul>
- * Only the JSON side: istiod's HTML pages are not served.
+ * and the pages {@code istioctl dashboard controlz} opens: the home page {@code /} linking
+ * the topics, {@code /scopez/} (the scopes as HTML), and Memory Usage, Process Info and
+ * Version Info as {@code /memz/}, {@code /procz/}, {@code /versionz/} HTML and
+ * {@code /memj/}, {@code /procj/}, {@code /versionj/} JSON ({@code PUT /memj/forcecollection}
+ * asks for a collection, 202) ({@link ControlZTopics}). The environment topic is not served:
+ * the environment may hold secrets.
  */
 public final class ControlZ implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ControlZ.class.getName());
     public static final int DEFAULT_PORT = 9876;
     private static final String PREFIX = "/scopej";
 
+    private static final String HTML = "text/html; charset=utf-8";
+    private static final String JSON = "application/json; charset=utf-8";
+
     private final HttpServer server;
     private final LiveScopes scopes;
+    private final Map<String, String> buildInfo;
 
-    private ControlZ(HttpServer server, LiveScopes scopes) {
+    private ControlZ(HttpServer server, LiveScopes scopes, Map<String, String> buildInfo) {
         this.server = server;
         this.scopes = scopes;
+        this.buildInfo = Collections.unmodifiableMap(new LinkedHashMap<>(buildInfo)); // in istiod's key order
     }
 
     /**
      * Listens on {@code address:port} ({@code *} is every address). As istiod, a ControlZ that
      * cannot listen is logged and the server runs without it: null then.
+     *
+     * @param buildInfo istiod's BuildInfo keys and values, what Version Info shows
      */
-    public static ControlZ start(String address, int port, LiveScopes scopes) {
+    public static ControlZ start(String address, int port, LiveScopes scopes, Map<String, String> buildInfo) {
         try {
             InetSocketAddress bind = address.equals("*") ? new InetSocketAddress(port)
                     : new InetSocketAddress(InetAddress.getByName(address), port);
             HttpServer server = HttpServer.create(bind, 16);
-            ControlZ z = new ControlZ(server, scopes);
+            ControlZ z = new ControlZ(server, scopes, buildInfo);
             server.createContext(PREFIX, z::handle);
+            server.createContext("/", z::page);
+            server.createContext("/memj", z::memory);
             server.setExecutor(null);
             server.start();
             InetSocketAddress at = server.getAddress();
@@ -70,6 +87,49 @@ public final class ControlZ implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    /** The home page and the topics' pages; anything else is Go's 404. */
+    private void page(HttpExchange ex) throws IOException {
+        try (ex) {
+            if (!ex.getRequestMethod().equals("GET")) {
+                send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
+                return;
+            }
+            switch (ex.getRequestURI().getPath()) {
+                case "/" -> send(ex, 200, HTML, ControlZTopics.homePage());
+                case "/scopez", "/scopez/" -> send(ex, 200, HTML, ControlZTopics.scopesPage(scopes.snapshot()));
+                case "/memz", "/memz/" -> send(ex, 200, HTML, ControlZTopics.objectPage("Memory Usage",
+                        ControlZTopics.memory()));
+                case "/procz", "/procz/" -> send(ex, 200, HTML, ControlZTopics.objectPage("Process Info",
+                        ControlZTopics.process()));
+                case "/versionz", "/versionz/" -> send(ex, 200, HTML, ControlZTopics.objectPage("Version Info",
+                        ControlZTopics.version(buildInfo)));
+                case "/procj", "/procj/" -> send(ex, 200, JSON, ControlZTopics.process() + "\n");
+                case "/versionj", "/versionj/" -> send(ex, 200, JSON, ControlZTopics.version(buildInfo) + "\n");
+                default -> send(ex, 404, "text/plain; charset=utf-8", "404 page not found\n");
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "ControlZ request failed: " + e);
+        }
+    }
+
+    /** {@code GET /memj/}, and {@code PUT /memj/forcecollection} (istiod runs the collector: 202). */
+    private void memory(HttpExchange ex) throws IOException {
+        try (ex) {
+            String path = ex.getRequestURI().getPath();
+            String method = ex.getRequestMethod();
+            if ((path.equals("/memj") || path.equals("/memj/")) && method.equals("GET")) {
+                send(ex, 200, JSON, ControlZTopics.memory() + "\n");
+            } else if (path.equals("/memj/forcecollection") && method.equals("PUT")) {
+                System.gc(); // asked for by the operator, as istiod's runtime.GC()
+                send(ex, 202, "text/plain; charset=utf-8", "");
+            } else {
+                send(ex, 404, "text/plain; charset=utf-8", "404 page not found\n");
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "ControlZ request failed: " + e);
+        }
+    }
+
     private void handle(HttpExchange ex) throws IOException {
         try (ex) {
             String path = ex.getRequestURI().getPath();
@@ -84,7 +144,7 @@ public final class ControlZ implements AutoCloseable {
                 if (method.equals("GET")) {
                     StringBuilder b = new StringBuilder("[");
                     scopes.snapshot().forEach((s, st) -> b.append(b.length() > 1 ? "," : "").append(json(s, st)));
-                    send(ex, 200, "application/json; charset=utf-8", b.append("]\n").toString());
+                    send(ex, 200, JSON, b.append("]\n").toString());
                 } else {
                     send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
                 }
@@ -96,7 +156,7 @@ public final class ControlZ implements AutoCloseable {
                 return;
             }
             switch (method) {
-                case "GET" -> send(ex, 200, "application/json; charset=utf-8",
+                case "GET" -> send(ex, 200, JSON,
                         json(scope.get(), scopes.get(name)) + "\n");
                 case "PUT" -> put(ex, name);
                 default -> send(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");

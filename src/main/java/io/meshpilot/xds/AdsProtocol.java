@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -42,6 +43,7 @@ final class AdsProtocol {
     private final Supplier<PushContext> current;
     private final StreamLimits limits;
     private final DebugAuthorizer debugAuthorizer;
+    private final ControlPlane controlPlane;
     private final SubscribedNames.Pool subscriptions = new SubscribedNames.Pool();
 
     /**
@@ -49,9 +51,11 @@ final class AdsProtocol {
      * @param limits  what one stream may make us hold; a request past them ends its stream
      *                ({@link StreamLimits.Exceeded})
      * @param debugAuthorizer who may read what of the debug types (a refused stream ends Unauthenticated)
+     * @param controlPlane    who answers, sent with every istio.io/debug/syncz answer (istioctl's ISTIOD column)
      */
     AdsProtocol(ConnectionTable connections, Generators generators, XdsCache cache, SharedResponses shared,
-                Supplier<PushContext> current, StreamLimits limits, DebugAuthorizer debugAuthorizer) {
+                Supplier<PushContext> current, StreamLimits limits, DebugAuthorizer debugAuthorizer,
+                ControlPlane controlPlane) {
         this.connections = connections;
         this.generators = generators;
         this.cache = cache;
@@ -59,6 +63,7 @@ final class AdsProtocol {
         this.current = current;
         this.limits = limits;
         this.debugAuthorizer = debugAuthorizer;
+        this.controlPlane = controlPlane;
     }
 
     private void rejected(Connection con, String type, int code) {
@@ -292,29 +297,38 @@ final class AdsProtocol {
 
     /**
      * A debug type's answer, generated now for this request and recorded nowhere (istiod starts
-     * no watch for it); on a delta stream the same resources as delta resources.
+     * no watch for it); on a delta stream the same resources as delta resources. istiod's
+     * pushXds identifies the control plane on syncz answers only.
      */
     private void answerDebug(Connection con, String type, List<String> names) {
         PushContext push = current.get();
         DiscoveryResponse answer = sotwResponse(con.proxy(), debugGenerator(con, type, push), type,
                 SubscribedNames.of(names), names.isEmpty(), push, cache, shared);
+        boolean identified = type.equals(TypeUrls.DEBUG_SYNCZ);
         if (!con.delta()) {
-            con.sendDebug(answer);
+            con.sendDebug(identified ? answer.toBuilder().setControlPlane(controlPlane).build() : answer);
             return;
         }
-        con.sendDeltaDebug(DeltaDiscoveryResponse.newBuilder()
+        var delta = DeltaDiscoveryResponse.newBuilder()
                 .setTypeUrl(type)
                 .setSystemVersionInfo(answer.getVersionInfo())
                 .setNonce(answer.getNonce())
-                .addAllResources(answer.getResourcesList().stream().map(AdsProtocol::resource).toList())
-                .build());
+                .addAllResources(answer.getResourcesList().stream().map(AdsProtocol::resource).toList());
+        if (identified) {
+            delta.setControlPlane(controlPlane);
+        }
+        con.sendDeltaDebug(delta.build());
     }
 
     /**
      * The generator of a debug type for what the stream's verified identity may read (istiod's
-     * StatusGen): a stream without one is ended Unauthenticated, as istiod ends it.
+     * StatusGen): a stream without one is ended Unauthenticated, as istiod ends it. The generic
+     * istio.io/debug type is istiod's DebugGen, which decides itself ({@link DebugPageGenerator}).
      */
     private Generator debugGenerator(Connection con, String type, PushContext push) {
+        if (type.equals(TypeUrls.DEBUG_PAGE)) {
+            return generators.forConnection(type, con); // istiod's DebugGen authorizes by its own rules
+        }
         return switch (debugAuthorizer.decideXdsDebug(con.identities(), push.rootNamespace())) {
             case DebugAuthorizer.Decision.Everything everything -> generators.forConnection(type, con);
             case DebugAuthorizer.Decision.OwnNamespace own ->

@@ -3,8 +3,10 @@ package io.meshpilot.xds;
 import io.meshpilot.monitoring.IstioCounter;
 import java.lang.System.Logger.Level;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,6 +33,15 @@ final class ConnectionTable {
 
     int size() {
         return connections.size();
+    }
+
+    /**
+     * The connection a debug request's {@code proxyID} names: as istiod, the first whose
+     * connection id contains it (a pod's {@code name.namespace} is enough), in connection-id order.
+     */
+    Optional<Connection> debugConnection(String proxyId) {
+        return connections.values().stream().sorted(Comparator.comparing(Connection::id))
+                .filter(c -> c.id().contains(proxyId)).findFirst();
     }
 
     long changes() {

@@ -12,6 +12,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
@@ -22,7 +23,6 @@ import io.meshpilot.security.credentials.CredentialsController;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,15 +48,17 @@ public final class DiscoveryServer implements AutoCloseable {
      *                          its own: the xDS server ends streams older than {@code maxConnectionAge}
      * @param maxConnectionAge  --keepaliveMaxServerConnectionAge
      * @param clusterAliases    --clusterAliases: a proxy whose CLUSTER_ID is an alias is in the cluster it names
+     * @param podName           this replica's name ($POD_NAME), how istioctl tells the control planes apart
+     * @param systemNamespace   --namespace, istiod's own: its identities read every istio.io/debug page
      */
     public record Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge,
-                          Map<String, String> clusterAliases) {
+                          Map<String, String> clusterAliases, String podName, String systemNamespace) {
         public Options {
             clusterAliases = Map.copyOf(clusterAliases);
         }
 
         public Options(PilotFeatures features, boolean sweepConnections, Duration maxConnectionAge) {
-            this(features, sweepConnections, maxConnectionAge, Map.of());
+            this(features, sweepConnections, maxConnectionAge, Map.of(), "", "istio-system");
         }
     }
 
@@ -71,6 +73,7 @@ public final class DiscoveryServer implements AutoCloseable {
     private final XdsStatus status;
     private final AdsProtocol protocol;
     private final XdsUpdates updates;
+    private volatile DebugPages debugPages = DebugPages.NONE;
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
 
@@ -84,10 +87,12 @@ public final class DiscoveryServer implements AutoCloseable {
         this.authenticators = authenticators;
         this.options = options;
         this.cache = new XdsCache(options.features().enableXdsCache(), options.features().xdsCacheSize());
-        Generators generators = new Generators(cache, () -> credentials, connections::all);
+        Generators generators = new Generators(cache, () -> credentials, new Generators.DebugSources(connections,
+                this::dumpWithoutEndpoints, options.systemNamespace(), () -> debugPages));
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
         this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,
-                StreamLimits.DEFAULT, new DebugAuthorizer(options.features().debugAuth()));
+                StreamLimits.DEFAULT, new DebugAuthorizer(options.features().debugAuth()),
+                new ControlPlaneInstance(options.podName(), BuildInfo.current()).proto());
         this.updates = new XdsUpdates(environment, cache, status);
     }
 
@@ -180,6 +185,11 @@ public final class DiscoveryServer implements AutoCloseable {
         return status.status(configs);
     }
 
+    /** What istio.io/debug/config_dump answers: the status is built after the generators that read it. */
+    private ConfigDump dumpWithoutEndpoints(Connection con) {
+        return status.configDump(con, false);
+    }
+
     /** See {@link XdsStatus#configDump(Connection, boolean)}. */
     public ConfigDump configDump(Connection con, boolean includeEndpoints) {
         return status.configDump(con, includeEndpoints);
@@ -190,8 +200,20 @@ public final class DiscoveryServer implements AutoCloseable {
      * connection id contains it (a pod's {@code name.namespace} is enough).
      */
     public Optional<Connection> debugConnection(String proxyId) {
-        return connections.all().stream().sorted(Comparator.comparing(Connection::id))
-                .filter(c -> c.id().contains(proxyId)).findFirst();
+        return connections.debugConnection(proxyId);
+    }
+
+    /**
+     * Whether {@code proxyId} names a proxy connected here outside {@code namespace}: what a
+     * caller of that namespace is told is not connected (istiod's CallerNamespaceKey).
+     */
+    public boolean connectedOutside(String proxyId, String namespace) {
+        return connections.debugConnection(proxyId).filter(c -> !c.proxy().namespace().equals(namespace)).isPresent();
+    }
+
+    /** The admin debug pages that answer istio.io/debug requests from now on. */
+    public void serveDebugPages(DebugPages pages) {
+        this.debugPages = pages;
     }
 
     /** Ends the connection's stream (istiod's {@code /debug/force_disconnect}); the proxy reconnects. */

@@ -1,12 +1,13 @@
 package io.meshpilot.xds;
 
+import io.envoyproxy.envoy.admin.v3.ConfigDump;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.security.credentials.CredentialsController;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -16,28 +17,51 @@ import java.util.function.Supplier;
  * and RDS; gateways (router proxies) get the listeners, routes and clusters of the Gateways
  * that select them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
  * configs their listeners reference over ECDS ({@link EcdsGenerator}). Envoy proxies get SDS (gateways' credentialName secrets) from
- * {@link SecretGenerator}, bound to the stream's verified identities.
+ * {@link SecretGenerator}, bound to the stream's verified identities. Every proxy may ask
+ * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
+ * {@code istio.io/debug/config_dump} ({@link ConfigDumpGenerator}) and {@code istio.io/debug}
+ * ({@link DebugPageGenerator}, bound to the stream's verified identities).
  */
 final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
     private final SecretGenerator sds;
     private final SyncStatusGenerator syncz;
+    private final ConfigDumpGenerator configDump;
+    private final DebugPageGenerator debugPages;
+
+    /**
+     * What istiod's debug types read: the connections (syncz, and the proxy config_dump
+     * names), a connection's config dump without endpoints, istiod's own namespace (who may
+     * read every debug page) and the admin debug pages once they are served.
+     */
+    record DebugSources(ConnectionTable connections, Function<Connection, ConfigDump> dump, String systemNamespace,
+                        Supplier<DebugPages> pages) {
+        /** No connections and no pages (tests, benchmarks). */
+        static DebugSources none() {
+            return new DebugSources(new ConnectionTable(), c -> ConfigDump.getDefaultInstance(), "istio-system",
+                    () -> DebugPages.NONE);
+        }
+    }
 
     /**
      * @param cache       resources shared across proxies
      * @param credentials what SDS serves
-     * @param connections what istio.io/debug/syncz reports on
+     * @param debug       what the istio.io/debug types read
      */
-    Generators(XdsCache cache, Supplier<CredentialsController> credentials, Supplier<Collection<Connection>> connections) {
+    Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug) {
         Generator cds = new CdsGenerator(cache);
         Generator eds = new EdsGenerator(cache);
         this.sds = new SecretGenerator(credentials);
-        this.syncz = new SyncStatusGenerator(connections);
+        this.syncz = new SyncStatusGenerator(debug.connections()::all);
+        this.configDump = new ConfigDumpGenerator(debug.connections()::debugConnection, debug.dump());
+        this.debugPages = new DebugPageGenerator(debug.systemNamespace(), debug.pages());
         this.proxyless = Map.of(TypeUrls.LISTENER, new GrpcLdsGenerator(), TypeUrls.ROUTE, new GrpcRdsGenerator(),
-                TypeUrls.CLUSTER, cds, TypeUrls.ENDPOINT, eds, TypeUrls.DEBUG_SYNCZ, syncz);
+                TypeUrls.CLUSTER, cds, TypeUrls.ENDPOINT, eds, TypeUrls.DEBUG_SYNCZ, syncz,
+                TypeUrls.DEBUG_CONFIG_DUMP, configDump);
         this.envoy = Map.of(TypeUrls.LISTENER, new EnvoyLdsGenerator(cache), TypeUrls.ROUTE, new EnvoyRdsGenerator(cache),
                 TypeUrls.CLUSTER, cds, TypeUrls.ENDPOINT, eds, TypeUrls.DEBUG_SYNCZ, syncz,
+                TypeUrls.DEBUG_CONFIG_DUMP, configDump,
                 TypeUrls.EXTENSION_CONFIG, new EcdsGenerator(),
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
     }
@@ -45,7 +69,7 @@ final class Generators {
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
     static Generators standalone(XdsCache cache) {
         CredentialsController none = new CredentialsController();
-        return new Generators(cache, () -> none, List::of);
+        return new Generators(cache, () -> none, DebugSources.none());
     }
 
     /**
@@ -58,6 +82,9 @@ final class Generators {
         if (typeUrl.equals(TypeUrls.SECRET) && !con.proxy().proxyless()) {
             return sds.forCaller(con.identities());
         }
+        if (typeUrl.equals(TypeUrls.DEBUG_PAGE)) {
+            return debugPages.forCaller(con.identities());
+        }
         return forType(typeUrl, con.proxy());
     }
 
@@ -67,7 +94,10 @@ final class Generators {
      */
     Generator forDebugOfNamespace(String typeUrl, Proxy proxy, String namespace) {
         Generator g = forType(typeUrl, proxy);
-        return g == syncz ? syncz.ofNamespace(namespace) : g;
+        if (g == syncz) {
+            return syncz.ofNamespace(namespace);
+        }
+        return g == configDump ? configDump.ofNamespace(namespace) : g;
     }
 
     /**

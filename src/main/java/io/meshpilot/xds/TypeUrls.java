@@ -15,12 +15,16 @@ public final class TypeUrls {
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
+    /** istiod's debug type: one connected proxy's config dump, named by the one resource name. */
+    public static final String DEBUG_CONFIG_DUMP = "istio.io/debug/config_dump";
+    /** istiod's generic debug type: the body of the debug page the one resource name names ({@link DebugPageGenerator}). */
+    public static final String DEBUG_PAGE = "istio.io/debug";
     /** The Istio agent's workload health reports: not a subscription (istiod's processRequest takes them first). */
     static final String HEALTH_INFO = "type.googleapis.com/istio.v1.HealthInformation";
     /** What istio.io/debug/syncz answers with: a proxy's sync state. */
     static final String CLIENT_CONFIG = "type.googleapis.com/envoy.service.status.v3.ClientConfig";
     /** What every debug type URL starts with (istiod's v3.DebugType). */
-    static final String DEBUG_PREFIX = "istio.io/debug";
+    static final String DEBUG_PREFIX = DEBUG_PAGE;
 
     private TypeUrls() {
     }
@@ -64,7 +68,7 @@ public final class TypeUrls {
             case EXTENSION_CONFIG -> "ecds";
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
             case HEALTH_INFO -> "hds";
-            case DEBUG_SYNCZ -> DEBUG_SYNCZ;
+            case DEBUG_SYNCZ, DEBUG_CONFIG_DUMP, DEBUG_PAGE -> typeUrl;
             default -> UNKNOWN_METRIC_TYPE;
         };
     }

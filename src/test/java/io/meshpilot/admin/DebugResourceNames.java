@@ -7,7 +7,8 @@ public final class DebugResourceNames {
     private DebugResourceNames() {
     }
 
+    /** What {@code /debug/list} answers: the endpoint names and istiod's query variants, sorted. */
     public static List<String> names() {
-        return DebugResource.endpointNames();
+        return new DebugResource().list();
     }
 }

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.TimeZone;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -35,7 +36,7 @@ class IstioLoggingTest {
     /** istiod's formatDate: UTC, microseconds. */
     private static final Pattern TIME = Pattern.compile("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z");
 
-    private static LogOptions options(String outputLevel, boolean json, Path file) {
+    static LogOptions options(String outputLevel, boolean json, Path file) {
         return LogOptions.parse(outputLevel, "default:none", "", Boolean.toString(json), List.of(file.toString()));
     }
 
@@ -139,7 +140,7 @@ class IstioLoggingTest {
     void controlzScopejListsScopesAndPutChangesTheNextLine(@TempDir Path dir) throws Exception {
         Path log = dir.resolve("pilot.log");
         try (IstioLogging logging = IstioLogging.install(options("", true, log));
-             ControlZ z = ControlZ.start("127.0.0.1", 0, logging.scopes())) {
+             ControlZ z = ControlZ.start("127.0.0.1", 0, logging.scopes(), Map.of())) {
             Http.Reply list = Http.get(z.port(), "/scopej/");
             assertEquals(200, list.status(), list.body());
             JsonArray scopes = JsonParser.parseString(list.body()).getAsJsonArray();
@@ -187,7 +188,7 @@ class IstioLoggingTest {
     @Test
     void controlzRefusesABodyLargerThanTheLimit(@TempDir Path dir) throws Exception {
         try (IstioLogging logging = IstioLogging.install(options("", true, dir.resolve("pilot.log")));
-             ControlZ z = ControlZ.start("127.0.0.1", 0, logging.scopes())) {
+             ControlZ z = ControlZ.start("127.0.0.1", 0, logging.scopes(), Map.of())) {
             String padding = "x".repeat((int) HttpLimits.MAX_REQUEST_BODY);
             Http.Reply put = Http.send(z.port(), "/scopej/ads", "PUT",
                     "{\"output_level\":\"debug\",\"padding\":\"" + padding + "\"}", null);

@@ -31,10 +31,15 @@ public final class DeltaAdsClient implements AutoCloseable {
 
     /** A sidecar of namespace {@code default} with node id {@code nodeId}, over plaintext to {@code port}. */
     public DeltaAdsClient(int port, String nodeId) {
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-        node = Node.newBuilder().setId(nodeId)
+        this(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), Node.newBuilder().setId(nodeId)
                 .setMetadata(Struct.newBuilder().putFields("NAMESPACE", Value.newBuilder().setStringValue("default").build()))
-                .build();
+                .build());
+    }
+
+    /** As {@code node} over {@code channel} (e.g. TLS with a token on every call); closed with the client. */
+    public DeltaAdsClient(ManagedChannel channel, Node node) {
+        this.channel = channel;
+        this.node = node;
         requests = AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(new StreamObserver<>() {
             @Override
             public void onNext(DeltaDiscoveryResponse r) {

@@ -233,7 +233,8 @@ class KubeMulticlusterTest {
 
         cluster1.apply(remoteSecret("istio-remote-secret-cluster2", Map.of("cluster2", kubeconfigOf(cluster2, "c2"))));
         awaitServedBy(Set.of("a", "b"));
-        assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-cluster2\","
+        // istiod's clusterz: the config cluster first, then the remote Secrets' clusters
+        assertEquals("[" + CONFIG_CLUSTER + ",{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-cluster2\","
                 + "\"syncStatus\":\"synced\"}]", clusterz());
         assertEquals(Map.of("local", 1.0, "remote", 1.0), managedClusters());
 
@@ -304,7 +305,7 @@ class KubeMulticlusterTest {
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
         assertEquals(Set.of("cluster1"), reviewsInRegistry().get(0).getAsJsonObject("clusterVIPs").getAsJsonObject("Addresses").keySet());
         assertTrue(server.server().components().remoteSecrets().remoteClusters().isEmpty());
-        assertEquals("[]", clusterz());
+        assertEquals("[" + CONFIG_CLUSTER + "]", clusterz());
         assertEquals(Map.of("local", 1.0, "remote", 0.0), managedClusters());
     }
 
@@ -316,6 +317,9 @@ class KubeMulticlusterTest {
         metrics.get("istiod_managed_clusters").samples().forEach(s -> out.put(s.labels().get("cluster_type"), s.value()));
         return out;
     }
+
+    /** istiod's clusterz row of the config cluster (--clusterID), listed first in Kubernetes mode. */
+    static final String CONFIG_CLUSTER = "{\"id\":\"cluster1\",\"secretName\":\"\",\"syncStatus\":\"synced\"}";
 
     String clusterz() {
         return Http.get(server.ports().get("http"), "/debug/clusterz").body();
@@ -337,7 +341,7 @@ class KubeMulticlusterTest {
         assertEquals(Map.of("cluster2", "istio-system/istio-remote-secret-gone"),
                 server.server().components().remoteSecrets().remoteClusters(), "cluster2 is registered, still syncing");
         assertFalse(server.server().components().registries().remoteClusters().registries().get(0).hasSynced());
-        assertEquals("[{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-gone\","
+        assertEquals("[" + CONFIG_CLUSTER + ",{\"id\":\"cluster2\",\"secretName\":\"istio-system/istio-remote-secret-gone\","
                 + "\"syncStatus\":\"timeout\"}]", clusterz());
         assertEquals(Set.of("Kubernetes/cluster1"), shards().keySet());
     }

@@ -242,7 +242,8 @@ class SdsTest {
         assertEquals(4, SecretGenerator.CERTIFICATE_ERRORS.value() - errorsBefore);
         assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
                 false).size(), "any verified identity of the Secret's namespace will do");
-        assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(), List::of)
+        assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(),
+                Generators.DebugSources.none())
                 .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
     }

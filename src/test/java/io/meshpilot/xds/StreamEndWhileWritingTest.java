@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -73,7 +74,8 @@ class StreamEndWhileWritingTest {
         ConnectionTable table = new ConnectionTable();
         XdsCache cache = new XdsCache(true);
         AdsProtocol protocol = new AdsProtocol(table, Generators.standalone(cache), cache, new SharedResponses(),
-                () -> push, StreamLimits.DEFAULT, new DebugAuthorizer(PilotFeatures.DebugAuth.DEFAULTS));
+                () -> push, StreamLimits.DEFAULT, new DebugAuthorizer(PilotFeatures.DebugAuth.DEFAULTS),
+                ControlPlane.getDefaultInstance());
         AdsService ads = new AdsService(() -> true, table, protocol, new StreamRateLimiter(1000, Duration.ofSeconds(1)),
                 null, Map.of());
         WatchedStream out = new WatchedStream();

@@ -1,0 +1,83 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.admin.DebugResource;
+import io.meshpilot.xds.DebugPages;
+import io.meshpilot.xds.DiscoveryServer;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * The admin {@code /debug/*} endpoints for the xDS type {@code istio.io/debug}: each request is
+ * a GET to this process's own http listener over loopback, where the same JAX-RS handlers
+ * answer as they answer {@code istioctl} over HTTP (loopback callers read freely, as
+ * istiod's debug mux is called without its HTTP authorization). As istiod's DebugGen, the body
+ * is passed on whatever the status; a page that is not served answers Go's
+ * {@code 404 page not found}; a caller outside the system namespace naming another
+ * namespace's proxy gets the endpoints' own "not connected" text (istiod's CallerNamespaceKey).
+ */
+final class LoopbackDebugPages implements DebugPages, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(LoopbackDebugPages.class.getName());
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private final HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    private final URI base;
+    private final DiscoveryServer xds;
+
+    /**
+     * @param host the http listener's host: loopback when it listens on every address
+     * @param port the port it bound
+     */
+    LoopbackDebugPages(String host, int port, DiscoveryServer xds) {
+        String h = host == null || host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host;
+        this.base = URI.create("http://" + (h.contains(":") ? "[" + h + "]" : h) + ":" + port + "/debug/");
+        this.xds = xds;
+    }
+
+    @Override
+    public String body(String request, String callerNamespace) {
+        String page = DebugPages.page(request);
+        if (!page.equals("list") && !DebugResource.endpointNames().contains(page)) {
+            return PAGE_NOT_FOUND;
+        }
+        String proxyId = proxyIdOf(request);
+        if (!callerNamespace.isEmpty() && !proxyId.isEmpty() && xds.connectedOutside(proxyId, callerNamespace)) {
+            return DebugResource.NOT_CONNECTED;
+        }
+        try {
+            HttpResponse<String> answer = client.send(HttpRequest.newBuilder(base.resolve(request)).timeout(TIMEOUT)
+                    .GET().build(), HttpResponse.BodyHandlers.ofString());
+            return answer.body();
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.log(Level.WARNING, "istio.io/debug request " + request + " failed: " + e.getMessage());
+            return "debug page " + request + " failed: " + e.getMessage() + "\n";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "debug page " + request + " interrupted\n";
+        }
+    }
+
+    /** Stops the client's connections and its selector thread. */
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    private static String proxyIdOf(String request) {
+        int query = request.indexOf('?');
+        if (query < 0) {
+            return "";
+        }
+        return Arrays.stream(request.substring(query + 1).split("&"))
+                .filter(p -> p.startsWith("proxyID="))
+                .map(p -> URLDecoder.decode(p.substring("proxyID=".length()), StandardCharsets.UTF_8))
+                .findFirst().orElse("");
+    }
+}
