@@ -1,6 +1,8 @@
 package io.meshpilot.features;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import io.meshpilot.util.GoDuration;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -45,6 +47,8 @@ import java.util.stream.Collectors;
  * @param debugAuth            who may read /debug/* from off the machine
  * @param ingressNamespace     K8S_INGRESS_NS (istio-system): where the Gateways converted from Kubernetes
  *                             Ingresses live and where the ingress Service is looked up
+ * @param xdsSend              how much the xDS server hands the gRPC transport before it waits, and how
+ *                             long a stream may stay unwritable
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -69,7 +73,43 @@ public record PilotFeatures(
         Status status,
         boolean nativeSidecars,
         DebugAuth debugAuth,
-        String ingressNamespace) {
+        String ingressNamespace,
+        XdsSend xdsSend) {
+
+    /**
+     * Backpressure on xDS responses: a stream's response waits for the budget instead of
+     * piling up in the transport's (direct-memory) buffers.
+     *
+     * @param bytesInFlight MESHPILOT_XDS_BYTES_IN_FLIGHT (ours; unset or 0: a quarter of the JVM's
+     *                      maximum direct memory, which grpc-java's Netty allocates from): response
+     *                      bytes of all streams handed to the transport and not yet taken by the socket
+     * @param sendTimeout   PILOT_XDS_SEND_TIMEOUT (istiod 1.8 to 1.21 read it, 5s then 0s; istiod 1.22
+     *                      removed it and never times a send out; 30s here, 0 never): how long a stream
+     *                      may stay unwritable before it is ended with DEADLINE_EXCEEDED
+     */
+    public record XdsSend(long bytesInFlight, Duration sendTimeout) {
+        /** The default budget is never less than this: a JVM with little direct memory still writes. */
+        static final long MIN_BYTES_IN_FLIGHT = 16L * 1024 * 1024;
+
+        public XdsSend {
+            if (bytesInFlight <= 0) {
+                throw new IllegalArgumentException("the xDS send budget must be more than 0 bytes, was " + bytesInFlight);
+            }
+        }
+
+        /** A quarter of the maximum direct memory (-XX:MaxDirectMemorySize, or the maximum heap when unset). */
+        static long defaultBytesInFlight() {
+            long max = Runtime.getRuntime().maxMemory();
+            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (hotspot != null) {
+                long set = Long.parseLong(hotspot.getVMOption("MaxDirectMemorySize").getValue());
+                if (set > 0) {
+                    max = set;
+                }
+            }
+            return Math.max(MIN_BYTES_IN_FLIGHT, max / 4);
+        }
+    }
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -258,7 +298,13 @@ public record PilotFeatures(
                 nativeSidecars(r),
                 DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
                         r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")),
-                r.string("K8S_INGRESS_NS", "istio-system"));
+                r.string("K8S_INGRESS_NS", "istio-system"),
+                xdsSend(r));
+    }
+
+    private static XdsSend xdsSend(EnvReader r) {
+        long budget = r.bytes("MESHPILOT_XDS_BYTES_IN_FLIGHT", 0);
+        return new XdsSend(budget > 0 ? budget : XdsSend.defaultBytesInFlight(), r.duration("PILOT_XDS_SEND_TIMEOUT", "30s"));
     }
 
     private static boolean nativeSidecars(EnvReader r) {
@@ -320,18 +366,26 @@ public record PilotFeatures(
         }
 
         int integer(String name, int dflt) {
+            return (int) wholeNumber(name, dflt, Integer.MAX_VALUE, "a whole number >= 0");
+        }
+
+        long bytes(String name, long dflt) {
+            return wholeNumber(name, dflt, Long.MAX_VALUE, "a whole number of bytes >= 0");
+        }
+
+        private long wholeNumber(String name, long dflt, long max, String expected) {
             String v = env.apply(name);
             if (v == null || v.isBlank()) {
                 return dflt;
             }
             try {
-                int i = Integer.parseInt(v.trim());
-                if (i < 0) {
+                long n = Long.parseLong(v.trim());
+                if (n < 0 || n > max) {
                     throw new NumberFormatException();
                 }
-                return i;
+                return n;
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(name + "=\"" + v + "\": expected a whole number >= 0");
+                throw new IllegalArgumentException(name + "=\"" + v + "\": expected " + expected);
             }
         }
 

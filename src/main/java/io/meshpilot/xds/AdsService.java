@@ -16,6 +16,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -42,11 +43,17 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     private final AtomicLong ids = new AtomicLong();
     /** --clusterAliases: alias -> cluster ID, applied to the CLUSTER_ID a proxy reports. */
     private final Map<String, String> clusterAliases;
+    /** The server's bound on response bytes in flight, shared by every stream's {@link Outbox}. */
+    private final SendBudget budget;
+    /** PILOT_XDS_SEND_TIMEOUT: how long a stream may stay unwritable. */
+    private final Duration sendTimeout;
 
     AdsService(BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
                StreamRateLimiter limiter, Authenticators authenticators,
-               Map<String, String> clusterAliases) {
+               Map<String, String> clusterAliases, SendBudget budget, Duration sendTimeout) {
         this.clusterAliases = clusterAliases;
+        this.budget = budget;
+        this.sendTimeout = sendTimeout;
         this.ready = ready;
         this.connections = connections;
         this.protocol = protocol;
@@ -105,7 +112,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> out) {
-        Outbox outbox = new Outbox(out, TransportConnection.current(), "sotw-" + ids.incrementAndGet());
+        Outbox outbox = outbox(out, "sotw-");
         return new Session<>(out, DiscoveryRequest::hasNode, DiscoveryRequest::getNode, DiscoveryRequest::getTypeUrl,
                 (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox),
                 protocol::process);
@@ -113,11 +120,16 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
     @Override
     public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(StreamObserver<DeltaDiscoveryResponse> out) {
-        Outbox outbox = new Outbox(out, TransportConnection.current(), "delta-" + ids.incrementAndGet());
+        Outbox outbox = outbox(out, "delta-");
         return new Session<>(out, DeltaDiscoveryRequest::hasNode, DeltaDiscoveryRequest::getNode,
                 DeltaDiscoveryRequest::getTypeUrl,
                 (proxy, id, peer) -> new Connection(id, proxy, peer, out, outbox, true),
                 protocol::processDelta);
+    }
+
+    /** The send queue of a stream starting now (its writer thread is named {@code prefix} and a number). */
+    private Outbox outbox(StreamObserver<?> out, String prefix) {
+        return new Outbox(out, TransportConnection.current(), prefix + ids.incrementAndGet(), budget, sendTimeout);
     }
 
     /** Makes the connection of a stream. */
@@ -234,6 +246,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         public void onError(Throwable t) {
             if (connection != null) {
                 connections.disconnected(connection);
+                connection.abandon(); // the client is gone: what its writer holds of the budget goes back
             }
         }
 

@@ -236,19 +236,19 @@ public final class Connection {
      * recorded as sent when it is written.
      */
     void send(Watch w, DiscoveryResponse response) {
-        offer(w, () -> write(w, response));
+        offer(w, response.getSerializedSize(), () -> write(w, response));
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */
     void sendDelta(Watch w, DeltaDiscoveryResponse response) {
-        offer(w, () -> writeDelta(w, response));
+        offer(w, response.getSerializedSize(), () -> writeDelta(w, response));
     }
 
     /** Queues {@code write} in the type's slot unless the proxy unsubscribed {@code w} meanwhile. */
-    private void offer(Watch w, Runnable write) {
+    private void offer(Watch w, int bytes, Runnable write) {
         synchronized (subscriptionLock) {
             if (current(w)) {
-                outbox.offer(w.typeUrl, write);
+                outbox.offer(w.typeUrl, bytes, write);
             }
         }
     }
@@ -264,7 +264,7 @@ public final class Connection {
     }
 
     private void offerDebug(Runnable write, String typeUrl, int bytes) {
-        outbox.offer(DEBUG_SLOT, () -> {
+        outbox.offer(DEBUG_SLOT, bytes, () -> {
             synchronized (this) {
                 write.run();
                 sent(typeUrl, bytes);
@@ -321,6 +321,11 @@ public final class Connection {
     /** Responses superseded by a newer one before a slow reader could take them. */
     public long replaced() {
         return outbox.replaced();
+    }
+
+    /** The client ended the stream: nothing queued is written. */
+    void abandon() {
+        outbox.stop();
     }
 
     /** Completes the stream after the write under way, if any; nothing queued is written. */

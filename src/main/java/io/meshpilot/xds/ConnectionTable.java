@@ -54,6 +54,13 @@ final class ConnectionTable {
 
     void connected(Connection c) {
         c.onSendFailure(e -> {
+            if (e instanceof Outbox.SendTimeout timeout) {
+                LOG.log(Level.WARNING, "xDS send timed out, disconnecting proxy=" + c.proxy().id() + " connection="
+                        + c.id() + ": " + e.getMessage());
+                disconnected(c);
+                c.end(timeout.status());
+                return;
+            }
             // a write failed: the stream is gone (cancelled, reset, or Helidon's flow-control
             // timeout on a reader that stopped reading)
             LOG.log(Level.INFO, "xDS stream gone, dropping proxy=" + c.proxy().id() + " connection=" + c.id()

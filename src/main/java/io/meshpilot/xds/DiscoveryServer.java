@@ -70,6 +70,7 @@ public final class DiscoveryServer implements AutoCloseable {
     private final SharedResponses shared = new SharedResponses();
     private final RequestNames requestNames = new RequestNames();
     private final ConnectionTable connections = new ConnectionTable();
+    private final SendBudget sendBudget;
     private final XdsStatus status;
     private final AdsProtocol protocol;
     private final XdsUpdates updates;
@@ -87,6 +88,7 @@ public final class DiscoveryServer implements AutoCloseable {
         this.authenticators = authenticators;
         this.options = options;
         this.cache = new XdsCache(options.features().enableXdsCache(), options.features().xdsCacheSize());
+        this.sendBudget = new SendBudget(options.features().xdsSend().bytesInFlight());
         Generators generators = new Generators(cache, () -> credentials, new Generators.DebugSources(connections,
                 this::dumpWithoutEndpoints, options.systemNamespace(), () -> debugPages));
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
@@ -129,7 +131,8 @@ public final class DiscoveryServer implements AutoCloseable {
     public String start() {
         PilotFeatures f = options.features();
         AdsService ads = new AdsService(status::ready, connections, protocol, new StreamRateLimiter(
-                f.maxRequestsPerSecond(), Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null, options.clusterAliases());
+                f.maxRequestsPerSecond(), Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null, options.clusterAliases(),
+                sendBudget, f.xdsSend().sendTimeout());
         grpcServices.register(() -> withSotwMarshallers(ads.bindService()), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
         pipeline = new PushPipeline(status, connections, protocol, f);
         updates.pushTo(pipeline);
@@ -138,13 +141,21 @@ public final class DiscoveryServer implements AutoCloseable {
         }
         return "ADS (state of the world) on the gRPC ports; debounce " + f.debounceAfter().toMillis()
                 + "ms/" + f.debounceMax().toSeconds() + "s, push throttle "
-                + f.pushThrottle() + ", new streams " + f.maxRequestsPerSecond() + "/s";
+                + f.pushThrottle() + ", new streams " + f.maxRequestsPerSecond() + "/s, bytes in flight "
+                + (sendBudget.limit() >> 20) + " MiB, send timeout " + f.xdsSend().sendTimeout().toMillis() + " ms";
     }
 
     /** istiod's xDS gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
         IstioGauge.register("xds_cache_size", "Current size of xds cache", cache::size);
         XdsMetrics.WRITE_TIMEOUTS.exportAtZero();
+        XdsMetrics.SEND_BUDGET_WAITS.exportAtZero();
+        IstioGauge.register("meshpilot_xds_send_bytes_in_flight",
+                "Response bytes handed to the gRPC transport and not yet taken by the socket.",
+                XdsMetrics.SEND_BYTES_IN_FLIGHT::get);
+        IstioGauge.register("meshpilot_xds_send_budget_bytes",
+                "The most response bytes in flight before writes wait (MESHPILOT_XDS_BYTES_IN_FLIGHT).",
+                sendBudget::limit);
         XdsMetrics.INTERNAL_ERRORS.exportAtZero();
         status.registerMetrics();
     }

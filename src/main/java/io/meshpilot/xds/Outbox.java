@@ -1,14 +1,15 @@
 package io.meshpilot.xds;
 
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.helidon.http.http2.Http2ErrorCode;
 import io.helidon.http.http2.Http2Exception;
 import io.meshpilot.grpc.TransportConnection;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -19,47 +20,83 @@ import java.util.function.Consumer;
  * what was actually written), so the newest supersedes the older.
  *
  * <p>A virtual thread per busy stream writes in order (types keep the order they were first
- * queued in: CDS before EDS) while the transport can take more. grpc-java's Netty transport
- * says when it cannot ({@code isReady}); writing pauses until its on-ready callback. Helidon's
- * transport always says ready and blocks the writer when it cannot write (a full socket, or
- * HTTP/2 flow control, which fails the write after Helidon's flow-control timeout and so drops
- * the stream). Either way a reader that stops reading holds only its own writer and at most
- * one response per type; push workers and other proxies never wait for it.
+ * queued in: CDS before EDS), one response at a time: it takes the response's size from the
+ * server's {@link SendBudget} (waiting there, while newer responses keep replacing the queued
+ * one), writes it, and holds those bytes as in flight until the transport reports the stream
+ * drained. grpc-java's Netty transport reports it through {@code isReady} and its on-ready
+ * callback; the stream is made ready only when nothing of it is queued (an on-ready threshold
+ * of one byte), so what the budget counts is what Netty holds. A stream that stays unwritable
+ * past the send timeout is reported as a {@link SendTimeout} failure. Helidon's transport
+ * always says ready and blocks the writer while it cannot write (a full socket, or HTTP/2 flow
+ * control, which fails the write after Helidon's flow-control timeout and so drops the stream):
+ * there the bytes are in flight while the write blocks. Either way a reader that stops reading
+ * holds only its own writer, one response in flight and at most one unsent response per type;
+ * push workers never wait for it.
  */
 final class Outbox {
+    /** grpc-java's on-ready threshold for our streams: ready means nothing of the stream is queued. */
+    private static final int READY_WHEN_DRAINED = 1;
+
+    /** A queued response: its serialized size and how to write it. */
+    private record Pending(long bytes, Runnable write) {
+    }
+
+    /**
+     * The stream stayed unwritable past the send timeout: its writer gave up, and the stream
+     * must be ended with {@link #status()}.
+     */
+    static final class SendTimeout extends RuntimeException {
+        private final transient Status status;
+
+        SendTimeout(String description) {
+            super(description, null, false, false);
+            this.status = Status.DEADLINE_EXCEEDED.withDescription(description);
+        }
+
+        Status status() {
+            return status;
+        }
+    }
+
     private final ServerCallStreamObserver<?> call;
     private final TransportConnection transport;
     private final String name;
+    private final SendBudget budget;
+    /** PILOT_XDS_SEND_TIMEOUT; zero: a stream may stay unwritable for ever. */
+    private final Duration sendTimeout;
     /** By type URL: a watched type, or {@link Connection#DEBUG_SLOT} for the debug answers. */
-    private final Map<String, Runnable> unsent = new LinkedHashMap<>();
+    private final Map<String, Pending> unsent = new LinkedHashMap<>();
     private Consumer<RuntimeException> onFailure = e -> { };
     private boolean draining;
     private boolean failed;
     private long replaced;
     private long written;
 
-    /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback. */
-    Outbox(StreamObserver<?> out, TransportConnection transport, String name) {
+    /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback and threshold. */
+    Outbox(StreamObserver<?> out, TransportConnection transport, String name, SendBudget budget, Duration sendTimeout) {
         this.call = out instanceof ServerCallStreamObserver<?> s ? s : null;
         this.transport = transport;
         this.name = name;
+        this.budget = budget;
+        this.sendTimeout = sendTimeout;
         if (call != null) {
+            call.setOnReadyThreshold(READY_WHEN_DRAINED);
             call.setOnReadyHandler(this::kick);
         }
     }
 
-    /** What to do when a write fails: the stream is gone. */
+    /** What to do when a write fails or times out: the stream is gone or must be ended. */
     synchronized void onFailure(Consumer<RuntimeException> handler) {
         this.onFailure = handler;
     }
 
-    /** Queues {@code write} as the next response of {@code type}, replacing an unsent one. */
-    void offer(String type, Runnable write) {
+    /** Queues {@code write} of a {@code bytes} long response as the next response of {@code type}, replacing an unsent one. */
+    void offer(String type, long bytes, Runnable write) {
         synchronized (this) {
             if (failed) {
                 return;
             }
-            if (unsent.put(type, write) != null) {
+            if (unsent.put(type, new Pending(bytes, write)) != null) {
                 replaced++;
             }
             if (draining || !ready()) {
@@ -74,6 +111,7 @@ final class Outbox {
     synchronized void stop() {
         failed = true;
         unsent.clear();
+        notifyAll(); // a writer waiting for the transport gives its bytes back
     }
 
     /** Whether the transport ends its connections at the maximum connection age itself. */
@@ -84,6 +122,7 @@ final class Outbox {
     /** The transport can take more again (grpc-java's on-ready callback). */
     private void kick() {
         synchronized (this) {
+            notifyAll(); // the writer waiting for the stream to drain
             if (draining || failed || unsent.isEmpty()) {
                 return;
             }
@@ -98,38 +137,98 @@ final class Outbox {
 
     private void drain() {
         while (true) {
-            Runnable next;
+            Pending head;
+            String type;
             synchronized (this) {
                 if (failed || unsent.isEmpty() || !ready()) {
                     draining = false;
                     return; // a not-ready transport calls kick() when it is ready again
                 }
-                Iterator<Runnable> it = unsent.values().iterator();
-                next = it.next();
-                it.remove();
+                var first = unsent.entrySet().iterator().next();
+                type = first.getKey();
+                head = first.getValue();
             }
+            budget.acquire(head.bytes());
+            Pending next;
+            synchronized (this) {
+                // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)
+                next = failed ? null : unsent.get(type);
+                if (next != null && next.bytes() <= head.bytes()) {
+                    unsent.remove(type);
+                }
+            }
+            if (next == null || next.bytes() > head.bytes()) {
+                budget.release(head.bytes()); // stopped, or the newer one needs more: ask again
+                continue;
+            }
+            budget.release(head.bytes() - next.bytes());
             try {
-                long start = System.nanoTime();
-                transport.write(next);
-                XdsMetrics.SEND_TIME.record(Duration.ofNanos(System.nanoTime() - start));
-                synchronized (this) {
-                    written++;
-                }
+                write(next);
             } catch (RuntimeException e) {
-                if (flowControlTimeout(e)) {
-                    XdsMetrics.WRITE_TIMEOUTS.increment();
-                }
-                Consumer<RuntimeException> handler;
-                synchronized (this) {
-                    failed = true;
-                    draining = false;
-                    unsent.clear();
-                    handler = onFailure;
-                }
-                handler.accept(e);
+                budget.release(next.bytes());
+                fail(e);
+                return;
+            }
+            SendTimeout timeout = awaitDrained();
+            budget.release(next.bytes());
+            if (timeout != null) {
+                XdsMetrics.WRITE_TIMEOUTS.increment();
+                fail(timeout);
                 return;
             }
         }
+    }
+
+    private void write(Pending next) {
+        long start = System.nanoTime();
+        try {
+            transport.write(next.write());
+        } catch (RuntimeException e) {
+            if (flowControlTimeout(e)) {
+                XdsMetrics.WRITE_TIMEOUTS.increment();
+            }
+            throw e;
+        }
+        XdsMetrics.SEND_TIME.record(Duration.ofNanos(System.nanoTime() - start));
+        synchronized (this) {
+            written++;
+        }
+    }
+
+    /**
+     * Waits until the transport took all of the stream (or the stream ended); the failure to
+     * report when that took longer than the send timeout, else null.
+     */
+    private synchronized SendTimeout awaitDrained() {
+        long deadline = System.nanoTime() + sendTimeout.toNanos();
+        try {
+            while (!failed && !ready()) {
+                if (sendTimeout.isZero()) {
+                    wait();
+                    continue;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return new SendTimeout("stream not writable for " + sendTimeout.toMillis()
+                            + " ms (PILOT_XDS_SEND_TIMEOUT): the proxy does not read its responses");
+                }
+                wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return null;
+    }
+
+    private void fail(RuntimeException e) {
+        Consumer<RuntimeException> handler;
+        synchronized (this) {
+            failed = true;
+            draining = false;
+            unsent.clear();
+            handler = onFailure;
+        }
+        handler.accept(e);
     }
 
     /** Helidon's HTTP/2 writer gave up waiting for the reader's flow-control window (anywhere in the causes). */

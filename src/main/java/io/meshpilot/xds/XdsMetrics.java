@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /** istiod's push-pipeline metrics (names, labels and buckets as istiod exports them). */
@@ -36,12 +37,22 @@ final class XdsMetrics {
     /**
      * istiod's pilot_xds_write_timeout: responses whose write timed out. Our writers never time
      * a write out themselves (a slow reader holds only its own writer and one response per
-     * type, see {@link Outbox}); what times out is Helidon's HTTP/2 flow-control wait (its
-     * {@code flow-control-timeout}, 15 s), which fails the write and drops the stream, as
-     * istiod's send timeout does. grpc-java's Netty transport never times a write out: 0 there.
+     * type, see {@link Outbox}). Counted: a stream that stayed unwritable past
+     * PILOT_XDS_SEND_TIMEOUT (grpc-java's Netty transport, ended with DEADLINE_EXCEEDED as
+     * istiod 1.8-1.21 ended it), and Helidon's HTTP/2 flow-control wait (its
+     * {@code flow-control-timeout}, 15 s), which fails the write and drops the stream.
      */
     static final IstioCounter WRITE_TIMEOUTS = IstioCounter.of("pilot_xds_write_timeout",
             "Pilot XDS response write timeouts.");
+
+    /**
+     * meshpilot_xds_send_bytes_in_flight (ours: istiod has none): response bytes handed to the
+     * transport and not yet drained, of every server in the process ({@link SendBudget}).
+     */
+    static final AtomicLong SEND_BYTES_IN_FLIGHT = new AtomicLong();
+    /** meshpilot_xds_send_budget_waits_total (ours): writes that waited for the send budget. */
+    static final IstioCounter SEND_BUDGET_WAITS = IstioCounter.of("meshpilot_xds_send_budget_waits_total",
+            "Responses whose write waited for the server's budget of bytes in flight.");
 
     /** istiod's pilot_total_xds_internal_errors: requests or pushes that failed inside the server. */
     static final IstioCounter INTERNAL_ERRORS = IstioCounter.of("pilot_total_xds_internal_errors",

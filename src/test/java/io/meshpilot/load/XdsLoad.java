@@ -54,6 +54,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -90,11 +91,16 @@ public final class XdsLoad {
         // Like Envoy sidecars by default: one connection per proxy, gzip not offered. Earlier
         // runs put 100 streams on a connection and offered gzip as grpc-java's client does
         // (Helidon then compresses every response): --streamsPerConnection 100 --acceptGzip true
+        double slowFraction = Double.parseDouble(strArg(argv, "--slowFraction", "0"));
         Clients clients = new Clients(Math.max(1, intArg(argv, "--streamsPerConnection", 1)),
-                "true".equals(strArg(argv, "--acceptGzip", "false")));
+                "true".equals(strArg(argv, "--acceptGzip", "false")),
+                slowFraction <= 0 ? 0 : (int) Math.max(1, Math.round(1 / slowFraction)),
+                1_000_000_000L / Math.max(1, intArg(argv, "--slowReadKiBps", 256) * 1024L));
         System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s, %d streams per connection, "
-                + "gzip %s%n", proxies, services, endpoints, transport, clients.streamsPerConnection(),
-                clients.acceptGzip() ? "accepted" : "not accepted");
+                + "gzip %s%s%n", proxies, services, endpoints, transport, clients.streamsPerConnection(),
+                clients.acceptGzip() ? "accepted" : "not accepted", clients.slowEvery() == 0 ? ""
+                        : ", every " + clients.slowEvery() + "th proxy reading at " + intArg(argv, "--slowReadKiBps", 256)
+                        + " KiB/s");
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
         // server, so that neither measured server meets a cold client
         // with the same size and phases as the measured runs: a 200-proxy warm-up left the
@@ -211,6 +217,12 @@ public final class XdsLoad {
                         + "(first %d ms, p50 %d ms, p99 %d ms; %s)%n", k, k == 1 ? "the first since start" : "warm",
                 times.length, sims.size(), fanoutMs, times.length == 0 ? -1 : times[0], pct(times, 50),
                 pct(times, 99), server.changeNote());
+        long[] others = sims.stream().filter(s -> s.readDelayNanosPerByte == 0).mapToLong(s -> s.updatedMs)
+                .filter(v -> v >= 0).sorted().toArray();
+        if (others.length < times.length) {
+            System.out.printf("  the proxies not reading slowly: %d in %d ms (p50 %d ms, p99 %d ms)%n", others.length,
+                    pct(others, 100), pct(others, 50), pct(others, 99));
+        }
         System.out.printf("  %s; %d responses, %.1f MB until then%s%n", cpuLine,
                 sims.stream().mapToLong(s -> s.responses.get()).sum() - responsesBefore,
                 (sims.stream().mapToLong(s -> s.bytes.get()).sum() - bytesBefore) / 1048576.0,
@@ -219,8 +231,15 @@ public final class XdsLoad {
         return new Fanout(k, times, fanoutMs, cpu.lastServerSeconds);
     }
 
-    /** How the simulated proxies connect: streams sharing one connection, and whether they offer gzip. */
-    record Clients(int streamsPerConnection, boolean acceptGzip) {
+    /**
+     * How the simulated proxies connect: streams sharing one connection, whether they offer gzip,
+     * and which read slowly (every {@code slowEvery}th, 0 none, taking {@code slowNanosPerByte}
+     * per byte received before they read on: their HTTP/2 window fills as a slow proxy's does).
+     */
+    record Clients(int streamsPerConnection, boolean acceptGzip, int slowEvery, long slowNanosPerByte) {
+        long readDelayNanosPerByte(int proxy) {
+            return slowEvery > 0 && proxy % slowEvery == slowEvery - 1 ? slowNanosPerByte : 0;
+        }
     }
 
     /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
@@ -243,7 +262,8 @@ public final class XdsLoad {
             Cpu cpu = new Cpu(server.pid());
             long t0 = System.nanoTime();
             for (int i = 0; i < proxies; i++) {
-                SimulatedProxy p = new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services, endpoints);
+                SimulatedProxy p = new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services, endpoints,
+                        clients.readDelayNanosPerByte(i));
                 sims.add(p);
                 p.start();
             }
@@ -620,6 +640,8 @@ public final class XdsLoad {
         final AtomicLong bytes = new AtomicLong();
         final AtomicInteger responses = new AtomicInteger();
         final AtomicInteger nacks = new AtomicInteger();
+        /** --slowFraction: how long this proxy takes per byte before it reads on (0: as fast as it can). */
+        final long readDelayNanosPerByte;
         /** Proxy 0 keeps what it was sent, to compare the servers' resources. */
         final Map<String, Cluster> clusters0 = new ConcurrentHashMap<>();
         final Map<String, ClusterLoadAssignment> assignments = new ConcurrentHashMap<>();
@@ -640,8 +662,10 @@ public final class XdsLoad {
         /** The last version ACKed per type, which a NACK repeats. */
         private final Map<String, String> acked = new HashMap<>();
 
-        SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services, int endpoints) {
+        SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services, int endpoints,
+                       long readDelayNanosPerByte) {
             this.id = id;
+            this.readDelayNanosPerByte = readDelayNanosPerByte;
             this.channel = channel;
             this.complete = complete;
             this.t0 = t0;
@@ -653,6 +677,9 @@ public final class XdsLoad {
             out = ClientCalls.asyncBidiStreamingCall(channel.newCall(ADS, CallOptions.DEFAULT), new StreamObserver<Received>() {
                 @Override
                 public void onNext(Received r) {
+                    if (readDelayNanosPerByte > 0) {
+                        LockSupport.parkNanos(r.size() * readDelayNanosPerByte);
+                    }
                     bytes.addAndGet(r.size());
                     handle(r.response());
                 }

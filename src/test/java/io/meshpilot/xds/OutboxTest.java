@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.grpc.TransportConnection;
+import io.meshpilot.testing.Await;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -19,6 +21,14 @@ import org.junit.jupiter.api.Test;
  * reports once and drops everything after it.
  */
 class OutboxTest {
+    /** A budget no test's responses reach. */
+    static final long UNBOUNDED = 1L << 40;
+
+    /** A stream's queue on a transport that writes on the caller's thread, with a budget it never waits for and no send timeout. */
+    static Outbox outbox(StreamObserver<?> out, String name) {
+        return new Outbox(out, TransportConnection.DIRECT, name, new SendBudget(UNBOUNDED), Duration.ZERO);
+    }
+
     /** A transport stream whose writes block until released, recording what was written. */
     static final class BlockingStream implements StreamObserver<String> {
         final CountDownLatch release = new CountDownLatch(1);
@@ -48,17 +58,17 @@ class OutboxTest {
     @Test
     void blockedWriterNeitherBlocksOffersNorGrows() throws Exception {
         BlockingStream stream = new BlockingStream();
-        Outbox outbox = new Outbox(stream, TransportConnection.DIRECT, "test");
+        Outbox outbox = outbox(stream, "test");
         String cds = TypeUrls.CLUSTER;
         String eds = TypeUrls.ENDPOINT;
 
-        outbox.offer(cds, () -> stream.onNext("cds-1"));
+        outbox.offer(cds, 1, () -> stream.onNext("cds-1"));
         assertTrue(stream.firstWriteStarted.await(10, TimeUnit.SECONDS), "the writer took the first response");
         long start = System.nanoTime();
         for (int v = 2; v <= 50; v++) {
             int version = v;
-            outbox.offer(eds, () -> stream.onNext("eds-" + version));
-            outbox.offer(cds, () -> stream.onNext("cds-" + version));
+            outbox.offer(eds, 1, () -> stream.onNext("eds-" + version));
+            outbox.offer(cds, 1, () -> stream.onNext("cds-" + version));
         }
         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "offers did not wait for the writer");
         assertEquals(2, outbox.unsent(), "one unsent response per type");
@@ -76,7 +86,7 @@ class OutboxTest {
 
     @Test
     void failedWriteReportsOnceAndDropsTheRest() throws Exception {
-        Outbox outbox = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "test");
+        Outbox outbox = outbox(new BlockingStream(), "test");
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch failed = new CountDownLatch(1);
         outbox.onFailure(e -> {
@@ -84,15 +94,37 @@ class OutboxTest {
             failed.countDown();
         });
         String cds = TypeUrls.CLUSTER;
-        outbox.offer(cds, () -> {
+        outbox.offer(cds, 1, () -> {
             throw new IllegalStateException("stream reset");
         });
         assertTrue(failed.await(10, TimeUnit.SECONDS));
         assertEquals("stream reset", failure.get().getMessage());
-        outbox.offer(cds, () -> {
+        outbox.offer(cds, 1, () -> {
             throw new AssertionError("written after the stream failed");
         });
         Thread.sleep(100);
         assertEquals(0, outbox.unsent(), "nothing is kept for a failed stream");
+    }
+
+    @Test
+    void aWriteWaitsForTheBudgetWhileANewerResponseReplacesTheQueuedOne() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        budget.acquire(100); // another stream's response holds all of it
+        BlockingStream stream = new BlockingStream();
+        stream.release.countDown(); // this stream writes at once: only the budget holds it back
+        Outbox outbox = new Outbox(stream, TransportConnection.DIRECT, "test", budget, Duration.ZERO);
+        String cds = TypeUrls.CLUSTER;
+
+        outbox.offer(cds, 50, () -> stream.onNext("cds-1"));
+        Await.until("the writer waits for the budget", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        outbox.offer(cds, 40, () -> stream.onNext("cds-2"));
+        assertEquals(1, outbox.unsent(), "the newer response replaced the waiting one");
+        assertEquals(List.of(), stream.written);
+
+        budget.release(100);
+        Await.until("the newest response is written", Duration.ofSeconds(10), () -> stream.written.size() == 1);
+        assertEquals(List.of("cds-2"), stream.written);
+        // a stream without grpc-java's readiness (Helidon's) is drained once its write returned
+        Await.until("its bytes are given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
     }
 }

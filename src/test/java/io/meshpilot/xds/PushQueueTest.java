@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.stub.StreamObserver;
-import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushRequest;
@@ -34,7 +33,7 @@ class PushQueueTest {
         };
         Proxy proxy = Proxy.fromNode(Node.newBuilder().setId("sidecar~10.0.0.1~" + name + ".default~default.svc.cluster.local")
                 .build());
-        return new Connection(name, proxy, "", out, new Outbox(out, TransportConnection.DIRECT, name));
+        return new Connection(name, proxy, "", out, OutboxTest.outbox(out, name));
     }
 
     static PushRequest eds(String host) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.stub.StreamObserver;
-import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.testing.Await;
 import java.time.Duration;
@@ -58,7 +57,7 @@ class ResubscribeTest {
         Proxy proxy = Proxy.fromNode(Node.newBuilder().setId("sidecar~10.0.0.1~a.default~default.svc.cluster.local")
                 .build());
         Connection con = new Connection("a.default-1", proxy, "", stream,
-                new Outbox(stream, TransportConnection.DIRECT, "resubscribe"));
+                OutboxTest.outbox(stream, "resubscribe"));
         Connection.Watch old = con.watch(TypeUrls.CLUSTER);
         con.send(old, cds("first"));
         assertTrue(stream.writing.await(10, TimeUnit.SECONDS), "the first answer is being written");

@@ -1,0 +1,114 @@
+package io.meshpilot.xds;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The server's bound on response bytes handed to the transport and not yet taken by the
+ * socket. grpc-java copies each message into Netty's direct buffers when it is written and
+ * frees them only as the peer's HTTP/2 window and the socket take them, so without a bound
+ * thousands of slow readers each held a multi-MB response there until direct memory ran out.
+ *
+ * <p>A stream's writer {@link #acquire acquires} a response's size before it writes it and
+ * {@link #release releases} it once the transport reports the stream drained (see
+ * {@link Outbox}). Writers wait in arrival order, so a large response is not starved by a
+ * stream of small ones; only the stream's own writer (a virtual thread) waits, never a push
+ * worker. A response larger than the whole budget goes when nothing else is in flight: it is
+ * never refused and never waits forever.
+ */
+final class SendBudget {
+    private final long limit;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Deque<Waiter> waiting = new ArrayDeque<>();
+    private long inFlight;
+
+    /** A writer waiting for {@code bytes}, woken alone when they are granted. */
+    private static final class Waiter {
+        final long bytes;
+        final Condition granted;
+        boolean done;
+
+        Waiter(long bytes, Condition granted) {
+            this.bytes = bytes;
+            this.granted = granted;
+        }
+    }
+
+    SendBudget(long limit) {
+        if (limit <= 0) {
+            throw new IllegalArgumentException("send budget must be more than 0 bytes, was " + limit);
+        }
+        this.limit = limit;
+    }
+
+    long limit() {
+        return limit;
+    }
+
+    /** Takes {@code bytes} of the budget, waiting behind earlier writers until they fit. */
+    void acquire(long bytes) {
+        lock.lock();
+        try {
+            if (waiting.isEmpty() && fits(bytes)) {
+                take(bytes);
+                return;
+            }
+            XdsMetrics.SEND_BUDGET_WAITS.increment();
+            Waiter w = new Waiter(bytes, lock.newCondition());
+            waiting.addLast(w);
+            while (!w.done) {
+                w.granted.awaitUninterruptibly(); // writers are never interrupted: a stream's end is a release
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Gives back {@code bytes} taken by {@link #acquire} and lets the waiting writers that now fit go, in order. */
+    void release(long bytes) {
+        lock.lock();
+        try {
+            inFlight -= bytes;
+            XdsMetrics.SEND_BYTES_IN_FLIGHT.addAndGet(-bytes);
+            while (!waiting.isEmpty() && fits(waiting.peekFirst().bytes)) {
+                Waiter w = waiting.pollFirst();
+                take(w.bytes);
+                w.done = true;
+                w.granted.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Bytes handed to the transport and not yet drained. */
+    long inFlight() {
+        lock.lock();
+        try {
+            return inFlight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Writers waiting for the budget now. */
+    int waiting() {
+        lock.lock();
+        try {
+            return waiting.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean fits(long bytes) {
+        return inFlight == 0 || inFlight + bytes <= limit;
+    }
+
+    private void take(long bytes) {
+        inFlight += bytes;
+        XdsMetrics.SEND_BYTES_IN_FLIGHT.addAndGet(bytes);
+    }
+}
