@@ -420,13 +420,15 @@ public final class PushContext {
     private volatile Boolean endpointsDependOnProxyLabels;
 
     /**
-     * Whether the mesh config or some DestinationRule names {@code failoverPriority} labels:
-     * only then do two proxies of one scope and locality get different assignments.
+     * Whether the mesh config or some DestinationRule names {@code failoverPriority} labels, or
+     * some service has a traffic distribution (which fails over by topology labels): only then
+     * do two proxies of one scope and locality get different assignments.
      */
     public boolean endpointsDependOnProxyLabels() {
         Boolean cached = endpointsDependOnProxyLabels;
         if (cached == null) {
             cached = mesh.getLocalityLbSetting().getFailoverPriorityCount() > 0
+                    || servicesByHost.values().stream().anyMatch(s -> s.trafficDistribution() != TrafficDistribution.ANY)
                     || destinationRulesByHost.values().stream().flatMap(List::stream)
                     .map(c -> (DestinationRule) c.spec())
                     .flatMap(dr -> Stream.concat(Stream.of(dr.getTrafficPolicy()),

@@ -20,6 +20,7 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import io.meshpilot.model.TrafficDistribution;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.monitoring.IstioCounter;
@@ -442,7 +443,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
             return; // seen already (a repeated event)
         }
         serviceVersions.put(key, version);
-        Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER);
+        Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER,
+                namespaceAnnotations(svc));
         services.put(host, now);
         if (refreshGateways(host, svc)) {
             updates.networkGatewaysUpdate();
@@ -508,10 +510,14 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         if (svc == null) {
             return false;
         }
-        V1Namespace ns = informers.namespaces().getIndexer().getByKey(svc.getMetadata().getNamespace());
         // location-aware routing needs the health of every endpoint to know when to spill over
-        return KubeServiceConversion.trafficDistribution(svc, ns == null ? null : ns.getMetadata().getAnnotations())
-                != KubeServiceConversion.TrafficDistribution.ANY;
+        return KubeServiceConversion.trafficDistribution(svc, namespaceAnnotations(svc)) != TrafficDistribution.ANY;
+    }
+
+    /** The annotations of a Service's namespace (its traffic distribution may be set there), null when unknown. */
+    private Map<String, String> namespaceAnnotations(V1Service svc) {
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(svc.getMetadata().getNamespace());
+        return ns == null ? null : ns.getMetadata().getAnnotations();
     }
 
     // ---- endpoint slices -----------------------------------------------------------------
