@@ -19,8 +19,9 @@ import java.util.TreeMap;
  * behind it. A gateway's weight is the sum of the endpoint weights it replaces; every weight is
  * first multiplied by {@link NetworkGateways#scaleFactor()} so that an endpoint's weight splits
  * evenly over several gateways of its network. As istiod does for sidecars: an endpoint of a
- * network without a gateway stays direct; an endpoint without Istio mTLS is left out when it
- * would have to cross a gateway (the gateway routes by the mTLS SNI); a proxy that names no
+ * network without a gateway stays direct; an endpoint the client will not reach with Istio mTLS
+ * (its tlsMode as {@link EndpointMtls} left it: rule TLS mode, sidecar, PeerAuthentication) is
+ * left out when it would have to cross a gateway (the gateway routes by the mTLS SNI); a proxy that names no
  * network of its own reaches every network that has a gateway through it. Networks may reuse pod
  * addresses, so one address:port is sent directly only once (gRPC rejects duplicates), the
  * endpoint of the proxy's own network preferred.
