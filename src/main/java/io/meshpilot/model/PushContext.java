@@ -154,6 +154,13 @@ public final class PushContext {
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
                                     JwksResolver jwks) {
+        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks, GatewayNames.NONE);
+    }
+
+    /** Builds a snapshot whose network gateways given by hostname are resolved by {@code gatewayNames}. */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
+                                    JwksResolver jwks, GatewayNames gatewayNames) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -200,7 +207,7 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
-        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways());
+        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), gatewayNames);
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)

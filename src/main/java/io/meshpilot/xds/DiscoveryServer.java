@@ -71,6 +71,7 @@ public final class DiscoveryServer implements AutoCloseable {
     private final XdsStatus status;
     private final AdsProtocol protocol;
     private final XdsUpdates updates;
+    private final GatewayNameCache gatewayNames;
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
 
@@ -85,10 +86,17 @@ public final class DiscoveryServer implements AutoCloseable {
         this.options = options;
         this.cache = new XdsCache(options.features().enableXdsCache(), options.features().xdsCacheSize());
         Generators generators = new Generators(cache, () -> credentials, connections::all);
-        this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
+        this.gatewayNames = new GatewayNameCache(GatewayNameCache.Resolver.SYSTEM, GatewayNameCache.REFRESH,
+                this::gatewayNamesChanged);
+        this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections, gatewayNames);
         this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,
                 StreamLimits.DEFAULT, new DebugAuthorizer(options.features().debugAuth()));
         this.updates = new XdsUpdates(environment, cache, status);
+    }
+
+    /** A gateway name resolving to other addresses is a networks change, as istiod's NetworkManager reports it. */
+    private void gatewayNamesChanged() {
+        updates.networkGatewaysUpdate();
     }
 
     /**
@@ -235,6 +243,7 @@ public final class DiscoveryServer implements AutoCloseable {
         if (sweeper != null) {
             sweeper.close();
         }
+        gatewayNames.close();
         connections.closeAll();
     }
 }

@@ -14,6 +14,7 @@ import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -227,4 +228,32 @@ class MultiNetworkEdsTest {
         AdsClient net2 = proxyIn("net2", "127.0.1.2");
         awaitEndpoints(net2, Map.of("127.0.0.2:7070", 1));
     }
+
+    /**
+     * A load balancer that publishes a hostname (AWS ELBs do) is resolved by the control plane,
+     * as istiod does with RESOLVE_HOSTNAME_GATEWAYS (on by default; model/network.go
+     * resolveHostnameGateways): one gateway per address the name resolves to.
+     */
+    @Test
+    void aGatewayLoadBalancerGivenByHostnameIsResolved() throws Exception {
+        FakeApiServer cluster1 = cluster("c1", "net1", "", "127.0.0.2");
+        FakeApiServer cluster3 = cluster("c3", "", "net2", "127.0.0.4");
+        cluster3.apply(eastWestGateway("net2", "192.0.2.10").replace("ingress: [{ip: 192.0.2.10}]",
+                "ingress: [{hostname: localhost}]"));
+        server = TestServers.start(dir, "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(),
+                "--clusterID", "cluster1");
+        cluster1.apply(KubeMulticlusterTest.remoteSecret("istio-remote-secret-cluster3",
+                Map.of("cluster3", Files.readString(cluster3.writeKubeconfig(dir.resolve("c3"))))));
+
+        // one gateway per address of the name; every weight scaled by their number
+        List<String> addresses = new ArrayList<>();
+        for (InetAddress a : InetAddress.getAllByName("localhost")) {
+            addresses.add(a.getHostAddress());
+        }
+        Map<String, Integer> expected = new HashMap<>(Map.of("127.0.0.2:7070", addresses.size()));
+        addresses.forEach(a -> expected.put(a + ":15443", 1));
+        AdsClient net1 = proxyIn("net1", "127.0.1.1");
+        awaitEndpoints(net1, expected);
+    }
+
 }

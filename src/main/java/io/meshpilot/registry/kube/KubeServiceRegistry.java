@@ -27,7 +27,6 @@ import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
-import io.meshpilot.util.IpAddr;
 import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.Comparator;
@@ -473,13 +472,6 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         }
         LOG.log(Level.INFO, "Kubernetes registry " + options.clusterId() + ": network gateways of service " + host
                 + " " + now.stream().map(g -> g.network() + "=" + g.address() + ":" + g.port()).toList());
-        for (NetworkGateway g : now) {
-            if (!IpAddr.isAddress(g.address())) {
-                LOG.log(Level.WARNING, "Kubernetes registry " + options.clusterId() + ": gateway " + g.address()
-                        + " of service " + host + " (network " + g.network() + ") is a hostname; gateway hostnames "
-                        + "are not resolved here (istiod's RESOLVE_HOSTNAME_GATEWAYS), so it is not used");
-            }
-        }
         return true;
     }
 
