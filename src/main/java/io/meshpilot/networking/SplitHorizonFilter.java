@@ -21,10 +21,11 @@ import java.util.TreeMap;
  * evenly over several gateways of its network. As istiod does for sidecars: an endpoint of a
  * network without a gateway stays direct; an endpoint the client will not reach with Istio mTLS
  * (its tlsMode as {@link EndpointMtls} left it: rule TLS mode, sidecar, PeerAuthentication) is
- * left out when it would have to cross a gateway (the gateway routes by the mTLS SNI); a proxy that names no
- * network of its own reaches every network that has a gateway through it. Networks may reuse pod
- * addresses, so one address:port is sent directly only once (gRPC rejects duplicates), the
- * endpoint of the proxy's own network preferred.
+ * left out when it would have to cross a gateway (the gateway routes by the mTLS SNI), and so is
+ * one whose network's gateways are all of an IP family the proxy has no address of (istiod's
+ * filterGatewaysByIPFamily); a proxy that names no network of its own reaches every network
+ * that has a gateway through it. Networks may reuse pod addresses, so one address:port is sent
+ * directly only once (gRPC rejects duplicates), the endpoint of the proxy's own network preferred.
  */
 final class SplitHorizonFilter {
     private SplitHorizonFilter() {
@@ -53,8 +54,9 @@ final class SplitHorizonFilter {
                 direct.add(withWeight(e, weight));
                 continue;
             }
-            if (!IstioEndpoint.TLS_ISTIO.equals(e.tlsMode())) {
-                continue;
+            through = view.ipMode().reachable(through);
+            if (through.isEmpty() || !IstioEndpoint.TLS_ISTIO.equals(e.tlsMode())) {
+                continue; // its address is not reachable either: left out, not sent directly
             }
             Map<NetworkGateway, Long> byGateway = gatewayWeights.computeIfAbsent(e.locality(),
                     l -> new TreeMap<>(NetworkGateway.ORDER));

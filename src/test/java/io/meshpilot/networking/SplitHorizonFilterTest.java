@@ -8,8 +8,11 @@ import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.JwksResolver;
+import io.meshpilot.model.Locality;
+import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -67,8 +70,12 @@ class SplitHorizonFilterTest {
     }
 
     static Map<String, Integer> assignment(PushContext push, String proxyNetwork) {
-        ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"),
-                new NetworkView(proxyNetwork, Set.of()), null).orElseThrow();
+        return assignment(push, new NetworkView(proxyNetwork, Set.of()));
+    }
+
+    static Map<String, Integer> assignment(PushContext push, NetworkView view) {
+        ClusterLoadAssignment cla = EndpointBuilder.build(CLUSTER, push, ProxyScope.of("test"), view, null)
+                .orElseThrow();
         Map<String, Integer> out = new TreeMap<>();
         for (LocalityLbEndpoints l : cla.getEndpointsList()) {
             int sum = 0;
@@ -110,7 +117,11 @@ class SplitHorizonFilterTest {
     }
 
     static PushContext multiNetworkPush(MeshFixture mesh) throws Exception {
-        MeshNetworks networks = new MeshConfigLoader().parseNetworks("meshNetworks", NETWORKS);
+        return multiNetworkPush(mesh, NETWORKS);
+    }
+
+    static PushContext multiNetworkPush(MeshFixture mesh, String meshNetworks) throws Exception {
+        MeshNetworks networks = new MeshConfigLoader().parseNetworks("meshNetworks", meshNetworks);
         return PushContext.build(mesh.registry, mesh.store, mesh.updates.index,
                 new MeshConfigLoader().defaults(), networks, "cluster.local", 1, JwksResolver.NONE);
     }
@@ -196,5 +207,38 @@ class SplitHorizonFilterTest {
     void withoutGatewaysEveryProxyGetsEveryEndpointAsItIs(String proxyNetwork) {
         assertEquals(parse("r1/z1 10.0.0.1:80=1; r1/z1 10.0.0.2:80=1; r2/z2 10.0.0.3:80=3; r1/z1 10.0.0.4:80=1;"
                 + " r1/z1 10.0.0.5:80=1"), assignment(mesh.push(), proxyNetwork));
+    }
+
+    /** n1's only gateway is IPv6, n2 has one of each family. */
+    static final String DUAL_STACK_NETWORKS = """
+            networks:
+              n1:
+                endpoints: [{fromCidr: 10.0.0.1/32}]
+                gateways: [{address: "2001:db8::9", port: 15443}]
+              n2:
+                endpoints: [{fromCidr: 10.0.0.0/29}]
+                gateways: [{address: 192.0.2.1, port: 15443}, {address: "2001:db8::1", port: 15443}]
+            """;
+
+    /**
+     * istiod's filterGatewaysByIPFamily (ep_filters.go): a proxy with only IPv4 (or only IPv6)
+     * addresses uses only the gateways of that family; dual-stack uses all; an endpoint whose
+     * network has gateways but none the proxy can reach is left out rather than sent directly.
+     */
+    @ParameterizedTest(name = "proxy network {0} with {1}")
+    @CsvSource(delimiter = '|', value = {
+        "n1 | 10.1.0.1 | r1/z1 10.0.0.1:80=2; r1/z1 10.0.0.5:80=2; r1/z1 192.0.2.1:15443=2; r2/z2 192.0.2.1:15443=6",
+        "n1 | fd00::1 | r1/z1 10.0.0.1:80=2; r1/z1 10.0.0.5:80=2; r1/z1 2001:db8::1:15443=2; r2/z2 2001:db8::1:15443=6",
+        "n1 | 10.1.0.1 fd00::1 | r1/z1 10.0.0.1:80=2; r1/z1 10.0.0.5:80=2; r1/z1 192.0.2.1:15443=1;"
+                + " r1/z1 2001:db8::1:15443=1; r2/z2 192.0.2.1:15443=3; r2/z2 2001:db8::1:15443=3",
+        "n2 | 10.1.0.1 | r1/z1 10.0.0.2:80=2; r2/z2 10.0.0.3:80=6; r1/z1 10.0.0.4:80=2; r1/z1 10.0.0.5:80=2",
+    })
+    void aProxyUsesOnlyTheGatewaysOfItsIpFamilies(String proxyNetwork, String ips, String expected) throws Exception {
+        PushContext push = multiNetworkPush(mesh, DUAL_STACK_NETWORKS);
+        List<String> addresses = List.of(ips.split(" "));
+        Proxy proxy = new Proxy("sidecar~" + addresses.get(0) + "~client.test~test.svc.cluster.local", Proxy.Type.SIDECAR,
+                addresses, "client.test", "test.svc.cluster.local", "test", Map.of(), "", "", "", "", proxyNetwork,
+                Locality.NONE);
+        assertEquals(parse(expected), assignment(push, NetworkView.of(proxy)));
     }
 }
