@@ -5,6 +5,7 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.NetworkGateways;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -105,9 +106,20 @@ final class SplitHorizonFilter {
                 e.sendUnhealthy());
     }
 
-    /** The endpoint that stands for a gateway: its address and port, Istio mTLS, no workload. */
+    /**
+     * The endpoint that stands for a gateway: its address and port, Istio mTLS, no workload; its
+     * cluster and network as labels (istiod's AugmentLabels for gateways), which failover
+     * priorities on {@code topology.istio.io/cluster} read.
+     */
     private static IstioEndpoint gatewayEndpoint(NetworkGateway g, Locality locality, long weight) {
-        return new IstioEndpoint(g.address(), g.port(), "", Map.of(), "",
+        Map<String, String> labels = new HashMap<>();
+        if (!g.cluster().isEmpty()) {
+            labels.put(IstioEndpoint.CLUSTER_LABEL, g.cluster());
+        }
+        if (!g.network().isEmpty()) {
+            labels.put(LocalityLoadBalancer.NETWORK_LABEL, g.network());
+        }
+        return new IstioEndpoint(g.address(), g.port(), "", labels, "",
                 g.network(), locality, IstioEndpoint.TLS_ISTIO, clip(weight), IstioEndpoint.HealthStatus.HEALTHY,
                 "", "");
     }

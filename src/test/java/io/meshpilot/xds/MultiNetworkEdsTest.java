@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -126,14 +127,20 @@ class MultiNetworkEdsTest {
         return c;
     }
 
-    /** Each client's newest assignment of reviews: address:port -> weight. */
+    /** Each client's newest assignment of reviews: address:port -> weight (or what the test reads). */
     final Map<AdsClient, Map<String, Integer>> latest = new HashMap<>();
 
     /**
      * Reads (and ACKs, keeping the subscription) the client's responses until its newest
-     * assignment is {@code expected}; fails with the one it last had.
+     * assignment (address:port -> weight) is {@code expected}; fails with the one it last had.
      */
     void awaitEndpoints(AdsClient c, Map<String, Integer> expected) throws Exception {
+        awaitAssignment(c, expected, (l, e) -> e.getLoadBalancingWeight().getValue());
+    }
+
+    /** As {@link #awaitEndpoints}, each endpoint's value read by {@code value} from its locality group and itself. */
+    void awaitAssignment(AdsClient c, Map<String, Integer> expected,
+                         BiFunction<LocalityLbEndpoints, LbEndpoint, Integer> value) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!expected.equals(latest.get(c)) && System.nanoTime() < deadline) {
             DiscoveryResponse r = c.next(Duration.ofMillis(100));
@@ -146,7 +153,7 @@ class MultiNetworkEdsTest {
                 for (LocalityLbEndpoints l : resource.unpack(ClusterLoadAssignment.class).getEndpointsList()) {
                     for (LbEndpoint e : l.getLbEndpointsList()) {
                         var a = e.getEndpoint().getAddress().getSocketAddress();
-                        weights.put(a.getAddress() + ":" + a.getPortValue(), e.getLoadBalancingWeight().getValue());
+                        weights.put(a.getAddress() + ":" + a.getPortValue(), value.apply(l, e));
                     }
                 }
             }
@@ -256,4 +263,34 @@ class MultiNetworkEdsTest {
         awaitEndpoints(net1, expected);
     }
 
+    /**
+     * A gateway endpoint carries its gateway's cluster and network as labels (istiod's
+     * ep_filters.go AugmentLabels(nil, gw.Cluster, "", "", gw.Network)), so a failover priority
+     * on {@code topology.istio.io/cluster} ranks it: a proxy of cluster 3 in network 1 prefers
+     * the gateway into cluster 3 over network 1's own pod.
+     */
+    @Test
+    void aGatewayEndpointCarriesItsClusterForFailoverPriority() throws Exception {
+        FakeApiServer cluster1 = cluster("c1", "net1", "", "127.0.0.2");
+        FakeApiServer cluster3 = cluster("c3", "", "net2", "127.0.0.4");
+        cluster3.apply(eastWestGateway("net2", "192.0.2.10"));
+        Files.createDirectories(dir.resolve("config"));
+        Files.writeString(dir.resolve("config/reviews.yaml"), """
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: reviews, namespace: test}
+                spec:
+                  host: reviews.test.svc.cluster.local
+                  trafficPolicy:
+                    outlierDetection: {consecutive5xxErrors: 3}
+                    loadBalancer: {localityLbSetting: {failoverPriority: [topology.istio.io/cluster]}}
+                """);
+        server = TestServers.start(dir, "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(),
+                "--clusterID", "cluster1");
+        cluster1.apply(KubeMulticlusterTest.remoteSecret("istio-remote-secret-cluster3",
+                Map.of("cluster3", Files.readString(cluster3.writeKubeconfig(dir.resolve("c3"))))));
+
+        AdsClient c = proxyIn(Map.of("NAMESPACE", "test", "NETWORK", "net1", "CLUSTER_ID", "cluster3"), "127.0.1.1");
+        awaitAssignment(c, Map.of("127.0.0.2:7070", 1, "192.0.2.10:15443", 0), (l, e) -> l.getPriority());
+    }
 }
