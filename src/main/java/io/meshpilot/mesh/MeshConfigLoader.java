@@ -9,9 +9,7 @@ import io.meshpilot.config.yaml.ProtoYamlBinder;
 import io.meshpilot.config.yaml.SafeYaml;
 import io.meshpilot.config.yaml.YamlBindingException;
 import io.meshpilot.config.yaml.YamlPaths;
-import io.meshpilot.util.IpAddr;
 import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.io.InputStream;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +26,6 @@ import org.yaml.snakeyaml.nodes.Node;
  * semantic checks of {@link MeshValidator}. Every error names the file and line.
  */
 public final class MeshConfigLoader {
-    private static final System.Logger LOG = System.getLogger(MeshConfigLoader.class.getName());
     private static final String DEFAULTS = "/mesh/mesh-defaults.yaml";
 
     private final ProtoYamlBinder binder = new ProtoYamlBinder();
@@ -75,26 +72,7 @@ public final class MeshConfigLoader {
         bind(source, root, b);
         MeshNetworks n = b.build();
         check(source, root, MeshValidator.validate(n));
-        warnHostnameGateways(source, n);
         return n;
-    }
-
-    /**
-     * A gateway address that is a hostname is valid (istiod resolves it itself,
-     * RESOLVE_HOSTNAME_GATEWAYS), but this server does not resolve gateway names: said once per
-     * load, as EDS will not use that gateway.
-     */
-    private static void warnHostnameGateways(String source, MeshNetworks networks) {
-        networks.getNetworksMap().forEach((name, network) -> {
-            for (int i = 0; i < network.getGatewaysCount(); i++) {
-                String address = network.getGateways(i).getAddress();
-                if (!address.isEmpty() && !IpAddr.isAddress(address)) {
-                    LOG.log(Level.WARNING, source + ": networks[" + name + "].gateways[" + i
-                            + "].address \"" + address + "\" is a hostname; gateway hostnames are not resolved here"
-                            + " (istiod's RESOLVE_HOSTNAME_GATEWAYS), so EDS does not use this gateway");
-                }
-            }
-        });
     }
 
     private MeshConfig parseMesh(String source, String text, MeshConfig.Builder over) throws MeshConfigException {

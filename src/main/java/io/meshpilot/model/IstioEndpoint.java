@@ -64,4 +64,10 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
             case DRAINING, TERMINATING -> false;
         };
     }
+
+    /** The same endpoint with another TLS mode (e.g. disabled where the client will not use Istio mTLS). */
+    public IstioEndpoint withTlsMode(String mode) {
+        return new IstioEndpoint(address, endpointPort, servicePortName, labels, serviceAccount, network, locality, mode,
+                lbWeight, health, workloadName, namespace, sendUnhealthy);
+    }
 }

@@ -8,15 +8,16 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
  * The gateways of every network, as one push sees them (istiod's NetworkGateways of its
  * NetworkManager): the meshNetworks gateways given by {@code address} and those the
  * registries found (Services labelled {@code topology.istio.io/network}, meshNetworks
- * {@code registryServiceName}). Only gateways with an IP address are kept: istiod resolves
- * hostnames itself (RESOLVE_HOSTNAME_GATEWAYS), which this server does not, and EDS carries
- * IPs only.
+ * {@code registryServiceName}). EDS carries IP addresses only: a gateway given by hostname
+ * stands for one gateway per address the name resolves to ({@link GatewayNames}, istiod's
+ * resolveHostnameGateways), and for none while it resolves to nothing.
  */
 public final class NetworkGateways {
     public static final NetworkGateways NONE = new NetworkGateways(List.of(), List.of());
@@ -49,10 +50,11 @@ public final class NetworkGateways {
     }
 
     /**
-     * The meshNetworks gateways given by address, and the registries' gateways; hostnames are
-     * left out (see the class comment).
+     * The meshNetworks gateways given by address, and the registries' gateways, hostnames
+     * resolved by {@code names}.
      */
-    public static NetworkGateways of(MeshNetworks meshNetworks, Collection<NetworkGateway> fromRegistries) {
+    public static NetworkGateways of(MeshNetworks meshNetworks, Collection<NetworkGateway> fromRegistries,
+                                     GatewayNames names) {
         List<NetworkGateway> out = new ArrayList<>();
         meshNetworks.getNetworksMap().forEach((network, n) -> {
             for (Network.IstioNetworkGateway gw : n.getGatewaysList()) {
@@ -62,10 +64,27 @@ public final class NetworkGateways {
             }
         });
         out.addAll(fromRegistries);
+        Set<String> hostnames = new TreeSet<>();
+        for (NetworkGateway g : out) {
+            if (!IpAddr.isAddress(g.address())) {
+                hostnames.add(g.address());
+            }
+        }
+        Map<String, List<String>> resolved = names.resolve(hostnames); // also when empty: unused names are forgotten
         if (out.isEmpty()) {
             return NONE;
         }
-        return new NetworkGateways(out.stream().filter(g -> IpAddr.isAddress(g.address())).toList(), out);
+        List<NetworkGateway> usable = new ArrayList<>();
+        for (NetworkGateway g : out) {
+            if (IpAddr.isAddress(g.address())) {
+                usable.add(g);
+                continue;
+            }
+            for (String address : resolved.getOrDefault(g.address(), List.of())) {
+                usable.add(new NetworkGateway(g.network(), g.cluster(), address, g.port()));
+            }
+        }
+        return new NetworkGateways(usable, out);
     }
 
     private static List<NetworkGateway> sorted(Collection<NetworkGateway> gateways) {

@@ -158,6 +158,13 @@ public final class PushContext {
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
                                     JwksResolver jwks) {
+        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks, GatewayNames.NONE);
+    }
+
+    /** Builds a snapshot whose network gateways given by hostname are resolved by {@code gatewayNames}. */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
+                                    JwksResolver jwks, GatewayNames gatewayNames) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -204,7 +211,7 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
-        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways());
+        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), gatewayNames);
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
@@ -439,13 +446,15 @@ public final class PushContext {
     private volatile Boolean endpointsDependOnProxyLabels;
 
     /**
-     * Whether the mesh config or some DestinationRule names {@code failoverPriority} labels:
-     * only then do two proxies of one scope and locality get different assignments.
+     * Whether the mesh config or some DestinationRule names {@code failoverPriority} labels, or
+     * some service has a traffic distribution (which fails over by topology labels): only then
+     * do two proxies of one scope and locality get different assignments.
      */
     public boolean endpointsDependOnProxyLabels() {
         Boolean cached = endpointsDependOnProxyLabels;
         if (cached == null) {
             cached = mesh.getLocalityLbSetting().getFailoverPriorityCount() > 0
+                    || servicesByHost.values().stream().anyMatch(s -> s.trafficDistribution() != TrafficDistribution.ANY)
                     || destinationRulesByHost.values().stream().flatMap(List::stream)
                     .map(c -> (DestinationRule) c.spec())
                     .flatMap(dr -> Stream.concat(Stream.of(dr.getTrafficPolicy()),

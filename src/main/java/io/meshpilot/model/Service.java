@@ -19,11 +19,13 @@ import java.util.Set;
  * @param exportTo          namespaces that may see it ("*", "." or names); empty = mesh default
  * @param registry          the registry that provided it (e.g. "External" for ServiceEntries)
  * @param configKey         the config object that defined it (the ServiceEntry), null otherwise
+ * @param trafficDistribution where the service prefers its traffic to go (Kubernetes Services only)
  */
 public record Service(String hostname, String namespace, List<Port> ports, String defaultAddress,
                       Map<String, List<String>> clusterVips, String autoAllocatedIpv4, Resolution resolution,
                       boolean meshExternal, Set<String> exportTo, Map<String, String> labels, String registry,
-                      String clusterId, Instant creationTime, ConfigKey configKey) {
+                      String clusterId, Instant creationTime, ConfigKey configKey,
+                      TrafficDistribution trafficDistribution) {
     /** The order registries list services in: by hostname, then namespace (one host may be in several). */
     public static final Comparator<Service> BY_HOST =
             Comparator.comparing(Service::hostname).thenComparing(Service::namespace);
@@ -37,6 +39,16 @@ public record Service(String hostname, String namespace, List<Port> ports, Strin
         autoAllocatedIpv4 = autoAllocatedIpv4 == null ? "" : autoAllocatedIpv4;
         exportTo = exportTo == null ? Set.of() : Set.copyOf(exportTo);
         labels = labels == null ? Map.of() : Map.copyOf(labels);
+        trafficDistribution = trafficDistribution == null ? TrafficDistribution.ANY : trafficDistribution;
+    }
+
+    /** A service without a traffic distribution preference (every registry but Kubernetes). */
+    public Service(String hostname, String namespace, List<Port> ports, String defaultAddress,
+                   Map<String, List<String>> clusterVips, String autoAllocatedIpv4, Resolution resolution,
+                   boolean meshExternal, Set<String> exportTo, Map<String, String> labels, String registry,
+                   String clusterId, Instant creationTime, ConfigKey configKey) {
+        this(hostname, namespace, ports, defaultAddress, clusterVips, autoAllocatedIpv4, resolution, meshExternal,
+                exportTo, labels, registry, clusterId, creationTime, configKey, TrafficDistribution.ANY);
     }
 
     public Optional<Port> port(int number) {
@@ -54,11 +66,11 @@ public record Service(String hostname, String namespace, List<Port> ports, Strin
 
     public Service withClusterVips(Map<String, List<String>> vips) {
         return new Service(hostname, namespace, ports, defaultAddress, vips, autoAllocatedIpv4, resolution, meshExternal,
-                exportTo, labels, registry, clusterId, creationTime, configKey);
+                exportTo, labels, registry, clusterId, creationTime, configKey, trafficDistribution);
     }
 
     public Service withAutoAllocatedIpv4(String ip) {
         return new Service(hostname, namespace, ports, defaultAddress, clusterVips, ip, resolution, meshExternal,
-                exportTo, labels, registry, clusterId, creationTime, configKey);
+                exportTo, labels, registry, clusterId, creationTime, configKey, trafficDistribution);
     }
 }

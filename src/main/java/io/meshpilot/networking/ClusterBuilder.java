@@ -128,7 +128,7 @@ public final class ClusterBuilder {
             if (c.getLbPolicy() != Cluster.LbPolicy.CLUSTER_PROVIDED) {
                 ClusterTrafficPolicy.loadBalancer(c, policy.getLoadBalancer());
             }
-            LocalityLoadBalancer.applyToCluster(c, push.mesh(), policy);
+            LocalityLoadBalancer.applyToCluster(c, push.mesh(), policy, svc.trafficDistribution());
             ClusterTrafficPolicy.http2(c, svc.port(o.port()).get().protocol(), policy, push.mesh());
             // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh whose
             // namespace or mesh PeerAuthentication does not DISABLE mTLS (istiod's buildAutoMtlsSettings)

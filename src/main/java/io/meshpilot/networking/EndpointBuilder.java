@@ -30,7 +30,8 @@ import java.util.TreeMap;
  * EDS: the ClusterLoadAssignment of one outbound cluster, as istiod builds it. Endpoints of
  * the service port (and of the subset's labels), grouped by locality, each with its weight
  * (1 when unset) and health, and Istio's endpoint metadata ({@code istio} filter metadata:
- * workload, namespace; the tlsMode transport-socket match). A locality's weight is the sum of
+ * workload, namespace; the tlsMode transport-socket match, {@code istio} only where the client will
+ * use Istio mTLS: {@link EndpointMtls}). A locality's weight is the sum of
  * its endpoints' weights, which proxyless gRPC clients need to route at all. In a mesh with
  * east-west gateways, endpoints of other networks are replaced by their gateways
  * ({@link SplitHorizonFilter}).
@@ -76,6 +77,7 @@ public final class EndpointBuilder {
         List<IstioEndpoint> all = shards == null ? List.of() : shards.all();
         List<IstioEndpoint> selected = new ArrayList<>();
         Set<String> seen = new HashSet<>();
+        EndpointMtls mtls = EndpointMtls.of(push, scope, o);
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
@@ -83,7 +85,8 @@ public final class EndpointBuilder {
             if (!seen.add(e.network() + "|" + e.address() + "|" + e.endpointPort())) {
                 continue; // one endpoint reported by two shards of a network once (the first, e.g. the oldest shard)
             }
-            selected.add(e);
+            selected.add(IstioEndpoint.TLS_ISTIO.equals(e.tlsMode()) && !mtls.enabled(e)
+                    ? e.withTlsMode(IstioEndpoint.TLS_DISABLED) : e);
         }
         if (view != null) {
             selected = SplitHorizonFilter.apply(selected, push.networkGateways(), view);

@@ -1,5 +1,6 @@
 package io.meshpilot.networking;
 
+import com.google.protobuf.BoolValue;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
@@ -15,6 +16,8 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import io.meshpilot.model.TrafficDistribution;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -27,8 +30,9 @@ import java.util.TreeSet;
 
 /**
  * Locality load balancing as istiod's loadbalancer package computes it: the effective
- * {@code localityLbSetting} (the DestinationRule's, else the mesh config's; {@code enabled:
- * false} at either level turns it off) and what it does to one proxy's ClusterLoadAssignment:
+ * {@code localityLbSetting} (the DestinationRule's, else the one the service's traffic
+ * distribution implies, else the mesh config's; {@code enabled: false} in the rule or the mesh
+ * turns it off) and what it does to one proxy's ClusterLoadAssignment:
  * {@code distribute} rewrites the locality weights for the first rule whose {@code from}
  * matches the proxy's locality; otherwise, only when the cluster's policy has outlier
  * detection (without it Envoy never detects that the preferred endpoints failed, so it never
@@ -43,6 +47,19 @@ public final class LocalityLoadBalancer {
     static final String SUBZONE_LABEL = "topology.istio.io/subzone";
     static final String NETWORK_LABEL = "topology.istio.io/network";
     static final String CLUSTER_LABEL = "topology.istio.io/cluster";
+    static final String HOSTNAME_LABEL = "kubernetes.io/hostname";
+    /** The node metadata key of the Kubernetes node the proxy runs on (istiod's Proxy.GetNodeName). */
+    static final String NODE_NAME = "NODE_NAME";
+
+    /** istiod's GetEffectiveLbSetting for TrafficDistributionPreferSameZone: network, then region, then zone. */
+    private static final LocalityLoadBalancerSetting PREFER_SAME_ZONE = LocalityLoadBalancerSetting.newBuilder()
+            .setEnabled(BoolValue.of(true))
+            .addAllFailoverPriority(List.of(NETWORK_LABEL, REGION_LABEL, ZONE_LABEL)).build();
+    /** For TrafficDistributionPreferSameNode: network, region, zone, subzone, then the node. */
+    private static final LocalityLoadBalancerSetting PREFER_SAME_NODE = LocalityLoadBalancerSetting.newBuilder()
+            .setEnabled(BoolValue.of(true))
+            .addAllFailoverPriority(List.of(NETWORK_LABEL, REGION_LABEL, ZONE_LABEL, SUBZONE_LABEL, HOSTNAME_LABEL))
+            .build();
 
     private LocalityLoadBalancer() {
     }
@@ -54,13 +71,17 @@ public final class LocalityLoadBalancer {
         }
 
         /**
-         * istiod's AugmentLabels for a proxy: its node locality, its labels plus region, zone,
-         * subzone, cluster and network.
+         * istiod's AugmentLabels for a proxy (xds/ads.go setTopologyLabels): its node locality,
+         * its labels plus region, zone, subzone, cluster, the Kubernetes node and network.
          */
         public static ProxyLocality of(Proxy proxy) {
             Map<String, String> out = withTopology(proxy.labels(), proxy.locality(), proxy.network());
             if (proxy.clusterId() != null && !proxy.clusterId().isEmpty()) {
                 out.put(CLUSTER_LABEL, proxy.clusterId());
+            }
+            String node = proxy.metadata().getOrDefault(NODE_NAME, "");
+            if (!node.isEmpty()) {
+                out.put(HOSTNAME_LABEL, node);
             }
             return new ProxyLocality(proxy.locality(), out);
         }
@@ -68,13 +89,35 @@ public final class LocalityLoadBalancer {
 
     /**
      * What applies to one cluster: the effective setting, and whether failover is on (the
-     * cluster's traffic policy has outlier detection).
+     * cluster's traffic policy has outlier detection, or the service's traffic distribution
+     * forces it: istiod's LocalityLBSettings.Force, which relies on endpoint health instead).
      */
     public record Policy(LocalityLoadBalancerSetting setting, boolean failover) {
-        /** The policy of a cluster with merged traffic policy {@code policy}; null when locality LB is off. */
-        public static Policy of(MeshConfig mesh, TrafficPolicy policy) {
-            LocalityLoadBalancerSetting effective = effective(mesh, policy);
-            return effective == null ? null : new Policy(effective, policy.hasOutlierDetection());
+        /**
+         * istiod's GetEffectiveLbSetting (without zone-aware settings) for a cluster with merged
+         * traffic policy {@code policy} of a service with {@code distribution}: the rule's
+         * setting, else the forced one of the traffic distribution, else the mesh's; null when
+         * locality LB is off.
+         */
+        public static Policy of(MeshConfig mesh, TrafficPolicy policy, TrafficDistribution distribution) {
+            boolean outlierDetection = policy.hasOutlierDetection();
+            if (policy.getLoadBalancer().hasLocalityLbSetting()) {
+                var rule = policy.getLoadBalancer().getLocalityLbSetting();
+                return disabled(rule) ? null : new Policy(rule, outlierDetection);
+            }
+            switch (distribution) {
+                case PREFER_SAME_ZONE -> {
+                    return new Policy(PREFER_SAME_ZONE, true);
+                }
+                case PREFER_SAME_NODE -> {
+                    return new Policy(PREFER_SAME_NODE, true);
+                }
+                case ANY -> { }
+            }
+            if (mesh.hasLocalityLbSetting() && !disabled(mesh.getLocalityLbSetting())) {
+                return new Policy(mesh.getLocalityLbSetting(), outlierDetection);
+            }
+            return null;
         }
 
         /**
@@ -88,7 +131,9 @@ public final class LocalityLoadBalancer {
             TrafficPolicy subset = rule.stream().flatMap(r -> r.getSubsetsList().stream())
                     .filter(s -> s.getName().equals(cluster.subset()) && s.hasTrafficPolicy())
                     .map(Subset::getTrafficPolicy).findFirst().orElse(null);
-            return of(push.mesh(), TrafficPolicies.forSubset(host, subset, cluster.port()));
+            TrafficDistribution distribution = push.service(cluster.host(), scope).map(Service::trafficDistribution)
+                    .orElse(TrafficDistribution.ANY);
+            return of(push.mesh(), TrafficPolicies.forSubset(host, subset, cluster.port()), distribution);
         }
 
         /** Whether the assignment differs from the plain one grouped by locality. */
@@ -123,18 +168,6 @@ public final class LocalityLoadBalancer {
         }
     }
 
-    /** istiod's GetEffectiveLbSetting (without zone-aware settings): the rule's, else the mesh's, unless disabled. */
-    static LocalityLoadBalancerSetting effective(MeshConfig mesh, TrafficPolicy policy) {
-        if (policy.getLoadBalancer().hasLocalityLbSetting()) {
-            var rule = policy.getLoadBalancer().getLocalityLbSetting();
-            return disabled(rule) ? null : rule;
-        }
-        if (mesh.hasLocalityLbSetting()) {
-            return disabled(mesh.getLocalityLbSetting()) ? null : mesh.getLocalityLbSetting();
-        }
-        return null;
-    }
-
     private static boolean disabled(LocalityLoadBalancerSetting s) {
         return s.hasEnabled() && !s.getEnabled().getValue();
     }
@@ -145,13 +178,15 @@ public final class LocalityLoadBalancer {
      * given or failover applies with {@code failover} or {@code failoverPriority} rules (set
      * otherwise, it would change how LEAST_REQUEST and the others pick endpoints).
      */
-    public static void applyToCluster(Cluster.Builder c, MeshConfig mesh, TrafficPolicy policy) {
-        LocalityLoadBalancerSetting s = effective(mesh, policy);
-        if (s == null) {
+    public static void applyToCluster(Cluster.Builder c, MeshConfig mesh, TrafficPolicy policy,
+                                      TrafficDistribution distribution) {
+        Policy effective = Policy.of(mesh, policy, distribution);
+        if (effective == null) {
             return;
         }
+        LocalityLoadBalancerSetting s = effective.setting();
         boolean failoverRules = s.getFailoverCount() > 0 || s.getFailoverPriorityCount() > 0;
-        if (s.getDistributeCount() > 0 || policy.hasOutlierDetection() && failoverRules) {
+        if (s.getDistributeCount() > 0 || effective.failover() && failoverRules) {
             c.getCommonLbConfigBuilder().setLocalityWeightedLbConfig(
                     Cluster.CommonLbConfig.LocalityWeightedLbConfig.getDefaultInstance());
         }

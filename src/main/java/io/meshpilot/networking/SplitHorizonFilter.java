@@ -5,6 +5,7 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.NetworkGateways;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,11 +20,13 @@ import java.util.TreeMap;
  * behind it. A gateway's weight is the sum of the endpoint weights it replaces; every weight is
  * first multiplied by {@link NetworkGateways#scaleFactor()} so that an endpoint's weight splits
  * evenly over several gateways of its network. As istiod does for sidecars: an endpoint of a
- * network without a gateway stays direct; an endpoint without Istio mTLS is left out when it
- * would have to cross a gateway (the gateway routes by the mTLS SNI); a proxy that names no
- * network of its own reaches every network that has a gateway through it. Networks may reuse pod
- * addresses, so one address:port is sent directly only once (gRPC rejects duplicates), the
- * endpoint of the proxy's own network preferred.
+ * network without a gateway stays direct; an endpoint the client will not reach with Istio mTLS
+ * (its tlsMode as {@link EndpointMtls} left it: rule TLS mode, sidecar, PeerAuthentication) is
+ * left out when it would have to cross a gateway (the gateway routes by the mTLS SNI), and so is
+ * one whose network's gateways are all of an IP family the proxy has no address of (istiod's
+ * filterGatewaysByIPFamily); a proxy that names no network of its own reaches every network
+ * that has a gateway through it. Networks may reuse pod addresses, so one address:port is sent
+ * directly only once (gRPC rejects duplicates), the endpoint of the proxy's own network preferred.
  */
 final class SplitHorizonFilter {
     private SplitHorizonFilter() {
@@ -52,8 +55,9 @@ final class SplitHorizonFilter {
                 direct.add(withWeight(e, weight));
                 continue;
             }
-            if (!IstioEndpoint.TLS_ISTIO.equals(e.tlsMode())) {
-                continue;
+            through = view.ipMode().reachable(through);
+            if (through.isEmpty() || !IstioEndpoint.TLS_ISTIO.equals(e.tlsMode())) {
+                continue; // its address is not reachable either: left out, not sent directly
             }
             Map<NetworkGateway, Long> byGateway = gatewayWeights.computeIfAbsent(e.locality(),
                     l -> new TreeMap<>(NetworkGateway.ORDER));
@@ -102,9 +106,20 @@ final class SplitHorizonFilter {
                 e.sendUnhealthy());
     }
 
-    /** The endpoint that stands for a gateway: its address and port, Istio mTLS, no workload. */
+    /**
+     * The endpoint that stands for a gateway: its address and port, Istio mTLS, no workload; its
+     * cluster and network as labels (istiod's AugmentLabels for gateways), which failover
+     * priorities on {@code topology.istio.io/cluster} read.
+     */
     private static IstioEndpoint gatewayEndpoint(NetworkGateway g, Locality locality, long weight) {
-        return new IstioEndpoint(g.address(), g.port(), "", Map.of(), "",
+        Map<String, String> labels = new HashMap<>();
+        if (!g.cluster().isEmpty()) {
+            labels.put(IstioEndpoint.CLUSTER_LABEL, g.cluster());
+        }
+        if (!g.network().isEmpty()) {
+            labels.put(LocalityLoadBalancer.NETWORK_LABEL, g.network());
+        }
+        return new IstioEndpoint(g.address(), g.port(), "", labels, "",
                 g.network(), locality, IstioEndpoint.TLS_ISTIO, clip(weight), IstioEndpoint.HealthStatus.HEALTHY,
                 "", "");
     }

@@ -75,6 +75,7 @@ public final class DiscoveryServer implements AutoCloseable {
     private final AdsProtocol protocol;
     private final XdsUpdates updates;
     private volatile DebugPages debugPages = DebugPages.NONE;
+    private final GatewayNameCache gatewayNames;
     private volatile PushPipeline pipeline;
     private volatile ConnectionSweeper sweeper;
 
@@ -91,11 +92,18 @@ public final class DiscoveryServer implements AutoCloseable {
         this.sendBudget = new SendBudget(options.features().xdsSend().bytesInFlight());
         Generators generators = new Generators(cache, () -> credentials, new Generators.DebugSources(connections,
                 this::dumpWithoutEndpoints, options.systemNamespace(), () -> debugPages));
-        this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections);
+        this.gatewayNames = new GatewayNameCache(GatewayNameCache.Resolver.SYSTEM, GatewayNameCache.REFRESH,
+                this::gatewayNamesChanged);
+        this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections, gatewayNames);
         this.protocol = new AdsProtocol(connections, generators, cache, shared, status::currentPushContext,
                 StreamLimits.DEFAULT, new DebugAuthorizer(options.features().debugAuth()),
                 new ControlPlaneInstance(options.podName(), BuildInfo.current()).proto());
         this.updates = new XdsUpdates(environment, cache, status);
+    }
+
+    /** A gateway name resolving to other addresses is a networks change, as istiod's NetworkManager reports it. */
+    private void gatewayNamesChanged() {
+        updates.networkGatewaysUpdate();
     }
 
     /**
@@ -268,6 +276,7 @@ public final class DiscoveryServer implements AutoCloseable {
         if (sweeper != null) {
             sweeper.close();
         }
+        gatewayNames.close();
         connections.closeAll();
     }
 }

@@ -99,10 +99,11 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     /**
-     * The proxy's networks: its own only in a mesh with east-west gateways, where assignments
-     * differ by network (null otherwise); the networks it asked to see (empty: all).
+     * The proxy's networks: its own and its IP mode (which gateways it reaches) only in a mesh
+     * with east-west gateways, where assignments differ by those (null otherwise); the networks
+     * it asked to see (empty: all).
      */
-    record NetworkKey(String network, Set<String> requested) {
+    record NetworkKey(String network, Set<String> requested, NetworkView.IpMode ipMode) {
         NetworkKey {
             requested = Set.copyOf(requested);
         }
@@ -121,7 +122,9 @@ final class EdsGenerator implements ScopedGenerator {
     }
 
     static NetworkKey networkKey(NetworkView view, PushContext push) {
-        return new NetworkKey(push.networkGateways().multiNetwork() ? view.network() : null, view.requested());
+        boolean multiNetwork = push.networkGateways().multiNetwork();
+        return new NetworkKey(multiNetwork ? view.network() : null, view.requested(),
+                multiNetwork ? view.ipMode() : null);
     }
 
     /**

@@ -19,6 +19,7 @@ import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.model.Environment;
+import io.meshpilot.model.GatewayNames;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushDiagnostics;
@@ -60,10 +61,12 @@ final class XdsStatus {
     /** Counts credential changes: what the live checks depend on besides the push and the connections. */
     private final AtomicLong credentialChanges = new AtomicLong();
     private volatile DiagnosticsMemo diagnosticsMemo;
+    private final GatewayNames gatewayNames;
 
     XdsStatus(Environment environment, ConfigController configs, CredentialsController credentials, XdsCache cache,
-              Generators generators, ConnectionTable connections) {
+              Generators generators, ConnectionTable connections, GatewayNames gatewayNames) {
         this.environment = environment;
+        this.gatewayNames = gatewayNames;
         this.configs = configs;
         this.credentials = credentials;
         this.cache = cache;
@@ -95,7 +98,7 @@ final class XdsStatus {
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
-                environment.jwksResolver());
+                environment.jwksResolver(), gatewayNames);
     }
 
     /** Streams are served once the first PushContext exists. */

@@ -55,7 +55,7 @@ class GeneratorKeysTest {
             assertEquals(rule, EdsGenerator.ruleKey(ClusterNames.parseOutbound(
                     ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "", host)), push, scope,
                     LocalityLoadBalancer.ProxyLocality.of(V1)));
-            assertEquals(new EdsGenerator.ResponseScope(scope.key(), new EdsGenerator.NetworkKey(null, Set.of()),
+            assertEquals(new EdsGenerator.ResponseScope(scope.key(), new EdsGenerator.NetworkKey(null, Set.of(), null),
                     V1.locality(), null), new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
         }
     }

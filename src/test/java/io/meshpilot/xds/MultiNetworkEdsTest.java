@@ -14,6 +14,7 @@ import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -125,14 +127,20 @@ class MultiNetworkEdsTest {
         return c;
     }
 
-    /** Each client's newest assignment of reviews: address:port -> weight. */
+    /** Each client's newest assignment of reviews: address:port -> weight (or what the test reads). */
     final Map<AdsClient, Map<String, Integer>> latest = new HashMap<>();
 
     /**
      * Reads (and ACKs, keeping the subscription) the client's responses until its newest
-     * assignment is {@code expected}; fails with the one it last had.
+     * assignment (address:port -> weight) is {@code expected}; fails with the one it last had.
      */
     void awaitEndpoints(AdsClient c, Map<String, Integer> expected) throws Exception {
+        awaitAssignment(c, expected, (l, e) -> e.getLoadBalancingWeight().getValue());
+    }
+
+    /** As {@link #awaitEndpoints}, each endpoint's value read by {@code value} from its locality group and itself. */
+    void awaitAssignment(AdsClient c, Map<String, Integer> expected,
+                         BiFunction<LocalityLbEndpoints, LbEndpoint, Integer> value) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!expected.equals(latest.get(c)) && System.nanoTime() < deadline) {
             DiscoveryResponse r = c.next(Duration.ofMillis(100));
@@ -145,7 +153,7 @@ class MultiNetworkEdsTest {
                 for (LocalityLbEndpoints l : resource.unpack(ClusterLoadAssignment.class).getEndpointsList()) {
                     for (LbEndpoint e : l.getLbEndpointsList()) {
                         var a = e.getEndpoint().getAddress().getSocketAddress();
-                        weights.put(a.getAddress() + ":" + a.getPortValue(), e.getLoadBalancingWeight().getValue());
+                        weights.put(a.getAddress() + ":" + a.getPortValue(), value.apply(l, e));
                     }
                 }
             }
@@ -226,5 +234,63 @@ class MultiNetworkEdsTest {
         // network 2: network 1 has no gateway, so both pods would be direct at one address: it is sent once
         AdsClient net2 = proxyIn("net2", "127.0.1.2");
         awaitEndpoints(net2, Map.of("127.0.0.2:7070", 1));
+    }
+
+    /**
+     * A load balancer that publishes a hostname (AWS ELBs do) is resolved by the control plane,
+     * as istiod does with RESOLVE_HOSTNAME_GATEWAYS (on by default; model/network.go
+     * resolveHostnameGateways): one gateway per address the name resolves to.
+     */
+    @Test
+    void aGatewayLoadBalancerGivenByHostnameIsResolved() throws Exception {
+        FakeApiServer cluster1 = cluster("c1", "net1", "", "127.0.0.2");
+        FakeApiServer cluster3 = cluster("c3", "", "net2", "127.0.0.4");
+        cluster3.apply(eastWestGateway("net2", "192.0.2.10").replace("ingress: [{ip: 192.0.2.10}]",
+                "ingress: [{hostname: localhost}]"));
+        server = TestServers.start(dir, "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(),
+                "--clusterID", "cluster1");
+        cluster1.apply(KubeMulticlusterTest.remoteSecret("istio-remote-secret-cluster3",
+                Map.of("cluster3", Files.readString(cluster3.writeKubeconfig(dir.resolve("c3"))))));
+
+        // one gateway per address of the name; every weight scaled by their number
+        List<String> addresses = new ArrayList<>();
+        for (InetAddress a : InetAddress.getAllByName("localhost")) {
+            addresses.add(a.getHostAddress());
+        }
+        Map<String, Integer> expected = new HashMap<>(Map.of("127.0.0.2:7070", addresses.size()));
+        addresses.forEach(a -> expected.put(a + ":15443", 1));
+        AdsClient net1 = proxyIn("net1", "127.0.1.1");
+        awaitEndpoints(net1, expected);
+    }
+
+    /**
+     * A gateway endpoint carries its gateway's cluster and network as labels (istiod's
+     * ep_filters.go AugmentLabels(nil, gw.Cluster, "", "", gw.Network)), so a failover priority
+     * on {@code topology.istio.io/cluster} ranks it: a proxy of cluster 3 in network 1 prefers
+     * the gateway into cluster 3 over network 1's own pod.
+     */
+    @Test
+    void aGatewayEndpointCarriesItsClusterForFailoverPriority() throws Exception {
+        FakeApiServer cluster1 = cluster("c1", "net1", "", "127.0.0.2");
+        FakeApiServer cluster3 = cluster("c3", "", "net2", "127.0.0.4");
+        cluster3.apply(eastWestGateway("net2", "192.0.2.10"));
+        Files.createDirectories(dir.resolve("config"));
+        Files.writeString(dir.resolve("config/reviews.yaml"), """
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: reviews, namespace: test}
+                spec:
+                  host: reviews.test.svc.cluster.local
+                  trafficPolicy:
+                    outlierDetection: {consecutive5xxErrors: 3}
+                    loadBalancer: {localityLbSetting: {failoverPriority: [topology.istio.io/cluster]}}
+                """);
+        server = TestServers.start(dir, "--kubeconfig", cluster1.writeKubeconfig(dir.resolve("c1")).toString(),
+                "--clusterID", "cluster1");
+        cluster1.apply(KubeMulticlusterTest.remoteSecret("istio-remote-secret-cluster3",
+                Map.of("cluster3", Files.readString(cluster3.writeKubeconfig(dir.resolve("c3"))))));
+
+        AdsClient c = proxyIn(Map.of("NAMESPACE", "test", "NETWORK", "net1", "CLUSTER_ID", "cluster3"), "127.0.1.1");
+        awaitAssignment(c, Map.of("127.0.0.2:7070", 1, "192.0.2.10:15443", 0), (l, e) -> l.getPriority());
     }
 }

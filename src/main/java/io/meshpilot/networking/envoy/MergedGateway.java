@@ -179,7 +179,8 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
                 GatewayServer gs = new GatewayServer(key, c.namespace(), server, routeName, hosts);
                 if (gs.terminatesHttps()) {
                     gs = new GatewayServer(key, c.namespace(), server,
-                            httpsRouteName(number, server.getPort().getName(), c.name(), c.namespace(), server.getBind()),
+                            httpsRouteName(server.getPort().getNumber(), server.getPort().getName(), c.name(), c.namespace(),
+                                    server.getBind()),
                             hosts);
                 }
                 Boolean existing = httpPort.get(at);

@@ -29,6 +29,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.networking.PeerAuthenticationPolicy;
 import io.meshpilot.networking.telemetry.ListenerClass;
 import io.meshpilot.model.PushContext;
 import java.util.ArrayList;

@@ -11,6 +11,7 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import io.meshpilot.model.TrafficDistribution;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -35,9 +36,6 @@ public final class KubeServiceConversion {
     private static final String CLUSTER_IP_NONE = "None";
     private static final Set<Integer> WELL_KNOWN_TCP_PORTS = Set.of(25, 53, 3306, 27017);
 
-    /** istiod's TrafficDistribution: where a service prefers its traffic to go. */
-    public enum TrafficDistribution { ANY, PREFER_SAME_ZONE, PREFER_SAME_NODE }
-
     private KubeServiceConversion() {
     }
 
@@ -49,8 +47,10 @@ public final class KubeServiceConversion {
      * The service of a Kubernetes Service.
      *
      * @param registry the provider name the mesh shows ("Kubernetes")
+     * @param namespaceAnnotations the annotations of the Service's namespace (null when it is not known)
      */
-    public static Service service(V1Service svc, String domainSuffix, String clusterId, String registry) {
+    public static Service service(V1Service svc, String domainSuffix, String clusterId, String registry,
+                                  Map<String, String> namespaceAnnotations) {
         V1ObjectMeta meta = svc.getMetadata();
         V1ServiceSpec spec = svc.getSpec() == null ? new V1ServiceSpec() : svc.getSpec();
         Resolution resolution = Resolution.CLIENT_SIDE_LB;
@@ -83,7 +83,8 @@ public final class KubeServiceConversion {
         Instant created = meta.getCreationTimestamp() == null ? Instant.EPOCH : meta.getCreationTimestamp().toInstant();
         return new Service(hostname(meta.getName(), meta.getNamespace(), domainSuffix), meta.getNamespace(), ports,
                 addresses.get(0), noVip ? Map.of() : Map.of(clusterId, addresses), "", resolution, external,
-                exportTo(annotations.get(EXPORT_TO_ANNOTATION)), meta.getLabels(), registry, clusterId, created, null);
+                exportTo(annotations.get(EXPORT_TO_ANNOTATION)), meta.getLabels(), registry, clusterId, created, null,
+                trafficDistribution(svc, namespaceAnnotations));
     }
 
     /** The annotation's comma-separated namespaces ("." and "*" included); empty when unset. */

@@ -20,13 +20,13 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import io.meshpilot.model.TrafficDistribution;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
-import io.meshpilot.util.IpAddr;
 import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
 import java.util.Comparator;
@@ -442,7 +442,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
             return; // seen already (a repeated event)
         }
         serviceVersions.put(key, version);
-        Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER);
+        Service now = KubeServiceConversion.service(svc, options.domainSuffix(), options.clusterId(), PROVIDER,
+                namespaceAnnotations(svc));
         services.put(host, now);
         if (refreshGateways(host, svc)) {
             updates.networkGatewaysUpdate();
@@ -471,13 +472,6 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         }
         LOG.log(Level.INFO, "Kubernetes registry " + options.clusterId() + ": network gateways of service " + host
                 + " " + now.stream().map(g -> g.network() + "=" + g.address() + ":" + g.port()).toList());
-        for (NetworkGateway g : now) {
-            if (!IpAddr.isAddress(g.address())) {
-                LOG.log(Level.WARNING, "Kubernetes registry " + options.clusterId() + ": gateway " + g.address()
-                        + " of service " + host + " (network " + g.network() + ") is a hostname; gateway hostnames "
-                        + "are not resolved here (istiod's RESOLVE_HOSTNAME_GATEWAYS), so it is not used");
-            }
-        }
         return true;
     }
 
@@ -508,10 +502,14 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         if (svc == null) {
             return false;
         }
-        V1Namespace ns = informers.namespaces().getIndexer().getByKey(svc.getMetadata().getNamespace());
         // location-aware routing needs the health of every endpoint to know when to spill over
-        return KubeServiceConversion.trafficDistribution(svc, ns == null ? null : ns.getMetadata().getAnnotations())
-                != KubeServiceConversion.TrafficDistribution.ANY;
+        return KubeServiceConversion.trafficDistribution(svc, namespaceAnnotations(svc)) != TrafficDistribution.ANY;
+    }
+
+    /** The annotations of a Service's namespace (its traffic distribution may be set there), null when unknown. */
+    private Map<String, String> namespaceAnnotations(V1Service svc) {
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(svc.getMetadata().getNamespace());
+        return ns == null ? null : ns.getMetadata().getAnnotations();
     }
 
     // ---- endpoint slices -----------------------------------------------------------------

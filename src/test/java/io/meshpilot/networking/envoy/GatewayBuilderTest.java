@@ -405,8 +405,8 @@ class GatewayBuilderTest {
                 merged.rejected().toString());
     }
 
-    @Test
-    void aServerPortTheGatewaysServiceMapsListensOnTheTargetPort() throws Exception {
+    /** The ingress gateway's own Service with {@code port} (a ServiceEntry port) and Gateway {@code gw} with {@code server}. */
+    void gatewayBehindMappedPort(String port, String server) throws Exception {
         fixture.apply("""
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
@@ -415,7 +415,7 @@ class GatewayBuilderTest {
                   hosts: [istio-ingressgateway.istio-system.svc.cluster.local]
                   location: MESH_INTERNAL
                   resolution: STATIC
-                  ports: [{number: 80, name: http2, protocol: HTTP, targetPort: 8080}]
+                  ports: [%s]
                   endpoints: [{address: 10.0.0.50}]
                 ---
                 apiVersion: networking.istio.io/v1
@@ -423,13 +423,30 @@ class GatewayBuilderTest {
                 metadata: {name: gw, namespace: istio-system}
                 spec:
                   selector: {istio: ingressgateway}
-                  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]
-                """);
+                  servers: [%s]
+                """.formatted(port, server));
+    }
+
+    @Test
+    void aServerPortTheGatewaysServiceMapsListensOnTheTargetPort() throws Exception {
+        gatewayBehindMappedPort("{number: 80, name: http2, protocol: HTTP, targetPort: 8080}",
+                "{port: {number: 80, name: http, protocol: HTTP}, hosts: [\"*\"]}");
         Listener l = listeners().get(0);
         assertEquals("0.0.0.0_8080", l.getName(), "istiod's resolvePorts: the stock gateway Service maps 80 to 8080");
         assertEquals(8080, l.getAddress().getSocketAddress().getPortValue());
         assertEquals("http.8080", hcm(l.getFilterChains(0)).getRds().getRouteConfigName());
         assertEquals("blackhole:80", route("http.8080").getVirtualHosts(0).getName(), "virtual hosts keep the server port");
+    }
+
+    /** istiod's gatewayRDSRouteName: an HTTPS server's route is named by the server port, not the target port. */
+    @Test
+    void anHttpsServerOnAMappedPortNamesItsRouteByTheServerPort() throws Exception {
+        gatewayBehindMappedPort("{number: 443, name: https, protocol: HTTPS, targetPort: 8443}",
+                "{port: {number: 443, name: https, protocol: HTTPS}, hosts: [\"*\"],"
+                        + " tls: {mode: SIMPLE, credentialName: cert}}");
+        Listener l = listeners().get(0);
+        assertEquals("0.0.0.0_8443", l.getName(), "the listener is on the target port");
+        assertEquals("https.443.https.gw.istio-system", hcm(l.getFilterChains(0)).getRds().getRouteConfigName());
     }
 
     @Test

@@ -12,6 +12,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.MeshFixture;
+import io.meshpilot.networking.PeerAuthenticationPolicy;
 import io.meshpilot.networking.ServiceMtlsMode;
 import java.time.Instant;
 import java.util.ArrayList;

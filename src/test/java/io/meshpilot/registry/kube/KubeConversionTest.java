@@ -23,6 +23,7 @@ import io.meshpilot.model.Locality;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
+import io.meshpilot.model.TrafficDistribution;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -68,7 +69,7 @@ class KubeConversionTest {
     }
 
     static Service convert(V1Service s) {
-        return KubeServiceConversion.service(s, "cluster.local", "Kubernetes", "Kubernetes");
+        return KubeServiceConversion.service(s, "cluster.local", "Kubernetes", "Kubernetes", null);
     }
 
     @Test
@@ -183,13 +184,14 @@ class KubeConversionTest {
             "PreferSameNode, PreferClose, -, PREFER_SAME_NODE",
     })
     void trafficDistribution(String spec, String annotation, String nsAnnotation,
-                             KubeServiceConversion.TrafficDistribution expected) {
+                             TrafficDistribution expected) {
         V1Service s = service(annotation == null ? ""
                         : "annotations: {networking.istio.io/traffic-distribution: " + annotation + "}",
                 "ports: [{name: http, port: 80}]" + (spec == null ? "" : "\ntrafficDistribution: " + spec));
         Map<String, String> ns = nsAnnotation == null ? Map.of()
                 : Map.of(KubeServiceConversion.TRAFFIC_DISTRIBUTION_ANNOTATION, nsAnnotation);
-        assertEquals(expected, KubeServiceConversion.trafficDistribution(s, ns));
+        assertEquals(expected, KubeServiceConversion.service(s, "cluster.local", "Kubernetes", "Kubernetes", ns)
+                .trafficDistribution());
     }
 
     // ---- EndpointSlices ------------------------------------------------------------------

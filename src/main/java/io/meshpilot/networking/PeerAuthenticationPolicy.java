@@ -1,4 +1,4 @@
-package io.meshpilot.networking.envoy;
+package io.meshpilot.networking;
 
 import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication.MutualTLS.Mode;
@@ -17,7 +17,9 @@ import java.util.Map;
  * is UNSET. Of several policies at one level the oldest wins (creation time, then namespace and
  * name, as PushContext orders them). A policy with a selector in the root namespace applies to
  * no workload, as with istiod. Port-level modes come from the workload policy only and are keyed
- * by the workload (target) port; an UNSET port-level mode inherits the workload's mode.
+ * by the workload (target) port; an UNSET port-level mode inherits the workload's mode. The
+ * inbound listeners read it for the proxy's own workload, EDS for each endpoint's workload
+ * (istiod's mtlsChecker: a workload that DISABLEs mTLS is not sent Istio mTLS).
  *
  * @param mode  the workload's mode (never UNSET)
  * @param ports port-level modes (never UNSET)
@@ -38,6 +40,15 @@ public record PeerAuthenticationPolicy(Mode mode, Map<Integer, Mode> ports) {
      * first, as PushContext lists them).
      */
     public static PeerAuthenticationPolicy forProxy(List<Config> policies, String rootNamespace, Proxy proxy) {
+        return forWorkload(policies, rootNamespace, proxy.namespace(), proxy.labels());
+    }
+
+    /**
+     * The policy for the workload with {@code labels} in {@code workloadNamespace} from
+     * {@code policies} (all PeerAuthentications, oldest first, as PushContext lists them).
+     */
+    public static PeerAuthenticationPolicy forWorkload(List<Config> policies, String rootNamespace,
+                                                       String workloadNamespace, Map<String, String> labels) {
         Config mesh = null;
         Config namespace = null;
         Config workload = null;
@@ -48,13 +59,13 @@ public record PeerAuthenticationPolicy(Mode mode, Map<Integer, Mode> ports) {
                 if (c.namespace().equals(rootNamespace) && mesh == null) {
                     mesh = c;
                 }
-                if (c.namespace().equals(proxy.namespace()) && !c.namespace().equals(rootNamespace)
+                if (c.namespace().equals(workloadNamespace) && !c.namespace().equals(rootNamespace)
                         && namespace == null) {
                     namespace = c;
                 }
-            } else if (c.namespace().equals(proxy.namespace()) && !c.namespace().equals(rootNamespace)
+            } else if (c.namespace().equals(workloadNamespace) && !c.namespace().equals(rootNamespace)
                     && workload == null
-                    && LabelSelector.subsetOf(pa.getSelector().getMatchLabelsMap(), proxy.labels())) {
+                    && LabelSelector.subsetOf(pa.getSelector().getMatchLabelsMap(), labels)) {
                 // a selector policy in the root namespace is no workload policy (istiod's
                 // ComposePeerAuthentication leaves it out, even for the root namespace's own workloads)
                 workload = c;
