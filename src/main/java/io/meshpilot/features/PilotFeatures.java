@@ -45,6 +45,8 @@ import java.util.stream.Collectors;
  * @param debugAuth            who may read /debug/* from off the machine
  * @param ingressNamespace     K8S_INGRESS_NS (istio-system): where the Gateways converted from Kubernetes
  *                             Ingresses live and where the ingress Service is looked up
+ * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS: istio-proxy's
+ *                             metadata-exchange filters
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -69,7 +71,8 @@ public record PilotFeatures(
         Status status,
         boolean nativeSidecars,
         DebugAuth debugAuth,
-        String ingressNamespace) {
+        String ingressNamespace,
+        MetadataExchange metadataExchange) {
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -258,7 +261,9 @@ public record PilotFeatures(
                 nativeSidecars(r),
                 DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
                         r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")),
-                r.string("K8S_INGRESS_NS", "istio-system"));
+                r.string("K8S_INGRESS_NS", "istio-system"),
+                MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
+                        r.string("PILOT_MX_ADDITIONAL_LABELS", "")));
     }
 
     private static boolean nativeSidecars(EnvReader r) {

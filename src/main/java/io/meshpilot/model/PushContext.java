@@ -11,6 +11,7 @@ import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
+import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
 import java.time.Instant;
@@ -73,6 +74,14 @@ public final class PushContext {
     private volatile NetworkGateways networkGateways = NetworkGateways.NONE;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
     private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
+
+    /** istiod's metadata-exchange switches for istio-proxy nodes; set once in {@link #build}. */
+    private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
+
+    /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
+    public MetadataExchange metadataExchange() {
+        return metadataExchange;
+    }
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -154,6 +163,17 @@ public final class PushContext {
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
                                     JwksResolver jwks) {
+        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks,
+                MetadataExchange.DEFAULTS);
+    }
+
+    /**
+     * Builds a snapshot as {@link #build(ServiceDiscovery, ConfigStore, EndpointIndex, MeshConfig, MeshNetworks,
+     * String, long, JwksResolver)}, with the server's metadata-exchange switches.
+     */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
+                                    JwksResolver jwks, MetadataExchange metadataExchange) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -201,6 +221,7 @@ public final class PushContext {
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
         push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways());
+        push.metadataExchange = metadataExchange;
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
