@@ -77,6 +77,7 @@ public final class PilotServer implements AutoCloseable {
             recorder.run(Component.ARGS, () -> checkArgs(args, hosting));
             Environment environment = recorder.build(Component.ENVIRONMENT, () -> {
                 Environment e = new Environment(args.domainSuffix(), args.clusterId());
+                e.setMetadataExchange(args.features().metadataExchange());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
             Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));

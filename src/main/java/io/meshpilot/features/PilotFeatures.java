@@ -49,6 +49,8 @@ import java.util.stream.Collectors;
  *                             Ingresses live and where the ingress Service is looked up
  * @param xdsSend              how much the xDS server hands the gRPC transport before it waits, and how
  *                             long a stream may stay unwritable
+ * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS: istio-proxy's
+ *                             metadata-exchange filters
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -74,7 +76,8 @@ public record PilotFeatures(
         boolean nativeSidecars,
         DebugAuth debugAuth,
         String ingressNamespace,
-        XdsSend xdsSend) {
+        XdsSend xdsSend,
+        MetadataExchange metadataExchange) {
 
     /**
      * Backpressure on xDS responses: a stream's response waits for the budget instead of
@@ -299,7 +302,9 @@ public record PilotFeatures(
                 DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
                         r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")),
                 r.string("K8S_INGRESS_NS", "istio-system"),
-                xdsSend(r));
+                xdsSend(r),
+                MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
+                        r.string("PILOT_MX_ADDITIONAL_LABELS", "")));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

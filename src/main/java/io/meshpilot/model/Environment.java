@@ -2,6 +2,7 @@ package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
+import io.meshpilot.features.MetadataExchange;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,6 +20,7 @@ public final class Environment {
     private final EndpointIndex endpointIndex = new EndpointIndex();
     private volatile ServiceDiscovery serviceDiscovery;
     private volatile JwksResolver jwksResolver = JwksResolver.NONE;
+    private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
     private final String domainSuffix;
     private final String clusterId;
 
@@ -63,6 +65,15 @@ public final class Environment {
 
     public void setJwksResolver(JwksResolver resolver) {
         this.jwksResolver = resolver;
+    }
+
+    /** istiod's metadata-exchange switches, which every PushContext carries to the listener builders. */
+    public MetadataExchange metadataExchange() {
+        return metadataExchange;
+    }
+
+    public void setMetadataExchange(MetadataExchange settings) {
+        this.metadataExchange = settings;
     }
 
     public String domainSuffix() {

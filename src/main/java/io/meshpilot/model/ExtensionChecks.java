@@ -9,8 +9,9 @@ import io.meshpilot.config.Config;
  * Telemetry and WasmPlugin settings that plain Envoy cannot apply, recorded in the push status
  * (and their gauges) instead of being dropped silently:
  * <ul>
- * <li>{@code metrics} of a Telemetry: istiod turns them into istio-proxy's {@code istio.stats}
- *     filter (a Wasm/native extension plain Envoy does not have);
+ * <li>a metrics provider of a Telemetry that is not a {@code prometheus} extension provider
+ *     (stackdriver, or a name the mesh config lacks): istiod writes {@code istio.stats} for
+ *     prometheus providers only and skips the others without a word;
  * <li>access logging or tracing providers that name no usable extension provider (istiod
  *     leaves them out with a log line);
  * <li>a tracing custom tag from a {@code formatter} or {@code disableContextPropagation} of a
@@ -25,7 +26,8 @@ import io.meshpilot.config.Config;
  */
 final class ExtensionChecks {
     static final PushMetric TELEMETRY_METRICS_UNSUPPORTED = PushMetric.of("pilot_telemetry_metrics_unsupported",
-            "Telemetry metrics settings, which need istio-proxy's stats filter and do not apply to plain Envoy.");
+            "Telemetry metrics providers that are not prometheus extension providers; istiod writes no stats "
+                    + "filter for them.");
     static final PushMetric TELEMETRY_TRACING_UNSUPPORTED = PushMetric.of("pilot_telemetry_tracing_unsupported",
             "Telemetry tracing settings (formatter custom tags, disableContextPropagation) the Envoy API MeshPilot "
                     + "builds with cannot express; left out.");
@@ -46,11 +48,7 @@ final class ExtensionChecks {
             Telemetry t = (Telemetry) c.spec();
             providers(push, c, t, out);
             tracing(c, t, out);
-            if (t.getMetricsCount() > 0) {
-                out.add(TELEMETRY_METRICS_UNSUPPORTED, name(c), "Telemetry " + name(c) + ": metrics (providers, "
-                        + "overrides, reportingInterval) configure istio-proxy's stats filter, which plain Envoy "
-                        + "does not have: not applied");
-            }
+            metricsProviders(push, c, t, out);
         }
         for (Config c : push.wasmPlugins()) {
             WasmPlugin w = (WasmPlugin) c.spec();
@@ -91,6 +89,21 @@ final class ExtensionChecks {
                             + ": tracing provider \"" + ref.getName() + "\" is " + (p == null
                             ? "no extension provider of the mesh config" : "no zipkin, opentelemetry or datadog provider")
                             + ": left out");
+                }
+            }
+        }
+    }
+
+    /** istiod's buildHTTPTelemetryFilter: a metrics provider other than prometheus gets no filter. */
+    private static void metricsProviders(PushContext push, Config c, Telemetry t, PushDiagnostics.Builder out) {
+        for (var metrics : t.getMetricsList()) {
+            for (var ref : metrics.getProvidersList()) {
+                var p = provider(push, ref.getName());
+                if (p == null || !p.hasPrometheus()) {
+                    out.add(TELEMETRY_METRICS_UNSUPPORTED, name(c) + "|metrics|" + ref.getName(), "Telemetry "
+                            + name(c) + ": metrics provider \"" + ref.getName() + "\" is " + (p == null
+                            ? "no extension provider of the mesh config" : "no prometheus provider")
+                            + ": no stats filter for it (istiod writes istio.stats for prometheus providers only)");
                 }
             }
         }

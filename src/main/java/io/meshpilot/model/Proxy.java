@@ -17,10 +17,17 @@ import java.util.Map;
  * @param generator "grpc" for proxyless gRPC clients, else empty (Envoy)
  * @param metadata  the node metadata's string values (istiod's Metadata.Raw as EnvoyFilter's
  *                  {@code match.proxy.metadata} compares it: a value that is not a string never matches)
+ * @param istioProxy whether the node is istio-proxy (Envoy with Istio's extensions, run by
+ *                  istio-agent): see {@link #isIstioProxy(Node)}
  */
 public record Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
                     Map<String, String> labels, String clusterId, String istioVersion, String generator,
-                    String serviceAccount, String network, Locality locality, Map<String, String> metadata) {
+                    String serviceAccount, String network, Locality locality, Map<String, String> metadata,
+                    boolean istioProxy) {
+    /** The node metadata istio-agent always sends: the workload's effective ProxyConfig. */
+    static final String PROXY_CONFIG = "PROXY_CONFIG";
+    /** The extension istio-proxy's build registers for the {@code istio.stats} filter (istio/proxy). */
+    static final String ISTIO_STATS_EXTENSION = "envoy.filters.http.istio_stats";
 
     /** The two proxy types istiod knows. */
     public enum Type { SIDECAR, ROUTER }
@@ -29,6 +36,14 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         ips = List.copyOf(ips);
         labels = Map.copyOf(labels);
         metadata = Map.copyOf(metadata);
+    }
+
+    /** A proxy that is not istio-proxy (plain Envoy or a proxyless client). */
+    public Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
+                 Map<String, String> labels, String clusterId, String istioVersion, String generator,
+                 String serviceAccount, String network, Locality locality, Map<String, String> metadata) {
+        this(id, type, ips, workloadId, dnsDomain, namespace, labels, clusterId, istioVersion, generator,
+                serviceAccount, network, locality, metadata, false);
     }
 
     /** A proxy without other node metadata than these fields. */
@@ -42,7 +57,7 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
     /** The same proxy in another cluster (istiod's --clusterAliases). */
     public Proxy withClusterId(String cluster) {
         return new Proxy(id, type, ips, workloadId, dnsDomain, namespace, labels, cluster, istioVersion, generator,
-                serviceAccount, network, locality, metadata);
+                serviceAccount, network, locality, metadata, istioProxy);
     }
 
     public boolean proxyless() {
@@ -81,7 +96,20 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         String istioVersion = string(md, "ISTIO_VERSION");
         return new Proxy(id, type, ips, parts[2], parts[3], namespace, labels, string(md, "CLUSTER_ID"),
                 istioVersion, string(md, "GENERATOR"), string(md, "SERVICE_ACCOUNT"), string(md, "NETWORK"), locality,
-                stringValues(md));
+                stringValues(md), isIstioProxy(node));
+    }
+
+    /**
+     * istio-proxy, as opposed to plain Envoy: istio-agent's {@code PROXY_CONFIG} metadata, or an
+     * Envoy build that lists Istio's stats extension in {@code Node.extensions}. istiod writes
+     * Istio's own filters (stats, metadata exchange) for every proxy; plain Envoy would NACK
+     * their typed configs, so MeshPilot writes them only for these nodes.
+     */
+    static boolean isIstioProxy(Node node) {
+        if (node.getMetadata().containsFields(PROXY_CONFIG)) {
+            return true;
+        }
+        return node.getExtensionsList().stream().anyMatch(e -> e.getName().equals(ISTIO_STATS_EXTENSION));
     }
 
     private static Map<String, String> stringValues(Struct md) {

@@ -14,6 +14,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
+import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.util.LabelSelector;
 import java.time.Duration;
 import java.time.Instant;
@@ -77,6 +78,14 @@ public final class PushContext {
     private volatile NetworkGateways networkGateways = NetworkGateways.NONE;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
     private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
+
+    /** istiod's metadata-exchange switches for istio-proxy nodes; set once in {@link #build}. */
+    private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
+
+    /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
+    public MetadataExchange metadataExchange() {
+        return metadataExchange;
+    }
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -158,13 +167,27 @@ public final class PushContext {
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
                                     JwksResolver jwks) {
-        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks, GatewayNames.NONE);
+        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks, ServerSettings.DEFAULTS);
     }
 
-    /** Builds a snapshot whose network gateways given by hostname are resolved by {@code gatewayNames}. */
+    /**
+     * What the server, not the config, decides about a push: how network gateways given by
+     * hostname resolve and the env-var switches that shape generated config.
+     *
+     * @param gatewayNames     resolves east-west gateways given by hostname
+     * @param metadataExchange PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS
+     */
+    public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange) {
+        public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS);
+    }
+
+    /**
+     * Builds a snapshot as {@link #build(ServiceDiscovery, ConfigStore, EndpointIndex, MeshConfig, MeshNetworks,
+     * String, long, JwksResolver)}, with the server's own settings.
+     */
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
-                                    JwksResolver jwks, GatewayNames gatewayNames) {
+                                    JwksResolver jwks, ServerSettings settings) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -211,7 +234,8 @@ public final class PushContext {
         PushContext push = new PushContext(services, vs, dr, sidecars, MeshDefaults.of(mesh), mesh, endpoints,
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
-        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), gatewayNames);
+        push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), settings.gatewayNames());
+        push.metadataExchange = settings.metadataExchange();
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)

@@ -1,5 +1,6 @@
 package io.meshpilot.networking;
 
+import com.github.udpa.udpa.type.v1.TypedStruct;
 import com.google.protobuf.StringValue;
 import com.google.protobuf.TypeRegistry;
 import io.envoyproxy.envoy.admin.v3.BootstrapConfigDump;
@@ -23,6 +24,7 @@ import io.envoyproxy.envoy.extensions.access_loggers.filters.cel.v3.ExpressionFi
 import io.envoyproxy.envoy.extensions.access_loggers.open_telemetry.v3.OpenTelemetryAccessLogConfig;
 import io.envoyproxy.envoy.extensions.filters.http.cors.v3.Cors;
 import io.envoyproxy.envoy.extensions.filters.http.cors.v3.CorsPolicy;
+import io.envoyproxy.envoy.extensions.filters.http.grpc_stats.v3.FilterConfig;
 import io.envoyproxy.envoy.extensions.filters.http.fault.v3.HTTPFault;
 import io.envoyproxy.envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication;
 import io.envoyproxy.envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit;
@@ -41,6 +43,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsCont
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.meshpilot.api.envoy.extensions.stats.PluginConfig;
 
 /**
  * Every message type our Envoy resources carry in an {@code Any} (resources and their typed
@@ -85,6 +88,10 @@ public final class EnvoyTypes {
             .add(ZipkinConfig.getDescriptor())
             .add(OpenTelemetryConfig.getDescriptor())
             .add(DatadogConfig.getDescriptor())
+            // istio-proxy's own filters: stats, metadata exchange (TypedStruct as istiod writes it), gRPC stats
+            .add(PluginConfig.getDescriptor())
+            .add(TypedStruct.getDescriptor())
+            .add(FilterConfig.getDescriptor())
             // WasmPlugin: the ECDS resource and the plugin configuration it carries
             .add(TypedExtensionConfig.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.filters.http.wasm.v3.Wasm.getDescriptor())

@@ -98,7 +98,7 @@ final class XdsStatus {
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
-                environment.jwksResolver(), gatewayNames);
+                environment.jwksResolver(), new PushContext.ServerSettings(gatewayNames, environment.metadataExchange()));
     }
 
     /** Streams are served once the first PushContext exists. */

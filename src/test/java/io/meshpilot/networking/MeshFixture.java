@@ -4,12 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.JwksResolver;
+import io.meshpilot.model.GatewayNames;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
@@ -72,6 +75,12 @@ public final class MeshFixture implements AutoCloseable {
 
     public PushContext push(MeshConfig mesh) {
         return PushContext.build(registry, store, updates.index, mesh, "cluster.local", 1);
+    }
+
+    /** A push with the server's metadata-exchange switches {@code mx} (PILOT_ENABLE_METADATA_EXCHANGE, ...). */
+    public PushContext push(MeshConfig mesh, MetadataExchange mx) {
+        return PushContext.build(registry, store, updates.index, mesh, MeshNetworks.getDefaultInstance(),
+                "cluster.local", 1, JwksResolver.NONE, new PushContext.ServerSettings(GatewayNames.NONE, mx));
     }
 
     /** A push whose RequestAuthentication key sets come from {@code jwks}, as the discovery server's do. */

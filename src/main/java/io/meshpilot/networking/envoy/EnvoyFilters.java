@@ -86,7 +86,8 @@ final class EnvoyFilters {
     /**
      * The HTTP filters of istiod's connection managers (outbound, inbound, gateway) that plain
      * Envoy has: fault and CORS (idle unless a route carries their per-route config), then the
-     * router. Istio's own filters (metadata exchange, stats, ALPN) need istio-proxy's build.
+     * router. Istio's own filters (metadata exchange, stats) need istio-proxy's build: they are
+     * added for istio-proxy nodes only, by {@link io.meshpilot.networking.telemetry.ListenerTelemetry}.
      */
     static List<HttpFilter> httpFilters() {
         return List.of(

@@ -14,6 +14,7 @@ import io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspe
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
+import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
 import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
 import io.meshpilot.api.networking.v1alpha3.TLSRoute;
@@ -78,7 +79,8 @@ public final class GatewayListenerBuilder {
                 // the first chain for a match wins: Envoy refuses a listener with two equal matches
                 Map<FilterChainMatch, FilterChain> byMatch = new LinkedHashMap<>();
                 for (MergedGateway.GatewayServer server : port.servers()) {
-                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, security)) {
+                    for (FilterChain c : serverChains(server, port.number(), proxy, push, scope, security,
+                            telemetry)) {
                         if (byMatch.putIfAbsent(c.getFilterChainMatch(), c) != null) {
                             LOG.log(System.Logger.Level.INFO, "gateway {0}: {1}: a filter chain for {2} on port {3} "
                                     + "is already there; skipped", proxy.id(), server.gateway(),
@@ -110,7 +112,7 @@ public final class GatewayListenerBuilder {
 
     private static List<FilterChain> serverChains(MergedGateway.GatewayServer server, int listenerPort, Proxy proxy,
                                                   PushContext push, ProxyScope scope,
-                                                  SecurityFilters security) {
+                                                  SecurityFilters security, ListenerTelemetry telemetry) {
         if (server.terminatesHttps()) {
             String statPrefix = server.server().getName().isEmpty()
                     ? "outbound_" + EnvoyFilters.WILDCARD + "_" + listenerPort : server.server().getName();
@@ -130,8 +132,11 @@ public final class GatewayListenerBuilder {
         if (tcp == null) {
             return List.of();
         }
-        FilterChain.Builder chain = FilterChain.newBuilder()
-                .addAllFilters(security.network(ListenerClass.GATEWAY, server.server().getPort().getNumber()))
+        FilterChain.Builder chain = FilterChain.newBuilder();
+        if (server.server().getTls().getMode() == ServerTLSSettings.TLSmode.ISTIO_MUTUAL) {
+            chain.addAllFilters(telemetry.gatewayMutualTlsFilters());
+        }
+        chain.addAllFilters(security.network(ListenerClass.GATEWAY, server.server().getPort().getNumber()))
                 .addFilters(tcp);
         if (server.server().hasTls()) {
             chain.setFilterChainMatch(sni(server.sniHosts())).setTransportSocket(tls(server, false));

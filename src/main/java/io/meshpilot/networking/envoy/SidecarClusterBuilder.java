@@ -44,6 +44,8 @@ public final class SidecarClusterBuilder {
     private static final System.Logger LOG = System.getLogger(SidecarClusterBuilder.class.getName());
     /** The source address istiod binds inbound upstream connections to (iptables lets it through). */
     static final String INBOUND_PASSTHROUGH_BIND = "127.0.0.6";
+    /** The cluster of outbound traffic to unknown destinations (ALLOW_ANY). */
+    public static final String PASSTHROUGH_CLUSTER = EnvoyFilters.PASSTHROUGH_CLUSTER;
     /** The longest protobuf Duration (istiod disables inbound ORIGINAL_DST host cleanup with it). */
     static final Duration MAX_DURATION = Duration.newBuilder().setSeconds(315576000000L).build();
 

@@ -75,13 +75,14 @@ public final class SidecarListenerBuilder {
     }
 
     /**
-     * What, besides the scope, makes one proxy's outbound listeners differ from another's: the
-     * workload-selected Telemetries and WasmPlugins that apply to it (empty when none selects by
-     * workload) and, when tracing applies, the workload labels its tags read, for the cache key
-     * of listeners shared by a scope.
+     * What, besides the scope, makes one proxy's outbound listeners differ from another's: being
+     * istio-proxy (Istio's stats and metadata-exchange filters), the workload-selected
+     * Telemetries and WasmPlugins that apply to it (empty when none selects by workload) and,
+     * when tracing applies, the workload labels its tags read, for the cache key of listeners
+     * shared by a scope.
      */
     public static String workloadExtensionsKey(Proxy proxy, PushContext push) {
-        StringBuilder key = new StringBuilder();
+        StringBuilder key = new StringBuilder(proxy.istioProxy() ? "|istio-proxy" : "");
         TelemetrySelection telemetry = TelemetrySelection.forProxy(proxy, push);
         if (TelemetrySelection.dependsOnWorkload(push)) {
             key.append("|telemetry:").append(telemetry.key());

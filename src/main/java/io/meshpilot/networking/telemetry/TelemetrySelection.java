@@ -1,6 +1,7 @@
 package io.meshpilot.networking.telemetry;
 
 import io.meshpilot.api.telemetry.v1alpha1.AccessLogging;
+import io.meshpilot.api.telemetry.v1alpha1.Metrics;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
 import io.meshpilot.api.telemetry.v1alpha1.Tracing;
 import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
@@ -20,13 +21,16 @@ import java.util.List;
  * @param key       names of the Telemetries that applied (root, namespace, workload), for cache keys
  * @param logging   each applicable Telemetry's accessLogging list, in precedence order
  * @param tracing   every applicable tracing entry, in precedence order
+ * @param metrics   every applicable metrics entry, in precedence order
  */
-public record TelemetrySelection(String key, List<List<AccessLogging>> logging, List<Tracing> tracing) {
-    public static final TelemetrySelection NONE = new TelemetrySelection("", List.of(), List.of());
+public record TelemetrySelection(String key, List<List<AccessLogging>> logging, List<Tracing> tracing,
+                                 List<Metrics> metrics) {
+    public static final TelemetrySelection NONE = new TelemetrySelection("", List.of(), List.of(), List.of());
 
     public TelemetrySelection {
         logging = List.copyOf(logging);
         tracing = List.copyOf(tracing);
+        metrics = List.copyOf(metrics);
     }
 
     public static TelemetrySelection forProxy(Proxy proxy, PushContext push) {
@@ -36,20 +40,21 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
         Applicable applicable = applicable(proxy, push);
         List<List<AccessLogging>> logging = new ArrayList<>();
         List<Tracing> tracing = new ArrayList<>();
+        List<Metrics> metrics = new ArrayList<>();
         StringBuilder key = new StringBuilder();
         if (applicable.root() != null) {
             key.append("root=").append(applicable.root().name());
-            add(applicable.root(), logging, tracing);
+            add(applicable.root(), logging, tracing, metrics);
         }
         if (applicable.namespace() != null) {
             key.append("|ns=").append(applicable.namespace().name());
-            add(applicable.namespace(), logging, tracing);
+            add(applicable.namespace(), logging, tracing, metrics);
         }
         for (Config c : applicable.workload()) {
             key.append("|workload=").append(c.name());
-            add(c, logging, tracing);
+            add(c, logging, tracing, metrics);
         }
-        return new TelemetrySelection(key.toString(), logging, tracing);
+        return new TelemetrySelection(key.toString(), logging, tracing, metrics);
     }
 
     /**
@@ -86,12 +91,14 @@ public record TelemetrySelection(String key, List<List<AccessLogging>> logging, 
         return push.telemetries().stream().anyMatch(c -> !isNamespaceWide((Telemetry) c.spec()));
     }
 
-    private static void add(Config c, List<List<AccessLogging>> logging, List<Tracing> tracing) {
+    private static void add(Config c, List<List<AccessLogging>> logging, List<Tracing> tracing,
+                            List<Metrics> metrics) {
         Telemetry t = (Telemetry) c.spec();
         if (t.getAccessLoggingCount() > 0) {
             logging.add(t.getAccessLoggingList());
         }
         tracing.addAll(t.getTracingList());
+        metrics.addAll(t.getMetricsList());
     }
 
     private static Config namespaceWide(List<Config> all, String namespace) {

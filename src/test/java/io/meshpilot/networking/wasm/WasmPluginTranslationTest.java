@@ -209,7 +209,7 @@ class WasmPluginTranslationTest {
     }
 
     @Test
-    void telemetryMetricsAreReportedAsNotApplicableToPlainEnvoy() throws Exception {
+    void onlyMetricsProvidersThatAreNotPrometheusAreReported() throws Exception {
         try (MeshFixture fixture = new MeshFixture()) {
             fixture.apply(MESH).apply("""
                     apiVersion: telemetry.istio.io/v1
@@ -219,10 +219,19 @@ class WasmPluginTranslationTest {
                       metrics:
                       - providers: [{name: prometheus}]
                         overrides: [{match: {metric: REQUEST_COUNT}, disabled: true}]
+                    ---
+                    apiVersion: telemetry.istio.io/v1
+                    kind: Telemetry
+                    metadata: {name: elsewhere, namespace: bar}
+                    spec:
+                      metrics:
+                      - providers: [{name: stackdriver}, {name: nowhere}]
                     """);
             var entries = fixture.push().diagnostics().all().getOrDefault("pilot_telemetry_metrics_unsupported", Map.of());
-            assertEquals(List.of("foo/no-request-count"), List.copyOf(entries.keySet()));
-            assertTrue(entries.get("foo/no-request-count").message().contains("stats filter"), entries.toString());
+            assertEquals(List.of("bar/elsewhere|metrics|nowhere", "bar/elsewhere|metrics|stackdriver"),
+                    entries.keySet().stream().sorted().toList(), "prometheus applies (istio-proxy), the others do not");
+            assertTrue(entries.get("bar/elsewhere|metrics|stackdriver").message().contains("no prometheus provider"),
+                    entries.toString());
         }
     }
 
