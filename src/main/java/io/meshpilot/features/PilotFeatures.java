@@ -45,6 +45,7 @@ import java.util.stream.Collectors;
  * @param debugAuth            who may read /debug/* from off the machine
  * @param ingressNamespace     K8S_INGRESS_NS (istio-system): where the Gateways converted from Kubernetes
  *                             Ingresses live and where the ingress Service is looked up
+ * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -69,7 +70,8 @@ public record PilotFeatures(
         Status status,
         boolean nativeSidecars,
         DebugAuth debugAuth,
-        String ingressNamespace) {
+        String ingressNamespace,
+        TraceSampling traceSampling) {
 
     /**
      * istiod's config status switches (Kubernetes mode; the status leader writes).
@@ -258,7 +260,8 @@ public record PilotFeatures(
                 nativeSidecars(r),
                 DebugAuth.parse(r.bool("ENABLE_DEBUG_ENDPOINT_AUTH", true),
                         r.string("DEBUG_ENDPOINT_AUTH_ALLOWED_NAMESPACES", "")),
-                r.string("K8S_INGRESS_NS", "istio-system"));
+                r.string("K8S_INGRESS_NS", "istio-system"),
+                traceSampling(r));
     }
 
     private static boolean nativeSidecars(EnvReader r) {
@@ -268,6 +271,11 @@ public record PilotFeatures(
             case "false", "auto", "" -> false;
             default -> throw new IllegalArgumentException("ENABLE_NATIVE_SIDECARS=\"" + v + "\": expected true, false or auto");
         };
+    }
+
+    private static TraceSampling traceSampling(EnvReader r) {
+        String v = r.env().apply("PILOT_TRACE_SAMPLING");
+        return v == null || v.isBlank() ? TraceSampling.DEFAULT : TraceSampling.parse(v);
     }
 
     private static int rsaKeySize(EnvReader r) {

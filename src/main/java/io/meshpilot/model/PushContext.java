@@ -9,6 +9,7 @@ import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
+import io.meshpilot.features.TraceSampling;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.util.LabelSelector;
@@ -73,6 +74,8 @@ public final class PushContext {
     private volatile NetworkGateways networkGateways = NetworkGateways.NONE;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
     private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
+    /** PILOT_TRACE_SAMPLING in force; set once in {@link #build}. */
+    private volatile double traceSampling = TraceSampling.DEFAULT_PERCENT;
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
     public MeshConfig mesh() {
@@ -154,6 +157,17 @@ public final class PushContext {
     public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
                                     MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
                                     JwksResolver jwks) {
+        return build(discovery, store, endpoints, mesh, meshNetworks, domainSuffix, version, jwks,
+                TraceSampling.DEFAULT_PERCENT);
+    }
+
+    /**
+     * Builds a snapshot as {@link #build(ServiceDiscovery, ConfigStore, EndpointIndex, MeshConfig, MeshNetworks,
+     * String, long, JwksResolver)}, with PILOT_TRACE_SAMPLING's percentage for tracing without a ProxyConfig sampling.
+     */
+    public static PushContext build(ServiceDiscovery discovery, ConfigStore store, EndpointIndex endpoints,
+                                    MeshConfig mesh, MeshNetworks meshNetworks, String domainSuffix, long version,
+                                    JwksResolver jwks, double traceSampling) {
         long t0 = System.nanoTime();
         Map<String, Service> services = new HashMap<>();
         ServiceDiscovery.Listing listing = discovery.listing();
@@ -201,6 +215,7 @@ public final class PushContext {
                 domainSuffix, Duration.ofNanos(System.nanoTime() - t0), version, peerAuthentications, gateways,
                 delegates, authorizationPolicies, requestAuthentications, keySets);
         push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways());
+        push.traceSampling = traceSampling;
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
@@ -494,6 +509,11 @@ public final class PushContext {
     /** The networks' east-west gateways; none outside a multi-network mesh. */
     public NetworkGateways networkGateways() {
         return networkGateways;
+    }
+
+    /** PILOT_TRACE_SAMPLING: the tracing sampling percentage where the ProxyConfig sets none. */
+    public double traceSampling() {
+        return traceSampling;
     }
 
     public EndpointIndex endpoints() {

@@ -95,7 +95,7 @@ final class XdsStatus {
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
-                environment.jwksResolver());
+                environment.jwksResolver(), environment.traceSampling());
     }
 
     /** Streams are served once the first PushContext exists. */
