@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
@@ -39,6 +40,8 @@ import picocli.CommandLine.Spec;
         description = "Start the MeshPilot discovery service (xDS, CA, admin API).")
 public final class DiscoveryCommand implements Callable<Integer> {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+    /** istiod's flags MeshPilot reads but does not apply: a value given is warned about ({@link #unappliedFlags}). */
+    public static final Set<String> READ_NOT_APPLIED = Set.of("--cniNamespace", "--profile");
 
     @Spec
     CommandSpec spec;

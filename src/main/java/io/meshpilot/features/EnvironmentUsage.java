@@ -35,7 +35,7 @@ public final class EnvironmentUsage implements Function<String, String> {
 
     /** Over istiod's own list of variables (pilot-discovery's env.Register names). */
     public static EnvironmentUsage ofIstiod(Function<String, String> env) {
-        return new EnvironmentUsage(env, istiodNames());
+        return new EnvironmentUsage(env, bundledIstiodNames());
     }
 
     @Override
@@ -82,8 +82,13 @@ public final class EnvironmentUsage implements Function<String, String> {
                 + String.join(", ", u.stream().map(Unsupported::toString).toList());
     }
 
+    /** The istiod names this usage knows. */
+    public Set<String> istiodNames() {
+        return istiodNames;
+    }
+
     /** The names in the bundled list (comments and blank lines skipped). */
-    static Set<String> istiodNames() {
+    static Set<String> bundledIstiodNames() {
         Set<String> names = new TreeSet<>();
         try (InputStream in = EnvironmentUsage.class.getResourceAsStream(ISTIOD_NAMES)) {
             if (in == null) {
