@@ -9,12 +9,12 @@ import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.TrustingTls;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -24,7 +24,6 @@ import java.util.Optional;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -163,13 +162,7 @@ class ServingCertificateFilesTest {
 
     private static Optional<X509Certificate> tryHandshake(int port, X509Certificate root, String protocol, String suite)
             throws Exception {
-        var tmf = TrustManagerFactory.getInstance("PKIX");
-        var ks = KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("root", root);
-        tmf.init(ks);
-        var ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
+        SSLContext ctx = TrustingTls.trusting(root);
         try (SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", port)) {
             var params = socket.getSSLParameters();
             params.setApplicationProtocols(new String[] {"h2"});
