@@ -120,8 +120,22 @@ templates/unsupported-values.yaml (helm template).
   "global.resourceScope" "all"
   "global.networkPolicy.enabled" false
   "global.platform" ""
-  "global.variant" ""
-  "global.trustBundleName" ""
+  "istiodRemote.enabledLocalInjectorIstiod" false
+  "istiodRemote.injectionPath" "/inject"
+  "ownerName" ""
+  "base.enableIstioConfigCRDs" true
+  "taint.namespace" ""
+  "taint.name" "cni.istio.io/not-ready"
+  "trustedZtunnelName" ""
+  "gateways.seccompProfile" (dict)
+  "global.waypoint.resources.requests.cpu" "100m"
+  "global.waypoint.resources.requests.memory" "128Mi"
+  "global.waypoint.resources.limits.cpu" "2"
+  "global.waypoint.resources.limits.memory" "1Gi"
+  "global.waypoint.affinity" (dict)
+  "global.waypoint.topologySpreadConstraints" (list)
+  "global.waypoint.nodeSelector" (dict)
+  "global.waypoint.tolerations" (list)
   "gatewayClasses" (dict)
   "global.proxy.tracer" "none"
 -}}
@@ -133,6 +147,28 @@ templates/unsupported-values.yaml (helm template).
 {{- end }}
 {{- if and $found (ne (toJson $value) (toJson (index $unsupported $path))) }}
 {{ $path }}={{ toJson $value }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+istiod values MeshPilot applies only in part: "path" (list default why), printed as path=value: why
+when set to anything but istiod's default.
+*/}}
+{{- define "meshpilot.partialValues" -}}
+{{- $values := .Values | toYaml | fromYaml -}}
+{{- $partial := dict
+  "global.trustBundleName" (list "" "injected proxies read their root from this ConfigMap, but MeshPilot publishes it only as istio-ca-root-cert (istiod's PILOT_CA_CERT_CONFIGMAP is not supported): create that ConfigMap yourself")
+-}}
+{{- range $path := keys $partial | sortAlpha }}
+{{- $value := $values }}
+{{- $found := true }}
+{{- range splitList "." $path }}
+{{- if and $found (kindIs "map" $value) (hasKey $value .) }}{{ $value = index $value . }}{{ else }}{{ $found = false }}{{ end }}
+{{- end }}
+{{- $entry := index $partial $path }}
+{{- if and $found (ne (toJson $value) (toJson (first $entry))) }}
+{{ $path }}={{ toJson $value }}: {{ last $entry }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -12,7 +12,9 @@ import io.meshpilot.security.CaOptions;
 import io.meshpilot.security.ServingCertificate;
 import io.meshpilot.security.ca.CaLoadException;
 import io.meshpilot.security.istiod.CaSetup;
+import io.meshpilot.security.istiod.IstiodCertFiles;
 import io.meshpilot.security.istiod.IstiodCertificates;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -45,8 +47,10 @@ final class CaInit {
         platform.configureCa(certificates, setup, environment);
         String started;
         try {
+            // istiod's hasCustomTLSCerts: the flags, else the well-known files under the working directory
+            IstiodCertFiles.find(args.tls(), Path.of("")).ifPresent(certificates::serveFromFiles);
             started = certificates.start();
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | CaLoadException e) {
             throw new ComponentStartException(Component.CA, e.getMessage(), e);
         }
         return new Built<>(certificates, started + platform.addAuthenticators(authenticators, environment));

@@ -9,6 +9,7 @@ import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.Listeners;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
+import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.kube.KubeClientOptions;
 import java.util.Map;
 
@@ -29,6 +30,9 @@ import java.util.Map;
  * $POD_NAMESPACE or istio-system) is where the remote Secrets of other clusters are read;
  * {@code clusterAliases} (--clusterAliases alias=id,...) maps the CLUSTER_ID a proxy reports to
  * the cluster ID MeshPilot knows it by.
+ *
+ * <p>{@code tls} holds istiod's TLS flags: its certificate from files (--caCertFile, --tlsCertFile,
+ * --tlsKeyFile) and the secure gRPC port's --tls-min-version and --tls-cipher-suites.
  *
  * <p>Listener addresses are null when the flag was set to the empty string: istiod then
  * serves that listener's content on the http port instead.
@@ -56,7 +60,8 @@ public record PilotArgs(
         KubeClientOptions kube,
         String revision,
         String clusterRegistriesNamespace,
-        Map<String, String> clusterAliases) {
+        Map<String, String> clusterAliases,
+        ServerTlsOptions tls) {
 
     public PilotArgs {
         registries = List.copyOf(registries);

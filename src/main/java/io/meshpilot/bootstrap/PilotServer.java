@@ -76,7 +76,8 @@ public final class PilotServer implements AutoCloseable {
         try {
             recorder.run(Component.ARGS, () -> checkArgs(args, hosting));
             Environment environment = recorder.build(Component.ENVIRONMENT, () -> {
-                Environment e = new Environment(args.domainSuffix(), args.clusterId());
+                Environment e = new Environment(args.domainSuffix(), args.clusterId(),
+                        args.features().traceSampling().percent());
                 e.setMetadataExchange(args.features().metadataExchange());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
@@ -154,6 +155,7 @@ public final class PilotServer implements AutoCloseable {
         for (String ignored : args.ignoredArguments()) {
             LOG.log(Level.WARNING, "unknown argument ignored (istiod accepts unknown flags): " + ignored);
         }
+        args.features().traceSampling().warning().ifPresent(w -> LOG.log(Level.WARNING, w));
         if (hosting == Hosting.GRPC_ONLY && (args.grpcTransport() == GrpcTransportKind.HELIDON
                 || args.listeners().grpc() == null)) {
             throw new ComponentStartException(Component.ARGS, "a gRPC-only server needs --grpcTransport netty and a "

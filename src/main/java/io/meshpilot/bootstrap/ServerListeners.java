@@ -31,7 +31,7 @@ final class ServerListeners {
         Components c = server.components();
         PilotArgs args = c.args();
         servers = new Servers(args.listeners(), args.grpcTransport(), args.keepalive(), c.grpcServices(),
-                c.certificates().servingTls(), c.webhooks());
+                c.certificates().servingTls(), args.tls(), c.webhooks());
         closeables.add(servers::stopGrpc);
         servers.bindGrpc(hosting == PilotServer.Hosting.FULL);
         if (hosting == PilotServer.Hosting.FULL) {

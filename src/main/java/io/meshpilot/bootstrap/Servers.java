@@ -7,6 +7,7 @@ import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Listeners;
+import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.grpc.GrpcServices;
 import io.meshpilot.grpc.GrpcTransport;
 import io.meshpilot.grpc.HelidonGrpcTransport;
@@ -42,13 +43,13 @@ final class Servers {
     private volatile ServerCdiExtension helidon;
 
     Servers(Listeners listeners, GrpcTransportKind transport, Keepalive keepalive,
-            GrpcServices grpcServices, ServingTls tls, WebhookRoutes webhooks) {
+            GrpcServices grpcServices, ServingTls tls, ServerTlsOptions tlsOptions, WebhookRoutes webhooks) {
         this.listeners = listeners;
         this.webhooks = webhooks;
         this.transport = transport;
         this.grpcServices = grpcServices;
         this.netty = transport == GrpcTransportKind.NETTY ? new NettyGrpcTransport(grpcServices, listeners, keepalive,
-                tls.keyManager(), tls.trustManager())
+                tls.keyManager(), tls.trustManager(), tlsOptions)
                 : null;
     }
 

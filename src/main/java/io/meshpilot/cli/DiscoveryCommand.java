@@ -12,6 +12,7 @@ import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.bootstrap.PilotArgs;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.features.ServerMode;
+import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.kube.KubeClientOptions;
 import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.logging.ControlZ;
@@ -27,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
@@ -39,6 +41,8 @@ import picocli.CommandLine.Spec;
         description = "Start the MeshPilot discovery service (xDS, CA, admin API).")
 public final class DiscoveryCommand implements Callable<Integer> {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+    /** istiod's flags MeshPilot reads but does not apply: a value given is warned about ({@link #unappliedFlags}). */
+    public static final Set<String> READ_NOT_APPLIED = Set.of("--cniNamespace", "--profile");
 
     @Spec
     CommandSpec spec;
@@ -164,6 +168,35 @@ public final class DiscoveryCommand implements Callable<Integer> {
             + "address. Default: ${DEFAULT-VALUE}.")
     String ctrlzAddress = "localhost";
 
+    @Option(names = "--caCertFile", description = "File containing the x509 Server CA Certificate: client "
+            + "certificates on the secure gRPC port are checked against it. With --tlsCertFile and --tlsKeyFile, "
+            + "istiod's certificate comes from these files (watched) instead of its CA.")
+    String caCertFile = "";
+
+    @Option(names = "--tlsCertFile", description = "File containing the x509 Server Certificate (see --caCertFile).")
+    String tlsCertFile = "";
+
+    @Option(names = "--tlsKeyFile", description = "File containing the x509 private key matching --tlsCertFile.")
+    String tlsKeyFile = "";
+
+    @Option(names = "--tls-cipher-suites", split = ",", paramLabel = "NAME",
+            description = "Comma-separated list of cipher suites (Go's names) for the secure gRPC port. If omitted, "
+                    + "the defaults are used; ignored when --tls-min-version is 1.3.")
+    List<String> tlsCipherSuites = new ArrayList<>();
+
+    @Option(names = "--tls-min-version", description = "Minimum TLS version for the secure gRPC port. Only 1.2 and "
+            + "1.3 are supported. Default: ${DEFAULT-VALUE}.")
+    String tlsMinVersion = ServerTlsOptions.TLS_1_2;
+
+    @Option(names = "--cniNamespace", description = "Namespace of istio-cni, whose nodes istiod untaints (ambient); "
+            + "MeshPilot does not untaint nodes: a value given is warned about. Default: $POD_NAMESPACE.")
+    String cniNamespace;
+
+    @Option(names = "--profile", arity = "0..1", fallbackValue = "true", paramLabel = "BOOL",
+            description = "Enable profiling via web interface host:port/debug/pprof. MeshPilot always serves its "
+                    + "profiles: false is warned about. Default: true.")
+    String profile = "true";
+
     private Function<String, String> env = System::getenv;
 
     /** Replaces the process environment; for tests. */
@@ -188,6 +221,9 @@ public final class DiscoveryCommand implements Callable<Integer> {
             if (!logOptions.unknownScopes().isEmpty()) {
                 LOG.log(System.Logger.Level.WARNING, logOptions.unknownScopesWarning());
             }
+            for (String unapplied : unappliedFlags()) {
+                LOG.log(System.Logger.Level.WARNING, unapplied);
+            }
             String unsupportedEnv = envUsage.unsupportedWarning();
             if (unsupportedEnv != null) {
                 LOG.log(System.Logger.Level.WARNING, unsupportedEnv);
@@ -204,6 +240,19 @@ public final class DiscoveryCommand implements Callable<Integer> {
                 controlz.close();
             }
         }
+    }
+
+    /** istiod's flags that are read but do nothing here, each with why: one start-up line each. */
+    List<String> unappliedFlags() {
+        List<String> out = new ArrayList<>();
+        if (cniNamespace != null) {
+            out.add("--cniNamespace " + cniNamespace + " ignored: istiod untaints istio-cni's nodes (ambient), "
+                    + "which MeshPilot does not do");
+        }
+        if (!Boolean.parseBoolean(profile.trim())) {
+            out.add("--profile " + profile + " ignored: /debug/pprof stays served (MeshPilot's JFR profiles)");
+        }
+        return out;
     }
 
     /** istiod's logging flags, validated. */
@@ -366,7 +415,22 @@ public final class DiscoveryCommand implements Callable<Integer> {
                 kube, orDefault(env.apply("REVISION"), ""),
                 clusterRegistriesNamespace != null && !clusterRegistriesNamespace.isBlank() ? clusterRegistriesNamespace
                         : orDefault(env.apply("POD_NAMESPACE"), "istio-system"),
-                clusterAliases());
+                clusterAliases(), tlsOptions(transport));
+    }
+
+    /** istiod's TLS flags, validated (ServerTlsOptions); they shape grpc-java Netty's secure port only. */
+    private ServerTlsOptions tlsOptions(GrpcTransportKind transport) {
+        String profileValue = profile.trim().toLowerCase(Locale.ROOT);
+        if (!profileValue.equals("true") && !profileValue.equals("false")) {
+            throw new IllegalArgumentException("--profile \"" + profile + "\": expected true or false");
+        }
+        ServerTlsOptions tls = new ServerTlsOptions(caCertFile.trim(), tlsCertFile.trim(), tlsKeyFile.trim(),
+                tlsCipherSuites.stream().map(String::trim).filter(c -> !c.isEmpty()).toList(), tlsMinVersion.trim());
+        if (transport == GrpcTransportKind.HELIDON
+                && (!tls.cipherSuites().isEmpty() || !tls.minVersion().equals(ServerTlsOptions.TLS_1_2))) {
+            throw new IllegalArgumentException("--tls-min-version and --tls-cipher-suites need --grpcTransport netty");
+        }
+        return tls;
     }
 
     /** --clusterAliases, checked: neither side may be empty. */

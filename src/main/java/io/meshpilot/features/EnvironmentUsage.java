@@ -16,7 +16,7 @@ import java.util.function.Function;
 /**
  * The environment as start-up reads it, remembering every name asked for. istiod's chart and
  * operators set variables that istiod defines and MeshPilot does not implement
- * ({@code PILOT_CERT_PROVIDER}, {@code PILOT_TRACE_SAMPLING}, ...); once the flags and
+ * ({@code PILOT_ENABLE_GATEWAY_API}, {@code UNSAFE_ENABLE_ADMIN_ENDPOINTS}, ...); once the flags and
  * features are read, {@link #unsupported()} names the ones that are set but were never asked
  * for, so that start-up can say so instead of ignoring them without a word. A variable istiod
  * does not define is nobody's business here and stays silent.
@@ -35,7 +35,7 @@ public final class EnvironmentUsage implements Function<String, String> {
 
     /** Over istiod's own list of variables (pilot-discovery's env.Register names). */
     public static EnvironmentUsage ofIstiod(Function<String, String> env) {
-        return new EnvironmentUsage(env, istiodNames());
+        return new EnvironmentUsage(env, bundledIstiodNames());
     }
 
     @Override
@@ -82,8 +82,13 @@ public final class EnvironmentUsage implements Function<String, String> {
                 + String.join(", ", u.stream().map(Unsupported::toString).toList());
     }
 
+    /** The istiod names this usage knows. */
+    public Set<String> istiodNames() {
+        return istiodNames;
+    }
+
     /** The names in the bundled list (comments and blank lines skipped). */
-    static Set<String> istiodNames() {
+    static Set<String> bundledIstiodNames() {
         Set<String> names = new TreeSet<>();
         try (InputStream in = EnvironmentUsage.class.getResourceAsStream(ISTIOD_NAMES)) {
             if (in == null) {

@@ -51,6 +51,7 @@ import java.util.stream.Collectors;
  *                             long a stream may stay unwritable
  * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS: istio-proxy's
  *                             metadata-exchange filters
+ * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -77,7 +78,8 @@ public record PilotFeatures(
         DebugAuth debugAuth,
         String ingressNamespace,
         XdsSend xdsSend,
-        MetadataExchange metadataExchange) {
+        MetadataExchange metadataExchange,
+        TraceSampling traceSampling) {
 
     /**
      * Backpressure on xDS responses: a stream's response waits for the budget instead of
@@ -304,7 +306,8 @@ public record PilotFeatures(
                 r.string("K8S_INGRESS_NS", "istio-system"),
                 xdsSend(r),
                 MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
-                        r.string("PILOT_MX_ADDITIONAL_LABELS", "")));
+                        r.string("PILOT_MX_ADDITIONAL_LABELS", "")),
+                traceSampling(r));
     }
 
     private static XdsSend xdsSend(EnvReader r) {
@@ -319,6 +322,11 @@ public record PilotFeatures(
             case "false", "auto", "" -> false;
             default -> throw new IllegalArgumentException("ENABLE_NATIVE_SIDECARS=\"" + v + "\": expected true, false or auto");
         };
+    }
+
+    private static TraceSampling traceSampling(EnvReader r) {
+        String v = r.env().apply("PILOT_TRACE_SAMPLING");
+        return v == null || v.isBlank() ? TraceSampling.DEFAULT : TraceSampling.parse(v);
     }
 
     private static int rsaKeySize(EnvReader r) {

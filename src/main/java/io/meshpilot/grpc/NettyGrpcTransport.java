@@ -8,10 +8,12 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SupportedCipherSuiteFilter;
 import io.meshpilot.features.ListenAddress;
 import io.meshpilot.features.ListenerNames;
 import io.meshpilot.features.Keepalive;
 import io.meshpilot.features.Listeners;
+import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.util.GoDuration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,6 +45,8 @@ public final class NettyGrpcTransport implements GrpcTransport {
      */
     private final X509ExtendedKeyManager keyManager;
     private final X509ExtendedTrustManager trustManager;
+    /** --tls-min-version and --tls-cipher-suites of the secure port. */
+    private final ServerTlsOptions tlsOptions;
     private final Map<String, Server> servers = new LinkedHashMap<>();
     /**
      * Runs the calls' callbacks (a request, and with it the generation of a response): a
@@ -54,12 +58,13 @@ public final class NettyGrpcTransport implements GrpcTransport {
             Thread.ofVirtual().name("grpc-call-", 0).factory());
 
     public NettyGrpcTransport(GrpcServices services, Listeners listeners, Keepalive keepalive,
-            X509ExtendedKeyManager keyManager, X509ExtendedTrustManager trustManager) {
+            X509ExtendedKeyManager keyManager, X509ExtendedTrustManager trustManager, ServerTlsOptions tlsOptions) {
         this.services = services;
         this.listeners = listeners;
         this.keepalive = keepalive;
         this.keyManager = keyManager;
         this.trustManager = trustManager;
+        this.tlsOptions = tlsOptions;
     }
 
     @Override
@@ -86,10 +91,15 @@ public final class NettyGrpcTransport implements GrpcTransport {
         if (secure) {
             try {
                 // swappable managers: a renewed certificate or new roots apply to the next handshake
-                SslContext ssl = GrpcSslContexts.configure(SslContextBuilder.forServer(keyManager))
+                SslContextBuilder tls = GrpcSslContexts.configure(SslContextBuilder.forServer(keyManager))
                         .trustManager(trustManager)
                         .clientAuth(ClientAuth.OPTIONAL)
-                        .build();
+                        .protocols(tlsOptions.protocols());
+                if (!tlsOptions.ciphers().isEmpty()) {
+                    // Go's names that the JDK lacks (RC4, 3DES) are left out rather than failing the port
+                    tls.ciphers(tlsOptions.ciphers(), SupportedCipherSuiteFilter.INSTANCE);
+                }
+                SslContext ssl = tls.build();
                 b.sslContext(ssl);
             } catch (IOException e) {
                 throw new UncheckedIOException("TLS for " + name + ": " + e.getMessage(), e);

@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.features.TraceSampling;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.features.MetadataExchange;
 import java.util.List;
@@ -23,14 +24,25 @@ public final class Environment {
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
     private final String domainSuffix;
     private final String clusterId;
+    private final double traceSampling;
 
     /**
      * @param domainSuffix --domain (cluster.local)
      * @param clusterId    --clusterID: the cluster this server's own registries belong to
      */
     public Environment(String domainSuffix, String clusterId) {
+        this(domainSuffix, clusterId, TraceSampling.DEFAULT_PERCENT);
+    }
+
+    /**
+     * @param domainSuffix  --domain (cluster.local)
+     * @param clusterId     --clusterID: the cluster this server's own registries belong to
+     * @param traceSampling PILOT_TRACE_SAMPLING: tracing's sampling percentage where the ProxyConfig sets none
+     */
+    public Environment(String domainSuffix, String clusterId, double traceSampling) {
         this.domainSuffix = domainSuffix;
         this.clusterId = clusterId;
+        this.traceSampling = traceSampling;
     }
 
     public MeshConfig mesh() {
@@ -82,6 +94,11 @@ public final class Environment {
 
     public String clusterId() {
         return clusterId;
+    }
+
+    /** PILOT_TRACE_SAMPLING, which every PushContext carries. */
+    public double traceSampling() {
+        return traceSampling;
     }
 
     /** Swaps the mesh config and runs the mesh handlers (a full push, once xDS exists). */

@@ -10,6 +10,7 @@ import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
+import io.meshpilot.features.TraceSampling;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.protocol.Protocol;
@@ -78,6 +79,8 @@ public final class PushContext {
     private volatile NetworkGateways networkGateways = NetworkGateways.NONE;
     /** Telemetry and WasmPlugin objects, oldest first; set once in {@link #build}. */
     private volatile ExtensionConfigs extensionConfigs = ExtensionConfigs.NONE;
+    /** PILOT_TRACE_SAMPLING in force; set once in {@link #build}. */
+    private volatile double traceSampling = TraceSampling.DEFAULT_PERCENT;
 
     /** istiod's metadata-exchange switches for istio-proxy nodes; set once in {@link #build}. */
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
@@ -176,9 +179,11 @@ public final class PushContext {
      *
      * @param gatewayNames     resolves east-west gateways given by hostname
      * @param metadataExchange PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS
+     * @param traceSampling    PILOT_TRACE_SAMPLING: tracing's sampling percentage where the ProxyConfig sets none
      */
-    public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange) {
-        public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS);
+    public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling) {
+        public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS,
+                TraceSampling.DEFAULT_PERCENT);
     }
 
     /**
@@ -236,6 +241,7 @@ public final class PushContext {
                 delegates, authorizationPolicies, requestAuthentications, keySets);
         push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), settings.gatewayNames());
         push.metadataExchange = settings.metadataExchange();
+        push.traceSampling = settings.traceSampling();
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)
@@ -546,6 +552,11 @@ public final class PushContext {
     /** The networks' east-west gateways; none outside a multi-network mesh. */
     public NetworkGateways networkGateways() {
         return networkGateways;
+    }
+
+    /** PILOT_TRACE_SAMPLING: the tracing sampling percentage where the ProxyConfig sets none. */
+    public double traceSampling() {
+        return traceSampling;
     }
 
     public EndpointIndex endpoints() {

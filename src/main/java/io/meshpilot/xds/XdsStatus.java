@@ -98,7 +98,8 @@ final class XdsStatus {
     PushContext buildPushContext() {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
-                environment.jwksResolver(), new PushContext.ServerSettings(gatewayNames, environment.metadataExchange()));
+                environment.jwksResolver(), new PushContext.ServerSettings(gatewayNames, environment.metadataExchange(),
+                environment.traceSampling()));
     }
 
     /** Streams are served once the first PushContext exists. */

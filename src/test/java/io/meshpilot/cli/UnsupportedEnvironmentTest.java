@@ -36,10 +36,9 @@ class UnsupportedEnvironmentTest {
                 "KUBECONFIG", "/tmp/none",
                 "MY_OWN_VARIABLE", "x");
         List<String> names = unsupportedAfterParsing(env).stream().map(Unsupported::name).toList();
-        assertTrue(names.contains("PILOT_TRACE_SAMPLING"), names.toString());
         assertTrue(names.contains("PILOT_ENABLE_GATEWAY_API"), names.toString());
         for (String read : List.of("REVISION", "POD_NAME", "POD_NAMESPACE", "PILOT_DEBOUNCE_AFTER", "KUBECONFIG",
-                "PILOT_CERT_PROVIDER")) {
+                "PILOT_CERT_PROVIDER", "PILOT_TRACE_SAMPLING")) {
             assertTrue(!names.contains(read), read + " is read by start-up, yet reported: " + names);
         }
         assertTrue(!names.contains("MY_OWN_VARIABLE"), "istiod does not define it: " + names);
@@ -48,9 +47,9 @@ class UnsupportedEnvironmentTest {
 
     @Test
     void theStartupLineCarriesNameAndValueAndIsAbsentWhenAllIsRead() {
-        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_TRACE_SAMPLING", "50")::get);
+        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_ENABLE_GATEWAY_API", "false")::get);
         Main.parseDiscoveryArgs(new String[0], usage);
-        assertEquals("istiod environment variables not supported by MeshPilot, ignored: PILOT_TRACE_SAMPLING=50",
+        assertEquals("istiod environment variables not supported by MeshPilot, ignored: PILOT_ENABLE_GATEWAY_API=false",
                 usage.unsupportedWarning());
 
         EnvironmentUsage clean = EnvironmentUsage.ofIstiod(Map.of("PILOT_DEBOUNCE_AFTER", "1s")::get);

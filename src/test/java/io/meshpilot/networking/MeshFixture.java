@@ -12,6 +12,7 @@ import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.JwksResolver;
+import io.meshpilot.features.TraceSampling;
 import io.meshpilot.model.GatewayNames;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.registry.RecordingUpdates;
@@ -80,7 +81,8 @@ public final class MeshFixture implements AutoCloseable {
     /** A push with the server's metadata-exchange switches {@code mx} (PILOT_ENABLE_METADATA_EXCHANGE, ...). */
     public PushContext push(MeshConfig mesh, MetadataExchange mx) {
         return PushContext.build(registry, store, updates.index, mesh, MeshNetworks.getDefaultInstance(),
-                "cluster.local", 1, JwksResolver.NONE, new PushContext.ServerSettings(GatewayNames.NONE, mx));
+                "cluster.local", 1, JwksResolver.NONE, new PushContext.ServerSettings(GatewayNames.NONE, mx,
+                TraceSampling.DEFAULT_PERCENT));
     }
 
     /** A push whose RequestAuthentication key sets come from {@code jwks}, as the discovery server's do. */

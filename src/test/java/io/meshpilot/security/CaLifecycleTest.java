@@ -22,11 +22,11 @@ import io.meshpilot.security.ca.Pem;
 import io.meshpilot.testing.AdsStream;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.TrustingTls;
 import io.meshpilot.xds.XdsAuthTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -35,7 +35,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -50,13 +49,7 @@ class CaLifecycleTest {
 
     /** The chain the secure port presents to a client that trusts only {@code root} and checks the name. */
     static List<X509Certificate> presentedChain(int port, X509Certificate root) throws Exception {
-        var tmf = TrustManagerFactory.getInstance("PKIX");
-        var ks = KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("root", root);
-        tmf.init(ks);
-        var ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
+        SSLContext ctx = TrustingTls.trusting(root);
         try (SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket("localhost", port)) {
             var params = socket.getSSLParameters();
             params.setEndpointIdentificationAlgorithm("HTTPS");

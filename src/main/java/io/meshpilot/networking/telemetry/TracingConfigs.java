@@ -41,8 +41,6 @@ public final class TracingConfigs {
     static final String ZIPKIN = "envoy.tracers.zipkin";
     static final String DATADOG = "envoy.tracers.datadog";
     static final String OPENTELEMETRY = "envoy.tracers.opentelemetry";
-    /** istiod's PILOT_TRACE_SAMPLING default. */
-    static final double DEFAULT_SAMPLING = 1.0;
     static final String CANONICAL_NAME = "service.istio.io/canonical-name";
     static final String CANONICAL_REVISION = "service.istio.io/canonical-revision";
 
@@ -68,7 +66,7 @@ public final class TracingConfigs {
         MeshConfig mesh = push.mesh();
         List<String> defaults = mesh.getDefaultProviders().getTracingList();
         if (selection.tracing().isEmpty() && defaults.isEmpty()) {
-            return mesh.getEnableTracing() ? Optional.of(legacyTracing(proxy, mesh)) : Optional.empty();
+            return mesh.getEnableTracing() ? Optional.of(legacyTracing(proxy, push)) : Optional.empty();
         }
         Spec spec = merge(selection.tracing(), mesh, cls.mode());
         if (spec.disabled || spec.provider == null) {
@@ -78,7 +76,7 @@ public final class TracingConfigs {
         if (t == null) {
             return Optional.empty();
         }
-        double sampling = spec.randomSamplingPercentage != null ? spec.randomSamplingPercentage : proxySampling(mesh);
+        double sampling = spec.randomSamplingPercentage != null ? spec.randomSamplingPercentage : proxySampling(push);
         t.setClientSampling(Percent.newBuilder().setValue(100.0))
                 .setOverallSampling(Percent.newBuilder().setValue(100.0))
                 .setRandomSampling(Percent.newBuilder().setValue(sampling));
@@ -92,7 +90,8 @@ public final class TracingConfigs {
      * the proxy config's own tags, with no provider (the tracer then comes from the proxy's
      * bootstrap, as {@code defaultConfig.tracing} set it up).
      */
-    private static HttpConnectionManager.Tracing legacyTracing(Proxy proxy, MeshConfig mesh) {
+    private static HttpConnectionManager.Tracing legacyTracing(Proxy proxy, PushContext push) {
+        MeshConfig mesh = push.mesh();
         var proxyTracing = mesh.getDefaultConfig().getTracing();
         Spec spec = new Spec();
         if (proxyTracing.hasEnableIstioTags()) {
@@ -101,7 +100,7 @@ public final class TracingConfigs {
         HttpConnectionManager.Tracing.Builder t = HttpConnectionManager.Tracing.newBuilder()
                 .setClientSampling(Percent.newBuilder().setValue(100.0))
                 .setOverallSampling(Percent.newBuilder().setValue(100.0))
-                .setRandomSampling(Percent.newBuilder().setValue(proxySampling(mesh)))
+                .setRandomSampling(Percent.newBuilder().setValue(proxySampling(push)))
                 .addAllCustomTags(customTags(spec, proxy, mesh));
         if (proxyTracing.getMaxPathTagLength() != 0) {
             t.setMaxPathTagLength(UInt32Value.of(proxyTracing.getMaxPathTagLength()));
@@ -257,10 +256,11 @@ public final class TracingConfigs {
         return svc + "." + proxy.namespace();
     }
 
-    private static double proxySampling(MeshConfig mesh) {
-        double s = mesh.getDefaultConfig().getTracing().getSampling();
+    /** istiod's proxyConfigSamplingValue: the ProxyConfig's sampling, else PILOT_TRACE_SAMPLING. */
+    private static double proxySampling(PushContext push) {
+        double s = push.mesh().getDefaultConfig().getTracing().getSampling();
         if (s == 0.0) {
-            return DEFAULT_SAMPLING;
+            return push.traceSampling();
         }
         return s > 100.0 ? 1.0 : s;
     }

@@ -66,7 +66,7 @@ public final class Pem {
     }
 
     /** Every certificate in {@code file}; at least one. */
-    static List<X509Certificate> readCertificates(Path file) {
+    public static List<X509Certificate> readCertificates(Path file) {
         return parseCertificates(read(file), file);
     }
 
@@ -106,7 +106,7 @@ public final class Pem {
     }
 
     /** The one private key in {@code file}. Encrypted keys are refused: there is no passphrase to ask for. */
-    static PrivateKey readPrivateKey(Path file) {
+    public static PrivateKey readPrivateKey(Path file) {
         try {
             return privateKeyIn(read(file));
         } catch (IllegalArgumentException e) {

@@ -18,6 +18,9 @@ import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.SelfSignedRootRotator;
 import io.meshpilot.security.jwt.JwtAuthenticator;
 import io.meshpilot.security.ra.KubernetesRa;
+import io.meshpilot.mesh.FileWatcher;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -41,6 +44,8 @@ import java.util.function.Supplier;
  */
 public final class IstiodCertificates implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IstiodCertificates.class.getName());
+    private static final Duration CERT_FILES_DEBOUNCE = Duration.ofMillis(100);
+    private static final Duration CERT_FILES_POLL = Duration.ofSeconds(5);
 
     private final CaSetup setup;
     private final CaOptions options;
@@ -63,6 +68,9 @@ public final class IstiodCertificates implements AutoCloseable {
     private CsrSigner workloadSigner;
     /** PILOT_CERT_PROVIDER=k8s.io/<signer>: istiod's certificate and the published root come from that signer. */
     private SignerServing signerServing;
+    /** istiod's certificate kept in files by someone else (cert-manager): read from there, never issued. */
+    private IstiodCertFiles certFiles;
+    private AutoCloseable certFilesWatch;
 
     /**
      * @param setup the CA and the first serving certificate, made before the listeners (their
@@ -94,7 +102,7 @@ public final class IstiodCertificates implements AutoCloseable {
      * @throws IllegalArgumentException when JWT_RULE is malformed
      */
     public String start() {
-        if (signerServing != null) {
+        if (signerServing != null && certFiles == null) {
             try {
                 serving = signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots());
             } catch (CsrRejectedException e) {
@@ -117,7 +125,11 @@ public final class IstiodCertificates implements AutoCloseable {
         timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
         environment.addMeshHandler(() -> timer.execute(this::meshChanged));
         timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
-        scheduleRenewal();
+        if (certFiles == null) {
+            scheduleRenewal();
+        } else {
+            watchCertFiles();
+        }
         pluggedInWatch = setup.rootStore().watchPluggedIn(setup.ca().material(),
                 next -> timer.execute(() -> pluggedInChanged(next)));
         long every = options.rootCheckInterval().toMillis();
@@ -128,11 +140,37 @@ public final class IstiodCertificates implements AutoCloseable {
         return "CA " + m.origin() + " root=" + m.root().getSubjectX500Principal() + " notAfter="
                 + m.root().getNotAfter().toInstant() + "; serving certificate dns=" + serving.dnsNames()
                 + " notAfter=" + serving.certificate().getNotAfter().toInstant()
+                + (certFiles == null ? "" : " from " + certFiles.certFile() + " (watched), client certificates checked against "
+                        + certFiles.caCertFile())
                 + (rule.isBlank() ? "" : "; JWT_RULE authenticator")
                 + (workloadSigner instanceof KubernetesRa ra
                         ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "")
                 + (signerServing == null ? "" : "; istiod's certificate and published root from signer "
                         + signerServing.signerName());
+    }
+
+    /**
+     * istiod's custom TLS certificates (initIstiodCerts with hasCustomTLSCerts): its certificate
+     * is read from {@code files} now, and again whenever they change, and client certificates
+     * are checked against their CA file; the CA issues none. Call before {@link #start}.
+     *
+     * @throws io.meshpilot.security.ca.CaLoadException naming the file when it cannot be used
+     */
+    public void serveFromFiles(IstiodCertFiles files) {
+        ServingCertificate loaded = files.load();
+        this.certFiles = files;
+        serving = loaded;
+        servingTls.update(loaded, loaded.trust());
+    }
+
+    /** Reloads on every change of the files (cert-manager's renewals); a bad state is logged and the last good kept. */
+    private void watchCertFiles() {
+        try {
+            certFilesWatch = new FileWatcher("istiod-tls-files", certFiles.files(), CERT_FILES_DEBOUNCE,
+                    CERT_FILES_POLL, changed -> timer.execute(this::renewServing));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot watch " + certFiles.files() + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -208,6 +246,13 @@ public final class IstiodCertificates implements AutoCloseable {
 
     @Override
     public void close() {
+        if (certFilesWatch != null) {
+            try {
+                certFilesWatch.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "stopping the watch of istiod's certificate files: " + e.getMessage());
+            }
+        }
         if (pluggedInWatch != null) {
             try {
                 pluggedInWatch.close();
@@ -279,8 +324,12 @@ public final class IstiodCertificates implements AutoCloseable {
         renewal = timer.schedule(this::renewServing, delayMillis, TimeUnit.MILLISECONDS);
     }
 
-    /** istiod's own certificate, renewed before it expires; open connections keep going. */
+    /** istiod's own certificate, renewed before it expires (or read again from its files); open connections keep going. */
     void renewServing() {
+        if (certFiles != null) {
+            reloadCertFiles();
+            return;
+        }
         try {
             ServingCertificate next = signerServing != null
                     ? signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots())
@@ -296,6 +345,23 @@ public final class IstiodCertificates implements AutoCloseable {
             return;
         }
         scheduleRenewal();
+    }
+
+    private void reloadCertFiles() {
+        try {
+            ServingCertificate next = certFiles.load();
+            if (next.chain().equals(serving.chain()) && next.trust().equals(serving.trust())) {
+                return;
+            }
+            applyTls(next);
+            serving = next;
+            LOG.log(Level.INFO, "serving certificate reloaded from " + certFiles.certFile() + " serial="
+                    + next.certificate().getSerialNumber().toString(16) + " notAfter="
+                    + next.certificate().getNotAfter().toInstant());
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "serving certificate files not reloaded, the previous certificate stays in use: "
+                    + e.getMessage());
+        }
     }
 
     /** The self-signed root, rotated in its grace period with the same key; both roots stay trusted. */
@@ -335,7 +401,7 @@ public final class IstiodCertificates implements AutoCloseable {
 
     /** New handshakes on the secure sockets use the current certificate and trust bundle. */
     private void applyTls(ServingCertificate cert) {
-        servingTls.update(cert, setup.ca().material().roots());
+        servingTls.update(cert, cert.trust());
         for (var l : servingListeners) {
             l.accept(cert);
         }
