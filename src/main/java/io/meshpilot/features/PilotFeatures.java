@@ -307,7 +307,7 @@ public record PilotFeatures(
                 xdsSend(r),
                 MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
                         r.string("PILOT_MX_ADDITIONAL_LABELS", ""), r.bool("PILOT_ENABLE_ALPN_FILTER", true),
-                        false),
+                        r.bool("PILOT_DISABLE_MX_ALPN", false)),
                 traceSampling(r));
     }
 

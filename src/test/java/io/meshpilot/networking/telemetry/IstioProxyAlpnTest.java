@@ -75,11 +75,13 @@ class IstioProxyAlpnTest {
     }
 
     @Test
-    void theSwitchIsReadSoNotWarned() {
-        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_ENABLE_ALPN_FILTER", "false")::get);
+    void theSwitchesAreReadSoNotWarned() {
+        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_ENABLE_ALPN_FILTER", "false",
+                "PILOT_DISABLE_MX_ALPN", "true")::get);
         MetadataExchange read = PilotFeatures.fromEnv(usage).metadataExchange();
         assertEquals(List.of(), usage.unsupported().stream().map(EnvironmentUsage.Unsupported::name).toList());
         assertFalse(read.alpnFilter());
+        assertFalse(read.peerExchangeAlpn());
     }
 
     static AlpnOverride override(Protocol protocol, String... alpn) {
