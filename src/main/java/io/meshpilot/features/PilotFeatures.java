@@ -49,8 +49,8 @@ import java.util.stream.Collectors;
  *                             Ingresses live and where the ingress Service is looked up
  * @param xdsSend              how much the xDS server hands the gRPC transport before it waits, and how
  *                             long a stream may stay unwritable
- * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS: istio-proxy's
- *                             metadata-exchange filters
+ * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS, PILOT_ENABLE_ALPN_FILTER,
+ *                             PILOT_DISABLE_MX_ALPN: istio-proxy's metadata-exchange filters and ALPN
  * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
  */
 public record PilotFeatures(
@@ -306,7 +306,8 @@ public record PilotFeatures(
                 r.string("K8S_INGRESS_NS", "istio-system"),
                 xdsSend(r),
                 MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
-                        r.string("PILOT_MX_ADDITIONAL_LABELS", "")),
+                        r.string("PILOT_MX_ADDITIONAL_LABELS", ""), r.bool("PILOT_ENABLE_ALPN_FILTER", true),
+                        r.bool("PILOT_DISABLE_MX_ALPN", false)),
                 traceSampling(r));
     }
 

@@ -43,6 +43,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsCont
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.meshpilot.api.envoy.config.filter.http.alpn.v2alpha1.FilterConfig.AlpnOverride;
 import io.meshpilot.api.envoy.extensions.stats.PluginConfig;
 
 /**
@@ -90,6 +91,8 @@ public final class EnvoyTypes {
             .add(DatadogConfig.getDescriptor())
             // istio-proxy's own filters: stats, metadata exchange (TypedStruct as istiod writes it), gRPC stats
             .add(PluginConfig.getDescriptor())
+            // istio.alpn's FilterConfig: registered through its file (its name clashes with grpc_stats')
+            .add(AlpnOverride.getDescriptor())
             .add(TypedStruct.getDescriptor())
             .add(FilterConfig.getDescriptor())
             // WasmPlugin: the ECDS resource and the plugin configuration it carries

@@ -24,6 +24,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContex
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
@@ -116,6 +117,63 @@ public final class UpstreamTls {
                         .setDefaultValidationContext(validation)
                         .setValidationContextSdsSecretConfig(sds(ROOT_SECRET)))
                 .addAllAlpnProtocols(ISTIO_ALPN)).build();
+    }
+
+    /**
+     * {@code cluster} with the ALPN istiod gives an istio-proxy's Istio mutual TLS
+     * (cluster_tls.go buildUpstreamClusterTLSContext): {@code h2} after {@code istio} when the
+     * cluster speaks HTTP/2, and {@code istio-peer-exchange} first only when {@code peerExchange}
+     * (PILOT_ENABLE_METADATA_EXCHANGE and not PILOT_DISABLE_MX_ALPN). Plain Envoy keeps
+     * {@link #ISTIO_ALPN}: it has no exchange to turn off, and its config stays as it was.
+     */
+    public static Cluster withIstioProxyAlpn(Cluster cluster, boolean peerExchange) {
+        boolean h2 = http2(cluster);
+        if (!h2 && peerExchange) {
+            return cluster;
+        }
+        List<String> alpn = new ArrayList<>(peerExchange ? ISTIO_ALPN : List.of("istio"));
+        if (h2) {
+            alpn.add("h2");
+        }
+        Cluster.Builder c = cluster.toBuilder();
+        if (c.hasTransportSocket()) {
+            c.setTransportSocket(withIstioAlpn(c.getTransportSocket(), alpn));
+        }
+        for (Cluster.TransportSocketMatch.Builder m : c.getTransportSocketMatchesBuilderList()) {
+            if (m.hasTransportSocket()) {
+                m.setTransportSocket(withIstioAlpn(m.getTransportSocket(), alpn));
+            }
+        }
+        return c.build();
+    }
+
+    /** istiod's isHttp2Cluster: the cluster's protocol options say HTTP/2 explicitly. */
+    private static boolean http2(Cluster cluster) {
+        Any options = cluster.getTypedExtensionProtocolOptionsOrDefault(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, null);
+        try {
+            return options != null && options.unpack(HttpProtocolOptions.class).getExplicitHttpConfig()
+                    .hasHttp2ProtocolOptions();
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("our own HttpProtocolOptions do not unpack", e);
+        }
+    }
+
+    /** {@code socket} with {@code alpn} if it is Istio mutual TLS (offering {@link #ISTIO_ALPN}), else unchanged. */
+    private static TransportSocket withIstioAlpn(TransportSocket socket, List<String> alpn) {
+        if (!socket.getTypedConfig().is(UpstreamTlsContext.class)) {
+            return socket;
+        }
+        try {
+            UpstreamTlsContext tls = socket.getTypedConfig().unpack(UpstreamTlsContext.class);
+            if (!tls.getCommonTlsContext().getAlpnProtocolsList().equals(ISTIO_ALPN)) {
+                return socket;
+            }
+            UpstreamTlsContext.Builder b = tls.toBuilder();
+            b.getCommonTlsContextBuilder().clearAlpnProtocols().addAllAlpnProtocols(alpn);
+            return socket.toBuilder().setTypedConfig(Any.pack(b.build())).build();
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("our own UpstreamTlsContext does not unpack", e);
+        }
     }
 
     /**

@@ -3,11 +3,13 @@ package io.meshpilot.xds;
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.meshpilot.api.networking.v1alpha3.EnvoyFilter.PatchContext;
+import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.model.MergedEnvoyFilters;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
+import io.meshpilot.networking.UpstreamTls;
 import io.meshpilot.networking.envoy.GatewayClusterBuilder;
 import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarClusterBuilder;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * CDS for every proxy flavour. Envoy's wildcard list is the outbound clusters shared by every
@@ -43,7 +46,7 @@ final class CdsGenerator implements ScopedGenerator {
             if (proxy.type() != Proxy.Type.SIDECAR) {
                 // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
                 List<Any> shared = sharedClusters(push, scope, efw, PatchContext.GATEWAY, ClusterBuilder.Client.GATEWAY,
-                        upstreamExchange(proxy, push));
+                        istioProxy(proxy));
                 List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
                         .stream().map(Any::pack).toList();
                 List<Any> all = new ArrayList<>(shared.size() + gateway.size());
@@ -52,15 +55,16 @@ final class CdsGenerator implements ScopedGenerator {
                 return all;
             }
             // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
-            boolean exchange = upstreamExchange(proxy, push);
+            boolean istioProxy = istioProxy(proxy);
             List<Any> shared = sharedClusters(push, scope, efw, PatchContext.SIDECAR_OUTBOUND,
-                    ClusterBuilder.Client.SIDECAR, exchange);
+                    ClusterBuilder.Client.SIDECAR, istioProxy);
             List<Any> inbound = SidecarClusterBuilder.inboundClusters(proxy, push).stream().map(Any::pack).toList();
             List<Any> all = new ArrayList<>(shared.size() + 3 + inbound.size());
             all.addAll(shared);
             // istiod: BlackHole and Passthrough are patched as outbound, InboundPassthrough and the
             // workload's clusters as inbound (with the services behind them for cluster.service)
-            List<Any> mesh = exchange ? meshClustersWithExchange(push) : meshClusters(push);
+            List<Any> mesh = istioProxy && push.metadataExchange().enabled() ? meshClustersWithExchange(push)
+                    : meshClusters(push);
             all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_OUTBOUND, efw, mesh.subList(0, 2), true));
             all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, mesh.subList(2, 3), true));
             all.addAll(efw.isEmpty() ? inbound : EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, inbound,
@@ -68,11 +72,10 @@ final class CdsGenerator implements ScopedGenerator {
             return all;
         }
         List<Any> out = new ArrayList<>();
-        MetadataExchangeFilters mx = upstreamExchange(proxy, push) ? MetadataExchangeFilters.of(push.metadataExchange())
-                : null;
+        UnaryOperator<Cluster> outbound = istioProxy(proxy) ? istioProxyOutbound(push) : UnaryOperator.identity();
         for (String n : Generators.ordered(names)) {
             ClusterBuilder.build(n, push, scope, client(proxy))
-                    .map(c -> mx == null ? c : mx.withUpstreamExchange(c))
+                    .map(outbound)
                     .ifPresent(c -> out.add(Any.pack(c)));
         }
         return out;
@@ -83,31 +86,41 @@ final class CdsGenerator implements ScopedGenerator {
      * clusters): shared by the proxies of one scope and one set of patches.
      */
     private List<Any> sharedClusters(PushContext push, ProxyScope scope, MergedEnvoyFilters efw, PatchContext context,
-                                     ClusterBuilder.Client client, boolean exchange) {
-        return cache.clusters(push.version(), scope.key() + clientKey(client) + exchangeKey(exchange)
+                                     ClusterBuilder.Client client, boolean istioProxy) {
+        return cache.clusters(push.version(), scope.key() + clientKey(client) + istioProxyKey(istioProxy)
                         + envoyFilterKey(efw, context),
                 () -> {
                     List<Cluster> clusters = ClusterBuilder.all(push, scope, client);
-                    if (exchange) {
-                        MetadataExchangeFilters mx = MetadataExchangeFilters.of(push.metadataExchange());
-                        clusters = clusters.stream().map(mx::withUpstreamExchange).toList();
+                    if (istioProxy) {
+                        clusters = clusters.stream().map(istioProxyOutbound(push)).toList();
                     }
                     return EnvoyFilterPatches.clusters(context, efw, clusters.stream().map(Any::pack).toList(), false);
                 });
     }
 
     /**
-     * Whether the proxy's outbound clusters carry istio-proxy's upstream metadata exchange
-     * (istiod's TCPClusterMx): istio-proxy only (plain Envoy would NACK it), and only with
-     * PILOT_ENABLE_METADATA_EXCHANGE.
+     * Whether the proxy gets istio-proxy's outbound clusters (plain Envoy would NACK the upstream
+     * metadata exchange, and keeps its ALPN as it was).
      */
-    static boolean upstreamExchange(Proxy proxy, PushContext push) {
-        return proxy.istioProxy() && !proxy.proxyless() && push.metadataExchange().enabled();
+    static boolean istioProxy(Proxy proxy) {
+        return proxy.istioProxy() && !proxy.proxyless();
     }
 
-    /** The part of a cache key or response scope that says the clusters carry the upstream metadata exchange. */
-    private static String exchangeKey(boolean exchange) {
-        return exchange ? "|istio-proxy" : "";
+    /**
+     * An istio-proxy's outbound cluster as istiod builds it: with the upstream metadata exchange
+     * (TCPClusterMx, while PILOT_ENABLE_METADATA_EXCHANGE) and the Istio mutual TLS ALPN of
+     * cluster_tls.go ({@code h2} for HTTP/2, {@code istio-peer-exchange} unless PILOT_DISABLE_MX_ALPN).
+     */
+    private static UnaryOperator<Cluster> istioProxyOutbound(PushContext push) {
+        MetadataExchange settings = push.metadataExchange();
+        MetadataExchangeFilters mx = MetadataExchangeFilters.of(settings);
+        boolean peerExchange = settings.enabled() && settings.peerExchangeAlpn();
+        return c -> UpstreamTls.withIstioProxyAlpn(settings.enabled() ? mx.withUpstreamExchange(c) : c, peerExchange);
+    }
+
+    /** The part of a cache key or response scope that says the clusters are istio-proxy's. */
+    private static String istioProxyKey(boolean istioProxy) {
+        return istioProxy ? "|istio-proxy" : "";
     }
 
     static ClusterBuilder.Client client(Proxy proxy) {
@@ -131,7 +144,7 @@ final class CdsGenerator implements ScopedGenerator {
      */
     @Override
     public String responseScope(Proxy proxy, PushContext push, boolean wildcard) {
-        String scope = push.scope(proxy).key() + clientKey(client(proxy)) + exchangeKey(upstreamExchange(proxy, push));
+        String scope = push.scope(proxy).key() + clientKey(client(proxy)) + istioProxyKey(istioProxy(proxy));
         if (!wildcard || proxy.proxyless()) {
             return scope;
         }

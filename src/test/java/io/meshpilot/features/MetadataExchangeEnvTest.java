@@ -34,9 +34,9 @@ class MetadataExchangeEnvTest {
     @Test
     void bothAreReadSoNotWarned() {
         EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_ENABLE_METADATA_EXCHANGE", "true",
-                "PILOT_MX_ADDITIONAL_LABELS", "team", "PILOT_DISABLE_MX_ALPN", "true")::get);
+                "PILOT_MX_ADDITIONAL_LABELS", "team", "UNSAFE_ENABLE_ADMIN_ENDPOINTS", "true")::get);
         PilotFeatures.fromEnv(usage);
-        assertEquals(List.of("PILOT_DISABLE_MX_ALPN"),
+        assertEquals(List.of("UNSAFE_ENABLE_ADMIN_ENDPOINTS"),
                 usage.unsupported().stream().map(EnvironmentUsage.Unsupported::name).toList());
     }
 }

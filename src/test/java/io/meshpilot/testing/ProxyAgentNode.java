@@ -2,6 +2,7 @@ package io.meshpilot.testing;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -12,11 +13,15 @@ import java.util.TreeMap;
  * {@code <type>~<ip>~<pod>.<namespace>~<namespace>.svc.cluster.local} with the type from the
  * container's {@code proxy <type>} arguments; metadata from the container's {@code ISTIO_META_*}
  * environment (prefix dropped), the pod's labels as the downward API mounts them (without
- * {@code pod-template-hash}), {@code POD_NAME}, {@code POD_NAMESPACE}, {@code SERVICE_ACCOUNT}
- * and the agent's version, which is the injected image's tag.
+ * {@code pod-template-hash}), {@code POD_NAME}, {@code POD_NAMESPACE}, {@code SERVICE_ACCOUNT},
+ * the agent's version, which is the injected image's tag, and {@code PROXY_CONFIG}: the agent's
+ * effective ProxyConfig (pilot-agent's ConstructProxyConfig: the container's {@code PROXY_CONFIG}
+ * over the defaults; bootstrap's {@code meta.ProxyConfig}), which makes the node istio-proxy.
  */
 public record ProxyAgentNode(String type, String nodeId, Map<String, String> metadata) {
     private static final String META_PREFIX = "ISTIO_META_";
+    /** mesh.DefaultProxyConfig's discoveryAddress, which the agent's config keeps unless the pod's sets one. */
+    private static final String DEFAULT_DISCOVERY_ADDRESS = "istiod.istio-system.svc:15012";
 
     /** The node of {@code pod}'s istio-proxy container when the pod runs at {@code podIp}. */
     public static ProxyAgentNode of(JsonObject pod, String podIp) {
@@ -41,6 +46,7 @@ public record ProxyAgentNode(String type, String nodeId, Map<String, String> met
         metadata.put("LABELS", labels(pod).toString());
         String image = proxy.get("image").getAsString();
         metadata.put("ISTIO_VERSION", image.substring(image.lastIndexOf(':') + 1));
+        metadata.put("PROXY_CONFIG", proxyConfig(env.getOrDefault("PROXY_CONFIG", "{}")).toString());
         String type = args.get(1).getAsString();
         return new ProxyAgentNode(type, type + "~" + podIp + "~" + name + "." + namespace + "~" + namespace
                 + ".svc.cluster.local", Map.copyOf(metadata));
@@ -58,6 +64,16 @@ public record ProxyAgentNode(String type, String nodeId, Map<String, String> met
         String namespace = metadata.get("NAMESPACE");
         return new ProxyAgentNode(type, type + "~" + podIp + "~" + pod + "." + namespace + "~" + namespace
                 + ".svc.cluster.local", Map.copyOf(m));
+    }
+
+    /** The effective ProxyConfig: the container's (defaults removed by injection) with the defaults the node needs. */
+    private static JsonObject proxyConfig(String containerJson) {
+        JsonObject config = containerJson.isBlank() ? new JsonObject()
+                : JsonParser.parseString(containerJson).getAsJsonObject();
+        if (!config.has("discoveryAddress")) {
+            config.addProperty("discoveryAddress", DEFAULT_DISCOVERY_ADDRESS);
+        }
+        return config;
     }
 
     /** The container named istio-proxy, among the containers or (a native sidecar) the init containers. */

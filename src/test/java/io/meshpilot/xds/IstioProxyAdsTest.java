@@ -142,8 +142,9 @@ class IstioProxyAdsTest {
             DiscoveryResponse lds = c.await(TypeUrls.LISTENER, WAIT);
             List<Listener> listeners = EnvoySidecarXdsTest.unpack(lds, Listener.class);
             Listener reviews = named(listeners, "0.0.0.0_9080");
-            assertEquals(List.of("istio.metadata_exchange", "envoy.filters.http.grpc_stats", "envoy.filters.http.fault",
-                    "envoy.filters.http.cors", "istio.stats", "envoy.filters.http.router"), httpFilters(reviews));
+            assertEquals(List.of("istio.metadata_exchange", "envoy.filters.http.grpc_stats", "istio.alpn",
+                    "envoy.filters.http.fault", "envoy.filters.http.cors", "istio.stats", "envoy.filters.http.router"),
+                    httpFilters(reviews));
             assertEquals(CLIENT_SIDE, stats(reviews), "REQUEST_COUNT dropped, REQUEST_DURATION tagged");
             c.ack(lds, List.of());
             assertNull(c.error());
@@ -161,6 +162,8 @@ class IstioProxyAdsTest {
             Listener gateway = named(listeners, "0.0.0.0_8080");
             List<String> filters = httpFilters(gateway);
             assertEquals("istio.metadata_exchange", filters.get(0), filters.toString());
+            assertEquals(filters.indexOf("envoy.filters.http.grpc_stats") + 1, filters.indexOf("istio.alpn"),
+                    "gateways offer Istio's ALPN upstream too: " + filters);
             assertEquals(CLIENT_SIDE.toBuilder().setDisableHostHeaderFallback(true).build(), stats(gateway),
                     "gateways read the client side and do not fall back to the host header");
             assertEquals(List.of("istio.metadata_exchange", "istio.stats", "envoy.filters.network.tcp_proxy"),

@@ -216,6 +216,11 @@ class KubeGatewayCredentialsTest {
         assertEquals(RELEASE, gatewayNode.metadata().get("WORKLOAD_NAME"), "ISTIO_META_WORKLOAD_NAME: " + gatewayNode);
         assertEquals("kubernetes://apis/apps/v1/namespaces/edge/deployments/" + RELEASE,
                 gatewayNode.metadata().get("OWNER"), "ISTIO_META_OWNER");
+        JsonObject proxyConfig = JsonParser.parseString(gatewayNode.metadata().getOrDefault("PROXY_CONFIG", "{}"))
+                .getAsJsonObject();
+        assertEquals("istiod.istio-system.svc:15012", proxyConfig.has("discoveryAddress")
+                ? proxyConfig.get("discoveryAddress").getAsString() : null,
+                "the agent's effective ProxyConfig (what makes the node istio-proxy): " + gatewayNode);
     }
 
     static Map<String, Secret> secrets(DiscoveryResponse r) throws Exception {

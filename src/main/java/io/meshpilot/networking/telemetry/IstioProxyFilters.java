@@ -11,18 +11,20 @@ import java.util.List;
 /**
  * The filters istiod adds for istio-proxy to one listener class's chains, placed as its
  * listener builder places them: in a connection manager, metadata exchange first (before RBAC,
- * istio/istio#41066), gRPC stats before fault, {@code istio.stats} right before the router; on
+ * istio/istio#41066), gRPC stats and then {@code istio.alpn} before fault, {@code istio.stats}
+ * right before the router; on
  * a chain, the network metadata exchange first (inbound only) and the network stats right
  * before tcp_proxy.
  *
  * @param httpExchange     the HTTP metadata-exchange filter, or null (PILOT_ENABLE_METADATA_EXCHANGE=false)
  * @param listenerExchange the network metadata-exchange filter of inbound chains, or null
+ * @param alpn             {@code istio.alpn}, or null (sidecar inbound, PILOT_ENABLE_ALPN_FILTER=false)
  * @param httpStats        the {@code istio.stats} HTTP filters (empty when no prometheus provider is in force)
  * @param networkStats     the same as network filters
  */
-record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, List<HttpFilter> httpStats,
-                         List<Filter> networkStats) {
-    static final IstioProxyFilters NONE = new IstioProxyFilters(null, null, List.of(), List.of());
+record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, HttpFilter alpn,
+                         List<HttpFilter> httpStats, List<Filter> networkStats) {
+    static final IstioProxyFilters NONE = new IstioProxyFilters(null, null, null, List.of(), List.of());
     static final String GRPC_STATS = "envoy.filters.http.grpc_stats";
     static final String FAULT = "envoy.filters.http.fault";
     static final String ROUTER = "envoy.filters.http.router";
@@ -49,6 +51,9 @@ record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, List<
         }
         int fault = indexOf(hcm, FAULT);
         hcm.addHttpFilters(fault, GRPC_STATS_FILTER);
+        if (alpn != null) {
+            hcm.addHttpFilters(fault + 1, alpn);
+        }
         int router = indexOf(hcm, ROUTER);
         for (HttpFilter stats : httpStats) {
             hcm.addHttpFilters(router++, stats);

@@ -22,7 +22,7 @@ import java.util.Optional;
  * connection manager (access logs, tracing), every tcp_proxy but the BlackHole one (access
  * logs), and the listener itself for connections no chain matched (the capture listeners and
  * gateway listeners; response flag NR). For istio-proxy nodes it also adds Istio's own filters
- * ({@link IstioProxyFilters}: metadata exchange, gRPC stats, {@code istio.stats}), which plain
+ * ({@link IstioProxyFilters}: metadata exchange, gRPC stats, ALPN, {@code istio.stats}), which plain
  * Envoy does not have. One instance serves one proxy's build.
  */
 public final class ListenerTelemetry {
@@ -118,6 +118,8 @@ public final class ListenerTelemetry {
         return new IstioProxyFilters(
                 mx ? metadataExchange().http(cls, push.mesh().getDefaultConfig()) : null,
                 mx && cls == ListenerClass.SIDECAR_INBOUND ? metadataExchange().listener() : null,
+                push.metadataExchange().alpnFilter() && cls != ListenerClass.SIDECAR_INBOUND
+                        ? AlpnFilter.FILTER : null,
                 stats.stream().map(a -> HttpFilter.newBuilder().setName(StatsFilters.NAME).setTypedConfig(a).build())
                         .toList(),
                 stats.stream().map(a -> Filter.newBuilder().setName(StatsFilters.NAME).setTypedConfig(a).build())

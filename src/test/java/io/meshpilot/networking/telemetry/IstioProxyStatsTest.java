@@ -257,7 +257,7 @@ class IstioProxyStatsTest {
             PushContext push = fixture.push();
             Proxy proxy = Proxy.fromNode(agentNode());
             List<Listener> lds = SidecarListenerBuilder.listeners(proxy, push, push.scope(proxy));
-            assertEquals(List.of(MX, "envoy.filters.http.grpc_stats", "envoy.filters.http.fault",
+            assertEquals(List.of(MX, "envoy.filters.http.grpc_stats", "istio.alpn", "envoy.filters.http.fault",
                     "envoy.filters.http.cors", STATS, "envoy.filters.http.router"),
                     httpNames(listener(lds, "0.0.0.0_8000").getFilterChains(0)), "outbound HTTP");
             assertEquals(List.of(STATS, "envoy.filters.network.tcp_proxy"),
