@@ -22,6 +22,7 @@ import io.meshpilot.testing.kube.Kubectl;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Base64;
@@ -121,6 +122,24 @@ class CaServerDisabledTest {
             var configMaps = kubectl().run("get", "configmaps", "-A", "-o", "name").ok().stdout();
             assertFalse(configMaps.contains(NamespaceController.CONFIG_MAP), configMaps);
             assertTrue(server.server().components().certificates().trustBundle().certificates().contains(filesRoot));
+        }
+    }
+
+    @Test
+    void aNewRootInTheCaFileIsPublished() throws Exception {
+        Path ca = Files.copy(ossl.dir().resolve("root-cert.pem"), dir.resolve("ca.crt"));
+        String[] flags = flags();
+        flags[flags.length - 1] = ca.toString();
+        try (MeshPilotServer server = TestServers.start(dir, CA_OFF, flags)) {
+            // cert-manager's issuer rotating: the new root is added next to the old one
+            ossl.root("next", "cert-manager next root", "ec");
+            X509Certificate next = Pem.certificatesIn(ossl.read("next-cert.pem")).getFirst();
+            Path tmp = Files.writeString(dir.resolve(".ca.crt.tmp"), ossl.read("root-cert.pem") + ossl.read("next-cert.pem"));
+            Files.move(tmp, ca, StandardCopyOption.ATOMIC_MOVE);
+            Await.until("the new root in the trust bundle", Duration.ofSeconds(20),
+                    () -> server.server().components().certificates().trustBundle().certificates().contains(next));
+            Await.until("the new root in the validator's caBundle", Duration.ofSeconds(20),
+                    () -> !validatorCaBundle().isEmpty() && Pem.certificatesIn(validatorCaBundle()).contains(next));
         }
     }
 
