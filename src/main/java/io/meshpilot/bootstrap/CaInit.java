@@ -20,7 +20,8 @@ import java.util.List;
 /**
  * The CA and RA: the workload CA (self-signed or plugged-in), the RA when EXTERNAL_CA says
  * so, istiod's own serving certificate, and the authenticators of CreateCertificate. Built
- * before any listener: the TLS listeners are configured with its certificate.
+ * before any listener: the TLS listeners are configured with its certificate. With
+ * ENABLE_CA_SERVER=false neither CA nor RA exists and the certificate comes from files.
  */
 final class CaInit {
     private CaInit() {
@@ -35,6 +36,9 @@ final class CaInit {
                 f.defaultWorkloadCertTtl(), f.maxWorkloadCertTtl(),
                 ServingCertificate.istiodNames(args.namespace(), args.domainSuffix(), f.ca().customHosts(),
                         args.mode() == ServerMode.EMBEDDED), f.jwtRule());
+        if (!f.ca().server()) {
+            return withoutCa(args, options, environment, platform, authenticators, grpcServices, closeables);
+        }
         CaSetup setup;
         try {
             setup = CaSetup.create(options);
@@ -49,6 +53,31 @@ final class CaInit {
         try {
             // istiod's hasCustomTLSCerts: the flags, else the well-known files under the working directory
             IstiodCertFiles.find(args.tls(), Path.of("")).ifPresent(certificates::serveFromFiles);
+            started = certificates.start();
+        } catch (IllegalArgumentException | CaLoadException e) {
+            throw new ComponentStartException(Component.CA, e.getMessage(), e);
+        }
+        return new Built<>(certificates, started + platform.addAuthenticators(authenticators, environment));
+    }
+
+    /**
+     * istiod's maybeCreateCA with ENABLE_CA_SERVER off creates no CA and no RA, so nothing reads or
+     * writes istiod's CA Secrets. istiod then runs without a certificate when it finds no files
+     * (its secure port off, a warning); here the secure port and the webhooks always serve TLS, so
+     * start-up stops instead, saying which files were looked for.
+     */
+    private static Built<IstiodCertificates> withoutCa(PilotArgs args, CaOptions options, Environment environment,
+                                                       Platform platform, Authenticators authenticators,
+                                                       GrpcServices grpcServices, List<AutoCloseable> closeables) {
+        IstiodCertFiles files = IstiodCertFiles.find(args.tls(), Path.of("")).orElseThrow(() ->
+                new ComponentStartException(Component.CA, "ENABLE_CA_SERVER=false needs istiod's certificate from files:"
+                        + " set --tlsCertFile, --tlsKeyFile and --caCertFile, or mount them under ./var/run/secrets/istiod",
+                        null));
+        IstiodCertificates certificates;
+        String started;
+        try {
+            certificates = IstiodCertificates.withoutCa(files, options, environment, authenticators, grpcServices);
+            closeables.add(certificates);
             started = certificates.start();
         } catch (IllegalArgumentException | CaLoadException e) {
             throw new ComponentStartException(Component.CA, e.getMessage(), e);

@@ -122,7 +122,7 @@ public class HelidonHost {
         Listeners l = s.components().args().listeners();
         boolean helidonSecureGrpc = l.secureGrpc() != null && s.components().args().grpcTransport() == GrpcTransportKind.HELIDON;
         s.components().certificates().addServingListener(cert -> {
-            Tls tls = tls(cert, s.components().certificates());
+            Tls tls = tls(cert);
             if (helidonSecureGrpc) {
                 helidon.reloadTls(ListenerNames.GRPC_SECURE, tls);
             }
@@ -132,11 +132,11 @@ public class HelidonHost {
         });
     }
 
-    private static Tls tls(ServingCertificate cert, IstiodCertificates certificates) {
+    private static Tls tls(ServingCertificate cert) {
         return Tls.builder()
                 .privateKey(cert.privateKey())
                 .privateKeyCertChain(cert.chain())
-                .trust(certificates.material().roots())
+                .trust(cert.trust())
                 .clientAuth(TlsClientAuth.OPTIONAL)
                 .endpointIdentificationAlgorithm("NONE")
                 .build();

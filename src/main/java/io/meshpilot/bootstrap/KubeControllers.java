@@ -38,6 +38,7 @@ final class KubeControllers {
     private final KubeClient client;
     private final ServiceRegistries registries;
     private final RemoteSecretController remoteSecrets;
+    /** Null without a CA (ENABLE_CA_SERVER=false). */
     private final LeaderElection namespaceControllerElection;
     private final WebhookConfigPatcher injectionPatcher;
     private final LeaderElection validationControllerElection;
@@ -74,9 +75,13 @@ final class KubeControllers {
 
     /**
      * istiod's initNamespaceController: istio-ca-root-cert in every selected namespace, written
-     * only by the replica holding the namespace-controller Lease.
+     * only by the replica holding the namespace-controller Lease. None without a CA (istiod's
+     * shouldStartNsController): under ENABLE_CA_SERVER=false istio-csr writes those ConfigMaps.
      */
     private LeaderElection namespaceController(IstiodCertificates certificates) {
+        if (!certificates.caEnabled()) {
+            return null;
+        }
         NamespaceController controller = new NamespaceController(client, () -> certificates.trustBundle().pem());
         certificates.addTrustBundleListener(controller::trustBundleChanged);
         return election(LeaderElection.NAMESPACE_CONTROLLER).addDuty("namespace controller", controller::lead);
@@ -121,7 +126,8 @@ final class KubeControllers {
     }
 
     String describe() {
-        return "namespace controller, validation and injection webhook patchers"
+        return (namespaceControllerElection == null ? "" : "namespace controller, ")
+                + "validation and injection webhook patchers"
                 + (statusElection == null ? "" : ", status writer")
                 + (ingressStatusElection == null ? "" : ", ingress status writer");
     }
@@ -132,7 +138,9 @@ final class KubeControllers {
                 step("injection-webhook-patcher", () -> {
                     syncDeadline = Instant.now().plus(args.kube().syncTimeout());
                     // the elections close after the patcher, whether they started or not
-                    closeables.add(namespaceControllerElection);
+                    if (namespaceControllerElection != null) {
+                        closeables.add(namespaceControllerElection);
+                    }
                     closeables.add(validationControllerElection);
                     closeables.add(injectionPatcher.lead());
                     return null;
@@ -142,7 +150,8 @@ final class KubeControllers {
                     client.runAndWait(args.kube().syncTimeout());
                     return null;
                 }),
-                step("namespace-controller", () -> startElection(namespaceControllerElection)),
+                step("namespace-controller", () -> namespaceControllerElection == null ? null
+                        : startElection(namespaceControllerElection)),
                 step("validation-webhook-patcher", () -> startElection(validationControllerElection)));
         List<StartFunction> afterConfigSync = List.of(step("registries-synced", () -> {
             awaitRegistriesSynced();

@@ -240,8 +240,11 @@ public record PilotFeatures(
     }
 
     /**
-     * istiod's self-signed CA settings.
+     * istiod's CA settings.
      *
+     * @param server             ENABLE_CA_SERVER (true): false creates no CA at all (istiod's
+     *                           maybeCreateCA), for istio-csr / cert-manager; istiod's certificate
+     *                           must then come from files
      * @param rsaKeySize         CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE (2048)
      * @param selfSignedTtl      CITADEL_SELF_SIGNED_CA_CERT_TTL (87600h, ten years)
      * @param rootCheckInterval  CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL (1h)
@@ -252,7 +255,7 @@ public record PilotFeatures(
      *                           start-up in Kubernetes mode keeps asking for istiod's CA Secrets
      *                           before the CA fails
      */
-    public record Ca(int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
+    public record Ca(boolean server, int rsaKeySize, Duration selfSignedTtl, Duration rootCheckInterval, int gracePercentile,
                      List<String> customHosts, Duration secretTimeout) {
         public Ca {
             customHosts = List.copyOf(customHosts);
@@ -282,7 +285,7 @@ public record PilotFeatures(
                 r.bool("ENABLE_DEBUG_ON_HTTP", true),
                 r.bool("PILOT_ENABLE_XDS_CACHE", true),
                 r.integer("PILOT_XDS_CACHE_SIZE", 60_000),
-                new Ca(rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
+                new Ca(r.bool("ENABLE_CA_SERVER", true), rsaKeySize(r), r.duration("CITADEL_SELF_SIGNED_CA_CERT_TTL", "87600h"),
                         r.duration("CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL", "1h"),
                         percentile(r), Arrays.stream(r.string("ISTIOD_CUSTOM_HOST", "").split(","))
                                 .map(String::trim).filter(h -> !h.isEmpty()).toList(),

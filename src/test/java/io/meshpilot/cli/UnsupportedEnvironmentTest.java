@@ -34,11 +34,12 @@ class UnsupportedEnvironmentTest {
                 "POD_NAMESPACE", "istio-system",
                 "PILOT_DEBOUNCE_AFTER", "200ms",
                 "KUBECONFIG", "/tmp/none",
+                "ENABLE_CA_SERVER", "false",
                 "MY_OWN_VARIABLE", "x");
         List<String> names = unsupportedAfterParsing(env).stream().map(Unsupported::name).toList();
         assertTrue(names.contains("PILOT_ENABLE_GATEWAY_API"), names.toString());
         for (String read : List.of("REVISION", "POD_NAME", "POD_NAMESPACE", "PILOT_DEBOUNCE_AFTER", "KUBECONFIG",
-                "PILOT_CERT_PROVIDER", "PILOT_TRACE_SAMPLING")) {
+                "PILOT_CERT_PROVIDER", "PILOT_TRACE_SAMPLING", "ENABLE_CA_SERVER")) {
             assertTrue(!names.contains(read), read + " is read by start-up, yet reported: " + names);
         }
         assertTrue(!names.contains("MY_OWN_VARIABLE"), "istiod does not define it: " + names);

@@ -34,6 +34,12 @@ final class CaClient {
         return NettyChannelBuilder.forAddress("localhost", port).sslContext(ssl.build()).build();
     }
 
+    /** A TLS channel to the secure port trusting {@code roots}, checking the server's name against {@code authority}. */
+    static ManagedChannel channel(int port, List<X509Certificate> roots, String authority) throws Exception {
+        var ssl = GrpcSslContexts.forClient().trustManager(roots.toArray(X509Certificate[]::new));
+        return NettyChannelBuilder.forAddress("127.0.0.1", port).overrideAuthority(authority).sslContext(ssl.build()).build();
+    }
+
     /** A TLS channel to the secure port trusting {@code roots}, presenting {@code identity}. */
     static ManagedChannel channel(int port, List<X509Certificate> roots, ServingCertificate identity) throws Exception {
         var ssl = GrpcSslContexts.forClient().trustManager(roots.toArray(X509Certificate[]::new))

@@ -10,6 +10,7 @@ import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.testing.kube.IstioWebhooks;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -56,7 +57,7 @@ class WebhookConfigPatcherTest {
                 kind: Namespace
                 metadata: {name: istio-system}
                 """);
-        api.apply(validator());
+        api.apply(IstioWebhooks.validator());
         api.apply("""
                 apiVersion: admissionregistration.k8s.io/v1
                 kind: MutatingWebhookConfiguration
@@ -90,31 +91,6 @@ class WebhookConfigPatcherTest {
     @AfterEach
     void stop() {
         api.stop();
-    }
-
-    /** istiod's chart's validator: failurePolicy Ignore and no caBundle until istiod patches it. */
-    static String validator() {
-        return """
-                apiVersion: admissionregistration.k8s.io/v1
-                kind: ValidatingWebhookConfiguration
-                metadata:
-                  name: istio-validator-istio-system
-                  labels: {app: istiod, istio: istiod, istio.io/rev: default}
-                webhooks:
-                - name: rev.validation.istio.io
-                  admissionReviewVersions: [v1, v1beta1]
-                  timeoutSeconds: 10
-                  clientConfig:
-                    service: {name: istiod, namespace: istio-system, path: /validate}
-                    caBundle: ""
-                  failurePolicy: Ignore
-                  sideEffects: None
-                  rules:
-                  - operations: [CREATE, UPDATE]
-                    apiGroups: [security.istio.io, networking.istio.io, telemetry.istio.io, extensions.istio.io]
-                    apiVersions: ["*"]
-                    resources: ["*"]
-                """;
     }
 
     /**
@@ -235,7 +211,7 @@ class WebhookConfigPatcherTest {
             assertEquals(201, good.statusCode(), good.body());
 
             // someone (helm upgrade) resets the validator: patched again
-            api.apply(validator());
+            api.apply(IstioWebhooks.validator());
             assertEquals("", caBundle(entries(webhookConfig("ValidatingWebhookConfiguration", VALIDATOR)).get(0)));
             await("the reset validator patched again", () -> {
                 JsonObject wh = entries(webhookConfig("ValidatingWebhookConfiguration", VALIDATOR)).get(0);

@@ -41,12 +41,15 @@ import java.util.function.Supplier;
  * timers: istiod's serving certificate renewed half way through its life, the self-signed
  * root checked every CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL and rotated in its grace
  * period. New certificates and roots reach the secure sockets without closing connections.
+ * With ENABLE_CA_SERVER=false ({@link #withoutCa}) there is no CA: no CSR service, and istiod's
+ * certificate and the root it publishes come from files kept by someone else (istio-csr).
  */
 public final class IstiodCertificates implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IstiodCertificates.class.getName());
     private static final Duration CERT_FILES_DEBOUNCE = Duration.ofMillis(100);
     private static final Duration CERT_FILES_POLL = Duration.ofSeconds(5);
 
+    /** Null when ENABLE_CA_SERVER=false: no CA exists. */
     private final CaSetup setup;
     private final CaOptions options;
     private final Environment environment;
@@ -78,16 +81,43 @@ public final class IstiodCertificates implements AutoCloseable {
      */
     public IstiodCertificates(CaSetup setup, CaOptions options, Environment environment, Authenticators authenticators,
                               GrpcServices grpcServices) {
+        // client certificates must chain to our CA's roots only, as istiod's peer verifier:
+        // MeshConfig caCertificates are for workloads to trust, not callers to be trusted by
+        this(setup, setup.serving(), setup.ca().material().roots(), options, environment, authenticators, grpcServices);
+    }
+
+    private IstiodCertificates(CaSetup setup, ServingCertificate serving, List<X509Certificate> clientRoots,
+                               CaOptions options, Environment environment, Authenticators authenticators,
+                               GrpcServices grpcServices) {
         this.setup = setup;
         this.options = options;
         this.environment = environment;
         this.authenticators = authenticators;
         this.grpcServices = grpcServices;
-        this.serving = setup.serving();
-        // client certificates must chain to our CA's roots only, as istiod's peer verifier:
-        // MeshConfig caCertificates are for workloads to trust, not callers to be trusted by
-        this.servingTls = new ServingTls(serving, setup.ca().material().roots());
+        this.serving = serving;
+        this.servingTls = new ServingTls(serving, clientRoots);
         this.rotator = new SelfSignedRootRotator(options.selfSignedTtl(), options.gracePercentile());
+    }
+
+    /**
+     * ENABLE_CA_SERVER=false (istiod's maybeCreateCA creates nothing): istiod's certificate is read
+     * from {@code files} and watched, their CA file is the root published and the one client
+     * certificates are checked against, and no CSR service is registered.
+     *
+     * @throws io.meshpilot.security.ca.CaLoadException naming the file when it cannot be used
+     */
+    public static IstiodCertificates withoutCa(IstiodCertFiles files, CaOptions options, Environment environment,
+                                               Authenticators authenticators, GrpcServices grpcServices) {
+        ServingCertificate loaded = files.load();
+        IstiodCertificates certificates = new IstiodCertificates(null, loaded, loaded.trust(), options, environment,
+                authenticators, grpcServices);
+        certificates.certFiles = files;
+        return certificates;
+    }
+
+    /** False under ENABLE_CA_SERVER=false: nothing is signed here and no root is kept. */
+    public boolean caEnabled() {
+        return setup != null;
     }
 
     /** Who may ask for another identity (Kubernetes mode's node authorizer); call before {@link #start()}. */
@@ -102,6 +132,9 @@ public final class IstiodCertificates implements AutoCloseable {
      * @throws IllegalArgumentException when JWT_RULE is malformed
      */
     public String start() {
+        if (setup == null) {
+            return startWithoutCa();
+        }
         if (signerServing != null && certFiles == null) {
             try {
                 serving = signerServing.issue(setup.names(), setup.servingTtl(), setup.ca().material().roots());
@@ -113,18 +146,11 @@ public final class IstiodCertificates implements AutoCloseable {
         }
         trustBundle = TrustBundle.of(publishedRoots(), meshPems());
         String rule = options.jwtRule();
-        JwtAuthenticator.fromJwtRule(rule, () -> environment.mesh().getTrustDomain())
-                .ifPresent(a -> {
-                    jwt = a;
-                    authenticators.register(a);
-                });
+        registerJwtAuthenticator();
         Supplier<? extends CsrSigner> signing =
                 workloadSigner != null ? () -> workloadSigner : setup::ca;
         grpcServices.register(new CertificateService(authenticators, signing, impersonation), GrpcServices.Ports.SECURE_ONLY);
-        // one thread owns the trust bundle and the TLS swaps: timers and mesh changes alike
-        timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
-        environment.addMeshHandler(() -> timer.execute(this::meshChanged));
-        timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
+        startTimer();
         if (certFiles == null) {
             scheduleRenewal();
         } else {
@@ -147,6 +173,33 @@ public final class IstiodCertificates implements AutoCloseable {
                         ? "; RA mode: workload CSRs to the Kubernetes CSR API, signer " + ra.signerName() : "")
                 + (signerServing == null ? "" : "; istiod's certificate and published root from signer "
                         + signerServing.signerName());
+    }
+
+    /** The trust bundle, authenticators and the files' watch; no CSR service, no CA timers. */
+    private String startWithoutCa() {
+        trustBundle = TrustBundle.of(publishedRoots(), meshPems());
+        registerJwtAuthenticator();
+        startTimer();
+        watchCertFiles();
+        return "CA disabled (ENABLE_CA_SERVER=false): no CSR service, no CA Secrets; serving certificate dns="
+                + serving.dnsNames() + " notAfter=" + serving.certificate().getNotAfter().toInstant() + " from "
+                + certFiles.certFile() + " (watched), root published and client certificates checked from "
+                + certFiles.caCertFile() + (options.jwtRule().isBlank() ? "" : "; JWT_RULE authenticator");
+    }
+
+    private void registerJwtAuthenticator() {
+        JwtAuthenticator.fromJwtRule(options.jwtRule(), () -> environment.mesh().getTrustDomain())
+                .ifPresent(a -> {
+                    jwt = a;
+                    authenticators.register(a);
+                });
+    }
+
+    /** One thread owns the trust bundle and the TLS swaps: timers and mesh changes alike. */
+    private void startTimer() {
+        timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("ca-timer").unstarted(r));
+        environment.addMeshHandler(() -> timer.execute(this::meshChanged));
+        timer.execute(this::meshChanged); // a mesh change between the first bundle and the handler
     }
 
     /**
@@ -186,6 +239,9 @@ public final class IstiodCertificates implements AutoCloseable {
      * serving signer's (as istiod's CA bundle under a k8s.io certificate provider).
      */
     private List<X509Certificate> publishedRoots() {
+        if (setup == null) {
+            return serving.trust();
+        }
         if (signerServing == null) {
             return setup.ca().material().roots();
         }
@@ -203,6 +259,9 @@ public final class IstiodCertificates implements AutoCloseable {
 
     /** Where {@link #publishedRoot()} comes from, for the CA root API. */
     public String publishedRootSource() {
+        if (setup == null) {
+            return "file " + certFiles.caCertFile() + " (ENABLE_CA_SERVER=false)";
+        }
         return signerServing == null ? material().origin().toString()
                 : "signer " + signerServing.signerName() + " (meshConfig.caCertificates)";
     }
@@ -214,6 +273,9 @@ public final class IstiodCertificates implements AutoCloseable {
 
     /** The CA expiry gauges (registered once the metrics registry is up). */
     public void registerMetrics() {
+        if (setup == null) {
+            return;
+        }
         CaMetrics.expiryGauges(() -> setup.ca().material().root().getNotAfter().toInstant().getEpochSecond(),
                 () -> setup.ca().material().signingCertificate().getNotAfter().toInstant().getEpochSecond());
     }
@@ -269,11 +331,18 @@ public final class IstiodCertificates implements AutoCloseable {
     }
 
     public CertificateAuthority ca() {
-        return setup.ca();
+        return caSetup().ca();
     }
 
     public CaMaterial material() {
-        return setup.ca().material();
+        return caSetup().ca().material();
+    }
+
+    private CaSetup caSetup() {
+        if (setup == null) {
+            throw new IllegalStateException("no CA: ENABLE_CA_SERVER=false");
+        }
+        return setup;
     }
 
     public ServingCertificate serving() {
@@ -355,6 +424,9 @@ public final class IstiodCertificates implements AutoCloseable {
             }
             applyTls(next);
             serving = next;
+            if (setup == null) {
+                meshChanged(); // the files' CA is the published root: a new one reaches the bundle's listeners
+            }
             LOG.log(Level.INFO, "serving certificate reloaded from " + certFiles.certFile() + " serial="
                     + next.certificate().getSerialNumber().toString(16) + " notAfter="
                     + next.certificate().getNotAfter().toInstant());
