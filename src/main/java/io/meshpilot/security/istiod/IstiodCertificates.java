@@ -239,7 +239,9 @@ public final class IstiodCertificates implements AutoCloseable {
      * serving signer's (as istiod's CA bundle under a k8s.io certificate provider).
      */
     private List<X509Certificate> publishedRoots() {
-        if (setup == null) {
+        if (certFiles != null) {
+            // istiod's caBundleWatcher is fed from the files (initFileCertificateWatches): their CA
+            // is what namespaces' istio-ca-root-cert and the webhooks' caBundle carry, CA on or off
             return serving.trust();
         }
         if (signerServing == null) {
@@ -259,8 +261,8 @@ public final class IstiodCertificates implements AutoCloseable {
 
     /** Where {@link #publishedRoot()} comes from, for the CA root API. */
     public String publishedRootSource() {
-        if (setup == null) {
-            return "file " + certFiles.caCertFile() + " (ENABLE_CA_SERVER=false)";
+        if (certFiles != null) {
+            return "file " + certFiles.caCertFile() + (setup == null ? " (ENABLE_CA_SERVER=false)" : "");
         }
         return signerServing == null ? material().origin().toString()
                 : "signer " + signerServing.signerName() + " (meshConfig.caCertificates)";
@@ -371,7 +373,7 @@ public final class IstiodCertificates implements AutoCloseable {
                 LOG.log(Level.INFO, "trust bundle changed: " + next.certificates().size() + " roots"
                         + (next.problems().isEmpty() ? "" : " problems=" + next.problems()));
                 trustBundleChanged();
-                if (signerServing != null) {
+                if (signerServing != null && certFiles == null) {
                     renewServing(); // as istiod: a new root of the signer, a new certificate from it
                 }
             }
@@ -424,9 +426,7 @@ public final class IstiodCertificates implements AutoCloseable {
             }
             applyTls(next);
             serving = next;
-            if (setup == null) {
-                meshChanged(); // the files' CA is the published root: a new one reaches the bundle's listeners
-            }
+            meshChanged(); // the files' CA is the published root: a new one reaches the bundle's listeners
             LOG.log(Level.INFO, "serving certificate reloaded from " + certFiles.certFile() + " serial="
                     + next.certificate().getSerialNumber().toString(16) + " notAfter="
                     + next.certificate().getNotAfter().toInstant());

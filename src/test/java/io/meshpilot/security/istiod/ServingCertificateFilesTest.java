@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.features.ServerTlsOptions;
 import io.meshpilot.testing.Await;
+import io.meshpilot.testing.Http;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.TrustingTls;
@@ -58,6 +61,11 @@ class ServingCertificateFilesTest {
                 "--tlsKeyFile", tls.resolve("tls.key").toString(), "--caCertFile", tls.resolve("ca.crt").toString())) {
             int port = server.ports().get("grpc-secure");
             assertEquals(parse(ossl.read("istiod-cert.pem")), handshake(port, root, "TLSv1.3", null).orElseThrow());
+            // as istiod's caBundleWatcher fed from the files: the CA file is what workloads and the
+            // webhooks' caBundle are told to trust, even with the CA server on
+            String bundle = Http.get(server.ports().get("http"), "/api/v1/ca/trust-bundle").body();
+            JsonObject trust = JsonParser.parseString(bundle).getAsJsonObject();
+            assertEquals(List.of(root), parseAll(trust.get("pem").getAsString()), bundle);
 
             // cert-manager renews: a new key and certificate replace the files
             ossl.issue("renewed", "istiod.istio-system.svc", "ec", "root", "v3_leaf", 30);
@@ -181,5 +189,11 @@ class ServingCertificateFilesTest {
     private static X509Certificate parse(String pem) throws Exception {
         return (X509Certificate) CertificateFactory.getInstance("X.509")
                 .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    private static List<X509Certificate> parseAll(String pem) throws Exception {
+        var factory = CertificateFactory.getInstance("X.509");
+        return factory.generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII))).stream()
+                .map(c -> (X509Certificate) c).toList();
     }
 }
