@@ -4,6 +4,7 @@ import io.meshpilot.admin.DebugResource;
 import io.meshpilot.xds.DebugPages;
 import io.meshpilot.xds.DebugRequest;
 import io.meshpilot.xds.DiscoveryServer;
+import io.meshpilot.util.PrintableText;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -55,11 +56,14 @@ final class LoopbackDebugPages implements DebugPages, AutoCloseable {
                     .timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
             return answer.body();
         } catch (IOException | IllegalArgumentException e) {
-            LOG.log(Level.WARNING, "istio.io/debug request " + request.pathAndQuery() + " failed: " + e.getMessage());
-            return "debug page " + request.pathAndQuery() + " failed: " + e.getMessage() + "\n";
+            // the request is the caller's: one line, bounded (the exception text may repeat it)
+            String failure = "debug page " + PrintableText.clip(request.pathAndQuery(), 256) + " failed: "
+                    + PrintableText.clip(String.valueOf(e.getMessage()), 256);
+            LOG.log(Level.WARNING, "istio.io/debug " + failure);
+            return failure + "\n";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return "debug page " + request.pathAndQuery() + " interrupted\n";
+            return "debug page " + PrintableText.clip(request.pathAndQuery(), 256) + " interrupted\n";
         }
     }
 

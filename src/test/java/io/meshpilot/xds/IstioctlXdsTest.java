@@ -35,6 +35,7 @@ import io.meshpilot.admin.DebugResource;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
@@ -297,6 +298,20 @@ class IstioctlXdsTest {
                 "ndsz?%70roxyID=productpage-v1-7d9f.default")) {
             String body = debugBodyFor(OTHER_NAMESPACE_TOKEN, "other", request);
             assertEquals(DebugResource.NOT_CONNECTED, body, request);
+        }
+    }
+
+    /** A name the caller chose reaches the log on one line of bounded length (no forged lines, no flooding). */
+    @Test
+    void aCallerChosenProxyIdIsLoggedOnOneBoundedLine() throws Exception {
+        String forged = "nobody.default\r\nINFO forged line " + "x".repeat(4000);
+        try (CapturedLog log = new CapturedLog(ConfigDumpGenerator.class)) {
+            assertEquals(0, ask("istio.io/debug/config_dump", forged).getResourcesCount());
+            List<String> lines = log.lines().stream().filter(l -> l.contains("nobody.default")).toList();
+            assertEquals(1, lines.size(), log.lines().toString());
+            String line = lines.getFirst();
+            assertFalse(line.contains("\r") || line.contains("\n"), line);
+            assertTrue(line.length() < 1000, "not bounded: " + line.length() + " chars");
         }
     }
 }
