@@ -180,6 +180,8 @@ class IstioctlXdsTest {
         assertEquals(BuildInfo.current().status(), info.get("status").getAsString());
         assertTrue(info.has("golang_version"), info.toString());
 
+        // PROXY sends no PROXY_CONFIG (plain Envoy): istiod would leave it out, MeshPilot keeps
+        // plain Envoy's rows on purpose (docs/XDS.md, SyncStatusGenerator)
         ClientConfig row = row(syncz, PROXY);
         assertEquals("Kubernetes", row.getNode().getMetadata().getFieldsOrThrow("CLUSTER_ID").getStringValue());
         assertEquals("1.30.3", row.getNode().getMetadata().getFieldsOrThrow("ISTIO_VERSION").getStringValue());
