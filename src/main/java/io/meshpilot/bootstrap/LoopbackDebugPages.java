@@ -2,17 +2,16 @@ package io.meshpilot.bootstrap;
 
 import io.meshpilot.admin.DebugResource;
 import io.meshpilot.xds.DebugPages;
+import io.meshpilot.xds.DebugRequest;
 import io.meshpilot.xds.DiscoveryServer;
+import io.meshpilot.util.PrintableText;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 
 /**
  * The admin {@code /debug/*} endpoints for the xDS type {@code istio.io/debug}: each request is
@@ -42,25 +41,29 @@ final class LoopbackDebugPages implements DebugPages, AutoCloseable {
     }
 
     @Override
-    public String body(String request, String callerNamespace) {
-        String page = DebugPages.page(request);
+    public String body(DebugRequest request, String callerNamespace) {
+        String page = request.page();
         if (!page.equals("list") && !DebugResource.endpointNames().contains(page)) {
             return PAGE_NOT_FOUND;
         }
-        String proxyId = proxyIdOf(request);
+        String proxyId = request.parameter("proxyID");
         if (!callerNamespace.isEmpty() && !proxyId.isEmpty() && xds.connectedOutside(proxyId, callerNamespace)) {
             return DebugResource.NOT_CONNECTED;
         }
         try {
-            HttpResponse<String> answer = client.send(HttpRequest.newBuilder(base.resolve(request)).timeout(TIMEOUT)
-                    .GET().build(), HttpResponse.BodyHandlers.ofString());
+            // the parameters checked above, re-encoded: the page reads exactly what was checked
+            HttpResponse<String> answer = client.send(HttpRequest.newBuilder(base.resolve(request.pathAndQuery()))
+                    .timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
             return answer.body();
         } catch (IOException | IllegalArgumentException e) {
-            LOG.log(Level.WARNING, "istio.io/debug request " + request + " failed: " + e.getMessage());
-            return "debug page " + request + " failed: " + e.getMessage() + "\n";
+            // the request is the caller's: one line, bounded (the exception text may repeat it)
+            String failure = "debug page " + PrintableText.clip(request.pathAndQuery(), 256) + " failed: "
+                    + PrintableText.clip(String.valueOf(e.getMessage()), 256);
+            LOG.log(Level.WARNING, "istio.io/debug " + failure);
+            return failure + "\n";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return "debug page " + request + " interrupted\n";
+            return "debug page " + PrintableText.clip(request.pathAndQuery(), 256) + " interrupted\n";
         }
     }
 
@@ -68,16 +71,5 @@ final class LoopbackDebugPages implements DebugPages, AutoCloseable {
     @Override
     public void close() {
         client.close();
-    }
-
-    private static String proxyIdOf(String request) {
-        int query = request.indexOf('?');
-        if (query < 0) {
-            return "";
-        }
-        return Arrays.stream(request.substring(query + 1).split("&"))
-                .filter(p -> p.startsWith("proxyID="))
-                .map(p -> URLDecoder.decode(p.substring("proxyID=".length()), StandardCharsets.UTF_8))
-                .findFirst().orElse("");
     }
 }

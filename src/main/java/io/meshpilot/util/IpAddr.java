@@ -81,6 +81,26 @@ public record IpAddr(byte[] bytes, String zone) {
         return bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
     }
 
+    /**
+     * Go's {@code netip.Addr.IsGlobalUnicast}: not unspecified, IPv4 broadcast, loopback,
+     * multicast or link-local (an IPv4-mapped address judged as its IPv4 address). Private
+     * ranges (10/8, fc00::/7 ...) count as global unicast, as in Go.
+     */
+    public boolean isGlobalUnicast() {
+        byte[] b = is4In6() ? Arrays.copyOfRange(bytes, 12, 16) : bytes;
+        int first = b[0] & 0xff;
+        if (b.length == 4) {
+            boolean unspecified = first == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0;
+            boolean broadcast = (b[0] & b[1] & b[2] & b[3]) == (byte) 0xff;
+            boolean linkLocal = first == 169 && (b[1] & 0xff) == 254;
+            return !unspecified && !broadcast && first != 127 && (first & 0xf0) != 224 && !linkLocal;
+        }
+        boolean zeroToLast = Arrays.equals(b, 0, 15, new byte[15], 0, 15);
+        boolean unspecifiedOrLoopback = zeroToLast && (b[15] == 0 || b[15] == 1);
+        boolean linkLocal = first == 0xfe && (b[1] & 0xc0) == 0x80;
+        return !unspecifiedOrLoopback && first != 0xff && !linkLocal;
+    }
+
     public boolean hasZone() {
         return !zone.isEmpty();
     }

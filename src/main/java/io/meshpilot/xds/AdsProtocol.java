@@ -12,6 +12,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.DebugAuthorizer;
+import io.meshpilot.util.PrintableText;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashSet;
@@ -400,7 +401,8 @@ final class AdsProtocol {
         }
         List<Any> resources;
         if (g == null) {
-            LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + proxy.id() + " type=" + typeUrl);
+            LOG.log(Level.INFO, "unknown xDS type answered empty proxy=" + proxy.id() + " type="
+                    + PrintableText.clip(typeUrl, 256));
             resources = List.of();
         } else {
             resources = g.generate(proxy, push, names, wildcard);

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import io.envoyproxy.envoy.admin.v3.ConfigDump;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.util.PrintableText;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Optional;
@@ -59,7 +60,7 @@ final class ConfigDumpGenerator implements Generator {
                 .map(c -> dump.apply(c).getConfigsList())
                 .orElseGet(() -> {
                     LOG.log(Level.INFO, "istio.io/debug/config_dump answered empty proxy=" + proxy.id()
-                            + ": no proxy " + proxyId + " connected here");
+                            + ": no proxy " + PrintableText.clip(proxyId, 256) + " connected here");
                     return List.of();
                 });
     }

@@ -48,10 +48,10 @@ final class DebugPageGenerator {
                 throw Status.INVALID_ARGUMENT.withDescription("exactly one debug request is required")
                         .asRuntimeException();
             }
-            String request = names.iterator().next();
+            DebugRequest request = DebugRequest.parse(names.iterator().next());
             String namespace = SpiffeIdentities.namespace(identity);
             boolean system = namespace.equals(systemNamespace);
-            if (!system && !NAMESPACE_PAGES.contains(DebugPages.page(request))) {
+            if (!system && !NAMESPACE_PAGES.contains(request.page())) {
                 throw Status.PERMISSION_DENIED.withDescription(
                         "the debug info is not available for current identity: \"" + identity + "\"").asRuntimeException();
             }

@@ -18,15 +18,9 @@ public interface DebugPages {
      * The body {@code GET /debug/<request>} answers, whatever its status (istiod passes error
      * texts on as they are).
      *
-     * @param request         the page and its query, e.g. {@code syncz} or {@code config_dump?proxyID=a.default}
+     * @param request         the page and its parameters, e.g. {@code syncz} or {@code config_dump?proxyID=a.default}
      * @param callerNamespace "" for a caller that reads every proxy; else a namespace whose own
      *                        proxies alone may be named by {@code proxyID}
      */
-    String body(String request, String callerNamespace);
-
-    /** The page a request names, without its query (istiod's {@code url.Parse(name).Path}). */
-    static String page(String request) {
-        int query = request.indexOf('?');
-        return query < 0 ? request : request.substring(0, query);
-    }
+    String body(DebugRequest request, String callerNamespace);
 }

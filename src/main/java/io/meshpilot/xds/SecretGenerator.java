@@ -16,6 +16,7 @@ import io.meshpilot.security.credentials.Credential;
 import io.meshpilot.security.credentials.CredentialStore;
 import io.meshpilot.security.credentials.CredentialsController;
 import io.meshpilot.security.credentials.SecretReadAuthorizer;
+import io.meshpilot.util.PrintableText;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -194,8 +195,8 @@ final class SecretGenerator {
             Ref r = parse(n, namespace);
             if (r == null) {
                 CERTIFICATE_ERRORS.increment();
-                LOG.log(Level.WARNING, "SDS resource name not understood proxy=" + proxy.id() + " resource=" + n
-                        + " (expected " + PREFIX + "<name>, " + PREFIX + "<namespace>/<name> or " + GATEWAY_PREFIX
+                LOG.log(Level.WARNING, "SDS resource name not understood proxy=" + proxy.id() + " resource="
+                        + PrintableText.clip(n, 256) + " (expected " + PREFIX + "<name>, " + PREFIX + "<namespace>/<name> or " + GATEWAY_PREFIX
                         + "<namespace>/<name>)");
                 continue;
             }
@@ -209,7 +210,8 @@ final class SecretGenerator {
                     : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
             if (secret.isEmpty()) {
                 CERTIFICATE_ERRORS.increment();
-                LOG.log(Level.WARNING, "SDS credential not found proxy=" + proxy.id() + " resource=" + n + ": "
+                LOG.log(Level.WARNING, "SDS credential not found proxy=" + proxy.id() + " resource="
+                        + PrintableText.clip(n, 256) + ": "
                         + (r.caOnly() ? "no CA certificate in secret " : "no valid certificate and key in secret ")
                         + r.namespace() + "/" + r.name());
                 continue;

@@ -26,8 +26,10 @@ import java.util.function.Supplier;
  * set), and per watched type (sorted by type URL) when it was last sent and whether that was
  * ACKed (SYNCED), is awaiting its ACK (STALE), was NACKed (ERROR, with the NACK's message) or
  * was never sent (NOT_SENT). Debug clients ({@code GENERATOR=event}: istioctl's own streams)
- * are no proxies and are left out; istiod reports only agent-run proxies (PROXY_CONFIG) and
- * ztunnel, which plain Envoy cannot be told apart by (docs/XDS.md).
+ * are no proxies and are left out. istiod reports only agent-run proxies (statusgen.go isProxy:
+ * PROXY_CONFIG) and ztunnel; here every other connection is a row, plain Envoy included,
+ * because plain Envoy is a documented client and {@code istioctl proxy-status} is its only view
+ * of its sync state over xDS (filtering on {@code Proxy.istioProxy()} would hide it; docs/XDS.md).
  */
 final class SyncStatusGenerator implements Generator {
     /** The GENERATOR of istio's adsc debug clients (istioctl). */

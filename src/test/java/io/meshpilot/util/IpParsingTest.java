@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -169,5 +170,17 @@ class IpParsingTest {
     void aZoneIsVisibleForCallersThatMirrorNetParseIp() {
         assertTrue(IpAddr.parse("fe80::1%eth0").hasZone());
         assertFalse(IpAddr.parse("fe80::1").hasZone());
+    }
+
+    /** Go's netip.Addr.IsGlobalUnicast, case by case (istiod's GlobalUnicastIP picks the pod IP with it). */
+    @Test
+    void globalUnicastAsGo() {
+        for (String yes : List.of("10.0.0.7", "8.8.8.8", "192.168.1.1", "2001:db8::1", "fd00::1", "::ffff:10.0.0.7")) {
+            assertTrue(IpAddr.parse(yes).isGlobalUnicast(), yes);
+        }
+        for (String no : List.of("0.0.0.0", "255.255.255.255", "127.0.0.1", "169.254.1.1", "224.0.0.1",
+                "::", "::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1")) {
+            assertFalse(IpAddr.parse(no).isGlobalUnicast(), no);
+        }
     }
 }

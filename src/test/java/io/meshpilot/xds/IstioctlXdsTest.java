@@ -31,9 +31,11 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import io.meshpilot.admin.DebugResource;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.lifecycle.BuildInfo;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.DeltaAdsClient;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
@@ -61,6 +63,7 @@ class IstioctlXdsTest {
     static final Duration WAIT = Duration.ofSeconds(30);
     static final String SYSTEM_TOKEN = "istioctl-default-token";
     static final String WORKLOAD_TOKEN = "default-default-token";
+    static final String OTHER_NAMESPACE_TOKEN = "other-default-token";
     static final String PROXY = "sidecar~10.0.0.5~productpage-v1-7d9f.default~default.svc.cluster.local";
     static final String NACKED_PROXY = "sidecar~10.0.0.6~reviews-v1-5c8d.default~default.svc.cluster.local";
     static final String POD_NAME = "istiod-5b6c7d-abcde";
@@ -81,6 +84,7 @@ class IstioctlXdsTest {
         // what istioctl's DialOptions asks the API server for: a TokenRequest token of istio-system/default
         api.tokens().accept(SYSTEM_TOKEN, "system:serviceaccount:istio-system:default", List.of("istio-ca"));
         api.tokens().accept(WORKLOAD_TOKEN, "system:serviceaccount:default:default", List.of("istio-ca"));
+        api.tokens().accept(OTHER_NAMESPACE_TOKEN, "system:serviceaccount:other:default", List.of("istio-ca"));
         List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
                 "--registries", "Mock", "--namespace", "istio-system");
         server = MeshPilotServer.start(TestServers.args(flags, Map.of("POD_NAME", POD_NAME)));
@@ -176,6 +180,8 @@ class IstioctlXdsTest {
         assertEquals(BuildInfo.current().status(), info.get("status").getAsString());
         assertTrue(info.has("golang_version"), info.toString());
 
+        // PROXY sends no PROXY_CONFIG (plain Envoy): istiod would leave it out, MeshPilot keeps
+        // plain Envoy's rows on purpose (docs/XDS.md, SyncStatusGenerator)
         ClientConfig row = row(syncz, PROXY);
         assertEquals("Kubernetes", row.getNode().getMetadata().getFieldsOrThrow("CLUSTER_ID").getStringValue());
         assertEquals("1.30.3", row.getNode().getMetadata().getFieldsOrThrow("ISTIO_VERSION").getStringValue());
@@ -264,6 +270,50 @@ class IstioctlXdsTest {
             assertEquals(Status.Code.PERMISSION_DENIED, Status.fromThrowable(error).getCode(), error.toString());
             assertTrue(error.getMessage().contains("the debug info is not available for current identity"),
                     error.getMessage());
+        }
+    }
+
+    /** The body a workload identity's one istio.io/debug request answers. */
+    static String debugBodyFor(String token, String namespace, String request) throws Exception {
+        try (AdsClient c = istioctl(token, namespace)) {
+            c.send(DiscoveryRequest.newBuilder().setTypeUrl("istio.io/debug").addResourceNames(request)
+                    .setResponseNonce(ZonedDateTime.now().toString()).build(), false);
+            return debugBody(c.await("istio.io/debug", WAIT));
+        }
+    }
+
+    /**
+     * istiod checks the caller's namespace on the same parsed proxyID that selects the connection
+     * (debuggen.go processDebugRequest, debug.go getDebugConnection): however the parameter is
+     * spelled, a workload of another namespace never gets the proxy's dump.
+     */
+    @Test
+    void aWorkloadIdentityReadsNoOtherNamespacesProxyHoweverProxyIdIsSpelled() throws Exception {
+        String own = debugBodyFor(WORKLOAD_TOKEN, "default", "config_dump?proxyID=productpage-v1-7d9f.default");
+        assertTrue(own.contains("ClustersConfigDump"), "its own namespace's proxy: a dump, got " + own);
+        for (String request : List.of("config_dump?proxyID=productpage-v1-7d9f.default",
+                "config_dump?%70roxyID=productpage-v1-7d9f.default",
+                "config_dump?proxyI%44=productpage-v1-7d9f.default",
+                "config_dump?proxyID=nobody.other&proxyID=productpage-v1-7d9f.default",
+                "config_dump?%70roxyID=productpage-v1-7d9f.default&proxyID=nobody.other",
+                "edsz?%70roxyID=productpage-v1-7d9f.default",
+                "ndsz?%70roxyID=productpage-v1-7d9f.default")) {
+            String body = debugBodyFor(OTHER_NAMESPACE_TOKEN, "other", request);
+            assertEquals(DebugResource.NOT_CONNECTED, body, request);
+        }
+    }
+
+    /** A name the caller chose reaches the log on one line of bounded length (no forged lines, no flooding). */
+    @Test
+    void aCallerChosenProxyIdIsLoggedOnOneBoundedLine() throws Exception {
+        String forged = "nobody.default\r\nINFO forged line " + "x".repeat(4000);
+        try (CapturedLog log = new CapturedLog(ConfigDumpGenerator.class)) {
+            assertEquals(0, ask("istio.io/debug/config_dump", forged).getResourcesCount());
+            List<String> lines = log.lines().stream().filter(l -> l.contains("nobody.default")).toList();
+            assertEquals(1, lines.size(), log.lines().toString());
+            String line = lines.getFirst();
+            assertFalse(line.contains("\r") || line.contains("\n"), line);
+            assertTrue(line.length() < 1000, "not bounded: " + line.length() + " chars");
         }
     }
 }

@@ -10,6 +10,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.model.Service;
+import io.meshpilot.util.IpAddr;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -35,7 +36,8 @@ final class InboundPorts {
      * @param service         the service whose endpoint this is; null for a Sidecar ingress port no service targets
      * @param defaultEndpoint a Sidecar ingress listener's {@code defaultEndpoint} ({@code 127.0.0.1:8080},
      *                        {@code 0.0.0.0:8080}, {@code unix://...}); null: the original destination
-     * @param bind            a Sidecar ingress listener's {@code bind}, empty for none (the wildcard)
+     * @param bind            where a Sidecar ingress port is named and bound: its {@code bind}, else the
+     *                        proxy's first global-unicast IP, else 0.0.0.0; empty for a service port (0.0.0.0)
      * @param bound           captureMode NONE: the port is a listener binding its own socket, not
      *                        chains of virtualInbound (istiod's getBindToPort)
      */
@@ -77,7 +79,7 @@ final class InboundPorts {
         }
         var sidecar = push.scope(proxy).sidecar();
         if (sidecar != null && ((Sidecar) sidecar.spec()).getIngressCount() > 0) {
-            return ingress((Sidecar) sidecar.spec(), byPort);
+            return ingress((Sidecar) sidecar.spec(), byPort, ingressBindIp(proxy));
         }
         return List.copyOf(byPort.values());
     }
@@ -99,7 +101,7 @@ final class InboundPorts {
      * istiod with Sidecar ingress listeners: exactly those ports, each to its
      * {@code defaultEndpoint}, named after the service that targets the port if one does.
      */
-    private static List<InboundPort> ingress(Sidecar sidecar, Map<Integer, InboundPort> services) {
+    private static List<InboundPort> ingress(Sidecar sidecar, Map<Integer, InboundPort> services, String defaultBind) {
         Map<Integer, InboundPort> out = new TreeMap<>();
         for (IstioIngressListener l : sidecar.getIngressList()) {
             int number = l.getPort().getNumber();
@@ -108,10 +110,27 @@ final class InboundPorts {
                     : Protocol.parse(l.getPort().getProtocol());
             Port port = new Port(l.getPort().getName(), number, protocol);
             out.putIfAbsent(number, new InboundPort(number, port, served == null ? null : served.service(),
-                    l.getDefaultEndpoint().isEmpty() ? null : l.getDefaultEndpoint(), l.getBind(),
+                    l.getDefaultEndpoint().isEmpty() ? null : l.getDefaultEndpoint(),
+                    l.getBind().isEmpty() ? defaultBind : l.getBind(),
                     l.getCaptureMode() == CaptureMode.NONE));
         }
         return List.copyOf(out.values());
+    }
+
+    /**
+     * Where a Sidecar ingress port without {@code bind} is named and bound: istiod's
+     * getSidecarInboundBindIPs (networking/core/listener_address.go), the proxy's first
+     * global-unicast IP (Go's netip IsGlobalUnicast: private ranges count, loopback, link-local,
+     * multicast, unspecified and broadcast do not), else the wildcard. A pod-IP bind leaves a
+     * captureMode NONE port free for an application listening on 127.0.0.1 at the same port.
+     */
+    private static String ingressBindIp(Proxy proxy) {
+        for (String ip : proxy.ips()) {
+            if (IpAddr.isAddress(ip) && IpAddr.parse(ip).isGlobalUnicast()) { // istiod skips what does not parse
+                return ip;
+            }
+        }
+        return EnvoyFilters.WILDCARD;
     }
 
     /** An inbound port of the endpoint at some address, with its service's age rank. */

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Sidecar listener fields in, LDS and RDS out, one table per field. Egress: istiod's
@@ -201,31 +202,48 @@ class SidecarListenerFieldsTest {
     }
 
     static final String PERMISSIVE_HTTP_8080 = "0.0.0.0_8080>inbound|8080||,0.0.0.0_8080>inbound|8080||";
+    /** Without a bind the chains carry the proxy's first global-unicast IP (istiod's getSidecarInboundBindIPs). */
+    static final String POD_IP_HTTP_8080 = PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "10.0.0.1_");
     static final String VIRTUAL_INBOUND_WITHOUT_8080 = "0.0.0.0:15006 redirected original_dst chains:";
 
     static Stream<Arguments> ingressBindAndCaptureMode() {
         return Stream.of(
-                Arguments.of("no bind or captureMode: the port's chains on virtualInbound", "",
-                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + PERMISSIVE_HTTP_8080)),
+                Arguments.of("no bind or captureMode: the port's chains on virtualInbound, named after the pod IP", "",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + POD_IP_HTTP_8080)),
                 Arguments.of("a bind alone: still on virtualInbound, the chains named after the bind",
                         "bind: 10.0.0.1",
-                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:"
-                                + PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "10.0.0.1_"))),
-                Arguments.of("captureMode IPTABLES is the redirection DEFAULT uses", "captureMode: IPTABLES",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + POD_IP_HTTP_8080)),
+                Arguments.of("a bind of 0.0.0.0: the chains named after it", "bind: 0.0.0.0",
                         Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + PERMISSIVE_HTTP_8080)),
-                Arguments.of("captureMode NONE: a listener of its own on 0.0.0.0, without original_dst",
+                Arguments.of("captureMode IPTABLES is the redirection DEFAULT uses", "captureMode: IPTABLES",
+                        Map.of("virtualInbound", "0.0.0.0:15006 redirected original_dst chains:" + POD_IP_HTTP_8080)),
+                Arguments.of("captureMode NONE: a listener of its own at the pod IP, without original_dst",
                         "captureMode: NONE",
                         Map.of("virtualInbound", VIRTUAL_INBOUND_WITHOUT_8080,
-                                "0.0.0.0_8080", "0.0.0.0:8080 bound chains:" + PERMISSIVE_HTTP_8080)),
-                Arguments.of("captureMode NONE with a bind: the listener at the bind", "captureMode: NONE\nbind: 10.0.0.1",
+                                "10.0.0.1_8080", "10.0.0.1:8080 bound chains:" + POD_IP_HTTP_8080)),
+                Arguments.of("captureMode NONE with a bind: the listener at the bind", "captureMode: NONE\nbind: 127.0.0.2",
                         Map.of("virtualInbound", VIRTUAL_INBOUND_WITHOUT_8080,
-                                "10.0.0.1_8080", "10.0.0.1:8080 bound chains:"
-                                        + PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "10.0.0.1_"))));
+                                "127.0.0.2_8080", "127.0.0.2:8080 bound chains:"
+                                        + PERMISSIVE_HTTP_8080.replace("0.0.0.0_", "127.0.0.2_"))));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("ingressBindAndCaptureMode")
     void ingressBindAndCaptureMode(String name, String fields, Map<String, String> expected) throws Exception {
+        assertEquals(new TreeMap<>(expected), inboundWithIngress8080(proxy, fields));
+    }
+
+    /** Go's IsGlobalUnicast excludes loopback and link-local: without such an IP the wildcard stays. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"169.254.10.1", "127.0.0.1"})
+    void ingressWithoutAGlobalUnicastIpIsNamedAndBoundAtTheWildcard(String ip) throws Exception {
+        assertEquals(Map.of("virtualInbound", VIRTUAL_INBOUND_WITHOUT_8080,
+                        "0.0.0.0_8080", "0.0.0.0:8080 bound chains:" + PERMISSIVE_HTTP_8080),
+                inboundWithIngress8080(GenerationPushMetricsTest.sidecar(ip), "captureMode: NONE"));
+    }
+
+    /** The inbound listeners of {@code sidecar} under a Sidecar ingress on 8080 with {@code fields}, by name. */
+    Map<String, String> inboundWithIngress8080(Proxy sidecar, String fields) throws Exception {
         PushContext push = pushWithSidecar("""
                 ingress:
                 - port: {number: 8080, protocol: HTTP, name: http}
@@ -234,10 +252,10 @@ class SidecarListenerFieldsTest {
                 egress: [{hosts: ["./*"]}]
                 """);
         Map<String, String> got = new TreeMap<>();
-        for (Listener l : SidecarListenerBuilder.inboundListeners(proxy, push)) {
+        for (Listener l : SidecarListenerBuilder.inboundListeners(sidecar, push)) {
             got.put(l.getName(), inboundSummary(l));
         }
-        assertEquals(new TreeMap<>(expected), got);
+        return got;
     }
 
     static String inboundSummary(Listener l) throws InvalidProtocolBufferException {
