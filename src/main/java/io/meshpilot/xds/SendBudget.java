@@ -1,7 +1,9 @@
 package io.meshpilot.xds;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -17,12 +19,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * stream of small ones; only the stream's own writer (a virtual thread) waits, never a push
  * worker. A response larger than the whole budget goes when nothing else is in flight: it is
  * never refused and never waits forever.
+ *
+ * <p>A stream that stays unwritable must not hold the budget for everybody: its writer
+ * {@link #park parks} its bytes, moving them to a separate account with the same cap. The
+ * parked account does not hold up other writers; when it is full, the longest-parked stream
+ * is evicted (its writer ends the stream) to make room. So the memory a stalled reader can
+ * pin is bounded by twice the budget, and no reader can stall the others for longer than the
+ * park time, even without a send timeout.
  */
 final class SendBudget {
     private final long limit;
     private final ReentrantLock lock = new ReentrantLock();
     private final Deque<Waiter> waiting = new ArrayDeque<>();
+    /** Parked streams, longest-parked first. */
+    private final Deque<Parking> parkedStreams = new ArrayDeque<>();
     private long inFlight;
+    private long parked;
 
     /** A writer waiting for {@code bytes}, woken alone when they are granted. */
     private static final class Waiter {
@@ -33,6 +45,17 @@ final class SendBudget {
         Waiter(long bytes, Condition granted) {
             this.bytes = bytes;
             this.granted = granted;
+        }
+    }
+
+    /** A stream's bytes in the parked account; {@code evict} ends the stream when its room is needed. */
+    static final class Parking {
+        private final long bytes;
+        private final Runnable evict;
+
+        private Parking(long bytes, Runnable evict) {
+            this.bytes = bytes;
+            this.evict = evict;
         }
     }
 
@@ -72,22 +95,67 @@ final class SendBudget {
         try {
             inFlight -= bytes;
             XdsMetrics.SEND_BYTES_IN_FLIGHT.addAndGet(-bytes);
-            while (!waiting.isEmpty() && fits(waiting.peekFirst().bytes)) {
-                Waiter w = waiting.pollFirst();
-                take(w.bytes);
-                w.done = true;
-                w.granted.signal();
+            grantWaiting();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves {@code bytes} of a stream that stays unwritable from the budget to the parked
+     * account, letting waiting writers go. When the account has no room, the longest-parked
+     * streams are evicted first ({@code evict} is called, outside the lock, for each); a
+     * response larger than the whole account is parked alone.
+     */
+    Parking park(long bytes, Runnable evict) {
+        List<Parking> evicted = new ArrayList<>();
+        Parking p = new Parking(bytes, evict);
+        lock.lock();
+        try {
+            while (!parkedStreams.isEmpty() && parked + bytes > limit) {
+                Parking oldest = parkedStreams.pollFirst();
+                addParked(-oldest.bytes);
+                evicted.add(oldest);
+            }
+            parkedStreams.addLast(p);
+            addParked(bytes);
+            inFlight -= bytes;
+            XdsMetrics.SEND_BYTES_IN_FLIGHT.addAndGet(-bytes);
+            grantWaiting();
+        } finally {
+            lock.unlock();
+        }
+        evicted.forEach(e -> e.evict.run());
+        return p;
+    }
+
+    /** The parked stream drained or ended: its bytes leave the parked account (unless it was evicted already). */
+    void unpark(Parking p) {
+        lock.lock();
+        try {
+            if (parkedStreams.remove(p)) {
+                addParked(-p.bytes);
             }
         } finally {
             lock.unlock();
         }
     }
 
-    /** Bytes handed to the transport and not yet drained. */
+    /** Bytes handed to the transport and not yet drained, parked ones not counted. */
     long inFlight() {
         lock.lock();
         try {
             return inFlight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Bytes of streams that stayed unwritable past the park time. */
+    long parked() {
+        lock.lock();
+        try {
+            return parked;
         } finally {
             lock.unlock();
         }
@@ -103,6 +171,15 @@ final class SendBudget {
         }
     }
 
+    private void grantWaiting() {
+        while (!waiting.isEmpty() && fits(waiting.peekFirst().bytes)) {
+            Waiter w = waiting.pollFirst();
+            take(w.bytes);
+            w.done = true;
+            w.granted.signal();
+        }
+    }
+
     private boolean fits(long bytes) {
         return inFlight == 0 || inFlight + bytes <= limit;
     }
@@ -110,5 +187,10 @@ final class SendBudget {
     private void take(long bytes) {
         inFlight += bytes;
         XdsMetrics.SEND_BYTES_IN_FLIGHT.addAndGet(bytes);
+    }
+
+    private void addParked(long bytes) {
+        parked += bytes;
+        XdsMetrics.SEND_BYTES_PARKED.addAndGet(bytes);
     }
 }

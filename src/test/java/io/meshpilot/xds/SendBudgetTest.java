@@ -53,6 +53,26 @@ class SendBudgetTest {
     }
 
     @Test
+    void parkedBytesLetOthersGoAndTheLongestParkedIsEvictedWhenTheParkedAccountIsFull() throws Exception {
+        List<String> evicted = new CopyOnWriteArrayList<>();
+        budget.acquire(60);
+        budget.acquire(40);
+        Thread c = waiting(50, "c");
+        SendBudget.Parking a = budget.park(60, () -> evicted.add("a"));
+        c.join(10_000);
+        assertEquals(List.of("c"), granted, "the stalled stream's parked bytes no longer hold the others");
+        assertEquals(90, budget.inFlight());
+        budget.park(40, () -> evicted.add("b"));
+        assertEquals(List.of(), evicted, "100 parked bytes fit the parked account");
+        budget.park(50, () -> evicted.add("c"));
+        assertEquals(List.of("a"), evicted, "the longest-parked stream made room");
+        assertEquals(90, budget.parked());
+        budget.unpark(a); // its writer ends the evicted stream: nothing more to give back
+        assertEquals(90, budget.parked());
+        assertEquals(0, budget.inFlight());
+    }
+
+    @Test
     void aBudgetOfNothingIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new SendBudget(0));
     }
