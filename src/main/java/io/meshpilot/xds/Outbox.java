@@ -119,10 +119,13 @@ final class Outbox {
     }
 
     /** The stream is ending: nothing more is written (a write under way finishes first). */
-    synchronized void stop() {
-        failed = true;
-        unsent.clear();
-        notifyAll(); // a writer waiting for the transport gives its bytes back
+    void stop() {
+        synchronized (this) {
+            failed = true;
+            unsent.clear();
+            notifyAll(); // a writer waiting for the transport gives its bytes back
+        }
+        budget.cancel(this); // outside the monitor: the budget's lock is never taken while holding it
     }
 
     /** Whether the transport ends its connections at the maximum connection age itself. */
@@ -159,7 +162,9 @@ final class Outbox {
                 type = first.getKey();
                 head = first.getValue();
             }
-            budget.acquire(head.bytes());
+            if (!budget.acquire(head.bytes(), this)) {
+                continue; // stopped while waiting: nothing taken, and the loop ends on the stop
+            }
             Pending next;
             synchronized (this) {
                 // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)

@@ -36,14 +36,17 @@ final class SendBudget {
     private long inFlight;
     private long parked;
 
-    /** A writer waiting for {@code bytes}, woken alone when they are granted. */
+    /** A writer waiting for {@code bytes}, woken alone when they are granted or its stream ends. */
     private static final class Waiter {
         final long bytes;
+        final Object owner;
         final Condition granted;
         boolean done;
+        boolean cancelled;
 
-        Waiter(long bytes, Condition granted) {
+        Waiter(long bytes, Object owner, Condition granted) {
             this.bytes = bytes;
+            this.owner = owner;
             this.granted = granted;
         }
     }
@@ -70,20 +73,43 @@ final class SendBudget {
         return limit;
     }
 
-    /** Takes {@code bytes} of the budget, waiting behind earlier writers until they fit. */
-    void acquire(long bytes) {
+    /**
+     * Takes {@code bytes} of the budget for {@code owner}'s stream, waiting behind earlier
+     * writers until they fit; false, with nothing taken, when {@link #cancel} ended the wait.
+     */
+    boolean acquire(long bytes, Object owner) {
         lock.lock();
         try {
             if (waiting.isEmpty() && fits(bytes)) {
                 take(bytes);
-                return;
+                return true;
             }
             XdsMetrics.SEND_BUDGET_WAITS.increment();
-            Waiter w = new Waiter(bytes, lock.newCondition());
+            Waiter w = new Waiter(bytes, owner, lock.newCondition());
             waiting.addLast(w);
             while (!w.done) {
-                w.granted.awaitUninterruptibly(); // writers are never interrupted: a stream's end is a release
+                w.granted.awaitUninterruptibly(); // writers are never interrupted: a stream's end is a cancel
             }
+            return !w.cancelled;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@code owner}'s stream ended: its waiting writer leaves the queue without taking anything. */
+    void cancel(Object owner) {
+        lock.lock();
+        try {
+            for (var it = waiting.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                if (w.owner == owner) {
+                    it.remove();
+                    w.cancelled = true;
+                    w.done = true;
+                    w.granted.signal();
+                }
+            }
+            grantWaiting(); // the cancelled writer may have been the head that did not fit
         } finally {
             lock.unlock();
         }

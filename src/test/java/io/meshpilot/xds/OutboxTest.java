@@ -109,7 +109,7 @@ class OutboxTest {
     @Test
     void aWriteWaitsForTheBudgetWhileANewerResponseReplacesTheQueuedOne() throws Exception {
         SendBudget budget = new SendBudget(100);
-        budget.acquire(100); // another stream's response holds all of it
+        budget.acquire(100, this); // another stream's response holds all of it
         BlockingStream stream = new BlockingStream();
         stream.release.countDown(); // this stream writes at once: only the budget holds it back
         Outbox outbox = new Outbox(stream, TransportConnection.DIRECT, "test", budget, Duration.ZERO);
@@ -126,5 +126,29 @@ class OutboxTest {
         assertEquals(List.of("cds-2"), stream.written);
         // a stream without grpc-java's readiness (Helidon's) is drained once its write returned
         Await.until("its bytes are given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
+    }
+
+    /** Review s3 finding 3: a stream that ends while its writer waits for the budget gives up its place in the queue. */
+    @Test
+    void aStoppedStreamsWriterLeavesTheBudgetQueueWithoutTakingBytes() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        budget.acquire(100, this); // another stream's response holds all of it
+        BlockingStream first = new BlockingStream();
+        BlockingStream second = new BlockingStream();
+        first.release.countDown();
+        second.release.countDown();
+        Outbox stopped = new Outbox(first, TransportConnection.DIRECT, "stopped", budget, Duration.ZERO);
+        Outbox live = new Outbox(second, TransportConnection.DIRECT, "live", budget, Duration.ZERO);
+        stopped.offer(TypeUrls.CLUSTER, 60, () -> first.onNext("stopped-cds"));
+        Await.until("the first writer waits for the budget", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        live.offer(TypeUrls.CLUSTER, 60, () -> second.onNext("live-cds"));
+        Await.until("both writers wait for the budget", Duration.ofSeconds(10), () -> budget.waiting() == 2);
+
+        stopped.stop();
+        Await.until("the stopped stream's writer left the queue", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        budget.release(100);
+        Await.until("the live stream's response is written", Duration.ofSeconds(10), () -> second.written.size() == 1);
+        assertEquals(List.of(), first.written, "nothing is written for the stopped stream");
+        Await.until("every byte is given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
     }
 }

@@ -21,7 +21,7 @@ class SendBudgetTest {
 
     @Test
     void writersWaitInOrderAndNeverPassTheBound() throws Exception {
-        budget.acquire(60);
+        budget.acquire(60, this);
         Thread big = waiting(60, "big");
         // 10 bytes would fit now, but a writer came first: small responses do not starve a large one
         Thread small = waiting(10, "small");
@@ -39,7 +39,7 @@ class SendBudgetTest {
 
     @Test
     void aResponseLargerThanTheBudgetGoesWhenNothingElseIsInFlight() throws Exception {
-        budget.acquire(10);
+        budget.acquire(10, this);
         Thread huge = waiting(500, "huge");
         budget.release(10);
         huge.join(10_000);
@@ -55,8 +55,8 @@ class SendBudgetTest {
     @Test
     void parkedBytesLetOthersGoAndTheLongestParkedIsEvictedWhenTheParkedAccountIsFull() throws Exception {
         List<String> evicted = new CopyOnWriteArrayList<>();
-        budget.acquire(60);
-        budget.acquire(40);
+        budget.acquire(60, this);
+        budget.acquire(40, this);
         Thread c = waiting(50, "c");
         SendBudget.Parking a = budget.park(60, () -> evicted.add("a"));
         c.join(10_000);
@@ -81,7 +81,7 @@ class SendBudgetTest {
     private Thread waiting(long bytes, String name) throws InterruptedException {
         int before = budget.waiting();
         Thread t = Thread.ofVirtual().start(() -> {
-            budget.acquire(bytes);
+            budget.acquire(bytes, name);
             granted.add(name);
         });
         Await.until("the " + name + " writer waits for " + bytes + " bytes", Duration.ofSeconds(10),
