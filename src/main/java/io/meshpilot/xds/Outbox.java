@@ -184,6 +184,11 @@ final class Outbox {
                 budget.release(next.bytes());
                 fail(e);
                 return;
+            } catch (Error e) {
+                // out of memory or stack while serializing: the stream cannot go on, the budget must
+                budget.release(next.bytes());
+                fail(new IllegalStateException("write failed: " + e, e));
+                throw e;
             }
             SendTimeout timeout = awaitDrained(next.bytes());
             if (timeout != null) {

@@ -151,4 +151,19 @@ class OutboxTest {
         assertEquals(List.of(), first.written, "nothing is written for the stopped stream");
         Await.until("every byte is given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
     }
+
+    /** Review s3 finding 5: an Error from a write (serialization out of memory) gives the bytes back and fails the stream. */
+    @Test
+    void anErrorFromAWriteGivesTheBytesBackAndFailsTheStream() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        Outbox outbox = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "test", budget, Duration.ZERO);
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        outbox.onFailure(failure::set);
+        outbox.offer(TypeUrls.CLUSTER, 50, () -> {
+            throw new OutOfMemoryError("test: no memory to serialize the response");
+        });
+        Await.until("the stream failed", Duration.ofSeconds(10), () -> failure.get() != null);
+        assertTrue(failure.get().getMessage().contains("no memory to serialize"), failure.get().getMessage());
+        assertEquals(0, budget.inFlight(), "the failed write's bytes are back in the budget");
+    }
 }
