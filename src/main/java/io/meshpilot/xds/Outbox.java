@@ -165,19 +165,30 @@ final class Outbox {
             if (!budget.acquire(head.bytes(), this)) {
                 continue; // stopped while waiting: nothing taken, and the loop ends on the stop
             }
+            long held = head.bytes();
             Pending next;
-            synchronized (this) {
-                // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)
-                next = failed ? null : unsent.get(type);
-                if (next != null && next.bytes() <= head.bytes()) {
-                    unsent.remove(type);
+            while (true) {
+                synchronized (this) {
+                    // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)
+                    next = failed ? null : unsent.get(type);
+                    if (next != null && next.bytes() <= held) {
+                        unsent.remove(type);
+                    }
                 }
+                if (next == null || next.bytes() <= held) {
+                    break;
+                }
+                if (!budget.acquireMore(next.bytes() - held, held, this)) { // grown: the rest, keeping this writer's turn
+                    next = null;
+                    break;
+                }
+                held = next.bytes();
             }
-            if (next == null || next.bytes() > head.bytes()) {
-                budget.release(head.bytes()); // stopped, or the newer one needs more: ask again
+            if (next == null) {
+                budget.release(held); // stopped: nothing to write
                 continue;
             }
-            budget.release(head.bytes() - next.bytes());
+            budget.release(held - next.bytes());
             try {
                 write(next);
             } catch (RuntimeException e) {

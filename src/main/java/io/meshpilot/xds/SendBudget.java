@@ -39,13 +39,16 @@ final class SendBudget {
     /** A writer waiting for {@code bytes}, woken alone when they are granted or its stream ends. */
     private static final class Waiter {
         final long bytes;
+        /** What the writer already holds of the budget (a grown response), counted as its own. */
+        final long held;
         final Object owner;
         final Condition granted;
         boolean done;
         boolean cancelled;
 
-        Waiter(long bytes, Object owner, Condition granted) {
+        Waiter(long bytes, long held, Object owner, Condition granted) {
             this.bytes = bytes;
+            this.held = held;
             this.owner = owner;
             this.granted = granted;
         }
@@ -78,15 +81,33 @@ final class SendBudget {
      * writers until they fit; false, with nothing taken, when {@link #cancel} ended the wait.
      */
     boolean acquire(long bytes, Object owner) {
+        return acquire(bytes, 0, owner);
+    }
+
+    /**
+     * Takes {@code bytes} more for a writer that already holds its turn's bytes and found its
+     * response grown: it waits at the head of the queue, so the growth costs it no place. The
+     * {@code held} bytes count as its own: with nothing else in flight it goes, as a large response does.
+     */
+    boolean acquireMore(long bytes, long held, Object owner) {
+        return acquire(bytes, held, owner);
+    }
+
+    private boolean acquire(long bytes, long held, Object owner) {
+        boolean keepTurn = held > 0;
         lock.lock();
         try {
-            if (waiting.isEmpty() && fits(bytes)) {
+            if ((keepTurn || waiting.isEmpty()) && fits(bytes, held)) {
                 take(bytes);
                 return true;
             }
             XdsMetrics.SEND_BUDGET_WAITS.increment();
-            Waiter w = new Waiter(bytes, owner, lock.newCondition());
-            waiting.addLast(w);
+            Waiter w = new Waiter(bytes, held, owner, lock.newCondition());
+            if (keepTurn) {
+                waiting.addFirst(w);
+            } else {
+                waiting.addLast(w);
+            }
             while (!w.done) {
                 w.granted.awaitUninterruptibly(); // writers are never interrupted: a stream's end is a cancel
             }
@@ -198,7 +219,7 @@ final class SendBudget {
     }
 
     private void grantWaiting() {
-        while (!waiting.isEmpty() && fits(waiting.peekFirst().bytes)) {
+        while (!waiting.isEmpty() && fits(waiting.peekFirst().bytes, waiting.peekFirst().held)) {
             Waiter w = waiting.pollFirst();
             take(w.bytes);
             w.done = true;
@@ -206,8 +227,8 @@ final class SendBudget {
         }
     }
 
-    private boolean fits(long bytes) {
-        return inFlight == 0 || inFlight + bytes <= limit;
+    private boolean fits(long bytes, long held) {
+        return inFlight == held || inFlight + bytes <= limit;
     }
 
     private void take(long bytes) {

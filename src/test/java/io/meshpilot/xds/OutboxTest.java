@@ -166,4 +166,25 @@ class OutboxTest {
         assertTrue(failure.get().getMessage().contains("no memory to serialize"), failure.get().getMessage());
         assertEquals(0, budget.inFlight(), "the failed write's bytes are back in the budget");
     }
+
+    /** Review s3 finding 4: a response that grew while its writer waited keeps the writer's turn. */
+    @Test
+    void aResponseThatGrewWhileWaitingKeepsItsTurn() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        budget.acquire(60, this); // other streams' responses hold all of it
+        budget.acquire(40, this);
+        List<String> written = new CopyOnWriteArrayList<>();
+        Outbox growing = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "growing", budget, Duration.ZERO);
+        Outbox later = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "later", budget, Duration.ZERO);
+        growing.offer(TypeUrls.CLUSTER, 60, () -> written.add("growing-cds-1"));
+        Await.until("the first writer waits", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        later.offer(TypeUrls.CLUSTER, 50, () -> written.add("later-cds"));
+        Await.until("the later writer waits behind it", Duration.ofSeconds(10), () -> budget.waiting() == 2);
+        growing.offer(TypeUrls.CLUSTER, 70, () -> written.add("growing-cds-2"));
+
+        budget.release(60); // room for the first writer's 60 bytes, not for its 70 nor the later 50
+        budget.release(40);
+        Await.until("both responses are written", Duration.ofSeconds(10), () -> written.size() == 2);
+        assertEquals(List.of("growing-cds-2", "later-cds"), written);
+    }
 }
