@@ -77,12 +77,7 @@ class BytesInFlightTest {
                 }
             });
             try {
-                for (int i = 0; i < STALLED; i++) {
-                    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                            .flowControlWindow(16 * 1024).build();
-                    channels.add(ch);
-                    stalled.add(new StalledReader(ch, "sidecar~10.0.1." + i + "~stalled-" + i + ".test~test.svc.cluster.local"));
-                }
+                openStalledReaders(port, channels, stalled);
                 for (int i = 0; i < READING; i++) {
                     AdsClient c = new AdsClient(port, "sidecar~10.0.0." + i + "~reading-" + i + ".test~test.svc.cluster.local",
                             Map.of());
@@ -163,12 +158,7 @@ class BytesInFlightTest {
             List<ManagedChannel> channels = new ArrayList<>();
             List<StalledReader> stalled = new ArrayList<>();
             try {
-                for (int i = 0; i < STALLED; i++) {
-                    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                            .flowControlWindow(16 * 1024).build();
-                    channels.add(ch);
-                    stalled.add(new StalledReader(ch, "sidecar~10.0.1." + i + "~stalled-" + i + ".test~test.svc.cluster.local"));
-                }
+                openStalledReaders(port, channels, stalled);
                 Await.until("the stalled readers filled the budget: a write waits", Duration.ofSeconds(30),
                         () -> gauge(monitoring, "meshpilot_xds_send_budget_waits_total") > 0);
 
@@ -189,6 +179,16 @@ class BytesInFlightTest {
                 stalled.forEach(s -> s.call.cancel("done", null));
                 channels.forEach(ManagedChannel::shutdownNow);
             }
+        }
+    }
+
+    /** Opens {@link #STALLED} stalled readers, each on its own connection with a 16 KiB window. */
+    static void openStalledReaders(int port, List<ManagedChannel> channels, List<StalledReader> stalled) {
+        for (int i = 0; i < STALLED; i++) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+                    .flowControlWindow(16 * 1024).build();
+            channels.add(ch);
+            stalled.add(new StalledReader(ch, "sidecar~10.0.1." + i + "~stalled-" + i + ".test~test.svc.cluster.local"));
         }
     }
 
