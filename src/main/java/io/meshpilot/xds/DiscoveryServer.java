@@ -161,6 +161,9 @@ public final class DiscoveryServer implements AutoCloseable {
         IstioGauge.register("meshpilot_xds_send_bytes_in_flight",
                 "Response bytes handed to the gRPC transport and not yet taken by the socket.",
                 XdsMetrics.SEND_BYTES_IN_FLIGHT::get);
+        IstioGauge.register("meshpilot_xds_send_bytes_parked",
+                "Response bytes of streams unwritable past the park time, held outside the send budget.",
+                XdsMetrics.SEND_BYTES_PARKED::get);
         IstioGauge.register("meshpilot_xds_send_budget_bytes",
                 "The most response bytes in flight before writes wait (MESHPILOT_XDS_BYTES_IN_FLIGHT).",
                 sendBudget::limit);

@@ -26,7 +26,9 @@ import java.util.function.Consumer;
  * drained. grpc-java's Netty transport reports it through {@code isReady} and its on-ready
  * callback; the stream is made ready only when nothing of it is queued (an on-ready threshold
  * of one byte), so what the budget counts is what Netty holds. A stream that stays unwritable
- * past the send timeout is reported as a {@link SendTimeout} failure. Helidon's transport
+ * past the send timeout is reported as a {@link SendTimeout} failure; one unwritable past
+ * {@link #PARK_AFTER} parks its bytes outside the budget ({@link SendBudget#park}) and is
+ * ended the same way if the parked account needs its room. Helidon's transport
  * always says ready and blocks the writer while it cannot write (a full socket, or HTTP/2 flow
  * control, which fails the write after Helidon's flow-control timeout and so drops the stream):
  * there the bytes are in flight while the write blocks. Either way a reader that stops reading
@@ -36,6 +38,13 @@ import java.util.function.Consumer;
 final class Outbox {
     /** grpc-java's on-ready threshold for our streams: ready means nothing of the stream is queued. */
     private static final int READY_WHEN_DRAINED = 1;
+    /**
+     * How long a stream may stay unwritable while its bytes count in the server's budget;
+     * after that they move to the parked account so readers that stall do not stall others.
+     * Longer than a reading proxy takes for a large response on a busy node, short enough that
+     * a push round is not held up noticeably.
+     */
+    static final Duration PARK_AFTER = Duration.ofSeconds(2);
 
     /** A queued response: its serialized size and how to write it. */
     private record Pending(long bytes, Runnable write) {
@@ -69,6 +78,8 @@ final class Outbox {
     private Consumer<RuntimeException> onFailure = e -> { };
     private boolean draining;
     private boolean failed;
+    /** The writer's parked bytes were evicted to make room for a newer stalled stream. */
+    private boolean evicted;
     private long replaced;
     private long written;
 
@@ -108,10 +119,13 @@ final class Outbox {
     }
 
     /** The stream is ending: nothing more is written (a write under way finishes first). */
-    synchronized void stop() {
-        failed = true;
-        unsent.clear();
-        notifyAll(); // a writer waiting for the transport gives its bytes back
+    void stop() {
+        synchronized (this) {
+            failed = true;
+            unsent.clear();
+            notifyAll(); // a writer waiting for the transport gives its bytes back
+        }
+        budget.cancel(this); // outside the monitor: the budget's lock is never taken while holding it
     }
 
     /** Whether the transport ends its connections at the maximum connection age itself. */
@@ -148,29 +162,46 @@ final class Outbox {
                 type = first.getKey();
                 head = first.getValue();
             }
-            budget.acquire(head.bytes());
-            Pending next;
-            synchronized (this) {
-                // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)
-                next = failed ? null : unsent.get(type);
-                if (next != null && next.bytes() <= head.bytes()) {
-                    unsent.remove(type);
-                }
+            if (!budget.acquire(head.bytes(), this)) {
+                continue; // stopped while waiting: nothing taken, and the loop ends on the stop
             }
-            if (next == null || next.bytes() > head.bytes()) {
-                budget.release(head.bytes()); // stopped, or the newer one needs more: ask again
+            long held = head.bytes();
+            Pending next;
+            while (true) {
+                synchronized (this) {
+                    // while this writer waited, a newer response may have replaced the type's (its slot keeps its place)
+                    next = failed ? null : unsent.get(type);
+                    if (next != null && next.bytes() <= held) {
+                        unsent.remove(type);
+                    }
+                }
+                if (next == null || next.bytes() <= held) {
+                    break;
+                }
+                if (!budget.acquireMore(next.bytes() - held, held, this)) { // grown: the rest, keeping this writer's turn
+                    next = null;
+                    break;
+                }
+                held = next.bytes();
+            }
+            if (next == null) {
+                budget.release(held); // stopped: nothing to write
                 continue;
             }
-            budget.release(head.bytes() - next.bytes());
+            budget.release(held - next.bytes());
             try {
                 write(next);
             } catch (RuntimeException e) {
                 budget.release(next.bytes());
                 fail(e);
                 return;
+            } catch (Error e) {
+                // out of memory or stack while serializing: the stream cannot go on, the budget must
+                budget.release(next.bytes());
+                fail(new IllegalStateException("write failed: " + e, e));
+                throw e;
             }
-            SendTimeout timeout = awaitDrained();
-            budget.release(next.bytes());
+            SendTimeout timeout = awaitDrained(next.bytes());
             if (timeout != null) {
                 XdsMetrics.WRITE_TIMEOUTS.increment();
                 fail(timeout);
@@ -195,29 +226,74 @@ final class Outbox {
         }
     }
 
+    /** How a wait for the transport ended. */
+    private enum Drain { DRAINED, TIMED_OUT, EVICTED }
+
     /**
-     * Waits until the transport took all of the stream (or the stream ended); the failure to
-     * report when that took longer than the send timeout, else null.
+     * Waits until the transport took all of the stream (or the stream ended) and gives the
+     * {@code bytes} in flight back; the failure to report when the stream stayed unwritable
+     * past the send timeout or was evicted from the parked account, else null. After the park
+     * time the bytes wait in the parked account, so this stream no longer holds the budget.
      */
-    private synchronized SendTimeout awaitDrained() {
-        long deadline = System.nanoTime() + sendTimeout.toNanos();
+    private SendTimeout awaitDrained(long bytes) {
+        synchronized (this) {
+            evicted = false;
+        }
+        long start = System.nanoTime();
+        long timeoutAt = sendTimeout.isZero() ? Long.MAX_VALUE : start + sendTimeout.toNanos();
+        Drain drain = awaitReady(Math.min(timeoutAt, start + PARK_AFTER.toNanos()));
+        if (drain != Drain.TIMED_OUT || timeoutAt <= System.nanoTime()) {
+            budget.release(bytes);
+            return drain == Drain.DRAINED ? null : timedOut();
+        }
+        SendBudget.Parking parking = budget.park(bytes, this::evict);
+        drain = awaitReady(timeoutAt);
+        budget.unpark(parking);
+        return switch (drain) {
+            case DRAINED -> null;
+            case TIMED_OUT -> timedOut();
+            case EVICTED -> new SendTimeout("stream not writable for "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                    + " ms and the parked send budget (MESHPILOT_XDS_BYTES_IN_FLIGHT) was needed for a newer"
+                    + " stalled stream: the proxy does not read its responses");
+        };
+    }
+
+    private SendTimeout timedOut() {
+        return new SendTimeout("stream not writable for " + sendTimeout.toMillis()
+                + " ms (PILOT_XDS_SEND_TIMEOUT): the proxy does not read its responses");
+    }
+
+    /**
+     * Waits until the stream is ready or ended ({@link Drain#DRAINED}), evicted, or
+     * {@code until} (nanoTime; {@code Long.MAX_VALUE}: no bound) has passed.
+     */
+    private synchronized Drain awaitReady(long until) {
         try {
             while (!failed && !ready()) {
-                if (sendTimeout.isZero()) {
+                if (evicted) {
+                    return Drain.EVICTED;
+                }
+                if (until == Long.MAX_VALUE) {
                     wait();
                     continue;
                 }
-                long left = deadline - System.nanoTime();
+                long left = until - System.nanoTime();
                 if (left <= 0) {
-                    return new SendTimeout("stream not writable for " + sendTimeout.toMillis()
-                            + " ms (PILOT_XDS_SEND_TIMEOUT): the proxy does not read its responses");
+                    return Drain.TIMED_OUT;
                 }
                 wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return null;
+        return Drain.DRAINED;
+    }
+
+    /** The parked account needs this stream's room: its writer ends the stream. */
+    private synchronized void evict() {
+        evicted = true;
+        notifyAll();
     }
 
     private void fail(RuntimeException e) {

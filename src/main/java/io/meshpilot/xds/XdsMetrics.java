@@ -50,6 +50,11 @@ final class XdsMetrics {
      * transport and not yet drained, of every server in the process ({@link SendBudget}).
      */
     static final AtomicLong SEND_BYTES_IN_FLIGHT = new AtomicLong();
+    /**
+     * meshpilot_xds_send_bytes_parked (ours): bytes of streams unwritable past the park time,
+     * moved out of the send budget into the parked account ({@link SendBudget#park}).
+     */
+    static final AtomicLong SEND_BYTES_PARKED = new AtomicLong();
     /** meshpilot_xds_send_budget_waits_total (ours): writes that waited for the send budget. */
     static final IstioCounter SEND_BUDGET_WAITS = IstioCounter.of("meshpilot_xds_send_budget_waits_total",
             "Responses whose write waited for the server's budget of bytes in flight.");

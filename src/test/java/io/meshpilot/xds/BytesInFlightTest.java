@@ -35,6 +35,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The server-wide bound on response bytes handed to the transport and not yet taken by the
@@ -50,6 +52,7 @@ class BytesInFlightTest {
     static final int STALLED = 8;
     static final int READING = 4;
     static final String GAUGE = "meshpilot_xds_send_bytes_in_flight";
+    static final String PARKED_GAUGE = "meshpilot_xds_send_bytes_parked";
 
     @Test
     void stalledReadersStayUnderTheBudgetWhileOthersAreServed(@TempDir Path dir) throws Exception {
@@ -74,12 +77,7 @@ class BytesInFlightTest {
                 }
             });
             try {
-                for (int i = 0; i < STALLED; i++) {
-                    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                            .flowControlWindow(16 * 1024).build();
-                    channels.add(ch);
-                    stalled.add(new StalledReader(ch, "sidecar~10.0.1." + i + "~stalled-" + i + ".test~test.svc.cluster.local"));
-                }
+                openStalledReaders(port, channels, stalled);
                 for (int i = 0; i < READING; i++) {
                     AdsClient c = new AdsClient(port, "sidecar~10.0.0." + i + "~reading-" + i + ".test~test.svc.cluster.local",
                             Map.of());
@@ -137,6 +135,60 @@ class BytesInFlightTest {
                 stalled.forEach(s -> s.call.cancel("done", null));
                 channels.forEach(ManagedChannel::shutdownNow);
             }
+        }
+    }
+
+    /**
+     * Review s3 finding 2: stalled readers whose responses fill the whole budget do not stall a
+     * reading proxy until the send timeout (set so long here that waiting for it fails the
+     * test), nor for ever when PILOT_XDS_SEND_TIMEOUT is 0: once a stream has stayed unwritable
+     * for the park time its bytes move to the parked account, which has its own cap.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"10m", "0s"})
+    void stalledReadersFillingTheBudgetDoNotStallAReadingProxy(String sendTimeout, @TempDir Path dir) throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Files.writeString(config.resolve("services.yaml"), SlowReaderTest.services());
+        try (MeshPilotServer server = TestServers.start(dir, Map.of(
+                "MESHPILOT_XDS_BYTES_IN_FLIGHT", String.valueOf(BUDGET),
+                "PILOT_XDS_SEND_TIMEOUT", sendTimeout,
+                "PILOT_DEBOUNCE_AFTER", "20ms"), "--grpcTransport", "netty")) {
+            int port = server.ports().get("grpc");
+            int monitoring = server.ports().get("monitoring");
+            List<ManagedChannel> channels = new ArrayList<>();
+            List<StalledReader> stalled = new ArrayList<>();
+            try {
+                openStalledReaders(port, channels, stalled);
+                Await.until("the stalled readers filled the budget: a write waits", Duration.ofSeconds(30),
+                        () -> gauge(monitoring, "meshpilot_xds_send_budget_waits_total") > 0);
+
+                try (AdsClient reading = new AdsClient(port,
+                        "sidecar~10.0.0.1~reading-1.test~test.svc.cluster.local", Map.of())) {
+                    reading.autoAnswer("");
+                    reading.subscribe(CDS, List.of());
+                    DiscoveryServer xds = server.server().components().discovery();
+                    Await.until("the reading proxy got and ACKed its clusters while the stalled ones hold their bytes",
+                            Duration.ofSeconds(30), () -> xds.connections().stream()
+                                    .filter(c -> c.proxy().id().contains("~reading-"))
+                                    .anyMatch(c -> c.watches().get(CDS) != null && c.watches().get(CDS).synced()));
+                    long parked = gauge(monitoring, PARKED_GAUGE);
+                    assertTrue(parked > 0 && parked <= BUDGET, "parked bytes " + parked + " within " + BUDGET);
+                    assertNull(reading.error(), "the reading proxy's stream is open");
+                }
+            } finally {
+                stalled.forEach(s -> s.call.cancel("done", null));
+                channels.forEach(ManagedChannel::shutdownNow);
+            }
+        }
+    }
+
+    /** Opens {@link #STALLED} stalled readers, each on its own connection with a 16 KiB window. */
+    static void openStalledReaders(int port, List<ManagedChannel> channels, List<StalledReader> stalled) {
+        for (int i = 0; i < STALLED; i++) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+                    .flowControlWindow(16 * 1024).build();
+            channels.add(ch);
+            stalled.add(new StalledReader(ch, "sidecar~10.0.1." + i + "~stalled-" + i + ".test~test.svc.cluster.local"));
         }
     }
 

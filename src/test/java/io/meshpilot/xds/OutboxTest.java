@@ -109,7 +109,7 @@ class OutboxTest {
     @Test
     void aWriteWaitsForTheBudgetWhileANewerResponseReplacesTheQueuedOne() throws Exception {
         SendBudget budget = new SendBudget(100);
-        budget.acquire(100); // another stream's response holds all of it
+        budget.acquire(100, this); // another stream's response holds all of it
         BlockingStream stream = new BlockingStream();
         stream.release.countDown(); // this stream writes at once: only the budget holds it back
         Outbox outbox = new Outbox(stream, TransportConnection.DIRECT, "test", budget, Duration.ZERO);
@@ -126,5 +126,65 @@ class OutboxTest {
         assertEquals(List.of("cds-2"), stream.written);
         // a stream without grpc-java's readiness (Helidon's) is drained once its write returned
         Await.until("its bytes are given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
+    }
+
+    /** Review s3 finding 3: a stream that ends while its writer waits for the budget gives up its place in the queue. */
+    @Test
+    void aStoppedStreamsWriterLeavesTheBudgetQueueWithoutTakingBytes() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        budget.acquire(100, this); // another stream's response holds all of it
+        BlockingStream first = new BlockingStream();
+        BlockingStream second = new BlockingStream();
+        first.release.countDown();
+        second.release.countDown();
+        Outbox stopped = new Outbox(first, TransportConnection.DIRECT, "stopped", budget, Duration.ZERO);
+        Outbox live = new Outbox(second, TransportConnection.DIRECT, "live", budget, Duration.ZERO);
+        stopped.offer(TypeUrls.CLUSTER, 60, () -> first.onNext("stopped-cds"));
+        Await.until("the first writer waits for the budget", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        live.offer(TypeUrls.CLUSTER, 60, () -> second.onNext("live-cds"));
+        Await.until("both writers wait for the budget", Duration.ofSeconds(10), () -> budget.waiting() == 2);
+
+        stopped.stop();
+        Await.until("the stopped stream's writer left the queue", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        budget.release(100);
+        Await.until("the live stream's response is written", Duration.ofSeconds(10), () -> second.written.size() == 1);
+        assertEquals(List.of(), first.written, "nothing is written for the stopped stream");
+        Await.until("every byte is given back", Duration.ofSeconds(10), () -> budget.inFlight() == 0);
+    }
+
+    /** Review s3 finding 5: an Error from a write (serialization out of memory) gives the bytes back and fails the stream. */
+    @Test
+    void anErrorFromAWriteGivesTheBytesBackAndFailsTheStream() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        Outbox outbox = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "test", budget, Duration.ZERO);
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        outbox.onFailure(failure::set);
+        outbox.offer(TypeUrls.CLUSTER, 50, () -> {
+            throw new OutOfMemoryError("test: no memory to serialize the response");
+        });
+        Await.until("the stream failed", Duration.ofSeconds(10), () -> failure.get() != null);
+        assertTrue(failure.get().getMessage().contains("no memory to serialize"), failure.get().getMessage());
+        assertEquals(0, budget.inFlight(), "the failed write's bytes are back in the budget");
+    }
+
+    /** Review s3 finding 4: a response that grew while its writer waited keeps the writer's turn. */
+    @Test
+    void aResponseThatGrewWhileWaitingKeepsItsTurn() throws Exception {
+        SendBudget budget = new SendBudget(100);
+        budget.acquire(60, this); // other streams' responses hold all of it
+        budget.acquire(40, this);
+        List<String> written = new CopyOnWriteArrayList<>();
+        Outbox growing = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "growing", budget, Duration.ZERO);
+        Outbox later = new Outbox(new BlockingStream(), TransportConnection.DIRECT, "later", budget, Duration.ZERO);
+        growing.offer(TypeUrls.CLUSTER, 60, () -> written.add("growing-cds-1"));
+        Await.until("the first writer waits", Duration.ofSeconds(10), () -> budget.waiting() == 1);
+        later.offer(TypeUrls.CLUSTER, 50, () -> written.add("later-cds"));
+        Await.until("the later writer waits behind it", Duration.ofSeconds(10), () -> budget.waiting() == 2);
+        growing.offer(TypeUrls.CLUSTER, 70, () -> written.add("growing-cds-2"));
+
+        budget.release(60); // room for the first writer's 60 bytes, not for its 70 nor the later 50
+        budget.release(40);
+        Await.until("both responses are written", Duration.ofSeconds(10), () -> written.size() == 2);
+        assertEquals(List.of("growing-cds-2", "later-cds"), written);
     }
 }

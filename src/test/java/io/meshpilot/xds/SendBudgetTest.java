@@ -21,7 +21,7 @@ class SendBudgetTest {
 
     @Test
     void writersWaitInOrderAndNeverPassTheBound() throws Exception {
-        budget.acquire(60);
+        budget.acquire(60, this);
         Thread big = waiting(60, "big");
         // 10 bytes would fit now, but a writer came first: small responses do not starve a large one
         Thread small = waiting(10, "small");
@@ -39,7 +39,7 @@ class SendBudgetTest {
 
     @Test
     void aResponseLargerThanTheBudgetGoesWhenNothingElseIsInFlight() throws Exception {
-        budget.acquire(10);
+        budget.acquire(10, this);
         Thread huge = waiting(500, "huge");
         budget.release(10);
         huge.join(10_000);
@@ -53,6 +53,26 @@ class SendBudgetTest {
     }
 
     @Test
+    void parkedBytesLetOthersGoAndTheLongestParkedIsEvictedWhenTheParkedAccountIsFull() throws Exception {
+        List<String> evicted = new CopyOnWriteArrayList<>();
+        budget.acquire(60, this);
+        budget.acquire(40, this);
+        Thread c = waiting(50, "c");
+        SendBudget.Parking a = budget.park(60, () -> evicted.add("a"));
+        c.join(10_000);
+        assertEquals(List.of("c"), granted, "the stalled stream's parked bytes no longer hold the others");
+        assertEquals(90, budget.inFlight());
+        budget.park(40, () -> evicted.add("b"));
+        assertEquals(List.of(), evicted, "100 parked bytes fit the parked account");
+        budget.park(50, () -> evicted.add("c"));
+        assertEquals(List.of("a"), evicted, "the longest-parked stream made room");
+        assertEquals(90, budget.parked());
+        budget.unpark(a); // its writer ends the evicted stream: nothing more to give back
+        assertEquals(90, budget.parked());
+        assertEquals(0, budget.inFlight());
+    }
+
+    @Test
     void aBudgetOfNothingIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new SendBudget(0));
     }
@@ -61,7 +81,7 @@ class SendBudgetTest {
     private Thread waiting(long bytes, String name) throws InterruptedException {
         int before = budget.waiting();
         Thread t = Thread.ofVirtual().start(() -> {
-            budget.acquire(bytes);
+            budget.acquire(bytes, name);
             granted.add(name);
         });
         Await.until("the " + name + " writer waits for " + bytes + " bytes", Duration.ofSeconds(10),
