@@ -171,8 +171,13 @@ class BytesInFlightTest {
                             Duration.ofSeconds(30), () -> xds.connections().stream()
                                     .filter(c -> c.proxy().id().contains("~reading-"))
                                     .anyMatch(c -> c.watches().get(CDS) != null && c.watches().get(CDS).synced()));
+                    // the budget was freed by parking the stalled streams' bytes, or by ending the
+                    // longest-parked ones once the parked account was full (which of the two the
+                    // reading proxy saw depends on timing)
                     long parked = gauge(monitoring, PARKED_GAUGE);
-                    assertTrue(parked > 0 && parked <= BUDGET, "parked bytes " + parked + " within " + BUDGET);
+                    long ended = gauge(monitoring, "pilot_xds_write_timeout");
+                    assertTrue(parked <= BUDGET, "parked bytes " + parked + " within " + BUDGET);
+                    assertTrue(parked > 0 || ended > 0, "parked " + parked + " or ended " + ended);
                     assertNull(reading.error(), "the reading proxy's stream is open");
                 }
             } finally {
