@@ -24,8 +24,11 @@ import java.util.function.Consumer;
  * server's {@link SendBudget} (waiting there, while newer responses keep replacing the queued
  * one), writes it, and holds those bytes as in flight until the transport reports the stream
  * drained. grpc-java's Netty transport reports it through {@code isReady} and its on-ready
- * callback; the stream is made ready only when nothing of it is queued (an on-ready threshold
- * of one byte), so what the budget counts is what Netty holds. A stream that stays unwritable
+ * callback, with grpc-java's default on-ready threshold: ready means less than
+ * {@link #UNCOUNTED_TAIL} bytes of the stream are queued. So Netty may hold up to that much of
+ * a stream beyond what the budget counts; a threshold of one byte would count it exactly but
+ * made every response wait for its own flush, which cost the fan-out a third more CPU
+ * (docs/PERFORMANCE.md). A stream that stays unwritable
  * past the send timeout is reported as a {@link SendTimeout} failure; one unwritable past
  * {@link #PARK_AFTER} parks its bytes outside the budget ({@link SendBudget#park}) and is
  * ended the same way if the parked account needs its room. Helidon's transport
@@ -36,8 +39,11 @@ import java.util.function.Consumer;
  * push workers never wait for it.
  */
 final class Outbox {
-    /** grpc-java's on-ready threshold for our streams: ready means nothing of the stream is queued. */
-    private static final int READY_WHEN_DRAINED = 1;
+    /**
+     * grpc-java's default on-ready threshold (ServerCall's {@code DEFAULT_ONREADY_THRESHOLD}),
+     * which our streams keep: what Netty may hold of a ready stream, uncounted by the budget.
+     */
+    static final int UNCOUNTED_TAIL = 32 * 1024;
     /**
      * How long a stream may stay unwritable while its bytes count in the server's budget;
      * after that they move to the parked account so readers that stall do not stall others.
@@ -83,7 +89,7 @@ final class Outbox {
     private long replaced;
     private long written;
 
-    /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback and threshold. */
+    /** Must be made while the call starts: that is when grpc-java accepts the on-ready callback. */
     Outbox(StreamObserver<?> out, TransportConnection transport, String name, SendBudget budget, Duration sendTimeout) {
         this.call = out instanceof ServerCallStreamObserver<?> s ? s : null;
         this.transport = transport;
@@ -91,7 +97,6 @@ final class Outbox {
         this.budget = budget;
         this.sendTimeout = sendTimeout;
         if (call != null) {
-            call.setOnReadyThreshold(READY_WHEN_DRAINED);
             call.setOnReadyHandler(this::kick);
         }
     }

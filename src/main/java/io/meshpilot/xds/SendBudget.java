@@ -23,8 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>A stream that stays unwritable must not hold the budget for everybody: its writer
  * {@link #park parks} its bytes, moving them to a separate account with the same cap. The
  * parked account does not hold up other writers; when it is full, the longest-parked stream
- * is evicted (its writer ends the stream) to make room. So the memory a stalled reader can
- * pin is bounded by twice the budget, and no reader can stall the others for longer than the
+ * is evicted (its writer ends the stream) to make room. So the memory stalled readers can
+ * pin is bounded by twice the budget plus {@link Outbox#UNCOUNTED_TAIL} per stream, and no reader can stall the others for longer than the
  * park time, even without a send timeout.
  */
 final class SendBudget {
