@@ -1,0 +1,54 @@
+package io.meshpilot.config.kube.gateway;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the Gateway API conversion asks of the service registries: istiod's
+ * {@code GatewayContext} (pilot/pkg/config/kube/gatewaycommon/context.go), which answers from
+ * the PushContext's service index. Backend references are checked against it, and a
+ * Gateway's addresses and Programmed condition come from its Services' instances.
+ * Implemented outside this package (the registries are above it in the layering).
+ */
+public interface GatewayServices {
+    /** No services at all. */
+    GatewayServices NONE = new GatewayServices() {
+        @Override
+        public Optional<ServiceView> service(String hostname, String namespace) {
+            return Optional.empty();
+        }
+
+        @Override
+        public List<String> namespacesOf(String hostname) {
+            return List.of();
+        }
+    };
+
+    /** The Service (or ServiceEntry host) {@code hostname} in {@code namespace}, as the ServiceIndex's HostnameAndNamespace. */
+    Optional<ServiceView> service(String hostname, String namespace);
+
+    /** The namespaces that have a service named {@code hostname}, sorted (for istiod's "found in namespace(s)" warning). */
+    List<String> namespacesOf(String hostname);
+
+    /**
+     * One service as the conversion needs it.
+     *
+     * @param type               Kubernetes Service type ({@code ClusterIP}, {@code LoadBalancer}, ...), empty for ServiceEntries
+     * @param ports              the service ports
+     * @param addresses          cluster addresses (ClusterIP, dual stack included)
+     * @param externalAddresses  load balancer ingress addresses of every cluster
+     * @param endpointPorts      by service port: the endpoint (target) port of each instance, empty when it has none
+     */
+    record ServiceView(String hostname, String namespace, Map<String, String> labels, String type,
+                       List<Integer> ports, List<String> addresses, List<String> externalAddresses,
+                       Map<Integer, List<Integer>> endpointPorts) {
+        public ServiceView {
+            labels = Map.copyOf(labels);
+            ports = List.copyOf(ports);
+            addresses = List.copyOf(addresses);
+            externalAddresses = List.copyOf(externalAddresses);
+            endpointPorts = Map.copyOf(endpointPorts);
+        }
+    }
+}
