@@ -1,10 +1,10 @@
-package io.meshpilot.config.kube.gateway;
+package io.meshpilot.config.kube.gateway.convert;
 
 import com.google.gson.JsonObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
-import io.meshpilot.config.kube.gateway.convert.GatewayConversion;
-import io.meshpilot.config.kube.gateway.convert.RouteConversion;
+import io.meshpilot.config.kube.gateway.GatewayApiInputs;
+import io.meshpilot.config.kube.gateway.ReferenceGrants;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
