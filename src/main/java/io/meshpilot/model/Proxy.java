@@ -1,8 +1,11 @@
 package io.meshpilot.model;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.Node;
+import io.meshpilot.api.mesh.v1alpha1.ProxyConfig;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -19,11 +22,14 @@ import java.util.Map;
  *                  {@code match.proxy.metadata} compares it: a value that is not a string never matches)
  * @param istioProxy whether the node is istio-proxy (Envoy with Istio's extensions, run by
  *                  istio-agent): see {@link #isIstioProxy(Node)}
+ * @param proxyConfig the workload's effective ProxyConfig istio-agent sends as {@code PROXY_CONFIG}
+ *                  (mesh defaults, the pod's {@code proxy.istio.io/config}, ProxyConfig resources);
+ *                  null when the node sends none: see {@link #proxyConfigOr}
  */
 public record Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
                     Map<String, String> labels, String clusterId, String istioVersion, String generator,
                     String serviceAccount, String network, Locality locality, Map<String, String> metadata,
-                    boolean istioProxy) {
+                    boolean istioProxy, ProxyConfig proxyConfig) {
     /** The node metadata istio-agent always sends: the workload's effective ProxyConfig. */
     static final String PROXY_CONFIG = "PROXY_CONFIG";
     /** The extension istio-proxy's build registers for the {@code istio.stats} filter (istio/proxy). */
@@ -36,6 +42,15 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         ips = List.copyOf(ips);
         labels = Map.copyOf(labels);
         metadata = Map.copyOf(metadata);
+    }
+
+    /** A proxy that sends no ProxyConfig. */
+    public Proxy(String id, Type type, List<String> ips, String workloadId, String dnsDomain, String namespace,
+                 Map<String, String> labels, String clusterId, String istioVersion, String generator,
+                 String serviceAccount, String network, Locality locality, Map<String, String> metadata,
+                 boolean istioProxy) {
+        this(id, type, ips, workloadId, dnsDomain, namespace, labels, clusterId, istioVersion, generator,
+                serviceAccount, network, locality, metadata, istioProxy, null);
     }
 
     /** A proxy that is not istio-proxy (plain Envoy or a proxyless client). */
@@ -57,7 +72,15 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
     /** The same proxy in another cluster (istiod's --clusterAliases). */
     public Proxy withClusterId(String cluster) {
         return new Proxy(id, type, ips, workloadId, dnsDomain, namespace, labels, cluster, istioVersion, generator,
-                serviceAccount, network, locality, metadata, istioProxy);
+                serviceAccount, network, locality, metadata, istioProxy, proxyConfig);
+    }
+
+    /**
+     * The ProxyConfig to build this proxy's config with: its own, else {@code meshDefault} (the
+     * mesh's {@code defaultConfig}), as istiod's {@code ProxyConfigOrDefault}.
+     */
+    public ProxyConfig proxyConfigOr(ProxyConfig meshDefault) {
+        return proxyConfig != null ? proxyConfig : meshDefault;
     }
 
     public boolean proxyless() {
@@ -96,7 +119,29 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         String istioVersion = string(md, "ISTIO_VERSION");
         return new Proxy(id, type, ips, parts[2], parts[3], namespace, labels, string(md, "CLUSTER_ID"),
                 istioVersion, string(md, "GENERATOR"), string(md, "SERVICE_ACCOUNT"), string(md, "NETWORK"), locality,
-                stringValues(md), isIstioProxy(node));
+                stringValues(md), isIstioProxy(node), proxyConfig(md));
+    }
+
+    /**
+     * istio-agent's {@code PROXY_CONFIG} as a ProxyConfig. Unknown fields are skipped (a newer
+     * agent), but a value that is not a ProxyConfig refuses the node, as istiod's
+     * NodeMetaProxyConfig does (UnmarshalAllowUnknown fails the metadata parse).
+     */
+    private static ProxyConfig proxyConfig(Struct md) {
+        Value v = md.getFieldsOrDefault(PROXY_CONFIG, null);
+        if (v == null) {
+            return null;
+        }
+        if (!v.hasStructValue()) {
+            throw new IllegalArgumentException("node metadata PROXY_CONFIG is not a ProxyConfig object");
+        }
+        try {
+            ProxyConfig.Builder b = ProxyConfig.newBuilder();
+            JsonFormat.parser().ignoringUnknownFields().merge(JsonFormat.printer().print(v.getStructValue()), b);
+            return b.build();
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("node metadata PROXY_CONFIG is not a ProxyConfig: " + e.getMessage());
+        }
     }
 
     /**

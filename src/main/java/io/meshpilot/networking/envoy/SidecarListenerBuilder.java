@@ -78,8 +78,8 @@ public final class SidecarListenerBuilder {
      * What, besides the scope, makes one proxy's outbound listeners differ from another's: being
      * istio-proxy (Istio's stats and metadata-exchange filters), the workload-selected
      * Telemetries and WasmPlugins that apply to it (empty when none selects by workload) and,
-     * when tracing applies, the workload labels its tags read, for the cache key of listeners
-     * shared by a scope.
+     * when tracing applies, the workload labels its tags read, and the parts of its own
+     * ProxyConfig that differ from the mesh's, for the cache key of listeners shared by a scope.
      */
     public static String workloadExtensionsKey(Proxy proxy, PushContext push) {
         StringBuilder key = new StringBuilder(proxy.istioProxy() ? "|istio-proxy" : "");
@@ -88,6 +88,7 @@ public final class SidecarListenerBuilder {
             key.append("|telemetry:").append(telemetry.key());
         }
         key.append(TracingConfigs.workloadKey(telemetry, push, proxy));
+        key.append(ListenerTelemetry.proxyConfigKey(proxy, push));
         if (WasmPlugins.dependsOnWorkload(push)) {
             key.append("|wasm:").append(WasmFilters.forProxy(proxy, push).key());
         }

@@ -2,6 +2,7 @@ package io.meshpilot.networking.telemetry;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.TextFormat;
 import io.envoyproxy.envoy.config.accesslog.v3.AccessLog;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
@@ -9,6 +10,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
+import io.meshpilot.api.mesh.v1alpha1.ProxyConfig;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import java.util.EnumMap;
@@ -47,6 +49,23 @@ public final class ListenerTelemetry {
 
     public static ListenerTelemetry forProxy(Proxy proxy, PushContext push) {
         return new ListenerTelemetry(proxy, push);
+    }
+
+    /**
+     * What of the proxy's own ProxyConfig changes its listeners, for the key of listeners shared
+     * by a scope: its tracing and metadata-exchange headers, when they differ from the mesh's
+     * {@code defaultConfig} (istio-agent sends the effective config, which for most workloads
+     * is the mesh default, so they keep sharing).
+     */
+    public static String proxyConfigKey(Proxy proxy, PushContext push) {
+        ProxyConfig mesh = push.mesh().getDefaultConfig();
+        ProxyConfig own = proxy.proxyConfigOr(mesh);
+        if (own.getTracing().equals(mesh.getTracing())
+                && own.getProxyHeaders().getMetadataExchangeHeaders().equals(mesh.getProxyHeaders().getMetadataExchangeHeaders())) {
+            return "";
+        }
+        return "|proxy-config:" + TextFormat.shortDebugString(own.getTracing()) + "/"
+                + own.getProxyHeaders().getMetadataExchangeHeaders().getModeValue();
     }
 
     /**
@@ -116,7 +135,7 @@ public final class ListenerTelemetry {
         boolean mx = push.metadataExchange().enabled();
         List<Any> stats = StatsFilters.forClass(selection, push.mesh(), cls);
         return new IstioProxyFilters(
-                mx ? metadataExchange().http(cls, push.mesh().getDefaultConfig()) : null,
+                mx ? metadataExchange().http(cls, proxy.proxyConfigOr(push.mesh().getDefaultConfig())) : null,
                 mx && cls == ListenerClass.SIDECAR_INBOUND ? metadataExchange().listener() : null,
                 push.metadataExchange().alpnFilter() && cls != ListenerClass.SIDECAR_INBOUND
                         ? AlpnFilter.FILTER : null,

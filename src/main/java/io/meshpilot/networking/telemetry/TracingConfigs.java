@@ -19,6 +19,7 @@ import io.envoyproxy.envoy.type.tracing.v3.CustomTag;
 import io.envoyproxy.envoy.type.v3.Percent;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig.ExtensionProvider;
+import io.meshpilot.api.mesh.v1alpha1.ProxyConfig;
 import io.meshpilot.api.telemetry.v1alpha1.Tracing;
 import io.meshpilot.api.telemetry.v1alpha1.WorkloadMode;
 import io.meshpilot.model.Proxy;
@@ -76,11 +77,16 @@ public final class TracingConfigs {
         if (t == null) {
             return Optional.empty();
         }
-        double sampling = spec.randomSamplingPercentage != null ? spec.randomSamplingPercentage : proxySampling(push);
+        ProxyConfig proxyConfig = proxy.proxyConfigOr(mesh.getDefaultConfig());
+        double sampling = spec.randomSamplingPercentage != null ? spec.randomSamplingPercentage
+                : proxySampling(push, proxyConfig);
         t.setClientSampling(Percent.newBuilder().setValue(100.0))
                 .setOverallSampling(Percent.newBuilder().setValue(100.0))
                 .setRandomSampling(Percent.newBuilder().setValue(sampling));
-        t.addAllCustomTags(customTags(spec, proxy, mesh));
+        t.addAllCustomTags(customTags(spec, proxy, proxyConfig));
+        if (!t.hasMaxPathTagLength() && proxyConfig.getTracing().getMaxPathTagLength() != 0) {
+            t.setMaxPathTagLength(UInt32Value.of(proxyConfig.getTracing().getMaxPathTagLength()));
+        }
         return Optional.of(t.build());
     }
 
@@ -91,8 +97,8 @@ public final class TracingConfigs {
      * bootstrap, as {@code defaultConfig.tracing} set it up).
      */
     private static HttpConnectionManager.Tracing legacyTracing(Proxy proxy, PushContext push) {
-        MeshConfig mesh = push.mesh();
-        var proxyTracing = mesh.getDefaultConfig().getTracing();
+        ProxyConfig proxyConfig = proxy.proxyConfigOr(push.mesh().getDefaultConfig());
+        var proxyTracing = proxyConfig.getTracing();
         Spec spec = new Spec();
         if (proxyTracing.hasEnableIstioTags()) {
             spec.enableIstioTags = proxyTracing.getEnableIstioTags().getValue();
@@ -100,8 +106,8 @@ public final class TracingConfigs {
         HttpConnectionManager.Tracing.Builder t = HttpConnectionManager.Tracing.newBuilder()
                 .setClientSampling(Percent.newBuilder().setValue(100.0))
                 .setOverallSampling(Percent.newBuilder().setValue(100.0))
-                .setRandomSampling(Percent.newBuilder().setValue(proxySampling(push)))
-                .addAllCustomTags(customTags(spec, proxy, mesh));
+                .setRandomSampling(Percent.newBuilder().setValue(proxySampling(push, proxyConfig)))
+                .addAllCustomTags(customTags(spec, proxy, proxyConfig));
         if (proxyTracing.getMaxPathTagLength() != 0) {
             t.setMaxPathTagLength(UInt32Value.of(proxyTracing.getMaxPathTagLength()));
         }
@@ -257,8 +263,8 @@ public final class TracingConfigs {
     }
 
     /** istiod's proxyConfigSamplingValue: the ProxyConfig's sampling, else PILOT_TRACE_SAMPLING. */
-    private static double proxySampling(PushContext push) {
-        double s = push.mesh().getDefaultConfig().getTracing().getSampling();
+    private static double proxySampling(PushContext push, ProxyConfig proxyConfig) {
+        double s = proxyConfig.getTracing().getSampling();
         if (s == 0.0) {
             return push.traceSampling();
         }
@@ -266,7 +272,7 @@ public final class TracingConfigs {
     }
 
     /** istiod's configureCustomTags with a Telemetry spec: Istio's tags (unless disabled), then the spec's; sorted. */
-    static List<CustomTag> customTags(Spec spec, Proxy proxy, MeshConfig mesh) {
+    static List<CustomTag> customTags(Spec spec, Proxy proxy, ProxyConfig proxyConfig) {
         List<CustomTag> tags = new ArrayList<>();
         if (spec.enableIstioTags) {
             tags.addAll(serviceTags(proxy));
@@ -274,7 +280,7 @@ public final class TracingConfigs {
         }
         if (spec.customTags == null || spec.customTags.isEmpty()) {
             // istiod falls back to the proxy config's tracing custom tags
-            mesh.getDefaultConfig().getTracing().getCustomTagsMap().forEach((name, tag) -> {
+            proxyConfig.getTracing().getCustomTagsMap().forEach((name, tag) -> {
                 CustomTag.Builder t = CustomTag.newBuilder().setTag(name);
                 if (tag.hasLiteral()) {
                     tags.add(t.setLiteral(CustomTag.Literal.newBuilder().setValue(tag.getLiteral().getValue())).build());
