@@ -45,10 +45,17 @@ final class CdsGenerator implements ScopedGenerator {
             MergedEnvoyFilters efw = push.envoyFilters(proxy);
             if (proxy.type() != Proxy.Type.SIDECAR) {
                 // istiod's gateway CDS: outbound, then BlackHole and any SNI-DNAT clusters
+                boolean istioProxy = istioProxy(proxy);
                 List<Any> shared = sharedClusters(push, scope, efw, PatchContext.GATEWAY, ClusterBuilder.Client.GATEWAY,
-                        istioProxy(proxy));
-                List<Any> gateway = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push))
-                        .stream().map(Any::pack).toList();
+                        istioProxy);
+                // istiod builds SNI-DNAT clusters through applyDestinationRule, so istio-proxy gets them
+                // as its other outbound clusters (metadata exchange, ALPN); BlackHole (first) stays bare
+                UnaryOperator<Cluster> outbound = istioProxy ? istioProxyOutbound(push) : UnaryOperator.identity();
+                List<Cluster> built = GatewayClusterBuilder.gatewayClusters(push, scope, MergedGateway.of(proxy, push));
+                List<Any> gateway = new ArrayList<>(built.size());
+                for (int i = 0; i < built.size(); i++) {
+                    gateway.add(Any.pack(i == 0 ? built.get(i) : outbound.apply(built.get(i))));
+                }
                 List<Any> all = new ArrayList<>(shared.size() + gateway.size());
                 all.addAll(shared);
                 all.addAll(EnvoyFilterPatches.clusters(PatchContext.GATEWAY, efw, gateway, true));

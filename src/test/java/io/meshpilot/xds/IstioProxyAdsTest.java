@@ -82,6 +82,14 @@ class IstioProxyAdsTest {
                   tcp:
                   - match: [{port: 9443}]
                     route: [{destination: {host: details, port: {number: 9080}}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: Gateway
+                metadata: {name: cross-network, namespace: istio-system}
+                spec:
+                  selector: {istio: eastwestgateway}
+                  servers:
+                  - {port: {number: 15443, name: tls, protocol: TLS}, hosts: ["*.local"], tls: {mode: AUTO_PASSTHROUGH}}
                 """);
         server = TestServers.start(dir);
     }
@@ -173,6 +181,28 @@ class IstioProxyAdsTest {
             c.subscribe(TypeUrls.CLUSTER, List.of());
             for (Cluster cl : EnvoySidecarXdsTest.unpack(c.await(TypeUrls.CLUSTER, WAIT), Cluster.class)) {
                 assertEquals(cl.getName().startsWith("outbound|"), cl.getFiltersCount() == 1, cl.getName());
+            }
+        }
+    }
+
+    /**
+     * Review s3 finding 8: istiod builds an AUTO_PASSTHROUGH gateway's SNI-DNAT clusters through
+     * applyDestinationRule, which gives istio-proxy the upstream metadata exchange on them too.
+     */
+    @Test
+    void anIstioProxyEastWestGatewaysSniDnatClustersExchangeMetadata() throws Exception {
+        try (AdsClient c = new AdsClient(server.ports().get("grpc"),
+                "router~10.0.0.10~istio-eastwestgateway-1.istio-system~istio-system.svc.cluster.local",
+                agent(Map.of("NAMESPACE", "istio-system", "LABELS", "{\"istio\":\"eastwestgateway\"}")))) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            List<Cluster> clusters = EnvoySidecarXdsTest.unpack(c.await(TypeUrls.CLUSTER, WAIT), Cluster.class);
+            List<Cluster> sniDnat = clusters.stream().filter(cl -> cl.getName().startsWith("outbound_.")).toList();
+            assertTrue(sniDnat.size() > 0, "AUTO_PASSTHROUGH gives SNI-DNAT clusters: "
+                    + clusters.stream().map(Cluster::getName).toList());
+            for (Cluster cl : clusters) {
+                boolean outbound = cl.getName().startsWith("outbound|") || cl.getName().startsWith("outbound_.");
+                assertEquals(outbound ? List.of("istio.metadata_exchange") : List.of(),
+                        cl.getFiltersList().stream().map(f -> f.getName()).toList(), cl.getName());
             }
         }
     }
