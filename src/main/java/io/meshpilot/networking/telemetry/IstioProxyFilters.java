@@ -27,6 +27,7 @@ record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, HttpF
     static final IstioProxyFilters NONE = new IstioProxyFilters(null, null, null, List.of(), List.of());
     static final String GRPC_STATS = "envoy.filters.http.grpc_stats";
     static final String FAULT = "envoy.filters.http.fault";
+    static final String CORS = "envoy.filters.http.cors";
     static final String ROUTER = "envoy.filters.http.router";
 
     /** istiod's GrpcStats: feeds istio_request_messages_total and istio_response_messages_total. */
@@ -49,10 +50,10 @@ record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, HttpF
         if (isEmpty()) {
             return;
         }
-        int fault = indexOf(hcm, FAULT);
-        hcm.addHttpFilters(fault, GRPC_STATS_FILTER);
+        int beforeFault = grpcStatsPosition(hcm);
+        hcm.addHttpFilters(beforeFault, GRPC_STATS_FILTER);
         if (alpn != null) {
-            hcm.addHttpFilters(fault + 1, alpn);
+            hcm.addHttpFilters(beforeFault + 1, alpn);
         }
         int router = indexOf(hcm, ROUTER);
         for (HttpFilter stats : httpStats) {
@@ -61,6 +62,20 @@ record IstioProxyFilters(HttpFilter httpExchange, Filter listenerExchange, HttpF
         if (httpExchange != null) {
             hcm.addHttpFilters(0, httpExchange);
         }
+    }
+
+    /**
+     * Where istiod's list puts grpc_stats (and ALPN after it): before fault, cors and the router,
+     * whichever of them comes first; the end only when the connection manager has none of them.
+     */
+    private static int grpcStatsPosition(HttpConnectionManager.Builder hcm) {
+        for (int i = 0; i < hcm.getHttpFiltersCount(); i++) {
+            String name = hcm.getHttpFilters(i).getName();
+            if (name.equals(FAULT) || name.equals(CORS) || name.equals(ROUTER)) {
+                return i;
+            }
+        }
+        return hcm.getHttpFiltersCount();
     }
 
     /** The position of filter {@code name}, or the end when the connection manager has none. */
