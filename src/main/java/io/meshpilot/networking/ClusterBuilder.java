@@ -73,7 +73,8 @@ public final class ClusterBuilder {
         if (svc == null || svc.port(o.port()).isEmpty()) {
             return Optional.empty();
         }
-        var dr = push.destinationRule(o.host(), scope).map(c -> (DestinationRule) c.spec());
+        var drConfig = push.destinationRule(o.host(), scope);
+        var dr = drConfig.map(c -> (DestinationRule) c.spec());
         Subset subset = null;
         if (!o.subset().isEmpty()) {
             subset = dr.flatMap(d -> d.getSubsetsList().stream()
@@ -122,6 +123,8 @@ public final class ClusterBuilder {
                                     .setResourceApiVersion(ApiVersion.V3)));
         }
         if (!proxyless) {
+            TelemetryMetadata.addServices(c, List.of(svc));
+            drConfig.ifPresent(d -> TelemetryMetadata.addConfig(c, d.key()));
             // istiod gives every sidecar cluster a common_lb_config, then the traffic policy
             c.setCommonLbConfig(Cluster.CommonLbConfig.getDefaultInstance());
             ClusterTrafficPolicy.apply(c, policy, push.mesh());

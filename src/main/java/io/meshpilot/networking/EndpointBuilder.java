@@ -29,9 +29,9 @@ import java.util.TreeMap;
 /**
  * EDS: the ClusterLoadAssignment of one outbound cluster, as istiod builds it. Endpoints of
  * the service port (and of the subset's labels), grouped by locality, each with its weight
- * (1 when unset) and health, and Istio's endpoint metadata ({@code istio} filter metadata:
- * workload, namespace; the tlsMode transport-socket match, {@code istio} only where the client will
- * use Istio mTLS: {@link EndpointMtls}). A locality's weight is the sum of
+ * (1 when unset) and health, and Istio's endpoint metadata ({@link TelemetryMetadata}: the
+ * workload for telemetry; the tlsMode transport-socket match, {@code istio} only where the client
+ * will use Istio mTLS: {@link EndpointMtls}). A locality's weight is the sum of
  * its endpoints' weights, which proxyless gRPC clients need to route at all. In a mesh with
  * east-west gateways, endpoints of other networks are replaced by their gateways
  * ({@link SplitHorizonFilter}).
@@ -105,7 +105,7 @@ public final class EndpointBuilder {
                             SocketAddress.newBuilder().setAddress(e.address()).setPortValue(e.endpointPort()))))
                     .setHealthStatus(health(e.health()))
                     .setLoadBalancingWeight(UInt32Value.of(weight))
-                    .setMetadata(metadata(e)));
+                    .setMetadata(TelemetryMetadata.endpoint(e)));
             weights.merge(key, weight, Integer::sum);
             members.computeIfAbsent(key, k -> new ArrayList<>()).add(e);
         }
@@ -123,16 +123,5 @@ public final class EndpointBuilder {
             case UNHEALTHY -> HealthStatus.UNHEALTHY;
             case DRAINING, TERMINATING -> HealthStatus.DRAINING;
         };
-    }
-
-    /** Istio's endpoint metadata: which workload, and whether it speaks Istio mTLS. */
-    private static Metadata metadata(IstioEndpoint e) {
-        Struct istio = Struct.newBuilder()
-                .putFields("workload", Value.newBuilder().setStringValue(e.workloadName() + ";" + e.namespace()).build())
-                .build();
-        Struct tls = Struct.newBuilder()
-                .putFields("tlsMode", Value.newBuilder().setStringValue(e.tlsMode()).build()).build();
-        return Metadata.newBuilder().putFilterMetadata("istio", istio)
-                .putFilterMetadata("envoy.transport_socket_match", tls).build();
     }
 }

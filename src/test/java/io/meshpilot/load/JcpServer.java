@@ -1,6 +1,7 @@
 package io.meshpilot.load;
 
 import com.google.protobuf.Duration;
+import com.google.protobuf.ListValue;
 import com.google.protobuf.Struct;
 import com.google.protobuf.UInt32Value;
 import com.google.protobuf.Value;
@@ -121,6 +122,13 @@ public final class JcpServer {
             // auto mTLS for the mesh-internal services, no service accounts on their endpoints
             UpstreamTls.autoMtls(c, UpstreamTls.sni(8080, "",
                     clusterName(s).substring(clusterName(s).lastIndexOf('|') + 1)), Set.of());
+            // istiod's telemetry metadata: a ServiceEntry host's name is the host
+            c.setMetadata(Metadata.newBuilder().putFilterMetadata("istio", Struct.newBuilder().putFields("services",
+                    Value.newBuilder().setListValue(ListValue.newBuilder().addValues(Value.newBuilder().setStructValue(
+                            Struct.newBuilder().putFields("host", Value.newBuilder().setStringValue(host(s)).build())
+                                    .putFields("name", Value.newBuilder().setStringValue(host(s)).build())
+                                    .putFields("namespace", Value.newBuilder().setStringValue("default").build()))))
+                            .build()).build()));
             out.add(c.setName(clusterName(s)).setType(Cluster.DiscoveryType.EDS)
                     .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setServiceName(clusterName(s))
                             .setEdsConfig(ConfigSource.newBuilder()
@@ -143,7 +151,7 @@ public final class JcpServer {
     /**
      * As MeshPilot's EndpointBuilder for the load tool's WorkloadEntries: one (empty) locality
      * weighted by its endpoints, each endpoint healthy, weight 1, with Istio's metadata
-     * (workload {@code <name>;<namespace>}, tlsMode disabled: no service account).
+     * (workload {@code <name>;<namespace>;<app label>;;}; no tlsMode: no service account).
      */
     static List<ClusterLoadAssignment> assignments(int services, int endpoints, int basePort) {
         List<ClusterLoadAssignment> out = new ArrayList<>();
@@ -157,7 +165,7 @@ public final class JcpServer {
                                 SocketAddress.newBuilder().setAddress(address).setPortValue(basePort + e))))
                         .setHealthStatus(HealthStatus.HEALTHY)
                         .setLoadBalancingWeight(UInt32Value.of(1))
-                        .setMetadata(metadata("svc-" + s + "-" + e, "default")));
+                        .setMetadata(metadata("svc-" + s + "-" + e, "svc-" + s, "default")));
             }
             out.add(ClusterLoadAssignment.newBuilder().setClusterName(clusterName(s))
                     .addEndpoints(group.setLoadBalancingWeight(UInt32Value.of(endpoints))).build());
@@ -165,12 +173,10 @@ public final class JcpServer {
         return out;
     }
 
-    private static Metadata metadata(String workload, String namespace) {
-        Struct istio = Struct.newBuilder()
-                .putFields("workload", Value.newBuilder().setStringValue(workload + ";" + namespace).build()).build();
-        Struct tls = Struct.newBuilder()
-                .putFields("tlsMode", Value.newBuilder().setStringValue("disabled").build()).build();
-        return Metadata.newBuilder().putFilterMetadata("istio", istio)
-                .putFilterMetadata("envoy.transport_socket_match", tls).build();
+    /** istiod's endpoint telemetry metadata for a WorkloadEntry labelled {@code app: <service>}: no tlsMode (disabled). */
+    private static Metadata metadata(String workload, String service, String namespace) {
+        Struct istio = Struct.newBuilder().putFields("workload", Value.newBuilder()
+                .setStringValue(workload + ";" + namespace + ";" + service + ";;").build()).build();
+        return Metadata.newBuilder().putFilterMetadata("istio", istio).build();
     }
 }

@@ -24,6 +24,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterTrafficPolicy;
+import io.meshpilot.networking.TelemetryMetadata;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -77,7 +78,14 @@ public final class SidecarClusterBuilder {
         List<Cluster> out = new ArrayList<>();
         Config sidecar = push.scope(proxy).sidecar();
         for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
-            out.add(inbound(p, push.mesh(), sidecar == null ? null : inboundPool((Sidecar) sidecar.spec(), p.targetPort())));
+            Cluster c = inbound(p, push.mesh(), sidecar == null ? null : inboundPool((Sidecar) sidecar.spec(), p.targetPort()));
+            if (p.service() != null && !p.service().meshExternal()) {
+                // the stats filter's destination service on the server side (istiod's addTelemetryMetadata)
+                Cluster.Builder b = c.toBuilder();
+                TelemetryMetadata.addServices(b, List.of(p.service()));
+                c = b.build();
+            }
+            out.add(c);
         }
         return out;
     }

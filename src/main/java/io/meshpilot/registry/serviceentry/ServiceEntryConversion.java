@@ -99,14 +99,29 @@ final class ServiceEntryConversion {
         }
         for (WorkloadInstance w : workloads) {
             IstioEndpoint t = w.endpoint();
+            Map<String, String> labels = withCluster(t.labels(), service.clusterId());
             for (ServicePort p : se.getPortsList()) {
                 Integer mapped = w.portMap().get(p.getName());
                 int port = mapped != null && mapped > 0 ? mapped : targetPort(p);
-                out.add(new IstioEndpoint(t.address(), port, p.getName(), t.labels(), t.serviceAccount(), t.network(),
+                out.add(new IstioEndpoint(t.address(), port, p.getName(), labels, t.serviceAccount(), t.network(),
                         t.locality(), t.tlsMode(), t.lbWeight(), t.health(), t.workloadName(), t.namespace(),
                         t.sendUnhealthy()));
             }
         }
+        return out;
+    }
+
+    /**
+     * istiod's AugmentLabels for workload entries: the endpoint carries the cluster of the
+     * registry that found it (telemetry's workload metadata and locality failover read it); a
+     * pod's label, set by its own cluster's registry, is kept.
+     */
+    private static Map<String, String> withCluster(Map<String, String> labels, String clusterId) {
+        if (clusterId == null || clusterId.isEmpty() || labels.containsKey(IstioEndpoint.CLUSTER_LABEL)) {
+            return labels;
+        }
+        Map<String, String> out = new HashMap<>(labels);
+        out.put(IstioEndpoint.CLUSTER_LABEL, clusterId);
         return out;
     }
 
