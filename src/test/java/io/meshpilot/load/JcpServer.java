@@ -151,7 +151,7 @@ public final class JcpServer {
     /**
      * As MeshPilot's EndpointBuilder for the load tool's WorkloadEntries: one (empty) locality
      * weighted by its endpoints, each endpoint healthy, weight 1, with Istio's metadata
-     * (workload {@code <name>;<namespace>;<app label>;;}; no tlsMode: no service account).
+     * (workload {@code <name>;<namespace>;<app label>;;Kubernetes}: the embedded registry's cluster; no tlsMode: no service account).
      */
     static List<ClusterLoadAssignment> assignments(int services, int endpoints, int basePort) {
         List<ClusterLoadAssignment> out = new ArrayList<>();
@@ -176,7 +176,7 @@ public final class JcpServer {
     /** istiod's endpoint telemetry metadata for a WorkloadEntry labelled {@code app: <service>}: no tlsMode (disabled). */
     private static Metadata metadata(String workload, String service, String namespace) {
         Struct istio = Struct.newBuilder().putFields("workload", Value.newBuilder()
-                .setStringValue(workload + ";" + namespace + ";" + service + ";;").build()).build();
+                .setStringValue(workload + ";" + namespace + ";" + service + ";;Kubernetes").build()).build();
         return Metadata.newBuilder().putFilterMetadata("istio", istio).build();
     }
 }
