@@ -3,9 +3,7 @@ package io.meshpilot.config.kube.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
@@ -106,13 +104,10 @@ class IstioGatewayApiGoldenHarnessTest {
     static GatewayApiConversion.Result istiodsResult(GoldenCase golden) {
         List<Config> reversed = new ArrayList<>(golden.expectedConfigs()).reversed();
         Map<ConfigKey, JsonObject> statuses = new LinkedHashMap<>();
-        golden.expectedStatuses().forEach((k, v) -> {
-            JsonObject status = v.deepCopy();
-            stampTransitionTimes(status);
-            statuses.put(k, status);
-        });
-        return new GatewayApiConversion.Result(ofKind(reversed, "Gateway"), ofKind(reversed, "VirtualService"),
-                ofKind(reversed, "DestinationRule"), statuses, Map.of());
+        golden.expectedStatuses().forEach((k, v) ->
+                statuses.put(k, IstioGatewayApiGoldens.withTransitionTimes(v, "2026-11-28T14:00:00Z")));
+        return new GatewayApiConversion.Result(IstioGatewayApiGoldenTest.ofKinds(reversed, "Gateway"), IstioGatewayApiGoldenTest.ofKinds(reversed, "VirtualService"),
+                IstioGatewayApiGoldenTest.ofKinds(reversed, "DestinationRule"), statuses, Map.of());
     }
 
     private static Set<String> unreadableGoldenParts() {
@@ -133,23 +128,5 @@ class IstioGatewayApiGoldenHarnessTest {
 
     private static Config named(List<Config> configs, String name) {
         return configs.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
-    }
-
-    private static List<Config> ofKind(List<Config> configs, String kind) {
-        return configs.stream().filter(c -> c.gvk().kind().equals(kind)).toList();
-    }
-
-    private static void stampTransitionTimes(JsonElement e) {
-        if (e.isJsonArray()) {
-            e.getAsJsonArray().forEach(IstioGatewayApiGoldenHarnessTest::stampTransitionTimes);
-        } else if (e.isJsonObject()) {
-            for (Map.Entry<String, JsonElement> field : e.getAsJsonObject().entrySet()) {
-                if (field.getKey().equals(IstioGatewayApiGoldens.LAST_TRANSITION_TIME)) {
-                    field.setValue(new JsonPrimitive("2026-11-28T14:00:00Z"));
-                } else {
-                    stampTransitionTimes(field.getValue());
-                }
-            }
-        }
     }
 }

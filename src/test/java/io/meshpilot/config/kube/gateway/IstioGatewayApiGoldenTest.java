@@ -223,7 +223,7 @@ class IstioGatewayApiGoldenTest {
                 differences.stream()).toList();
     }
 
-    private static List<Config> ofKinds(List<Config> configs, String kind) {
+    static List<Config> ofKinds(List<Config> configs, String kind) {
         return configs.stream().filter(c -> c.gvk().kind().equals(kind)).toList();
     }
 
