@@ -17,14 +17,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
  * The golden harness itself: a conversion that produced exactly istiod's output (in another
  * order, with real transition times) matches every part it can, and a changed spec, a missing
- * object or a changed status is reported as a difference of the right part.
+ * object or a changed status is reported as a difference of the right part; the fixture is
+ * istiod's.
  */
 class IstioGatewayApiGoldenHarnessTest {
+    /** InferencePoolServiceName's form: {@code <pool>-ip-<8 hex digits>}. */
+    private static final Pattern SHADOW_SERVICE = Pattern.compile(
+            "[a-z0-9-]+-ip-[0-9a-f]{8}\\.default\\.svc\\.domain\\.suffix");
+
     @Test
     void istiodsOwnOutputMatchesEveryReadablePart() {
         Set<String> unmatched = new TreeSet<>();
@@ -95,6 +102,38 @@ class IstioGatewayApiGoldenHarnessTest {
         assertEquals(1, differences.size(), differences.toString());
         assertTrue(differences.get(0).startsWith("order differs"), differences.get(0));
         assertTrue(outcome.matches(Part.ROUTES), outcome.differences().toString());
+    }
+
+    /** istiod's fixture as its test declares it: the first port's instance listens on 8080, the others on 0. */
+    @Test
+    void theFixtureServicesAreIstiodsTestServices() {
+        TestGatewayServices services = IstiodConversionFixtures.services();
+
+        assertEquals(44, services.all().size());
+        GatewayServices.ServiceView ingress = services.service(
+                "istio-ingressgateway.istio-system.svc.domain.suffix", "istio-system").orElseThrow();
+        assertEquals(List.of(80, 443, 34000, 34001), ingress.ports());
+        assertEquals(Map.of(80, List.of(8080), 443, List.of(0), 34000, List.of(0), 34001, List.of(0)),
+                ingress.endpointPorts());
+        assertEquals(List.of("1.2.3.4"), ingress.externalAddresses());
+        assertEquals(List.of(), ingress.addresses());
+        assertEquals(List.of("allowed-1"), services.namespacesOf("svc2.allowed-1.svc.domain.suffix"));
+        assertEquals(List.of(), services.namespacesOf("svc2.default.svc.domain.suffix"));
+    }
+
+    /** The shadow services' names the goldens use are the fixture's: its hashing is istiod's. */
+    @Test
+    void everyInferencePoolServiceTheGoldensNameIsAFixtureService() {
+        TestGatewayServices services = IstiodConversionFixtures.services();
+        Set<String> named = new TreeSet<>();
+        for (String name : IstioGatewayApiGoldens.cases()) {
+            Matcher m = SHADOW_SERVICE.matcher(IstioGatewayApiGoldens.resource(name + ".yaml.golden"));
+            while (m.find()) {
+                named.add(m.group());
+            }
+        }
+        assertEquals(4, named.size(), named.toString());
+        named.forEach(host -> assertTrue(services.service(host, "default").isPresent(), host));
     }
 
     /**

@@ -261,7 +261,7 @@ final class IstioGatewayApiGoldens {
         return m;
     }
 
-    private static String resource(String name) {
+    static String resource(String name) {
         try (InputStream in = IstioGatewayApiGoldens.class.getResourceAsStream(DIRECTORY + name)) {
             if (in == null) {
                 throw new IllegalArgumentException("no test resource " + DIRECTORY + name);
