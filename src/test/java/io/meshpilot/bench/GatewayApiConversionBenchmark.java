@@ -1,7 +1,7 @@
 package io.meshpilot.bench;
 
 import com.google.gson.JsonParser;
-import io.meshpilot.config.kube.gateway.GatewayApiConversion;
+import io.meshpilot.config.kube.gateway.convert.GatewayApiConversion;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.kube.gateway.TestGatewayServices;

@@ -10,6 +10,7 @@ import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.kube.gateway.IstioGatewayApiGoldenTest.Outcome;
 import io.meshpilot.config.kube.gateway.IstioGatewayApiGoldenTest.Part;
 import io.meshpilot.config.kube.gateway.IstioGatewayApiGoldens.GoldenCase;
+import io.meshpilot.config.kube.gateway.convert.GatewayApiConversion;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -6,6 +6,7 @@ import com.google.gson.JsonObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.kube.gateway.IstioGatewayApiGoldens.GoldenCase;
+import io.meshpilot.config.kube.gateway.convert.GatewayApiConversion;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
