@@ -1,0 +1,350 @@
+package io.meshpilot.inject.kubegateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.meshpilot.inject.InjectionValues;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.testing.Await;
+import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.testing.kube.Kubectl;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The deployment controller against the API server stand-in, driven with kubectl: a Gateway of
+ * class {@code istio} gets its ServiceAccount, Deployment and Service, owned by the Gateway,
+ * with the listeners' ports, written by server-side apply as {@code istio.io/gateway-controller};
+ * an existing Service without the managed label is left alone; a parametersRef ConfigMap's change
+ * is rendered again; an invalid parametersRef is reported and deploys nothing; manual Gateways
+ * and other classes are left alone.
+ *
+ * <p>The stand-in has no Gateway API CRDs of its own yet: the test installs minimal ones
+ * (Gateway and GatewayClass, any fields, a status subresource).
+ */
+class GatewayDeploymentControllerTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final String CRDS = """
+            apiVersion: apiextensions.k8s.io/v1
+            kind: CustomResourceDefinition
+            metadata: {name: gateways.gateway.networking.k8s.io}
+            spec:
+              group: gateway.networking.k8s.io
+              scope: Namespaced
+              names: {kind: Gateway, listKind: GatewayList, plural: gateways, singular: gateway}
+              versions:
+              - name: v1
+                served: true
+                storage: true
+                subresources: {status: {}}
+                schema:
+                  openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+            ---
+            apiVersion: apiextensions.k8s.io/v1
+            kind: CustomResourceDefinition
+            metadata: {name: gatewayclasses.gateway.networking.k8s.io}
+            spec:
+              group: gateway.networking.k8s.io
+              scope: Cluster
+              names: {kind: GatewayClass, listKind: GatewayClassList, plural: gatewayclasses, singular: gatewayclass}
+              versions:
+              - name: v1
+                served: true
+                storage: true
+                subresources: {status: {}}
+                schema:
+                  openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+            """;
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+    Kubectl kubectl;
+    KubeClient client;
+    AutoCloseable term;
+    CapturedLog log;
+
+    @BeforeEach
+    void cluster() throws Exception {
+        api = FakeApiServer.start();
+        api.installCrds(CRDS);
+        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
+                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: shop}
+                """, "apply", "-f", "-").ok();
+        log = new CapturedLog(GatewayDeploymentController.class);
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false),
+                () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
+                () -> new MeshConfigLoader().defaults());
+        assertEquals(List.of(), client.runAndWait(WAIT));
+        term = controller.lead();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (term != null) {
+            term.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+        log.close();
+        api.close();
+    }
+
+    private void apply(String yaml) {
+        kubectl.runWithInput(yaml, "apply", "-f", "-").ok();
+    }
+
+    private Optional<JsonObject> get(String kind, String name) {
+        var r = kubectl.run("get", kind, name, "-n", "shop", "-o", "json");
+        return r.exit() == 0 ? Optional.of(JsonParser.parseString(r.stdout()).getAsJsonObject()) : Optional.empty();
+    }
+
+    private JsonObject await(String kind, String name) throws InterruptedException {
+        Await.until(kind + " shop/" + name, WAIT, () -> get(kind, name).isPresent());
+        return get(kind, name).orElseThrow();
+    }
+
+    @Test
+    void aGatewayOfClassIstioGetsItsObjectsOwnedByItWithItsListenersPorts() throws Exception {
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop, labels: {team: shop}}
+                spec:
+                  gatewayClassName: istio
+                  listeners:
+                  - {name: http, port: 80, protocol: HTTP}
+                  - {name: shop.secure, port: 443, protocol: HTTPS}
+                  - {name: http-again, port: 80, protocol: HTTP}
+                """);
+        String uid = get("gateway", "web").orElseThrow().getAsJsonObject("metadata").get("uid").getAsString();
+        JsonObject deployment = await("deployment", "web-istio");
+        JsonObject service = await("service", "web-istio");
+        JsonObject sa = await("serviceaccount", "web-istio");
+        for (JsonObject o : List.of(deployment, service, sa)) {
+            JsonObject meta = o.getAsJsonObject("metadata");
+            JsonObject owner = meta.getAsJsonArray("ownerReferences").get(0).getAsJsonObject();
+            assertEquals("Gateway", owner.get("kind").getAsString());
+            assertEquals("web", owner.get("name").getAsString());
+            assertEquals(uid, owner.get("uid").getAsString(), "owned by the Gateway: deleting it deletes them");
+            JsonObject labels = meta.getAsJsonObject("labels");
+            assertEquals("istio.io-gateway-controller", labels.get("gateway.istio.io/managed").getAsString());
+            assertEquals("web", labels.get("gateway.networking.k8s.io/gateway-name").getAsString());
+            assertEquals("istio", labels.get("gateway.networking.k8s.io/gateway-class-name").getAsString());
+            assertEquals("shop", labels.get("team").getAsString(), "the Gateway's labels are copied");
+        }
+        List<String> ports = new ArrayList<>();
+        service.getAsJsonObject("spec").getAsJsonArray("ports").forEach(p -> ports.add(
+                p.getAsJsonObject().get("name").getAsString() + "/" + p.getAsJsonObject().get("port").getAsInt()
+                        + "/" + p.getAsJsonObject().get("appProtocol").getAsString()));
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "shop-secure/443/https"), ports);
+        assertEquals("LoadBalancer", service.getAsJsonObject("spec").get("type").getAsString());
+        JsonObject pod = deployment.getAsJsonObject("spec").getAsJsonObject("template");
+        assertEquals("false", pod.getAsJsonObject("metadata").getAsJsonObject("labels").get("sidecar.istio.io/inject")
+                .getAsString());
+        JsonObject proxy = pod.getAsJsonObject("spec").getAsJsonArray("containers").get(0).getAsJsonObject();
+        assertEquals("istio-proxy", proxy.get("name").getAsString());
+        assertEquals("example.com/istio/proxyv2:1.31.0", proxy.get("image").getAsString());
+        assertEquals("web-istio", pod.getAsJsonObject("spec").get("serviceAccountName").getAsString());
+        assertTrue(api.requestLog().stream().anyMatch(l -> l.startsWith("PATCH /apis/apps/v1/namespaces/shop/deployments/web-istio?")
+                && l.contains("fieldManager=istio.io%2Fgateway-controller") && l.contains("force=true")), api.requestLog().toString());
+        assertTrue(api.requestLog().stream().anyMatch(l -> l.startsWith(
+                "PATCH /apis/gateway.networking.k8s.io/v1/namespaces/shop/gateways/web/status?")),
+                "the controller version is claimed on the status subresource");
+
+        // a listener added: the Service gets its port
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop, labels: {team: shop}}
+                spec:
+                  gatewayClassName: istio
+                  listeners:
+                  - {name: http, port: 80, protocol: HTTP}
+                  - {name: shop.secure, port: 443, protocol: HTTPS}
+                  - {name: tcp, port: 9000, protocol: TCP}
+                """);
+        Await.until("the Service's new port", WAIT, () -> get("service", "web-istio").orElseThrow().getAsJsonObject("spec")
+                .getAsJsonArray("ports").size() == 4);
+    }
+
+    @Test
+    void anExistingServiceWithoutTheManagedLabelIsLeftAlone() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: mine-istio, namespace: shop, labels: {owner: me}}
+                spec:
+                  selector: {app: mine}
+                  ports: [{name: web, port: 8080}]
+                """);
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: mine, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        await("deployment", "mine-istio");
+        Await.until("the skip logged", WAIT, () -> log.has("INFO", "gateway shop/mine", "Service mine-istio", "left alone"));
+        JsonObject service = get("service", "mine-istio").orElseThrow();
+        assertEquals("me", service.getAsJsonObject("metadata").getAsJsonObject("labels").get("owner").getAsString());
+        assertFalse(service.getAsJsonObject("metadata").getAsJsonObject("labels").has("gateway.istio.io/managed"));
+        assertFalse(service.getAsJsonObject("metadata").has("ownerReferences"));
+        JsonArray ports = service.getAsJsonObject("spec").getAsJsonArray("ports");
+        assertEquals(1, ports.size());
+        assertEquals(8080, ports.get(0).getAsJsonObject().get("port").getAsInt());
+    }
+
+    @Test
+    void aParametersRefConfigMapChangeIsRenderedAgain() throws Exception {
+        // the Gateway first: nothing is deployed until its ConfigMap exists, so only the
+        // ConfigMap's events can bring the renderings below
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: tuned, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  infrastructure:
+                    parametersRef: {group: "", kind: ConfigMap, name: gw-options}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/tuned: not deployed:"));
+        apply(options(2));
+        Await.until("2 replicas once the ConfigMap exists", WAIT, () -> replicas("tuned-istio") == 2);
+        apply(options(3));
+        Await.until("3 replicas after the ConfigMap's change", WAIT, () -> replicas("tuned-istio") == 3);
+        assertEquals(1, await("horizontalpodautoscaler", "tuned-istio").getAsJsonObject("spec").get("maxReplicas").getAsInt());
+    }
+
+    private static String options(int replicas) {
+        return """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: gw-options, namespace: shop}
+                data:
+                  deployment: |
+                    spec:
+                      replicas: %d
+                  horizontalPodAutoscaler: |
+                    spec:
+                      minReplicas: 1
+                """.formatted(replicas);
+    }
+
+    private int replicas(String name) {
+        return get("deployment", name).map(d -> d.getAsJsonObject("spec").has("replicas")
+                ? d.getAsJsonObject("spec").get("replicas").getAsInt() : -1).orElse(-1);
+    }
+
+    @Test
+    void anInvalidParametersRefIsReportedAndDeploysNothingUntilFixed() throws Exception {
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: broken, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  infrastructure:
+                    parametersRef: {group: "", kind: ConfigMap, name: missing}
+                """);
+        Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/broken: not deployed:",
+                "parametersRef targeting configmap \"shop/missing\", but configmap does not exist"));
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: wrongkind, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  infrastructure:
+                    parametersRef: {group: "", kind: Secret, name: whatever}
+                """);
+        Await.until("the wrong kind reported", WAIT, () -> log.has("SEVERE", "gateway shop/wrongkind: not deployed:",
+                "unknown infrastructure parameters type /Secret"));
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: missing, namespace: shop}
+                data:
+                  gateway: |
+                    spec: {}
+                """);
+        Await.until("the unsupported key reported", WAIT, () -> log.has("SEVERE", "gateway shop/broken: not deployed:",
+                "unsupported overlay \"gateway\""));
+        assertTrue(get("deployment", "broken-istio").isEmpty());
+        assertTrue(get("deployment", "wrongkind-istio").isEmpty());
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: missing, namespace: shop}
+                data:
+                  deployment: |
+                    spec: {replicas: 2}
+                """);
+        await("deployment", "broken-istio");
+        assertTrue(log.lines().stream().noneMatch(l -> l.contains("Exception")), log.lines().toString());
+    }
+
+    @Test
+    void manualGatewaysAndOtherClassesAreLeftAlone() throws Exception {
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: manual, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  addresses: [{type: Hostname, value: my-gateway.shop.svc.cluster.local}]
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: other, namespace: shop}
+                spec:
+                  gatewayClassName: someone-elses
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: GatewayClass
+                metadata: {name: mine}
+                spec: {controllerName: istio.io/gateway-controller}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: custom, namespace: shop}
+                spec:
+                  gatewayClassName: mine
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        // the custom class naming istiod's controller is deployed: the others were reconciled before it
+        await("deployment", "custom-mine");
+        assertTrue(get("deployment", "manual-istio").isEmpty(), "a hostname address: the user's own deployment");
+        assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
+    }
+}
