@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,37 +39,25 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class GatewayDeploymentControllerTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
-    private static final String CRDS = """
-            apiVersion: apiextensions.k8s.io/v1
-            kind: CustomResourceDefinition
-            metadata: {name: gateways.gateway.networking.k8s.io}
-            spec:
-              group: gateway.networking.k8s.io
-              scope: Namespaced
-              names: {kind: Gateway, listKind: GatewayList, plural: gateways, singular: gateway}
-              versions:
-              - name: v1
-                served: true
-                storage: true
-                subresources: {status: {}}
-                schema:
-                  openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-            ---
-            apiVersion: apiextensions.k8s.io/v1
-            kind: CustomResourceDefinition
-            metadata: {name: gatewayclasses.gateway.networking.k8s.io}
-            spec:
-              group: gateway.networking.k8s.io
-              scope: Cluster
-              names: {kind: GatewayClass, listKind: GatewayClassList, plural: gatewayclasses, singular: gatewayclass}
-              versions:
-              - name: v1
-                served: true
-                storage: true
-                subresources: {status: {}}
-                schema:
-                  openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-            """;
+    /** A minimal CRD of the Gateway API group: any fields, a status subresource. */
+    private static String crd(String kind, String plural, String scope) {
+        return """
+                apiVersion: apiextensions.k8s.io/v1
+                kind: CustomResourceDefinition
+                metadata: {name: %2$s.gateway.networking.k8s.io}
+                spec:
+                  group: gateway.networking.k8s.io
+                  scope: %3$s
+                  names: {kind: %1$s, listKind: %1$sList, plural: %2$s, singular: %4$s}
+                  versions:
+                  - name: v1
+                    served: true
+                    storage: true
+                    subresources: {status: {}}
+                    schema:
+                      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+                """.formatted(kind, plural, scope, kind.toLowerCase(Locale.ROOT));
+    }
 
     @TempDir
     Path dir;
@@ -81,7 +70,7 @@ class GatewayDeploymentControllerTest {
     @BeforeEach
     void cluster() throws Exception {
         api = FakeApiServer.start();
-        api.installCrds(CRDS);
+        api.installCrds(crd("Gateway", "gateways", "Namespaced") + "---\n" + crd("GatewayClass", "gatewayclasses", "Cluster"));
         kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
                 api.writeKubeconfig(dir), dir.resolve("kubectl"));
         kubectl.runWithInput("""
