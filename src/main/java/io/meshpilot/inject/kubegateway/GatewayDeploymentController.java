@@ -11,6 +11,8 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.apis.VersionApi;
+import io.kubernetes.client.openapi.models.V1APIResource;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Deployment;
@@ -21,6 +23,7 @@ import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServiceAccount;
 import io.kubernetes.client.openapi.models.V1ServiceAccountList;
 import io.kubernetes.client.openapi.models.V1ServiceList;
+import io.kubernetes.client.openapi.models.VersionInfo;
 import io.kubernetes.client.util.PatchUtils;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
@@ -30,6 +33,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.inject.InjectionValues;
+import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeErrors;
 import io.meshpilot.kube.ResourceListerWatcher;
@@ -45,6 +49,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
@@ -103,6 +108,8 @@ public final class GatewayDeploymentController {
     private final SharedIndexInformer<V1ServiceAccount> serviceAccounts;
     private final CustomObjectsApi customObjects;
     private final ControllerQueue<String> queue = new ControllerQueue<>("gateway-deployment", RETRY, this::reconcile);
+    /** {@code namespace/name} of the injector ConfigMap whose changes re-render every Gateway; null when not watched here. */
+    private final String injectorConfigMap;
 
     /**
      * Registers the informers with the client (they start with its informers).
@@ -113,7 +120,14 @@ public final class GatewayDeploymentController {
      */
     public GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
                                        Supplier<InjectionValues> values, Supplier<MeshConfig> mesh) {
+        this(client, systemNamespace, settings, values, mesh, null);
+    }
+
+    private GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
+                                        Supplier<InjectionValues> values, Supplier<MeshConfig> mesh,
+                                        String injectorConfigMap) {
         this.client = client;
+        this.injectorConfigMap = injectorConfigMap;
         this.systemNamespace = systemNamespace;
         this.revision = settings.revision();
         this.settings = settings;
@@ -122,7 +136,7 @@ public final class GatewayDeploymentController {
         this.customObjects = new CustomObjectsApi(client.apiClient());
         this.gateways = dynamicInformer("gateways");
         this.classes = dynamicInformer("gatewayclasses");
-        this.configMaps = coreInformer("ConfigMap", V1ConfigMap.class, V1ConfigMapList.class, "", "configmaps");
+        this.configMaps = configMapInformer(client);
         this.deployments = coreInformer("Deployment", V1Deployment.class, V1DeploymentList.class, "apps", "deployments");
         this.services = coreInformer("Service", V1Service.class, V1ServiceList.class, "", "services");
         this.serviceAccounts = coreInformer("ServiceAccount", V1ServiceAccount.class, V1ServiceAccountList.class, "",
@@ -154,11 +168,71 @@ public final class GatewayDeploymentController {
                 client.watchErrorHandler(name));
     }
 
+    /** The client's one ConfigMap informer (its factory holds one informer per type). */
+    private static SharedIndexInformer<V1ConfigMap> configMapInformer(KubeClient client) {
+        return coreInformer(client, "ConfigMap", V1ConfigMap.class, V1ConfigMapList.class, "", "configmaps");
+    }
+
     private <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> coreInformer(
             String name, Class<T> type, Class<L> listType, String group, String plural) {
+        return coreInformer(client, name, type, listType, group, plural);
+    }
+
+    private static <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> coreInformer(
+            KubeClient client, String name, Class<T> type, Class<L> listType, String group, String plural) {
         var api = new GenericKubernetesApi<>(type, listType, group, "v1", plural, client.apiClient());
         return client.informers().sharedIndexInformerFor(ResourceListerWatcher.all(name, api), type, 0,
                 client.watchErrorHandler(name));
+    }
+
+    /**
+     * The controller as the server runs it (istiod's NewDeploymentController), or empty when the
+     * API server does not serve Gateways (the Gateway API CRDs are not installed, or it cannot be
+     * asked): the API server's version and the injector ConfigMap's {@code values} (this
+     * revision's {@code istio-sidecar-injector} in {@code systemNamespace}, read from the
+     * controller's ConfigMap informer; a change re-renders every Gateway) are read here.
+     */
+    public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
+                                                                  String revision, String clusterId,
+                                                                  Supplier<MeshConfig> mesh) {
+        int kubeVersion;
+        try {
+            List<V1APIResource> resources = new CustomObjectsApi(client.apiClient()).getAPIResources(GROUP, "v1").execute()
+                    .getResources();
+            if (resources == null || resources.stream().noneMatch(r -> "gateways".equals(r.getName()))) {
+                LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 gateways not served: not started");
+                return Optional.empty();
+            }
+            kubeVersion = kubeVersion(new VersionApi(client.apiClient()).getCode().execute());
+        } catch (ApiException e) {
+            LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 not served (HTTP " + e.getCode() + " "
+                    + KubeErrors.oneLine(e) + "): not started");
+            return Optional.empty();
+        }
+        String injector = systemNamespace + "/" + InjectorConfigMapWatcher.configMapName(revision);
+        SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
+        Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
+        return Optional.of(new GatewayDeploymentController(client, systemNamespace,
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), values, mesh, injector));
+    }
+
+    /** 1MM of the API server's version (128 for 1.28; "28+" of some providers read as 28). */
+    private static int kubeVersion(VersionInfo v) {
+        String minor = v.getMinor() == null ? "" : v.getMinor().replaceAll("[^0-9].*", "");
+        String major = v.getMajor() == null ? "" : v.getMajor().replaceAll("[^0-9].*", "");
+        return major.isEmpty() || minor.isEmpty() ? 0 : Integer.parseInt(major) * 100 + Integer.parseInt(minor);
+    }
+
+    /** The injector ConfigMap's values over the chart defaults; the defaults alone when it is missing or its values do not parse. */
+    private static InjectionValues injectorValues(V1ConfigMap cm, String name) {
+        String json = cm == null || cm.getData() == null ? null : cm.getData().get(InjectorConfigMapWatcher.VALUES_KEY);
+        try {
+            return InjectionValues.parse(json);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.WARNING, "gateway deployment controller: injector ConfigMap " + name + ": " + e.getMessage()
+                    + ": rendering with the chart's defaults");
+            return InjectionValues.defaults();
+        }
     }
 
     /**
@@ -190,10 +264,14 @@ public final class GatewayDeploymentController {
         }
     }
 
-    /** A Gateway's parametersRef, or a class-defaults ConfigMap in the system namespace, changed. */
+    /** A Gateway's parametersRef, a class-defaults ConfigMap in the system namespace, or the injector's, changed. */
     private void configMapChanged(V1ConfigMap cm) {
         String namespace = cm.getMetadata().getNamespace();
         String name = cm.getMetadata().getName();
+        if ((namespace + "/" + name).equals(injectorConfigMap)) {
+            settingsChanged();
+            return;
+        }
         Map<String, String> labels = cm.getMetadata().getLabels() == null ? Map.of() : cm.getMetadata().getLabels();
         String defaultsFor = systemNamespace.equals(namespace) ? labels.get(CLASS_DEFAULTS_LABEL) : null;
         queueGateways(gw -> defaultsFor != null && defaultsFor.equals(className(gw))

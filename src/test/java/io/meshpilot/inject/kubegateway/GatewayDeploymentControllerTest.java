@@ -336,4 +336,56 @@ class GatewayDeploymentControllerTest {
         assertTrue(get("deployment", "manual-istio").isEmpty(), "a hostname address: the user's own deployment");
         assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
     }
+
+    @Test
+    void asTheServerBuildsItTheInjectorValuesAndTheApiServersVersionAreRead() throws Exception {
+        term.close(); // the server's controller alone writes below
+        term = null;
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: istio-sidecar-injector-canary, namespace: istio-system}
+                data:
+                  values: '{"global":{"hub":"registry.example.com/mesh","tag":"9.9.9"}}'
+                """);
+        try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
+            GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
+                    "cluster-a", () -> new MeshConfigLoader().defaults()).orElseThrow();
+            assertEquals(List.of(), server.runAndWait(WAIT));
+            try (AutoCloseable leading = controller.lead()) {
+                apply("""
+                        apiVersion: gateway.networking.k8s.io/v1
+                        kind: Gateway
+                        metadata: {name: canary, namespace: shop, labels: {istio.io/rev: canary}}
+                        spec:
+                          gatewayClassName: istio
+                          listeners: [{name: http, port: 80, protocol: HTTP}]
+                        """);
+                JsonObject deployment = await("deployment", "canary-istio");
+                JsonObject proxy = deployment.getAsJsonObject("spec").getAsJsonObject("template").getAsJsonObject("spec")
+                        .getAsJsonArray("containers").get(0).getAsJsonObject();
+                assertEquals("registry.example.com/mesh/proxyv2:9.9.9", proxy.get("image").getAsString());
+                assertTrue(proxy.getAsJsonArray("env").toString().contains(
+                        "{\"name\":\"ISTIO_META_CLUSTER_ID\",\"value\":\"cluster-a\"}"), proxy.get("env").toString());
+                assertTrue(await("serviceaccount", "canary-istio").getAsJsonObject("metadata").has("ownerReferences"),
+                        "the stand-in says 1.32: ServiceAccounts are owned too");
+
+                apply("""
+                        apiVersion: v1
+                        kind: ConfigMap
+                        metadata: {name: istio-sidecar-injector-canary, namespace: istio-system}
+                        data:
+                          values: '{"global":{"hub":"registry.example.com/mesh","tag":"9.9.10"}}'
+                        """);
+                Await.until("the injector's new tag rendered", WAIT, () -> get("deployment", "canary-istio").orElseThrow()
+                        .toString().contains("registry.example.com/mesh/proxyv2:9.9.10"));
+            }
+        }
+        try (FakeApiServer bare = FakeApiServer.start();
+             KubeClient other = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
+            assertTrue(GatewayDeploymentController.forServer(other, "istio-system", "", "Kubernetes",
+                    () -> new MeshConfigLoader().defaults()).isEmpty(), "no Gateway API CRDs: no controller");
+            assertTrue(log.has("INFO", "gateway deployment controller:", "not started"), log.lines().toString());
+        }
+    }
 }
