@@ -215,22 +215,27 @@ class GatewayDeploymentControllerTest {
     void aParametersRefConfigMapChangeIsRenderedAgain() throws Exception {
         // the Gateway first: nothing is deployed until its ConfigMap exists, so only the
         // ConfigMap's events can bring the renderings below
-        apply("""
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: tuned, namespace: shop}
-                spec:
-                  gatewayClassName: istio
-                  infrastructure:
-                    parametersRef: {group: "", kind: ConfigMap, name: gw-options}
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                """);
+        apply(withParameters("tuned", "ConfigMap", "gw-options"));
         Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/tuned: not deployed:"));
         apply(options(2));
         Await.until("2 replicas once the ConfigMap exists", WAIT, () -> replicas("tuned-istio") == 2);
         apply(options(3));
         Await.until("3 replicas after the ConfigMap's change", WAIT, () -> replicas("tuned-istio") == 3);
         assertEquals(1, await("horizontalpodautoscaler", "tuned-istio").getAsJsonObject("spec").get("maxReplicas").getAsInt());
+    }
+
+    /** A Gateway of class istio whose infrastructure parameters are {@code kind} {@code name}. */
+    private static String withParameters(String gateway, String kind, String name) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  infrastructure:
+                    parametersRef: {group: "", kind: %s, name: %s}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """.formatted(gateway, kind, name);
     }
 
     private static String options(int replicas) {
@@ -255,26 +260,10 @@ class GatewayDeploymentControllerTest {
 
     @Test
     void anInvalidParametersRefIsReportedAndDeploysNothingUntilFixed() throws Exception {
-        apply("""
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: broken, namespace: shop}
-                spec:
-                  gatewayClassName: istio
-                  infrastructure:
-                    parametersRef: {group: "", kind: ConfigMap, name: missing}
-                """);
+        apply(withParameters("broken", "ConfigMap", "missing"));
         Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/broken: not deployed:",
                 "parametersRef targeting configmap \"shop/missing\", but configmap does not exist"));
-        apply("""
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: wrongkind, namespace: shop}
-                spec:
-                  gatewayClassName: istio
-                  infrastructure:
-                    parametersRef: {group: "", kind: Secret, name: whatever}
-                """);
+        apply(withParameters("wrongkind", "Secret", "whatever"));
         Await.until("the wrong kind reported", WAIT, () -> log.has("SEVERE", "gateway shop/wrongkind: not deployed:",
                 "unknown infrastructure parameters type /Secret"));
         apply("""
