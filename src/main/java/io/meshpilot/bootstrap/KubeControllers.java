@@ -3,6 +3,7 @@ package io.meshpilot.bootstrap;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.kube.ingress.IngressStatusWriter;
 import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.inject.kubegateway.GatewayDeploymentController;
 import io.meshpilot.kube.ElectionTimings;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.controllers.SyncWaiter;
@@ -46,6 +47,8 @@ final class KubeControllers {
     private final LeaderElection statusElection;
     /** The ingress status election (istio-leader); null when no Ingress is served. */
     private final LeaderElection ingressStatusElection;
+    /** The Gateway API deployment controller's election; null when the API server serves no Gateways. */
+    private final LeaderElection gatewayDeploymentElection;
     /** Deadline of the informers' and the registries' sync, counted from the start of the start functions. */
     private Instant syncDeadline;
 
@@ -71,6 +74,10 @@ final class KubeControllers {
         this.statusElection = statusController(configs, discovery);
         this.ingressStatusElection = configs.ingress().map(ingress -> election(LeaderElection.INGRESS_CONTROLLER)
                 .addDuty("ingress status writer", new IngressStatusWriter(client, ingress)::lead)).orElse(null);
+        this.gatewayDeploymentElection = GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
+                        args.clusterId(), () -> discovery.currentPushContext().mesh())
+                .map(c -> election(LeaderElection.perRevision(GatewayDeploymentController.ELECTION, args.revision()))
+                        .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }
 
     /**
@@ -129,7 +136,8 @@ final class KubeControllers {
         return (namespaceControllerElection == null ? "" : "namespace controller, ")
                 + "validation and injection webhook patchers"
                 + (statusElection == null ? "" : ", status writer")
-                + (ingressStatusElection == null ? "" : ", ingress status writer");
+                + (ingressStatusElection == null ? "" : ", ingress status writer")
+                + (gatewayDeploymentElection == null ? "" : ", gateway deployment controller");
     }
 
     /** The start functions, in istiod's order; each puts what it starts among what the server closes. */
@@ -168,6 +176,12 @@ final class KubeControllers {
             afterFirstPush.add(step("ingress-status", () -> {
                 closeables.add(ingressStatusElection);
                 return startElection(ingressStatusElection);
+            }));
+        }
+        if (gatewayDeploymentElection != null) { // renders with the first push's mesh config
+            afterFirstPush.add(step("gateway-deployment", () -> {
+                closeables.add(gatewayDeploymentElection);
+                return startElection(gatewayDeploymentElection);
             }));
         }
         return new Platform.StartPhases(this::registerProbes, beforeConfigSync, afterConfigSync,

@@ -317,7 +317,7 @@ public final class SidecarInjector {
     }
 
     /** istiod's protoToJSON(cleanProxyConfig): the proxy config without the fields that equal Istio's defaults. */
-    static String proxyConfigJson(ProxyConfig pc) {
+    public static String proxyConfigJson(ProxyConfig pc) {
         ProxyConfig.Builder b = pc.toBuilder();
         for (Map.Entry<FieldDescriptor, Object> e : pc.getAllFields().entrySet()) {
             FieldDescriptor f = e.getKey();

@@ -18,14 +18,14 @@ import java.util.TreeMap;
  * the template pod (labels, annotations, init containers, containers, volumes, pull secrets)
  * that is then merged into the pod. The gateway, grpc and other templates are not rendered.
  */
-final class SidecarTemplate {
-    static final String PROXY = "istio-proxy";
+public final class SidecarTemplate {
+    public static final String PROXY = "istio-proxy";
     static final String INIT = "istio-init";
     static final String VALIDATION = "istio-validation";
     private static final String MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks";
 
     /** Who owns the pod, as istiod's GetDeployMetaFromPod finds it. */
-    record DeployMeta(String name, String namespace, String apiVersion, String kind) {
+    public record DeployMeta(String name, String namespace, String apiVersion, String kind) {
     }
 
     /**
@@ -40,7 +40,7 @@ final class SidecarTemplate {
      * @param localhostInbound whether the mesh's inbound traffic policy is LOCALHOST
      * @param otelResourceAttributes the sidecar's OTEL_RESOURCE_ATTRIBUTES, "" for none
      */
-    record Input(JsonObject pod, InjectionValues values, Map<String, String> proxyMetadata, String proxyConfigJson,
+    public record Input(JsonObject pod, InjectionValues values, Map<String, String> proxyMetadata, String proxyConfigJson,
                  String interceptionMode, boolean holdApplication, String trustDomain, boolean localhostInbound,
                  boolean nativeSidecars, String revision, DeployMeta deploy, String otelResourceAttributes) {
     }
@@ -50,7 +50,7 @@ final class SidecarTemplate {
     private final Map<String, String> annotations;
     private final Map<String, String> labels;
 
-    SidecarTemplate(Input in) {
+    public SidecarTemplate(Input in) {
         this.in = in;
         this.v = in.values();
         this.annotations = Pods.stringMap(in.pod(), "metadata", "annotations");
@@ -108,7 +108,7 @@ final class SidecarTemplate {
     }
 
     /** global.imagePullSecrets, when set (every proxy template). */
-    void addImagePullSecrets(JsonObject spec) {
+    public void addImagePullSecrets(JsonObject spec) {
         if (v.truthy("global.imagePullSecrets")) {
             JsonArray secrets = new JsonArray();
             v.get("global.imagePullSecrets").getAsJsonArray().forEach(s -> secrets.add(named(s.getAsString())));
@@ -134,7 +134,7 @@ final class SidecarTemplate {
         return p;
     }
 
-    static JsonObject named(String name) {
+    public static JsonObject named(String name) {
         JsonObject o = new JsonObject();
         o.addProperty("name", name);
         return o;
@@ -281,7 +281,7 @@ final class SidecarTemplate {
     }
 
     /** The proxy's image: the proxyImage annotation or global.proxy.image when either names a repository, else hub/image:tag. */
-    String proxyImage() {
+    public String proxyImage() {
         return image(annotation("sidecar.istio.io/proxyImage", v.string("global.proxy.image")), v.string("global.proxy.image"));
     }
 
@@ -445,7 +445,7 @@ final class SidecarTemplate {
         return args;
     }
 
-    static JsonObject healthzReady() {
+    public static JsonObject healthzReady() {
         JsonObject get = new JsonObject();
         get.addProperty("path", "/healthz/ready");
         get.addProperty("port", 15021);
@@ -569,7 +569,7 @@ final class SidecarTemplate {
     }
 
     /** The certificate provider, the CA's address and the pod's downward-API fields (every proxy template). */
-    void podEnv(JsonArray env) {
+    public void podEnv(JsonArray env) {
         env.add(env("PILOT_CERT_PROVIDER", v.string("global.pilotCertProvider")));
         String revision = v.string("revision");
         env.add(env("CA_ADDR", v.truthy("global.caAddress") ? v.string("global.caAddress")
@@ -672,7 +672,7 @@ final class SidecarTemplate {
     }
 
     /** Where the agent finds workload certificates: GKE's CSI driver's or its own. */
-    JsonObject workloadCertsMount() {
+    public JsonObject workloadCertsMount() {
         if (v.string("global.caName").equals("GkeWorkloadCertificate")) {
             JsonObject gke = mount("gke-workload-certificate", "/var/run/secrets/workload-spiffe-credentials");
             gke.addProperty("readOnly", true);
@@ -726,7 +726,7 @@ final class SidecarTemplate {
         return vols;
     }
 
-    JsonObject workloadCertsVolume() {
+    public JsonObject workloadCertsVolume() {
         if (v.string("global.caName").equals("GkeWorkloadCertificate")) {
             return JsonParser.parseString("{\"name\":\"gke-workload-certificate\",\"csi\":{\"driver\":"
                     + "\"workloadcertificates.security.cloud.google.com\"}}").getAsJsonObject();
@@ -744,25 +744,25 @@ final class SidecarTemplate {
         }
     }
 
-    static JsonObject memoryVolume(String name) {
+    public static JsonObject memoryVolume(String name) {
         JsonObject o = JsonParser.parseString("{\"emptyDir\":{\"medium\":\"Memory\"}}").getAsJsonObject();
         o.addProperty("name", name);
         return o;
     }
 
-    static JsonObject emptyDirVolume(String name) {
+    public static JsonObject emptyDirVolume(String name) {
         JsonObject o = named(name);
         o.add("emptyDir", new JsonObject());
         return o;
     }
 
-    static JsonObject podInfoVolume() {
+    public static JsonObject podInfoVolume() {
         return JsonParser.parseString("{\"name\":\"istio-podinfo\",\"downwardAPI\":{\"items\":["
                 + "{\"path\":\"labels\",\"fieldRef\":{\"fieldPath\":\"metadata.labels\"}},"
                 + "{\"path\":\"annotations\",\"fieldRef\":{\"fieldPath\":\"metadata.annotations\"}}]}}").getAsJsonObject();
     }
 
-    JsonObject tokenVolume() {
+    public JsonObject tokenVolume() {
         JsonObject token = JsonParser.parseString("{\"name\":\"istio-token\",\"projected\":{\"sources\":[{"
                 + "\"serviceAccountToken\":{\"path\":\"istio-token\",\"expirationSeconds\":43200}}]}}").getAsJsonObject();
         token.getAsJsonObject("projected").getAsJsonArray("sources").get(0).getAsJsonObject()
@@ -770,7 +770,7 @@ final class SidecarTemplate {
         return token;
     }
 
-    void addIstiodCaVolume(JsonArray vols) {
+    public void addIstiodCaVolume(JsonArray vols) {
         if (v.string("global.pilotCertProvider").equals("istiod")) {
             JsonObject ca = named("istiod-ca-cert");
             String bundle = firstNonEmpty(v.string("global.trustBundleName"), "");
@@ -807,21 +807,21 @@ final class SidecarTemplate {
         }
     }
 
-    static JsonObject mount(String name, String path) {
+    public static JsonObject mount(String name, String path) {
         JsonObject o = new JsonObject();
         o.addProperty("name", name);
         o.addProperty("mountPath", path);
         return o;
     }
 
-    static JsonObject env(String name, String value) {
+    public static JsonObject env(String name, String value) {
         JsonObject o = new JsonObject();
         o.addProperty("name", name);
         o.addProperty("value", value);
         return o;
     }
 
-    static JsonObject fieldRef(String name, String path) {
+    public static JsonObject fieldRef(String name, String path) {
         JsonObject ref = new JsonObject();
         ref.addProperty("fieldPath", path);
         JsonObject from = new JsonObject();
@@ -832,7 +832,7 @@ final class SidecarTemplate {
         return o;
     }
 
-    static JsonObject resourceRef(String name, String resource) {
+    public static JsonObject resourceRef(String name, String resource) {
         JsonObject ref = new JsonObject();
         ref.addProperty("resource", resource);
         ref.addProperty("divisor", "1");
@@ -844,7 +844,7 @@ final class SidecarTemplate {
         return o;
     }
 
-    static JsonArray strings(List<String> values) {
+    public static JsonArray strings(List<String> values) {
         JsonArray a = new JsonArray();
         values.forEach(s -> a.add(new JsonPrimitive(s)));
         return a;
@@ -869,7 +869,7 @@ final class SidecarTemplate {
         return String.join(",", out);
     }
 
-    static String firstNonEmpty(String... values) {
+    public static String firstNonEmpty(String... values) {
         for (String s : values) {
             if (s != null && !s.isEmpty()) {
                 return s;

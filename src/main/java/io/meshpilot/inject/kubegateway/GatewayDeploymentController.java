@@ -1,0 +1,576 @@
+package io.meshpilot.inject.kubegateway;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.cache.Cache;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.apis.VersionApi;
+import io.kubernetes.client.openapi.models.V1APIResource;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1ConfigMapList;
+import io.kubernetes.client.openapi.models.V1Deployment;
+import io.kubernetes.client.openapi.models.V1DeploymentList;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1OwnerReference;
+import io.kubernetes.client.openapi.models.V1Service;
+import io.kubernetes.client.openapi.models.V1ServiceAccount;
+import io.kubernetes.client.openapi.models.V1ServiceAccountList;
+import io.kubernetes.client.openapi.models.V1ServiceList;
+import io.kubernetes.client.openapi.models.VersionInfo;
+import io.kubernetes.client.util.PatchUtils;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.kubernetes.client.util.generic.options.PatchOptions;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.inject.InjectionValues;
+import io.meshpilot.inject.InjectorConfigMapWatcher;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeErrors;
+import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.Backoff;
+import io.meshpilot.kube.controllers.ControllerQueue;
+import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.SignallingInformer;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiPredicate;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * istiod's Gateway API deployment controller (pilot/pkg/config/kube/gatewaycommon/deploymentcontroller.go):
+ * for every Gateway of a class whose controller is {@code istio.io/gateway-controller}, the
+ * ServiceAccount, Deployment and Service of the {@code kube-gateway} template
+ * ({@link KubeGatewayTemplate}), with the class-defaults and parametersRef ConfigMaps laid over
+ * ({@link Overlays}), server-side applied as {@code istio.io/gateway-controller} (forced) and
+ * owned by the Gateway, so Kubernetes' garbage collector removes them with it.
+ *
+ * <p>Left alone as istiod leaves them: Gateways of other classes, revisions or unselected
+ * namespaces; manual Gateways (more than one address, or a hostname address); Gateways a newer
+ * controller version claims ({@code gateway.istio.io/controller-version}); objects that exist
+ * without the {@code gateway.istio.io/managed} label. A Gateway's objects are rendered again when
+ * the Gateway's spec, labels or annotations change, when its class or one of its ConfigMaps
+ * changes, when one of its objects changes, and on {@link #settingsChanged}. Runs only on the
+ * leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}).
+ */
+public final class GatewayDeploymentController {
+    private static final System.Logger LOG = System.getLogger(GatewayDeploymentController.class.getName());
+    /** The Lease's name before the revision suffix (LeaderElection.perRevision). */
+    public static final String ELECTION = "istio-gateway-deployment";
+    /** The field manager of every apply (istiod's features.ManagedGatewayController). */
+    public static final String FIELD_MANAGER = "istio.io/gateway-controller";
+    static final String CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
+    private static final String GROUP = "gateway.networking.k8s.io";
+    private static final String REVISION_LABEL = "istio.io/rev";
+    /** istiod's built-in classes; only {@code istio} has a template. */
+    private static final Map<String, String> BUILTIN_CLASSES = Map.of("istio", FIELD_MANAGER,
+            "istio-remote", "istio.io/unmanaged-gateway");
+    private static final Backoff RETRY = Backoff.fixed(Duration.ofSeconds(1));
+    /** The kinds the template may produce, with their API (group, version, plural). */
+    private static final Map<String, List<String>> KINDS = Map.of(
+            "ServiceAccount", List.of("", "v1", "serviceaccounts"),
+            "Deployment", List.of("apps", "v1", "deployments"),
+            "Service", List.of("", "v1", "services"),
+            "HorizontalPodAutoscaler", List.of("autoscaling", "v2", "horizontalpodautoscalers"),
+            "PodDisruptionBudget", List.of("policy", "v1", "poddisruptionbudgets"));
+
+    private final KubeClient client;
+    private final String systemNamespace;
+    private final String revision;
+    private final DeploymentInput.Settings settings;
+    private final Supplier<InjectionValues> values;
+    private final Supplier<MeshConfig> mesh;
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gateways;
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> classes;
+    private final SharedIndexInformer<V1ConfigMap> configMaps;
+    private final SharedIndexInformer<V1Deployment> deployments;
+    private final SharedIndexInformer<V1Service> services;
+    private final SharedIndexInformer<V1ServiceAccount> serviceAccounts;
+    private final CustomObjectsApi customObjects;
+    private final ControllerQueue<String> queue = new ControllerQueue<>("gateway-deployment", RETRY, this::reconcile);
+    /** {@code namespace/name} of the injector ConfigMap whose changes re-render every Gateway; null when not watched here. */
+    private final String injectorConfigMap;
+
+    /**
+     * Registers the informers with the client (they start with its informers).
+     *
+     * @param systemNamespace where the class-defaults ConfigMaps live (istiod's namespace)
+     * @param values          the injector ConfigMap's values, as they are now
+     * @param mesh            the mesh config, as it is now (its default proxy config and trust domain)
+     */
+    public GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
+                                       Supplier<InjectionValues> values, Supplier<MeshConfig> mesh) {
+        this(client, systemNamespace, settings, values, mesh, null);
+    }
+
+    private GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
+                                        Supplier<InjectionValues> values, Supplier<MeshConfig> mesh,
+                                        String injectorConfigMap) {
+        this.client = client;
+        this.injectorConfigMap = injectorConfigMap;
+        this.systemNamespace = systemNamespace;
+        this.revision = settings.revision();
+        this.settings = settings;
+        this.values = values;
+        this.mesh = mesh;
+        this.customObjects = new CustomObjectsApi(client.apiClient());
+        this.gateways = dynamicInformer("gateways");
+        this.classes = dynamicInformer("gatewayclasses");
+        this.configMaps = configMapInformer(client);
+        this.deployments = coreInformer("Deployment", V1Deployment.class, V1DeploymentList.class, "apps", "deployments");
+        this.services = coreInformer("Service", V1Service.class, V1ServiceList.class, "", "services");
+        this.serviceAccounts = coreInformer("ServiceAccount", V1ServiceAccount.class, V1ServiceAccountList.class, "",
+                "serviceaccounts");
+        // status-only updates (attached routes, conditions) do not change what is deployed
+        gateways.addEventHandler(changes((before, after) -> before.getMetadata().getGeneration() == null
+                        || !Objects.equals(before.getMetadata().getGeneration(), after.getMetadata().getGeneration())
+                        || !Objects.equals(before.getMetadata().getLabels(), after.getMetadata().getLabels())
+                        || !Objects.equals(before.getMetadata().getAnnotations(), after.getMetadata().getAnnotations()),
+                gw -> queue.add(key(gw.getMetadata()))));
+        classes.addEventHandler(changes((a, b) -> true, c -> queueGateways(gw ->
+                className(gw).equals(c.getMetadata().getName()))));
+        configMaps.addEventHandler(changes((a, b) -> true, this::configMapChanged));
+        for (SharedIndexInformer<? extends KubernetesObject> owned : List.of(deployments, services, serviceAccounts)) {
+            addOwnedHandler(owned);
+        }
+        client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
+        client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+    }
+
+    private <T extends KubernetesObject> void addOwnedHandler(SharedIndexInformer<T> informer) {
+        informer.addEventHandler(changes((a, b) -> true, this::ownedChanged));
+    }
+
+    private SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> dynamicInformer(String plural) {
+        String name = GROUP + "/v1/" + plural;
+        var api = new DynamicKubernetesApi(GROUP, "v1", plural, client.apiClient());
+        return new SignallingInformer<>(DynamicKubernetesObject.class, ResourceListerWatcher.all(name, api), new Cache<>(),
+                client.watchErrorHandler(name));
+    }
+
+    /** The client's one ConfigMap informer (its factory holds one informer per type). */
+    private static SharedIndexInformer<V1ConfigMap> configMapInformer(KubeClient client) {
+        return coreInformer(client, "ConfigMap", V1ConfigMap.class, V1ConfigMapList.class, "", "configmaps");
+    }
+
+    private <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> coreInformer(
+            String name, Class<T> type, Class<L> listType, String group, String plural) {
+        return coreInformer(client, name, type, listType, group, plural);
+    }
+
+    private static <T extends KubernetesObject, L extends KubernetesListObject> SharedIndexInformer<T> coreInformer(
+            KubeClient client, String name, Class<T> type, Class<L> listType, String group, String plural) {
+        var api = new GenericKubernetesApi<>(type, listType, group, "v1", plural, client.apiClient());
+        return client.informers().sharedIndexInformerFor(ResourceListerWatcher.all(name, api), type, 0,
+                client.watchErrorHandler(name));
+    }
+
+    /**
+     * The controller as the server runs it (istiod's NewDeploymentController), or empty when the
+     * API server does not serve Gateways (the Gateway API CRDs are not installed, or it cannot be
+     * asked): the API server's version and the injector ConfigMap's {@code values} (this
+     * revision's {@code istio-sidecar-injector} in {@code systemNamespace}, read from the
+     * controller's ConfigMap informer; a change re-renders every Gateway) are read here.
+     */
+    public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
+                                                                  String revision, String clusterId,
+                                                                  Supplier<MeshConfig> mesh) {
+        int kubeVersion;
+        try {
+            List<V1APIResource> resources = new CustomObjectsApi(client.apiClient()).getAPIResources(GROUP, "v1").execute()
+                    .getResources();
+            if (resources == null || resources.stream().noneMatch(r -> "gateways".equals(r.getName()))) {
+                LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 gateways not served: not started");
+                return Optional.empty();
+            }
+            kubeVersion = kubeVersion(new VersionApi(client.apiClient()).getCode().execute());
+        } catch (ApiException e) {
+            LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 not served (HTTP " + e.getCode() + " "
+                    + KubeErrors.oneLine(e) + "): not started");
+            return Optional.empty();
+        }
+        String injector = systemNamespace + "/" + InjectorConfigMapWatcher.configMapName(revision);
+        SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
+        Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
+        return Optional.of(new GatewayDeploymentController(client, systemNamespace,
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), values, mesh, injector));
+    }
+
+    /** 1MM of the API server's version (128 for 1.28; "28+" of some providers read as 28). */
+    private static int kubeVersion(VersionInfo v) {
+        String minor = v.getMinor() == null ? "" : v.getMinor().replaceAll("[^0-9].*", "");
+        String major = v.getMajor() == null ? "" : v.getMajor().replaceAll("[^0-9].*", "");
+        return major.isEmpty() || minor.isEmpty() ? 0 : Integer.parseInt(major) * 100 + Integer.parseInt(minor);
+    }
+
+    /** The injector ConfigMap's values over the chart defaults; the defaults alone when it is missing or its values do not parse. */
+    private static InjectionValues injectorValues(V1ConfigMap cm, String name) {
+        String json = cm == null || cm.getData() == null ? null : cm.getData().get(InjectorConfigMapWatcher.VALUES_KEY);
+        try {
+            return InjectionValues.parse(json);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.WARNING, "gateway deployment controller: injector ConfigMap " + name + ": " + e.getMessage()
+                    + ": rendering with the chart's defaults");
+            return InjectionValues.defaults();
+        }
+    }
+
+    /**
+     * Starts reconciling (the leader's term): every Gateway once the informers have synced, then
+     * as they change. Closing the returned term stops it.
+     */
+    public AutoCloseable lead() {
+        CompletableFuture<?> synced = CompletableFuture.allOf(gateways.synced(), classes.synced(),
+                SignallingInformer.syncedOf(configMaps), SignallingInformer.syncedOf(deployments),
+                SignallingInformer.syncedOf(services), SignallingInformer.syncedOf(serviceAccounts));
+        return queue.start(synced, () -> queueGateways(gw -> true));
+    }
+
+    /** The mesh config or the injector settings changed: every Gateway is rendered again. */
+    public void settingsChanged() {
+        queueGateways(gw -> true);
+    }
+
+    /** Every Gateway's objects reconciled at least once since {@link #lead}. */
+    public boolean hasSynced() {
+        return queue.hasSynced();
+    }
+
+    private void queueGateways(Predicate<DynamicKubernetesObject> which) {
+        for (DynamicKubernetesObject gw : gateways.getIndexer().list()) {
+            if (which.test(gw)) {
+                queue.add(key(gw.getMetadata()));
+            }
+        }
+    }
+
+    /** A Gateway's parametersRef, a class-defaults ConfigMap in the system namespace, or the injector's, changed. */
+    private void configMapChanged(V1ConfigMap cm) {
+        String namespace = cm.getMetadata().getNamespace();
+        String name = cm.getMetadata().getName();
+        if ((namespace + "/" + name).equals(injectorConfigMap)) {
+            settingsChanged();
+            return;
+        }
+        Map<String, String> labels = cm.getMetadata().getLabels() == null ? Map.of() : cm.getMetadata().getLabels();
+        String defaultsFor = systemNamespace.equals(namespace) ? labels.get(CLASS_DEFAULTS_LABEL) : null;
+        queueGateways(gw -> defaultsFor != null && defaultsFor.equals(className(gw))
+                || namespace.equals(gw.getMetadata().getNamespace()) && name.equals(parametersRefName(gw.getRaw())));
+    }
+
+    /** One of a Gateway's objects changed (someone edited or deleted it): its Gateway is reconciled. */
+    private void ownedChanged(KubernetesObject o) {
+        V1ObjectMeta meta = o.getMetadata();
+        if (meta.getOwnerReferences() == null) {
+            return;
+        }
+        for (V1OwnerReference owner : meta.getOwnerReferences()) {
+            if ("Gateway".equals(owner.getKind()) && owner.getApiVersion() != null
+                    && owner.getApiVersion().startsWith(GROUP + "/")) {
+                queue.add(meta.getNamespace() + "/" + owner.getName());
+            }
+        }
+    }
+
+    private Outcome reconcile(String key) {
+        DynamicKubernetesObject gw = gateways.getIndexer().getByKey(key);
+        if (gw == null) {
+            return Outcome.DONE; // deleted: the garbage collector removes what it owned
+        }
+        JsonObject raw = gw.getRaw();
+        String controller = controllerOf(className(gw));
+        if (!FIELD_MANAGER.equals(controller)) {
+            LOG.log(Level.DEBUG, () -> "gateway " + key + ": class " + className(gw) + " is not istiod's (" + controller + ")");
+            return Outcome.DONE;
+        }
+        if (!client.discoveryNamespaces().selects(gw.getMetadata().getNamespace()) || !isMine(gw.getMetadata())) {
+            return Outcome.DONE;
+        }
+        if (!isManaged(DeploymentInput.object(raw, "spec"))) {
+            LOG.log(Level.DEBUG, () -> "gateway " + key + ": manual deployment (spec.addresses), nothing deployed");
+            return Outcome.DONE;
+        }
+        Map<String, String> annotations = gw.getMetadata().getAnnotations() == null ? Map.of()
+                : gw.getMetadata().getAnnotations();
+        VersionClaim claim = VersionClaim.of(annotations.get(KubeGatewayTemplate.CONTROLLER_VERSION_ANNOTATION));
+        if (!claim.manage()) {
+            LOG.log(Level.DEBUG, () -> "gateway " + key + ": managed by controller version "
+                    + annotations.get(KubeGatewayTemplate.CONTROLLER_VERSION_ANNOTATION));
+            return Outcome.DONE;
+        }
+        DeploymentInput input = DeploymentInput.of(raw, List.of(), settings);
+        List<JsonObject> objects;
+        try {
+            objects = KubeGatewayTemplate.objects(input, values.get(), mesh.get(), overlays(raw, input));
+        } catch (IllegalArgumentException e) {
+            // not retried: only a change of the Gateway or its ConfigMaps can fix it; what was deployed stays
+            LOG.log(Level.ERROR, "gateway " + key + ": not deployed: " + e.getMessage());
+            return Outcome.DONE;
+        }
+        try {
+            if (claim.takeOver()) {
+                claimVersion(gw);
+            }
+            List<String> applied = new ArrayList<>();
+            for (JsonObject o : objects) {
+                if (apply(o, input)) {
+                    applied.add(DeploymentInput.string(o, "kind") + " " + DeploymentInput.object(o, "metadata")
+                            .get("name").getAsString());
+                }
+            }
+            LOG.log(Level.INFO, "gateway " + key + " deployed: applied " + applied);
+            return Outcome.DONE;
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "gateway " + key + ": not deployed: " + e.getMessage());
+            return Outcome.DONE;
+        } catch (ApiException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                return Outcome.DONE;
+            }
+            LOG.log(e.getCode() == 409 ? Level.DEBUG : Level.WARNING, "gateway " + key + ": apply failed (retrying): HTTP "
+                    + e.getCode() + " " + KubeErrors.oneLine(e));
+            return Outcome.RETRY;
+        }
+    }
+
+    /** The ConfigMap data laid over the rendering: the class defaults (the oldest such ConfigMap), then the parametersRef's. */
+    private List<Map<String, String>> overlays(JsonObject gateway, DeploymentInput input) {
+        List<Map<String, String>> out = new ArrayList<>();
+        configMaps.getIndexer().list().stream()
+                .filter(cm -> systemNamespace.equals(cm.getMetadata().getNamespace()) && cm.getMetadata().getLabels() != null
+                        && input.gatewayClass().equals(cm.getMetadata().getLabels().get(CLASS_DEFAULTS_LABEL)))
+                .min(Comparator.comparing((V1ConfigMap cm) -> cm.getMetadata().getCreationTimestamp() == null ? Instant.MIN
+                        : cm.getMetadata().getCreationTimestamp().toInstant()).thenComparing(cm -> cm.getMetadata().getName()))
+                .ifPresent(cm -> out.add(data(cm)));
+        JsonObject ref = DeploymentInput.object(DeploymentInput.object(DeploymentInput.object(gateway, "spec"),
+                "infrastructure"), "parametersRef");
+        if (!ref.isEmpty()) {
+            String group = DeploymentInput.string(ref, "group");
+            String kind = DeploymentInput.string(ref, "kind");
+            if (!group.isEmpty() || !kind.equals("ConfigMap")) {
+                throw new IllegalArgumentException("invalid parameters: unknown infrastructure parameters type "
+                        + group + "/" + kind);
+            }
+            String name = DeploymentInput.string(ref, "name");
+            V1ConfigMap cm = configMaps.getIndexer().getByKey(input.namespace() + "/" + name);
+            if (cm == null) {
+                throw new IllegalArgumentException("parametersRef targeting configmap \"" + input.namespace() + "/" + name
+                        + "\", but configmap does not exist");
+            }
+            out.add(data(cm));
+        }
+        return out;
+    }
+
+    private static Map<String, String> data(V1ConfigMap cm) {
+        return cm.getData() == null ? Map.of() : cm.getData();
+    }
+
+    /**
+     * Server-side applies one rendered object, unless it exists without the managed label
+     * (istiod's canManage). Returns whether it was applied.
+     *
+     * @throws IllegalArgumentException the object is not one a gateway deployment consists of (istiod's safeguards)
+     */
+    private boolean apply(JsonObject object, DeploymentInput input) throws ApiException {
+        String kind = DeploymentInput.string(object, "kind");
+        JsonObject meta = DeploymentInput.object(object, "metadata");
+        String name = DeploymentInput.string(meta, "name");
+        List<String> api = KINDS.get(kind);
+        // the template is istiod's, but an overlay could have been anything: write only what a gateway needs
+        if (api == null || !input.namespace().equals(DeploymentInput.string(meta, "namespace"))
+                || !(name.equals(input.deploymentName()) || name.equals(input.serviceAccount())
+                || name.startsWith(input.name()))) {
+            throw new IllegalArgumentException("rendered " + kind + " " + DeploymentInput.string(meta, "namespace") + "/" + name
+                    + " is not one of gateway " + input.namespace() + "/" + input.name() + "'s objects");
+        }
+        var dynamic = new DynamicKubernetesApi(api.get(0), api.get(1), api.get(2), client.apiClient());
+        JsonObject existing = existing(kind, dynamic, input.namespace(), name);
+        if (existing != null) {
+            if (!DeploymentInput.object(DeploymentInput.object(existing, "metadata"), "labels")
+                    .has(KubeGatewayTemplate.MANAGED_LABEL)) {
+                LOG.log(Level.INFO, "gateway " + input.namespace() + "/" + input.name() + ": " + kind + " " + name
+                        + " exists and is not managed by a gateway controller (no label "
+                        + KubeGatewayTemplate.MANAGED_LABEL + "): left alone");
+                return false;
+            }
+            // a precondition: what canManage saw is what is overwritten
+            meta.addProperty("resourceVersion", DeploymentInput.string(DeploymentInput.object(existing, "metadata"),
+                    "resourceVersion"));
+            if (kind.equals("Deployment")) {
+                keepLegacySelector(object, existing);
+            }
+        }
+        KubernetesApiResponse<DynamicKubernetesObject> r = dynamic.patch(input.namespace(), name,
+                V1Patch.PATCH_FORMAT_APPLY_YAML, new V1Patch(object.toString()),
+                new PatchOptions().fieldManager(FIELD_MANAGER).force(true));
+        r.throwsApiException();
+        return true;
+    }
+
+    /**
+     * A Deployment made before istiod 1.24 selects on {@code istio.io/gateway-name}: a
+     * Deployment's selector cannot change, so it is kept, with that label on the pods.
+     */
+    private static void keepLegacySelector(JsonObject object, JsonObject existing) {
+        JsonObject oldSelector = DeploymentInput.object(DeploymentInput.object(existing, "spec"), "selector");
+        if (DeploymentInput.string(DeploymentInput.object(oldSelector, "matchLabels"), "istio.io/gateway-name").isEmpty()) {
+            return;
+        }
+        JsonObject spec = DeploymentInput.object(object, "spec");
+        spec.add("selector", oldSelector.deepCopy());
+        JsonObject oldPodLabels = DeploymentInput.object(DeploymentInput.object(DeploymentInput.object(
+                DeploymentInput.object(existing, "spec"), "template"), "metadata"), "labels");
+        DeploymentInput.object(DeploymentInput.object(DeploymentInput.object(spec, "template"), "metadata"), "labels")
+                .addProperty("istio.io/gateway-name", DeploymentInput.string(oldPodLabels, "istio.io/gateway-name"));
+    }
+
+    /** The object as the informers hold it (a GET for the kinds not watched); null when there is none. */
+    private JsonObject existing(String kind, DynamicKubernetesApi api, String namespace, String name) throws ApiException {
+        String key = namespace + "/" + name;
+        Function<KubernetesObject, JsonObject> json = o -> client.apiClient().getJSON().getGson().toJsonTree(o)
+                .getAsJsonObject();
+        switch (kind) {
+            case "Deployment" -> {
+                V1Deployment d = deployments.getIndexer().getByKey(key);
+                return d == null ? null : json.apply(d);
+            }
+            case "Service" -> {
+                V1Service s = services.getIndexer().getByKey(key);
+                return s == null ? null : json.apply(s);
+            }
+            case "ServiceAccount" -> {
+                V1ServiceAccount s = serviceAccounts.getIndexer().getByKey(key);
+                return s == null ? null : json.apply(s);
+            }
+            default -> {
+                KubernetesApiResponse<DynamicKubernetesObject> r = api.get(namespace, name);
+                if (r.getHttpStatusCode() == 404) {
+                    return null;
+                }
+                return r.throwsApiException().getObject().getRaw();
+            }
+        }
+    }
+
+    /**
+     * Writes {@code gateway.istio.io/controller-version: "5"} onto the Gateway by a server-side
+     * apply on its status subresource, as istiod does (so the status permission suffices).
+     */
+    private void claimVersion(DynamicKubernetesObject gw) throws ApiException {
+        JsonObject patch = KubeGatewayTemplate.controllerVersionClaim();
+        String namespace = gw.getMetadata().getNamespace();
+        String name = gw.getMetadata().getName();
+        PatchUtils.patch(Object.class, () -> customObjects.patchNamespacedCustomObjectStatus(GROUP, "v1", namespace,
+                        "gateways", name, new V1Patch(patch.toString())).fieldManager(FIELD_MANAGER).force(true).buildCall(null),
+                V1Patch.PATCH_FORMAT_APPLY_YAML, client.apiClient());
+    }
+
+    /** Whether this controller version manages a Gateway, and whether it must write its version first (istiod's ManagedGatewayControllerVersion). */
+    record VersionClaim(boolean manage, boolean takeOver) {
+        static VersionClaim of(String annotation) {
+            if (annotation == null) {
+                return new VersionClaim(true, true);
+            }
+            int version;
+            try {
+                version = Integer.parseInt(annotation);
+            } catch (NumberFormatException e) {
+                return new VersionClaim(false, false); // a scheme from a later controller
+            }
+            if (version > KubeGatewayTemplate.CONTROLLER_VERSION) {
+                return new VersionClaim(false, false);
+            }
+            // at our version the annotation is not written again: that could race a newer controller
+            return new VersionClaim(true, version < KubeGatewayTemplate.CONTROLLER_VERSION);
+        }
+    }
+
+    /**
+     * istiod's IsManaged: no address, or one IP address, is deployed; several addresses or a
+     * hostname point at a deployment of the user's own.
+     */
+    static boolean isManaged(JsonObject spec) {
+        JsonElement addresses = spec.get("addresses");
+        if (addresses == null || !addresses.isJsonArray() || addresses.getAsJsonArray().isEmpty()) {
+            return true;
+        }
+        JsonArray list = addresses.getAsJsonArray();
+        if (list.size() > 1 || !list.get(0).isJsonObject()) {
+            return false;
+        }
+        String type = DeploymentInput.string(list.get(0).getAsJsonObject(), "type");
+        return type.isEmpty() || type.equals("IPAddress");
+    }
+
+    /** A Gateway without {@code istio.io/rev} belongs to the default revision; with it, to that revision. */
+    private boolean isMine(V1ObjectMeta meta) {
+        String rev = meta.getLabels() == null ? null : meta.getLabels().get(REVISION_LABEL);
+        String ours = revision == null || revision.isEmpty() ? "default" : revision;
+        return rev == null ? ours.equals("default") : rev.equals(ours);
+    }
+
+    private String controllerOf(String className) {
+        DynamicKubernetesObject c = classes.getIndexer().getByKey(className);
+        if (c != null) {
+            return DeploymentInput.string(DeploymentInput.object(c.getRaw(), "spec"), "controllerName");
+        }
+        return BUILTIN_CLASSES.getOrDefault(className, "");
+    }
+
+    private static String className(DynamicKubernetesObject gw) {
+        return DeploymentInput.string(DeploymentInput.object(gw.getRaw(), "spec"), "gatewayClassName");
+    }
+
+    private static String parametersRefName(JsonObject gateway) {
+        JsonObject ref = DeploymentInput.object(DeploymentInput.object(DeploymentInput.object(gateway, "spec"),
+                "infrastructure"), "parametersRef");
+        return DeploymentInput.string(ref, "name");
+    }
+
+    private static String key(V1ObjectMeta meta) {
+        return meta.getNamespace() + "/" + meta.getName();
+    }
+
+    private static <T extends KubernetesObject> ResourceEventHandler<T> changes(BiPredicate<T, T> updateMatters,
+                                                                               Consumer<T> changed) {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(T obj) {
+                changed.accept(obj);
+            }
+
+            @Override
+            public void onUpdate(T oldObj, T newObj) {
+                if (updateMatters.test(oldObj, newObj)) {
+                    changed.accept(newObj);
+                }
+            }
+
+            @Override
+            public void onDelete(T obj, boolean finalStateUnknown) {
+                changed.accept(obj);
+            }
+        };
+    }
+}

@@ -1,0 +1,380 @@
+package io.meshpilot.inject.kubegateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.meshpilot.inject.InjectionValues;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.mesh.MeshConfigLoader;
+import io.meshpilot.testing.Await;
+import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.testing.kube.Kubectl;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The deployment controller against the API server stand-in, driven with kubectl: a Gateway of
+ * class {@code istio} gets its ServiceAccount, Deployment and Service, owned by the Gateway,
+ * with the listeners' ports, written by server-side apply as {@code istio.io/gateway-controller};
+ * an existing Service without the managed label is left alone; a parametersRef ConfigMap's change
+ * is rendered again; an invalid parametersRef is reported and deploys nothing; manual Gateways
+ * and other classes are left alone.
+ *
+ * <p>The stand-in has no Gateway API CRDs of its own yet: the test installs minimal ones
+ * (Gateway and GatewayClass, any fields, a status subresource).
+ */
+class GatewayDeploymentControllerTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    /** A minimal CRD of the Gateway API group: any fields, a status subresource. */
+    private static String crd(String kind, String plural, String scope) {
+        return """
+                apiVersion: apiextensions.k8s.io/v1
+                kind: CustomResourceDefinition
+                metadata: {name: %2$s.gateway.networking.k8s.io}
+                spec:
+                  group: gateway.networking.k8s.io
+                  scope: %3$s
+                  names: {kind: %1$s, listKind: %1$sList, plural: %2$s, singular: %4$s}
+                  versions:
+                  - name: v1
+                    served: true
+                    storage: true
+                    subresources: {status: {}}
+                    schema:
+                      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+                """.formatted(kind, plural, scope, kind.toLowerCase(Locale.ROOT));
+    }
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+    Kubectl kubectl;
+    KubeClient client;
+    AutoCloseable term;
+    CapturedLog log;
+
+    @BeforeEach
+    void cluster() throws Exception {
+        api = FakeApiServer.start();
+        api.installCrds(crd("Gateway", "gateways", "Namespaced") + "---\n" + crd("GatewayClass", "gatewayclasses", "Cluster"));
+        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
+                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: shop}
+                """, "apply", "-f", "-").ok();
+        log = new CapturedLog(GatewayDeploymentController.class);
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false),
+                () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
+                () -> new MeshConfigLoader().defaults());
+        assertEquals(List.of(), client.runAndWait(WAIT));
+        term = controller.lead();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (term != null) {
+            term.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+        log.close();
+        api.close();
+    }
+
+    private void apply(String yaml) {
+        kubectl.runWithInput(yaml, "apply", "-f", "-").ok();
+    }
+
+    private Optional<JsonObject> get(String kind, String name) {
+        var r = kubectl.run("get", kind, name, "-n", "shop", "-o", "json");
+        return r.exit() == 0 ? Optional.of(JsonParser.parseString(r.stdout()).getAsJsonObject()) : Optional.empty();
+    }
+
+    private JsonObject await(String kind, String name) throws InterruptedException {
+        Await.until(kind + " shop/" + name, WAIT, () -> get(kind, name).isPresent());
+        return get(kind, name).orElseThrow();
+    }
+
+    @Test
+    void aGatewayOfClassIstioGetsItsObjectsOwnedByItWithItsListenersPorts() throws Exception {
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop, labels: {team: shop}}
+                spec:
+                  gatewayClassName: istio
+                  listeners:
+                  - {name: http, port: 80, protocol: HTTP}
+                  - {name: shop.secure, port: 443, protocol: HTTPS}
+                  - {name: http-again, port: 80, protocol: HTTP}
+                """);
+        String uid = get("gateway", "web").orElseThrow().getAsJsonObject("metadata").get("uid").getAsString();
+        JsonObject deployment = await("deployment", "web-istio");
+        JsonObject service = await("service", "web-istio");
+        JsonObject sa = await("serviceaccount", "web-istio");
+        for (JsonObject o : List.of(deployment, service, sa)) {
+            JsonObject meta = o.getAsJsonObject("metadata");
+            JsonObject owner = meta.getAsJsonArray("ownerReferences").get(0).getAsJsonObject();
+            assertEquals("Gateway", owner.get("kind").getAsString());
+            assertEquals("web", owner.get("name").getAsString());
+            assertEquals(uid, owner.get("uid").getAsString(), "owned by the Gateway: deleting it deletes them");
+            JsonObject labels = meta.getAsJsonObject("labels");
+            assertEquals("istio.io-gateway-controller", labels.get("gateway.istio.io/managed").getAsString());
+            assertEquals("web", labels.get("gateway.networking.k8s.io/gateway-name").getAsString());
+            assertEquals("istio", labels.get("gateway.networking.k8s.io/gateway-class-name").getAsString());
+            assertEquals("shop", labels.get("team").getAsString(), "the Gateway's labels are copied");
+        }
+        List<String> ports = new ArrayList<>();
+        service.getAsJsonObject("spec").getAsJsonArray("ports").forEach(p -> ports.add(
+                p.getAsJsonObject().get("name").getAsString() + "/" + p.getAsJsonObject().get("port").getAsInt()
+                        + "/" + p.getAsJsonObject().get("appProtocol").getAsString()));
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "shop-secure/443/https"), ports);
+        assertEquals("LoadBalancer", service.getAsJsonObject("spec").get("type").getAsString());
+        JsonObject pod = deployment.getAsJsonObject("spec").getAsJsonObject("template");
+        assertEquals("false", pod.getAsJsonObject("metadata").getAsJsonObject("labels").get("sidecar.istio.io/inject")
+                .getAsString());
+        JsonObject proxy = pod.getAsJsonObject("spec").getAsJsonArray("containers").get(0).getAsJsonObject();
+        assertEquals("istio-proxy", proxy.get("name").getAsString());
+        assertEquals("example.com/istio/proxyv2:1.31.0", proxy.get("image").getAsString());
+        assertEquals("web-istio", pod.getAsJsonObject("spec").get("serviceAccountName").getAsString());
+        assertTrue(api.requestLog().stream().anyMatch(l -> l.startsWith("PATCH /apis/apps/v1/namespaces/shop/deployments/web-istio?")
+                && l.contains("fieldManager=istio.io%2Fgateway-controller") && l.contains("force=true")), api.requestLog().toString());
+        assertTrue(api.requestLog().stream().anyMatch(l -> l.startsWith(
+                "PATCH /apis/gateway.networking.k8s.io/v1/namespaces/shop/gateways/web/status?")),
+                "the controller version is claimed on the status subresource");
+
+        // a listener added: the Service gets its port
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop, labels: {team: shop}}
+                spec:
+                  gatewayClassName: istio
+                  listeners:
+                  - {name: http, port: 80, protocol: HTTP}
+                  - {name: shop.secure, port: 443, protocol: HTTPS}
+                  - {name: tcp, port: 9000, protocol: TCP}
+                """);
+        Await.until("the Service's new port", WAIT, () -> get("service", "web-istio").orElseThrow().getAsJsonObject("spec")
+                .getAsJsonArray("ports").size() == 4);
+    }
+
+    @Test
+    void anExistingServiceWithoutTheManagedLabelIsLeftAlone() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: mine-istio, namespace: shop, labels: {owner: me}}
+                spec:
+                  selector: {app: mine}
+                  ports: [{name: web, port: 8080}]
+                """);
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: mine, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        await("deployment", "mine-istio");
+        Await.until("the skip logged", WAIT, () -> log.has("INFO", "gateway shop/mine", "Service mine-istio", "left alone"));
+        JsonObject service = get("service", "mine-istio").orElseThrow();
+        assertEquals("me", service.getAsJsonObject("metadata").getAsJsonObject("labels").get("owner").getAsString());
+        assertFalse(service.getAsJsonObject("metadata").getAsJsonObject("labels").has("gateway.istio.io/managed"));
+        assertFalse(service.getAsJsonObject("metadata").has("ownerReferences"));
+        JsonArray ports = service.getAsJsonObject("spec").getAsJsonArray("ports");
+        assertEquals(1, ports.size());
+        assertEquals(8080, ports.get(0).getAsJsonObject().get("port").getAsInt());
+    }
+
+    @Test
+    void aParametersRefConfigMapChangeIsRenderedAgain() throws Exception {
+        // the Gateway first: nothing is deployed until its ConfigMap exists, so only the
+        // ConfigMap's events can bring the renderings below
+        apply(withParameters("tuned", "ConfigMap", "gw-options"));
+        Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/tuned: not deployed:"));
+        apply(options(2));
+        Await.until("2 replicas once the ConfigMap exists", WAIT, () -> replicas("tuned-istio") == 2);
+        apply(options(3));
+        Await.until("3 replicas after the ConfigMap's change", WAIT, () -> replicas("tuned-istio") == 3);
+        assertEquals(1, await("horizontalpodautoscaler", "tuned-istio").getAsJsonObject("spec").get("maxReplicas").getAsInt());
+    }
+
+    /** A Gateway of class istio whose infrastructure parameters are {@code kind} {@code name}. */
+    private static String withParameters(String gateway, String kind, String name) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  infrastructure:
+                    parametersRef: {group: "", kind: %s, name: %s}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """.formatted(gateway, kind, name);
+    }
+
+    private static String options(int replicas) {
+        return """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: gw-options, namespace: shop}
+                data:
+                  deployment: |
+                    spec:
+                      replicas: %d
+                  horizontalPodAutoscaler: |
+                    spec:
+                      minReplicas: 1
+                """.formatted(replicas);
+    }
+
+    private int replicas(String name) {
+        return get("deployment", name).map(d -> d.getAsJsonObject("spec").has("replicas")
+                ? d.getAsJsonObject("spec").get("replicas").getAsInt() : -1).orElse(-1);
+    }
+
+    @Test
+    void anInvalidParametersRefIsReportedAndDeploysNothingUntilFixed() throws Exception {
+        apply(withParameters("broken", "ConfigMap", "missing"));
+        Await.until("the missing ConfigMap reported", WAIT, () -> log.has("SEVERE", "gateway shop/broken: not deployed:",
+                "parametersRef targeting configmap \"shop/missing\", but configmap does not exist"));
+        apply(withParameters("wrongkind", "Secret", "whatever"));
+        Await.until("the wrong kind reported", WAIT, () -> log.has("SEVERE", "gateway shop/wrongkind: not deployed:",
+                "unknown infrastructure parameters type /Secret"));
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: missing, namespace: shop}
+                data:
+                  gateway: |
+                    spec: {}
+                """);
+        Await.until("the unsupported key reported", WAIT, () -> log.has("SEVERE", "gateway shop/broken: not deployed:",
+                "unsupported overlay \"gateway\""));
+        assertTrue(get("deployment", "broken-istio").isEmpty());
+        assertTrue(get("deployment", "wrongkind-istio").isEmpty());
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: missing, namespace: shop}
+                data:
+                  deployment: |
+                    spec: {replicas: 2}
+                """);
+        await("deployment", "broken-istio");
+        assertTrue(log.lines().stream().noneMatch(l -> l.contains("Exception")), log.lines().toString());
+    }
+
+    @Test
+    void manualGatewaysAndOtherClassesAreLeftAlone() throws Exception {
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: manual, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  addresses: [{type: Hostname, value: my-gateway.shop.svc.cluster.local}]
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: other, namespace: shop}
+                spec:
+                  gatewayClassName: someone-elses
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: GatewayClass
+                metadata: {name: mine}
+                spec: {controllerName: istio.io/gateway-controller}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: custom, namespace: shop}
+                spec:
+                  gatewayClassName: mine
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        // the custom class naming istiod's controller is deployed: the others were reconciled before it
+        await("deployment", "custom-mine");
+        assertTrue(get("deployment", "manual-istio").isEmpty(), "a hostname address: the user's own deployment");
+        assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
+    }
+
+    @Test
+    void asTheServerBuildsItTheInjectorValuesAndTheApiServersVersionAreRead() throws Exception {
+        term.close(); // the server's controller alone writes below
+        term = null;
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: istio-sidecar-injector-canary, namespace: istio-system}
+                data:
+                  values: '{"global":{"hub":"registry.example.com/mesh","tag":"9.9.9"}}'
+                """);
+        try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
+            GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
+                    "cluster-a", () -> new MeshConfigLoader().defaults()).orElseThrow();
+            assertEquals(List.of(), server.runAndWait(WAIT));
+            try (AutoCloseable leading = controller.lead()) {
+                apply("""
+                        apiVersion: gateway.networking.k8s.io/v1
+                        kind: Gateway
+                        metadata: {name: canary, namespace: shop, labels: {istio.io/rev: canary}}
+                        spec:
+                          gatewayClassName: istio
+                          listeners: [{name: http, port: 80, protocol: HTTP}]
+                        """);
+                JsonObject deployment = await("deployment", "canary-istio");
+                JsonObject proxy = deployment.getAsJsonObject("spec").getAsJsonObject("template").getAsJsonObject("spec")
+                        .getAsJsonArray("containers").get(0).getAsJsonObject();
+                assertEquals("registry.example.com/mesh/proxyv2:9.9.9", proxy.get("image").getAsString());
+                assertTrue(proxy.getAsJsonArray("env").toString().contains(
+                        "{\"name\":\"ISTIO_META_CLUSTER_ID\",\"value\":\"cluster-a\"}"), proxy.get("env").toString());
+                assertTrue(await("serviceaccount", "canary-istio").getAsJsonObject("metadata").has("ownerReferences"),
+                        "the stand-in says 1.32: ServiceAccounts are owned too");
+
+                apply("""
+                        apiVersion: v1
+                        kind: ConfigMap
+                        metadata: {name: istio-sidecar-injector-canary, namespace: istio-system}
+                        data:
+                          values: '{"global":{"hub":"registry.example.com/mesh","tag":"9.9.10"}}'
+                        """);
+                Await.until("the injector's new tag rendered", WAIT, () -> get("deployment", "canary-istio").orElseThrow()
+                        .toString().contains("registry.example.com/mesh/proxyv2:9.9.10"));
+            }
+        }
+        try (FakeApiServer bare = FakeApiServer.start();
+             KubeClient other = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
+            assertTrue(GatewayDeploymentController.forServer(other, "istio-system", "", "Kubernetes",
+                    () -> new MeshConfigLoader().defaults()).isEmpty(), "no Gateway API CRDs: no controller");
+            assertTrue(log.has("INFO", "gateway deployment controller:", "not started"), log.lines().toString());
+        }
+    }
+}
