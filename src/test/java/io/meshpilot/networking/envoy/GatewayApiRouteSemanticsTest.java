@@ -29,17 +29,9 @@ class GatewayApiRouteSemanticsTest {
     @BeforeEach
     void setUp() throws Exception {
         fixture = MeshFixture.forGeneratedConfig();
+        fixture.apply(GatewayApiSelectionTest.gatewayService("istio-ingressgateway",
+                "{number: 80, name: http2, protocol: HTTP, targetPort: 8080}"));
         fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: istio-ingressgateway, namespace: istio-system}
-                spec:
-                  hosts: [istio-ingressgateway.istio-system.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 80, name: http2, protocol: HTTP, targetPort: 8080}]
-                  endpoints: [{address: 10.0.0.50}]
-                ---
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
                 metadata: {name: httpbin, namespace: default}

@@ -74,17 +74,22 @@ class GatewayApiSelectionTest {
     @BeforeEach
     void setUp() throws Exception {
         fixture = MeshFixture.forGeneratedConfig();
-        fixture.apply("""
+        fixture.apply(gatewayService("istio-ingressgateway", "{number: 80, name: http2, protocol: HTTP, targetPort: 8080}"));
+    }
+
+    /** The Service {@code name} in istio-system with {@code port} whose one endpoint is 10.0.0.50 (the gateway pod). */
+    static String gatewayService(String name, String port) {
+        return """
                 apiVersion: networking.istio.io/v1
                 kind: ServiceEntry
-                metadata: {name: istio-ingressgateway, namespace: istio-system}
+                metadata: {name: %1$s, namespace: istio-system}
                 spec:
-                  hosts: [istio-ingressgateway.istio-system.svc.cluster.local]
+                  hosts: [%1$s.istio-system.svc.cluster.local]
                   location: MESH_INTERNAL
                   resolution: STATIC
-                  ports: [{number: 80, name: http2, protocol: HTTP, targetPort: 8080}]
+                  ports: [%2$s]
                   endpoints: [{address: 10.0.0.50}]
-                """);
+                """.formatted(name, port);
     }
 
     @AfterEach

@@ -32,17 +32,7 @@ class GatewayApiTlsTest {
     @BeforeEach
     void setUp() throws Exception {
         fixture = MeshFixture.forGeneratedConfig();
-        fixture.apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: gateway-istio, namespace: istio-system}
-                spec:
-                  hosts: [gateway-istio.istio-system.svc.cluster.local]
-                  location: MESH_INTERNAL
-                  resolution: STATIC
-                  ports: [{number: 443, name: https, protocol: HTTPS}]
-                  endpoints: [{address: 10.0.0.50}]
-                """);
+        fixture.apply(GatewayApiSelectionTest.gatewayService("gateway-istio", "{number: 443, name: https, protocol: HTTPS}"));
     }
 
     @AfterEach
