@@ -79,6 +79,7 @@ public final class PilotServer implements AutoCloseable {
                 Environment e = new Environment(args.domainSuffix(), args.clusterId(),
                         args.features().traceSampling().percent());
                 e.setMetadataExchange(args.features().metadataExchange());
+                e.setStrictGatewayMerging(args.features().strictGatewayMerging());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
             Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));

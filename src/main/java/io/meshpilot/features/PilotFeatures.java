@@ -52,6 +52,8 @@ import java.util.stream.Collectors;
  * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS, PILOT_ENABLE_ALPN_FILTER,
  *                             PILOT_DISABLE_MX_ALPN: istio-proxy's metadata-exchange filters and ALPN
  * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
+ * @param strictGatewayMerging PILOT_ENABLE_STRICT_GATEWAY_MERGING (true): a gateway proxy serving a managed Gateway API
+ *                             Gateway gets no classic Gateway of another namespace
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -79,7 +81,8 @@ public record PilotFeatures(
         String ingressNamespace,
         XdsSend xdsSend,
         MetadataExchange metadataExchange,
-        TraceSampling traceSampling) {
+        TraceSampling traceSampling,
+        boolean strictGatewayMerging) {
 
     /**
      * Backpressure on xDS responses: a stream's response waits for the budget instead of
@@ -311,7 +314,8 @@ public record PilotFeatures(
                 MetadataExchange.parse(r.bool("PILOT_ENABLE_METADATA_EXCHANGE", true),
                         r.string("PILOT_MX_ADDITIONAL_LABELS", ""), r.bool("PILOT_ENABLE_ALPN_FILTER", true),
                         r.bool("PILOT_DISABLE_MX_ALPN", false)),
-                traceSampling(r));
+                traceSampling(r),
+                r.bool("PILOT_ENABLE_STRICT_GATEWAY_MERGING", true));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

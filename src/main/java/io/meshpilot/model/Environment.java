@@ -1,6 +1,7 @@
 package io.meshpilot.model;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.kube.gateway.ReferenceGrants;
 import io.meshpilot.features.TraceSampling;
 import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.features.MetadataExchange;
@@ -22,6 +23,7 @@ public final class Environment {
     private volatile ServiceDiscovery serviceDiscovery;
     private volatile JwksResolver jwksResolver = JwksResolver.NONE;
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
+    private volatile PushContext.GatewayApiSettings gatewayApi = PushContext.GatewayApiSettings.DEFAULTS;
     private final String domainSuffix;
     private final String clusterId;
     private final double traceSampling;
@@ -86,6 +88,21 @@ public final class Environment {
 
     public void setMetadataExchange(MetadataExchange settings) {
         this.metadataExchange = settings;
+    }
+
+    /** How Gateway API config is served, which every PushContext carries. */
+    public PushContext.GatewayApiSettings gatewayApi() {
+        return gatewayApi;
+    }
+
+    /** PILOT_ENABLE_STRICT_GATEWAY_MERGING (set at start-up). */
+    public void setStrictGatewayMerging(boolean strict) {
+        gatewayApi = new PushContext.GatewayApiSettings(strict, gatewayApi.referenceGrants());
+    }
+
+    /** The ReferenceGrants in force, published by the Gateway API controller; the next push reads them. */
+    public void setReferenceGrants(ReferenceGrants grants) {
+        gatewayApi = new PushContext.GatewayApiSettings(gatewayApi.strictMerging(), grants);
     }
 
     public String domainSuffix() {

@@ -12,6 +12,7 @@ import io.meshpilot.api.security.v1beta1.JWTRule;
 import io.meshpilot.api.security.v1beta1.RequestAuthentication;
 import io.meshpilot.features.TraceSampling;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.kube.gateway.ReferenceGrants;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
@@ -84,6 +85,26 @@ public final class PushContext {
 
     /** istiod's metadata-exchange switches for istio-proxy nodes; set once in {@link #build}. */
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
+
+    /** The Gateway API settings of this push (strict merging, ReferenceGrants); set once in {@link #build}. */
+    private volatile GatewayApiSettings gatewayApi = GatewayApiSettings.DEFAULTS;
+
+    /**
+     * How Gateways generated from the Kubernetes Gateway API are served.
+     *
+     * @param strictMerging   PILOT_ENABLE_STRICT_GATEWAY_MERGING (true): a proxy serving a managed Gateway API
+     *                        Gateway gets no classic Gateway of another namespace (istiod's filterStrictGatewayMerging)
+     * @param referenceGrants the ReferenceGrants in force (istiod's PushContext.SecretAllowed): which cross-namespace
+     *                        Secrets a Gateway's certificate references may name
+     */
+    public record GatewayApiSettings(boolean strictMerging, ReferenceGrants referenceGrants) {
+        public static final GatewayApiSettings DEFAULTS = new GatewayApiSettings(true, ReferenceGrants.NONE);
+    }
+
+    /** The Gateway API settings this push was built with. */
+    public GatewayApiSettings gatewayApi() {
+        return gatewayApi;
+    }
 
     /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
     public MetadataExchange metadataExchange() {
@@ -180,10 +201,16 @@ public final class PushContext {
      * @param gatewayNames     resolves east-west gateways given by hostname
      * @param metadataExchange PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS
      * @param traceSampling    PILOT_TRACE_SAMPLING: tracing's sampling percentage where the ProxyConfig sets none
+     * @param gatewayApi       how Gateway API config is served (strict merging, ReferenceGrants)
      */
-    public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling) {
+    public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
+                                 GatewayApiSettings gatewayApi) {
         public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS,
                 TraceSampling.DEFAULT_PERCENT);
+
+        public ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling) {
+            this(gatewayNames, metadataExchange, traceSampling, GatewayApiSettings.DEFAULTS);
+        }
     }
 
     /**
@@ -242,6 +269,7 @@ public final class PushContext {
         push.networkGateways = NetworkGateways.of(meshNetworks, discovery.networkGateways(), settings.gatewayNames());
         push.metadataExchange = settings.metadataExchange();
         push.traceSampling = settings.traceSampling();
+        push.gatewayApi = settings.gatewayApi();
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)

@@ -89,7 +89,7 @@ public record PushMetric(String name, String help) {
      */
     public static final PushMetric DESTRULE_UNAPPLIED = of("pilot_destrule_unapplied",
             "Destination rule fields that are accepted but not applied to the generated Envoy config.");
-    /** Ours: Gateway server fields not applied to the gateway's listeners (bind, tls.caCrl, tls.credentialNames). */
+    /** Ours: Gateway server fields not applied to the gateway's listeners (tls.caCrl). */
     public static final PushMetric GATEWAY_UNAPPLIED = of("pilot_gateway_unapplied",
             "Gateway fields that are accepted but not applied to the generated Envoy config.");
     /** Ours: ServiceEntry subjectAltNames, which Istio mutual TLS to its endpoints does not verify. */

@@ -107,9 +107,6 @@ public final class UnappliedConfig {
             if (!server.getTls().getCaCrl().isEmpty()) {
                 gap.accept(at + ".tls.caCrl", "client certificates are not checked against " + server.getTls().getCaCrl());
             }
-            if (server.getTls().getCredentialNamesCount() > 0) {
-                gap.accept(at + ".tls.credentialNames", "only credentialName is served; these certificates are not");
-            }
         }
     }
 

@@ -8,7 +8,11 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValida
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.model.CredentialNames;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.networking.envoy.CertificateReferences;
+import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.SpiffeIdentities;
 import io.meshpilot.security.credentials.ClusterCredentials;
@@ -27,12 +31,14 @@ import java.util.function.Supplier;
 
 /**
  * SDS for Envoy proxies (istiod's SecretGen): the TLS credentials a gateway names by
- * {@code credentialName}, asked for as istiod's resource names: {@code kubernetes://<name>}
- * (the namespace of the proxy's verified identity), {@code kubernetes://<namespace>/<name>}
- * (both read from the proxy's cluster, then the config cluster); istiod's
- * {@code kubernetes-gateway://<namespace>/<name>} is understood and always refused (below). A name ending in
- * {@code -cacert} gets only the CA part as a {@code validation_context}; any other a
- * {@code tls_certificate} with the chain and key inline.
+ * {@code credentialName}, asked for as istiod's resource names ({@link CredentialNames}):
+ * {@code kubernetes://<name>} (the namespace of the proxy's verified identity),
+ * {@code kubernetes://<namespace>/<name>} (both read from the proxy's cluster, then the config
+ * cluster); the Gateway API's {@code kubernetes-gateway://<namespace>/<name>} (a Secret) and
+ * {@code configmap://<namespace>/<name>} (a CA bundle), both read from the config cluster;
+ * {@code invalid://} gets nothing. A Secret name ending in {@code -cacert} and every ConfigMap
+ * get only the CA part as a {@code validation_context}; any other a {@code tls_certificate}
+ * with the chain and key inline.
  *
  * <p>Who gets what is decided by the stream's verified identity, never by what the node
  * claims: {@link #forCaller} binds the generator to the SPIFFE identity
@@ -40,13 +46,14 @@ import java.util.function.Supplier;
  * (see {@link Connection#identities()}), and every SDS response of a stream is generated
  * through it. A stream without one (the plaintext port 15010, or XDS_AUTH off) gets no Secret
  * at all, as istiod ("Ensure you are connecting over TLS port and are authenticated"). Then
- * istiod's rules: a {@code kubernetes://} Secret must be in the identity's namespace, and,
- * unless only its CA is asked for, the identity's service account must be allowed to read
- * that namespace's Secrets (in a cluster a SubjectAccessReview, see
- * {@link SecretReadAuthorizer}). istiod serves a {@code kubernetes-gateway://} Secret only
- * when its Gateway API translation verified it as a certificate reference of the proxy's own
- * Gateways (same namespace, or a ReferenceGrant); MeshPilot translates no Gateway API, so no
- * reference is verified and every such name is refused, whatever its namespace or RBAC. Refusals, unparsable names and missing credentials are left
+ * istiod's rules (filterAuthorizedResources): a {@code kubernetes://} Secret must be in the
+ * identity's namespace, and, unless only its CA is asked for, the identity's service account
+ * must be allowed to read that namespace's Secrets (in a cluster a SubjectAccessReview, see
+ * {@link SecretReadAuthorizer}). A {@code kubernetes-gateway://} Secret is served, with no RBAC
+ * question, only when it is a verified certificate reference of the proxy's own Gateways
+ * ({@link CertificateReferences}: the Gateway's namespace and service account are the identity's,
+ * and the Secret is in that namespace or a ReferenceGrant allows it). A {@code configmap://} CA
+ * is public: anyone may have it. Refusals, unparsable names and missing credentials are left
  * out (not a stream error), logged with the proxy id and counted in
  * {@code pilot_sds_certificate_errors_total}: one bad reference does not break the others.
  * Nothing here goes through the shared XdsCache: private keys are built per request and held
@@ -54,8 +61,6 @@ import java.util.function.Supplier;
  */
 final class SecretGenerator {
     private static final System.Logger LOG = System.getLogger(SecretGenerator.class.getName());
-    static final String PREFIX = "kubernetes://";
-    static final String GATEWAY_PREFIX = "kubernetes-gateway://";
     static final IstioCounter CERTIFICATE_ERRORS = IstioCounter.of("pilot_sds_certificate_errors_total",
             "Total number of failures to fetch SDS key and certificate.");
 
@@ -65,43 +70,21 @@ final class SecretGenerator {
         this.credentials = credentials;
     }
 
-    /**
-     * A parsed resource name: the Secret's namespace and name (name may end in -cacert), and
-     * whether it is a {@code kubernetes-gateway://} reference.
-     */
-    record Ref(String namespace, String name, boolean gatewayApi) {
-        boolean caOnly() {
-            return name.endsWith(CredentialStore.CA_SUFFIX);
-        }
-
-        /** The Secret itself and its -cacert twin (or the other way round): a change to either concerns this name. */
-        boolean concerns(Set<ConfigKey> changed) {
-            String other = caOnly() ? name.substring(0, name.length() - CredentialStore.CA_SUFFIX.length())
-                    : name + CredentialStore.CA_SUFFIX;
-            return changed.contains(CredentialStore.key(namespace, name))
-                    || changed.contains(CredentialStore.key(namespace, other));
-        }
+    /** istiod's ParseResourceName (see {@link CredentialNames#parse}); null when not understood. */
+    static CredentialNames.Resource parse(String resourceName, String identityNamespace) {
+        return CredentialNames.parse(resourceName, identityNamespace);
     }
 
-    /**
-     * istiod's ParseResourceName: {@code kubernetes://name} (in {@code identityNamespace}),
-     * {@code kubernetes://ns/name} or {@code kubernetes-gateway://ns/name}; null otherwise.
-     */
-    static Ref parse(String resourceName, String identityNamespace) {
-        boolean gateway = resourceName.startsWith(GATEWAY_PREFIX);
-        if (!gateway && !resourceName.startsWith(PREFIX)) {
-            return null;
+    /** A Secret and its -cacert twin (or the other way round): a change to either concerns the name. */
+    static boolean concerns(CredentialNames.Resource r, Set<ConfigKey> changed) {
+        if (r.type() != CredentialNames.Type.KUBERNETES && r.type() != CredentialNames.Type.KUBERNETES_GATEWAY) {
+            return false;
         }
-        String[] parts = resourceName.substring(gateway ? GATEWAY_PREFIX.length() : PREFIX.length()).split("/", -1);
-        if (gateway && parts.length < 2) {
-            return null; // kubernetes-gateway:// names its namespace
-        }
-        String ns = parts.length > 1 ? parts[0] : identityNamespace;
-        String name = parts.length > 1 ? parts[1] : parts[0];
-        if (ns == null || ns.isEmpty() || name.isEmpty()) {
-            return null;
-        }
-        return new Ref(ns, name, gateway);
+        String name = r.name();
+        String other = name.endsWith(CredentialStore.CA_SUFFIX)
+                ? name.substring(0, name.length() - CredentialStore.CA_SUFFIX.length()) : name + CredentialStore.CA_SUFFIX;
+        return changed.contains(CredentialStore.key(r.namespace(), name))
+                || changed.contains(CredentialStore.key(r.namespace(), other));
     }
 
     /** Whether a request with these changed configs must regenerate SDS (istiod's sdsNeedsPush). */
@@ -120,8 +103,8 @@ final class SecretGenerator {
     /** Whether any of the SDS names a proxy watches concerns one of the changed Secrets. */
     static boolean watches(Proxy proxy, Set<String> names, Set<ConfigKey> changed) {
         for (String n : names) {
-            Ref r = parse(n, proxy.namespace());
-            if (r != null && r.concerns(changed)) {
+            CredentialNames.Resource r = parse(n, proxy.namespace());
+            if (r != null && concerns(r, changed)) {
                 return true;
             }
         }
@@ -134,7 +117,7 @@ final class SecretGenerator {
      */
     Generator forCaller(List<String> identities) {
         List<String> verified = List.copyOf(identities);
-        return (proxy, push, names, wildcard) -> generate(proxy, verified, names);
+        return (proxy, push, names, wildcard) -> generate(proxy, push, verified, names);
     }
 
     /**
@@ -163,7 +146,7 @@ final class SecretGenerator {
         return first;
     }
 
-    List<Any> generate(Proxy proxy, List<String> identities, Set<String> names) {
+    List<Any> generate(Proxy proxy, PushContext push, List<String> identities, Set<String> names) {
         String identity = verifiedIdentity(proxy, identities);
         if (identity == null) {
             if (names.stream().anyMatch(n -> !n.equals("*"))) {
@@ -184,36 +167,45 @@ final class SecretGenerator {
                     + ", cannot retrieve certificates");
             return List.of();
         }
-        Authorization authorization = new Authorization(own.get().authorizer(),
-                SpiffeIdentities.serviceAccount(identity), namespace);
+        String serviceAccount = SpiffeIdentities.serviceAccount(identity);
+        Authorization authorization = new Authorization(own.get().authorizer(), serviceAccount, namespace,
+                () -> verifiedReferences(proxy, push, namespace, serviceAccount));
         List<Any> out = new ArrayList<>();
         List<String> denied = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             if (n.equals("*")) {
                 continue; // SDS has no wildcard: nothing to list
             }
-            Ref r = parse(n, namespace);
+            CredentialNames.Resource r = parse(n, namespace);
             if (r == null) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "SDS resource name not understood proxy=" + proxy.id() + " resource="
-                        + PrintableText.clip(n, 256) + " (expected " + PREFIX + "<name>, " + PREFIX + "<namespace>/<name> or " + GATEWAY_PREFIX
-                        + "<namespace>/<name>)");
+                        + PrintableText.clip(n, 256) + " (expected " + CredentialNames.KUBERNETES + "<name>, "
+                        + CredentialNames.KUBERNETES + "<namespace>/<name>, " + CredentialNames.KUBERNETES_GATEWAY
+                        + "<namespace>/<name> or " + CredentialNames.CONFIG_MAP + "<namespace>/<name>)");
                 continue;
+            }
+            if (r.type() == CredentialNames.Type.INVALID) {
+                continue; // istiod: a reference the conversion could not resolve; its status says why
             }
             if (!authorization.allows(r)) {
                 denied.add(n);
                 continue;
             }
-            CredentialStore secrets = own.get().secrets();
-            Optional<Secret> secret = r.caOnly() ? secrets.caCertificate(r.namespace(), r.name())
-                    .map(ca -> caSecret(n, ca))
-                    : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
+            // istiod reads the Gateway API's names from the config cluster, kubernetes:// from the proxy's
+            CredentialStore secrets = r.type() == CredentialNames.Type.KUBERNETES ? own.get().secrets()
+                    : controller.store();
+            Optional<Secret> secret = switch (r.type()) {
+                case CONFIG_MAP -> secrets.configMapCaCertificate(r.namespace(), r.name()).map(ca -> caSecret(n, ca));
+                default -> r.caOnly() ? secrets.caCertificate(r.namespace(), r.name()).map(ca -> caSecret(n, ca))
+                        : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
+            };
             if (secret.isEmpty()) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "SDS credential not found proxy=" + proxy.id() + " resource="
-                        + PrintableText.clip(n, 256) + ": "
-                        + (r.caOnly() ? "no CA certificate in secret " : "no valid certificate and key in secret ")
-                        + r.namespace() + "/" + r.name());
+                        + PrintableText.clip(n, 256) + ": " + (r.type() == CredentialNames.Type.CONFIG_MAP
+                        ? "no ca.crt in configmap " : r.caOnly() ? "no CA certificate in secret "
+                        : "no valid certificate and key in secret ") + r.namespace() + "/" + r.name());
                 continue;
             }
             out.add(Any.pack(secret.get()));
@@ -230,40 +222,66 @@ final class SecretGenerator {
     }
 
     /**
+     * The {@code kubernetes-gateway://} names this proxy's Gateways verified for its identity;
+     * none for a sidecar (istiod merges Gateways for routers only) or without a push.
+     */
+    private static Set<String> verifiedReferences(Proxy proxy, PushContext push, String namespace, String serviceAccount) {
+        if (push == null || proxy.type() == Proxy.Type.SIDECAR) {
+            return Set.of();
+        }
+        return CertificateReferences.verified(MergedGateway.of(proxy, push), namespace, serviceAccount,
+                push.gatewayApi().referenceGrants());
+    }
+
+    /**
      * istiod's filterAuthorizedResources for one request: the namespace check per resource,
-     * the RBAC question asked at most once (and only when a resource needs it).
+     * the RBAC question asked at most once (and only when a resource needs it), the proxy's
+     * verified Gateway references computed at most once.
      */
     private static final class Authorization {
         private final SecretReadAuthorizer authorizer;
         private final String serviceAccount;
         private final String namespace;
+        private final Supplier<Set<String>> verifiedReferences;
+        private Set<String> verified;
         private Optional<String> refusal;
         private boolean crossNamespace;
         private boolean unverifiedGatewayReference;
 
-        Authorization(SecretReadAuthorizer authorizer, String serviceAccount, String namespace) {
+        Authorization(SecretReadAuthorizer authorizer, String serviceAccount, String namespace,
+                      Supplier<Set<String>> verifiedReferences) {
             this.authorizer = authorizer;
             this.serviceAccount = serviceAccount;
             this.namespace = namespace;
+            this.verifiedReferences = verifiedReferences;
         }
 
-        boolean allows(Ref r) {
-            if (r.gatewayApi()) {
-                // only a reference verified for the proxy's Gateways may be served, and nothing verifies one
-                unverifiedGatewayReference = true;
-                return false;
+        boolean allows(CredentialNames.Resource r) {
+            switch (r.type()) {
+                case KUBERNETES_GATEWAY -> {
+                    if (verified == null) {
+                        verified = verifiedReferences.get();
+                    }
+                    unverifiedGatewayReference |= !verified.contains(r.resourceName());
+                    return verified.contains(r.resourceName());
+                }
+                case CONFIG_MAP -> {
+                    return true; // only ca.crt is served, and clients read their servers' CAs across namespaces
+                }
+                default -> {
+                    if (!r.namespace().equals(namespace)) {
+                        crossNamespace = true;
+                        return false;
+                    }
+                    if (r.caOnly()) {
+                        return true; // a CA is public information
+                    }
+                    if (refusal == null) {
+                        refusal = authorizer.refusal(serviceAccount, namespace);
+                    }
+                    return refusal.isEmpty();
+                }
             }
-            if (!r.namespace().equals(namespace)) {
-                crossNamespace = true;
-                return false;
-            }
-            if (r.caOnly()) {
-                return true; // a CA is public information
-            }
-            if (refusal == null) {
-                refusal = authorizer.refusal(serviceAccount, namespace);
-            }
-            return refusal.isEmpty();
         }
 
         String reason() {
@@ -275,8 +293,8 @@ final class SecretGenerator {
                 why.add("a proxy gets secrets of its verified identity's namespace (" + namespace + ") only");
             }
             if (unverifiedGatewayReference) {
-                why.add("not a verified certificate reference of this proxy's Gateways (" + GATEWAY_PREFIX
-                        + " names need a Gateway API translation, which MeshPilot does not have)");
+                why.add("not a verified certificate reference of this proxy's Gateways (the Gateway's namespace and "
+                        + "service account must be the proxy's; a cross namespace secret reference requires ReferenceGrant)");
             }
             return String.join("; ", why);
         }

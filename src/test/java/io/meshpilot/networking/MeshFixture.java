@@ -33,7 +33,19 @@ public final class MeshFixture implements AutoCloseable {
     private final ConfigParser parser = new ConfigParser(Schemas.PILOT);
 
     public MeshFixture() {
-        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
+        this(true);
+    }
+
+    /**
+     * A fixture whose store takes config unvalidated, as the Gateway API conversion's store serves
+     * it ({@link #applyGenerated}); {@link #apply} still validates through the parser.
+     */
+    public static MeshFixture forGeneratedConfig() {
+        return new MeshFixture(false);
+    }
+
+    private MeshFixture(boolean validatingStore) {
+        store = new MemoryConfigStore("test", Schemas.PILOT.all(), validatingStore);
         updates = new RecordingUpdates();
         registry = new ServiceEntryRegistry(store, updates, () -> "cluster.local", "Kubernetes");
         for (String kind : List.of("ServiceEntry", "WorkloadEntry", "WorkloadGroup")) {
@@ -58,6 +70,26 @@ public final class MeshFixture implements AutoCloseable {
         }
         assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
         return this;
+    }
+
+    /**
+     * Applies Istio config as istiod's Gateway API conversion generates it (names that are not
+     * DNS-1123, internal annotations), unvalidated, as the conversion's store serves it.
+     */
+    public MeshFixture applyGenerated(String yaml) throws Exception {
+        for (Config c : GeneratedIstioConfig.parse(yaml)) {
+            store.create(c);
+        }
+        assertTrue(store.awaitEventsDelivered(10, TimeUnit.SECONDS));
+        return this;
+    }
+
+    /** A push with the server's Gateway API settings {@code gatewayApi} (strict merging, ReferenceGrants). */
+    public PushContext push(PushContext.GatewayApiSettings gatewayApi) {
+        return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
+                new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
+                        gatewayApi));
     }
 
     /** Applies a YAML file from the test resources ({@code /meshes/...}). */

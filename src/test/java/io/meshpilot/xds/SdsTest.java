@@ -19,6 +19,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.model.CredentialNames;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.security.credentials.CredentialsController;
@@ -250,9 +251,9 @@ class SdsTest {
 
     @Test
     void aKubernetesGatewayNameIsRefusedAsNoGatewayOfTheProxyVerifiedIt() throws Exception {
-        // istiod serves kubernetes-gateway:// only for the certificate references its Gateway API translation
-        // verified for this proxy's Gateways; MeshPilot translates no Gateway API, so none is verified, even
-        // in the identity's own namespace (where RBAC for kubernetes:// would be asked)
+        // istiod serves kubernetes-gateway:// only for the certificate references verified for this proxy's
+        // Gateways; this proxy has none, so even a Secret of the identity's own namespace is refused
+        // (GatewayApiSdsTest serves them)
         String own = "kubernetes-gateway://istio-system/bookinfo-cred";
         long errorsBefore = SecretGenerator.CERTIFICATE_ERRORS.value();
         try (CapturedLog log = new CapturedLog(SecretGenerator.class); AdsClient c = gateway("gateway-api-1")) {
@@ -268,10 +269,17 @@ class SdsTest {
 
     @Test
     void resourceNamesAsIstiodParsesThem() {
-        assertEquals(new SecretGenerator.Ref("edge", "shop-cert", false), SecretGenerator.parse("kubernetes://shop-cert", "edge"));
-        assertEquals(new SecretGenerator.Ref("shop", "cert", false), SecretGenerator.parse("kubernetes://shop/cert", "edge"));
-        assertEquals(new SecretGenerator.Ref("shop", "cert", true),
-                SecretGenerator.parse("kubernetes-gateway://shop/cert", "edge"));
+        assertEquals(new CredentialNames.Resource(CredentialNames.Type.KUBERNETES, "edge", "shop-cert",
+                "kubernetes://shop-cert"), SecretGenerator.parse("kubernetes://shop-cert", "edge"));
+        assertEquals(new CredentialNames.Resource(CredentialNames.Type.KUBERNETES, "shop", "cert", "kubernetes://shop/cert"),
+                SecretGenerator.parse("kubernetes://shop/cert", "edge"));
+        assertEquals(new CredentialNames.Resource(CredentialNames.Type.KUBERNETES_GATEWAY, "shop", "cert",
+                "kubernetes-gateway://shop/cert"), SecretGenerator.parse("kubernetes-gateway://shop/cert", "edge"));
+        assertEquals(new CredentialNames.Resource(CredentialNames.Type.CONFIG_MAP, "shop", "ca", "configmap://shop/ca"),
+                SecretGenerator.parse("configmap://shop/ca", "edge"));
+        assertTrue(SecretGenerator.parse("configmap://shop/ca", "edge").caOnly(), "a ConfigMap only ever holds a CA");
+        assertEquals(CredentialNames.Type.INVALID, SecretGenerator.parse("invalid://", "edge").type());
+        assertNull(SecretGenerator.parse("configmap://ca", "edge"), "configmap names its namespace");
         assertTrue(SecretGenerator.parse("kubernetes://shop-cert-cacert", "edge").caOnly());
         assertNull(SecretGenerator.parse("kubernetes-gateway://cert", "edge"), "kubernetes-gateway names its namespace");
         assertNull(SecretGenerator.parse("kubernetes://", "edge"));

@@ -4,7 +4,6 @@ import com.google.protobuf.BoolValue;
 import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
-import io.envoyproxy.envoy.config.route.v3.RouteMatch;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
@@ -53,7 +52,8 @@ public final class GatewayRouteBuilder {
                 List<Route> routes = routesByVs.computeIfAbsent(server.gateway() + "|" + vs.key(), k -> {
                     List<Route> translated = HttpRouteTranslator.routes(((VirtualService) vs.spec()).getHttpList(),
                             new HttpRouteTranslator.Context(port, vs.namespace(), vs.name(), proxy.namespace(),
-                                    proxy.labels(), push.domainSuffix(), meshRetry, server.gateway(), push));
+                                    proxy.labels(), push.domainSuffix(), meshRetry, server.gateway(), push)
+                                    .forVirtualService(vs));
                     return RouteSemantics.ingress(vs) ? translated.stream().map(GatewayRouteBuilder::segmentPrefix).toList()
                             : translated;
                 });
@@ -96,19 +96,9 @@ public final class GatewayRouteBuilder {
         return Optional.of(rc.build());
     }
 
-    /**
-     * istiod's ingress semantics (TranslateRouteMatch): a prefix other than {@code /} matches
-     * whole path segments, as the Ingress API defines Prefix ({@code /cart} and {@code /cart/}
-     * match {@code /cart/x}, not {@code /carts}).
-     */
+    /** istiod's ingress semantics: prefixes match whole path segments ({@link HttpRouteTranslator#pathSeparatedPrefix}). */
     static Route segmentPrefix(Route r) {
-        if (r.getMatch().getPathSpecifierCase() != RouteMatch.PathSpecifierCase.PREFIX
-                || r.getMatch().getPrefix().equals("/")) {
-            return r;
-        }
-        String prefix = r.getMatch().getPrefix();
-        String path = prefix.endsWith("/") ? prefix.substring(0, prefix.length() - 1) : prefix;
-        return r.toBuilder().setMatch(r.getMatch().toBuilder().setPathSeparatedPrefix(path)).build();
+        return r.toBuilder().setMatch(HttpRouteTranslator.pathSeparatedPrefix(r.getMatch())).build();
     }
 
     /**

@@ -11,20 +11,22 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
+import io.meshpilot.model.CredentialNames;
 import io.meshpilot.networking.UpstreamTls;
+import java.util.List;
 
 /**
  * The TLS a gateway server terminates (istiod's BuildListenerTLSContext for gateways).
- * Certificates come over SDS: {@code credentialName} as {@code kubernetes://<name>} (and its CA as
- * {@code kubernetes://<name>-cacert}) from istiod over ADS; certificate files as
+ * Certificates come over SDS: {@code credentialName} (or the {@code credentialNames}) by istiod's
+ * resource names, {@code kubernetes://<name>} for a bare name, Gateway API names such as
+ * {@code kubernetes-gateway://<ns>/<name>} as they are (the CA as the first name plus
+ * {@code -cacert}, or {@code caCertCredentialName}) from istiod over ADS, {@code builtin://} as the
+ * workload's own; certificate files as
  * {@code file-cert:<cert>~<key>} / {@code file-root:<ca>} from the local agent; ISTIO_MUTUAL as
  * the workload's {@code default} / {@code ROOTCA}. Client certificates are required for MUTUAL
  * and ISTIO_MUTUAL. TLS 1.2 is the minimum unless the server says otherwise.
  */
 final class GatewayTls {
-    static final String CREDENTIAL_PREFIX = "kubernetes://";
-    static final String CACERT_SUFFIX = "-cacert";
-
     private GatewayTls() {
     }
 
@@ -60,13 +62,18 @@ final class GatewayTls {
                             .setDefaultValidationContext(validation)
                             .setValidationContextSdsSecretConfig(UpstreamTls.sds(UpstreamTls.ROOT_SECRET)));
             mutual = true;
-        } else if (!tls.getCredentialName().isEmpty()) {
-            common.addTlsCertificateSdsSecretConfigs(ads(CREDENTIAL_PREFIX + tls.getCredentialName()));
+        } else if (!tls.getCredentialName().isEmpty() || tls.getCredentialNamesCount() > 0) {
+            // istiod's ApplyCredentialSDSToServerCommonTLSContext: credentialNames (an RSA and an ECDSA
+            // certificate) win over credentialName and share the first one's CA unless caCertCredentialName names one
+            List<String> names = tls.getCredentialNamesCount() > 0 ? tls.getCredentialNamesList()
+                    : List.of(tls.getCredentialName());
+            names.forEach(n -> common.addTlsCertificateSdsSecretConfigs(credential(n)));
+            String ca = tls.getCaCertCredentialName().isEmpty() ? names.get(0) + CredentialNames.CA_SUFFIX
+                    : tls.getCaCertCredentialName();
             if (mutual) {
                 common.setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
                         .setDefaultValidationContext(validation)
-                        .setValidationContextSdsSecretConfig(
-                                ads(CREDENTIAL_PREFIX + tls.getCredentialName() + CACERT_SUFFIX)));
+                        .setValidationContextSdsSecretConfig(credential(ca)));
             }
         } else {
             common.addTlsCertificateSdsSecretConfigs(UpstreamTls.sds(
@@ -81,6 +88,21 @@ final class GatewayTls {
                 .setRequireClientCertificate(BoolValue.of(mutual
                         && tls.getMode() != ServerTLSSettings.TLSmode.OPTIONAL_MUTUAL))
                 .build();
+    }
+
+    /**
+     * istiod's ConstructSdsSecretConfigForCredential: {@code builtin://} is the workload's own
+     * certificate (and {@code builtin://-cacert} its root) from the local agent; any other name is
+     * asked of istiod over ADS as its resource name ({@link CredentialNames#toResourceName}).
+     */
+    static SdsSecretConfig credential(String credentialName) {
+        if (credentialName.equals(CredentialNames.BUILTIN)) {
+            return UpstreamTls.sds(UpstreamTls.DEFAULT_SECRET);
+        }
+        if (credentialName.equals(CredentialNames.BUILTIN + CredentialNames.CA_SUFFIX)) {
+            return UpstreamTls.sds(UpstreamTls.ROOT_SECRET);
+        }
+        return ads(CredentialNames.toResourceName(credentialName));
     }
 
     /** A gateway credential served by istiod itself over the ADS stream. */

@@ -38,6 +38,8 @@ import io.meshpilot.api.networking.v1alpha3.Headers;
 import io.meshpilot.api.networking.v1alpha3.Percent;
 import io.meshpilot.api.networking.v1alpha3.StringMatch;
 import io.meshpilot.model.ProxyScope;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.RouteSemantics;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ConsistentHashing;
@@ -47,6 +49,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -74,7 +77,7 @@ public final class HttpRouteTranslator {
      */
     public record Context(int port, String vsNamespace, String vsName, String proxyNamespace,
                           Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry,
-                          String gateway, PushContext push) {
+                          String gateway, PushContext push, boolean gatewaySemantics) {
         /** For sidecars: matches naming gateways apply only if they name {@code mesh}. */
         public Context(int port, String vsNamespace, String vsName, String proxyNamespace,
                        Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry) {
@@ -87,7 +90,19 @@ public final class HttpRouteTranslator {
          *                {@code namespace/name}: a match naming gateways applies only if it names this one
          * @param push    to find a destination's only port when the destination names none (may be null)
          */
-        public Context {
+        public Context(int port, String vsNamespace, String vsName, String proxyNamespace,
+                       Map<String, String> proxyLabels, String domainSuffix, HTTPRetry meshRetry, String gateway,
+                       PushContext push) {
+            this(port, vsNamespace, vsName, proxyNamespace, proxyLabels, domainSuffix, meshRetry, gateway, push, false);
+        }
+
+        /**
+         * The context of {@code vs}'s routes: with {@link RouteSemantics#GATEWAY} (generated from Gateway API
+         * routes) its routes follow the Gateway API's rules ({@link #translate}).
+         */
+        public Context forVirtualService(Config vs) {
+            return new Context(port, vsNamespace, vsName, proxyNamespace, proxyLabels, domainSuffix, meshRetry, gateway,
+                    push, RouteSemantics.gatewayApi(vs));
         }
     }
 
@@ -110,7 +125,7 @@ public final class HttpRouteTranslator {
             HTTPRoute r = e.route();
             Context rctx = e.from() == null ? ctx : new Context(ctx.port(), e.from().namespace(), e.from().name(),
                     ctx.proxyNamespace(), ctx.proxyLabels(), ctx.domainSuffix(), ctx.meshRetry(), ctx.gateway(),
-                    ctx.push());
+                    ctx.push(), ctx.gatewaySemantics());
             boolean catchAll = false;
             if (r.getMatchCount() == 0) {
                 Route route = translate(r, null, rctx);
@@ -135,6 +150,20 @@ public final class HttpRouteTranslator {
             }
         }
         return out;
+    }
+
+    /**
+     * istiod's ingress and gateway semantics (TranslateRouteMatch): a prefix other than {@code /}
+     * matches whole path segments ({@code /cart} and {@code /cart/} match {@code /cart/x}, not
+     * {@code /carts}), as the Ingress and Gateway APIs define a prefix.
+     */
+    static RouteMatch pathSeparatedPrefix(RouteMatch m) {
+        if (m.getPathSpecifierCase() != RouteMatch.PathSpecifierCase.PREFIX || m.getPrefix().equals("/")) {
+            return m;
+        }
+        String prefix = m.getPrefix();
+        String path = prefix.endsWith("/") ? prefix.substring(0, prefix.length() - 1) : prefix;
+        return m.toBuilder().setPathSeparatedPrefix(path).build();
     }
 
     /** istiod's catch-all: prefix "/" (or regex ".*") with no header or query parameter condition. */
@@ -183,7 +212,9 @@ public final class HttpRouteTranslator {
         if (m != null && !m.getName().isEmpty()) {
             name = name + "." + m.getName();
         }
-        Route.Builder out = Route.newBuilder().setName(name).setMatch(routeMatch(m));
+        RouteMatch match = routeMatch(m);
+        Route.Builder out = Route.newBuilder().setName(name)
+                .setMatch(ctx.gatewaySemantics() ? pathSeparatedPrefix(match) : match);
         if (m != null && !m.getStatPrefix().isEmpty()) {
             out.setStatPrefix(m.getStatPrefix());
         }
@@ -227,12 +258,22 @@ public final class HttpRouteTranslator {
         RouteAction.Builder action = RouteAction.newBuilder();
         Duration timeout = in.hasTimeout() ? in.getTimeout() : NO_TIMEOUT;
         action.setTimeout(timeout).setMaxGrpcTimeout(timeout);
+        if (ctx.gatewaySemantics()) {
+            // the Gateway API answers a backend that does not exist with 500 (istiod's route.go)
+            action.setClusterNotFoundResponseCode(RouteAction.ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR);
+        }
         if (in.hasRewrite()) {
             var rw = in.getRewrite();
             if (rw.hasUriRegexRewrite()) {
                 action.setRegexRewrite(RegexMatchAndSubstitute.newBuilder()
                         .setPattern(RegexMatcher.newBuilder().setRegex(rw.getUriRegexRewrite().getMatch()))
                         .setSubstitution(rw.getUriRegexRewrite().getRewrite()));
+            } else if (ctx.gatewaySemantics() && rw.getUri().equals("/")) {
+                // ReplacePrefixMatch "/": the matched prefix is removed, keeping one "/" (istiod's route.go)
+                action.setRegexRewrite(RegexMatchAndSubstitute.newBuilder()
+                        .setPattern(RegexMatcher.newBuilder()
+                                .setRegex("^" + Pattern.quote(out.getMatch().getPathSeparatedPrefix()) + "(/?)(.*)"))
+                        .setSubstitution("/\\2"));
             } else if (!rw.getUri().isEmpty()) {
                 action.setPrefixRewrite(rw.getUri());
             }

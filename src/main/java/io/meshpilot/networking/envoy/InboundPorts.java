@@ -85,6 +85,21 @@ final class InboundPorts {
     }
 
     /**
+     * istiod's ServiceTargets: every service port whose endpoint is at one of the proxy's
+     * addresses, oldest service first, several services on one workload port each kept
+     * (a Gateway selected by service must see all of them, not only the winner of the port).
+     */
+    static List<InboundPort> serviceTargets(Proxy proxy, PushContext push) {
+        Map<String, List<Candidate>> byIp = index(push);
+        List<Candidate> mine = new ArrayList<>();
+        for (String ip : proxy.ips()) {
+            mine.addAll(byIp.getOrDefault(ip, List.of()));
+        }
+        mine.sort(Comparator.comparingInt(Candidate::rank));
+        return mine.stream().map(Candidate::port).distinct().toList();
+    }
+
+    /**
      * istiod's reportInboundConflict: two services of other protocols targeting one workload
      * port is a real conflict (the oldest wins); the same protocol is only skipped.
      */

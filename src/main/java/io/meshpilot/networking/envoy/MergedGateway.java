@@ -4,6 +4,7 @@ import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.Server;
 import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.GeneratedConfigAnnotations;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
@@ -16,6 +17,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * The servers of every Gateway that selects one router proxy, grouped by port and bind
@@ -29,14 +32,24 @@ import java.util.Set;
  * workload maps to a target port (80 to 8080 for the stock ingress gateway) listens on the
  * target port, as istiod's resolvePorts; route names carry it too ({@code http.8080}).
  *
+ * <p>A Gateway generated from the Kubernetes Gateway API has no selector: it names its services
+ * ({@code internal.istio.io/gateway-service}) and applies to a proxy that is an endpoint of one of
+ * them in the Gateway's namespace. Its server ports are ports of those services and listen on
+ * every target port they map to on the proxy, with no fallback (no such port: the server is
+ * left out). With PILOT_ENABLE_STRICT_GATEWAY_MERGING (the default) a proxy serving a managed
+ * Gateway API Gateway (one with a service account) gets no classic Gateway of another namespace.
+ *
  * @param ports    the listener ports in the order their first server appeared (oldest Gateway first)
  * @param rejected why a server was left out, one line each
+ * @param gateways the Gateways that apply to the proxy, oldest first (the certificate references SDS may
+ *                 serve it are theirs)
  */
-public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
+public record MergedGateway(List<ServerPort> ports, List<String> rejected, List<Config> gateways) {
 
     public MergedGateway {
         ports = List.copyOf(ports);
         rejected = List.copyOf(rejected);
+        gateways = List.copyOf(gateways);
     }
 
     /** One gateway server in context: its Gateway ({@code namespace/name}) and what it was given. */
@@ -152,74 +165,173 @@ public record MergedGateway(List<ServerPort> ports, List<String> rejected) {
         return LabelSelector.subsetOf(gateway.getSelectorMap(), proxy.labels());
     }
 
-    /** Merges the Gateways that select {@code proxy}, oldest first. */
+    /**
+     * A Gateway that applies to the proxy. A Gateway generated from the Gateway API is selected by
+     * service ({@link GeneratedConfigAnnotations#GATEWAY_SERVICE}) and carries the proxy's targets of
+     * those services; a classic one is selected by labels ({@code legacySelector}).
+     */
+    private record Selected(Config config, boolean legacySelector, List<InboundPorts.InboundPort> targets) {
+        boolean managedGatewayApi() {
+            return gatewayApi() && !config.annotations().getOrDefault(GeneratedConfigAnnotations.SERVICE_ACCOUNT_NAME, "")
+                    .isEmpty();
+        }
+
+        boolean gatewayApi() {
+            return GeneratedConfigAnnotations.GATEWAY.equals(
+                    config.annotations().get(GeneratedConfigAnnotations.GATEWAY_SEMANTICS));
+        }
+    }
+
+    /** Merges the Gateways that apply to {@code proxy}, oldest first (istiod's PushContext.mergeGateways). */
     public static MergedGateway of(Proxy proxy, PushContext push) {
         Map<PortKey, List<GatewayServer>> byPort = new LinkedHashMap<>();
         Map<PortKey, Boolean> httpPort = new LinkedHashMap<>();
         Map<PortKey, Set<String>> tlsHosts = new HashMap<>();
         List<String> rejected = new ArrayList<>();
-        // istiod's resolvePorts: a server port the gateway's own service maps to a target port listens there
-        Map<Integer, Integer> targetPorts = new HashMap<>();
-        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
-            targetPorts.putIfAbsent(p.servicePort().port(), p.targetPort());
+        List<Selected> selected = select(proxy, push);
+        if (push.gatewayApi().strictMerging()) {
+            selected = strictMerging(selected, rejected);
         }
-        for (Config c : push.gateways()) {
+        // istiod's resolvePorts for label-selected Gateways: a server port the gateway's own service maps
+        // to a target port listens there, any other port as it is
+        Map<Integer, Integer> legacyTargetPorts = new HashMap<>();
+        for (InboundPorts.InboundPort p : InboundPorts.of(proxy, push)) {
+            legacyTargetPorts.putIfAbsent(p.servicePort().port(), p.targetPort());
+        }
+        for (Selected sel : selected) {
+            Config c = sel.config();
             Gateway gw = (Gateway) c.spec();
-            if (!selects(gw, proxy)) {
-                continue;
-            }
             String key = c.namespace() + "/" + c.name();
             for (Server server : gw.getServersList()) {
-                int number = targetPorts.getOrDefault(server.getPort().getNumber(), server.getPort().getNumber());
-                PortKey at = new PortKey(number, server.getBind());
-                Protocol protocol = Protocol.parse(server.getPort().getProtocol());
-                boolean plainHttp = protocol.isHttp();
-                List<String> hosts = hosts(server, c.namespace());
-                String routeName = plainHttp ? httpRouteName(number, server.getBind()) : null;
-                GatewayServer gs = new GatewayServer(key, c.namespace(), server, routeName, hosts);
-                if (gs.terminatesHttps()) {
-                    gs = new GatewayServer(key, c.namespace(), server,
-                            httpsRouteName(server.getPort().getNumber(), server.getPort().getName(), c.name(), c.namespace(),
-                                    server.getBind()),
-                            hosts);
+                List<Integer> resolved = sel.legacySelector()
+                        ? List.of(legacyTargetPorts.getOrDefault(server.getPort().getNumber(), server.getPort().getNumber()))
+                        : serviceTargetPorts(server.getPort().getNumber(), sel.targets());
+                if (resolved.isEmpty()) {
+                    rejected.add(key + ": server " + describe(server) + " skipped: no service of "
+                            + c.annotations().get(GeneratedConfigAnnotations.GATEWAY_SERVICE) + " on this proxy has port "
+                            + server.getPort().getNumber());
                 }
-                Boolean existing = httpPort.get(at);
-                if (existing != null && existing != plainHttp) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe() + " already carries "
-                            + (existing ? "plaintext HTTP" : "TLS/TCP") + " servers");
-                    continue;
+                for (int number : resolved) {
+                    merge(new PortKey(number, server.getBind()), key, c, server, byPort, httpPort, tlsHosts, rejected);
                 }
-                if (existing != null && !plainHttp && !server.hasTls()) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
-                            + " already has a server and a plain TCP server cannot share it");
-                    continue;
-                }
-                if (existing != null && !plainHttp && byPort.get(at).stream()
-                        .anyMatch(o -> !o.server().hasTls())) {
-                    rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
-                            + " already has a plain TCP server");
-                    continue;
-                }
-                if (!plainHttp) {
-                    // istiod's CheckDuplicates: two TLS servers for one host on a port would give Envoy
-                    // two filter chains with the same match, and it would refuse the whole listener
-                    List<String> sni = gs.sniHosts().isEmpty() ? List.of("*") : gs.sniHosts();
-                    Set<String> taken = tlsHosts.computeIfAbsent(at, n -> new HashSet<>());
-                    List<String> dup = sni.stream().filter(taken::contains).toList();
-                    if (!dup.isEmpty()) {
-                        rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
-                                + " already serves " + dup);
-                        continue;
-                    }
-                    taken.addAll(sni);
-                }
-                httpPort.put(at, plainHttp);
-                byPort.computeIfAbsent(at, n -> new ArrayList<>()).add(gs);
             }
         }
         List<ServerPort> ports = new ArrayList<>();
         byPort.forEach((at, servers) -> ports.add(new ServerPort(at.number(), at.bind(), httpPort.get(at), servers)));
-        return new MergedGateway(ports, rejected);
+        return new MergedGateway(ports, rejected, selected.stream().map(Selected::config).toList());
+    }
+
+    /**
+     * istiod's mergeGateways selection: a Gateway naming services applies where the proxy is an
+     * endpoint of one of them in the Gateway's (or its parent's) namespace; a Gateway without a
+     * selector applies to every router; otherwise its selector's labels must be the proxy's.
+     */
+    private static List<Selected> select(Proxy proxy, PushContext push) {
+        List<Selected> out = new ArrayList<>();
+        List<InboundPorts.InboundPort> targets = null;
+        for (Config c : push.gateways()) {
+            String services = c.annotations().get(GeneratedConfigAnnotations.GATEWAY_SERVICE);
+            if (services == null) {
+                if (selects((Gateway) c.spec(), proxy)) {
+                    out.add(new Selected(c, true, List.of()));
+                }
+                continue;
+            }
+            if (targets == null) {
+                targets = InboundPorts.serviceTargets(proxy, push);
+            }
+            Set<String> names = Set.of(services.split(","));
+            String namespace = c.annotations().getOrDefault(GeneratedConfigAnnotations.PARENT_NAMESPACE, "");
+            String serviceNamespace = namespace.isEmpty() ? c.namespace() : namespace;
+            List<InboundPorts.InboundPort> matching = targets.stream()
+                    .filter(t -> t.service() != null && names.contains(t.service().hostname())
+                            && t.service().namespace().equals(serviceNamespace))
+                    .toList();
+            if (!matching.isEmpty()) {
+                out.add(new Selected(c, false, matching));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * istiod's filterStrictGatewayMerging (PILOT_ENABLE_STRICT_GATEWAY_MERGING): once a managed
+     * Gateway API Gateway (gateway semantics and a service account) applies, classic Gateways of
+     * other namespaces do not, so they cannot take its credentials or ports.
+     */
+    private static List<Selected> strictMerging(List<Selected> selected, List<String> rejected) {
+        Set<String> managedNamespaces = new HashSet<>();
+        selected.stream().filter(Selected::managedGatewayApi).forEach(s -> managedNamespaces.add(s.config().namespace()));
+        if (managedNamespaces.isEmpty()) {
+            return selected;
+        }
+        List<Selected> out = new ArrayList<>();
+        for (Selected s : selected) {
+            if (s.gatewayApi() || managedNamespaces.contains(s.config().namespace())) {
+                out.add(s);
+            } else {
+                rejected.add(s.config().namespace() + "/" + s.config().name() + ": skipped by strict gateway merging: "
+                        + "not in the namespace of a managed Gateway API gateway " + new TreeSet<>(managedNamespaces));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * istiod's resolvePorts for a Gateway selected by service: the server port is a port of
+     * the services, the listener each target port it maps to on this proxy; no fallback.
+     */
+    private static List<Integer> serviceTargetPorts(int servicePort, List<InboundPorts.InboundPort> targets) {
+        return targets.stream().filter(t -> t.servicePort().port() == servicePort).map(InboundPorts.InboundPort::targetPort)
+                .collect(Collectors.toCollection(TreeSet::new)).stream().toList();
+    }
+
+    private static void merge(PortKey at, String key, Config c, Server server, Map<PortKey, List<GatewayServer>> byPort,
+                              Map<PortKey, Boolean> httpPort, Map<PortKey, Set<String>> tlsHosts, List<String> rejected) {
+        int number = at.number();
+        Protocol protocol = Protocol.parse(server.getPort().getProtocol());
+        boolean plainHttp = protocol.isHttp();
+        List<String> hosts = hosts(server, c.namespace());
+        String routeName = plainHttp ? httpRouteName(number, server.getBind()) : null;
+        GatewayServer gs = new GatewayServer(key, c.namespace(), server, routeName, hosts);
+        if (gs.terminatesHttps()) {
+            gs = new GatewayServer(key, c.namespace(), server,
+                    httpsRouteName(server.getPort().getNumber(), server.getPort().getName(), c.name(), c.namespace(),
+                            server.getBind()),
+                    hosts);
+        }
+        Boolean existing = httpPort.get(at);
+        if (existing != null && existing != plainHttp) {
+            rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe() + " already carries "
+                    + (existing ? "plaintext HTTP" : "TLS/TCP") + " servers");
+            return;
+        }
+        if (existing != null && !plainHttp && !server.hasTls()) {
+            rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
+                    + " already has a server and a plain TCP server cannot share it");
+            return;
+        }
+        if (existing != null && !plainHttp && byPort.get(at).stream()
+                .anyMatch(o -> !o.server().hasTls())) {
+            rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
+                    + " already has a plain TCP server");
+            return;
+        }
+        if (!plainHttp) {
+            // istiod's CheckDuplicates: two TLS servers for one host on a port would give Envoy
+            // two filter chains with the same match, and it would refuse the whole listener
+            List<String> sni = gs.sniHosts().isEmpty() ? List.of("*") : gs.sniHosts();
+            Set<String> taken = tlsHosts.computeIfAbsent(at, n -> new HashSet<>());
+            List<String> dup = sni.stream().filter(taken::contains).toList();
+            if (!dup.isEmpty()) {
+                rejected.add(key + ": server " + describe(server) + " skipped: port " + at.describe()
+                        + " already serves " + dup);
+                return;
+            }
+            taken.addAll(sni);
+        }
+        httpPort.put(at, plainHttp);
+        byPort.computeIfAbsent(at, n -> new ArrayList<>()).add(gs);
     }
 
     /**

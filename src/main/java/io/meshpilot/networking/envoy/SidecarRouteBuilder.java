@@ -169,7 +169,7 @@ public final class SidecarRouteBuilder {
             VirtualService spec = (VirtualService) vs.spec();
             List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
                     vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry,
-                    PushContext.MESH_GATEWAY, push));
+                    PushContext.MESH_GATEWAY, push).forVirtualService(vs));
             if (!r.isEmpty()) {
                 return r; // the oldest VirtualService with routes for this port wins
             }

@@ -33,7 +33,8 @@ import java.util.Map;
 /**
  * RDS for proxyless gRPC: the route configuration of one {@code host:port}, from the first
  * VirtualService routing that host (istiod's gRPC generator): uri exact/prefix/regex and
- * header matches, one route per match, weighted clusters with subsets, timeout, retries,
+ * header matches, one route per match that applies to the port (a match naming another
+ * {@code port} is left out), weighted clusters with subsets, timeout, retries,
  * fault abort and delay. Without a VirtualService, one default route to the service's cluster.
  */
 public final class GrpcRouteBuilder {
@@ -59,7 +60,10 @@ public final class GrpcRouteBuilder {
                 List<HTTPMatchRequest> matches = r.getMatchCount() == 0 ? List.of(HTTPMatchRequest.getDefaultInstance())
                         : r.getMatchList();
                 for (HTTPMatchRequest m : matches) {
-                    vh.addRoutes(route(r, m, vsConfig.namespace(), hp, push));
+                    // a match for another port of the service (a GAMMA route's parentRef port) is not this one's
+                    if (m.getPort() == 0 || m.getPort() == hp.port()) {
+                        vh.addRoutes(route(r, m, vsConfig.namespace(), hp, push));
+                    }
                 }
             }
         }

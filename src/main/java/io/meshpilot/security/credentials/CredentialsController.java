@@ -163,6 +163,11 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     }
 
     @Override
+    public Optional<String> configMapCaCertificate(String namespace, String name) {
+        return store.configMapCaCertificate(namespace, name);
+    }
+
+    @Override
     public Collection<Credential> all() {
         return store.all();
     }
