@@ -110,6 +110,10 @@ public final class UnappliedConfig {
             if (server.getTls().getCredentialNamesCount() > 0) {
                 gap.accept(at + ".tls.credentialNames", "only credentialName is served; these certificates are not");
             }
+            if (server.getTls().getInsecureSkipVerify().getValue()) {
+                gap.accept(at + ".tls.insecureSkipVerify", "a client certificate that does not verify is refused, "
+                        + "not let through");
+            }
         }
     }
 

@@ -43,8 +43,7 @@ import org.junit.jupiter.api.Test;
 class IstioGatewayApiGoldenTest {
     // On the day-0 skeleton (which converts nothing) a part matches only where istiod expects nothing.
     // The cases whose golden uses a field MeshPilot's Istio API lacks cannot match that part (see
-    // IstioGatewayApiGoldenHarnessTest): tls and reference-policy-tls gateways (ServerTLSSettings
-    // insecureSkipVerify), http routes (HTTPRedirect prefixRewrite), backend-lb-policy and
+    // IstioGatewayApiGoldenHarnessTest): http routes (HTTPRedirect prefixRewrite), backend-lb-policy and
     // backend-traffic-policy-ignored routes (RetryBudget budgetInterval).
 
     // One case a line, sorted: parallel branches that each add cases merge without conflicts.
@@ -90,11 +89,13 @@ class IstioGatewayApiGoldenTest {
             "reference-policy-inferencepool",
             "reference-policy-service",
             "reference-policy-tcp",
+            "reference-policy-tls",
             "route-binding",
             "route-precedence",
             "serviceentry",
             "status",
             "tcp",
+            "tls",
             "tls-terminate",
             "valid-invalid-parent-ref",
             "waypoint",

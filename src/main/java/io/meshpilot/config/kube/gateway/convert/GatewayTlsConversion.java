@@ -1,6 +1,7 @@
 package io.meshpilot.config.kube.gateway.convert;
 
 import com.google.gson.JsonObject;
+import com.google.protobuf.BoolValue;
 import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
@@ -229,10 +230,13 @@ public final class GatewayTlsConversion {
         }
         boolean insecure = "AllowInsecureFallback".equals(JsonFields.string(validation, "mode"));
         out.setMode(insecure ? ServerTLSSettings.TLSmode.OPTIONAL_MUTUAL : ServerTLSSettings.TLSmode.MUTUAL);
+        out.setInsecureSkipVerify(BoolValue.of(insecure));
         out.setCaCertCredentialName(resourceName);
+        // A terminate-mode option still wins, and then client certificates are always verified.
         switch (options.getOrDefault(TERMINATE_MODE, "")) {
-            case "MUTUAL" -> out.setMode(ServerTLSSettings.TLSmode.MUTUAL);
-            case "OPTIONAL_MUTUAL" -> out.setMode(ServerTLSSettings.TLSmode.OPTIONAL_MUTUAL);
+            case "MUTUAL" -> out.setMode(ServerTLSSettings.TLSmode.MUTUAL).setInsecureSkipVerify(BoolValue.of(false));
+            case "OPTIONAL_MUTUAL" -> out.setMode(ServerTLSSettings.TLSmode.OPTIONAL_MUTUAL)
+                    .setInsecureSkipVerify(BoolValue.of(false));
             default -> {
             }
         }
