@@ -90,4 +90,18 @@ final class GatewayApiTestInputs {
     static JsonObject json(String text) {
         return GSON.fromJson(text, JsonObject.class);
     }
+
+    /** The condition of {@code type} among {@code holder}'s conditions as {@code status reason: message}. */
+    static String condition(JsonObject holder, String type) {
+        return JsonFields.objects(holder, "conditions").stream().filter(c -> JsonFields.string(c, "type").equals(type))
+                .map(c -> JsonFields.string(c, "status") + " " + JsonFields.string(c, "reason") + ": "
+                        + JsonFields.string(c, "message"))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + type + " in " + holder));
+    }
+
+    /** The status listener entry named {@code name}. */
+    static JsonObject listener(JsonObject status, String name) {
+        return JsonFields.objects(status, "listeners").stream().filter(l -> JsonFields.string(l, "name").equals(name))
+                .findFirst().orElseThrow(() -> new AssertionError("no listener " + name + " in " + status));
+    }
 }

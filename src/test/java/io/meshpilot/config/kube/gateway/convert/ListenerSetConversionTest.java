@@ -1,5 +1,7 @@
 package io.meshpilot.config.kube.gateway.convert;
 
+import static io.meshpilot.config.kube.gateway.convert.GatewayApiTestInputs.condition;
+import static io.meshpilot.config.kube.gateway.convert.GatewayApiTestInputs.listener;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,17 +41,7 @@ class ListenerSetConversionTest {
         return GatewayConversion.convert(inputs, ReferenceGrants.of(inputs.objects()));
     }
 
-    private static String condition(JsonObject holder, String type) {
-        return JsonFields.objects(holder, "conditions").stream().filter(c -> JsonFields.string(c, "type").equals(type))
-                .map(c -> JsonFields.string(c, "status") + " " + JsonFields.string(c, "reason") + ": "
-                        + JsonFields.string(c, "message"))
-                .findFirst().orElseThrow(() -> new AssertionError("no " + type + " in " + holder));
-    }
 
-    private static JsonObject listener(JsonObject status, String name) {
-        return JsonFields.objects(status, "listeners").stream().filter(l -> JsonFields.string(l, "name").equals(name))
-                .findFirst().orElseThrow(() -> new AssertionError("no listener " + name + " in " + status));
-    }
 
     @Test
     void anAllowedListenerSetsListenersAreServedByTheParentGatewaysWorkloads() {
