@@ -107,6 +107,10 @@ public final class UnappliedConfig {
             if (!server.getTls().getCaCrl().isEmpty()) {
                 gap.accept(at + ".tls.caCrl", "client certificates are not checked against " + server.getTls().getCaCrl());
             }
+            if (server.getTls().getInsecureSkipVerify().getValue()) {
+                gap.accept(at + ".tls.insecureSkipVerify", "a client certificate that does not verify is refused, "
+                        + "not let through");
+            }
         }
     }
 

@@ -117,8 +117,13 @@ class UnappliedConfigTest {
                             bind: 10.0.0.5
                             hosts: [shop.example.com]
                             tls: {mode: SIMPLE, credentialNames: [rsa, ecdsa], caCrl: /etc/crl.pem}
+                          - port: {number: 8443, name: mtls, protocol: HTTPS}
+                            hosts: [shop.example.com]
+                            tls: {mode: OPTIONAL_MUTUAL, credentialName: shop, caCertCredentialName: shop-ca,
+                                  insecureSkipVerify: true}
                         """, "Gateway", "shop", "gw", "pilot_gateway_unapplied",
-                        "shop/gw|spec.servers[0].tls.caCrl"),
+                        "shop/gw|spec.servers[0].tls.caCrl",
+                        "shop/gw|spec.servers[1].tls.insecureSkipVerify"),
                 row("""
                         apiVersion: networking.istio.io/v1
                         kind: ServiceEntry
