@@ -156,6 +156,7 @@ public final class PilotServer implements AutoCloseable {
             LOG.log(Level.WARNING, "unknown argument ignored (istiod accepts unknown flags): " + ignored);
         }
         args.features().traceSampling().warning().ifPresent(w -> LOG.log(Level.WARNING, w));
+        args.features().gatewayApi().warnings().forEach(w -> LOG.log(Level.WARNING, w));
         if (hosting == Hosting.GRPC_ONLY && (args.grpcTransport() == GrpcTransportKind.HELIDON
                 || args.listeners().grpc() == null)) {
             throw new ComponentStartException(Component.ARGS, "a gRPC-only server needs --grpcTransport netty and a "
