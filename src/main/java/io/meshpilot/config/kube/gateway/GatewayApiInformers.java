@@ -14,6 +14,7 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.kube.gateway.GatewayApiKinds.Resource;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
@@ -29,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
@@ -67,6 +69,8 @@ final class GatewayApiInformers {
     private final SignallingInformer<V1Secret, V1SecretList> secrets;
     private final SignallingInformer<V1ConfigMap, V1ConfigMapList> configMaps;
     private final Runnable changed;
+    /** Told the key of every Gateway API object added, changed (its status too) or deleted. */
+    private final List<Consumer<ConfigKey>> objectListeners = new CopyOnWriteArrayList<>();
     /** {@code Secret/ns/name} and {@code ConfigMap/ns/name} the last snapshot took: only their changes matter. */
     private volatile Set<String> referenced = Set.of();
 
@@ -195,6 +199,7 @@ final class GatewayApiInformers {
             @Override
             public void onAdd(DynamicKubernetesObject obj) {
                 changed.run();
+                tell(r, obj);
             }
 
             @Override
@@ -203,16 +208,42 @@ final class GatewayApiInformers {
                 if (!withoutStatus(before).equals(withoutStatus(after))) {
                     changed.run();
                 }
+                tell(r, after);
             }
 
             @Override
             public void onDelete(DynamicKubernetesObject obj, boolean finalStateUnknown) {
                 changed.run();
+                tell(r, obj);
             }
         });
         kinds.put(r.kind(), informer);
         LOG.log(Level.INFO, "CRD " + r.crdName() + " installed: watching " + r.informerName());
         client.addInformer(r.informerName(), informer);
+    }
+
+    private void tell(Resource r, DynamicKubernetesObject o) {
+        ConfigKey key = new ConfigKey(r.kind(), nullToEmpty(o.getMetadata().getNamespace()), o.getMetadata().getName());
+        objectListeners.forEach(l -> l.accept(key));
+    }
+
+    private static String nullToEmpty(String s) {
+        return s == null ? "" : s;
+    }
+
+    /** Tells {@code listener} the key of every Gateway API object event, status changes included. */
+    void addObjectListener(Consumer<ConfigKey> listener) {
+        objectListeners.add(listener);
+    }
+
+    /**
+     * The object of {@code key} as its informer holds it now, status included, unfiltered; empty
+     * when its kind is not watched or it does not exist.
+     */
+    Optional<DynamicKubernetesObject> live(ConfigKey key) {
+        var informer = kinds.get(key.kind());
+        return informer == null ? Optional.empty() : Optional.ofNullable(informer.getIndexer()
+                .getByKey(key.namespace().isEmpty() ? key.name() : key.namespace() + "/" + key.name()));
     }
 
     /** The object but its status and the metadata the API server changes on every write. */
