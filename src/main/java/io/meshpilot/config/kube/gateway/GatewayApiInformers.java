@@ -220,6 +220,12 @@ final class GatewayApiInformers {
         kinds.put(r.kind(), informer);
         LOG.log(Level.INFO, "CRD " + r.crdName() + " installed: watching " + r.informerName());
         client.addInformer(r.informerName(), informer);
+        changed.run(); // even with no objects yet: whoever acts after a conversion learns of the kind
+    }
+
+    /** Whether the kind's CRD allows it to be read and its informer runs. */
+    boolean watched(String kind) {
+        return kinds.containsKey(kind);
     }
 
     private void tell(Resource r, DynamicKubernetesObject o) {
