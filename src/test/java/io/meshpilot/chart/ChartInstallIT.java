@@ -62,6 +62,12 @@ class ChartInstallIT {
     void theRenderedChartInstallsAndMeshPilotBecomesReadyInCluster(@TempDir Path dir) throws Exception {
         HelmChart.Rendered rendered = HelmChart.render(null);
         try (FakeApiServer api = FakeApiServer.start()) {
+            // the Gateway API installed too, as Istio's guides do first: its controller's requests are checked as well
+            try (var crds = Files.list(Path.of("src/test/resources/kube/gateway-api/standard"))) {
+                for (Path crd : crds.sorted().toList()) {
+                    api.installCrds(Files.readString(crd));
+                }
+            }
             Installation installation = install(api, rendered, dir);
             try (ServerProcess p = installation.process()) {
                 assertReady(installation);

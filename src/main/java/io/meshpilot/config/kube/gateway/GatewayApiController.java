@@ -160,7 +160,9 @@ public final class GatewayApiController implements AutoCloseable {
         }
         List<GatewayApiObject> objects = informers.objects();
         References refs = References.of(objects);
-        informers.watchReferences(refs);
+        if (informers.watchReferences(refs)) {
+            queue.add(CONVERT); // once more: a newly referenced Secret may have come while it did not matter yet
+        }
         GatewayApiInputs inputs = new GatewayApiInputs(objects, informers.namespaceLabels(), services,
                 informers.referencedSecrets(refs), informers.referencedConfigMaps(refs), settings);
         GatewayApiConversion.Result result;

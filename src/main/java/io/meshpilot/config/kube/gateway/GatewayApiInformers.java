@@ -336,12 +336,17 @@ final class GatewayApiInformers {
         return out;
     }
 
-    /** From now on only changes of these Secrets and ConfigMaps convert again. */
-    void watchReferences(References refs) {
+    /**
+     * From now on only changes of these Secrets and ConfigMaps convert again. Returns whether the
+     * set changed: one newly referenced may have arrived while it was not yet watched.
+     */
+    boolean watchReferences(References refs) {
         Set<String> keys = new HashSet<>();
         refs.secrets().forEach(k -> keys.add("Secret/" + k));
         refs.configMaps().forEach(k -> keys.add("ConfigMap/" + k));
+        boolean changed = !keys.equals(referenced);
         referenced = Set.copyOf(keys);
+        return changed;
     }
 
     void close() {
