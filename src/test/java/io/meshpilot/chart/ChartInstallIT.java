@@ -71,6 +71,14 @@ class ChartInstallIT {
             Installation installation = install(api, rendered, dir);
             try (ServerProcess p = installation.process()) {
                 assertReady(installation);
+                // the Gateway API controller runs: istiod's default GatewayClass is made
+                long classDeadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (api.get("gateway.networking.k8s.io/v1", "GatewayClass", null, "istio").isEmpty()
+                        && System.nanoTime() < classDeadline) {
+                    Thread.sleep(200);
+                }
+                assertTrue(api.get("gateway.networking.k8s.io/v1", "GatewayClass", null, "istio").isPresent(),
+                        "the istio GatewayClass was created\n" + installation.process().output());
                 // the webhook controller puts the CA root into the caBundle of the chart's two
                 // webhook configurations (the validator's as the leader, the injector's on every replica)
                 for (String[] config : new String[][] {{"ValidatingWebhookConfiguration", "istio-validator-istio-system"},

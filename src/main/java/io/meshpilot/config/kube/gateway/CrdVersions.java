@@ -35,10 +35,10 @@ public final class CrdVersions {
 
     /** The decision for {@code crd} (a whole CustomResourceDefinition object); empty when it is not a kind istiod reads. */
     public static Optional<Decision> decide(JsonObject crd) {
-        JsonObject meta = object(crd, "metadata");
-        JsonObject spec = object(crd, "spec");
-        String group = string(spec, "group");
-        String plural = string(object(spec, "names"), "plural");
+        JsonObject meta = GatewayApiObject.object(crd, "metadata");
+        JsonObject spec = GatewayApiObject.object(crd, "spec");
+        String group = GatewayApiObject.string(spec, "group");
+        String plural = GatewayApiObject.string(GatewayApiObject.object(spec, "names"), "plural");
         Optional<Resource> resource = GatewayApiKinds.RESOURCES.stream()
                 .filter(r -> r.group().equals(group) && r.plural().equals(plural)).findFirst();
         if (resource.isEmpty()) {
@@ -47,7 +47,7 @@ public final class CrdVersions {
         Resource r = resource.get();
         String crdName = r.crdName();
         if (!r.minimumBundleVersion().isEmpty()) {
-            String bundle = string(object(meta, "annotations"), BUNDLE_VERSION);
+            String bundle = GatewayApiObject.string(GatewayApiObject.object(meta, "annotations"), BUNDLE_VERSION);
             if (bundle.isEmpty()) {
                 return Optional.of(new Decision(r, "CRD " + crdName + " expected to have a bundle-version annotation, "
                         + "but none found; ignoring"));
@@ -77,8 +77,8 @@ public final class CrdVersions {
             return false;
         }
         for (JsonElement v : versions.getAsJsonArray()) {
-            if (v.isJsonObject() && version.equals(string(v.getAsJsonObject(), "name"))
-                    && !"false".equals(string(v.getAsJsonObject(), "served"))) {
+            if (v.isJsonObject() && version.equals(GatewayApiObject.string(v.getAsJsonObject(), "name"))
+                    && !"false".equals(GatewayApiObject.string(v.getAsJsonObject(), "served"))) {
                 return true;
             }
         }
@@ -110,15 +110,5 @@ public final class CrdVersions {
 
     private static String print(int[] v) {
         return v[0] + "." + v[1] + "." + v[2];
-    }
-
-    private static JsonObject object(JsonObject parent, String field) {
-        JsonElement e = parent.get(field);
-        return e != null && e.isJsonObject() ? e.getAsJsonObject() : new JsonObject();
-    }
-
-    private static String string(JsonObject parent, String field) {
-        JsonElement e = parent.get(field);
-        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
     }
 }

@@ -54,10 +54,10 @@ record References(Set<String> secrets, Set<String> configMaps) {
                     continue;
                 }
                 JsonObject r = ref.getAsJsonObject();
-                String group = string(r, "group");
-                String kind = string(r, "kind").isEmpty() ? defaultKind : string(r, "kind");
-                String name = string(r, "name");
-                String ns = string(r, "namespace").isEmpty() ? namespace : string(r, "namespace");
+                String group = GatewayApiObject.string(r, "group");
+                String kind = GatewayApiObject.string(r, "kind").isEmpty() ? defaultKind : GatewayApiObject.string(r, "kind");
+                String name = GatewayApiObject.string(r, "name");
+                String ns = GatewayApiObject.string(r, "namespace").isEmpty() ? namespace : GatewayApiObject.string(r, "namespace");
                 if (!group.isEmpty() || name.isEmpty()) {
                     continue; // not a core object
                 }
@@ -68,10 +68,5 @@ record References(Set<String> secrets, Set<String> configMaps) {
                 }
             }
         }
-    }
-
-    private static String string(JsonObject parent, String field) {
-        JsonElement e = parent.get(field);
-        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
     }
 }
