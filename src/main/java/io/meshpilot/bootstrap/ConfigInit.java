@@ -60,6 +60,7 @@ final class ConfigInit {
                 args.features().enhancedResourceScoping(), new ConfigRevision(args.revision()));
         closeables.add(configs);
         platform.ingressController(environment).ifPresent(configs::serveIngress);
+        platform.gatewayApiController().ifPresent(configs::serveGatewayApi);
         String detail;
         try {
             detail = configs.start();
@@ -69,6 +70,7 @@ final class ConfigInit {
         closeables.add(credentials);
         detail += platform.watchCredentials(credentials, closeables);
         return new Built<>(configs, detail + configs.ingress().map(i -> " ingress=" + args.features().ingressNamespace())
+                .orElse("") + configs.gatewayApi().map(g -> " gateway-api=" + args.features().gatewayApi().controllerName())
                 .orElse(""));
     }
 }

@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.gateway.GatewayApiController;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
@@ -67,6 +68,11 @@ record EmbeddedPlatform(PilotArgs args) implements Platform {
     @Override
     public Optional<IngressController> ingressController(Environment environment) {
         return Optional.empty(); // no cluster, no Ingresses
+    }
+
+    @Override
+    public Optional<GatewayApiController> gatewayApiController() {
+        return Optional.empty(); // no cluster, no Gateway API objects
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.gateway.GatewayApiStatusWriter;
+import io.meshpilot.config.kube.gateway.GatewayClassController;
 import io.meshpilot.config.kube.ingress.IngressStatusWriter;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.inject.kubegateway.GatewayDeploymentController;
@@ -49,6 +51,10 @@ final class KubeControllers {
     private final LeaderElection ingressStatusElection;
     /** The Gateway API deployment controller's election; null when the API server serves no Gateways. */
     private final LeaderElection gatewayDeploymentElection;
+    /** The Gateway API status election (istio-gateway-status-leader-<rev>); null when none is written. */
+    private final LeaderElection gatewayApiStatusElection;
+    /** istiod's built-in GatewayClasses (every replica); null when off. */
+    private final GatewayClassController gatewayClasses;
     /** Deadline of the informers' and the registries' sync, counted from the start of the start functions. */
     private Instant syncDeadline;
 
@@ -74,10 +80,31 @@ final class KubeControllers {
         this.statusElection = statusController(configs, discovery);
         this.ingressStatusElection = configs.ingress().map(ingress -> election(LeaderElection.INGRESS_CONTROLLER)
                 .addDuty("ingress status writer", new IngressStatusWriter(client, ingress)::lead)).orElse(null);
-        this.gatewayDeploymentElection = GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
+        var gatewayApi = args.features().gatewayApi();
+        configs.gatewayApi().ifPresent(controller -> {
+            // istiod's GatewayContext reads the push's services; their changes convert again
+            controller.useServices(new RegistryGatewayServices(registries.aggregate()));
+            registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
+        });
+        this.gatewayApiStatusElection = configs.gatewayApi().filter(c -> gatewayApi.status())
+                .map(c -> perRevisionElection(LeaderElection.GATEWAY_STATUS_CONTROLLER)
+                        .addDuty("gateway api status writer", new GatewayApiStatusWriter(client, c)::lead))
+                .orElse(null);
+        this.gatewayClasses = configs.gatewayApi().filter(c -> gatewayApi.gatewayClassController())
+                .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
+                        gatewayApi.multiNetwork()))
+                .orElse(null);
+        this.gatewayDeploymentElection = !gatewayApi.deploymentController() ? null
+                : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
                         args.clusterId(), () -> discovery.currentPushContext().mesh())
-                .map(c -> election(LeaderElection.perRevision(GatewayDeploymentController.ELECTION, args.revision()))
+                .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
                         .addDuty("gateway deployment controller", c::lead)).orElse(null);
+    }
+
+    /** istiod's per-revision elections: one leader per revision, no revision preferred. */
+    private LeaderElection perRevisionElection(String name) {
+        return new LeaderElection(client.apiClient(), args.namespace(), LeaderElection.perRevision(name, args.revision()),
+                args.kube().identity(), ElectionTimings.fromTtl(args.kube().leaderElectionTtl()));
     }
 
     /**
@@ -137,7 +164,9 @@ final class KubeControllers {
                 + "validation and injection webhook patchers"
                 + (statusElection == null ? "" : ", status writer")
                 + (ingressStatusElection == null ? "" : ", ingress status writer")
-                + (gatewayDeploymentElection == null ? "" : ", gateway deployment controller");
+                + (gatewayDeploymentElection == null ? "" : ", gateway deployment controller")
+                + (gatewayClasses == null ? "" : ", gatewayclass controller")
+                + (gatewayApiStatusElection == null ? "" : ", gateway api status writer");
     }
 
     /** The start functions, in istiod's order; each puts what it starts among what the server closes. */
@@ -161,10 +190,17 @@ final class KubeControllers {
                 step("namespace-controller", () -> namespaceControllerElection == null ? null
                         : startElection(namespaceControllerElection)),
                 step("validation-webhook-patcher", () -> startElection(validationControllerElection)));
-        List<StartFunction> afterConfigSync = List.of(step("registries-synced", () -> {
+        List<StartFunction> afterConfigSync = new ArrayList<>(List.of(step("registries-synced", () -> {
             awaitRegistriesSynced();
             return null;
-        }));
+        })));
+        if (gatewayClasses != null) {
+            afterConfigSync.add(step("gatewayclass-controller", () -> {
+                closeables.add(gatewayClasses);
+                gatewayClasses.start();
+                return null;
+            }));
+        }
         List<StartFunction> afterFirstPush = new ArrayList<>();
         if (statusElection != null) {
             afterFirstPush.add(step("status-controller", () -> {
@@ -184,7 +220,13 @@ final class KubeControllers {
                 return startElection(gatewayDeploymentElection);
             }));
         }
-        return new Platform.StartPhases(this::registerProbes, beforeConfigSync, afterConfigSync,
+        if (gatewayApiStatusElection != null) {
+            afterFirstPush.add(step("gateway-api-status", () -> {
+                closeables.add(gatewayApiStatusElection);
+                return startElection(gatewayApiStatusElection);
+            }));
+        }
+        return new Platform.StartPhases(this::registerProbes, beforeConfigSync, List.copyOf(afterConfigSync),
                 List.copyOf(afterFirstPush));
     }
 

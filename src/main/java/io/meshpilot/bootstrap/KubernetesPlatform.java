@@ -2,6 +2,10 @@ package io.meshpilot.bootstrap;
 
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.gateway.GatewayApiController;
+import io.meshpilot.config.kube.gateway.GatewayApiInputs;
+import io.meshpilot.config.kube.gateway.GatewayApiRevision;
+import io.meshpilot.config.kube.gateway.convert.GatewayApiConversion;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.inject.SidecarInjector;
@@ -135,6 +139,22 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
                 args.features().ingressNamespace(), args.domainSuffix());
         environment.addMeshHandler(ingress::meshChanged);
         return Optional.of(ingress);
+    }
+
+    /**
+     * istiod's Gateway API controller, in Kubernetes mode with PILOT_ENABLE_GATEWAY_API. Revision
+     * tags are not resolved for Gateways' {@code istio.io/rev} (only the revision itself is).
+     */
+    @Override
+    public Optional<GatewayApiController> gatewayApiController() {
+        var g = args.features().gatewayApi();
+        if (!g.enabled()) {
+            return Optional.empty();
+        }
+        return Optional.of(new GatewayApiController(client, new GatewayApiRevision(args.revision(), UnaryOperator.identity()),
+                new GatewayApiInputs.Settings(args.domainSuffix(), args.clusterId(), g.controllerName(),
+                        g.defaultGatewayClass(), g.manualDeployment(), g.multiNetwork(), g.alphaApis(),
+                        g.inferenceExtension(), false, "multicluster.x-k8s.io"), GatewayApiConversion::convert));
     }
 
     /**

@@ -79,7 +79,7 @@ public final class PilotServer implements AutoCloseable {
                 Environment e = new Environment(args.domainSuffix(), args.clusterId(),
                         args.features().traceSampling().percent());
                 e.setMetadataExchange(args.features().metadataExchange());
-                e.setStrictGatewayMerging(args.features().strictGatewayMerging());
+                e.setStrictGatewayMerging(args.features().gatewayApi().strictGatewayMerging());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
             Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));
@@ -157,6 +157,7 @@ public final class PilotServer implements AutoCloseable {
             LOG.log(Level.WARNING, "unknown argument ignored (istiod accepts unknown flags): " + ignored);
         }
         args.features().traceSampling().warning().ifPresent(w -> LOG.log(Level.WARNING, w));
+        args.features().gatewayApi().warnings().forEach(w -> LOG.log(Level.WARNING, w));
         if (hosting == Hosting.GRPC_ONLY && (args.grpcTransport() == GrpcTransportKind.HELIDON
                 || args.listeners().grpc() == null)) {
             throw new ComponentStartException(Component.ARGS, "a gRPC-only server needs --grpcTransport netty and a "

@@ -1,6 +1,7 @@
 package io.meshpilot.bootstrap;
 
 import io.meshpilot.config.controller.ConfigController;
+import io.meshpilot.config.kube.gateway.GatewayApiController;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
@@ -80,6 +81,12 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
      * that converts them again registered); empty when there are none to serve.
      */
     Optional<IngressController> ingressController(Environment environment);
+
+    /**
+     * istiod's Gateway API controller (PILOT_ENABLE_GATEWAY_API), whose informers start with the
+     * client's; empty without a cluster or with the switch off.
+     */
+    Optional<GatewayApiController> gatewayApiController();
 
     /** The config stores and registries see the namespaces the mesh config selects. */
     void watchDiscoverySelectors(Environment environment);

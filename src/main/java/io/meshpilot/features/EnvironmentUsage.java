@@ -16,7 +16,7 @@ import java.util.function.Function;
 /**
  * The environment as start-up reads it, remembering every name asked for. istiod's chart and
  * operators set variables that istiod defines and MeshPilot does not implement
- * ({@code PILOT_ENABLE_GATEWAY_API}, {@code UNSAFE_ENABLE_ADMIN_ENDPOINTS}, ...); once the flags and
+ * ({@code UNSAFE_ENABLE_ADMIN_ENDPOINTS}, {@code PILOT_JWT_ENABLE_REMOTE_JWKS}, ...); once the flags and
  * features are read, {@link #unsupported()} names the ones that are set but were never asked
  * for, so that start-up can say so instead of ignoring them without a word. A variable istiod
  * does not define is nobody's business here and stays silent.

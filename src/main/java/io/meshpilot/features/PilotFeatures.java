@@ -4,6 +4,7 @@ import com.sun.management.HotSpotDiagnosticMXBean;
 import io.meshpilot.util.GoDuration;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -52,8 +53,7 @@ import java.util.stream.Collectors;
  * @param metadataExchange     PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS, PILOT_ENABLE_ALPN_FILTER,
  *                             PILOT_DISABLE_MX_ALPN: istio-proxy's metadata-exchange filters and ALPN
  * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
- * @param strictGatewayMerging PILOT_ENABLE_STRICT_GATEWAY_MERGING (true): a gateway proxy serving a managed Gateway API
- *                             Gateway gets no classic Gateway of another namespace
+ * @param gatewayApi           the Kubernetes Gateway API switches and names (PILOT_ENABLE_GATEWAY_API and its kin)
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -82,7 +82,52 @@ public record PilotFeatures(
         XdsSend xdsSend,
         MetadataExchange metadataExchange,
         TraceSampling traceSampling,
-        boolean strictGatewayMerging) {
+        GatewayApi gatewayApi) {
+
+    /**
+     * istiod's Kubernetes Gateway API settings (pilot/pkg/features/experimental.go, pilot.go).
+     *
+     * @param enabled                PILOT_ENABLE_GATEWAY_API (true): the Gateway API objects are read and converted
+     * @param status                 PILOT_ENABLE_GATEWAY_API_STATUS (true): their status is written (by the
+     *                               status leader)
+     * @param deploymentController   PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER (true): Gateways of a managed
+     *                               class get their Deployment, Service and ServiceAccount
+     * @param gatewayClassController PILOT_ENABLE_GATEWAY_API_GATEWAYCLASS_CONTROLLER (true): the built-in
+     *                               GatewayClasses are created when missing
+     * @param copyLabelsAnnotations  PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS (true): a Gateway's labels and
+     *                               annotations go onto its generated resources when it sets no
+     *                               {@code spec.infrastructure}
+     * @param alphaApis              PILOT_ENABLE_ALPHA_GATEWAY_API (false): XBackend and XBackendTrafficPolicy
+     *                               (not converted by MeshPilot: warned about when on)
+     * @param inferenceExtension     ENABLE_GATEWAY_API_INFERENCE_EXTENSION (false): InferencePool backends (not
+     *                               converted by MeshPilot: warned about when on)
+     * @param manualDeployment       ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT (true): a Gateway may bind to an existing
+     *                               deployment through its addresses
+     * @param defaultGatewayClass    PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME (istio)
+     * @param controllerName         PILOT_GATEWAY_API_CONTROLLER_NAME (istio.io/gateway-controller): the
+     *                               controller of that class, and the {@code controllerName} of route status
+     * @param multiNetwork           PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API (true): the {@code istio-remote} class
+     * @param strictGatewayMerging   PILOT_ENABLE_STRICT_GATEWAY_MERGING (true): a managed Gateway API gateway is
+     *                               not merged with Istio Gateways of other namespaces
+     */
+    public record GatewayApi(boolean enabled, boolean status, boolean deploymentController,
+                             boolean gatewayClassController, boolean copyLabelsAnnotations, boolean alphaApis,
+                             boolean inferenceExtension, boolean manualDeployment, String defaultGatewayClass,
+                             String controllerName, boolean multiNetwork, boolean strictGatewayMerging) {
+        /** One start-up warning per switch that asks for an API MeshPilot does not convert. */
+        public List<String> warnings() {
+            List<String> out = new ArrayList<>();
+            if (alphaApis) {
+                out.add("PILOT_ENABLE_ALPHA_GATEWAY_API=true: XBackend and XBackendTrafficPolicy are not converted by "
+                        + "MeshPilot; routes naming them get istiod's InvalidKind status");
+            }
+            if (inferenceExtension) {
+                out.add("ENABLE_GATEWAY_API_INFERENCE_EXTENSION=true: InferencePool backends are not converted by "
+                        + "MeshPilot; routes naming them get istiod's InvalidKind status");
+            }
+            return List.copyOf(out);
+        }
+    }
 
     /**
      * Backpressure on xDS responses: a stream's response waits for the budget instead of
@@ -315,7 +360,17 @@ public record PilotFeatures(
                         r.string("PILOT_MX_ADDITIONAL_LABELS", ""), r.bool("PILOT_ENABLE_ALPN_FILTER", true),
                         r.bool("PILOT_DISABLE_MX_ALPN", false)),
                 traceSampling(r),
-                r.bool("PILOT_ENABLE_STRICT_GATEWAY_MERGING", true));
+                new GatewayApi(r.bool("PILOT_ENABLE_GATEWAY_API", true), r.bool("PILOT_ENABLE_GATEWAY_API_STATUS", true),
+                        r.bool("PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER", true),
+                        r.bool("PILOT_ENABLE_GATEWAY_API_GATEWAYCLASS_CONTROLLER", true),
+                        r.bool("PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS", true),
+                        r.bool("PILOT_ENABLE_ALPHA_GATEWAY_API", false),
+                        r.bool("ENABLE_GATEWAY_API_INFERENCE_EXTENSION", false),
+                        r.bool("ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT", true),
+                        r.string("PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME", "istio"),
+                        r.string("PILOT_GATEWAY_API_CONTROLLER_NAME", "istio.io/gateway-controller"),
+                        r.bool("PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API", true),
+                        r.bool("PILOT_ENABLE_STRICT_GATEWAY_MERGING", true)));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

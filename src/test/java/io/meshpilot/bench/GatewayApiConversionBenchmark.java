@@ -1,6 +1,7 @@
 package io.meshpilot.bench;
 
 import com.google.gson.JsonParser;
+import io.meshpilot.config.kube.gateway.ConversionResult;
 import io.meshpilot.config.kube.gateway.convert.GatewayApiConversion;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
@@ -52,14 +53,14 @@ public class GatewayApiConversionBenchmark {
     @Setup(Level.Trial)
     public void build() {
         inputs = inputs(gateways, routes);
-        GatewayApiConversion.Result result = GatewayApiConversion.convert(inputs);
+        ConversionResult result = GatewayApiConversion.convert(inputs);
         System.out.printf("%n[gateway-api] %d Gateways, %d HTTPRoutes (%d input objects) -> %d Istio Gateways, "
                         + "%d VirtualServices, %d statuses%n", gateways, routes, inputs.objects().size(),
                 result.gateways().size(), result.virtualServices().size(), result.statuses().size());
     }
 
     @Benchmark
-    public GatewayApiConversion.Result convert() {
+    public ConversionResult convert() {
         return GatewayApiConversion.convert(inputs);
     }
 

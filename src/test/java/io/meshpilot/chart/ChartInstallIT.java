@@ -62,9 +62,23 @@ class ChartInstallIT {
     void theRenderedChartInstallsAndMeshPilotBecomesReadyInCluster(@TempDir Path dir) throws Exception {
         HelmChart.Rendered rendered = HelmChart.render(null);
         try (FakeApiServer api = FakeApiServer.start()) {
+            // the Gateway API installed too, as Istio's guides do first: its controller's requests are checked as well
+            try (var crds = Files.list(Path.of("src/test/resources/kube/gateway-api/standard"))) {
+                for (Path crd : crds.sorted().toList()) {
+                    api.installCrds(Files.readString(crd));
+                }
+            }
             Installation installation = install(api, rendered, dir);
             try (ServerProcess p = installation.process()) {
                 assertReady(installation);
+                // the Gateway API controller runs: istiod's default GatewayClass is made
+                long classDeadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (api.get("gateway.networking.k8s.io/v1", "GatewayClass", null, "istio").isEmpty()
+                        && System.nanoTime() < classDeadline) {
+                    Thread.sleep(200);
+                }
+                assertTrue(api.get("gateway.networking.k8s.io/v1", "GatewayClass", null, "istio").isPresent(),
+                        "the istio GatewayClass was created\n" + installation.process().output());
                 // the webhook controller puts the CA root into the caBundle of the chart's two
                 // webhook configurations (the validator's as the leader, the injector's on every replica)
                 for (String[] config : new String[][] {{"ValidatingWebhookConfiguration", "istio-validator-istio-system"},

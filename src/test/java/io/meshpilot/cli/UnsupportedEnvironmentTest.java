@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshpilot.features.EnvironmentUsage;
 import io.meshpilot.features.EnvironmentUsage.Unsupported;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -36,10 +37,12 @@ class UnsupportedEnvironmentTest {
                 "KUBECONFIG", "/tmp/none",
                 "ENABLE_CA_SERVER", "false",
                 "MY_OWN_VARIABLE", "x");
+        env = new HashMap<>(env);
+        env.put("UNSAFE_ENABLE_ADMIN_ENDPOINTS", "true");
         List<String> names = unsupportedAfterParsing(env).stream().map(Unsupported::name).toList();
-        assertTrue(names.contains("PILOT_ENABLE_GATEWAY_API"), names.toString());
+        assertTrue(names.contains("UNSAFE_ENABLE_ADMIN_ENDPOINTS"), names.toString());
         for (String read : List.of("REVISION", "POD_NAME", "POD_NAMESPACE", "PILOT_DEBOUNCE_AFTER", "KUBECONFIG",
-                "PILOT_CERT_PROVIDER", "PILOT_TRACE_SAMPLING", "ENABLE_CA_SERVER")) {
+                "PILOT_CERT_PROVIDER", "PILOT_TRACE_SAMPLING", "ENABLE_CA_SERVER", "PILOT_ENABLE_GATEWAY_API")) {
             assertTrue(!names.contains(read), read + " is read by start-up, yet reported: " + names);
         }
         assertTrue(!names.contains("MY_OWN_VARIABLE"), "istiod does not define it: " + names);
@@ -48,9 +51,9 @@ class UnsupportedEnvironmentTest {
 
     @Test
     void theStartupLineCarriesNameAndValueAndIsAbsentWhenAllIsRead() {
-        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("PILOT_ENABLE_GATEWAY_API", "false")::get);
+        EnvironmentUsage usage = EnvironmentUsage.ofIstiod(Map.of("UNSAFE_ENABLE_ADMIN_ENDPOINTS", "false")::get);
         Main.parseDiscoveryArgs(new String[0], usage);
-        assertEquals("istiod environment variables not supported by MeshPilot, ignored: PILOT_ENABLE_GATEWAY_API=false",
+        assertEquals("istiod environment variables not supported by MeshPilot, ignored: UNSAFE_ENABLE_ADMIN_ENDPOINTS=false",
                 usage.unsupportedWarning());
 
         EnvironmentUsage clean = EnvironmentUsage.ofIstiod(Map.of("PILOT_DEBOUNCE_AFTER", "1s")::get);

@@ -11,6 +11,7 @@ import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.lifecycle.Readiness;
 import io.meshpilot.config.file.FileConfigSource;
 import io.meshpilot.config.kube.CrdConfigStore;
+import io.meshpilot.config.kube.gateway.GatewayApiController;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.controllers.SyncWaiter;
@@ -127,6 +128,7 @@ public final class ConfigController implements AutoCloseable {
     private final boolean scopedByDiscoverySelectors;
     private final ConfigRevision revision;
     private volatile IngressController ingress;
+    private volatile GatewayApiController gatewayApi;
 
     /** @param kubeClient the cluster's client when {@code sources} has CRDs; else null */
     public ConfigController(Sources sources, Readiness readiness, KubeClient kubeClient) {
@@ -179,6 +181,9 @@ public final class ConfigController implements AutoCloseable {
         if (ingress != null) {
             stores.add(ingress.store()); // after the cluster's own objects: an object of that name there wins
         }
+        if (gatewayApi != null) {
+            stores.add(gatewayApi.store());
+        }
         aggregate = new AggregateConfigStore(stores, writable);
         for (Schema s : schemas.all()) {
             aggregate.registerEventHandler(s.kind(), this::onEvent);
@@ -201,6 +206,23 @@ public final class ConfigController implements AutoCloseable {
             throw new IllegalStateException("the config stores are already open");
         }
         this.ingress = controller;
+    }
+
+    /**
+     * Serves the Gateways, VirtualServices and DestinationRules {@code controller} converts from
+     * the Kubernetes Gateway API beside the other stores (istiod's initConfigController adds its
+     * Gateway API controller to the config stores the same way). Before {@link #start}.
+     */
+    public void serveGatewayApi(GatewayApiController controller) {
+        if (aggregate != null) {
+            throw new IllegalStateException("the config stores are already open");
+        }
+        this.gatewayApi = controller;
+    }
+
+    /** The Gateway API controller whose config is served, if any (its status writer runs on the leader). */
+    public Optional<GatewayApiController> gatewayApi() {
+        return Optional.ofNullable(gatewayApi);
     }
 
     /** The Ingress controller whose config is served, if any (its status writer runs on the leader). */
@@ -351,12 +373,15 @@ public final class ConfigController implements AutoCloseable {
      * What is not served, with reasons: documents of --configDir rejected, paths of it that
      * cannot be read, kept objects of --configStateDir that could not be restored, objects
      * written over the API that a file hides (both sources named), and the parts of served
-     * Kubernetes Ingresses that could not be converted.
+     * Kubernetes Ingresses and Gateway API objects that could not be converted.
      */
     public List<DocumentError> errors() {
         List<DocumentError> state = new ArrayList<>(writable == null ? List.of() : writable.errors());
         if (ingress != null) {
             state.addAll(ingress.errors());
+        }
+        if (gatewayApi != null) {
+            state.addAll(gatewayApi.errors());
         }
         if (files == null) {
             return state;
@@ -401,6 +426,9 @@ public final class ConfigController implements AutoCloseable {
         }
         if (ingress != null) {
             ingress.close();
+        }
+        if (gatewayApi != null) {
+            gatewayApi.close();
         }
     }
 }

@@ -24,6 +24,37 @@ public final class GatewayApiKinds {
     /** The route kinds, in the order istiod's status dump and conversion list them. */
     public static final List<String> ROUTE_KINDS = List.of(HTTP_ROUTE, GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE);
 
+    /**
+     * One kind as istiod watches it (pkg/config/schema/gvr, pkg/config/schema/gatewayapi/minimumversions.go).
+     *
+     * @param version              the one version read
+     * @param minimumBundleVersion the least {@code gateway.networking.k8s.io/bundle-version} of its CRD that is
+     *                             read, {@code major.minor.patch}; empty for none
+     */
+    public record Resource(String kind, String group, String plural, String version, String minimumBundleVersion) {
+        /** The name of its CustomResourceDefinition, {@code <plural>.<group>}. */
+        public String crdName() {
+            return plural + "." + group;
+        }
+
+        /** {@code group/version/plural}: how readiness and logs name its informer. */
+        public String informerName() {
+            return group + "/" + version + "/" + plural;
+        }
+    }
+
+    /** Every kind istiod reads, in the order its controller lists them. */
+    public static final List<Resource> RESOURCES = List.of(
+            new Resource(GATEWAY_CLASS, GROUP, "gatewayclasses", "v1", ""),
+            new Resource(GATEWAY, GROUP, "gateways", "v1", ""),
+            new Resource(LISTENER_SET, GROUP, "listenersets", "v1", ""),
+            new Resource(HTTP_ROUTE, GROUP, "httproutes", "v1", ""),
+            new Resource(GRPC_ROUTE, GROUP, "grpcroutes", "v1", "1.1.0"),
+            new Resource(TCP_ROUTE, GROUP, "tcproutes", "v1", "1.6.0"),
+            new Resource(TLS_ROUTE, GROUP, "tlsroutes", "v1", "1.5.0"),
+            new Resource(REFERENCE_GRANT, GROUP, "referencegrants", "v1beta1", ""),
+            new Resource(BACKEND_TLS_POLICY, GROUP, "backendtlspolicies", "v1", "1.4.0"));
+
     private GatewayApiKinds() {
     }
 }

@@ -76,12 +76,14 @@ public record GatewayApiObject(String kind, String apiVersion, String namespace,
                 object(object, "status"));
     }
 
-    private static JsonObject object(JsonObject parent, String field) {
+    /** The object {@code field} of {@code parent}; empty when absent or not an object. */
+    static JsonObject object(JsonObject parent, String field) {
         JsonElement e = parent.get(field);
         return e != null && e.isJsonObject() ? e.getAsJsonObject() : new JsonObject();
     }
 
-    private static String string(JsonObject parent, String field) {
+    /** The scalar {@code field} of {@code parent} as text; empty when absent or not a scalar. */
+    static String string(JsonObject parent, String field) {
         JsonElement e = parent.get(field);
         return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
     }

@@ -229,7 +229,7 @@ class IstioGatewayApiGoldenTest {
 
     /** Converts one case and compares each part; with {@code fullOutput}, prints expected and actual whole. */
     private static Outcome convertAndCompare(GoldenCase golden, PrintStream fullOutput) {
-        GatewayApiConversion.Result result;
+        ConversionResult result;
         try {
             result = GatewayApiConversion.convert(golden.inputs());
         } catch (RuntimeException e) {
@@ -252,7 +252,7 @@ class IstioGatewayApiGoldenTest {
     }
 
     /** The differences of each part between the goldens of a case and a conversion's {@code result}. */
-    static Outcome compare(GoldenCase golden, GatewayApiConversion.Result result) {
+    static Outcome compare(GoldenCase golden, ConversionResult result) {
         List<Config> expectedGateways = ofKinds(golden.expectedConfigs(), "Gateway");
         List<Config> expectedRoutes = Stream.concat(ofKinds(golden.expectedConfigs(), "VirtualService").stream(),
                 ofKinds(golden.expectedConfigs(), "DestinationRule").stream()).toList();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshpilot.api.networking.v1alpha3.Gateway;
 import io.meshpilot.api.networking.v1alpha3.Server;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.kube.gateway.ConversionResult;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.ParentKey;
 import io.meshpilot.config.kube.gateway.ParentListener;
@@ -214,7 +215,7 @@ class GatewayListenerConversionTest {
                   listeners: [{name: default, port: 80, protocol: HTTP}]
                 """).build();
 
-        GatewayApiConversion.Result result = GatewayApiConversion.convert(inputs);
+        ConversionResult result = GatewayApiConversion.convert(inputs);
 
         assertTrue(result.gateways().isEmpty(), result.gateways().toString());
         assertTrue(result.statuses().keySet().stream().noneMatch(k -> k.kind().equals("Gateway")), result.statuses().toString());

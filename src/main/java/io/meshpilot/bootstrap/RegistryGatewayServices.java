@@ -1,0 +1,66 @@
+package io.meshpilot.bootstrap;
+
+import io.meshpilot.config.kube.gateway.GatewayServices;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Service;
+import io.meshpilot.model.ServiceDiscovery;
+import io.meshpilot.model.ServiceInstance;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * istiod's GatewayContext over the service registries: services by hostname and namespace (the
+ * ones a hostname shadows in another namespace included), their ports, cluster addresses and the
+ * endpoint port of each instance. The model has no Kubernetes Service type or load-balancer
+ * addresses: {@code type} and {@code externalAddresses} are empty.
+ */
+final class RegistryGatewayServices implements GatewayServices {
+    private final ServiceDiscovery services;
+
+    RegistryGatewayServices(ServiceDiscovery services) {
+        this.services = services;
+    }
+
+    private Stream<Service> all() {
+        ServiceDiscovery.Listing listing = services.listing();
+        return Stream.concat(listing.services().stream(), listing.shadowed().stream());
+    }
+
+    @Override
+    public Optional<ServiceView> service(String hostname, String namespace) {
+        return all().filter(s -> s.hostname().equals(hostname) && s.namespace().equals(namespace)).findFirst()
+                .map(this::view);
+    }
+
+    @Override
+    public List<String> namespacesOf(String hostname) {
+        Set<String> out = new TreeSet<>();
+        all().filter(s -> s.hostname().equals(hostname)).forEach(s -> out.add(s.namespace()));
+        return List.copyOf(out);
+    }
+
+    private ServiceView view(Service s) {
+        Set<String> addresses = new LinkedHashSet<>();
+        if (!Service.UNSPECIFIED_IP.equals(s.defaultAddress())) {
+            addresses.add(s.defaultAddress());
+        }
+        s.clusterVips().values().forEach(addresses::addAll);
+        Map<Integer, List<Integer>> endpointPorts = new HashMap<>();
+        for (Port p : s.ports()) {
+            List<Integer> ports = new ArrayList<>();
+            for (ServiceInstance i : services.instances(s, p.port(), Map.of())) {
+                ports.add(i.endpoint().endpointPort());
+            }
+            endpointPorts.put(p.port(), ports);
+        }
+        return new ServiceView(s.hostname(), s.namespace(), s.labels(), "", s.ports().stream().map(Port::port).toList(),
+                List.copyOf(addresses), List.of(), endpointPorts);
+    }
+}
