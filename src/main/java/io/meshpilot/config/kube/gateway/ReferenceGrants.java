@@ -21,22 +21,29 @@ public final class ReferenceGrants {
     /** The {@code to} kinds istiod honours, as {@code group/kind} (the core group is empty). */
     private static final Set<String> TO_KINDS = Set.of("/ConfigMap", "/Secret", "/Service",
             "gateway.networking.x-k8s.io/XBackend", "inference.networking.k8s.io/InferencePool");
-    public static final ReferenceGrants NONE = new ReferenceGrants(Map.of());
+    public static final ReferenceGrants NONE = new ReferenceGrants(Map.of(), Set.of());
 
     /** From kind and namespace to group/kind and namespace. */
     private record Pair(String fromKind, String fromNamespace, String toGroupKind, String toNamespace) {
     }
 
-    /** By pair: the names allowed, {@code *} for all. */
-    private final Map<Pair, Set<String>> allowed;
+    /**
+     * By pair: the names allowed. A name is kept as written and compared as istiod compares it:
+     * {@code "*"} is a name, not a wildcard.
+     */
+    private final Map<Pair, Set<String>> allowedNames;
+    /** The pairs a grant without a name covers: every object of the kind. */
+    private final Set<Pair> allowedAll;
 
-    private ReferenceGrants(Map<Pair, Set<String>> allowed) {
-        this.allowed = allowed;
+    private ReferenceGrants(Map<Pair, Set<String>> allowedNames, Set<Pair> allowedAll) {
+        this.allowedNames = allowedNames;
+        this.allowedAll = allowedAll;
     }
 
     /** Indexes the ReferenceGrant objects among {@code objects} (other kinds are ignored). */
     public static ReferenceGrants of(List<GatewayApiObject> objects) {
-        Map<Pair, Set<String>> allowed = new HashMap<>();
+        Map<Pair, Set<String>> names = new HashMap<>();
+        Set<Pair> all = new HashSet<>();
         for (GatewayApiObject grant : objects) {
             if (!grant.kind().equals(GatewayApiKinds.REFERENCE_GRANT)) {
                 continue;
@@ -51,14 +58,18 @@ public final class ReferenceGrants {
                     if (!TO_KINDS.contains(toGroupKind)) {
                         continue;
                     }
-                    String name = string(to, "name");
-                    allowed.computeIfAbsent(new Pair(string(from, "kind"), string(from, "namespace"), toGroupKind,
-                            grant.namespace()), p -> new HashSet<>()).add(name.isEmpty() ? "*" : name);
+                    Pair pair = new Pair(string(from, "kind"), string(from, "namespace"), toGroupKind, grant.namespace());
+                    JsonElement name = to.get("name");
+                    if (name == null || name.isJsonNull()) {
+                        all.add(pair);
+                    } else {
+                        names.computeIfAbsent(pair, p -> new HashSet<>()).add(string(to, "name"));
+                    }
                 }
             }
         }
-        allowed.replaceAll((p, names) -> Set.copyOf(names));
-        return new ReferenceGrants(Map.copyOf(allowed));
+        names.replaceAll((pair, named) -> Set.copyOf(named));
+        return new ReferenceGrants(Map.copyOf(names), Set.copyOf(all));
     }
 
     /**
@@ -71,8 +82,8 @@ public final class ReferenceGrants {
         if (fromNamespace.equals(toNamespace)) {
             return true;
         }
-        Set<String> names = allowed.get(new Pair(fromKind, fromNamespace, toGroup + "/" + toKind, toNamespace));
-        return names != null && (names.contains("*") || names.contains(toName));
+        Pair pair = new Pair(fromKind, fromNamespace, toGroup + "/" + toKind, toNamespace);
+        return allowedAll.contains(pair) || allowedNames.getOrDefault(pair, Set.of()).contains(toName);
     }
 
     private static List<JsonObject> objects(JsonObject parent, String field) {
