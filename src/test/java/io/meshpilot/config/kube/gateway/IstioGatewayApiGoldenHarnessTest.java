@@ -41,8 +41,8 @@ class IstioGatewayApiGoldenHarnessTest {
                 }
             }
         }
-        // The goldens use three fields MeshPilot's Istio API lacks: ServerTLSSettings.insecureSkipVerify
-        // (frontend TLS validation), HTTPRedirect.prefixRewrite and RetryBudget.budgetInterval.
+        // The goldens use two fields MeshPilot's Istio API lacks: ServerTLSSettings.insecureSkipVerify
+        // (frontend TLS validation) and RetryBudget.budgetInterval.
         assertEquals(unreadableGoldenParts(), unmatched);
     }
 
@@ -126,7 +126,7 @@ class IstioGatewayApiGoldenHarnessTest {
                 parts.add(name + " " + Part.ROUTES.label);
             }
         }
-        assertEquals(Set.of("backend-lb-policy routes", "backend-traffic-policy-ignored routes", "http routes",
+        assertEquals(Set.of("backend-lb-policy routes", "backend-traffic-policy-ignored routes",
                 "reference-policy-tls gateways", "tls gateways"), parts);
         return parts;
     }

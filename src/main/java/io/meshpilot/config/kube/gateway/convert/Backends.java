@@ -37,7 +37,7 @@ final class Backends {
 
     /** A backendRef's weight: 1 when unset. */
     static int weight(JsonObject backendRef) {
-        return LenientFields.integer(backendRef, "weight").orElse(1);
+        return JsonFields.optionalInteger(backendRef, "weight").orElse(1);
     }
 
     static int weightSum(List<JsonObject> backendRefs) {
@@ -51,26 +51,26 @@ final class Backends {
     Converted<List<HTTPRouteDestination>> http(List<JsonObject> backendRefs, String routeKind, String namespace,
                                                boolean enforceGrants) {
         List<JsonObject> used = backendRefs.stream().filter(b -> weight(b) != 0).toList();
-        RouteError invalidBackend = null;
+        ConfigError invalidBackend = null;
         List<HTTPRouteDestination> out = new ArrayList<>();
         for (JsonObject ref : used) {
             Converted<Destination> dst = destination(ref, routeKind, namespace, enforceGrants);
             if (dst.error() != null) {
-                if (dst.hardError() || !dst.error().invalidBackend()) {
+                if (dst.hardError() || !RouteReasons.invalidBackend(dst.error())) {
                     return Converted.failed(dst.error());
                 }
                 invalidBackend = dst.error();
             }
             HTTPRouteDestination.Builder rd = HTTPRouteDestination.newBuilder().setDestination(dst.value())
                     .setWeight(used.size() == 1 ? 0 : weight(ref));
-            for (JsonObject filter : LenientFields.objects(ref, "filters")) {
-                String type = LenientFields.string(filter, "type");
+            for (JsonObject filter : JsonFields.objects(ref, "filters")) {
+                String type = JsonFields.string(filter, "type");
                 boolean request = type.equals(HttpFilters.REQUEST_HEADER_MODIFIER);
                 if (!request && !type.equals(HttpFilters.RESPONSE_HEADER_MODIFIER)) {
                     return Converted.failed(HttpFilters.unsupported(type));
                 }
                 Optional<JsonObject> modifier =
-                        LenientFields.object(filter, request ? "requestHeaderModifier" : "responseHeaderModifier");
+                        JsonFields.optionalObject(filter, request ? "requestHeaderModifier" : "responseHeaderModifier");
                 if (modifier.isEmpty()) {
                     continue;
                 }
@@ -93,12 +93,12 @@ final class Backends {
     Converted<List<RouteDestination>> tcp(List<JsonObject> backendRefs, String routeKind, String namespace,
                                           boolean enforceGrants) {
         List<JsonObject> used = backendRefs.stream().filter(b -> weight(b) != 0).toList();
-        RouteError invalidBackend = null;
+        ConfigError invalidBackend = null;
         List<RouteDestination> out = new ArrayList<>();
         for (JsonObject ref : used) {
             Converted<Destination> dst = destination(ref, routeKind, namespace, enforceGrants);
             if (dst.error() != null) {
-                if (dst.hardError() || !dst.error().invalidBackend()) {
+                if (dst.hardError() || !RouteReasons.invalidBackend(dst.error())) {
                     return Converted.failed(dst.error());
                 }
                 invalidBackend = dst.error();
@@ -114,30 +114,30 @@ final class Backends {
      * is false for mesh routes: istiod checks ReferenceGrants only for routes on Gateways.
      */
     Converted<Destination> destination(JsonObject ref, String routeKind, String namespace, boolean enforceGrants) {
-        String group = LenientFields.optionalString(ref, "group").orElse("");
-        String kind = LenientFields.optionalString(ref, "kind").orElse("Service");
-        String name = LenientFields.string(ref, "name");
-        Optional<String> refNamespace = LenientFields.optionalString(ref, "namespace");
+        String group = JsonFields.optionalString(ref, "group").orElse("");
+        String kind = JsonFields.optionalString(ref, "kind").orElse("Service");
+        String name = JsonFields.string(ref, "name");
+        Optional<String> refNamespace = JsonFields.optionalString(ref, "namespace");
         if (enforceGrants && refNamespace.isPresent() && !refNamespace.get().equals(namespace)
                 && !grants.allowed(routeKind, namespace, group, kind, refNamespace.get(), name)) {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.REF_NOT_PERMITTED,
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.REF_NOT_PERMITTED,
                     "backendRef " + name + "/" + refNamespace.get() + " not accessible to a " + routeKind
                             + " in namespace \"" + namespace + "\" (missing a ReferenceGrant?)"));
         }
         String backendNamespace = refNamespace.orElse(namespace);
         String domain = inputs.settings().domainSuffix();
         String hostname;
-        RouteError invalidBackend = null;
+        ConfigError invalidBackend = null;
         if (group.isEmpty() && kind.equals("Service")) {
             if (name.contains(".")) {
-                return Converted.failed(new RouteError(RouteError.INVALID_DESTINATION,
+                return Converted.failed(new ConfigError(RouteReasons.INVALID_DESTINATION,
                         "service name invalid; the name of the Service must be used, not the hostname."));
             }
             hostname = name + "." + backendNamespace + ".svc." + domain;
             invalidBackend = notFoundUnlessServed(hostname, backendNamespace, hostname);
         } else if (group.equals(Schemas.NETWORKING) && kind.equals("Hostname")) {
             if (refNamespace.isPresent()) {
-                return Converted.failed(new RouteError(RouteError.INVALID_DESTINATION,
+                return Converted.failed(new ConfigError(RouteReasons.INVALID_DESTINATION,
                         "namespace may not be set with Hostname type"));
             }
             hostname = name;
@@ -151,32 +151,32 @@ final class Backends {
         } else if (group.equals(XBACKEND_GROUP) && kind.equals("XBackend")) {
             return xBackend(ref, name, backendNamespace);
         } else if (group.equals(INFERENCE_GROUP) && kind.equals("InferencePool")) {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.INVALID_KIND,
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.INVALID_KIND,
                     inputs.settings().inferenceExtension()
                             ? "InferencePool backends are not served by MeshPilot"
                             : "InferencePool is not enabled. To enable, set ENABLE_GATEWAY_API_INFERENCE_EXTENSION to true in istiod"));
         } else {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.INVALID_KIND,
-                    "referencing unsupported backendRef: group \"" + LenientFields.string(ref, "group")
-                            + "\" kind \"" + LenientFields.string(ref, "kind") + "\""));
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.INVALID_KIND,
+                    "referencing unsupported backendRef: group \"" + JsonFields.string(ref, "group")
+                            + "\" kind \"" + JsonFields.string(ref, "kind") + "\""));
         }
-        Optional<Integer> port = LenientFields.integer(ref, "port");
+        Optional<Integer> port = JsonFields.optionalInteger(ref, "port");
         if (port.isEmpty()) {
-            return Converted.failed(new RouteError(RouteError.INVALID_DESTINATION, "port is required in backendRef"));
+            return Converted.failed(new ConfigError(RouteReasons.INVALID_DESTINATION, "port is required in backendRef"));
         }
         return new Converted<>(Destination.newBuilder().setHost(hostname)
                 .setPort(PortSelector.newBuilder().setNumber(port.get())).build(), invalidBackend);
     }
 
-    private RouteError notFoundUnlessServed(String lookupHost, String namespace, String reportedHost) {
+    private ConfigError notFoundUnlessServed(String lookupHost, String namespace, String reportedHost) {
         return inputs.services().service(lookupHost, namespace).isPresent() ? null
-                : new RouteError(RouteError.BACKEND_NOT_FOUND, "backend(" + reportedHost + ") not found");
+                : new ConfigError(RouteReasons.BACKEND_NOT_FOUND, "backend(" + reportedHost + ") not found");
     }
 
     /** An XBackend of type ExternalHostname (alpha API): its host and its own port. */
     private Converted<Destination> xBackend(JsonObject ref, String name, String namespace) {
         if (!inputs.settings().alphaApis()) {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.INVALID_KIND,
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.INVALID_KIND,
                     "The Alpha Gateway API is not enabled, XBackend is invalid. To enable, set "
                             + "PILOT_ENABLE_ALPHA_GATEWAY_API to true in istiod."));
         }
@@ -185,23 +185,23 @@ final class Backends {
                 .findFirst();
         if (backend.isEmpty()) {
             return new Converted<>(Destination.getDefaultInstance(),
-                    new RouteError(RouteError.BACKEND_NOT_FOUND, "backend(" + name + ") not found"));
+                    new ConfigError(RouteReasons.BACKEND_NOT_FOUND, "backend(" + name + ") not found"));
         }
         JsonObject spec = backend.get().spec();
-        String type = LenientFields.string(spec, "type");
-        Optional<JsonObject> external = LenientFields.object(spec, "externalHostname");
+        String type = JsonFields.string(spec, "type");
+        Optional<JsonObject> external = JsonFields.optionalObject(spec, "externalHostname");
         if (!type.equals("ExternalHostname") || external.isEmpty()) {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.INVALID_KIND,
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.INVALID_KIND,
                     "backend(" + name + ") type: expected ExternalHostname, got " + type));
         }
-        String hostname = LenientFields.string(external.get(), "hostname");
-        int backendPort = LenientFields.object(spec, "port").flatMap(p -> LenientFields.integer(p, "port")).orElse(0);
-        Optional<Integer> refPort = LenientFields.integer(ref, "port");
+        String hostname = JsonFields.string(external.get(), "hostname");
+        int backendPort = JsonFields.optionalObject(spec, "port").flatMap(p -> JsonFields.optionalInteger(p, "port")).orElse(0);
+        Optional<Integer> refPort = JsonFields.optionalInteger(ref, "port");
         if (refPort.isPresent() && refPort.get() != backendPort) {
-            return new Converted<>(Destination.getDefaultInstance(), new RouteError(RouteError.BACKEND_NOT_FOUND,
+            return new Converted<>(Destination.getDefaultInstance(), new ConfigError(RouteReasons.BACKEND_NOT_FOUND,
                     "backend(" + name + ") does not expose port " + refPort.get() + ", expected " + backendPort));
         }
-        RouteError invalid = notFoundUnlessServed(hostname, namespace, hostname);
+        ConfigError invalid = notFoundUnlessServed(hostname, namespace, hostname);
         return new Converted<>(Destination.newBuilder().setHost(hostname)
                 .setPort(PortSelector.newBuilder().setNumber(backendPort)).build(), invalid);
     }

@@ -31,7 +31,7 @@ final class GrpcRouteConversion {
         HTTPRoute.Builder out = HTTPRoute.newBuilder().setName(HttpRouteConversion.ruleName(route, rule, index));
         if (match.isPresent()) {
             HTTPMatchRequest.Builder m = HTTPMatchRequest.newBuilder();
-            Optional<JsonObject> method = LenientFields.object(match.get(), "method");
+            Optional<JsonObject> method = JsonFields.optionalObject(match.get(), "method");
             if (method.isPresent()) {
                 Converted<StringMatch> uri = methodMatch(method.get());
                 if (uri.hardError()) {
@@ -40,23 +40,23 @@ final class GrpcRouteConversion {
                 m.setUri(uri.value());
             }
             Converted<Map<String, StringMatch>> headers =
-                    HttpRouteConversion.stringMatches(LenientFields.objects(match.get(), "headers"), "HeaderMatch");
+                    HttpRouteConversion.stringMatches(JsonFields.objects(match.get(), "headers"), "HeaderMatch");
             if (headers.hardError()) {
                 return Converted.failed(headers.error());
             }
             out.addMatch(m.putAllHeaders(headers.value()));
         }
-        for (JsonObject filter : LenientFields.objects(rule, "filters")) {
-            String type = LenientFields.string(filter, "type");
+        for (JsonObject filter : JsonFields.objects(rule, "filters")) {
+            String type = JsonFields.string(filter, "type");
             switch (type) {
                 case HttpFilters.REQUEST_HEADER_MODIFIER, HttpFilters.RESPONSE_HEADER_MODIFIER -> {
-                    RouteError error = HttpRouteConversion.applyHeaders(out.getHeadersBuilder(), filter, type);
+                    ConfigError error = HttpRouteConversion.applyHeaders(out.getHeadersBuilder(), filter, type);
                     if (error != null) {
                         return Converted.failed(error);
                     }
                 }
                 case HttpFilters.REQUEST_MIRROR -> {
-                    Optional<JsonObject> f = LenientFields.object(filter, "requestMirror");
+                    Optional<JsonObject> f = JsonFields.optionalObject(filter, "requestMirror");
                     if (f.isPresent()) {
                         // unlike HTTPRoute, a mirror that cannot be built fails the rule (istiod)
                         Converted<HTTPMirrorPolicy> mirror = HttpFilters.mirror(f.get(), backends,
@@ -75,7 +75,7 @@ final class GrpcRouteConversion {
         if (out.hasHeaders() && out.getHeaders().equals(Headers.getDefaultInstance())) {
             out.clearHeaders();
         }
-        List<JsonObject> backendRefs = LenientFields.objects(rule, "backendRefs");
+        List<JsonObject> backendRefs = JsonFields.objects(rule, "backendRefs");
         if (Backends.weightSum(backendRefs) == 0) {
             out.setDirectResponse(HTTPDirectResponse.newBuilder().setStatus(500));
             return Converted.ok(out.build());
@@ -94,11 +94,11 @@ final class GrpcRouteConversion {
      * alone as a prefix, method alone as a regex; RegularExpression as a regex of the same shape.
      */
     static Converted<StringMatch> methodMatch(JsonObject method) {
-        String type = LenientFields.optionalString(method, "type").orElse("Exact");
-        Optional<String> service = LenientFields.optionalString(method, "service");
-        Optional<String> name = LenientFields.optionalString(method, "method");
+        String type = JsonFields.optionalString(method, "type").orElse("Exact");
+        Optional<String> service = JsonFields.optionalString(method, "service");
+        Optional<String> name = JsonFields.optionalString(method, "method");
         if (service.isEmpty() && name.isEmpty()) {
-            return Converted.failed(new RouteError(RouteError.INVALID_CONFIGURATION,
+            return Converted.failed(new ConfigError(RouteReasons.INVALID_CONFIGURATION,
                     "gRPC match must have method or service defined"));
         }
         StringMatch.Builder out = StringMatch.newBuilder();

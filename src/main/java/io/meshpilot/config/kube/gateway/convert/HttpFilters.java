@@ -37,8 +37,8 @@ final class HttpFilters {
     private HttpFilters() {
     }
 
-    static RouteError unsupported(String type) {
-        return new RouteError(RouteError.INVALID_FILTER, "unsupported filter type \"" + type + "\"");
+    static ConfigError unsupported(String type) {
+        return new ConfigError(RouteReasons.INVALID_FILTER, "unsupported filter type \"" + type + "\"");
     }
 
     /**
@@ -46,24 +46,24 @@ final class HttpFilters {
      * wins, as the API asks), {@code remove} as written. A value with control characters fails the rule.
      */
     static Converted<Headers.HeaderOperations> headers(JsonObject modifier) {
-        List<JsonObject> set = LenientFields.objects(modifier, "set");
-        List<JsonObject> add = LenientFields.objects(modifier, "add");
+        List<JsonObject> set = JsonFields.objects(modifier, "set");
+        List<JsonObject> add = JsonFields.objects(modifier, "add");
         for (JsonObject h : Stream.concat(set.stream(), add.stream()).toList()) {
-            if (!validHeaderValue(LenientFields.string(h, "value"))) {
-                return Converted.failed(new RouteError(RouteError.INVALID_FILTER,
-                        "header \"" + LenientFields.string(h, "name") + "\" value contains invalid characters"));
+            if (!validHeaderValue(JsonFields.string(h, "value"))) {
+                return Converted.failed(new ConfigError(RouteReasons.INVALID_FILTER,
+                        "header \"" + JsonFields.string(h, "name") + "\" value contains invalid characters"));
             }
         }
         Headers.HeaderOperations.Builder ops = Headers.HeaderOperations.newBuilder()
                 .putAllSet(byLowerCaseName(set)).putAllAdd(byLowerCaseName(add))
-                .addAllRemove(LenientFields.strings(modifier, "remove"));
+                .addAllRemove(JsonFields.strings(modifier, "remove"));
         return Converted.ok(ops.build());
     }
 
     private static Map<String, String> byLowerCaseName(List<JsonObject> headers) {
         Map<String, String> out = new LinkedHashMap<>();
         for (JsonObject h : headers) {
-            out.putIfAbsent(LenientFields.string(h, "name").toLowerCase(Locale.ROOT), LenientFields.string(h, "value"));
+            out.putIfAbsent(JsonFields.string(h, "name").toLowerCase(Locale.ROOT), JsonFields.string(h, "value"));
         }
         return out;
     }
@@ -79,21 +79,21 @@ final class HttpFilters {
      */
     static HTTPRedirect redirect(JsonObject filter) {
         HTTPRedirect.Builder out = HTTPRedirect.newBuilder();
-        LenientFields.integer(filter, "statusCode").ifPresent(out::setRedirectCode);
-        LenientFields.optionalString(filter, "hostname").ifPresent(out::setAuthority);
-        Optional<String> scheme = LenientFields.optionalString(filter, "scheme");
+        JsonFields.optionalInteger(filter, "statusCode").ifPresent(out::setRedirectCode);
+        JsonFields.optionalString(filter, "hostname").ifPresent(out::setAuthority);
+        Optional<String> scheme = JsonFields.optionalString(filter, "scheme");
         scheme.ifPresent(out::setScheme);
-        Optional<Integer> port = LenientFields.integer(filter, "port");
+        Optional<Integer> port = JsonFields.optionalInteger(filter, "port");
         if (port.isPresent()) {
             out.setPort(port.get());
         } else {
             out.setDerivePort(scheme.isPresent() ? HTTPRedirect.RedirectPortSelection.FROM_PROTOCOL_DEFAULT
                     : HTTPRedirect.RedirectPortSelection.FROM_REQUEST_PORT);
         }
-        LenientFields.object(filter, "path").ifPresent(path -> {
-            switch (LenientFields.string(path, "type")) {
-                case "ReplaceFullPath" -> out.setUri(LenientFields.string(path, "replaceFullPath"));
-                case "ReplacePrefixMatch" -> out.setPrefixRewrite(LenientFields.string(path, "replacePrefixMatch"));
+        JsonFields.optionalObject(filter, "path").ifPresent(path -> {
+            switch (JsonFields.string(path, "type")) {
+                case "ReplaceFullPath" -> out.setUri(JsonFields.string(path, "replaceFullPath"));
+                case "ReplacePrefixMatch" -> out.setPrefixRewrite(JsonFields.string(path, "replacePrefixMatch"));
                 default -> {
                 }
             }
@@ -108,20 +108,20 @@ final class HttpFilters {
      */
     static Optional<HTTPRewrite> rewrite(JsonObject filter) {
         HTTPRewrite.Builder out = HTTPRewrite.newBuilder();
-        LenientFields.object(filter, "path").ifPresent(path -> {
-            switch (LenientFields.string(path, "type")) {
+        JsonFields.optionalObject(filter, "path").ifPresent(path -> {
+            switch (JsonFields.string(path, "type")) {
                 case "ReplacePrefixMatch" -> {
-                    String prefix = LenientFields.string(path, "replacePrefixMatch");
+                    String prefix = JsonFields.string(path, "replacePrefixMatch");
                     String trimmed = prefix.endsWith("/") ? prefix.substring(0, prefix.length() - 1) : prefix;
                     out.setUri(trimmed.isEmpty() ? "/" : trimmed);
                 }
                 case "ReplaceFullPath" -> out.setUriRegexRewrite(RegexRewrite.newBuilder().setMatch("/.*")
-                        .setRewrite(LenientFields.string(path, "replaceFullPath")));
+                        .setRewrite(JsonFields.string(path, "replaceFullPath")));
                 default -> {
                 }
             }
         });
-        LenientFields.optionalString(filter, "hostname").ifPresent(out::setAuthority);
+        JsonFields.optionalString(filter, "hostname").ifPresent(out::setAuthority);
         if (out.getUri().isEmpty() && !out.hasUriRegexRewrite() && out.getAuthority().isEmpty()) {
             return Optional.empty();
         }
@@ -131,17 +131,17 @@ final class HttpFilters {
     /** A mirror: the backend as for routes, the share as a percentage ({@code fraction} before {@code percent}). */
     static Converted<HTTPMirrorPolicy> mirror(JsonObject filter, Backends backends, String routeKind, String namespace,
                                               boolean enforceGrants) {
-        JsonObject ref = LenientFields.object(filter, "backendRef").orElseGet(JsonObject::new);
+        JsonObject ref = JsonFields.optionalObject(filter, "backendRef").orElseGet(JsonObject::new);
         Converted<Destination> dst = backends.destination(ref, routeKind, namespace, enforceGrants);
         if (dst.error() != null) {
             return Converted.failed(dst.error());
         }
         HTTPMirrorPolicy.Builder out = HTTPMirrorPolicy.newBuilder().setDestination(dst.value());
-        Optional<JsonObject> fraction = LenientFields.object(filter, "fraction");
-        Optional<Integer> percent = LenientFields.integer(filter, "percent");
+        Optional<JsonObject> fraction = JsonFields.optionalObject(filter, "fraction");
+        Optional<Integer> percent = JsonFields.optionalInteger(filter, "percent");
         if (fraction.isPresent()) {
-            double numerator = LenientFields.integer(fraction.get(), "numerator").orElse(0);
-            double denominator = LenientFields.integer(fraction.get(), "denominator").orElse(100);
+            double numerator = JsonFields.optionalInteger(fraction.get(), "numerator").orElse(0);
+            double denominator = JsonFields.optionalInteger(fraction.get(), "denominator").orElse(100);
             out.setPercentage(Percent.newBuilder().setValue(100 * numerator / denominator));
         } else if (percent.isPresent()) {
             out.setPercentage(Percent.newBuilder().setValue(percent.get()));
@@ -156,7 +156,7 @@ final class HttpFilters {
      */
     static CorsPolicy cors(JsonObject filter) {
         CorsPolicy.Builder out = CorsPolicy.newBuilder();
-        for (String origin : LenientFields.strings(filter, "allowOrigins")) {
+        for (String origin : JsonFields.strings(filter, "allowOrigins")) {
             if (origin.isEmpty()) {
                 continue;
             }
@@ -174,13 +174,13 @@ final class HttpFilters {
             }
             out.addAllowOrigins(m);
         }
-        if (LenientFields.bool(filter, "allowCredentials").orElse(false)) {
+        if (JsonFields.string(filter, "allowCredentials").equals("true")) {
             out.setAllowCredentials(BoolValue.of(true));
         }
-        out.addAllAllowMethods(LenientFields.strings(filter, "allowMethods"));
-        out.addAllAllowHeaders(LenientFields.strings(filter, "allowHeaders"));
-        out.addAllExposeHeaders(LenientFields.strings(filter, "exposeHeaders"));
-        int maxAge = LenientFields.integer(filter, "maxAge").orElse(0);
+        out.addAllAllowMethods(JsonFields.strings(filter, "allowMethods"));
+        out.addAllAllowHeaders(JsonFields.strings(filter, "allowHeaders"));
+        out.addAllExposeHeaders(JsonFields.strings(filter, "exposeHeaders"));
+        int maxAge = JsonFields.optionalInteger(filter, "maxAge").orElse(0);
         if (maxAge > 0) {
             out.setMaxAge(Duration.newBuilder().setSeconds(maxAge));
         }

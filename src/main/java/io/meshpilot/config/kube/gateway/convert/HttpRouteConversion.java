@@ -48,20 +48,20 @@ final class HttpRouteConversion {
             }
             out.addMatch(m.value());
         }
-        RouteError mirrorError = null;
-        for (JsonObject filter : LenientFields.objects(rule, "filters")) {
-            String type = LenientFields.string(filter, "type");
+        ConfigError mirrorError = null;
+        for (JsonObject filter : JsonFields.objects(rule, "filters")) {
+            String type = JsonFields.string(filter, "type");
             switch (type) {
                 case HttpFilters.REQUEST_HEADER_MODIFIER, HttpFilters.RESPONSE_HEADER_MODIFIER -> {
-                    RouteError error = applyHeaders(out.getHeadersBuilder(), filter, type);
+                    ConfigError error = applyHeaders(out.getHeadersBuilder(), filter, type);
                     if (error != null) {
                         return Converted.failed(error);
                     }
                 }
-                case HttpFilters.REQUEST_REDIRECT -> LenientFields.object(filter, "requestRedirect")
+                case HttpFilters.REQUEST_REDIRECT -> JsonFields.optionalObject(filter, "requestRedirect")
                         .ifPresent(f -> out.setRedirect(HttpFilters.redirect(f)));
                 case HttpFilters.REQUEST_MIRROR -> {
-                    Optional<JsonObject> f = LenientFields.object(filter, "requestMirror");
+                    Optional<JsonObject> f = JsonFields.optionalObject(filter, "requestMirror");
                     if (f.isPresent()) {
                         var mirror = HttpFilters.mirror(f.get(), backends, GatewayApiKinds.HTTP_ROUTE,
                                 route.namespace(), enforceGrants);
@@ -73,9 +73,9 @@ final class HttpRouteConversion {
                         }
                     }
                 }
-                case HttpFilters.URL_REWRITE -> LenientFields.object(filter, "urlRewrite")
+                case HttpFilters.URL_REWRITE -> JsonFields.optionalObject(filter, "urlRewrite")
                         .flatMap(HttpFilters::rewrite).ifPresent(out::setRewrite);
-                case HttpFilters.CORS -> LenientFields.object(filter, "cors")
+                case HttpFilters.CORS -> JsonFields.optionalObject(filter, "cors")
                         .ifPresent(f -> out.setCorsPolicy(HttpFilters.cors(f)));
                 default -> {
                     return Converted.failed(HttpFilters.unsupported(type));
@@ -85,9 +85,9 @@ final class HttpRouteConversion {
         if (out.hasHeaders() && out.getHeaders().equals(Headers.getDefaultInstance())) {
             out.clearHeaders();
         }
-        LenientFields.object(rule, "retry").ifPresent(retry -> out.setRetries(retries(retry)));
-        LenientFields.object(rule, "timeouts").ifPresent(timeouts -> applyTimeouts(out, timeouts));
-        List<JsonObject> backendRefs = LenientFields.objects(rule, "backendRefs");
+        JsonFields.optionalObject(rule, "retry").ifPresent(retry -> out.setRetries(retries(retry)));
+        JsonFields.optionalObject(rule, "timeouts").ifPresent(timeouts -> applyTimeouts(out, timeouts));
+        List<JsonObject> backendRefs = JsonFields.objects(rule, "backendRefs");
         if (Backends.weightSum(backendRefs) == 0 && !out.hasRedirect()) {
             // the API's rule: no backend with weight answers 500
             out.setDirectResponse(HTTPDirectResponse.newBuilder().setStatus(500));
@@ -99,20 +99,20 @@ final class HttpRouteConversion {
             return Converted.failed(destinations.error());
         }
         out.addAllRoute(destinations.value());
-        return new Converted<>(out.build(), RouteError.join(destinations.error(), mirrorError));
+        return new Converted<>(out.build(), ConfigError.join(destinations.error(), mirrorError));
     }
 
     /** The rule's {@code name}, else {@code <namespace>.<route>.<index>}. */
     static String ruleName(GatewayApiObject route, JsonObject rule, int index) {
-        return LenientFields.optionalString(rule, "name")
+        return JsonFields.optionalString(rule, "name")
                 .orElse(route.namespace() + "." + route.name() + "." + index);
     }
 
     /** A rule-level header modifier into the route's request or response operations; the error when invalid. */
-    static RouteError applyHeaders(Headers.Builder headers, JsonObject filter, String type) {
+    static ConfigError applyHeaders(Headers.Builder headers, JsonObject filter, String type) {
         boolean request = type.equals(HttpFilters.REQUEST_HEADER_MODIFIER);
         Optional<JsonObject> modifier =
-                LenientFields.object(filter, request ? "requestHeaderModifier" : "responseHeaderModifier");
+                JsonFields.optionalObject(filter, request ? "requestHeaderModifier" : "responseHeaderModifier");
         if (modifier.isEmpty()) {
             return null;
         }
@@ -130,9 +130,9 @@ final class HttpRouteConversion {
 
     static Converted<HTTPMatchRequest> match(JsonObject match) {
         HTTPMatchRequest.Builder out = HTTPMatchRequest.newBuilder();
-        JsonObject path = LenientFields.object(match, "path").orElseGet(JsonObject::new);
-        String type = LenientFields.optionalString(path, "type").orElse("PathPrefix");
-        String value = LenientFields.optionalString(path, "value").orElse("/");
+        JsonObject path = JsonFields.optionalObject(match, "path").orElseGet(JsonObject::new);
+        String type = JsonFields.optionalString(path, "type").orElse("PathPrefix");
+        String value = JsonFields.optionalString(path, "value").orElse("/");
         switch (type) {
             case "PathPrefix" -> out.setUri(StringMatch.newBuilder()
                     .setPrefix(!value.equals("/") && value.endsWith("/") ? value.substring(0, value.length() - 1) : value));
@@ -142,18 +142,18 @@ final class HttpRouteConversion {
                 return Converted.failed(unknownType(type, "Path match"));
             }
         }
-        Converted<Map<String, StringMatch>> headers = stringMatches(LenientFields.objects(match, "headers"), "HeaderMatch");
+        Converted<Map<String, StringMatch>> headers = stringMatches(JsonFields.objects(match, "headers"), "HeaderMatch");
         if (headers.hardError()) {
             return Converted.failed(headers.error());
         }
         out.putAllHeaders(headers.value());
         Converted<Map<String, StringMatch>> query =
-                stringMatches(LenientFields.objects(match, "queryParams"), "QueryParams");
+                stringMatches(JsonFields.objects(match, "queryParams"), "QueryParams");
         if (query.hardError()) {
             return Converted.failed(query.error());
         }
         out.putAllQueryParams(query.value());
-        LenientFields.optionalString(match, "method").ifPresent(m -> out.setMethod(StringMatch.newBuilder().setExact(m)));
+        JsonFields.optionalString(match, "method").ifPresent(m -> out.setMethod(StringMatch.newBuilder().setExact(m)));
         return Converted.ok(out.build());
     }
 
@@ -161,12 +161,12 @@ final class HttpRouteConversion {
     static Converted<Map<String, StringMatch>> stringMatches(List<JsonObject> matches, String what) {
         Map<String, StringMatch> out = new TreeMap<>();
         for (JsonObject m : matches) {
-            String type = LenientFields.optionalString(m, "type").orElse("Exact");
-            String value = LenientFields.string(m, "value");
+            String type = JsonFields.optionalString(m, "type").orElse("Exact");
+            String value = JsonFields.string(m, "value");
             switch (type) {
-                case "Exact" -> out.put(LenientFields.string(m, "name"), StringMatch.newBuilder().setExact(value).build());
+                case "Exact" -> out.put(JsonFields.string(m, "name"), StringMatch.newBuilder().setExact(value).build());
                 case "RegularExpression" ->
-                        out.put(LenientFields.string(m, "name"), StringMatch.newBuilder().setRegex(value).build());
+                        out.put(JsonFields.string(m, "name"), StringMatch.newBuilder().setRegex(value).build());
                 default -> {
                     return Converted.failed(unknownType(type, what));
                 }
@@ -175,8 +175,8 @@ final class HttpRouteConversion {
         return Converted.ok(out);
     }
 
-    static RouteError unknownType(String type, String what) {
-        return new RouteError(RouteError.INVALID_CONFIGURATION,
+    static ConfigError unknownType(String type, String what) {
+        return new ConfigError(RouteReasons.INVALID_CONFIGURATION,
                 "unknown type: \"" + type + "\" is not supported " + what + " type");
     }
 
@@ -186,19 +186,19 @@ final class HttpRouteConversion {
      */
     private static HTTPRetry retries(JsonObject retry) {
         List<String> retryOn = new ArrayList<>(List.of(RETRY_ON));
-        LenientFields.strings(retry, "codes").forEach(retryOn::add);
-        int attempts = LenientFields.integer(retry, "attempts").orElse(2);
+        JsonFields.strings(retry, "codes").forEach(retryOn::add);
+        int attempts = JsonFields.optionalInteger(retry, "attempts").orElse(2);
         HTTPRetry.Builder out = HTTPRetry.newBuilder().setAttempts(attempts)
                 .setRetryOn(attempts == 0 ? "" : String.join(",", retryOn));
-        LenientFields.optionalString(retry, "backoff").ifPresent(b -> out.setBackoff(Durations.fromNanos(goDuration(b).toNanos())));
+        JsonFields.optionalString(retry, "backoff").ifPresent(b -> out.setBackoff(Durations.fromNanos(goDuration(b).toNanos())));
         return out.build();
     }
 
     /** {@code request} as the route timeout; {@code backendRequest} per try when retrying, else as the timeout. */
     private static void applyTimeouts(HTTPRoute.Builder out, JsonObject timeouts) {
-        LenientFields.optionalString(timeouts, "request").map(HttpRouteConversion::goDuration)
+        JsonFields.optionalString(timeouts, "request").map(HttpRouteConversion::goDuration)
                 .filter(d -> !d.isZero()).ifPresent(d -> out.setTimeout(Durations.fromNanos(d.toNanos())));
-        LenientFields.optionalString(timeouts, "backendRequest").map(HttpRouteConversion::goDuration)
+        JsonFields.optionalString(timeouts, "backendRequest").map(HttpRouteConversion::goDuration)
                 .filter(d -> !d.isZero()).ifPresent(d -> {
                     if (out.hasRetries()) {
                         out.getRetriesBuilder().setPerTryTimeout(Durations.fromNanos(d.toNanos()));

@@ -48,7 +48,7 @@ public final class RouteConversion {
     }
 
     /** The routes of one form, or none and the error when a rule failed hard (istiod's conversionResult). */
-    private record Rules<T>(List<T> routes, RouteError error) {
+    private record Rules<T>(List<T> routes, ConfigError error) {
         static <T> Rules<T> none() {
             return new Rules<>(List.of(), null);
         }
@@ -157,7 +157,7 @@ public final class RouteConversion {
 
         private static <T> Rules<T> rules(List<Converted<T>> converted) {
             List<T> routes = new ArrayList<>();
-            RouteError error = null;
+            ConfigError error = null;
             for (Converted<T> c : converted) {
                 if (c.hardError()) {
                     return new Rules<>(List.of(), c.error());
@@ -182,9 +182,9 @@ public final class RouteConversion {
     private static <T> RuleTranslator<T> perMatch(MatchConverter<T> converter) {
         return (route, mesh) -> {
             List<Converted<T>> out = new ArrayList<>();
-            List<JsonObject> rules = LenientFields.objects(route.spec(), "rules");
+            List<JsonObject> rules = JsonFields.objects(route.spec(), "rules");
             for (int i = 0; i < rules.size(); i++) {
-                List<JsonObject> matches = LenientFields.objects(rules.get(i), "matches");
+                List<JsonObject> matches = JsonFields.objects(rules.get(i), "matches");
                 if (matches.isEmpty()) {
                     out.add(converter.convert(route, rules.get(i), Optional.empty(), i, !mesh));
                 }
@@ -207,7 +207,7 @@ public final class RouteConversion {
 
     /** TCP and TLS: one route per rule. */
     private static <T> RuleTranslator<T> perRule(L4Converter<T> converter) {
-        return (route, mesh) -> LenientFields.objects(route.spec(), "rules").stream()
+        return (route, mesh) -> JsonFields.objects(route.spec(), "rules").stream()
                 .map(rule -> converter.convert(route, rule, mesh)).toList();
     }
 }

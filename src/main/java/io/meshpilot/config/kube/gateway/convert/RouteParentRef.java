@@ -36,7 +36,7 @@ record RouteParentRef(String internalName, String listenerHostname, ParentError 
 
     /** The parentRef's port, when it names one. */
     Optional<Integer> port() {
-        return LenientFields.integer(original, "port");
+        return JsonFields.optionalInteger(original, "port");
     }
 
     /**

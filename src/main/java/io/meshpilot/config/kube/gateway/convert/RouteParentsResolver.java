@@ -46,13 +46,13 @@ final class RouteParentsResolver {
      */
     List<RouteParentRef> resolve(GatewayApiObject route, List<String> unserved) {
         JsonObject spec = route.spec();
-        List<String> hostnames = LenientFields.strings(spec, "hostnames");
+        List<String> hostnames = JsonFields.strings(spec, "hostnames");
         List<RouteParentRef> out = new ArrayList<>();
-        for (JsonObject ref : LenientFields.objects(spec, "parentRefs")) {
-            String group = LenientFields.optionalString(ref, "group").orElse(GatewayApiKinds.GROUP);
-            String kind = LenientFields.optionalString(ref, "kind").orElse(GatewayApiKinds.GATEWAY);
-            String name = LenientFields.string(ref, "name");
-            String namespace = LenientFields.optionalString(ref, "namespace").orElse(route.namespace());
+        for (JsonObject ref : JsonFields.objects(spec, "parentRefs")) {
+            String group = JsonFields.optionalString(ref, "group").orElse(GatewayApiKinds.GROUP);
+            String kind = JsonFields.optionalString(ref, "kind").orElse(GatewayApiKinds.GATEWAY);
+            String name = JsonFields.string(ref, "name");
+            String namespace = JsonFields.optionalString(ref, "namespace").orElse(route.namespace());
             ParentKey key = new ParentKey(kind, namespace, name);
             boolean service = group.isEmpty() && kind.equals("Service");
             if (group.equals(Schemas.NETWORKING) && kind.equals("ServiceEntry")) {
@@ -103,11 +103,11 @@ final class RouteParentsResolver {
     /** istiod's referenceAllowed for a Gateway or ListenerSet listener; the checks in its order. */
     private ParentError listenerDenied(GatewayApiObject route, JsonObject ref, ParentListener listener,
                                        List<String> routeHostnames) {
-        Optional<Integer> port = LenientFields.integer(ref, "port");
+        Optional<Integer> port = JsonFields.optionalInteger(ref, "port");
         if (port.isPresent() && port.get() != 0 && port.get() != listener.port()) {
             return new ParentError(ParentError.NO_MATCHING_PARENT, "port " + port.get() + " not found");
         }
-        String section = LenientFields.string(ref, "sectionName");
+        String section = JsonFields.string(ref, "sectionName");
         if (!section.isEmpty() && !section.equals(listener.sectionName())) {
             return new ParentError(ParentError.NO_MATCHING_PARENT, "sectionName \"" + section + "\" not found");
         }
@@ -174,13 +174,13 @@ final class RouteParentsResolver {
         String gatewayNamespace = waypointNamespace.isEmpty() ? namespace : waypointNamespace;
         Optional<String> className = inputs.ofKind(GatewayApiKinds.GATEWAY).stream()
                 .filter(g -> g.namespace().equals(gatewayNamespace) && g.name().equals(waypoint))
-                .map(g -> LenientFields.string(g.spec(), "gatewayClassName")).findFirst();
+                .map(g -> JsonFields.string(g.spec(), "gatewayClassName")).findFirst();
         if (className.isEmpty()) {
             return false;
         }
         Optional<String> controller = inputs.ofKind(GatewayApiKinds.GATEWAY_CLASS).stream()
                 .filter(c -> c.name().equals(className.get()))
-                .map(c -> LenientFields.string(c.spec(), "controllerName")).findFirst();
+                .map(c -> JsonFields.string(c.spec(), "controllerName")).findFirst();
         return controller.isPresent() && !controller.get().equals(MESH_CONTROLLER)
                 && !controller.get().equals(inputs.settings().controllerName());
     }
@@ -193,11 +193,11 @@ final class RouteParentsResolver {
      * filled in; the order of a route's parents and the identity of a status entry.
      */
     static String parentRefString(JsonObject ref, String routeNamespace) {
-        return LenientFields.optionalString(ref, "group").orElse(GatewayApiKinds.GROUP) + "/"
-                + LenientFields.optionalString(ref, "kind").orElse(GatewayApiKinds.GATEWAY) + "/"
-                + LenientFields.string(ref, "name") + "/"
-                + LenientFields.string(ref, "sectionName") + "/"
-                + LenientFields.integer(ref, "port").orElse(0) + "."
-                + LenientFields.optionalString(ref, "namespace").orElse(routeNamespace);
+        return JsonFields.optionalString(ref, "group").orElse(GatewayApiKinds.GROUP) + "/"
+                + JsonFields.optionalString(ref, "kind").orElse(GatewayApiKinds.GATEWAY) + "/"
+                + JsonFields.string(ref, "name") + "/"
+                + JsonFields.string(ref, "sectionName") + "/"
+                + JsonFields.optionalInteger(ref, "port").orElse(0) + "."
+                + JsonFields.optionalString(ref, "namespace").orElse(routeNamespace);
     }
 }

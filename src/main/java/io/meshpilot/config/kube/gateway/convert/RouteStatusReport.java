@@ -1,19 +1,15 @@
 package io.meshpilot.config.kube.gateway.convert;
 
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -30,7 +26,7 @@ final class RouteStatusReport {
     private static final Set<String> PARENT_REF_FIELDS = Set.of("group", "kind", "namespace", "name", "sectionName", "port");
 
     /** One listener's verdict for the status: the parent reference and the error of the route form it gets. */
-    record ParentResult(RouteParentRef parent, RouteError routeError) {
+    record ParentResult(RouteParentRef parent, ConfigError routeError) {
     }
 
     private final String controllerName;
@@ -38,7 +34,7 @@ final class RouteStatusReport {
 
     RouteStatusReport(String controllerName, Instant now) {
         this.controllerName = controllerName;
-        this.now = now.truncatedTo(ChronoUnit.SECONDS);
+        this.now = now;
     }
 
     /** The route's desired status: its current status with {@code parents} recomputed. */
@@ -68,13 +64,11 @@ final class RouteStatusReport {
             List<ParentResult> forReference = byReference.get(reference);
             long accepted = forReference.stream().filter(r -> r.parent().accepted()).count();
             Verdict verdict = collapse(forReference);
-            Map<String, Condition> conditions = new LinkedHashMap<>();
-            conditions.put(ACCEPTED, verdict.denied() == null
-                    ? Condition.ok(ACCEPTED, accepted > 1 ? "Route was valid, bound to " + accepted + " parents" : "Route was valid")
-                    : Condition.failed(verdict.denied().reason(), verdict.denied().message()));
-            conditions.put(RESOLVED_REFS, verdict.routeError() == null
-                    ? Condition.ok(RESOLVED_REFS, "All references resolved")
-                    : Condition.failed(verdict.routeError().reason(), verdict.routeError().message()));
+            Map<String, Condition> conditions = Map.of(
+                    ACCEPTED, Condition.ok(ACCEPTED, accepted > 1 ? "Route was valid, bound to " + accepted + " parents"
+                            : "Route was valid").withError(verdict.denied() == null ? null
+                            : new ConfigError(verdict.denied().reason(), verdict.denied().message())),
+                    RESOLVED_REFS, Condition.ok(RESOLVED_REFS, "All references resolved").withError(verdict.routeError()));
             String refString = RouteParentsResolver.parentRefString(reference, route.namespace());
             JsonArray existing = parents.stream().filter(p -> ours(p) && refString(p, route).equals(refString))
                     .findFirst().map(p -> p.has("conditions") && p.get("conditions").isJsonArray()
@@ -83,7 +77,7 @@ final class RouteStatusReport {
             JsonObject entry = new JsonObject();
             entry.add("parentRef", parentRef(reference));
             entry.addProperty("controllerName", controllerName);
-            entry.add("conditions", setConditions(existing, conditions, route.generation()));
+            entry.add("conditions", Conditions.set(existing, route.generation(), conditions, now));
             Integer index = ourIndexes.remove(refString);
             if (index != null) {
                 parents.set(index, entry);
@@ -106,12 +100,12 @@ final class RouteStatusReport {
     }
 
     private boolean ours(JsonObject parentStatus) {
-        return controllerName.equals(LenientFields.string(parentStatus, "controllerName"));
+        return controllerName.equals(JsonFields.string(parentStatus, "controllerName"));
     }
 
     private static String refString(JsonObject parentStatus, GatewayApiObject route) {
         return RouteParentsResolver.parentRefString(
-                LenientFields.object(parentStatus, "parentRef").orElseGet(JsonObject::new), route.namespace());
+                JsonFields.optionalObject(parentStatus, "parentRef").orElseGet(JsonObject::new), route.namespace());
     }
 
     /** The parentRef as the API serializes it: only its own fields. */
@@ -122,7 +116,7 @@ final class RouteStatusReport {
         return out;
     }
 
-    private record Verdict(ParentError denied, RouteError routeError) {
+    private record Verdict(ParentError denied, ConfigError routeError) {
     }
 
     /**
@@ -132,7 +126,7 @@ final class RouteStatusReport {
     private static Verdict collapse(List<ParentResult> results) {
         ParentResult first = results.get(0);
         ParentError denied = first.parent().denied();
-        RouteError routeError = first.routeError();
+        ConfigError routeError = first.routeError();
         int rank = rank(denied);
         for (ParentResult r : results.subList(1, results.size())) {
             int other = rank(r.parent().denied());
@@ -149,56 +143,5 @@ final class RouteStatusReport {
 
     private static int rank(ParentError denied) {
         return denied == null ? 0 : denied.rank();
-    }
-
-    /** A desired condition: status True with the reason and message, or False with the error's. */
-    private record Condition(String status, String reason, String message) {
-        static Condition ok(String reason, String message) {
-            return new Condition("True", reason, message);
-        }
-
-        static Condition failed(String reason, String message) {
-            return new Condition("False", reason, message);
-        }
-    }
-
-    /**
-     * istiod's SetListenerConditions with UpdateConditionIfChanged: conditions set in type
-     * order; an existing one with the same status, message and generation is left as it is; one
-     * whose status did not change keeps its lastTransitionTime.
-     */
-    private JsonArray setConditions(JsonArray existing, Map<String, Condition> desired, long generation) {
-        List<JsonObject> out = new ArrayList<>();
-        existing.forEach(e -> out.add(e.isJsonObject() ? e.getAsJsonObject().deepCopy() : new JsonObject()));
-        desired.keySet().stream().sorted().forEach(type -> {
-            Condition c = desired.get(type);
-            JsonObject condition = new JsonObject();
-            condition.addProperty("type", type);
-            condition.addProperty("status", c.status());
-            condition.addProperty("observedGeneration", generation);
-            condition.addProperty("lastTransitionTime", now.toString());
-            condition.addProperty("reason", c.reason());
-            condition.addProperty("message", c.message());
-            Optional<JsonObject> current = out.stream().filter(o -> type.equals(LenientFields.string(o, "type"))).findFirst();
-            if (current.isEmpty()) {
-                out.add(condition);
-                return;
-            }
-            JsonObject old = current.get();
-            if (c.status().equals(LenientFields.string(old, "status"))) {
-                if (c.message().equals(LenientFields.string(old, "message"))
-                        && LenientFields.integer(old, "observedGeneration").orElse(0) == generation) {
-                    return;
-                }
-                JsonElement since = old.get("lastTransitionTime");
-                if (since != null) {
-                    condition.add("lastTransitionTime", since.deepCopy());
-                }
-            }
-            out.set(out.indexOf(old), condition);
-        });
-        JsonArray array = new JsonArray();
-        out.forEach(array::add);
-        return array;
     }
 }

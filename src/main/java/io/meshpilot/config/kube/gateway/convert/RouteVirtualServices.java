@@ -129,14 +129,14 @@ final class RouteVirtualServices {
     }
 
     private static List<String> routeHostnames(GatewayApiObject route) {
-        List<String> hostnames = LenientFields.strings(route.spec(), "hostnames");
+        List<String> hostnames = JsonFields.strings(route.spec(), "hostnames");
         return hostnames.isEmpty() ? List.of("*") : hostnames;
     }
 
     /** The FQDN of the Service a mesh parentRef names. */
     private String serviceHost(GatewayApiObject route, RouteParentRef parent) {
-        String namespace = LenientFields.optionalString(parent.original(), "namespace").orElse(route.namespace());
-        return LenientFields.string(parent.original(), "name") + "." + namespace + ".svc." + domainSuffix;
+        String namespace = JsonFields.optionalString(parent.original(), "namespace").orElse(route.namespace());
+        return JsonFields.string(parent.original(), "name") + "." + namespace + ".svc." + domainSuffix;
     }
 
     private static List<HTTPRoute> withPort(List<HTTPRoute> routes, int port) {

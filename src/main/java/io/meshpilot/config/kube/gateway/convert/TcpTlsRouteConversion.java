@@ -38,7 +38,7 @@ final class TcpTlsRouteConversion {
     }
 
     Converted<TLSRoute> tls(GatewayApiObject route, JsonObject rule, boolean enforceGrants) {
-        List<JsonObject> backendRefs = LenientFields.objects(rule, "backendRefs");
+        List<JsonObject> backendRefs = JsonFields.objects(rule, "backendRefs");
         if (Backends.weightSum(backendRefs) == 0) {
             // istiod sets no SNI match on this one
             return Converted.ok(TLSRoute.newBuilder().addRoute(ZERO_WEIGHT).build());
@@ -47,7 +47,7 @@ final class TcpTlsRouteConversion {
         if (destinations.hardError()) {
             return Converted.failed(destinations.error());
         }
-        List<String> hostnames = LenientFields.strings(route.spec(), "hostnames");
+        List<String> hostnames = JsonFields.strings(route.spec(), "hostnames");
         TLSRoute out = TLSRoute.newBuilder()
                 .addMatch(TLSMatchAttributes.newBuilder().addAllSniHosts(hostnames.isEmpty() ? List.of("*") : hostnames))
                 .addAllRoute(destinations.value()).build();
@@ -56,7 +56,7 @@ final class TcpTlsRouteConversion {
 
     private Converted<List<RouteDestination>> destinations(GatewayApiObject route, JsonObject rule,
                                                            boolean enforceGrants) {
-        List<JsonObject> backendRefs = LenientFields.objects(rule, "backendRefs");
+        List<JsonObject> backendRefs = JsonFields.objects(rule, "backendRefs");
         if (Backends.weightSum(backendRefs) == 0) {
             return Converted.ok(List.of(ZERO_WEIGHT));
         }

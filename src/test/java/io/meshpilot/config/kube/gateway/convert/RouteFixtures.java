@@ -1,86 +1,29 @@
 package io.meshpilot.config.kube.gateway.convert;
 
-import com.google.gson.Gson;
 import com.google.gson.JsonObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.GatewayApiKinds;
-import io.meshpilot.config.kube.gateway.GatewayApiObject;
-import io.meshpilot.config.kube.gateway.GatewayServices;
 import io.meshpilot.config.kube.gateway.ParentKey;
 import io.meshpilot.config.kube.gateway.ParentListener;
 import io.meshpilot.config.kube.gateway.ReferenceGrants;
 import io.meshpilot.config.kube.gateway.RouteParents;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Stream;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * What the route conversion tests feed it: Gateway API objects from YAML (as istiod's testdata
- * writes them), services by hostname (istiod's test fixtures use the {@code domain.suffix}
- * domain), and Gateway listeners built by hand through {@link ParentListener} as the Gateway
- * conversion publishes them.
+ * writes them) and Services through {@link GatewayApiTestInputs} (istiod's test fixtures use
+ * the {@code domain.suffix} domain), and Gateway listeners built by hand through
+ * {@link ParentListener} as the Gateway conversion publishes them.
  */
 final class RouteFixtures {
     static final String DOMAIN = "domain.suffix";
     static final String ISTIO_SYSTEM = "istio-system";
 
     private RouteFixtures() {
-    }
-
-    /** The objects of a multi-document YAML; timestamps must be quoted (read as strings). */
-    static List<GatewayApiObject> objects(String yaml) {
-        List<GatewayApiObject> out = new ArrayList<>();
-        Gson gson = new Gson();
-        for (Object doc : new Yaml(new SafeConstructor(new LoaderOptions())).loadAll(yaml)) {
-            if (doc != null) {
-                out.add(GatewayApiObject.fromJson(gson.toJsonTree(doc).getAsJsonObject()));
-            }
-        }
-        return out;
-    }
-
-    /** Services that exist, as {@code name.namespace} (Kubernetes Services) or any hostname with its namespace. */
-    record Services(Map<String, String> namespaceByHost) implements GatewayServices {
-        static Services of(String... nameDotNamespace) {
-            Map<String, String> m = new LinkedHashMap<>();
-            for (String s : nameDotNamespace) {
-                m.put(s + ".svc." + DOMAIN, s.substring(s.indexOf('.') + 1));
-            }
-            return new Services(m);
-        }
-
-        Services withHost(String hostname, String namespace) {
-            Map<String, String> m = new LinkedHashMap<>(namespaceByHost);
-            m.put(hostname, namespace);
-            return new Services(m);
-        }
-
-        @Override
-        public Optional<ServiceView> service(String hostname, String namespace) {
-            if (!namespace.equals(namespaceByHost.get(hostname))) {
-                return Optional.empty();
-            }
-            return Optional.of(new ServiceView(hostname, namespace, Map.of(), "ClusterIP", List.of(80), List.of(),
-                    List.of(), Map.of()));
-        }
-
-        @Override
-        public List<String> namespacesOf(String hostname) {
-            return Optional.ofNullable(namespaceByHost.get(hostname)).stream().toList();
-        }
-    }
-
-    static GatewayApiInputs inputs(List<GatewayApiObject> objects, GatewayServices services) {
-        return new GatewayApiInputs(objects, Map.of(), services, Map.of(), Map.of(),
-                GatewayApiInputs.Settings.defaults(DOMAIN, "Kubernetes"));
     }
 
     /**
@@ -104,9 +47,19 @@ final class RouteFixtures {
         return new RouteParents(Map.of(new ParentKey(GatewayApiKinds.GATEWAY, namespace, name), List.of(listeners)));
     }
 
-    static RouteConversion.Output convert(String yaml, GatewayServices services, RouteParents parents) {
-        List<GatewayApiObject> objects = objects(yaml);
-        return RouteConversion.convert(inputs(objects, services), ReferenceGrants.of(objects), parents);
+    /**
+     * Converts the routes of {@code yaml} against {@code parents}.
+     *
+     * @param services the Kubernetes Services that exist, as {@code name.namespace}
+     */
+    static RouteConversion.Output convert(String yaml, List<String> services, RouteParents parents) {
+        GatewayApiTestInputs inputs = new GatewayApiTestInputs().yaml(yaml);
+        for (String s : services) {
+            inputs.service(s + ".svc." + DOMAIN, s.substring(s.indexOf('.') + 1), "ClusterIP", List.of(80), List.of(),
+                    Map.of());
+        }
+        GatewayApiInputs built = inputs.build();
+        return RouteConversion.convert(built, ReferenceGrants.of(built.objects()), parents);
     }
 
     static Config virtualService(RouteConversion.Output out, String namespace, String name) {

@@ -29,7 +29,7 @@ class RouteStatusTest {
             listener(ISTIO_SYSTEM, "gateway", "http", 80, "HTTP", "*.domain.example", "*"),
             listener(ISTIO_SYSTEM, "gateway", "same", 8080, "HTTP", "", ISTIO_SYSTEM),
             listener(ISTIO_SYSTEM, "gateway", "tcp", 34000, "TCP", "", "*"));
-    static final RouteFixtures.Services SERVICES = RouteFixtures.Services.of("httpbin.default", "httpbin.other");
+    static final List<String> SERVICES = List.of("httpbin.default", "httpbin.other");
 
     static String route(String kind, String name, String parentRefs, String hostnames, String backend) {
         return """
