@@ -50,51 +50,47 @@ final class Backends {
      */
     Converted<List<HTTPRouteDestination>> http(List<JsonObject> backendRefs, String routeKind, String namespace,
                                                boolean enforceGrants) {
-        List<JsonObject> used = backendRefs.stream().filter(b -> weight(b) != 0).toList();
-        ConfigError invalidBackend = null;
-        List<HTTPRouteDestination> out = new ArrayList<>();
-        for (JsonObject ref : used) {
-            Converted<Destination> dst = destination(ref, routeKind, namespace, enforceGrants);
-            if (dst.error() != null) {
-                if (dst.hardError() || !RouteReasons.invalidBackend(dst.error())) {
-                    return Converted.failed(dst.error());
-                }
-                invalidBackend = dst.error();
-            }
-            HTTPRouteDestination.Builder rd = HTTPRouteDestination.newBuilder().setDestination(dst.value())
-                    .setWeight(used.size() == 1 ? 0 : weight(ref));
+        return weighted(backendRefs, routeKind, namespace, enforceGrants, (ref, dst, weight) -> {
+            HTTPRouteDestination.Builder rd = HTTPRouteDestination.newBuilder().setDestination(dst).setWeight(weight);
             for (JsonObject filter : JsonFields.objects(ref, "filters")) {
                 String type = JsonFields.string(filter, "type");
-                boolean request = type.equals(HttpFilters.REQUEST_HEADER_MODIFIER);
-                if (!request && !type.equals(HttpFilters.RESPONSE_HEADER_MODIFIER)) {
+                if (!type.equals(HttpFilters.REQUEST_HEADER_MODIFIER) && !type.equals(HttpFilters.RESPONSE_HEADER_MODIFIER)) {
                     return Converted.failed(HttpFilters.unsupported(type));
                 }
-                Optional<JsonObject> modifier =
-                        JsonFields.optionalObject(filter, request ? "requestHeaderModifier" : "responseHeaderModifier");
-                if (modifier.isEmpty()) {
-                    continue;
-                }
-                Converted<Headers.HeaderOperations> ops = HttpFilters.headers(modifier.get());
-                if (ops.hardError()) {
-                    return Converted.failed(ops.error());
-                }
-                if (request) {
-                    rd.getHeadersBuilder().setRequest(ops.value());
-                } else {
-                    rd.getHeadersBuilder().setResponse(ops.value());
+                ConfigError error = HttpRouteConversion.applyHeaders(rd.getHeadersBuilder(), filter, type);
+                if (error != null) {
+                    return Converted.failed(error);
                 }
             }
-            out.add(rd.build());
-        }
-        return new Converted<>(List.copyOf(out), invalidBackend);
+            if (rd.getHeaders().equals(Headers.getDefaultInstance())) {
+                rd.clearHeaders();
+            }
+            return Converted.ok(rd.build());
+        });
     }
 
     /** The destinations of a TCPRoute or TLSRoute rule, weighted as {@link #http}. */
     Converted<List<RouteDestination>> tcp(List<JsonObject> backendRefs, String routeKind, String namespace,
                                           boolean enforceGrants) {
+        return weighted(backendRefs, routeKind, namespace, enforceGrants, (ref, dst, weight) ->
+                Converted.ok(RouteDestination.newBuilder().setDestination(dst).setWeight(weight).build()));
+    }
+
+    /** Builds one route destination of a backend; a hard error fails the rule. */
+    @FunctionalInterface
+    private interface DestinationBuilder<T> {
+        Converted<T> build(JsonObject backendRef, Destination destination, int weight);
+    }
+
+    /**
+     * istiod's weighting: backends of weight 0 are left out, a single remaining backend gets no
+     * weight; a backend that cannot be used stays (reported), any other error fails the rule.
+     */
+    private <T> Converted<List<T>> weighted(List<JsonObject> backendRefs, String routeKind, String namespace,
+                                            boolean enforceGrants, DestinationBuilder<T> builder) {
         List<JsonObject> used = backendRefs.stream().filter(b -> weight(b) != 0).toList();
         ConfigError invalidBackend = null;
-        List<RouteDestination> out = new ArrayList<>();
+        List<T> out = new ArrayList<>();
         for (JsonObject ref : used) {
             Converted<Destination> dst = destination(ref, routeKind, namespace, enforceGrants);
             if (dst.error() != null) {
@@ -103,8 +99,11 @@ final class Backends {
                 }
                 invalidBackend = dst.error();
             }
-            out.add(RouteDestination.newBuilder().setDestination(dst.value())
-                    .setWeight(used.size() == 1 ? 0 : weight(ref)).build());
+            Converted<T> built = builder.build(ref, dst.value(), used.size() == 1 ? 0 : weight(ref));
+            if (built.hardError()) {
+                return Converted.failed(built.error());
+            }
+            out.add(built.value());
         }
         return new Converted<>(List.copyOf(out), invalidBackend);
     }

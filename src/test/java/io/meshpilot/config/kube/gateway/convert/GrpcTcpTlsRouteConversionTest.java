@@ -32,18 +32,8 @@ class GrpcTcpTlsRouteConversionTest {
     static final List<String> SERVICES = List.of("grpcbin.default", "httpbin.default", "httpbin-alt.default");
 
     static String yaml(String kind, String name, String section, String hostnames, String rules) {
-        return """
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: %s
-                metadata:
-                  name: %s
-                  namespace: default
-                spec:
-                  parentRefs:
-                  - {name: gateway, namespace: istio-system, sectionName: %s}
-                  hostnames: %s
-                  rules:
-                %s""".formatted(kind, name, section, hostnames, rules.indent(2));
+        return RouteFixtures.routeYaml(kind, name, "- {name: gateway, namespace: istio-system, sectionName: " + section + "}",
+                hostnames, rules);
     }
 
     @Test

@@ -46,19 +46,8 @@ class HttpRouteConversionTest {
     }
 
     static String httpRoute(String name, String rules) {
-        return """
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: HTTPRoute
-                metadata:
-                  name: %s
-                  namespace: default
-                spec:
-                  parentRefs:
-                  - name: gateway
-                    namespace: istio-system
-                  hostnames: ["first.domain.example"]
-                  rules:
-                %s""".formatted(name, rules.indent(2));
+        return RouteFixtures.routeYaml("HTTPRoute", name, "- {name: gateway, namespace: istio-system}",
+                "[\"first.domain.example\"]", rules);
     }
 
     static List<HTTPRoute> httpOf(RouteConversion.Output out) {

@@ -22,17 +22,7 @@ class MeshRouteConversionTest {
     static final List<String> SERVICES = List.of("echo.default", "echo-v1.default", "echo-v2.default");
 
     static String yaml(String kind, String name, String parentRef, String rules) {
-        return """
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: %s
-                metadata:
-                  name: %s
-                  namespace: default
-                spec:
-                  parentRefs:
-                  - %s
-                  rules:
-                %s""".formatted(kind, name, parentRef, rules.indent(2));
+        return RouteFixtures.routeYaml(kind, name, "- " + parentRef, "[]", rules);
     }
 
     @Test

@@ -27,6 +27,29 @@ final class RouteFixtures {
     }
 
     /**
+     * A route in namespace {@code default} (generation 3).
+     *
+     * @param parentRefs the YAML list of parentRefs
+     * @param hostnames  a YAML flow list
+     * @param rules      the YAML list of rules
+     */
+    static String routeYaml(String kind, String name, String parentRefs, String hostnames, String rules) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: %s
+                metadata:
+                  name: %s
+                  namespace: default
+                  generation: 3
+                spec:
+                  parentRefs:
+                %s
+                  hostnames: %s
+                  rules:
+                %s""".formatted(kind, name, parentRefs.indent(2).stripTrailing(), hostnames, rules.indent(2));
+    }
+
+    /**
      * A listener of Gateway {@code namespace/name} as the Gateway conversion publishes it.
      *
      * @param allowedFrom {@code *} for routes from all namespaces, else the one namespace allowed

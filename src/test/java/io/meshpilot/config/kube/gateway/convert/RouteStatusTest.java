@@ -32,21 +32,7 @@ class RouteStatusTest {
     static final List<String> SERVICES = List.of("httpbin.default", "httpbin.other");
 
     static String route(String kind, String name, String parentRefs, String hostnames, String backend) {
-        return """
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: %s
-                metadata:
-                  name: %s
-                  namespace: default
-                  generation: 3
-                spec:
-                  parentRefs:
-                %s
-                  hostnames: %s
-                  rules:
-                  - backendRefs:
-                    - %s
-                """.formatted(kind, name, parentRefs.indent(2).stripTrailing(), hostnames, backend);
+        return RouteFixtures.routeYaml(kind, name, parentRefs, hostnames, "- backendRefs:\n  - " + backend + "\n");
     }
 
     static final String HTTPBIN = "{name: httpbin, port: 80}";
