@@ -3,9 +3,7 @@ package io.meshpilot.config.kube.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
@@ -19,14 +17,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
  * The golden harness itself: a conversion that produced exactly istiod's output (in another
  * order, with real transition times) matches every part it can, and a changed spec, a missing
- * object or a changed status is reported as a difference of the right part.
+ * object or a changed status is reported as a difference of the right part; the fixture is
+ * istiod's.
  */
 class IstioGatewayApiGoldenHarnessTest {
+    /** InferencePoolServiceName's form: {@code <pool>-ip-<8 hex digits>}. */
+    private static final Pattern SHADOW_SERVICE = Pattern.compile(
+            "[a-z0-9-]+-ip-[0-9a-f]{8}\\.default\\.svc\\.domain\\.suffix");
+
     @Test
     void istiodsOwnOutputMatchesEveryReadablePart() {
         Set<String> unmatched = new TreeSet<>();
@@ -41,8 +46,8 @@ class IstioGatewayApiGoldenHarnessTest {
                 }
             }
         }
-        // The goldens use two fields MeshPilot's Istio API lacks: ServerTLSSettings.insecureSkipVerify
-        // (frontend TLS validation) and RetryBudget.budgetInterval.
+        // The goldens use three fields MeshPilot's Istio API (1.30) lacks: ServerTLSSettings.insecureSkipVerify
+        // (frontend TLS validation), HTTPRedirect.prefixRewrite and RetryBudget.budgetInterval.
         assertEquals(unreadableGoldenParts(), unmatched);
     }
 
@@ -99,6 +104,38 @@ class IstioGatewayApiGoldenHarnessTest {
         assertTrue(outcome.matches(Part.ROUTES), outcome.differences().toString());
     }
 
+    /** istiod's fixture as its test declares it: the first port's instance listens on 8080, the others on 0. */
+    @Test
+    void theFixtureServicesAreIstiodsTestServices() {
+        TestGatewayServices services = IstiodConversionFixtures.services();
+
+        assertEquals(44, services.all().size());
+        GatewayServices.ServiceView ingress = services.service(
+                "istio-ingressgateway.istio-system.svc.domain.suffix", "istio-system").orElseThrow();
+        assertEquals(List.of(80, 443, 34000, 34001), ingress.ports());
+        assertEquals(Map.of(80, List.of(8080), 443, List.of(0), 34000, List.of(0), 34001, List.of(0)),
+                ingress.endpointPorts());
+        assertEquals(List.of("1.2.3.4"), ingress.externalAddresses());
+        assertEquals(List.of(), ingress.addresses());
+        assertEquals(List.of("allowed-1"), services.namespacesOf("svc2.allowed-1.svc.domain.suffix"));
+        assertEquals(List.of(), services.namespacesOf("svc2.default.svc.domain.suffix"));
+    }
+
+    /** The shadow services' names the goldens use are the fixture's: its hashing is istiod's. */
+    @Test
+    void everyInferencePoolServiceTheGoldensNameIsAFixtureService() {
+        TestGatewayServices services = IstiodConversionFixtures.services();
+        Set<String> named = new TreeSet<>();
+        for (String name : IstioGatewayApiGoldens.cases()) {
+            Matcher m = SHADOW_SERVICE.matcher(IstioGatewayApiGoldens.resource(name + ".yaml.golden"));
+            while (m.find()) {
+                named.add(m.group());
+            }
+        }
+        assertEquals(4, named.size(), named.toString());
+        named.forEach(host -> assertTrue(services.service(host, "default").isPresent(), host));
+    }
+
     /**
      * What istiod produced for {@code golden}: its configs in reverse order (the harness must sort
      * them), its statuses with a real transition time where the golden says {@code fake}.
@@ -106,13 +143,10 @@ class IstioGatewayApiGoldenHarnessTest {
     static GatewayApiConversion.Result istiodsResult(GoldenCase golden) {
         List<Config> reversed = new ArrayList<>(golden.expectedConfigs()).reversed();
         Map<ConfigKey, JsonObject> statuses = new LinkedHashMap<>();
-        golden.expectedStatuses().forEach((k, v) -> {
-            JsonObject status = v.deepCopy();
-            stampTransitionTimes(status);
-            statuses.put(k, status);
-        });
-        return new GatewayApiConversion.Result(ofKind(reversed, "Gateway"), ofKind(reversed, "VirtualService"),
-                ofKind(reversed, "DestinationRule"), statuses, Map.of());
+        golden.expectedStatuses().forEach((k, v) ->
+                statuses.put(k, IstioGatewayApiGoldens.withTransitionTimes(v, "2026-11-28T14:00:00Z")));
+        return new GatewayApiConversion.Result(IstioGatewayApiGoldenTest.ofKinds(reversed, "Gateway"), IstioGatewayApiGoldenTest.ofKinds(reversed, "VirtualService"),
+                IstioGatewayApiGoldenTest.ofKinds(reversed, "DestinationRule"), statuses, Map.of());
     }
 
     private static Set<String> unreadableGoldenParts() {
@@ -126,30 +160,12 @@ class IstioGatewayApiGoldenHarnessTest {
                 parts.add(name + " " + Part.ROUTES.label);
             }
         }
-        assertEquals(Set.of("backend-lb-policy routes", "backend-traffic-policy-ignored routes",
+        assertEquals(Set.of("backend-lb-policy routes", "backend-traffic-policy-ignored routes", "http routes",
                 "reference-policy-tls gateways", "tls gateways"), parts);
         return parts;
     }
 
     private static Config named(List<Config> configs, String name) {
         return configs.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
-    }
-
-    private static List<Config> ofKind(List<Config> configs, String kind) {
-        return configs.stream().filter(c -> c.gvk().kind().equals(kind)).toList();
-    }
-
-    private static void stampTransitionTimes(JsonElement e) {
-        if (e.isJsonArray()) {
-            e.getAsJsonArray().forEach(IstioGatewayApiGoldenHarnessTest::stampTransitionTimes);
-        } else if (e.isJsonObject()) {
-            for (Map.Entry<String, JsonElement> field : e.getAsJsonObject().entrySet()) {
-                if (field.getKey().equals(IstioGatewayApiGoldens.LAST_TRANSITION_TIME)) {
-                    field.setValue(new JsonPrimitive("2026-11-28T14:00:00Z"));
-                } else {
-                    stampTransitionTimes(field.getValue());
-                }
-            }
-        }
     }
 }

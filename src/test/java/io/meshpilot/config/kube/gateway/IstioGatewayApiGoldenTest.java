@@ -44,8 +44,8 @@ class IstioGatewayApiGoldenTest {
     // On the day-0 skeleton (which converts nothing) a part matches only where istiod expects nothing.
     // The cases whose golden uses a field MeshPilot's Istio API lacks cannot match that part (see
     // IstioGatewayApiGoldenHarnessTest): tls and reference-policy-tls gateways (ServerTLSSettings
-    // insecureSkipVerify), backend-lb-policy and backend-traffic-policy-ignored routes (RetryBudget
-    // budgetInterval).
+    // insecureSkipVerify), http routes (HTTPRedirect prefixRewrite), backend-lb-policy and
+    // backend-traffic-policy-ignored routes (RetryBudget budgetInterval).
 
     // One case a line, sorted: parallel branches that each add cases merge without conflicts.
 
@@ -362,7 +362,7 @@ class IstioGatewayApiGoldenTest {
                 differences.stream()).toList();
     }
 
-    private static List<Config> ofKinds(List<Config> configs, String kind) {
+    static List<Config> ofKinds(List<Config> configs, String kind) {
         return configs.stream().filter(c -> c.gvk().kind().equals(kind)).toList();
     }
 

@@ -48,7 +48,7 @@ final class IstioGatewayApiGoldens {
     private static final Set<String> GATEWAY_API_GROUPS = Set.of(GatewayApiKinds.GROUP, "gateway.networking.x-k8s.io",
             "inference.networking.k8s.io");
     /** Masked as istiod's TestStatusQueue.Dump masks it: the time is not stable. */
-    static final String LAST_TRANSITION_TIME = "lastTransitionTime";
+    private static final String LAST_TRANSITION_TIME = "lastTransitionTime";
 
     private IstioGatewayApiGoldens() {
     }
@@ -121,21 +121,25 @@ final class IstioGatewayApiGoldens {
 
     /** A copy of {@code status} with every {@code lastTransitionTime} value replaced by {@code fake}. */
     static JsonObject maskTransitionTimes(JsonObject status) {
+        return withTransitionTimes(status, "fake");
+    }
+
+    /** A copy of {@code status} with every {@code lastTransitionTime} value replaced by {@code time}. */
+    static JsonObject withTransitionTimes(JsonObject status, String time) {
         JsonObject copy = status.deepCopy();
-        mask(copy);
+        setTransitionTimes(copy, new JsonPrimitive(time));
         return copy;
     }
 
-    private static void mask(JsonElement e) {
+    private static void setTransitionTimes(JsonElement e, JsonPrimitive time) {
         if (e.isJsonArray()) {
-            e.getAsJsonArray().forEach(IstioGatewayApiGoldens::mask);
+            e.getAsJsonArray().forEach(element -> setTransitionTimes(element, time));
         } else if (e.isJsonObject()) {
-            JsonObject o = e.getAsJsonObject();
-            for (Map.Entry<String, JsonElement> field : o.entrySet()) {
+            for (Map.Entry<String, JsonElement> field : e.getAsJsonObject().entrySet()) {
                 if (field.getKey().equals(LAST_TRANSITION_TIME)) {
-                    field.setValue(new JsonPrimitive("fake"));
+                    field.setValue(time);
                 } else {
-                    mask(field.getValue());
+                    setTransitionTimes(field.getValue(), time);
                 }
             }
         }
@@ -257,7 +261,7 @@ final class IstioGatewayApiGoldens {
         return m;
     }
 
-    private static String resource(String name) {
+    static String resource(String name) {
         try (InputStream in = IstioGatewayApiGoldens.class.getResourceAsStream(DIRECTORY + name)) {
             if (in == null) {
                 throw new IllegalArgumentException("no test resource " + DIRECTORY + name);

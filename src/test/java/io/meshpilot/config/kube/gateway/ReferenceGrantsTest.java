@@ -13,22 +13,8 @@ import org.junit.jupiter.api.Test;
  * without a name, every object) of the kind they may refer to.
  */
 class ReferenceGrantsTest {
-    private static final String SECRET_GRANT = """
-            apiVersion: gateway.networking.k8s.io/v1beta1
-            kind: ReferenceGrant
-            metadata:
-              name: allow-gateways
-              namespace: certs
-            spec:
-              from:
-              - group: gateway.networking.k8s.io
-                kind: Gateway
-                namespace: istio-system
-              to:
-              - group: ""
-                kind: Secret
-                name: wildcard-cert
-            """;
+    private static final String SECRET_GRANT = grant("certs", List.of(from("Gateway", "istio-system")),
+            List.of("{group: '', kind: Secret, name: wildcard-cert}"));
 
     @Test
     void aReferenceWithinOneNamespaceNeedsNoGrant() {
@@ -52,24 +38,8 @@ class ReferenceGrantsTest {
 
     @Test
     void aGrantWithoutANameAllowsEveryObjectOfTheKind() {
-        ReferenceGrants grants = grants("""
-                apiVersion: gateway.networking.k8s.io/v1beta1
-                kind: ReferenceGrant
-                metadata:
-                  name: all-services
-                  namespace: backends
-                spec:
-                  from:
-                  - group: gateway.networking.k8s.io
-                    kind: HTTPRoute
-                    namespace: default
-                  - group: gateway.networking.k8s.io
-                    kind: GRPCRoute
-                    namespace: default
-                  to:
-                  - group: ""
-                    kind: Service
-                """);
+        ReferenceGrants grants = grants(grant("backends", List.of(from("HTTPRoute", "default"),
+                from("GRPCRoute", "default")), List.of("{group: '', kind: Service}")));
 
         assertTrue(grants.allowed("HTTPRoute", "default", "", "Service", "backends", "a"));
         assertTrue(grants.allowed("GRPCRoute", "default", "", "Service", "backends", "b"));
@@ -83,7 +53,7 @@ class ReferenceGrantsTest {
      */
     @Test
     void aGrantNamingAnAsteriskAllowsOnlyThatName() {
-        ReferenceGrants grants = grants(SECRET_GRANT.replace("name: wildcard-cert", "name: \"*\""));
+        ReferenceGrants grants = grants(SECRET_GRANT.replace("name: wildcard-cert", "name: '*'"));
 
         assertFalse(grants.allowed("Gateway", "istio-system", "", "Secret", "certs", "wildcard-cert"));
         assertTrue(grants.allowed("Gateway", "istio-system", "", "Secret", "certs", "*"));
@@ -91,23 +61,9 @@ class ReferenceGrantsTest {
 
     @Test
     void grantsToTheInferenceAndExperimentalBackendKindsAreHonoured() {
-        ReferenceGrants grants = grants("""
-                apiVersion: gateway.networking.k8s.io/v1beta1
-                kind: ReferenceGrant
-                metadata:
-                  name: backends
-                  namespace: models
-                spec:
-                  from:
-                  - group: gateway.networking.k8s.io
-                    kind: HTTPRoute
-                    namespace: default
-                  to:
-                  - group: inference.networking.k8s.io
-                    kind: InferencePool
-                  - group: gateway.networking.x-k8s.io
-                    kind: XBackend
-                """);
+        ReferenceGrants grants = grants(grant("models", List.of(from("HTTPRoute", "default")), List.of(
+                "{group: inference.networking.k8s.io, kind: InferencePool}",
+                "{group: gateway.networking.x-k8s.io, kind: XBackend}")));
 
         assertTrue(grants.allowed("HTTPRoute", "default", "inference.networking.k8s.io", "InferencePool", "models", "p"));
         assertTrue(grants.allowed("HTTPRoute", "default", "gateway.networking.x-k8s.io", "XBackend", "models", "x"));
@@ -116,59 +72,41 @@ class ReferenceGrantsTest {
     /** istiod: "Not supported type. Not an error; may be for another controller". */
     @Test
     void entriesOfKindsIstiodDoesNotSupportAreSkippedAndTheRestStillApply() {
-        ReferenceGrants grants = grants("""
+        String mixed = grant("backends", List.of("{group: example.com, kind: HTTPRoute, namespace: default}",
+                        from("UDPRoute", "default"), from("TLSRoute", "default"), "not-an-object"),
+                List.of("{group: apps, kind: Deployment}", "{group: '', kind: Service, name: tls-backend}"));
+        String malformed = """
                 apiVersion: gateway.networking.k8s.io/v1beta1
                 kind: ReferenceGrant
-                metadata:
-                  name: mixed
-                  namespace: backends
-                spec:
-                  from:
-                  - group: example.com
-                    kind: HTTPRoute
-                    namespace: default
-                  - group: gateway.networking.k8s.io
-                    kind: UDPRoute
-                    namespace: default
-                  - group: gateway.networking.k8s.io
-                    kind: TLSRoute
-                    namespace: default
-                  - not-an-object
-                  to:
-                  - group: apps
-                    kind: Deployment
-                  - group: ""
-                    kind: Service
-                    name: tls-backend
-                ---
-                apiVersion: gateway.networking.k8s.io/v1beta1
-                kind: ReferenceGrant
-                metadata:
-                  name: malformed
-                  namespace: backends
+                metadata: {name: malformed, namespace: backends}
                 spec:
                   from: {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: default}
                   to: all
-                ---
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: HTTPRoute
-                metadata:
-                  name: not-a-grant
-                  namespace: backends
-                spec:
-                  from:
-                  - group: gateway.networking.k8s.io
-                    kind: HTTPRoute
-                    namespace: default
-                  to:
-                  - group: ""
-                    kind: Service
-                """);
+                """;
+        String notAGrant = grant("backends", List.of(from("HTTPRoute", "default")), List.of("{group: '', kind: Service}"))
+                .replace("kind: ReferenceGrant", "kind: HTTPRoute");
+        ReferenceGrants grants = grants(mixed + "---\n" + malformed + "---\n" + notAGrant);
 
         assertTrue(grants.allowed("TLSRoute", "default", "", "Service", "backends", "tls-backend"));
         assertFalse(grants.allowed("HTTPRoute", "default", "", "Service", "backends", "tls-backend"),
                 "from another group, from a malformed grant or from an object that is no grant");
         assertFalse(grants.allowed("TLSRoute", "default", "apps", "Deployment", "backends", "tls-backend"));
+    }
+
+    /** A ReferenceGrant in {@code namespace}, its {@code from} and {@code to} entries as YAML flow mappings. */
+    private static String grant(String namespace, List<String> from, List<String> to) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1beta1
+                kind: ReferenceGrant
+                metadata: {name: grant, namespace: %s}
+                spec:
+                  from: [%s]
+                  to: [%s]
+                """.formatted(namespace, String.join(", ", from), String.join(", ", to));
+    }
+
+    private static String from(String kind, String namespace) {
+        return "{group: gateway.networking.k8s.io, kind: " + kind + ", namespace: " + namespace + "}";
     }
 
     private static ReferenceGrants grants(String yaml) {

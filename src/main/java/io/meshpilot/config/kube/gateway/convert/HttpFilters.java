@@ -93,7 +93,7 @@ final class HttpFilters {
         JsonFields.optionalObject(filter, "path").ifPresent(path -> {
             switch (JsonFields.string(path, "type")) {
                 case "ReplaceFullPath" -> out.setUri(JsonFields.string(path, "replaceFullPath"));
-                case "ReplacePrefixMatch" -> out.setPrefixRewrite(JsonFields.string(path, "replacePrefixMatch"));
+                // istiod sets prefixRewrite, which istio/api added after 1.30 (docs/CONFIGURATION.md)
                 default -> {
                 }
             }

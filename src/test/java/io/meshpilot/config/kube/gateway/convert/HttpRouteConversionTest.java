@@ -288,7 +288,7 @@ class HttpRouteConversionTest {
                 route("""
                         name: "default.http.0" match { uri { prefix: "/redirect" } }
                         redirect { authority: "example.com" scheme: "https" redirect_code: 301
-                                   derive_port: FROM_PROTOCOL_DEFAULT prefix_rewrite: "/new" }
+                                   derive_port: FROM_PROTOCOL_DEFAULT }
                         """)), http);
     }
 
