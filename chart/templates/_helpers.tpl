@@ -127,7 +127,6 @@ templates/unsupported-values.yaml (helm template).
   "taint.namespace" ""
   "taint.name" "cni.istio.io/not-ready"
   "trustedZtunnelName" ""
-  "gateways.seccompProfile" (dict)
   "global.waypoint.resources.requests.cpu" "100m"
   "global.waypoint.resources.requests.memory" "128Mi"
   "global.waypoint.resources.limits.cpu" "2"

@@ -37,6 +37,15 @@ class IstioApiFieldsTest {
     /** Where our generated classes live: java_package is io.meshpilot.api plus the file's directory. */
     static final String JAVA_PACKAGE = "io.meshpilot.api.";
 
+    /**
+     * Fields of istio/api newer than the release that MeshPilot carries on purpose: istiod's Gateway API
+     * conversion at the commit the Gateway API goldens are pinned to (86c9f01) writes them, so the
+     * generated config needs a place for them. Each is reported as not applied where the push path
+     * ignores it (docs/XDS.md).
+     */
+    static final Set<String> NEWER_THAN_RELEASE = Set.of(
+            "field istio.networking.v1alpha3.ServerTLSSettings.insecure_skip_verify");
+
     @Test
     void ourProtosCarryExactlyTheFieldsOfTheNamedRelease() throws IOException {
         Set<String> istio = istioNames();
@@ -59,10 +68,15 @@ class IstioApiFieldsTest {
         notCompiled.forEach(file -> missing.remove("file " + file));
         Set<String> extra = new TreeSet<>(ours);
         extra.removeAll(istio);
+        Set<String> newerMissing = new TreeSet<>(NEWER_THAN_RELEASE);
+        newerMissing.removeAll(extra);
+        extra.removeAll(NEWER_THAN_RELEASE);
         assertAll(
                 () -> assertEquals(List.of(), notCompiled, "istio/api " + RELEASE + " files with no compiled counterpart"),
                 () -> assertEquals(List.of(), List.copyOf(missing), "in istio/api " + RELEASE + ", not in src/main/proto"),
-                () -> assertEquals(List.of(), List.copyOf(extra), "in src/main/proto, not in istio/api " + RELEASE));
+                () -> assertEquals(List.of(), List.copyOf(extra), "in src/main/proto, not in istio/api " + RELEASE),
+                () -> assertEquals(List.of(), List.copyOf(newerMissing),
+                        "listed as carried beyond istio/api " + RELEASE + ", but not in src/main/proto (or in the release)"));
     }
 
     static Set<String> istioNames() throws IOException {

@@ -1,16 +1,16 @@
 package io.meshpilot.config.validation.networking;
 
 /** Host name relations with a leading wildcard ("*.example.com", "*"), as istiod's host.Name. */
-final class HostNames {
+public final class HostNames {
     private HostNames() {
     }
 
-    static boolean wildcarded(String h) {
+    public static boolean wildcarded(String h) {
         return h.startsWith("*");
     }
 
     /** Whether the two hosts overlap: equal, or one wildcard covers the other. */
-    static boolean matches(String a, String b) {
+    public static boolean matches(String a, String b) {
         boolean aw = wildcarded(a);
         boolean bw = wildcarded(b);
         if (aw && bw) {
@@ -26,7 +26,7 @@ final class HostNames {
     }
 
     /** Whether every name {@code h} covers is covered by {@code of}. */
-    static boolean subsetOf(String h, String of) {
+    public static boolean subsetOf(String h, String of) {
         if (wildcarded(h)) {
             return wildcarded(of) && h.substring(1).endsWith(of.substring(1));
         }

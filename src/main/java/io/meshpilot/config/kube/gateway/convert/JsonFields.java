@@ -48,6 +48,15 @@ public final class JsonFields {
         return e.getAsInt();
     }
 
+    /** The integer at {@code field} when present and a number (Go's pointer fields: unset differs from 0). */
+    public static Optional<Integer> optionalInteger(JsonObject parent, String field) {
+        JsonElement e = parent.get(field);
+        if (e == null || !e.isJsonPrimitive() || !e.getAsJsonPrimitive().isNumber()) {
+            return Optional.empty();
+        }
+        return Optional.of(e.getAsInt());
+    }
+
     /** The objects of the array at {@code field}, skipping entries that are not objects. */
     public static List<JsonObject> objects(JsonObject parent, String field) {
         JsonElement e = parent.get(field);
