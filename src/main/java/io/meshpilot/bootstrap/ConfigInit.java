@@ -60,7 +60,11 @@ final class ConfigInit {
                 args.features().enhancedResourceScoping(), new ConfigRevision(args.revision()));
         closeables.add(configs);
         platform.ingressController(environment).ifPresent(configs::serveIngress);
-        platform.gatewayApiController().ifPresent(configs::serveGatewayApi);
+        platform.gatewayApiController().ifPresent(controller -> {
+            // the grants in force reach SDS through the next push context (istiod's PushContext.SecretAllowed)
+            controller.onConverted(() -> environment.setReferenceGrants(controller.referenceGrants()));
+            configs.serveGatewayApi(controller);
+        });
         String detail;
         try {
             detail = configs.start();

@@ -64,6 +64,8 @@ public final class GatewayApiController implements AutoCloseable {
     private volatile ConversionResult lastResult = new ConversionResult(List.of(), List.of(),
             List.of(), Map.of(), Map.of());
     private ControllerQueue<String>.Term term;
+    /** The ReferenceGrants of the last conversion's snapshot. */
+    private volatile ReferenceGrants referenceGrants = ReferenceGrants.NONE;
 
     /**
      * Registers the informers with {@code client} (they start with its informers).
@@ -105,6 +107,14 @@ public final class GatewayApiController implements AutoCloseable {
     /** Runs {@code handler} on the controller's worker after each conversion (the status writer queues its keys). */
     public void onConverted(Runnable handler) {
         convertedHandlers.add(handler);
+    }
+
+    /**
+     * The ReferenceGrants of the last conversion: SDS authorises a gateway's cross-namespace
+     * {@code kubernetes-gateway://} Secrets by them (istiod's PushContext.SecretAllowed).
+     */
+    public ReferenceGrants referenceGrants() {
+        return referenceGrants;
     }
 
     /** The statuses of the last conversion, by object. */
@@ -173,6 +183,7 @@ public final class GatewayApiController implements AutoCloseable {
         replaceConverted(result);
         report(result.problems());
         lastResult = result;
+        referenceGrants = ReferenceGrants.of(objects);
         convertedHandlers.forEach(Runnable::run);
         return Outcome.DONE;
     }

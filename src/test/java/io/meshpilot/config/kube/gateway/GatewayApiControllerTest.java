@@ -179,6 +179,19 @@ class GatewayApiControllerTest {
         // only the Secret a certificateRef names is in the snapshot
         assertEquals(List.of("cert"), in.secret("shop", "shop-cert").map(d -> List.of(new String(d.get("tls.crt")))).orElseThrow());
         assertTrue(in.secret("shop", "unrelated").isEmpty(), "unreferenced Secrets are not handed to the conversion");
+
+        // the grants in force are published for SDS (a gateway's Secret in another namespace)
+        assertFalse(controller.referenceGrants().allowed(GatewayApiKinds.GATEWAY, "shop", "", "Secret", "elsewhere", "shop-cert"));
+        kubectl.runWithInput("""
+                apiVersion: gateway.networking.k8s.io/v1beta1
+                kind: ReferenceGrant
+                metadata: {name: shop-gateways, namespace: elsewhere}
+                spec:
+                  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: shop}]
+                  to: [{group: "", kind: Secret, name: shop-cert}]
+                """, "apply", "-f", "-").ok();
+        await("the grant published", () -> controller.referenceGrants()
+                .allowed(GatewayApiKinds.GATEWAY, "shop", "", "Secret", "elsewhere", "shop-cert"));
     }
 
     @Test
