@@ -28,8 +28,8 @@ class StartStepsTest {
             "config-stores", "config-validation", "sidecar-injector", "discovery-init", "service-registries",
             "discovery-server", "registry-event-handlers", "kube-controllers", "servers", "readiness-probes",
             "injection-webhook-patcher", "kube-informers", "namespace-controller", "validation-webhook-patcher",
-            "config-sync", "registries-synced", "first-push", "status-controller", "metrics", "serving",
-            "start-functions");
+            "config-sync", "registries-synced", "gatewayclass-controller", "first-push", "status-controller",
+            "gateway-api-status", "metrics", "serving", "start-functions");
 
     @TempDir
     Path dir;

@@ -193,12 +193,13 @@ class SplitHorizonFilterTest {
         Map<String, String> tlsModes = new TreeMap<>();
         for (LocalityLbEndpoints l : cla.getEndpointsList()) {
             for (LbEndpoint e : l.getLbEndpointsList()) {
-                tlsModes.put(e.getEndpoint().getAddress().getSocketAddress().getAddress(), e.getMetadata()
-                        .getFilterMetadataOrThrow("envoy.transport_socket_match").getFieldsOrThrow("tlsMode")
-                        .getStringValue());
+                // istiod writes no transport-socket match for a disabled tlsMode (AppendLbEndpointMetadata)
+                var match = e.getMetadata().getFilterMetadataOrDefault("envoy.transport_socket_match", null);
+                tlsModes.put(e.getEndpoint().getAddress().getSocketAddress().getAddress(),
+                        match == null ? "(none)" : match.getFieldsOrThrow("tlsMode").getStringValue());
             }
         }
-        assertEquals(Map.of("10.0.0.2", "istio", "10.0.0.3", "disabled", "10.0.0.4", "disabled",
+        assertEquals(Map.of("10.0.0.2", "istio", "10.0.0.3", "(none)", "10.0.0.4", "(none)",
                 "10.0.0.5", "istio", "192.0.2.9", "istio"), tlsModes);
     }
 
