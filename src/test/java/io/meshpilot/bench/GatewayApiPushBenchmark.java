@@ -35,7 +35,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * gRPC: the changed route's converted VirtualService put into the store (route 0's split
  * alternates between 90/10 and 80/20, so every call is a change), a new PushContext of the
  * whole config, then every gateway pod's LDS and RDS (a full push rebuilds them all). The
- * conversion of the changed snapshot is {@code GatewayApiConversionBenchmark.convert}.</li>
+ * conversion of the changed snapshot is {@code GatewayApiConversionBenchmark.convert};</li>
+ * <li>{@code pushContext}: the first part of {@code routeChange} alone (the put and the new
+ * PushContext), so the rest of it is the 100 gateway pods' config.</li>
  * </ul>
  * Setup prints the PushContext build time and what one gateway pod gets. Run with
  * {@code bin/bench GatewayApi -prof gc} (with the conversion) or {@code bin/bench GatewayApiPush}.
@@ -87,11 +89,17 @@ public class GatewayApiPushBenchmark {
         return xds.config(proxies.get(0), push, routeNames.get(0));
     }
 
+    /** The first part of {@link #routeChange}: the changed route into the store and the new PushContext. */
+    @Benchmark
+    public PushContext pushContext() {
+        world.changeRoute();
+        return world.push(++version);
+    }
+
     /** @return the bytes every gateway pod is sent */
     @Benchmark
     public long routeChange() {
-        world.changeRoute();
-        PushContext changed = world.push(++version);
+        PushContext changed = pushContext();
         long bytes = 0;
         for (int i = 0; i < proxies.size(); i++) {
             bytes += xds.config(proxies.get(i), changed, routeNames.get(i)).bytes();
