@@ -8,6 +8,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshNetworks;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.features.MetadataExchange;
 import io.meshpilot.mesh.MeshConfigLoader;
@@ -86,8 +87,17 @@ public final class MeshFixture implements AutoCloseable {
 
     /** A push with the server's Gateway API settings {@code gatewayApi} (strict merging, ReferenceGrants). */
     public PushContext push(PushContext.GatewayApiSettings gatewayApi) {
-        return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
-                MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
+        return push(store, 1, gatewayApi);
+    }
+
+    /**
+     * A push of version {@code version} that reads its config from {@code configs} (e.g. the
+     * aggregate of this store and a converted one, as the server reads them) and its services
+     * from this fixture's registry.
+     */
+    public PushContext push(ConfigStore configs, long version, PushContext.GatewayApiSettings gatewayApi) {
+        return PushContext.build(registry, configs, updates.index, new MeshConfigLoader().defaults(),
+                MeshNetworks.getDefaultInstance(), "cluster.local", version, JwksResolver.NONE,
                 new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
                         gatewayApi));
     }

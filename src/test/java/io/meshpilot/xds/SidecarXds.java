@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
@@ -63,8 +64,20 @@ public final class SidecarXds implements AutoCloseable {
     /** What {@code proxy} would subscribe to after receiving its LDS and CDS (read from an uncached build). */
     public static Subscriptions subscriptions(Proxy proxy, PushContext push) throws Exception {
         ProxyScope scope = push.scope(proxy);
+        Set<String> eds = new TreeSet<>();
+        for (Cluster c : ClusterBuilder.all(push, scope)) {
+            if (c.getType() == Cluster.DiscoveryType.EDS) {
+                eds.add(c.getName());
+            }
+        }
+        return new Subscriptions(routeNames(SidecarListenerBuilder.listeners(proxy, push, scope)),
+                SubscribedNames.of(eds));
+    }
+
+    /** The route configurations {@code listeners} reference over RDS: what Envoy asks for next, sorted. */
+    static Set<String> routeNames(List<Listener> listeners) throws InvalidProtocolBufferException {
         Set<String> routes = new TreeSet<>();
-        for (Listener l : SidecarListenerBuilder.listeners(proxy, push, scope)) {
+        for (Listener l : listeners) {
             List<FilterChain> chains = new ArrayList<>(l.getFilterChainsList());
             if (l.hasDefaultFilterChain()) {
                 chains.add(l.getDefaultFilterChain());
@@ -80,13 +93,7 @@ public final class SidecarXds implements AutoCloseable {
                 }
             }
         }
-        Set<String> eds = new TreeSet<>();
-        for (Cluster c : ClusterBuilder.all(push, scope)) {
-            if (c.getType() == Cluster.DiscoveryType.EDS) {
-                eds.add(c.getName());
-            }
-        }
-        return new Subscriptions(SubscribedNames.of(routes), SubscribedNames.of(eds));
+        return SubscribedNames.of(routes);
     }
 
     /** The builders directly, as a server without the cache: everything built, packed and serialized. */
