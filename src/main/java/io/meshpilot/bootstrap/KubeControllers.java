@@ -49,7 +49,7 @@ final class KubeControllers {
     private final LeaderElection statusElection;
     /** The ingress status election (istio-leader); null when no Ingress is served. */
     private final LeaderElection ingressStatusElection;
-    /** The Gateway API deployment controller's election; null when the API server serves no Gateways. */
+    /** The Gateway API deployment controller's election; null when the Gateway API or the controller is off. */
     private final LeaderElection gatewayDeploymentElection;
     /** The Gateway API status election (istio-gateway-status-leader-<rev>); null when none is written. */
     private final LeaderElection gatewayApiStatusElection;
@@ -94,11 +94,12 @@ final class KubeControllers {
                 .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
                         gatewayApi.multiNetwork()))
                 .orElse(null);
-        this.gatewayDeploymentElection = !gatewayApi.deploymentController() ? null
-                : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), () -> discovery.currentPushContext().mesh())
+        this.gatewayDeploymentElection = configs.gatewayApi().filter(c -> gatewayApi.deploymentController())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
-                        .addDuty("gateway deployment controller", c::lead)).orElse(null);
+                        .addDuty("gateway deployment controller", new GatewayDeploymentDuty(client, c,
+                                () -> GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
+                                        args.clusterId(), () -> discovery.currentPushContext().mesh()))))
+                .orElse(null);
     }
 
     /** istiod's per-revision elections: one leader per revision, no revision preferred. */
