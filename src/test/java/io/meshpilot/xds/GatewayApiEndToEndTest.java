@@ -11,6 +11,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteAction;
@@ -327,6 +328,15 @@ class GatewayApiEndToEndTest {
             WeightedCluster split = vh.getRoutes(1).getRoute().getWeightedClusters();
             assertEquals(List.of(V1_CLUSTER + "=90", V2_CLUSTER + "=10"), split.getClustersList().stream()
                     .map(c -> c.getName() + "=" + c.getWeight().getValue()).toList());
+            // the clusters' endpoints are the EndpointSlices' addresses
+            gw.subscribe(TypeUrls.ENDPOINT, List.of(V1_CLUSTER, V2_CLUSTER));
+            List<String> endpoints = new ArrayList<>();
+            for (Any a : gw.await(TypeUrls.ENDPOINT, WAIT).getResourcesList()) {
+                ClusterLoadAssignment cla = a.unpack(ClusterLoadAssignment.class);
+                cla.getEndpointsList().forEach(l -> l.getLbEndpointsList().forEach(e -> endpoints.add(cla.getClusterName()
+                        + "=" + e.getEndpoint().getAddress().getSocketAddress().getAddress())));
+            }
+            assertEquals(List.of(V1_CLUSTER + "=10.1.0.11", V2_CLUSTER + "=10.1.0.12"), endpoints.stream().sorted().toList());
             assertNull(gw.error());
         }
 
