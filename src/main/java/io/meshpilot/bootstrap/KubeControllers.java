@@ -14,6 +14,7 @@ import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.model.TriggerReason;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.security.istiod.IstiodCertificates;
@@ -49,7 +50,7 @@ final class KubeControllers {
     private final LeaderElection statusElection;
     /** The ingress status election (istio-leader); null when no Ingress is served. */
     private final LeaderElection ingressStatusElection;
-    /** The Gateway API deployment controller's election; null when the API server serves no Gateways. */
+    /** The Gateway API deployment controller's election; null when the Gateway API or the controller is off. */
     private final LeaderElection gatewayDeploymentElection;
     /** The Gateway API status election (istio-gateway-status-leader-<rev>); null when none is written. */
     private final LeaderElection gatewayApiStatusElection;
@@ -85,6 +86,13 @@ final class KubeControllers {
             // istiod's GatewayContext reads the push's services; their changes convert again
             controller.useServices(new RegistryGatewayServices(registries.aggregate()));
             registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
+            // and so do endpoint changes that push fully (a service's first endpoints, new identities): istiod's
+            // updateContext recomputes the Gateways then, whose Programmed condition needs the service's instances
+            discovery.updates().addListener(request -> {
+                if (request.full() && request.reasons().contains(TriggerReason.ENDPOINT)) {
+                    controller.servicesChanged();
+                }
+            });
         });
         this.gatewayApiStatusElection = configs.gatewayApi().filter(c -> gatewayApi.status())
                 .map(c -> perRevisionElection(LeaderElection.GATEWAY_STATUS_CONTROLLER)
@@ -94,11 +102,12 @@ final class KubeControllers {
                 .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
                         gatewayApi.multiNetwork()))
                 .orElse(null);
-        this.gatewayDeploymentElection = !gatewayApi.deploymentController() ? null
-                : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), () -> discovery.currentPushContext().mesh())
+        this.gatewayDeploymentElection = configs.gatewayApi().filter(c -> gatewayApi.deploymentController())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
-                        .addDuty("gateway deployment controller", c::lead)).orElse(null);
+                        .addDuty("gateway deployment controller", new GatewayDeploymentDuty(client, c,
+                                () -> GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
+                                        args.clusterId(), () -> discovery.currentPushContext().mesh()))))
+                .orElse(null);
     }
 
     /** istiod's per-revision elections: one leader per revision, no revision preferred. */

@@ -35,6 +35,17 @@ public final class TestServers {
         return f;
     }
 
+    /**
+     * A server in Kubernetes mode on the cluster of {@code kubeconfig} with the Kubernetes
+     * registry: every config from the cluster (no {@code --configDir}), as istiod reads it.
+     */
+    public static MeshPilotServer startKubernetes(Path dir, Path kubeconfig) throws MeshPilotServer.StartupFailure {
+        List<String> f = flags(dir, "--kubeconfig", kubeconfig.toString(), "--registries", "Kubernetes");
+        int at = f.indexOf("--configDir");
+        f.subList(at, at + 2).clear();
+        return MeshPilotServer.start(args(f, Map.of()));
+    }
+
     /** Parses flags through the real CLI, with {@code env} as the whole environment. */
     public static PilotArgs args(List<String> flags, Map<String, String> env) {
         return Main.parseDiscoveryArgs(flags.toArray(String[]::new), env::get);
