@@ -21,7 +21,6 @@ import io.meshpilot.testing.kube.Kubectl;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,14 +96,7 @@ class BackendTlsConfigMapCaTest {
                     subjectAltNames: [{type: Hostname, hostname: payments.example.com}]
                 ---
                 """ + configMap("payments-ca", "ca.crt", ca.cert()), "apply", "-f", "-").ok();
-        List<String> flags = new ArrayList<>(TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
-                "--registries", "Kubernetes"));
-        for (String flag : List.of("--configDir", "--credentialsDir")) { // everything from the cluster
-            int at = flags.indexOf(flag);
-            flags.remove(at + 1);
-            flags.remove(at);
-        }
-        server = MeshPilotServer.start(TestServers.args(flags, Map.of()));
+        server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, api.writeKubeconfig(dir)), Map.of()));
     }
 
     @AfterAll
