@@ -25,6 +25,7 @@ import io.meshpilot.security.ca.BoundedBackoff;
 import io.meshpilot.security.ca.CaRootStore;
 import io.meshpilot.security.ca.KubeSecretCaRootStore;
 import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.credentials.KubeConfigMapCaCertificates;
 import io.meshpilot.security.credentials.KubeSecretCredentials;
 import io.meshpilot.security.istiod.CaSetup;
 import io.meshpilot.security.istiod.IstiodCertificates;
@@ -122,7 +123,10 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
         KubeSecretCredentials secrets = new KubeSecretCredentials(client, args.clusterId());
         closeables.add(secrets);
         credentials.useKubernetes(args.clusterId(), secrets, new SecretAccessReviews(client.apiClient()));
-        return "; gateway credentials from the cluster's Secrets";
+        KubeConfigMapCaCertificates configMaps = new KubeConfigMapCaCertificates(client);
+        closeables.add(configMaps);
+        credentials.useConfigMaps(configMaps);
+        return "; gateway credentials from the cluster's Secrets, configmap:// CAs from its ConfigMaps";
     }
 
     /**

@@ -1,10 +1,12 @@
 package io.meshpilot.bootstrap;
 
+import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.kube.gateway.GatewayServices;
 import io.meshpilot.model.Port;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceDiscovery;
 import io.meshpilot.model.ServiceInstance;
+import io.meshpilot.registry.kube.KubeServiceRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -44,6 +46,24 @@ final class RegistryGatewayServices implements GatewayServices {
         Set<String> out = new TreeSet<>();
         all().filter(s -> s.hostname().equals(hostname)).forEach(s -> out.add(s.namespace()));
         return List.copyOf(out);
+    }
+
+    @Override
+    public Optional<PolicyTarget> policyTarget(String kind, String namespace, String name) {
+        List<Service> matching = switch (kind) {
+            case PolicyTarget.SERVICE -> all().filter(s -> KubeServiceRegistry.PROVIDER.equals(s.registry())
+                    && s.namespace().equals(namespace) && s.hostname().startsWith(name + "." + namespace + ".svc.")).toList();
+            case PolicyTarget.SERVICE_ENTRY -> all().filter(s -> s.configKey() != null
+                    && s.configKey().equals(new ConfigKey(PolicyTarget.SERVICE_ENTRY, namespace, name))).toList();
+            default -> List.of();
+        };
+        if (matching.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> hosts = kind.equals(PolicyTarget.SERVICE_ENTRY)
+                ? matching.stream().map(Service::hostname).distinct().toList() : List.of();
+        List<NamedPort> ports = matching.get(0).ports().stream().map(p -> new NamedPort(p.name(), p.port())).toList();
+        return Optional.of(new PolicyTarget(kind, namespace, name, hosts, ports));
     }
 
     private ServiceView view(Service s) {

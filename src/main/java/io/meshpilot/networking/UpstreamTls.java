@@ -5,6 +5,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
@@ -24,6 +25,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContex
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ClientTLSSettings;
+import io.meshpilot.model.CredentialNames;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -194,13 +196,14 @@ public final class UpstreamTls {
                 SubjectAltNameMatcher.newBuilder().setSanType(SubjectAltNameMatcher.SanType.DNS)
                         .setMatcher(StringMatcher.newBuilder().setExact(san))));
         if (!tls.getCredentialName().isEmpty()) {
-            // the gateway-style secret reference istiod uses: the agent fetches it (and its "-cacert")
-            String secret = "kubernetes://" + tls.getCredentialName();
+            // istiod's ApplyCustomSDSToClientCommonTLSContext: the credential and its "-cacert" asked of istiod
+            String credential = tls.getCredentialName();
             if (tls.getMode() == ClientTLSSettings.TLSmode.MUTUAL) {
-                common.addTlsCertificateSdsSecretConfigs(sds(secret));
+                common.addTlsCertificateSdsSecretConfigs(credentialSds(credential));
             }
             common.setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
-                    .setDefaultValidationContext(validation).setValidationContextSdsSecretConfig(sds(secret + "-cacert")));
+                    .setDefaultValidationContext(validation)
+                    .setValidationContextSdsSecretConfig(credentialSds(credential + CredentialNames.CA_SUFFIX)));
         } else {
             if (!tls.getCaCertificates().isEmpty()) {
                 validation.setTrustedCa(DataSource.newBuilder().setFilename(tls.getCaCertificates()));
@@ -270,6 +273,24 @@ public final class UpstreamTls {
                         .addGrpcServices(GrpcService.newBuilder().setEnvoyGrpc(
                                 GrpcService.EnvoyGrpc.newBuilder().setClusterName(SDS_CLUSTER))))
                 .setResourceApiVersion(ApiVersion.V3)).build();
+    }
+
+    /**
+     * istiod's ConstructSdsSecretConfigForCredential: {@code builtin://} is the workload's own
+     * certificate (and {@code builtin://-cacert} its root) from the local agent; any other name is
+     * asked of istiod over ADS as its resource name ({@link CredentialNames#toResourceName}), so a
+     * {@code configmap://ns/name-cacert} CA comes from the ConfigMap istiod reads.
+     */
+    public static SdsSecretConfig credentialSds(String credentialName) {
+        if (credentialName.equals(CredentialNames.BUILTIN)) {
+            return sds(DEFAULT_SECRET);
+        }
+        if (credentialName.equals(CredentialNames.BUILTIN + CredentialNames.CA_SUFFIX)) {
+            return sds(ROOT_SECRET);
+        }
+        return SdsSecretConfig.newBuilder().setName(CredentialNames.toResourceName(credentialName))
+                .setSdsConfig(ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
+                        .setResourceApiVersion(ApiVersion.V3)).build();
     }
 
     private static TransportSocket socket(UpstreamTlsContext ctx) {

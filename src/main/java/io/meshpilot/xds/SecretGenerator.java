@@ -19,6 +19,7 @@ import io.meshpilot.security.credentials.ClusterCredentials;
 import io.meshpilot.security.credentials.Credential;
 import io.meshpilot.security.credentials.CredentialStore;
 import io.meshpilot.security.credentials.CredentialsController;
+import io.meshpilot.security.credentials.KubeConfigMapCaCertificates;
 import io.meshpilot.security.credentials.SecretReadAuthorizer;
 import io.meshpilot.util.PrintableText;
 import java.lang.System.Logger.Level;
@@ -75,8 +76,20 @@ final class SecretGenerator {
         return CredentialNames.parse(resourceName, identityNamespace);
     }
 
-    /** A Secret and its -cacert twin (or the other way round): a change to either concerns the name. */
+    /** istiod's GetConfigMapCaCert: {@code configmap://ns/name-cacert} is the ConfigMap {@code name}. */
+    private static String withoutCaSuffix(String name) {
+        return name.endsWith(CredentialNames.CA_SUFFIX) ? name.substring(0, name.length() - CredentialNames.CA_SUFFIX.length())
+                : name;
+    }
+
+    /**
+     * A Secret and its -cacert twin (or the other way round): a change to either concerns the
+     * name; a {@code configmap://} name is concerned by its ConfigMap.
+     */
     static boolean concerns(CredentialNames.Resource r, Set<ConfigKey> changed) {
+        if (r.type() == CredentialNames.Type.CONFIG_MAP) {
+            return changed.contains(new ConfigKey(KubeConfigMapCaCertificates.KIND, r.namespace(), withoutCaSuffix(r.name())));
+        }
         if (r.type() != CredentialNames.Type.KUBERNETES && r.type() != CredentialNames.Type.KUBERNETES_GATEWAY) {
             return false;
         }
@@ -93,7 +106,7 @@ final class SecretGenerator {
             return true;
         }
         for (ConfigKey k : changed) {
-            if (k.kind().equals(CredentialStore.KIND)) {
+            if (k.kind().equals(CredentialStore.KIND) || k.kind().equals(KubeConfigMapCaCertificates.KIND)) {
                 return true;
             }
         }
@@ -192,19 +205,27 @@ final class SecretGenerator {
                 denied.add(n);
                 continue;
             }
+            if (r.type() == CredentialNames.Type.CONFIG_MAP) {
+                String configMap = withoutCaSuffix(r.name());
+                Optional<String> ca = controller.configMapCaCertificate(r.namespace(), configMap);
+                if (ca.isEmpty()) {
+                    CERTIFICATE_ERRORS.increment();
+                    LOG.log(Level.WARNING, "failed to fetch ca certificate for " + PrintableText.clip(n, 256) + " proxy="
+                            + proxy.id() + ": " + controller.configMapCaProblem(r.namespace(), configMap));
+                    continue;
+                }
+                out.add(Any.pack(caSecret(n, ca.get())));
+                continue;
+            }
             // istiod reads the Gateway API's names from the config cluster, kubernetes:// from the proxy's
             CredentialStore secrets = r.type() == CredentialNames.Type.KUBERNETES ? own.get().secrets()
                     : controller.store();
-            Optional<Secret> secret = switch (r.type()) {
-                case CONFIG_MAP -> secrets.configMapCaCertificate(r.namespace(), r.name()).map(ca -> caSecret(n, ca));
-                default -> r.caOnly() ? secrets.caCertificate(r.namespace(), r.name()).map(ca -> caSecret(n, ca))
-                        : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
-            };
+            Optional<Secret> secret = r.caOnly() ? secrets.caCertificate(r.namespace(), r.name()).map(ca -> caSecret(n, ca))
+                    : secrets.get(r.namespace(), r.name()).filter(Credential::hasKeyPair).map(c -> tlsSecret(n, c));
             if (secret.isEmpty()) {
                 CERTIFICATE_ERRORS.increment();
                 LOG.log(Level.WARNING, "SDS credential not found proxy=" + proxy.id() + " resource="
-                        + PrintableText.clip(n, 256) + ": " + (r.type() == CredentialNames.Type.CONFIG_MAP
-                        ? "no ca.crt in configmap " : r.caOnly() ? "no CA certificate in secret "
+                        + PrintableText.clip(n, 256) + ": " + (r.caOnly() ? "no CA certificate in secret "
                         : "no valid certificate and key in secret ") + r.namespace() + "/" + r.name());
                 continue;
             }

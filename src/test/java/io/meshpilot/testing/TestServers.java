@@ -47,6 +47,20 @@ public final class TestServers {
     }
 
     /** Parses flags through the real CLI, with {@code env} as the whole environment. */
+    /**
+     * {@link #flags} for a server in Kubernetes mode reading everything from the cluster of
+     * {@code kubeconfig}: the Kubernetes registry, no {@code --configDir} or {@code --credentialsDir}.
+     */
+    public static List<String> kubernetesFlags(Path dir, Path kubeconfig) {
+        List<String> flags = new ArrayList<>(flags(dir, "--kubeconfig", kubeconfig.toString(), "--registries", "Kubernetes"));
+        for (String flag : List.of("--configDir", "--credentialsDir")) {
+            int at = flags.indexOf(flag);
+            flags.remove(at + 1);
+            flags.remove(at);
+        }
+        return flags;
+    }
+
     public static PilotArgs args(List<String> flags, Map<String, String> env) {
         return Main.parseDiscoveryArgs(flags.toArray(String[]::new), env::get);
     }

@@ -36,7 +36,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -121,14 +120,7 @@ class KubeGatewayCredentialsTest {
         kubectl.runWithInput(tlsSecret("edge", "shop-cert", first.cert(), first.key(), null), "apply", "-f", "-").ok();
         kubectl.run("apply", "-n", "edge", "-f", BOOKINFO_GATEWAY.toString()).ok(); // bookinfo's VirtualService
         kubectl.runWithInput(HTTPS_GATEWAY, "apply", "-f", "-").ok();
-        List<String> flags = new ArrayList<>(TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
-                "--registries", "Kubernetes"));
-        for (String flag : List.of("--configDir", "--credentialsDir")) { // everything from the cluster
-            int at = flags.indexOf(flag);
-            flags.remove(at + 1);
-            flags.remove(at);
-        }
-        server = MeshPilotServer.start(TestServers.args(flags, Map.of()));
+        server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, api.writeKubeconfig(dir)), Map.of()));
         gatewayPod = createThroughInjection(chart.pod("7d9f8c6b5"));
         gatewayNode = ProxyAgentNode.of(gatewayPod, POD_IP);
     }

@@ -1,13 +1,9 @@
 package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.BoolValue;
-import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
-import io.envoyproxy.envoy.config.core.v3.ApiVersion;
-import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
-import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import io.meshpilot.api.networking.v1alpha3.ServerTLSSettings;
@@ -67,13 +63,13 @@ final class GatewayTls {
             // certificate) win over credentialName and share the first one's CA unless caCertCredentialName names one
             List<String> names = tls.getCredentialNamesCount() > 0 ? tls.getCredentialNamesList()
                     : List.of(tls.getCredentialName());
-            names.forEach(n -> common.addTlsCertificateSdsSecretConfigs(credential(n)));
+            names.forEach(n -> common.addTlsCertificateSdsSecretConfigs(UpstreamTls.credentialSds(n)));
             String ca = tls.getCaCertCredentialName().isEmpty() ? names.get(0) + CredentialNames.CA_SUFFIX
                     : tls.getCaCertCredentialName();
             if (mutual) {
                 common.setCombinedValidationContext(CommonTlsContext.CombinedCertificateValidationContext.newBuilder()
                         .setDefaultValidationContext(validation)
-                        .setValidationContextSdsSecretConfig(credential(ca)));
+                        .setValidationContextSdsSecretConfig(UpstreamTls.credentialSds(ca)));
             }
         } else {
             common.addTlsCertificateSdsSecretConfigs(UpstreamTls.sds(
@@ -88,28 +84,6 @@ final class GatewayTls {
                 .setRequireClientCertificate(BoolValue.of(mutual
                         && tls.getMode() != ServerTLSSettings.TLSmode.OPTIONAL_MUTUAL))
                 .build();
-    }
-
-    /**
-     * istiod's ConstructSdsSecretConfigForCredential: {@code builtin://} is the workload's own
-     * certificate (and {@code builtin://-cacert} its root) from the local agent; any other name is
-     * asked of istiod over ADS as its resource name ({@link CredentialNames#toResourceName}).
-     */
-    static SdsSecretConfig credential(String credentialName) {
-        if (credentialName.equals(CredentialNames.BUILTIN)) {
-            return UpstreamTls.sds(UpstreamTls.DEFAULT_SECRET);
-        }
-        if (credentialName.equals(CredentialNames.BUILTIN + CredentialNames.CA_SUFFIX)) {
-            return UpstreamTls.sds(UpstreamTls.ROOT_SECRET);
-        }
-        return ads(CredentialNames.toResourceName(credentialName));
-    }
-
-    /** A gateway credential served by istiod itself over the ADS stream. */
-    static SdsSecretConfig ads(String name) {
-        return SdsSecretConfig.newBuilder().setName(name).setSdsConfig(ConfigSource.newBuilder()
-                .setAds(AggregatedConfigSource.getDefaultInstance())
-                .setResourceApiVersion(ApiVersion.V3)).build();
     }
 
     /** The two enums list the same versions in the same order (TLS_AUTO, 1.0 .. 1.3). */

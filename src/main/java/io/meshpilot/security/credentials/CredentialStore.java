@@ -49,14 +49,6 @@ public interface CredentialStore {
         return Optional.empty();
     }
 
-    /**
-     * The {@code ca.crt} of ConfigMap {@code namespace/name} (a Gateway API {@code configmap://}
-     * CA reference); none where the store reads no ConfigMaps.
-     */
-    default Optional<String> configMapCaCertificate(String namespace, String name) {
-        return Optional.empty();
-    }
-
     /** Every credential now, for debugging and tests. */
     Collection<Credential> all();
 

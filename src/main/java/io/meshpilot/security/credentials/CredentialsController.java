@@ -31,6 +31,8 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
     private volatile DirectoryCredentialStore directory;
     /** Kubernetes mode: the config cluster's ID; null without Kubernetes. */
     private volatile String configCluster;
+    /** Kubernetes mode: the config cluster's ConfigMap CA bundles; null without Kubernetes. */
+    private volatile KubeConfigMapCaCertificates configMaps;
     /** Kubernetes mode: each cluster's Secrets and RBAC, the config cluster's included. */
     private final Map<String, ClusterCredentials> clusters = new ConcurrentHashMap<>();
     private final CredentialListeners listeners = new CredentialListeners();
@@ -89,6 +91,16 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         clusters.put(clusterId, new ClusterCredentials(secrets, authorizer));
         configCluster = clusterId;
         use(secrets);
+    }
+
+    /**
+     * Kubernetes mode: the config cluster's ConfigMap CA bundles serve {@code configmap://}
+     * credentials from now on (istiod reads ConfigMaps of the config cluster only); their
+     * changes reach this controller's listeners.
+     */
+    public void useConfigMaps(KubeConfigMapCaCertificates caCertificates) {
+        caCertificates.addListener(forward);
+        configMaps = caCertificates;
     }
 
     /**
@@ -162,9 +174,20 @@ public final class CredentialsController implements CredentialStore, AutoCloseab
         return store.caCertificate(namespace, name);
     }
 
-    @Override
+    /**
+     * The CA bundle of the config cluster's ConfigMap {@code namespace/name} (a
+     * {@code configmap://} credential); none without Kubernetes.
+     */
     public Optional<String> configMapCaCertificate(String namespace, String name) {
-        return store.configMapCaCertificate(namespace, name);
+        KubeConfigMapCaCertificates c = configMaps;
+        return c == null ? Optional.empty() : c.caCertificate(namespace, name);
+    }
+
+    /** Why {@link #configMapCaCertificate} has nothing for {@code namespace/name}. */
+    public String configMapCaProblem(String namespace, String name) {
+        KubeConfigMapCaCertificates c = configMaps;
+        return c == null ? "configmap access not enabled: ConfigMaps are read in Kubernetes mode only"
+                : c.problem(namespace, name);
     }
 
     @Override

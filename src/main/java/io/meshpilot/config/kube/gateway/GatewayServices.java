@@ -32,6 +32,41 @@ public interface GatewayServices {
     List<String> namespacesOf(String hostname);
 
     /**
+     * The Kubernetes Service or ServiceEntry a policy's {@code targetRef} names (istiod's
+     * ReferenceSet over its Service and ServiceEntry informers, backend_policies.go); empty when
+     * there is none, or for any other kind.
+     *
+     * @param kind {@link PolicyTarget#SERVICE} or {@link PolicyTarget#SERVICE_ENTRY}
+     */
+    default Optional<PolicyTarget> policyTarget(String kind, String namespace, String name) {
+        return Optional.empty();
+    }
+
+    /**
+     * A Kubernetes Service or ServiceEntry as a policy attached to it sees it.
+     *
+     * @param hosts a ServiceEntry's hosts, in its order; empty for a Service (its host is {@code name.namespace.svc.<domain>})
+     * @param ports the ports with their names, in the object's order
+     */
+    record PolicyTarget(String kind, String namespace, String name, List<String> hosts, List<NamedPort> ports) {
+        public static final String SERVICE = "Service";
+        public static final String SERVICE_ENTRY = "ServiceEntry";
+
+        public PolicyTarget {
+            hosts = List.copyOf(hosts);
+            ports = List.copyOf(ports);
+        }
+
+        /** The number of the port called {@code portName}. */
+        public Optional<Integer> portNumber(String portName) {
+            return ports.stream().filter(p -> p.name().equals(portName)).map(NamedPort::number).findFirst();
+        }
+    }
+
+    record NamedPort(String name, int number) {
+    }
+
+    /**
      * One service as the conversion needs it.
      *
      * @param type               Kubernetes Service type ({@code ClusterIP}, {@code LoadBalancer}, ...), empty for ServiceEntries

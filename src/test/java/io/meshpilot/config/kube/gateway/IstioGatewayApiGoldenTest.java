@@ -106,6 +106,8 @@ class IstioGatewayApiGoldenTest {
     /** Cases whose VirtualServices and DestinationRules match the golden. */
     static final Set<String> ROUTES_MATCH = Set.of(
             "backend-tls-client-cert",
+            "backend-tls-policy",
+            "backend-tls-policy-ignored",
             "delegated",
             "east-west-ambient",
             "eastwest",
@@ -204,6 +206,8 @@ class IstioGatewayApiGoldenTest {
     /** Cases whose route, BackendTLSPolicy and other statuses match the status golden. */
     static final Set<String> ROUTE_STATUS_MATCH = Set.of(
             "backend-tls-client-cert",
+            "backend-tls-policy",
+            "backend-tls-policy-ignored",
             "delegated",
             "east-west-ambient",
             "eastwest",

@@ -9,6 +9,8 @@ import com.google.protobuf.Message;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.GroupVersionKind;
+import io.meshpilot.config.kube.gateway.GatewayServices.NamedPort;
+import io.meshpilot.config.kube.gateway.GatewayServices.PolicyTarget;
 import io.meshpilot.config.schema.Schema;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.yaml.FieldError;
@@ -57,7 +59,7 @@ final class IstioGatewayApiGoldens {
      * One case.
      *
      * @param notConverted      input objects istiod's test feeds its controller that {@link GatewayApiInputs}
-     *                          has no place for (kube Services, ServiceEntries), as {@code Kind namespace/name}
+     *                          has no place for, as {@code Kind namespace/name}
      * @param expectedConfigs   the golden's Istio config, in its order (istiod's: creation time, namespace, name)
      * @param goldenProblems    what of the golden MeshPilot's Istio API could not read, by kind: a part with any cannot match
      * @param expectedStatuses  by object, in the golden's order, {@code lastTransitionTime} masked
@@ -81,6 +83,7 @@ final class IstioGatewayApiGoldens {
         Map<String, Map<String, byte[]>> secrets = new LinkedHashMap<>(IstiodConversionFixtures.secrets());
         Map<String, Map<String, String>> configMaps = new LinkedHashMap<>(IstiodConversionFixtures.configMaps());
         List<String> notConverted = new ArrayList<>();
+        List<PolicyTarget> policyTargets = new ArrayList<>();
         for (JsonObject doc : jsonDocuments(resource(name + ".yaml"))) {
             String apiVersion = string(doc, "apiVersion");
             String kind = string(doc, "kind");
@@ -99,12 +102,16 @@ final class IstioGatewayApiGoldens {
                 Map<String, String> data = new LinkedHashMap<>();
                 object(doc, "data").entrySet().forEach(e -> data.put(e.getKey(), e.getValue().getAsString()));
                 configMaps.put(key, data);
+            } else if (group.isEmpty() && kind.equals(PolicyTarget.SERVICE)
+                    || group.equals("networking.istio.io") && kind.equals(PolicyTarget.SERVICE_ENTRY)) {
+                policyTargets.add(policyTarget(kind, namespace, string(meta, "name"), object(doc, "spec")));
             } else {
                 notConverted.add(kind + " " + key);
             }
         }
-        GatewayApiInputs inputs = new GatewayApiInputs(objects, namespaceLabels, IstiodConversionFixtures.services(),
-                secrets, configMaps, IstiodConversionFixtures.settings());
+        GatewayApiInputs inputs = new GatewayApiInputs(objects, namespaceLabels,
+                IstiodConversionFixtures.services().withPolicyTargets(policyTargets), secrets, configMaps,
+                IstiodConversionFixtures.settings());
 
         List<Config> expectedConfigs = new ArrayList<>();
         Map<String, List<String>> goldenProblems = new TreeMap<>();
@@ -117,6 +124,27 @@ final class IstioGatewayApiGoldens {
                     maskTransitionTimes(object(doc, "status")));
         }
         return new GoldenCase(name, inputs, notConverted, expectedConfigs, goldenProblems, expectedStatuses);
+    }
+
+    /**
+     * A Kubernetes Service or ServiceEntry of the input as a policy target: its hosts (a
+     * ServiceEntry's) and named ports ({@code port} of a Service, {@code number} of a ServiceEntry).
+     * Only policies read them; the services routes reach are the fixture's model services, as in istiod's test.
+     */
+    private static PolicyTarget policyTarget(String kind, String namespace, String name, JsonObject spec) {
+        boolean serviceEntry = kind.equals(PolicyTarget.SERVICE_ENTRY);
+        List<String> hosts = new ArrayList<>();
+        if (serviceEntry && spec.has("hosts")) {
+            spec.getAsJsonArray("hosts").forEach(h -> hosts.add(h.getAsString()));
+        }
+        List<NamedPort> ports = new ArrayList<>();
+        if (spec.has("ports")) {
+            for (JsonElement p : spec.getAsJsonArray("ports")) {
+                JsonObject port = p.getAsJsonObject();
+                ports.add(new NamedPort(string(port, "name"), port.get(serviceEntry ? "number" : "port").getAsInt()));
+            }
+        }
+        return new PolicyTarget(kind, namespace, name, hosts, ports);
     }
 
     /** A copy of {@code status} with every {@code lastTransitionTime} value replaced by {@code fake}. */

@@ -1,5 +1,7 @@
 package io.meshpilot.config.kube.gateway;
 
+import io.meshpilot.config.kube.gateway.GatewayServices.NamedPort;
+import io.meshpilot.config.kube.gateway.GatewayServices.PolicyTarget;
 import io.meshpilot.config.kube.gateway.GatewayServices.ServiceView;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -125,7 +127,21 @@ public final class IstiodConversionFixtures {
                 {"not-found.default.svc.domain.suffix", "default"}}) {
             b.add(service(hostAndNamespace[0], hostAndNamespace[1], PORTS));
         }
-        return b.build();
+        TestGatewayServices built = b.build();
+        return built.withPolicyTargets(kubernetesServices(built.all()));
+    }
+
+    /**
+     * The Kubernetes Service {@code readConfig} creates for each fixture service in the cluster
+     * domain: named by the hostname's first label, with the ports of istiod's {@code svcPorts}.
+     */
+    private static List<PolicyTarget> kubernetesServices(List<ServiceView> services) {
+        List<NamedPort> ports = List.of(new NamedPort("http", 80), new NamedPort("tcp", 34000),
+                new NamedPort("tcp-other", 34001));
+        return services.stream().filter(s -> s.hostname().endsWith(DOMAIN_SUFFIX))
+                .map(s -> new PolicyTarget(PolicyTarget.SERVICE, s.namespace(),
+                        s.hostname().substring(0, s.hostname().indexOf('.')), List.of(), ports))
+                .toList();
     }
 
     /**

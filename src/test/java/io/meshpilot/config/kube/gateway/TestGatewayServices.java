@@ -17,9 +17,28 @@ import java.util.stream.IntStream;
 public final class TestGatewayServices implements GatewayServices {
     /** By hostname, by namespace. */
     private final Map<String, Map<String, ServiceView>> byHostname;
+    /** Kubernetes Services and ServiceEntries by {@code kind/namespace/name}. */
+    private final Map<String, PolicyTarget> policyTargets;
 
-    private TestGatewayServices(Map<String, Map<String, ServiceView>> byHostname) {
+    private TestGatewayServices(Map<String, Map<String, ServiceView>> byHostname, Map<String, PolicyTarget> policyTargets) {
         this.byHostname = byHostname;
+        this.policyTargets = policyTargets;
+    }
+
+    /** These services and policy targets plus {@code more} (a later one replaces one of the same kind, namespace and name). */
+    public TestGatewayServices withPolicyTargets(List<PolicyTarget> more) {
+        Map<String, PolicyTarget> targets = new LinkedHashMap<>(policyTargets);
+        more.forEach(t -> targets.put(targetKey(t.kind(), t.namespace(), t.name()), t));
+        return new TestGatewayServices(byHostname, Collections.unmodifiableMap(targets));
+    }
+
+    @Override
+    public Optional<PolicyTarget> policyTarget(String kind, String namespace, String name) {
+        return Optional.ofNullable(policyTargets.get(targetKey(kind, namespace, name)));
+    }
+
+    private static String targetKey(String kind, String namespace, String name) {
+        return kind + "/" + namespace + "/" + name;
     }
 
     public static Builder builder() {
@@ -70,7 +89,7 @@ public final class TestGatewayServices implements GatewayServices {
                 byHostname.computeIfAbsent(s.hostname(), h -> new TreeMap<>()).put(s.namespace(), s);
             }
             byHostname.replaceAll((h, byNamespace) -> Collections.unmodifiableMap(byNamespace));
-            return new TestGatewayServices(Collections.unmodifiableMap(byHostname));
+            return new TestGatewayServices(Collections.unmodifiableMap(byHostname), Map.of());
         }
     }
 }

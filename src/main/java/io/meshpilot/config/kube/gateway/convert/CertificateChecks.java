@@ -60,19 +60,29 @@ public final class CertificateChecks {
 
     /** Why {@code data} holds no CA bundle (ExtractRoot, then the bundle check); empty when it does. */
     public static Optional<String> caBundleProblem(Map<String, byte[]> data) {
-        byte[] bundle;
-        if (hasValue(data, GENERIC_CA)) {
-            bundle = data.get(GENERIC_CA);
-        } else if (hasValue(data, TLS_CA)) {
-            bundle = data.get(TLS_CA);
-        } else if (data.containsKey(GENERIC_CA)) {
-            return Optional.of("found key \"cacert\", but it was empty");
-        } else if (data.containsKey(TLS_CA)) {
-            return Optional.of("found key \"ca.crt\", but it was empty");
-        } else {
-            return Optional.of("found secret, but didn't have expected keys cacert or ca.crt; found: " + foundKeys(data));
+        Optional<String> missing = caKeyProblem(data);
+        if (missing.isPresent()) {
+            return missing;
         }
+        byte[] bundle = hasValue(data, GENERIC_CA) ? data.get(GENERIC_CA) : data.get(TLS_CA);
         return certificates(bundle).isEmpty() ? Optional.of("the bundle is malformed") : Optional.empty();
+    }
+
+    /**
+     * Why {@code data} has no CA key istiod reads ({@code cacert}, else {@code ca.crt}; its
+     * ExtractRoot, which does not parse the bundle); empty when it has one.
+     */
+    public static Optional<String> caKeyProblem(Map<String, byte[]> data) {
+        if (hasValue(data, GENERIC_CA) || hasValue(data, TLS_CA)) {
+            return Optional.empty();
+        }
+        if (data.containsKey(GENERIC_CA)) {
+            return Optional.of("found key \"cacert\", but it was empty");
+        }
+        if (data.containsKey(TLS_CA)) {
+            return Optional.of("found key \"ca.crt\", but it was empty");
+        }
+        return Optional.of("found secret, but didn't have expected keys cacert or ca.crt; found: " + foundKeys(data));
     }
 
     /** Text values as bytes, for ConfigMaps. */

@@ -76,9 +76,11 @@ public final class RouteConversion {
         private final Map<ConfigKey, JsonObject> statuses = new TreeMap<>();
         private final List<RouteAttachment> attachments = new ArrayList<>();
         private final Map<ConfigKey, List<String>> problems = new TreeMap<>();
+        private final Instant now;
 
         Run(GatewayApiInputs inputs, ReferenceGrants grants, RouteParents parents, Instant now) {
             this.inputs = inputs;
+            this.now = now;
             Backends backends = new Backends(inputs, grants);
             this.resolver = new RouteParentsResolver(inputs, parents);
             this.statusReport = new RouteStatusReport(inputs.settings().controllerName(), now);
@@ -107,7 +109,10 @@ public final class RouteConversion {
             }
             List<Config> all = new ArrayList<>(tcpAndTls);
             all.addAll(RouteMerge.merge(httpAndGrpc));
-            return new Output(all, List.of(), statuses, attachments, problems);
+            BackendTlsPolicyConversion.Output policies = BackendTlsPolicyConversion.convert(inputs, now);
+            statuses.putAll(policies.statuses());
+            problems.putAll(policies.problems());
+            return new Output(all, policies.destinationRules(), statuses, attachments, problems);
         }
 
         /** istiod's computeRoute: parents, the forms they need, the status, the attachments. */
