@@ -50,7 +50,10 @@ import org.junit.jupiter.api.io.TempDir;
  * whose endpoints are real gRPC servers on loopback; changing the route with kubectl moves the
  * client, and a method match sends one method elsewhere. An HTTPRoute on the Service
  * {@code reviews} changes an Envoy sidecar's outbound routes by push and deleting it restores the
- * default route.
+ * default route. A route in another namespace than its Service is a consumer route: only
+ * clients in the route's namespace get it (istiod's route.go buildSidecarVirtualHostsForVirtualService:
+ * a gateway-semantics VirtualService applies when it is in the proxy's or the service's
+ * namespace, and SelectVirtualServices puts the proxy's namespace's first).
  */
 class KubeGammaRoutesTest {
     static final Path CRDS = Path.of("src/test/resources/kube/gateway-api/standard");
@@ -75,7 +78,7 @@ class KubeGammaRoutesTest {
                 api.writeKubeconfig(dir), dir.resolve("kubectl"));
         kubectl.run("create", "-f", CRDS.toAbsolutePath().toString()).ok();
         StringBuilder cluster = new StringBuilder();
-        for (String ns : List.of("istio-system", "test", "shop")) {
+        for (String ns : List.of("istio-system", "test", "shop", "frontend", "other")) {
             cluster.append("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n".formatted(ns));
         }
         int ip = 2;
@@ -85,7 +88,7 @@ class KubeGammaRoutesTest {
             cluster.append(serviceWithEndpoint("test", name, "grpc", 7070, "127.0.0." + ip++, backend.getPort()));
         }
         // the HTTP services only need endpoints to exist: their routes are read, not called
-        for (String name : List.of("reviews", "reviews-v1", "reviews-v2", "reviews-v3")) {
+        for (String name : List.of("reviews", "reviews-v1", "reviews-v2", "reviews-v3", "ratings", "ratings-v2", "ratings-v3")) {
             cluster.append(serviceWithEndpoint("shop", name, "http", 9080, "10.0.1." + ip++, 9080));
         }
         kubectl.runWithInput(cluster.toString(), "apply", "-f", "-").ok();
@@ -263,6 +266,45 @@ class KubeGammaRoutesTest {
         }
     }
 
+    static String ratingsRoute(String name, String ns, String backend) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: HTTPRoute
+                metadata: {name: %s, namespace: %s}
+                spec:
+                  parentRefs: [{group: "", kind: Service, name: ratings, namespace: shop, port: 9080}]
+                  rules: [{backendRefs: [{name: %s, namespace: shop, port: 9080}]}]
+                """.formatted(name, ns, backend);
+    }
+
+    /**
+     * A consumer route: an HTTPRoute in {@code frontend} on the Service {@code shop/ratings}
+     * applies to the sidecars of {@code frontend} only, before the producer's route of
+     * {@code shop} even when that one is older; a sidecar of {@code other} gets the producer's
+     * route, and the default route once that is deleted, never frontend's.
+     */
+    @Test
+    void aRouteInAnotherNamespaceThanItsServiceAppliesOnlyToClientsInTheRoutesNamespace() throws Exception {
+        String ratings = "ratings.shop.svc.cluster.local";
+        List<String> defaults = List.of("default -> outbound|9080||" + ratings);
+        List<String> producer = List.of("shop.ratings.0 -> outbound|9080||ratings-v2.shop.svc.cluster.local");
+        List<String> consumer = List.of("frontend.ratings-canary.0 -> outbound|9080||ratings-v3.shop.svc.cluster.local");
+        try (AdsClient frontend = sidecar("web", "frontend"); AdsClient other = sidecar("batch", "other")) {
+            frontend.subscribe(TypeUrls.ROUTE, List.of("9080"));
+            other.subscribe(TypeUrls.ROUTE, List.of("9080"));
+            kubectl.runWithInput(ratingsRoute("ratings", "shop", "ratings-v2"), "apply", "-f", "-").ok();
+            awaitRoutes(frontend, ratings, producer::equals);
+            awaitRoutes(other, ratings, producer::equals);
+
+            kubectl.runWithInput(ratingsRoute("ratings-canary", "frontend", "ratings-v3"), "apply", "-f", "-").ok();
+            awaitRoutes(frontend, ratings, consumer::equals); // the consumer's own route first, though newer
+
+            kubectl.run("delete", "-n", "shop", "httproute", "ratings").ok();
+            awaitRoutes(other, ratings, defaults::equals); // frontend's route is not for other's clients
+            assertEquals(consumer, describe(latestRoutes(frontend), ratings), "frontend keeps its route");
+        }
+    }
+
     /** An Envoy sidecar of {@code app} in {@code ns}, as istio-agent names its node. */
     static AdsClient sidecar(String app, String ns) {
         return new AdsClient(server.ports().get("grpc"), "sidecar~10.0.9.9~" + app + "-0." + ns + "~" + ns
@@ -289,6 +331,13 @@ class KubeGammaRoutesTest {
         }
         throw new AssertionError("routes for " + host + " not as expected within " + WAIT.toSeconds()
                 + " s; last pushed " + seen);
+    }
+
+    /** The route configuration of the last RDS response {@code client} received. */
+    static RouteConfiguration latestRoutes(AdsClient client) {
+        List<DiscoveryResponse> rds = client.received().stream().filter(r -> r.getTypeUrl().equals(TypeUrls.ROUTE))
+                .toList();
+        return routeConfiguration(rds.get(rds.size() - 1));
     }
 
     static RouteConfiguration routeConfiguration(DiscoveryResponse rds) {
