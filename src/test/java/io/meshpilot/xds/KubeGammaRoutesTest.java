@@ -87,6 +87,10 @@ class KubeGammaRoutesTest {
             backends.add(backend);
             cluster.append(serviceWithEndpoint("test", name, "grpc", 7070, "127.0.0." + ip++, backend.getPort()));
         }
+        // two more gRPC Services for the consumer GRPCRoute, served by the echo and echo-v2 servers
+        cluster.append(serviceWithEndpoint("test", "greet", "grpc", 7070, "127.0.0." + ip++, backends.get(0).getPort()));
+        cluster.append(serviceWithEndpoint("test", "greet-canary", "grpc", 7070, "127.0.0." + ip++,
+                backends.get(2).getPort()));
         // the HTTP services only need endpoints to exist: their routes are read, not called
         for (String name : List.of("reviews", "reviews-v1", "reviews-v2", "reviews-v3", "ratings", "ratings-v2", "ratings-v3")) {
             cluster.append(serviceWithEndpoint("shop", name, "http", 9080, "10.0.1." + ip++, 9080));
@@ -180,16 +184,21 @@ class KubeGammaRoutesTest {
                 """ + rules.indent(2);
     }
 
-    static String call(MethodDescriptor<String, String> method) {
-        return ClientCalls.blockingUnaryCall(channel, method,
-                CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withWaitForReady(), "who");
+    /** Which backends answered {@code n} calls of {@code method} on the echo channel, with how many calls each. */
+    static Map<String, Integer> calls(int n, MethodDescriptor<String, String> method) {
+        return calls(channel, method, n);
     }
 
-    /** Which backends answered {@code n} calls of {@code method}, with how many calls each. */
-    static Map<String, Integer> calls(int n, MethodDescriptor<String, String> method) {
+    /** The same for test.Echo/Who on {@code on}. */
+    static Map<String, Integer> calls(ManagedChannel on, int n) {
+        return calls(on, ProxylessGrpcTest.WHO, n);
+    }
+
+    static Map<String, Integer> calls(ManagedChannel on, MethodDescriptor<String, String> method, int n) {
         Map<String, Integer> out = new HashMap<>();
         for (int i = 0; i < n; i++) {
-            out.merge(call(method), 1, Integer::sum);
+            out.merge(ClientCalls.blockingUnaryCall(on, method,
+                    CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withWaitForReady(), "who"), 1, Integer::sum);
         }
         return out;
     }
@@ -303,6 +312,45 @@ class KubeGammaRoutesTest {
             awaitRoutes(other, ratings, defaults::equals); // frontend's route is not for other's clients
             assertEquals(consumer, describe(latestRoutes(frontend), ratings), "frontend keeps its route");
         }
+    }
+
+    /**
+     * The consumer rule for proxyless gRPC: a GRPCRoute in {@code frontend} on the Service
+     * {@code test/greet} sends the calls of grpc-java clients of {@code frontend} to
+     * {@code greet-canary} (served by the echo-v2 server); a client of {@code other} keeps calling
+     * greet (the echo server).
+     */
+    @Test
+    void aGrpcRouteInAnotherNamespaceThanItsServiceAppliesOnlyToGrpcClientsInTheRoutesNamespace() throws Exception {
+        ManagedChannel frontend = greetChannel("frontend");
+        ManagedChannel other = greetChannel("other");
+        try {
+            assertEquals(Map.of("echo", 10), calls(other, 10), "no route yet");
+            kubectl.runWithInput("""
+                    apiVersion: gateway.networking.k8s.io/v1
+                    kind: GRPCRoute
+                    metadata: {name: greet-canary, namespace: frontend}
+                    spec:
+                      parentRefs: [{group: "", kind: Service, name: greet, namespace: test, port: 7070}]
+                      rules: [{backendRefs: [{name: greet-canary, namespace: test, port: 7070}]}]
+                    """, "apply", "-f", "-").ok();
+            Await.until("frontend's client to follow its GRPCRoute", WAIT,
+                    () -> calls(frontend, 10).equals(Map.of("echo-v2", 10)));
+            // frontend's client has the route, so the push that carried it reached other's client too
+            assertEquals(Map.of("echo", 50), calls(other, 50), "a client of another namespace keeps the Service");
+        } finally {
+            frontend.shutdownNow();
+            other.shutdownNow();
+        }
+    }
+
+    /** A grpc-java xDS channel to greet:7070 of a proxyless client in {@code ns}. */
+    static ManagedChannel greetChannel(String ns) {
+        String scheme = "xds-kube-gamma-" + ns;
+        NameResolverRegistry.getDefaultRegistry().register(XdsNameResolverProvider.createForTest(scheme,
+                KubeProxylessGrpcTest.bootstrap(server.ports().get("grpc"), ns)));
+        return Grpc.newChannelBuilder(scheme + ":///greet.test.svc.cluster.local:7070",
+                InsecureChannelCredentials.create()).build();
     }
 
     /** An Envoy sidecar of {@code app} in {@code ns}, as istio-agent names its node. */
