@@ -14,6 +14,7 @@ import io.meshpilot.features.TraceSampling;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.kube.gateway.ReferenceGrants;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.RouteSemantics;
 import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.config.store.ConfigStore;
 import io.meshpilot.features.MetadataExchange;
@@ -31,6 +32,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 /**
@@ -414,12 +416,34 @@ public final class PushContext {
     /**
      * The VirtualServices of {@code gateway} ({@link #MESH_GATEWAY} for sidecars) routing a
      * host that {@code scope}'s namespace may see, oldest first (the first match wins, as
-     * istiod merges).
+     * istiod merges); for sidecars, Gateway API routes of the proxy's namespace first (istiod's
+     * SelectVirtualServices with PILOT_UNIFIED_SIDECAR_SCOPE), so a consumer's route wins over
+     * the producer's.
      */
     public List<Config> virtualServices(String gateway, String hostname, ProxyScope scope) {
         List<Config> all = virtualServicesByGateway.getOrDefault(gateway, Map.of()).getOrDefault(hostname, List.of());
-        return all.stream().filter(c -> exported(((VirtualService) c.spec()).getExportToList(),
+        List<Config> visible = all.stream().filter(c -> exported(((VirtualService) c.spec()).getExportToList(),
                 defaults.virtualServiceExportTo(), c.namespace(), scope.namespace())).toList();
+        if (!gateway.equals(MESH_GATEWAY)) {
+            return visible;
+        }
+        Predicate<Config> ownGatewayApiRoute = c -> RouteSemantics.gatewayApi(c) && c.namespace().equals(scope.namespace());
+        return Stream.concat(visible.stream().filter(ownGatewayApiRoute), visible.stream().filter(ownGatewayApiRoute.negate()))
+                .toList();
+    }
+
+    /**
+     * The mesh VirtualServices routing HTTP and gRPC to {@code hostname} for sidecars and
+     * proxyless clients of {@code scope}: {@link #virtualServices} without the Gateway API routes of
+     * a third namespace. A Gateway API route in the service's namespace (the producer's) applies to
+     * every client, one in another namespace (a consumer's) only to its own namespace's (istiod's
+     * route.go buildSidecarVirtualHostsForVirtualService; its TCP and TLS routes are not restricted so).
+     */
+    public List<Config> meshHttpVirtualServices(String hostname, ProxyScope scope) {
+        String serviceNamespace = service(hostname).map(Service::namespace).orElse(null);
+        return virtualServices(MESH_GATEWAY, hostname, scope).stream().filter(c -> !RouteSemantics.gatewayApi(c)
+                || serviceNamespace == null || c.namespace().equals(serviceNamespace)
+                || c.namespace().equals(scope.namespace())).toList();
     }
 
     /**

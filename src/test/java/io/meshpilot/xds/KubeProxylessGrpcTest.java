@@ -208,10 +208,16 @@ class KubeProxylessGrpcTest {
 
     /** A proxyless client's xDS bootstrap on the plaintext ADS port (as {@link XdsClientScenario}'s). */
     static Map<String, Object> bootstrap(int grpcPort) {
+        return bootstrap(grpcPort, "test");
+    }
+
+    /** The same for a client in {@code namespace} ({@link #NODE_ID} in {@code test}). */
+    static Map<String, Object> bootstrap(int grpcPort, String namespace) {
         return Map.of(
                 "xds_servers", List.of(Map.of("server_uri", "127.0.0.1:" + grpcPort,
                         "channel_creds", List.of(Map.of("type", "insecure")), "server_features", List.of("xds_v3"))),
-                "node", Map.of("id", NODE_ID, "cluster", "client.test",
-                        "metadata", Map.of("GENERATOR", "grpc", "NAMESPACE", "test")));
+                "node", Map.of("id", "sidecar~127.0.0.9~client." + namespace + "~" + namespace + ".svc.cluster.local",
+                        "cluster", "client." + namespace,
+                        "metadata", Map.of("GENERATOR", "grpc", "NAMESPACE", namespace)));
     }
 }

@@ -165,7 +165,7 @@ public final class SidecarRouteBuilder {
     /** The routes of {@code s} on {@code port}: its VirtualService's, else the default route. */
     private static List<Route> routes(Service s, int port, PushContext push, ProxyScope scope,
                                       Map<String, String> proxyLabels, HTTPRetry meshRetry) {
-        for (Config vs : push.virtualServices(PushContext.MESH_GATEWAY, s.hostname(), scope)) {
+        for (Config vs : push.meshHttpVirtualServices(s.hostname(), scope)) {
             VirtualService spec = (VirtualService) vs.spec();
             List<Route> r = HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port,
                     vs.namespace(), vs.name(), scope.namespace(), proxyLabels, push.domainSuffix(), meshRetry,

@@ -50,7 +50,7 @@ public final class GrpcRouteBuilder {
         // domains must be unique (Envoy rejects repeats) and the name often is host:port already
         VirtualHost.Builder vh = VirtualHost.newBuilder().setName(name)
                 .addAllDomains(new LinkedHashSet<>(List.of(name, hp.host(), hp.host() + ":" + hp.port())));
-        List<Config> vss = push.virtualServices(PushContext.MESH_GATEWAY, hp.host(), scope);
+        List<Config> vss = push.meshHttpVirtualServices(hp.host(), scope);
         if (!vss.isEmpty()) {
             Config vsConfig = vss.get(0);
             for (HTTPRoute r : ((VirtualService) vsConfig.spec()).getHttpList()) {
