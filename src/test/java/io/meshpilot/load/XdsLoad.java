@@ -724,11 +724,12 @@ public final class XdsLoad {
                     grpc = Integer.parseInt(m.group(1));
                     in = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8);
                     Thread.ofPlatform().daemon().start(() -> copy(out, w, l -> {
-                        boolean reply = l.startsWith("heap: ") || l.startsWith("direct: ") || l.equals("changed");
-                        if (reply) {
+                        // the answers the tool asks for; `changed` is not waited for (the fan-out clock is)
+                        boolean answer = l.startsWith("heap: ") || l.startsWith("direct: ");
+                        if (answer) {
                             replies.add(l);
                         }
-                        return reply;
+                        return answer || l.equals("changed");
                     }));
                     return;
                 }
