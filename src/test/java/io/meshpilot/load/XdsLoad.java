@@ -614,8 +614,7 @@ public final class XdsLoad {
 
         @Override
         public void stop() throws Exception {
-            process.destroy();
-            process.waitFor(60, TimeUnit.SECONDS);
+            terminate(process);
         }
 
         @Override
@@ -746,8 +745,7 @@ public final class XdsLoad {
 
         @Override
         public void stop() throws Exception {
-            process.destroy();
-            process.waitFor(60, TimeUnit.SECONDS);
+            terminate(process);
         }
 
         @Override
@@ -1370,6 +1368,14 @@ public final class XdsLoad {
             }
         } catch (IOException e) {
             // the server was stopped: its output is closed
+        }
+    }
+
+    /** SIGTERM, as a restart sends, and waits for the process to end; killed if it has not within a minute. */
+    static void terminate(Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
     }
 
