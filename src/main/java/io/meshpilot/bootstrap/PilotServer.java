@@ -2,6 +2,7 @@ package io.meshpilot.bootstrap;
 
 import io.meshpilot.features.GrpcTransportKind;
 import io.meshpilot.grpc.GrpcServices;
+import io.meshpilot.grpc.NettyDirectMemory;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -129,6 +130,7 @@ public final class PilotServer implements AutoCloseable {
                     RegistryGeneration.advance();
                 }
                 ServerMetrics.register(recorder);
+                NettyDirectMemory.registerGauge();
                 discovery.server().registerMetrics();
                 registries.registries().registerMetrics();
                 certificates.registerMetrics();

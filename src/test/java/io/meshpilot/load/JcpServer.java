@@ -24,6 +24,7 @@ import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.networking.ClusterTrafficPolicy;
 import io.meshpilot.networking.UpstreamTls;
@@ -43,12 +44,15 @@ import java.util.TreeMap;
  * node) on a grpc-java Netty server, serving the clusters and endpoints MeshPilot serves for the
  * load tool's generated config (S services x E endpoints): the same names, content and order.
  *
- * <p>{@code java ... io.meshpilot.load.JcpServer <services> <endpoints>} prints
+ * <p>{@code java ... io.meshpilot.load.JcpServer <services> <endpoints> [<port>]} (an ephemeral
+ * port unless given: a restarted server takes its predecessor's) prints
  * {@code java-control-plane: grpc=<port> ready}, then reads commands from stdin, one per line:
  * {@code change} sets a snapshot with every endpoint's port moved (from 19000+e to 20000+e, the
  * change MeshPilot gets through its config file), answering {@code changed}; {@code heap}
  * answers {@code heap: <used heap bytes>} (the JVM's heap usage, as MeshPilot's
- * {@code memory_usedHeap_bytes}; the load tool runs {@code jcmd GC.run} first).
+ * {@code memory_usedHeap_bytes}; the load tool runs {@code jcmd GC.run} first); {@code direct}
+ * answers {@code direct: <bytes>}, grpc-java's Netty direct memory as MeshPilot's
+ * {@code meshpilot_grpc_netty_direct_memory_bytes} counts it.
  */
 public final class JcpServer {
     static final String GROUP = "all";
@@ -66,7 +70,8 @@ public final class JcpServer {
         cache.setSnapshot(GROUP, Snapshot.create(clusters, "1", assignments(services, endpoints, 19000), "1",
                 List.of(), "1", List.of(), "1", List.of(), "1"));
         V3DiscoveryServer discovery = new V3DiscoveryServer(cache);
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        int port = argv.length > 2 ? Integer.parseInt(argv[2]) : 0;
+        Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
                 .maxInboundMessageSize(4 * 1024 * 1024)
                 .addService(discovery.getAggregatedDiscoveryServiceImpl())
                 .build().start();
@@ -86,6 +91,7 @@ public final class JcpServer {
                 }
                 case "heap" -> System.out.println("heap: "
                         + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+                case "direct" -> System.out.println("direct: " + PlatformDependent.usedDirectMemory());
                 default -> System.out.println("unknown command: " + line);
             }
             System.out.flush();

@@ -16,9 +16,11 @@ import io.grpc.DecompressorRegistry;
 import io.grpc.KnownLength;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
+import io.meshpilot.grpc.NettyDirectMemory;
 import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
@@ -42,7 +44,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -67,10 +68,13 @@ import java.util.stream.Collectors;
  * wildcard CDS, then EDS for every cluster it lists, ACKing every response), and reports: time
  * until every proxy has a complete config; after an endpoint change in every service, time
  * until every proxy has the new EDS; bytes sent; NACKs and failed streams; the server's heap
- * per connected proxy (after a GC, via jcmd). Then, unless {@code --compare false}, the same
+ * per connected proxy (after a GC, via jcmd); the server's heap plus grpc-java's Netty direct memory
+ * at the end; with {@code --storm true}, a restart storm (the server restarted, every proxy
+ * reconnecting at once) timed like the complete config. Then, unless {@code --compare false}, the same
  * proxies against java-control-plane ({@link JcpServer}: its V3DiscoveryServer and SimpleCache
  * serving the same clusters and endpoints, in its own process with the same JVM flags), and a
- * side-by-side summary against the issue's targets.
+ * side-by-side summary against the issue's targets. The last line is the machine's load average
+ * over the run against its cores.
  */
 public final class XdsLoad {
     static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
@@ -88,6 +92,8 @@ public final class XdsLoad {
         boolean compare = !"false".equals(strArg(argv, "--compare", "true"));
         String profile = strArg(argv, "--profileFanout", null);
         int changes = Math.max(1, intArg(argv, "--changes", 3));
+        boolean storm = "true".equals(strArg(argv, "--storm", "false"));
+        MachineLoad machine = MachineLoad.start();
         // Like Envoy sidecars by default: one connection per proxy, gzip not offered. Earlier
         // runs put 100 streams on a connection and offered gzip as grpc-java's client does
         // (Helidon then compresses every response): --streamsPerConnection 100 --acceptGzip true
@@ -111,7 +117,7 @@ public final class XdsLoad {
             PrintStream out = System.out;
             System.setOut(new PrintStream(OutputStream.nullOutputStream()));
             try {
-                run(t, proxies, services, endpoints, changes, clients);
+                run(t, proxies, services, endpoints, changes, clients, storm);
             } finally {
                 System.setOut(out);
             }
@@ -123,7 +129,7 @@ public final class XdsLoad {
         profileDir = profile == null ? null : Files.createDirectories(Path.of(profile));
         Result meshpilot;
         try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
-            meshpilot = run(t, proxies, services, endpoints, changes, clients);
+            meshpilot = run(t, proxies, services, endpoints, changes, clients, storm);
         }
         boolean ok = meshpilot.ok();
         if (compare) {
@@ -132,11 +138,13 @@ public final class XdsLoad {
                     JCP_VERSION);
             Result jcp;
             try (Target t = JcpTarget.start(services, endpoints, false)) {
-                jcp = run(t, proxies, services, endpoints, changes, clients);
+                jcp = run(t, proxies, services, endpoints, changes, clients, storm);
             }
             ok &= jcp.ok();
             compare(meshpilot, jcp, transport, proxies);
         }
+        System.out.println(machine.summary());
+        machine.close();
         if (!ok) {
             System.exit(1);
         }
@@ -151,14 +159,42 @@ public final class XdsLoad {
     record Result(String server, int proxies, long[] complete, long completeAllMs, List<Fanout> fanouts,
                   long heapIdle, long heapConnected, long responses, long bytes, long nacks, long failed,
                   double cpuComplete, Map<String, Cluster> clusters, Map<String, ClusterLoadAssignment> before,
-                  Map<String, ClusterLoadAssignment> after) {
+                  Map<String, ClusterLoadAssignment> after, Memory end, Storm storm) {
         boolean ok() {
             return complete.length == proxies && fanouts.stream().allMatch(f -> f.times().length == proxies)
-                    && failed == 0;
+                    && failed == 0 && (storm == null || storm.ok(proxies));
         }
 
         double kibPerProxy() {
             return (heapConnected - heapIdle) / 1024.0 / proxies;
+        }
+    }
+
+    /** The server's used heap after a full GC and grpc-java's Netty direct memory, in bytes. */
+    record Memory(long heap, long direct) {
+        static Memory of(Target server) throws Exception {
+            return new Memory(server.heapAfterGc(), server.directMemory());
+        }
+
+        double totalMiB() {
+            return (heap + direct) / 1048576.0;
+        }
+
+        /** {@code server heap + direct: X MiB (heap Y, direct Z) at the end}, in MiB. */
+        String line() {
+            return String.format("server heap + direct: %.1f MiB (heap %.1f, direct %.1f) at the end", totalMiB(),
+                    heap / 1048576.0, direct / 1048576.0);
+        }
+    }
+
+    /**
+     * {@code --storm}: per proxy the time from the new server's readiness until it had its
+     * complete config again (sorted), until all had; the restart's own times; what it cost.
+     */
+    record Storm(long[] times, long allMs, long stopMs, long startMs, int endedByRestart, double serverCpu,
+                 long failed, long nacks, Memory end) {
+        boolean ok(int proxies) {
+            return times.length == proxies && failed == 0;
         }
     }
 
@@ -232,6 +268,66 @@ public final class XdsLoad {
     }
 
     /**
+     * {@code --storm}: the server restarts as a control-plane restart does (SIGTERM, then a new
+     * process on the same gRPC port) and every proxy reconnects at once when the new one is
+     * ready, as a fleet does (istio/istio#35263: 5,000 proxies at once). The stream the restart
+     * ends is not a failure; each proxy then opens a new one as Envoy does, sending its node and
+     * the versions it holds (CDS, then EDS with its clusters), and counts as configured again once
+     * it has an EDS response with every service. The clock starts when the new server is ready:
+     * Envoy's reconnect backoff would spread the fleet over a few seconds, the tool makes it one
+     * instant, the worst case for the server.
+     */
+    static Storm storm(Target server, List<ManagedChannel> channels, List<SimulatedProxy> sims, int services)
+            throws Exception {
+        CountDownLatch ended = new CountDownLatch(sims.size());
+        sims.forEach(s -> s.expectRestart(ended));
+        long t0 = System.nanoTime();
+        server.stop();
+        if (!ended.await(60, TimeUnit.SECONDS)) {
+            System.out.printf("  %d streams still open 60 s after the server stopped%n", ended.getCount());
+        }
+        long stopMs = (System.nanoTime() - t0) / 1_000_000;
+        long t1 = System.nanoTime();
+        server.startAgain();
+        long startMs = (System.nanoTime() - t1) / 1_000_000;
+        int endedByRestart = (int) sims.stream().filter(s -> s.restartEnd != null).count();
+        long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
+        long bytesBefore = sims.stream().mapToLong(s -> s.bytes.get()).sum();
+        long nacksBefore = sims.stream().mapToLong(s -> s.nacks.get()).sum();
+        // a channel that tried the stopped server would wait out grpc-java's reconnect backoff first
+        channels.forEach(ManagedChannel::resetConnectBackoff);
+        Cpu cpu = new Cpu(server.pid());
+        CountDownLatch configured = new CountDownLatch(sims.size());
+        long t2 = System.nanoTime();
+        sims.forEach(s -> s.reconnect(configured, t2));
+        configured.await(10, TimeUnit.MINUTES);
+        long allMs = (System.nanoTime() - t2) / 1_000_000;
+        long[] times = sims.stream().mapToLong(s -> s.reconfiguredMs).filter(v -> v >= 0).sorted().toArray();
+        System.out.printf("restart storm, complete config again: %d/%d proxies in %d ms (p50 %d ms, p99 %d ms, max %d ms)%n",
+                times.length, sims.size(), allMs, pct(times, 50), pct(times, 99), pct(times, 100));
+        System.out.println("  " + cpu.phase());
+        System.out.printf("  the restart: the server stopped in %d ms (SIGTERM; %d of %d streams ended by it: %s), the "
+                        + "new one was ready %d ms later; the clock starts then, when every proxy reconnects at once%n",
+                stopMs, endedByRestart, sims.size(), sims.stream().map(s -> s.restartEnd).filter(e -> e != null)
+                        .map(XdsLoad::statusOf).findFirst().orElse("none"), startMs);
+        long failed = sims.stream().filter(s -> s.failure != null).count();
+        long nacks = sims.stream().mapToLong(s -> s.nacks.get()).sum() - nacksBefore;
+        System.out.printf("  traffic since the restart: %d responses, %.1f MB; NACKs sent %d; failed streams %d%n",
+                sims.stream().mapToLong(s -> s.responses.get()).sum() - responsesBefore,
+                (sims.stream().mapToLong(s -> s.bytes.get()).sum() - bytesBefore) / 1048576.0, nacks, failed);
+        sims.stream().filter(s -> s.failure != null).limit(3)
+                .forEach(s -> System.out.println("  failure: " + s.failure));
+        Memory end = Memory.of(server);
+        System.out.println(end.line());
+        return new Storm(times, allMs, stopMs, startMs, endedByRestart, cpu.lastServerSeconds, failed, nacks, end);
+    }
+
+    /** How a stream ended, in a word: its gRPC status code (UNKNOWN for an error without one). */
+    static String statusOf(Throwable t) {
+        return Status.fromThrowable(t).getCode().toString();
+    }
+
+    /**
      * How the simulated proxies connect: streams sharing one connection, whether they offer gzip,
      * and which read slowly (every {@code slowEvery}th, 0 none, taking {@code slowNanosPerByte}
      * per byte received before they read on: their HTTP/2 window fills as a slow proxy's does).
@@ -243,8 +339,8 @@ public final class XdsLoad {
     }
 
     /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
-    static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients)
-            throws Exception {
+    static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients,
+                      boolean storm) throws Exception {
         long heapIdle = server.heapAfterGc();
         List<ManagedChannel> channels = new ArrayList<>();
         int connections = Math.max(1, (proxies + clients.streamsPerConnection() - 1) / clients.streamsPerConnection());
@@ -301,9 +397,15 @@ public final class XdsLoad {
             if (!stats.isEmpty()) {
                 System.out.println("server: " + stats);
             }
+            Memory end = Memory.of(server);
+            System.out.println(end.line());
+            // what proxy 0 holds is compared between the servers before the storm replaces it
+            Map<String, Cluster> clusters = new TreeMap<>(sims.get(0).clusters0);
+            Map<String, ClusterLoadAssignment> after = new TreeMap<>(sims.get(0).assignments);
+            Storm restart = storm ? storm(server, channels, sims, services) : null;
             return new Result(server.name(), proxies, firstConfig, connectMs, fanouts,
-                    heapIdle, heapConnected, responses, bytes, nacks, failed, cpuComplete, new TreeMap<>(sims.get(0).clusters0),
-                    before, new TreeMap<>(sims.get(0).assignments));
+                    heapIdle, heapConnected, responses, bytes, nacks, failed, cpuComplete, clusters,
+                    before, after, end, restart);
         } finally {
             channels.forEach(ManagedChannel::shutdownNow);
         }
@@ -374,6 +476,17 @@ public final class XdsLoad {
                 mp.responses(), mp.bytes() / 1048576.0, mp.nacks(), mp.failed(), jcp.responses(),
                 jcp.bytes() / 1048576.0, jcp.nacks(), jcp.failed());
         System.out.println("resources (proxy 0): " + sameResources(mp, jcp));
+        System.out.printf("server heap + direct at the end: meshpilot %.1f MiB vs java-control-plane %.1f MiB%n",
+                mp.end().totalMiB(), jcp.end().totalMiB());
+        if (mp.storm() != null && jcp.storm() != null) {
+            Storm a = mp.storm();
+            Storm b = jcp.storm();
+            System.out.printf("restart storm, complete config again: meshpilot %.1f s vs java-control-plane %.1f s "
+                            + "(ratio %.2f); server CPU %.1f s vs %.1f s; failed streams %d vs %d; NACKs %d vs %d; "
+                            + "heap + direct at the end %.1f MiB vs %.1f MiB%n", a.allMs() / 1000.0, b.allMs() / 1000.0,
+                    ratio(a.allMs(), b.allMs()), a.serverCpu(), b.serverCpu(), a.failed(), b.failed(), a.nacks(),
+                    b.nacks(), a.end().totalMiB(), b.end().totalMiB());
+        }
     }
 
     static void compareFanout(String which, Fanout mp, Fanout jcp) {
@@ -428,6 +541,15 @@ public final class XdsLoad {
         /** Used heap after a full GC ({@code jcmd GC.run}). */
         long heapAfterGc() throws Exception;
 
+        /** grpc-java's Netty direct memory: Netty's own count, the one its OutOfDirectMemoryError enforces. */
+        long directMemory() throws Exception;
+
+        /** Stops the server as a restart does (SIGTERM) and waits for its process to end. */
+        void stop() throws Exception;
+
+        /** Starts it again on the same gRPC port; returns once it is ready. */
+        void startAgain() throws Exception;
+
         /**
          * Readies the change that moves every endpoint's port to {@code port}+e (from 19000+e to
          * 20000+e, or back), without the server seeing it yet (the tool's work, outside the
@@ -446,32 +568,58 @@ public final class XdsLoad {
 
     /** MeshPilot from its jar, config from a watched directory. */
     static final class MeshPilotTarget implements Target {
-        final Process process;
+        final Path dir;
         final Path config;
-        final int grpc;
-        final int monitoring;
+        final String transport;
+        final int proxies;
+        /** The running process and its ports: a restart replaces them (the gRPC port stays). */
+        Process process;
+        int grpc;
+        int monitoring;
 
-        private MeshPilotTarget(Process process, Path config, int grpc, int monitoring) {
-            this.process = process;
-            this.config = config;
-            this.grpc = grpc;
-            this.monitoring = monitoring;
+        private MeshPilotTarget(Path dir, String transport, int proxies) {
+            this.dir = dir;
+            this.config = dir.resolve("config");
+            this.transport = transport;
+            this.proxies = proxies;
         }
 
         static MeshPilotTarget start(int services, int endpoints, String transport, int proxies) throws Exception {
             Path dir = Files.createTempDirectory("meshpilot-load");
             Path config = Files.createDirectories(dir.resolve("config"));
             Files.writeString(config.resolve("services.yaml"), config(services, endpoints, 19000));
-            Process server = startServer(dir, transport, proxies);
-            Path log = dir.resolve("server.log");
+            MeshPilotTarget t = new MeshPilotTarget(dir, transport, proxies);
+            t.launch(0, dir.resolve("server.log"));
+            return t;
+        }
+
+        private void launch(int grpcPort, Path log) throws Exception {
+            Process server = startServer(dir, transport, proxies, grpcPort);
             System.out.println("(MeshPilot's output: " + log + ")");
             try {
                 int[] ports = awaitPorts(server, log);
-                return new MeshPilotTarget(server, config, ports[1], ports[2]);
+                process = server;
+                grpc = ports[1];
+                monitoring = ports[2];
             } catch (Exception e) {
                 server.destroy();
                 throw e;
             }
+        }
+
+        @Override
+        public long directMemory() throws Exception {
+            return sample(get(monitoring, "/metrics"), NettyDirectMemory.GAUGE);
+        }
+
+        @Override
+        public void stop() throws Exception {
+            terminate(process);
+        }
+
+        @Override
+        public void startAgain() throws Exception {
+            launch(grpc, dir.resolve("server-restarted.log"));
         }
 
         @Override
@@ -530,30 +678,33 @@ public final class XdsLoad {
 
     /** {@link JcpServer}: java-control-plane in its own JVM, same flags and heap as MeshPilot's. */
     static final class JcpTarget implements Target {
-        final Process process;
-        final int grpc;
+        final int services;
+        final int endpoints;
+        final boolean warmUp;
         final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
-        final Writer in;
+        /** The running process, its port and its stdin: a restart replaces them (the port stays). */
+        Process process;
+        int grpc;
+        Writer in;
 
-        private JcpTarget(Process process, int grpc, BufferedReader out, Writer log) {
-            this.process = process;
-            this.grpc = grpc;
-            this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread.ofPlatform().daemon().start(() -> copy(out, log, l -> {
-                boolean reply = l.startsWith("heap: ") || l.equals("changed");
-                if (reply) {
-                    replies.add(l);
-                }
-                return reply;
-            }));
+        private JcpTarget(int services, int endpoints, boolean warmUp) {
+            this.services = services;
+            this.endpoints = endpoints;
+            this.warmUp = warmUp;
         }
 
         static JcpTarget start(int services, int endpoints, boolean warmUp) throws Exception {
+            JcpTarget t = new JcpTarget(services, endpoints, warmUp);
+            t.launch(0);
+            return t;
+        }
+
+        private void launch(int port) throws Exception {
             String java = ProcessHandle.current().info().command().orElse("java");
             List<String> cmd = new ArrayList<>(SERVER_JVM_FLAGS);
             cmd.addFirst(java);
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), JcpServer.class.getName(),
-                    Integer.toString(services), Integer.toString(endpoints)));
+                    Integer.toString(services), Integer.toString(endpoints), Integer.toString(port)));
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             Path log = Files.createTempFile("jcp-load", ".log");
@@ -568,12 +719,38 @@ public final class XdsLoad {
                 Matcher m = ready.matcher(line);
                 if (m.find()) {
                     w.flush();
-                    return new JcpTarget(p, Integer.parseInt(m.group(1)), out, w);
+                    process = p;
+                    grpc = Integer.parseInt(m.group(1));
+                    in = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8);
+                    Thread.ofPlatform().daemon().start(() -> copy(out, w, l -> {
+                        // the answers the tool asks for; `changed` is not waited for (the fan-out clock is)
+                        boolean answer = l.startsWith("heap: ") || l.startsWith("direct: ");
+                        if (answer) {
+                            replies.add(l);
+                        }
+                        return answer || l.equals("changed");
+                    }));
+                    return;
                 }
             }
             w.close();
             p.destroy();
             throw new IllegalStateException("java-control-plane did not start; see " + log);
+        }
+
+        @Override
+        public long directMemory() throws Exception {
+            return Long.parseLong(ask("direct"));
+        }
+
+        @Override
+        public void stop() throws Exception {
+            terminate(process);
+        }
+
+        @Override
+        public void startAgain() throws Exception {
+            launch(grpc);
         }
 
         @Override
@@ -594,12 +771,17 @@ public final class XdsLoad {
         @Override
         public long heapAfterGc() throws Exception {
             jcmdGc(process.pid());
-            command("heap");
+            return Long.parseLong(ask("heap"));
+        }
+
+        /** Sends {@code command} and returns the value of its {@code <command>: <value>} answer. */
+        private String ask(String command) throws Exception {
+            command(command);
             String reply = replies.poll(60, TimeUnit.SECONDS);
-            if (reply == null || !reply.startsWith("heap: ")) {
-                throw new IllegalStateException("java-control-plane did not report its heap: " + reply);
+            if (reply == null || !reply.startsWith(command + ": ")) {
+                throw new IllegalStateException("java-control-plane did not answer " + command + ": " + reply);
             }
-            return Long.parseLong(reply.substring("heap: ".length()));
+            return reply.substring(command.length() + 2);
         }
 
         @Override
@@ -655,12 +837,23 @@ public final class XdsLoad {
         final AtomicBoolean fanoutCounted = new AtomicBoolean();
         volatile long updateStart;
         volatile Throwable failure;
+        /** --storm: while set, the end of this proxy's stream is the restart's doing and counts down this. */
+        volatile CountDownLatch restartEnded;
+        /** How the restart ended this proxy's stream. */
+        volatile Throwable restartEnd;
+        /** --storm: counted down once this proxy has its complete config again on its new stream (or that failed). */
+        volatile CountDownLatch reconfigured;
+        final AtomicBoolean reconfiguredCounted = new AtomicBoolean();
+        volatile long reconnectStart;
+        volatile long reconfiguredMs = -1;
+        /** Which stream is the current one: a stream that is no longer current is not listened to. */
+        private int stream;
         private StreamObserver<Outgoing> out;
         private List<String> clusterNames = List.of();
         /** {@link #clusterNames} encoded once: every EDS ACK repeats them. */
         private ByteString encodedNames = ByteString.EMPTY;
-        /** The last version ACKed per type, which a NACK repeats. */
-        private final Map<String, String> acked = new HashMap<>();
+        /** The last version ACKed per type, which a NACK repeats and a reconnecting proxy sends. */
+        private final Map<String, String> acked = new ConcurrentHashMap<>();
 
         SimulatedProxy(int id, ManagedChannel channel, CountDownLatch complete, long t0, int services, int endpoints,
                        long readDelayNanosPerByte) {
@@ -674,6 +867,17 @@ public final class XdsLoad {
         }
 
         void start() {
+            openStream();
+            send(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setNode(node()).build());
+        }
+
+        private Node node() {
+            return Node.newBuilder().setId("sidecar~10.200." + (id / 250) + "." + (id % 250)
+                    + "~load-" + id + ".default~default.svc.cluster.local").build();
+        }
+
+        private synchronized void openStream() {
+            int current = ++stream;
             out = ClientCalls.asyncBidiStreamingCall(channel.newCall(ADS, CallOptions.DEFAULT), new StreamObserver<Received>() {
                 @Override
                 public void onNext(Received r) {
@@ -686,6 +890,13 @@ public final class XdsLoad {
 
                 @Override
                 public void onError(Throwable t) {
+                    if (!current()) {
+                        return;
+                    }
+                    if (restartEnded != null) {
+                        endedByRestart(t);
+                        return;
+                    }
                     failure = t;
                     if (completeMs < 0) {
                         complete.countDown();
@@ -695,15 +906,61 @@ public final class XdsLoad {
                     if (u != null && fanoutCounted.compareAndSet(false, true)) {
                         u.countDown();
                     }
+                    CountDownLatch again = reconfigured;
+                    if (again != null && reconfiguredCounted.compareAndSet(false, true)) {
+                        again.countDown();
+                    }
                 }
 
                 @Override
                 public void onCompleted() {
+                    if (current() && restartEnded != null) {
+                        endedByRestart(null);
+                    }
+                }
+
+                private boolean current() {
+                    synchronized (SimulatedProxy.this) {
+                        return current == stream;
+                    }
                 }
             });
-            send(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
-                    .setNode(Node.newBuilder().setId("sidecar~10.200." + (id / 250) + "." + (id % 250)
-                            + "~load-" + id + ".default~default.svc.cluster.local")).build());
+        }
+
+        /** --storm, before the server stops: the end of the current stream is expected and counts down {@code ended}. */
+        void expectRestart(CountDownLatch ended) {
+            restartEnded = ended;
+            if (failure != null) {
+                ended.countDown(); // its stream ended before: nothing left for the restart to end
+            }
+        }
+
+        private void endedByRestart(Throwable t) {
+            CountDownLatch ended = restartEnded;
+            restartEnd = t == null ? Status.OK.asRuntimeException() : t;
+            if (ended != null) {
+                ended.countDown();
+            }
+        }
+
+        /**
+         * --storm, once the new server is ready: a new stream, opened as Envoy's ADS reconnects (its
+         * node, then CDS and EDS with the versions it holds, EDS with its clusters' names).
+         */
+        void reconnect(CountDownLatch configured, long t0) {
+            reconfiguredCounted.set(false);
+            reconfiguredMs = -1;
+            reconfigured = configured;
+            reconnectStart = t0;
+            restartEnded = null;
+            failure = null;
+            openStream();
+            send(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setVersionInfo(acked.getOrDefault(CDS, ""))
+                    .setNode(node()).build());
+            if (!clusterNames.isEmpty()) {
+                sendWithNames(DiscoveryRequest.newBuilder().setTypeUrl(EDS).setVersionInfo(acked.getOrDefault(EDS, ""))
+                        .build());
+            }
         }
 
         synchronized void send(DiscoveryRequest r) {
@@ -782,6 +1039,12 @@ public final class XdsLoad {
                     if (completeMs < 0 && r.getResourcesCount() >= services) {
                         completeMs = (System.nanoTime() - t0) / 1_000_000;
                         complete.countDown();
+                    }
+                    CountDownLatch again = reconfigured;
+                    if (again != null && r.getResourcesCount() >= services
+                            && reconfiguredCounted.compareAndSet(false, true)) {
+                        reconfiguredMs = (System.nanoTime() - reconnectStart) / 1_000_000;
+                        again.countDown();
                     }
                     if (fanningOut && waiting.isEmpty() && fanoutCounted.compareAndSet(false, true)) {
                         updatedMs = (System.nanoTime() - updateStart) / 1_000_000;
@@ -1054,13 +1317,13 @@ public final class XdsLoad {
     /** Both servers' JVM flags: the same heap for MeshPilot and java-control-plane. */
     static final List<String> SERVER_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "-Xmx2g");
 
-    static Process startServer(Path dir, String transport, int proxies) throws Exception {
+    static Process startServer(Path dir, String transport, int proxies, int grpcPort) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         String home = System.getProperty("meshpilot.home", ".");
         List<String> cmd = new ArrayList<>(SERVER_JVM_FLAGS);
         cmd.addFirst(java);
         cmd.addAll(List.of("-Dmeshpilot.home=" + home, "-jar", Path.of(home, "target/meshpilot.jar").toString(), "discovery",
-                "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0",
+                "--httpAddr", "127.0.0.1:0", "--grpcAddr", "127.0.0.1:" + grpcPort, "--secureGRPCAddr", "127.0.0.1:0",
                 "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--grpcTransport", transport,
                 "--configDir", dir.resolve("config").toString(), "--meshConfig", dir.resolve("mesh").toString(),
                 "--caStateDir", dir.resolve("ca").toString(), "--configStateDir", dir.resolve("state").toString()));
@@ -1108,10 +1371,30 @@ public final class XdsLoad {
         }
     }
 
+    /** SIGTERM, as a restart sends, and waits for the process to end; killed if it has not within a minute. */
+    static void terminate(Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
     static long heapAfterGc(long pid, int monitoring) throws Exception {
         jcmdGc(pid);
-        String m = grep(get(monitoring, "/metrics"), "memory_usedHeap_bytes");
-        return (long) Double.parseDouble(m.substring(m.lastIndexOf(' ') + 1));
+        return sample(get(monitoring, "/metrics"), "memory_usedHeap_bytes");
+    }
+
+    /**
+     * The value of the first series of {@code name} in Prometheus text (with labels or without;
+     * Prometheus writes large values as {@code 1.2345E8}).
+     */
+    static long sample(String metrics, String name) {
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        throw new IllegalStateException("the server does not export " + name);
     }
 
     static void jcmdGc(long pid) throws Exception {
