@@ -14,6 +14,7 @@ import io.meshpilot.kube.leaderelection.LeaderElection;
 import io.meshpilot.kube.leaderelection.RevisionPriority;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.model.TriggerReason;
 import io.meshpilot.registry.controller.ServiceRegistries;
 import io.meshpilot.registry.multicluster.RemoteSecretController;
 import io.meshpilot.security.istiod.IstiodCertificates;
@@ -85,6 +86,12 @@ final class KubeControllers {
             // istiod's GatewayContext reads the push's services; their changes convert again
             controller.useServices(new RegistryGatewayServices(registries.aggregate()));
             registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
+            // a gateway's pods becoming ready change only its Service's endpoints (EDS requests)
+            discovery.updates().addListener(request -> {
+                if (request.reasons().contains(TriggerReason.ENDPOINT)) {
+                    request.configsUpdated().forEach(service -> controller.endpointsChanged(service.name()));
+                }
+            });
         });
         this.gatewayApiStatusElection = configs.gatewayApi().filter(c -> gatewayApi.status())
                 .map(c -> perRevisionElection(LeaderElection.GATEWAY_STATUS_CONTROLLER)
