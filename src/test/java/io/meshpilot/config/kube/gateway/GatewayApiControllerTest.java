@@ -377,6 +377,37 @@ class GatewayApiControllerTest {
     }
 
     @Test
+    void theBackendClientCertificateSecretIsHandedToTheConversionAndItsChangesConvertAgain() throws Exception {
+        // istiod conversion.go validateBackendClientCertificateRef reads it from the Secrets collection
+        applyCrds("standard");
+        kubectl.runWithInput("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  tls: {backend: {clientCertificateRef: {name: client-cert}}}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: client-cert, namespace: shop}
+                data: {tls.crt: Y2VydA==}
+                """, "apply", "-f", "-").ok();
+        startController(GatewayApiRevision.DEFAULT);
+        await("the client certificate Secret in the snapshot", () -> lastInputs.get().secret("shop", "client-cert")
+                .map(d -> new String(d.get("tls.crt"))).orElse("").equals("cert"));
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: client-cert, namespace: shop}
+                data: {tls.crt: bmV3}
+                """, "apply", "-f", "-").ok();
+        await("its change converted", () -> lastInputs.get().secret("shop", "client-cert")
+                .map(d -> new String(d.get("tls.crt"))).orElse("").equals("new"));
+    }
+
+    @Test
     void aConversionThatThrowsKeepsTheLastGoodConfigServed() throws Exception {
         applyCrds("standard");
         nextResult.set(new ConversionResult(List.of(generatedGateway("kept", 80)), List.of(), List.of(),
