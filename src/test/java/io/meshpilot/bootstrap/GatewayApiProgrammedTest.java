@@ -121,4 +121,21 @@ class GatewayApiProgrammedTest {
         assertEquals("True Programmed: Resource programmed, assigned to service(s) web-istio.shop.svc.cluster.local:80",
                 condition("Programmed").orElseThrow());
     }
+
+    @Test
+    void aLoadBalancerGatewayIsProgrammedWithItsExternalAddressOnceAssigned() throws Exception {
+        kubectl.runWithInput(GATEWAY + "---\n" + SERVICE.replace("spec:\n", "spec:\n  type: LoadBalancer\n") + "---\n"
+                + READY_POD, "apply", "-f", "-").ok();
+        // istiod gatewaycommon/context.go ResolveGatewayInstances: a LoadBalancer without ingress is pending
+        Await.until("Programmed False while the load balancer address is pending", WAIT, () -> condition("Programmed")
+                .filter(c -> c.startsWith("False AddressNotAssigned: ")
+                        && c.endsWith("address pending for hostname \"web-istio.shop.svc.cluster.local\"")).isPresent());
+        kubectl.run("-n", "shop", "patch", "service", "web-istio", "--subresource=status", "--type=merge", "-p",
+                "{\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":\"34.1.2.3\"}]}}}").ok();
+        Await.until("Programmed True", WAIT, () -> condition("Programmed").filter(c -> c.startsWith("True")).isPresent());
+        JsonObject status = api.get("gateway.networking.k8s.io/v1", "Gateway", "shop", "web").orElseThrow()
+                .getAsJsonObject("status");
+        assertEquals("[{\"type\":\"IPAddress\",\"value\":\"34.1.2.3\"}]", status.get("addresses").toString(),
+                "the load balancer's address, not the service hostname");
+    }
 }

@@ -35,7 +35,7 @@ import java.util.function.Function;
  * queues the one key {@value #CONVERT}: a burst of changes while a conversion runs is one more
  * conversion of the latest state (istiod reconverts on each push). Service changes convert again
  * too ({@link #servicesChanged}), and endpoint changes of the services serving Gateways
- * ({@link #endpointsChanged}). A status-only change of an object (the status writer's own
+ * ({@link #gatewayServiceChanged}). A status-only change of an object (the status writer's own
  * writes) converts to the same config and does not queue one. Only objects that really changed
  * are put into the store, so no config event follows a conversion that changed nothing and a push
  * cannot start the next conversion in a loop.
@@ -109,12 +109,13 @@ public final class GatewayApiController implements AutoCloseable {
     }
 
     /**
-     * The endpoints of service {@code hostname} changed. Converts again when a Gateway of the last
-     * conversion is served by it: its addresses and Programmed condition follow its instances
-     * (istiod rebuilds its GatewayContext on the full push a gateway's first endpoints cause).
-     * Other services' endpoints do not matter to the conversion.
+     * The endpoints or the Kubernetes Service (its load balancer status included) of service
+     * {@code hostname} changed. Converts again when a Gateway of the last conversion is served by
+     * it: its addresses and Programmed condition follow its instances and load balancer (istiod
+     * rebuilds its GatewayContext on the full push a gateway's first endpoints cause). Other
+     * services' endpoints do not matter to the conversion.
      */
-    public void endpointsChanged(String hostname) {
+    public void gatewayServiceChanged(String hostname) {
         if (gatewayServiceHosts.contains(hostname)) {
             queue.add(CONVERT);
         }

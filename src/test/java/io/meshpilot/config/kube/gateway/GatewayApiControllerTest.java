@@ -368,10 +368,10 @@ class GatewayApiControllerTest {
         startController(GatewayApiRevision.DEFAULT);
         controller.barrier().get();
         int before = conversions.get();
-        controller.endpointsChanged("cart.shop.svc.cluster.local");
+        controller.gatewayServiceChanged("cart.shop.svc.cluster.local");
         controller.barrier().get();
         assertEquals(before, conversions.get(), "another service's endpoints do not matter to the conversion");
-        controller.endpointsChanged("web-istio.shop.svc.cluster.local");
+        controller.gatewayServiceChanged("web-istio.shop.svc.cluster.local");
         controller.barrier().get();
         assertEquals(before + 1, conversions.get(), "the gateway's service's endpoints convert again");
     }
