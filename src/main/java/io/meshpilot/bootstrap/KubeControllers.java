@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -84,13 +85,15 @@ final class KubeControllers {
         var gatewayApi = args.features().gatewayApi();
         configs.gatewayApi().ifPresent(controller -> {
             // istiod's GatewayContext reads the push's services; their changes convert again
-            controller.useServices(new RegistryGatewayServices(registries.aggregate()));
+            var kube = registries.kubernetes();
+            controller.useServices(new RegistryGatewayServices(registries.aggregate(),
+                    kube == null ? (host, ns) -> Optional.empty() : kube::external));
             registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
-            // and so do endpoint changes that push fully (a service's first endpoints, new identities): istiod's
-            // updateContext recomputes the Gateways then, whose Programmed condition needs the service's instances
+            // a gateway's pods becoming ready change only its Service's endpoints (EDS requests),
+            // its load balancer's address only the Service's status (the model is unchanged)
             discovery.updates().addListener(request -> {
-                if (request.full() && request.reasons().contains(TriggerReason.ENDPOINT)) {
-                    controller.servicesChanged();
+                if (request.reasons().contains(TriggerReason.ENDPOINT) || request.reasons().contains(TriggerReason.SERVICE)) {
+                    request.configsUpdated().forEach(service -> controller.gatewayServiceChanged(service.name()));
                 }
             });
         });

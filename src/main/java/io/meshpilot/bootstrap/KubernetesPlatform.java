@@ -51,7 +51,7 @@ import java.util.function.UnaryOperator;
  * injector's ConfigMap, remote clusters, and (through {@link KubeControllers}) the
  * controllers that write to the cluster.
  */
-record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform {
+record KubernetesPlatform(PilotArgs args, KubeClient client, RevisionTags tags) implements Platform {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
 
     @Override
@@ -146,8 +146,8 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
     }
 
     /**
-     * istiod's Gateway API controller, in Kubernetes mode with PILOT_ENABLE_GATEWAY_API. Revision
-     * tags are not resolved for Gateways' {@code istio.io/rev} (only the revision itself is).
+     * istiod's Gateway API controller, in Kubernetes mode with PILOT_ENABLE_GATEWAY_API; whose
+     * statuses this revision writes follows the revision tags and the default revision.
      */
     @Override
     public Optional<GatewayApiController> gatewayApiController() {
@@ -155,7 +155,7 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
         if (!g.enabled()) {
             return Optional.empty();
         }
-        return Optional.of(new GatewayApiController(client, new GatewayApiRevision(args.revision(), UnaryOperator.identity()),
+        return Optional.of(new GatewayApiController(client, new GatewayApiRevision(args.revision(), tags, tags::defaultRevision),
                 new GatewayApiInputs.Settings(args.domainSuffix(), args.clusterId(), g.controllerName(),
                         g.defaultGatewayClass(), g.manualDeployment(), g.multiNetwork(), g.alphaApis(),
                         g.inferenceExtension(), false, "multicluster.x-k8s.io"), GatewayApiConversion::convert));
@@ -181,8 +181,6 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
 
     @Override
     public UnaryOperator<String> revisionTags(List<AutoCloseable> closeables) {
-        RevisionTags tags = RevisionTags.watch(client);
-        closeables.add(tags);
         return tags;
     }
 

@@ -5,6 +5,7 @@ import io.meshpilot.config.kube.gateway.GatewayApiController;
 import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
 import io.meshpilot.lifecycle.Readiness;
@@ -48,7 +49,10 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
             throw new ComponentStartException(Component.KUBE_CLIENT, e.getMessage(), e);
         }
         closeables.add(client);
-        return new Built<>(new KubernetesPlatform(args, client), "apiServer=" + client.describe());
+        // one tag watcher for the injector and the Gateway API status (istiod's tag watchers)
+        RevisionTags tags = RevisionTags.watch(client);
+        closeables.add(tags);
+        return new Built<>(new KubernetesPlatform(args, client, tags), "apiServer=" + client.describe());
     }
 
     /** The Kubernetes client; null in embedded mode. */

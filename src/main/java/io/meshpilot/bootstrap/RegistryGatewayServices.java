@@ -7,6 +7,7 @@ import io.meshpilot.model.Service;
 import io.meshpilot.model.ServiceDiscovery;
 import io.meshpilot.model.ServiceInstance;
 import io.meshpilot.registry.kube.KubeServiceRegistry;
+import io.meshpilot.registry.kube.KubeServiceRegistry.External;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -15,19 +16,24 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
 /**
  * istiod's GatewayContext over the service registries: services by hostname and namespace (the
  * ones a hostname shadows in another namespace included), their ports, cluster addresses and the
- * endpoint port of each instance. The model has no Kubernetes Service type or load-balancer
- * addresses: {@code type} and {@code externalAddresses} are empty.
+ * endpoint port of each instance; the Kubernetes Service type and external (load balancer)
+ * addresses from the config cluster's Kubernetes registry, as istiod's Service attributes
+ * (remote clusters' load balancers are not read).
  */
 final class RegistryGatewayServices implements GatewayServices {
     private final ServiceDiscovery services;
+    private final BiFunction<String, String, Optional<External>> external;
 
-    RegistryGatewayServices(ServiceDiscovery services) {
+    /** @param external a service's type and external addresses by hostname and namespace; empty for none */
+    RegistryGatewayServices(ServiceDiscovery services, BiFunction<String, String, Optional<External>> external) {
         this.services = services;
+        this.external = external;
     }
 
     private Stream<Service> all() {
@@ -80,7 +86,9 @@ final class RegistryGatewayServices implements GatewayServices {
             }
             endpointPorts.put(p.port(), ports);
         }
-        return new ServiceView(s.hostname(), s.namespace(), s.labels(), "", s.ports().stream().map(Port::port).toList(),
-                List.copyOf(addresses), List.of(), endpointPorts);
+        Optional<External> outside = external.apply(s.hostname(), s.namespace());
+        return new ServiceView(s.hostname(), s.namespace(), s.labels(), outside.map(External::type).orElse(""),
+                s.ports().stream().map(Port::port).toList(), List.copyOf(addresses),
+                outside.map(External::addresses).orElse(List.of()), endpointPorts);
     }
 }

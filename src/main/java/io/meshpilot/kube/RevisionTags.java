@@ -25,18 +25,23 @@ import java.util.function.UnaryOperator;
  * revision {@code istio-injection=enabled} means. Every MutatingWebhookConfiguration with an
  * {@code istio.io/rev} label is watched (a revision's own injector webhook has no
  * {@code istio.io/tag}); a tag pointing at a revision no injector webhook serves is logged
- * with the webhook's name, the tag and the revision.
+ * with the webhook's name, the tag and the revision. The ValidatingWebhookConfiguration
+ * {@value #DEFAULT_VALIDATOR} names the default revision ({@code istioctl tag set default} and
+ * the chart's {@code defaultRevision} write it), which owns unlabelled objects when no
+ * {@code default} tag exists.
  */
 public final class RevisionTags implements UnaryOperator<String>, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RevisionTags.class.getName());
     static final String TAG_LABEL = "istio.io/tag";
     static final String REV_LABEL = "istio.io/rev";
+    static final String DEFAULT_VALIDATOR = "istiod-default-validator";
     private static final Backoff RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(30));
 
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> informer;
     /** tag -> the revision it points at and whether it is served, as last logged, so a change is logged once. */
     private final Map<String, String> reported = new ConcurrentHashMap<>();
     private final InformerController<DynamicKubernetesObject> controller;
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> defaultValidator;
 
     private RevisionTags(KubeClient client) {
         var api = new DynamicKubernetesApi("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
@@ -47,6 +52,13 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
                 client.watchErrorHandler(name));
         this.controller = InformerController.start("revision-tags", informer, RETRY, this::reconcile);
         client.addInformer(name, informer);
+        var validating = new DynamicKubernetesApi("admissionregistration.k8s.io", "v1",
+                "validatingwebhookconfigurations", client.apiClient());
+        String validatorName = "validatingwebhookconfigurations " + DEFAULT_VALIDATOR;
+        this.defaultValidator = new SignallingInformer<>(DynamicKubernetesObject.class,
+                ResourceListerWatcher.of(validatorName, validating, null, null, "metadata.name=" + DEFAULT_VALIDATOR),
+                new Cache<>(), client.watchErrorHandler(validatorName));
+        client.addInformer(validatorName, defaultValidator);
     }
 
     /** Watches the tags with the client's informers (registered now, started with them). */
@@ -126,9 +138,15 @@ public final class RevisionTags implements UnaryOperator<String>, AutoCloseable 
         return revision == null || revision.isEmpty() ? tagOrRevision : revision;
     }
 
+    /** The revision the {@value #DEFAULT_VALIDATOR} webhook names (its {@code istio.io/rev}); empty without one. */
+    public String defaultRevision() {
+        var webhooks = defaultValidator.getIndexer().list();
+        return webhooks.isEmpty() ? "" : labels(webhooks.getFirst()).getOrDefault(REV_LABEL, "");
+    }
+
     /** The first list of webhook configurations has been read. */
     public boolean hasSynced() {
-        return controller.hasSynced();
+        return controller.hasSynced() && defaultValidator.hasSynced();
     }
 
     @Override

@@ -130,7 +130,7 @@ public final class XdsUpdates implements RegistryUpdates {
         }
     }
 
-    /** Observes every push request (the Gateway API controller's endpoint trigger; tests). */
+    /** Observes every push request: the Gateway API controller (its gateways' endpoints) and tests. */
     public void addListener(Consumer<PushRequest> l) {
         listeners.add(l);
     }

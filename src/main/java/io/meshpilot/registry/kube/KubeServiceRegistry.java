@@ -29,6 +29,7 @@ import io.meshpilot.registry.ServiceEvent;
 import io.meshpilot.registry.ServicesByHostname;
 import io.meshpilot.util.LabelSelector;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -458,6 +459,47 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         if (!now.equals(before) && !hidden) {
             fire(new ServiceEvent(before == null ? ServiceEvent.Type.ADD : ServiceEvent.Type.UPDATE, now));
         }
+    }
+
+    /**
+     * istiod's Service Attributes.Type and this cluster's ClusterExternalAddresses
+     * (serviceregistry/kube/conversion.go): a LoadBalancer's ingress IPs (else hostnames), then
+     * {@code spec.externalIPs}.
+     *
+     * @param type      the Kubernetes Service type, {@code ClusterIP} when unset
+     * @param addresses the external addresses, empty while a load balancer's are pending
+     */
+    public record External(String type, List<String> addresses) {
+        public External {
+            addresses = List.copyOf(addresses);
+        }
+    }
+
+    /** The {@link External} view of this registry's Service {@code hostname} in {@code namespace}, if it has it. */
+    public Optional<External> external(String hostname, String namespace) {
+        int dot = hostname.indexOf('.');
+        V1Service svc = dot < 0 ? null
+                : informers.services().getIndexer().getByKey(namespace + "/" + hostname.substring(0, dot));
+        if (svc == null || svc.getSpec() == null || !hostname.equals(KubeServiceConversion.hostname(
+                svc.getMetadata().getName(), namespace, options.domainSuffix()))) {
+            return Optional.empty();
+        }
+        String type = svc.getSpec().getType() == null ? "ClusterIP" : svc.getSpec().getType();
+        List<String> addresses = new ArrayList<>();
+        if (type.equals("LoadBalancer") && svc.getStatus() != null && svc.getStatus().getLoadBalancer() != null
+                && svc.getStatus().getLoadBalancer().getIngress() != null) {
+            for (var ingress : svc.getStatus().getLoadBalancer().getIngress()) {
+                if (ingress.getIp() != null && !ingress.getIp().isEmpty()) {
+                    addresses.add(ingress.getIp());
+                } else if (ingress.getHostname() != null && !ingress.getHostname().isEmpty()) {
+                    addresses.add(ingress.getHostname()); // not resolved: an ELB's addresses change
+                }
+            }
+        }
+        if (svc.getSpec().getExternalIPs() != null) {
+            addresses.addAll(svc.getSpec().getExternalIPs());
+        }
+        return Optional.of(new External(type, addresses));
     }
 
     // ---- east-west gateways -------------------------------------------------------------

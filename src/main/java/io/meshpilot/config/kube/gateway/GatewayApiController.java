@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.DocumentError;
+import io.meshpilot.config.GeneratedConfigAnnotations;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.kube.KubeClient;
@@ -33,7 +34,8 @@ import java.util.function.Function;
  * <p>The conversion spans objects (routes attach to other namespaces' Gateways), so every change
  * queues the one key {@value #CONVERT}: a burst of changes while a conversion runs is one more
  * conversion of the latest state (istiod reconverts on each push). Service changes convert again
- * too ({@link #servicesChanged}). A status-only change of an object (the status writer's own
+ * too ({@link #servicesChanged}), and endpoint changes of the services serving Gateways
+ * ({@link #gatewayServiceChanged}). A status-only change of an object (the status writer's own
  * writes) converts to the same config and does not queue one. Only objects that really changed
  * are put into the store, so no config event follows a conversion that changed nothing and a push
  * cannot start the next conversion in a loop.
@@ -64,6 +66,8 @@ public final class GatewayApiController implements AutoCloseable {
     private volatile ConversionResult lastResult = new ConversionResult(List.of(), List.of(),
             List.of(), Map.of(), Map.of());
     private ControllerQueue<String>.Term term;
+    /** The services ({@code internal.istio.io/gateway-service}) serving the Gateways of the last conversion. */
+    private volatile Set<String> gatewayServiceHosts = Set.of();
     /** The ReferenceGrants of the last conversion's snapshot. */
     private volatile ReferenceGrants referenceGrants = ReferenceGrants.NONE;
 
@@ -99,9 +103,22 @@ public final class GatewayApiController implements AutoCloseable {
         servicesChanged();
     }
 
-    /** A service or its endpoints changed: backends may now resolve, Gateways be programmed. */
+    /** A service changed: backends may now resolve, Gateways be programmed. */
     public void servicesChanged() {
         queue.add(CONVERT);
+    }
+
+    /**
+     * The endpoints or the Kubernetes Service (its load balancer status included) of service
+     * {@code hostname} changed. Converts again when a Gateway of the last conversion is served by
+     * it: its addresses and Programmed condition follow its instances and load balancer (istiod
+     * rebuilds its GatewayContext on the full push a gateway's first endpoints cause). Other
+     * services' endpoints do not matter to the conversion.
+     */
+    public void gatewayServiceChanged(String hostname) {
+        if (gatewayServiceHosts.contains(hostname)) {
+            queue.add(CONVERT);
+        }
     }
 
     /** Runs {@code handler} on the controller's worker after each conversion (the status writer queues its keys). */
@@ -159,6 +176,11 @@ public final class GatewayApiController implements AutoCloseable {
         });
     }
 
+    /** Completes once every change queued so far has been converted. */
+    CompletableFuture<Void> barrier() {
+        return queue.barrier();
+    }
+
     private Outcome reconcile(String key) {
         if (key.startsWith(CRD_PREFIX)) {
             informers.reconcileCrd(key.substring(CRD_PREFIX.length()));
@@ -183,6 +205,7 @@ public final class GatewayApiController implements AutoCloseable {
         replaceConverted(result);
         report(result.problems());
         lastResult = result;
+        gatewayServiceHosts = gatewayServiceHosts(result);
         referenceGrants = ReferenceGrants.of(objects);
         convertedHandlers.forEach(Runnable::run);
         return Outcome.DONE;
@@ -201,6 +224,17 @@ public final class GatewayApiController implements AutoCloseable {
                 }
             }
         }
+    }
+
+    private static Set<String> gatewayServiceHosts(ConversionResult result) {
+        Set<String> hosts = new HashSet<>();
+        for (Config c : result.gateways()) {
+            String services = c.annotations().get(GeneratedConfigAnnotations.GATEWAY_SERVICE);
+            if (services != null && !services.isEmpty()) {
+                hosts.addAll(List.of(services.split(",")));
+            }
+        }
+        return Set.copyOf(hosts);
     }
 
     private void report(Map<ConfigKey, List<String>> now) {

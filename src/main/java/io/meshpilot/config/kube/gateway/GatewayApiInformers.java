@@ -44,8 +44,8 @@ import java.util.function.Consumer;
  *
  * <p>Objects are read from every namespace and filtered as istiod's informers filter them:
  * always by the discoverySelectors (independently of ENABLE_ENHANCED_RESOURCE_SCOPING, as
- * istiod sets its namespace filter on every kube client), and by revision
- * ({@link GatewayApiRevision}). Namespace labels are read unfiltered (allowedRoutes selectors).
+ * istiod sets its namespace filter on every kube client), and, all but Gateways, by revision
+ * ({@link GatewayApiRevision#reads}). Namespace labels are read unfiltered (allowedRoutes selectors).
  * Secrets (istiod's field selector: no Helm releases, no service-account tokens) and ConfigMaps
  * are watched in every namespace, because the set of names the objects refer to changes with the
  * objects and the API cannot watch a changing set of names (istiod watches them all too); only
@@ -270,7 +270,7 @@ final class GatewayApiInformers {
                 .map(Resource::informerName).toList();
     }
 
-    /** Every object of a watched kind this control plane reads, namespaces and revision filtered. */
+    /** Every object of a watched kind this control plane reads, namespaces and (but Gateways) revision filtered. */
     List<GatewayApiObject> objects() {
         List<GatewayApiObject> out = new ArrayList<>();
         for (Resource r : GatewayApiKinds.RESOURCES) {
@@ -292,9 +292,14 @@ final class GatewayApiInformers {
         return out;
     }
 
+    /**
+     * istiod's buildClient: every kind but Gateway is read by revision (LabelsInRevision).
+     * Gateways of every revision are converted, so that relabelling one to another revision does
+     * not take its config away from the pods still connected here (istio#59959); which revision
+     * owns it decides only who writes its status.
+     */
     private boolean inRevision(GatewayApiObject o) {
-        return o.kind().equals(GatewayApiKinds.GATEWAY) ? revision.isMine(o.labels(), namespaceLabels(o.namespace()))
-                : revision.reads(o.labels());
+        return o.kind().equals(GatewayApiKinds.GATEWAY) || revision.reads(o.labels());
     }
 
     /** The labels of every namespace (unfiltered: allowedRoutes selectors may name any). */
@@ -307,9 +312,13 @@ final class GatewayApiInformers {
         return out;
     }
 
+    /** The labels of {@code namespace}; null when it is not known (cluster-scoped objects have none). */
     Map<String, String> namespaceLabels(String namespace) {
-        V1Namespace ns = namespaces.informer().getIndexer().getByKey(namespace);
-        return ns == null || ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels();
+        V1Namespace ns = namespace.isEmpty() ? null : namespaces.informer().getIndexer().getByKey(namespace);
+        if (ns == null) {
+            return null;
+        }
+        return ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels();
     }
 
     /** The data of the Secrets {@code objects} refer to, by {@code namespace/name}; remembers them as the ones that matter. */

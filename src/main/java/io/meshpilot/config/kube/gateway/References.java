@@ -8,7 +8,8 @@ import java.util.TreeSet;
 
 /**
  * The Secrets and ConfigMaps Gateway API objects refer to, as {@code namespace/name}: TLS
- * {@code certificateRefs} (Secrets unless a kind says otherwise), {@code caCertificateRefs}
+ * {@code certificateRefs} and a Gateway's {@code tls.backend.clientCertificateRef} (Secrets unless
+ * a kind says otherwise), {@code caCertificateRefs}
  * (ConfigMaps unless a kind says otherwise) and {@code parametersRef}s of kind ConfigMap,
  * wherever they sit in a spec, so that fields added by later API versions are covered. A
  * reference without a namespace is to the object's own; whether a cross-namespace one is
@@ -39,7 +40,7 @@ record References(Set<String> secrets, Set<String> configMaps) {
         }
         for (var field : e.getAsJsonObject().entrySet()) {
             String defaultKind = switch (field.getKey()) {
-                case "certificateRefs" -> "Secret";
+                case "certificateRefs", "clientCertificateRef" -> "Secret";
                 case "caCertificateRefs", "parametersRef" -> "ConfigMap";
                 default -> null;
             };

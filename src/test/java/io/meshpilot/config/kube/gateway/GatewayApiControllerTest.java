@@ -20,6 +20,7 @@ import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.ConfigStoreException;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.kube.FakeApiServer;
@@ -28,10 +29,12 @@ import io.meshpilot.util.LabelSelector;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -59,6 +62,8 @@ class GatewayApiControllerTest {
     GatewayApiController controller;
     /** The inputs of the last conversion. */
     final AtomicReference<GatewayApiInputs> lastInputs = new AtomicReference<>();
+    /** How many conversions ran. */
+    final AtomicInteger conversions = new AtomicInteger();
     /** What the next conversions return. */
     final AtomicReference<ConversionResult> nextResult = new AtomicReference<>(empty());
     final LinkedBlockingQueue<ConfigEvent> events = new LinkedBlockingQueue<>();
@@ -94,10 +99,14 @@ class GatewayApiControllerTest {
         api.stop();
     }
 
+    /** Starts the controller, on {@link #client} when a test created it first to register more informers. */
     void startController(GatewayApiRevision revision) throws Exception {
-        client = KubeClient.create(new KubeClientOptions(dir.resolve("kubeconfig"), 1000, 1000));
+        if (client == null) {
+            client = KubeClient.create(new KubeClientOptions(dir.resolve("kubeconfig"), 1000, 1000));
+        }
         Function<GatewayApiInputs, ConversionResult> conversion = inputs -> {
             lastInputs.set(inputs);
+            conversions.incrementAndGet();
             ConversionResult result = nextResult.get();
             if (result == null) {
                 throw new IllegalStateException("a conversion bug");
@@ -236,6 +245,71 @@ class GatewayApiControllerTest {
                 List.of("HTTPRoute/shop/mine", "HTTPRoute/shop/plain")));
     }
 
+    static final String GATEWAY = """
+            apiVersion: gateway.networking.k8s.io/v1
+            kind: Gateway
+            metadata: {name: %s, namespace: shop%s}
+            spec:
+              gatewayClassName: istio
+              listeners: [{name: http, port: 80, protocol: HTTP}]
+            """;
+
+    /** A MutatingWebhookConfiguration as {@code istioctl tag set TAG --revision REVISION} writes it (labels only matter). */
+    static String tagWebhook(String tag, String revision) {
+        return """
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: MutatingWebhookConfiguration
+                metadata:
+                  name: istio-revision-tag-%s
+                  labels: {istio.io/tag: %s, istio.io/rev: %s}
+                """.formatted(tag, tag, revision);
+    }
+
+    boolean isMine(String gateway) {
+        GatewayApiObject o = lastInputs.get().objects().stream().filter(g -> g.name().equals(gateway)).findFirst().orElseThrow();
+        return controller.revision().isMine(o.labels(), controller.informers().namespaceLabels(o.namespace()));
+    }
+
+    @Test
+    void gatewaysOfEveryRevisionAreConvertedAndOnlyOwnershipFollowsTheRevisionTheTagsAndTheDefaultTag() throws Exception {
+        // istiod 86c9f01 controller.go buildClient: Gateways are filtered by discovery namespace
+        // only; gateway_collection.go: IsMine is not applied where config is emitted (istio#59959)
+        applyCrds("standard");
+        kubectl.runWithInput(GATEWAY.formatted("plain", "") + "---\n" + GATEWAY.formatted("old", ", labels: {istio.io/rev: 1-27}")
+                + "---\n" + GATEWAY.formatted("tagged", ", labels: {istio.io/rev: prod}"), "apply", "-f", "-").ok();
+        client = KubeClient.create(new KubeClientOptions(dir.resolve("kubeconfig"), 1000, 1000));
+        RevisionTags tags = RevisionTags.watch(client);
+        try (tags) {
+            startController(new GatewayApiRevision("1-28", tags, tags::defaultRevision));
+            await("every revision's Gateway converted", () -> converted().equals(
+                    List.of("Gateway/shop/old", "Gateway/shop/plain", "Gateway/shop/tagged")));
+            // status is written only by the owner (pkg/revisions/tag_watcher.go IsMine)
+            assertFalse(isMine("plain"), "unlabelled: the default revision's, and 1-28 is not it yet");
+            assertFalse(isMine("old"));
+            assertFalse(isMine("tagged"), "no tag prod yet");
+            assertTrue(controller.revision().isMine(Map.of(), controller.informers().namespaceLabels("")),
+                    "a cluster-scoped GatewayClass has no namespace: istiod counts an unknown namespace as mine");
+
+            kubectl.runWithInput(tagWebhook("prod", "1-28") + "---\n" + tagWebhook("default", "1-28"), "apply", "-f", "-").ok();
+            await("tag prod and the default tag point at 1-28", () -> isMine("tagged") && isMine("plain"));
+            assertFalse(isMine("old"));
+
+            // without a default tag, the default revision the validating webhook names owns unlabelled objects
+            kubectl.run("delete", "mutatingwebhookconfiguration", "istio-revision-tag-default").ok();
+            await("no default tag", () -> !isMine("plain"));
+            kubectl.runWithInput("""
+                    apiVersion: admissionregistration.k8s.io/v1
+                    kind: ValidatingWebhookConfiguration
+                    metadata: {name: istiod-default-validator, labels: {istio.io/rev: 1-28}}
+                    """, "apply", "-f", "-").ok();
+            await("1-28 is the default revision", () -> isMine("plain"));
+            // a default tag pointing elsewhere takes precedence over the default revision
+            kubectl.runWithInput(tagWebhook("default", "1-27"), "apply", "-f", "-").ok();
+            await("the default tag points at 1-27", () -> !isMine("plain"));
+            assertTrue(isMine("tagged"));
+        }
+    }
+
     static Config generatedGateway(String name, int port) {
         return new Config(Schemas.PILOT.forKind("Gateway").orElseThrow().gvk(), name, "shop", Map.of(),
                 Map.of(GeneratedConfigAnnotations.PARENTS, "Gateway/shop/web"), "", 0, null,
@@ -282,6 +356,55 @@ class GatewayApiControllerTest {
         controller.servicesChanged();
         assertEquals(ConfigEvent.Type.DELETE, events.poll(20, TimeUnit.SECONDS).type());
         assertFalse(controller.store().get("Gateway", "shop", web.name()).isPresent());
+    }
+
+    @Test
+    void onlyEndpointChangesOfTheServicesServingGatewaysConvertAgain() throws Exception {
+        applyCrds("standard");
+        Config web = generatedGateway("web-istio-autogenerated-k8s-gateway-http", 80);
+        Map<String, String> annotations = new HashMap<>(web.annotations());
+        annotations.put(GeneratedConfigAnnotations.GATEWAY_SERVICE, "web-istio.shop.svc.cluster.local");
+        nextResult.set(new ConversionResult(List.of(web.withAnnotations(annotations)), List.of(), List.of(), Map.of(), Map.of()));
+        startController(GatewayApiRevision.DEFAULT);
+        controller.barrier().get();
+        int before = conversions.get();
+        controller.gatewayServiceChanged("cart.shop.svc.cluster.local");
+        controller.barrier().get();
+        assertEquals(before, conversions.get(), "another service's endpoints do not matter to the conversion");
+        controller.gatewayServiceChanged("web-istio.shop.svc.cluster.local");
+        controller.barrier().get();
+        assertEquals(before + 1, conversions.get(), "the gateway's service's endpoints convert again");
+    }
+
+    @Test
+    void theBackendClientCertificateSecretIsHandedToTheConversionAndItsChangesConvertAgain() throws Exception {
+        // istiod conversion.go validateBackendClientCertificateRef reads it from the Secrets collection
+        applyCrds("standard");
+        kubectl.runWithInput("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  tls: {backend: {clientCertificateRef: {name: client-cert}}}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: client-cert, namespace: shop}
+                data: {tls.crt: Y2VydA==}
+                """, "apply", "-f", "-").ok();
+        startController(GatewayApiRevision.DEFAULT);
+        await("the client certificate Secret in the snapshot", () -> lastInputs.get().secret("shop", "client-cert")
+                .map(d -> new String(d.get("tls.crt"))).orElse("").equals("cert"));
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: client-cert, namespace: shop}
+                data: {tls.crt: bmV3}
+                """, "apply", "-f", "-").ok();
+        await("its change converted", () -> lastInputs.get().secret("shop", "client-cert")
+                .map(d -> new String(d.get("tls.crt"))).orElse("").equals("new"));
     }
 
     @Test
