@@ -340,15 +340,19 @@ class GatewayApiEndToEndTest {
             assertNull(gw.error());
         }
 
-        // 5. the status the leader wrote, read back with kubectl
+        // 5. the status the leader wrote, read back with kubectl, once the cloud's load balancer
+        // controller gave the LoadBalancer Service its address (until then istiod's Programmed is
+        // False: address pending)
+        kubectl.run("-n", NS, "patch", "service", DEPLOYED, "--subresource=status", "--type=merge", "-p",
+                "{\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":\"34.1.2.3\"}]}}}").ok();
         Await.until("the Gateway programmed", WAIT, () -> conditionIs(get("gateway", GATEWAY).orElseThrow()
                 .getAsJsonObject("status"), "Programmed", "True"));
         JsonObject status = get("gateway", GATEWAY).orElseThrow().getAsJsonObject("status");
         assertTrue(conditionIs(status, "Accepted", "True"), status.toString());
         assertEquals("Resource programmed, assigned to service(s) " + DEPLOYED + ".shop.svc.cluster.local:80",
                 condition(status, "Programmed").get("message").getAsString());
-        assertEquals("Hostname", status.getAsJsonArray("addresses").get(0).getAsJsonObject().get("type").getAsString());
-        assertEquals(DEPLOYED + ".shop.svc.cluster.local",
+        assertEquals("IPAddress", status.getAsJsonArray("addresses").get(0).getAsJsonObject().get("type").getAsString());
+        assertEquals("34.1.2.3",
                 status.getAsJsonArray("addresses").get(0).getAsJsonObject().get("value").getAsString());
         JsonObject http = status.getAsJsonArray("listeners").get(0).getAsJsonObject();
         assertEquals("http", http.get("name").getAsString());
