@@ -49,7 +49,7 @@ final class KubeControllers {
     private final LeaderElection statusElection;
     /** The ingress status election (istio-leader); null when no Ingress is served. */
     private final LeaderElection ingressStatusElection;
-    /** The Gateway API deployment controller's election; null when the API server serves no Gateways. */
+    /** The Gateway API deployment controller's election; null when it is off or the API server's version cannot be read. */
     private final LeaderElection gatewayDeploymentElection;
     /** The Gateway API status election (istio-gateway-status-leader-<rev>); null when none is written. */
     private final LeaderElection gatewayApiStatusElection;

@@ -29,7 +29,7 @@ class StartStepsTest {
             "discovery-server", "registry-event-handlers", "kube-controllers", "servers", "readiness-probes",
             "injection-webhook-patcher", "kube-informers", "namespace-controller", "validation-webhook-patcher",
             "config-sync", "registries-synced", "gatewayclass-controller", "first-push", "status-controller",
-            "gateway-api-status", "metrics", "serving", "start-functions");
+            "gateway-deployment", "gateway-api-status", "metrics", "serving", "start-functions");
 
     @TempDir
     Path dir;

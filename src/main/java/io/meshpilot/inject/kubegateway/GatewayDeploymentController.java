@@ -12,7 +12,6 @@ import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.apis.VersionApi;
-import io.kubernetes.client.openapi.models.V1APIResource;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Deployment;
@@ -32,6 +31,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.kube.gateway.CrdVersions;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
@@ -51,6 +51,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -71,7 +72,8 @@ import java.util.function.Supplier;
  * without the {@code gateway.istio.io/managed} label. A Gateway's objects are rendered again when
  * the Gateway's spec, labels or annotations change, when its class or one of its ConfigMaps
  * changes, when one of its objects changes, and on {@link #settingsChanged}. Runs only on the
- * leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}).
+ * leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
+ * once the Gateway CRD exists (it may be installed after the server).
  */
 public final class GatewayDeploymentController {
     private static final System.Logger LOG = System.getLogger(GatewayDeploymentController.class.getName());
@@ -82,6 +84,8 @@ public final class GatewayDeploymentController {
     static final String CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
     private static final String GROUP = "gateway.networking.k8s.io";
     private static final String REVISION_LABEL = "istio.io/rev";
+    private static final String GATEWAY_CRD = "gateways." + GROUP;
+    private static final String CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions/";
     /** istiod's built-in classes; only {@code istio} has a template. */
     private static final Map<String, String> BUILTIN_CLASSES = Map.of("istio", FIELD_MANAGER,
             "istio-remote", "istio.io/unmanaged-gateway");
@@ -102,6 +106,9 @@ public final class GatewayDeploymentController {
     private final Supplier<MeshConfig> mesh;
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gateways;
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> classes;
+    /** The Gateway CRD: the Gateway and GatewayClass informers start once it is usable. */
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gatewayCrd;
+    private final AtomicBoolean watchingGateways = new AtomicBoolean();
     private final SharedIndexInformer<V1ConfigMap> configMaps;
     private final SharedIndexInformer<V1Deployment> deployments;
     private final SharedIndexInformer<V1Service> services;
@@ -153,8 +160,38 @@ public final class GatewayDeploymentController {
         for (SharedIndexInformer<? extends KubernetesObject> owned : List.of(deployments, services, serviceAccounts)) {
             addOwnedHandler(owned);
         }
-        client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
-        client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+        this.gatewayCrd = crdInformer(GATEWAY_CRD);
+        gatewayCrd.addEventHandler(changes((a, b) -> true, crd -> gatewayCrdChanged(crd.getRaw())));
+        client.addInformer(CRDS + GATEWAY_CRD + " (deployment controller)", gatewayCrd);
+    }
+
+    /**
+     * The Gateways are watched from the moment their CRD can be read (istiod waits for it before
+     * it runs this controller), so Gateway API CRDs installed after the server are honoured. Once
+     * started they are not stopped: as istiod's, the controller runs on if the CRD goes.
+     */
+    private void gatewayCrdChanged(JsonObject crd) {
+        Optional<CrdVersions.Decision> decision = CrdVersions.decide(crd);
+        if (decision.isEmpty() || !decision.get().watched()) {
+            // the conversion's informers log why a CRD is refused; logging it here too would say it twice
+            LOG.log(Level.DEBUG, () -> "gateway deployment controller: " + decision.map(CrdVersions.Decision::refusal)
+                    .orElse("CRD " + GATEWAY_CRD + " not usable") + ": waiting");
+            return;
+        }
+        if (watchingGateways.compareAndSet(false, true)) {
+            LOG.log(Level.INFO, "gateway deployment controller: CRD " + GATEWAY_CRD + " installed: watching Gateways");
+            client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
+            client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+        }
+    }
+
+    /** An informer of the one CustomResourceDefinition {@code crdName}. */
+    private SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> crdInformer(String crdName) {
+        var api = new DynamicKubernetesApi("apiextensions.k8s.io", "v1", "customresourcedefinitions", client.apiClient());
+        String name = CRDS + crdName;
+        return new SignallingInformer<>(DynamicKubernetesObject.class,
+                ResourceListerWatcher.of(name, api, null, null, "metadata.name=" + crdName), new Cache<>(),
+                client.watchErrorHandler(name));
     }
 
     private <T extends KubernetesObject> void addOwnedHandler(SharedIndexInformer<T> informer) {
@@ -187,8 +224,8 @@ public final class GatewayDeploymentController {
 
     /**
      * The controller as the server runs it (istiod's NewDeploymentController), or empty when the
-     * API server does not serve Gateways (the Gateway API CRDs are not installed, or it cannot be
-     * asked): the API server's version and the injector ConfigMap's {@code values} (this
+     * API server cannot be asked its version; without the Gateway API CRDs it waits for them. The
+     * API server's version and the injector ConfigMap's {@code values} (this
      * revision's {@code istio-sidecar-injector} in {@code systemNamespace}, read from the
      * controller's ConfigMap informer; a change re-renders every Gateway) are read here.
      */
@@ -197,16 +234,10 @@ public final class GatewayDeploymentController {
                                                                   Supplier<MeshConfig> mesh) {
         int kubeVersion;
         try {
-            List<V1APIResource> resources = new CustomObjectsApi(client.apiClient()).getAPIResources(GROUP, "v1").execute()
-                    .getResources();
-            if (resources == null || resources.stream().noneMatch(r -> "gateways".equals(r.getName()))) {
-                LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 gateways not served: not started");
-                return Optional.empty();
-            }
             kubeVersion = kubeVersion(new VersionApi(client.apiClient()).getCode().execute());
         } catch (ApiException e) {
-            LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 not served (HTTP " + e.getCode() + " "
-                    + KubeErrors.oneLine(e) + "): not started");
+            LOG.log(Level.WARNING, "gateway deployment controller: the API server's version cannot be read (HTTP "
+                    + e.getCode() + " " + KubeErrors.oneLine(e) + "): not started");
             return Optional.empty();
         }
         String injector = systemNamespace + "/" + InjectorConfigMapWatcher.configMapName(revision);

@@ -370,11 +370,42 @@ class GatewayDeploymentControllerTest {
                         .toString().contains("registry.example.com/mesh/proxyv2:9.9.10"));
             }
         }
+    }
+
+    /**
+     * istiod runs its deployment controller once the Gateway CRD exists
+     * (pilot/pkg/bootstrap/configcontroller.go: {@code CrdWatcher().WaitForCRD(gvr.KubernetesGateway, ...)}):
+     * a server started before the Gateway API CRDs deploys the Gateways created after them.
+     */
+    @Test
+    void gatewayApiCrdsInstalledAfterTheServerStartedStartTheController() throws Exception {
+        term.close();
+        term = null;
         try (FakeApiServer bare = FakeApiServer.start();
-             KubeClient other = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
-            assertTrue(GatewayDeploymentController.forServer(other, "istio-system", "", "Kubernetes",
-                    () -> new MeshConfigLoader().defaults()).isEmpty(), "no Gateway API CRDs: no controller");
-            assertTrue(log.has("INFO", "gateway deployment controller:", "not started"), log.lines().toString());
+             KubeClient server = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
+            Kubectl late = new Kubectl(Kubectl.onPath().orElseThrow(), bare.writeKubeconfig(dir.resolve("bare")),
+                    dir.resolve("kubectl-bare"));
+            late.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apply", "-f", "-").ok();
+            GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "",
+                    "Kubernetes", () -> new MeshConfigLoader().defaults()).orElseThrow(
+                            () -> new AssertionError("no controller without the CRDs: " + log.lines()));
+            assertEquals(List.of(), server.runAndWait(WAIT), "the server starts without the Gateway API CRDs");
+            try (AutoCloseable leading = controller.lead()) {
+                late.run("create", "-f", Path.of("src/test/resources/kube/gateway-api/standard").toAbsolutePath()
+                        .toString()).ok();
+                Await.until("kubectl sees Gateways", WAIT, () -> late.run("get", "gateways", "-A").exit() == 0);
+                late.runWithInput("""
+                        apiVersion: gateway.networking.k8s.io/v1
+                        kind: Gateway
+                        metadata: {name: late, namespace: shop}
+                        spec:
+                          gatewayClassName: istio
+                          listeners: [{name: http, port: 80, protocol: HTTP}]
+                        """, "apply", "-f", "-").ok();
+                Await.until("the Deployment of a Gateway created after its CRD", WAIT,
+                        () -> late.run("get", "deployment", "late-istio", "-n", "shop").exit() == 0);
+                assertTrue(log.has("INFO", "CRD gateways.gateway.networking.k8s.io installed"), log.lines().toString());
+            }
         }
     }
 }
