@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The controllers that write to the cluster: the namespace controller, the two webhook
@@ -59,7 +60,8 @@ final class KubeControllers {
     private Instant syncDeadline;
 
     KubeControllers(PilotArgs args, KubeClient client, IstiodCertificates certificates, ConfigController configs,
-                    DiscoveryServer discovery, ServiceRegistries registries, RemoteSecretController remoteSecrets) {
+                    DiscoveryServer discovery, ServiceRegistries registries, RemoteSecretController remoteSecrets,
+                    UnaryOperator<String> revisionTags) {
         this.args = args;
         this.client = client;
         this.registries = registries;
@@ -96,7 +98,7 @@ final class KubeControllers {
                 .orElse(null);
         this.gatewayDeploymentElection = !gatewayApi.deploymentController() ? null
                 : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), () -> discovery.currentPushContext().mesh())
+                        args.clusterId(), revisionTags, () -> discovery.currentPushContext().mesh())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
                         .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }

@@ -50,8 +50,23 @@ import java.util.function.UnaryOperator;
  * injector's ConfigMap, remote clusters, and (through {@link KubeControllers}) the
  * controllers that write to the cluster.
  */
-record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform {
+final class KubernetesPlatform implements Platform {
     private static final System.Logger LOG = System.getLogger("io.meshpilot.startup");
+
+    private final PilotArgs args;
+    private final KubeClient client;
+    /** The one revision-tag watcher: the injector and the gateway deployment controller read the same tags. */
+    private RevisionTags revisionTags;
+
+    KubernetesPlatform(PilotArgs args, KubeClient client) {
+        this.args = args;
+        this.client = client;
+    }
+
+    @Override
+    public KubeClient client() {
+        return client;
+    }
 
     @Override
     public Duration syncTimeout() {
@@ -176,10 +191,12 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
     }
 
     @Override
-    public UnaryOperator<String> revisionTags(List<AutoCloseable> closeables) {
-        RevisionTags tags = RevisionTags.watch(client);
-        closeables.add(tags);
-        return tags;
+    public synchronized UnaryOperator<String> revisionTags(List<AutoCloseable> closeables) {
+        if (revisionTags == null) {
+            revisionTags = RevisionTags.watch(client);
+            closeables.add(revisionTags);
+        }
+        return revisionTags;
     }
 
     @Override
@@ -212,7 +229,8 @@ record KubernetesPlatform(PilotArgs args, KubeClient client) implements Platform
     public Built<StartPhases> controllers(IstiodCertificates certificates, ConfigController configs,
                                           DiscoveryServer discovery, ServiceRegistries registries,
                                           RemoteSecretController remoteSecrets, List<AutoCloseable> closeables) {
-        var controllers = new KubeControllers(args, client, certificates, configs, discovery, registries, remoteSecrets);
+        var controllers = new KubeControllers(args, client, certificates, configs, discovery, registries, remoteSecrets,
+                revisionTags(closeables));
         return new Built<>(controllers.startPhases(closeables), controllers.describe());
     }
 }

@@ -16,6 +16,7 @@ import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.kubernetes.client.openapi.models.V1DeploymentList;
+import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Service;
@@ -32,6 +33,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.kube.gateway.CrdVersions;
+import io.meshpilot.config.kube.gateway.GatewayApiRevision;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
@@ -57,6 +59,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * istiod's Gateway API deployment controller (pilot/pkg/config/kube/gatewaycommon/deploymentcontroller.go):
@@ -83,7 +86,6 @@ public final class GatewayDeploymentController {
     public static final String FIELD_MANAGER = "istio.io/gateway-controller";
     static final String CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
     private static final String GROUP = "gateway.networking.k8s.io";
-    private static final String REVISION_LABEL = "istio.io/rev";
     private static final String GATEWAY_CRD = "gateways." + GROUP;
     private static final String CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions/";
     /** istiod's built-in classes; only {@code istio} has a template. */
@@ -100,7 +102,9 @@ public final class GatewayDeploymentController {
 
     private final KubeClient client;
     private final String systemNamespace;
-    private final String revision;
+    private final GatewayApiRevision revision;
+    /** Every namespace (unfiltered), for the revision of a Gateway without its own label. */
+    private final SharedIndexInformer<V1Namespace> namespaces;
     private final DeploymentInput.Settings settings;
     private final Supplier<InjectionValues> values;
     private final Supplier<MeshConfig> mesh;
@@ -126,17 +130,19 @@ public final class GatewayDeploymentController {
      * @param mesh            the mesh config, as it is now (its default proxy config and trust domain)
      */
     public GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
-                                       Supplier<InjectionValues> values, Supplier<MeshConfig> mesh) {
-        this(client, systemNamespace, settings, values, mesh, null);
+                                       UnaryOperator<String> revisionTags, Supplier<InjectionValues> values,
+                                       Supplier<MeshConfig> mesh) {
+        this(client, systemNamespace, settings, revisionTags, values, mesh, null);
     }
 
     private GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
-                                        Supplier<InjectionValues> values, Supplier<MeshConfig> mesh,
-                                        String injectorConfigMap) {
+                                        UnaryOperator<String> revisionTags, Supplier<InjectionValues> values,
+                                        Supplier<MeshConfig> mesh, String injectorConfigMap) {
         this.client = client;
         this.injectorConfigMap = injectorConfigMap;
         this.systemNamespace = systemNamespace;
-        this.revision = settings.revision();
+        this.revision = new GatewayApiRevision(settings.revision(), revisionTags);
+        this.namespaces = client.discoveryNamespaces().informer();
         this.settings = settings;
         this.values = values;
         this.mesh = mesh;
@@ -231,6 +237,7 @@ public final class GatewayDeploymentController {
      */
     public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
                                                                   String revision, String clusterId,
+                                                                  UnaryOperator<String> revisionTags,
                                                                   Supplier<MeshConfig> mesh) {
         int kubeVersion;
         try {
@@ -244,7 +251,8 @@ public final class GatewayDeploymentController {
         SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
         Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
         return Optional.of(new GatewayDeploymentController(client, systemNamespace,
-                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), values, mesh, injector));
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), revisionTags, values, mesh,
+                injector));
     }
 
     /** 1MM of the API server's version (128 for 1.28; "28+" of some providers read as 28). */
@@ -273,7 +281,8 @@ public final class GatewayDeploymentController {
     public AutoCloseable lead() {
         CompletableFuture<?> synced = CompletableFuture.allOf(gateways.synced(), classes.synced(),
                 SignallingInformer.syncedOf(configMaps), SignallingInformer.syncedOf(deployments),
-                SignallingInformer.syncedOf(services), SignallingInformer.syncedOf(serviceAccounts));
+                SignallingInformer.syncedOf(services), SignallingInformer.syncedOf(serviceAccounts),
+                SignallingInformer.syncedOf(namespaces));
         return queue.start(synced, () -> queueGateways(gw -> true));
     }
 
@@ -554,11 +563,12 @@ public final class GatewayDeploymentController {
         return type.isEmpty() || type.equals("IPAddress");
     }
 
-    /** A Gateway without {@code istio.io/rev} belongs to the default revision; with it, to that revision. */
+    /** istiod's tag watcher IsMine: the Gateway's {@code istio.io/rev}, else its namespace's, tags resolved. */
     private boolean isMine(V1ObjectMeta meta) {
-        String rev = meta.getLabels() == null ? null : meta.getLabels().get(REVISION_LABEL);
-        String ours = revision == null || revision.isEmpty() ? "default" : revision;
-        return rev == null ? ours.equals("default") : rev.equals(ours);
+        V1Namespace ns = namespaces.getIndexer().getByKey(meta.getNamespace());
+        Map<String, String> namespaceLabels = ns == null || ns.getMetadata().getLabels() == null ? Map.of()
+                : ns.getMetadata().getLabels();
+        return revision.isMine(meta.getLabels() == null ? Map.of() : meta.getLabels(), namespaceLabels);
     }
 
     private String controllerOf(String className) {

@@ -10,6 +10,7 @@ import com.google.gson.JsonParser;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,7 +87,7 @@ class GatewayDeploymentControllerTest {
         log = new CapturedLog(GatewayDeploymentController.class);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
-                new DeploymentInput.Settings("Kubernetes", 132, "", true, false),
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false), UnaryOperator.identity(),
                 () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
                 () -> new MeshConfigLoader().defaults());
         assertEquals(List.of(), client.runAndWait(WAIT));
@@ -339,7 +341,7 @@ class GatewayDeploymentControllerTest {
                 """);
         try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
-                    "cluster-a", () -> new MeshConfigLoader().defaults()).orElseThrow();
+                    "cluster-a", UnaryOperator.identity(), () -> new MeshConfigLoader().defaults()).orElseThrow();
             assertEquals(List.of(), server.runAndWait(WAIT));
             try (AutoCloseable leading = controller.lead()) {
                 apply("""
@@ -373,6 +375,71 @@ class GatewayDeploymentControllerTest {
     }
 
     /**
+     * The revision a Gateway belongs to is istiod's tag watcher's ({@code IsMine},
+     * pkg/revisions/tag_watcher.go, called by gatewaycommon/deploymentcontroller.go Reconcile):
+     * the Gateway's {@code istio.io/rev}, else its namespace's, resolving revision tags. The
+     * default revision leaves alone a Gateway whose namespace names revision 1-28; 1-28 deploys
+     * it, and one labelled with a tag pointing at 1-28.
+     */
+    @Test
+    void theNamespacesRevisionLabelAndRevisionTagsChooseTheRevisionThatDeploys() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: canary, labels: {istio.io/rev: 1-28}}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: by-namespace, namespace: canary}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: by-tag, namespace: shop, labels: {istio.io/rev: prod}}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        // the default revision's single worker reconciles in order: once this is deployed, so are those
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: marker, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        await("deployment", "marker-istio");
+        assertTrue(kubectl.run("get", "deployment", "by-namespace-istio", "-n", "canary").exit() != 0,
+                "the default revision deployed a Gateway of a namespace labelled istio.io/rev=1-28");
+
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: MutatingWebhookConfiguration
+                metadata:
+                  name: istio-revision-tag-prod
+                  labels: {istio.io/rev: 1-28, istio.io/tag: prod}
+                webhooks: []
+                """);
+        try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+             RevisionTags tags = RevisionTags.watch(other)) {
+            GatewayDeploymentController canary = new GatewayDeploymentController(other, "istio-system",
+                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false), tags,
+                    () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
+            assertEquals(List.of(), other.runAndWait(WAIT));
+            try (AutoCloseable leading = canary.lead()) {
+                Await.until("1-28 deploys the Gateway of its namespace", WAIT,
+                        () -> kubectl.run("get", "deployment", "by-namespace-istio", "-n", "canary").exit() == 0);
+                JsonObject byTag = await("deployment", "by-tag-istio");
+                assertEquals("1-28", byTag.getAsJsonObject("spec").getAsJsonObject("template").getAsJsonObject("metadata")
+                        .getAsJsonObject("annotations").get("istio.io/rev").getAsString(), "rendered by 1-28");
+            }
+        }
+    }
+
+    /**
      * istiod runs its deployment controller once the Gateway CRD exists
      * (pilot/pkg/bootstrap/configcontroller.go: {@code CrdWatcher().WaitForCRD(gvr.KubernetesGateway, ...)}):
      * a server started before the Gateway API CRDs deploys the Gateways created after them.
@@ -387,7 +454,7 @@ class GatewayDeploymentControllerTest {
                     dir.resolve("kubectl-bare"));
             late.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apply", "-f", "-").ok();
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "",
-                    "Kubernetes", () -> new MeshConfigLoader().defaults()).orElseThrow(
+                    "Kubernetes", UnaryOperator.identity(), () -> new MeshConfigLoader().defaults()).orElseThrow(
                             () -> new AssertionError("no controller without the CRDs: " + log.lines()));
             assertEquals(List.of(), server.runAndWait(WAIT), "the server starts without the Gateway API CRDs");
             try (AutoCloseable leading = controller.lead()) {
