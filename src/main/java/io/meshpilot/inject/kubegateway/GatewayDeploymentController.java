@@ -74,8 +74,8 @@ import java.util.function.UnaryOperator;
  * controller version claims ({@code gateway.istio.io/controller-version}); objects that exist
  * without the {@code gateway.istio.io/managed} label. A Gateway's objects are rendered again when
  * the Gateway's spec, labels or annotations change, when its class or one of its ConfigMaps
- * changes, when one of its objects changes, and on {@link #settingsChanged}. Runs only on the
- * leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
+ * changes, when its namespace's labels change or the namespace joins the discovery selection,
+ * when one of its objects changes, and on {@link #settingsChanged}. Runs only on the leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
  * once the Gateway CRD exists (it may be installed after the server).
  */
 public final class GatewayDeploymentController {
@@ -163,6 +163,12 @@ public final class GatewayDeploymentController {
         classes.addEventHandler(changes((a, b) -> true, c -> queueGateways(gw ->
                 className(gw).equals(c.getMetadata().getName()))));
         configMaps.addEventHandler(changes((a, b) -> true, this::configMapChanged));
+        // a namespace's istio.io/rev decides the revision of its unlabelled Gateways, its selection whether they count
+        namespaces.addEventHandler(changes((before, after) -> !Objects.equals(before.getMetadata().getLabels(),
+                after.getMetadata().getLabels()), ns -> queueGateways(gw -> ns.getMetadata().getName()
+                .equals(gw.getMetadata().getNamespace()))));
+        client.discoveryNamespaces().addHandler((selected, deselected) -> queueGateways(gw ->
+                selected.contains(gw.getMetadata().getNamespace())));
         for (SharedIndexInformer<? extends KubernetesObject> owned : List.of(deployments, services, serviceAccounts)) {
             addOwnedHandler(owned);
         }

@@ -440,6 +440,40 @@ class GatewayDeploymentControllerTest {
     }
 
     /**
+     * A namespace change requeues its Gateways (istiod's deploymentcontroller.go namespaces
+     * handler): a Gateway left alone because its namespace named another revision is deployed
+     * once the label is gone, with no change to the Gateway.
+     */
+    @Test
+    void aNamespaceChangeReEvaluatesItsGateways() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: moving, labels: {istio.io/rev: other}}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: moving}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: marker, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        await("deployment", "marker-istio");
+        assertTrue(kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() != 0,
+                "another revision's namespace");
+        kubectl.run("label", "namespace", "moving", "istio.io/rev-").ok();
+        Await.until("the Gateway deployed once its namespace is the default revision's", WAIT,
+                () -> kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() == 0);
+    }
+
+    /**
      * istiod runs its deployment controller once the Gateway CRD exists
      * (pilot/pkg/bootstrap/configcontroller.go: {@code CrdWatcher().WaitForCRD(gvr.KubernetesGateway, ...)}):
      * a server started before the Gateway API CRDs deploys the Gateways created after them.
