@@ -98,7 +98,7 @@ final class KubeControllers {
                 .orElse(null);
         this.gatewayDeploymentElection = !gatewayApi.deploymentController() ? null
                 : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), revisionTags, () -> discovery.currentPushContext().mesh())
+                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), () -> discovery.currentPushContext().mesh())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
                         .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }

@@ -1,7 +1,5 @@
 package io.meshpilot.inject.kubegateway;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
@@ -34,6 +32,7 @@ import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.kube.gateway.CrdVersions;
 import io.meshpilot.config.kube.gateway.GatewayApiRevision;
+import io.meshpilot.config.kube.gateway.convert.GatewayServiceBinding;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
@@ -244,6 +243,7 @@ public final class GatewayDeploymentController {
     public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
                                                                   String revision, String clusterId,
                                                                   UnaryOperator<String> revisionTags,
+                                                                  boolean manualDeployment,
                                                                   Supplier<MeshConfig> mesh) {
         int kubeVersion;
         try {
@@ -257,7 +257,7 @@ public final class GatewayDeploymentController {
         SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
         Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
         return Optional.of(new GatewayDeploymentController(client, systemNamespace,
-                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), revisionTags, values, mesh,
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false, manualDeployment), revisionTags, values, mesh,
                 injector));
     }
 
@@ -352,7 +352,8 @@ public final class GatewayDeploymentController {
         if (!client.discoveryNamespaces().selects(gw.getMetadata().getNamespace()) || !isMine(gw.getMetadata())) {
             return Outcome.DONE;
         }
-        if (!isManaged(DeploymentInput.object(raw, "spec"))) {
+        // the conversion's rule, so that what it expects to be deployed is
+        if (!GatewayServiceBinding.isManaged(DeploymentInput.object(raw, "spec"), settings.manualDeployment())) {
             LOG.log(Level.DEBUG, () -> "gateway " + key + ": manual deployment (spec.addresses), nothing deployed");
             return Outcome.DONE;
         }
@@ -550,23 +551,6 @@ public final class GatewayDeploymentController {
             // at our version the annotation is not written again: that could race a newer controller
             return new VersionClaim(true, version < KubeGatewayTemplate.CONTROLLER_VERSION);
         }
-    }
-
-    /**
-     * istiod's IsManaged: no address, or one IP address, is deployed; several addresses or a
-     * hostname point at a deployment of the user's own.
-     */
-    static boolean isManaged(JsonObject spec) {
-        JsonElement addresses = spec.get("addresses");
-        if (addresses == null || !addresses.isJsonArray() || addresses.getAsJsonArray().isEmpty()) {
-            return true;
-        }
-        JsonArray list = addresses.getAsJsonArray();
-        if (list.size() > 1 || !list.get(0).isJsonObject()) {
-            return false;
-        }
-        String type = DeploymentInput.string(list.get(0).getAsJsonObject(), "type");
-        return type.isEmpty() || type.equals("IPAddress");
     }
 
     /** istiod's tag watcher IsMine: the Gateway's {@code istio.io/rev}, else its namespace's, tags resolved. */

@@ -87,7 +87,7 @@ class GatewayDeploymentControllerTest {
         log = new CapturedLog(GatewayDeploymentController.class);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
-                new DeploymentInput.Settings("Kubernetes", 132, "", true, false), UnaryOperator.identity(),
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false, true), UnaryOperator.identity(),
                 () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
                 () -> new MeshConfigLoader().defaults());
         assertEquals(List.of(), client.runAndWait(WAIT));
@@ -328,6 +328,35 @@ class GatewayDeploymentControllerTest {
         assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
     }
 
+    /**
+     * ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT=false: istiod's IsManaged (gatewaycommon/gateway_utils.go)
+     * is true for every Gateway, so one with a Hostname address is deployed too, as the
+     * conversion then expects.
+     */
+    @Test
+    void withoutManualDeploymentsAGatewayWithAHostnameAddressIsDeployed() throws Exception {
+        term.close();
+        term = null;
+        try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
+            GatewayDeploymentController noManual = new GatewayDeploymentController(other, "istio-system",
+                    new DeploymentInput.Settings("Kubernetes", 132, "", true, false, false), UnaryOperator.identity(),
+                    () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
+            assertEquals(List.of(), other.runAndWait(WAIT));
+            try (AutoCloseable leading = noManual.lead()) {
+                apply("""
+                        apiVersion: gateway.networking.k8s.io/v1
+                        kind: Gateway
+                        metadata: {name: manual, namespace: shop}
+                        spec:
+                          gatewayClassName: istio
+                          addresses: [{type: Hostname, value: my-lb}]
+                          listeners: [{name: http, port: 80, protocol: HTTP}]
+                        """);
+                await("deployment", "manual-istio");
+            }
+        }
+    }
+
     @Test
     void asTheServerBuildsItTheInjectorValuesAndTheApiServersVersionAreRead() throws Exception {
         term.close(); // the server's controller alone writes below
@@ -341,7 +370,7 @@ class GatewayDeploymentControllerTest {
                 """);
         try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
-                    "cluster-a", UnaryOperator.identity(), () -> new MeshConfigLoader().defaults()).orElseThrow();
+                    "cluster-a", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow();
             assertEquals(List.of(), server.runAndWait(WAIT));
             try (AutoCloseable leading = controller.lead()) {
                 apply("""
@@ -426,7 +455,7 @@ class GatewayDeploymentControllerTest {
         try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
              RevisionTags tags = RevisionTags.watch(other)) {
             GatewayDeploymentController canary = new GatewayDeploymentController(other, "istio-system",
-                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false), tags,
+                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false, true), tags,
                     () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
             assertEquals(List.of(), other.runAndWait(WAIT));
             try (AutoCloseable leading = canary.lead()) {
@@ -488,7 +517,7 @@ class GatewayDeploymentControllerTest {
                     dir.resolve("kubectl-bare"));
             late.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apply", "-f", "-").ok();
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "",
-                    "Kubernetes", UnaryOperator.identity(), () -> new MeshConfigLoader().defaults()).orElseThrow(
+                    "Kubernetes", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow(
                             () -> new AssertionError("no controller without the CRDs: " + log.lines()));
             assertEquals(List.of(), server.runAndWait(WAIT), "the server starts without the Gateway API CRDs");
             try (AutoCloseable leading = controller.lead()) {
