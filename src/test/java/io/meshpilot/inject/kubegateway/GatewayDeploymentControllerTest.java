@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -104,6 +106,18 @@ class GatewayDeploymentControllerTest {
         }
         log.close();
         api.close();
+    }
+
+    /** A Gateway of class {@code istio} with one HTTP listener on 80. */
+    private static String gateway(String name, String namespace, Map<String, String> labels) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: %s, labels: %s}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """.formatted(name, namespace, new Gson().toJson(labels));
     }
 
     private void apply(String yaml) {
@@ -417,29 +431,10 @@ class GatewayDeploymentControllerTest {
                 kind: Namespace
                 metadata: {name: canary, labels: {istio.io/rev: 1-28}}
                 ---
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: by-namespace, namespace: canary}
-                spec:
-                  gatewayClassName: istio
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                ---
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: by-tag, namespace: shop, labels: {istio.io/rev: prod}}
-                spec:
-                  gatewayClassName: istio
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                """);
+                """ + gateway("by-namespace", "canary", Map.of()) + "---\n"
+                + gateway("by-tag", "shop", Map.of("istio.io/rev", "prod")));
         // the default revision's single worker reconciles in order: once this is deployed, so are those
-        apply("""
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: marker, namespace: shop}
-                spec:
-                  gatewayClassName: istio
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                """);
+        apply(gateway("marker", "shop", Map.of()));
         await("deployment", "marker-istio");
         assertTrue(kubectl.run("get", "deployment", "by-namespace-istio", "-n", "canary").exit() != 0,
                 "the default revision deployed a Gateway of a namespace labelled istio.io/rev=1-28");
@@ -480,20 +475,7 @@ class GatewayDeploymentControllerTest {
                 kind: Namespace
                 metadata: {name: moving, labels: {istio.io/rev: other}}
                 ---
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: web, namespace: moving}
-                spec:
-                  gatewayClassName: istio
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                ---
-                apiVersion: gateway.networking.k8s.io/v1
-                kind: Gateway
-                metadata: {name: marker, namespace: shop}
-                spec:
-                  gatewayClassName: istio
-                  listeners: [{name: http, port: 80, protocol: HTTP}]
-                """);
+                """ + gateway("web", "moving", Map.of()) + "---\n" + gateway("marker", "shop", Map.of()));
         await("deployment", "marker-istio");
         assertTrue(kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() != 0,
                 "another revision's namespace");
@@ -524,14 +506,7 @@ class GatewayDeploymentControllerTest {
                 late.run("create", "-f", Path.of("src/test/resources/kube/gateway-api/standard").toAbsolutePath()
                         .toString()).ok();
                 Await.until("kubectl sees Gateways", WAIT, () -> late.run("get", "gateways", "-A").exit() == 0);
-                late.runWithInput("""
-                        apiVersion: gateway.networking.k8s.io/v1
-                        kind: Gateway
-                        metadata: {name: late, namespace: shop}
-                        spec:
-                          gatewayClassName: istio
-                          listeners: [{name: http, port: 80, protocol: HTTP}]
-                        """, "apply", "-f", "-").ok();
+                late.runWithInput(gateway("late", "shop", Map.of()), "apply", "-f", "-").ok();
                 Await.until("the Deployment of a Gateway created after its CRD", WAIT,
                         () -> late.run("get", "deployment", "late-istio", "-n", "shop").exit() == 0);
                 assertTrue(log.has("INFO", "CRD gateways.gateway.networking.k8s.io installed"), log.lines().toString());
