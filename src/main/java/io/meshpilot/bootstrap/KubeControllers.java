@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The controllers that write to the cluster: the namespace controller, the two webhook
@@ -51,7 +52,7 @@ final class KubeControllers {
     private final LeaderElection statusElection;
     /** The ingress status election (istio-leader); null when no Ingress is served. */
     private final LeaderElection ingressStatusElection;
-    /** The Gateway API deployment controller's election; null when the Gateway API or the controller is off. */
+    /** The Gateway API deployment controller's election; null when it is off or the API server's version cannot be read. */
     private final LeaderElection gatewayDeploymentElection;
     /** The Gateway API status election (istio-gateway-status-leader-<rev>); null when none is written. */
     private final LeaderElection gatewayApiStatusElection;
@@ -61,7 +62,8 @@ final class KubeControllers {
     private Instant syncDeadline;
 
     KubeControllers(PilotArgs args, KubeClient client, IstiodCertificates certificates, ConfigController configs,
-                    DiscoveryServer discovery, ServiceRegistries registries, RemoteSecretController remoteSecrets) {
+                    DiscoveryServer discovery, ServiceRegistries registries, RemoteSecretController remoteSecrets,
+                    UnaryOperator<String> revisionTags) {
         this.args = args;
         this.client = client;
         this.registries = registries;
@@ -105,12 +107,12 @@ final class KubeControllers {
                 .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
                         gatewayApi.multiNetwork()))
                 .orElse(null);
-        this.gatewayDeploymentElection = configs.gatewayApi().filter(c -> gatewayApi.deploymentController())
+        // istiod builds it only with the Gateway API on
+        this.gatewayDeploymentElection = configs.gatewayApi().isEmpty() || !gatewayApi.deploymentController() ? null
+                : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
+                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), () -> discovery.currentPushContext().mesh())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
-                        .addDuty("gateway deployment controller", new GatewayDeploymentDuty(client, c,
-                                () -> GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                                        args.clusterId(), () -> discovery.currentPushContext().mesh()))))
-                .orElse(null);
+                        .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }
 
     /** istiod's per-revision elections: one leader per revision, no revision preferred. */

@@ -214,7 +214,8 @@ record KubernetesPlatform(PilotArgs args, KubeClient client, RevisionTags tags) 
     public Built<StartPhases> controllers(IstiodCertificates certificates, ConfigController configs,
                                           DiscoveryServer discovery, ServiceRegistries registries,
                                           RemoteSecretController remoteSecrets, List<AutoCloseable> closeables) {
-        var controllers = new KubeControllers(args, client, certificates, configs, discovery, registries, remoteSecrets);
+        var controllers = new KubeControllers(args, client, certificates, configs, discovery, registries, remoteSecrets,
+                tags);
         return new Built<>(controllers.startPhases(closeables), controllers.describe());
     }
 }

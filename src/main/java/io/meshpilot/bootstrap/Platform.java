@@ -101,7 +101,10 @@ sealed interface Platform permits EmbeddedPlatform, KubernetesPlatform {
     /** A namespace's labels, null when unknown. */
     Function<String, Map<String, String>> namespaceLabels();
 
-    /** The revision an {@code istio.io/rev} value stands for: revision tags followed, or the value itself. */
+    /**
+     * The revision an {@code istio.io/rev} value stands for: revision tags followed, or the value
+     * itself. The same resolver on every call (one watcher, closed with the server).
+     */
     UnaryOperator<String> revisionTags(List<AutoCloseable> closeables);
 
     /**

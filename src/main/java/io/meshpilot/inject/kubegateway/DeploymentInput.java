@@ -43,9 +43,13 @@ public record DeploymentInput(String namespace, String name, String uid, String 
         infrastructureAnnotations = Map.copyOf(infrastructureAnnotations);
     }
 
-    /** What the controller knows besides the Gateway. */
+    /**
+     * What the controller knows besides the Gateway.
+     *
+     * @param manualDeployment ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT: when false every Gateway is deployed, addresses or not
+     */
     public record Settings(String clusterId, int kubeVersion, String revision, boolean copyLabelsAnnotations,
-                           boolean quicListeners) {
+                           boolean quicListeners, boolean manualDeployment) {
     }
 
     /**

@@ -1,7 +1,5 @@
 package io.meshpilot.inject.kubegateway;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
@@ -12,11 +10,11 @@ import io.kubernetes.client.informer.cache.Cache;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.apis.VersionApi;
-import io.kubernetes.client.openapi.models.V1APIResource;
 import io.kubernetes.client.openapi.models.V1ConfigMap;
 import io.kubernetes.client.openapi.models.V1ConfigMapList;
 import io.kubernetes.client.openapi.models.V1Deployment;
 import io.kubernetes.client.openapi.models.V1DeploymentList;
+import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Service;
@@ -32,6 +30,9 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.config.kube.gateway.CrdVersions;
+import io.meshpilot.config.kube.gateway.GatewayApiRevision;
+import io.meshpilot.config.kube.gateway.convert.GatewayServiceBinding;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
@@ -51,11 +52,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * istiod's Gateway API deployment controller (pilot/pkg/config/kube/gatewaycommon/deploymentcontroller.go):
@@ -70,8 +73,9 @@ import java.util.function.Supplier;
  * controller version claims ({@code gateway.istio.io/controller-version}); objects that exist
  * without the {@code gateway.istio.io/managed} label. A Gateway's objects are rendered again when
  * the Gateway's spec, labels or annotations change, when its class or one of its ConfigMaps
- * changes, when one of its objects changes, and on {@link #settingsChanged}. Runs only on the
- * leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}).
+ * changes, when its namespace's labels change or the namespace joins the discovery selection,
+ * when one of its objects changes, and on {@link #settingsChanged}. Runs only on the leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
+ * once the Gateway CRD exists (it may be installed after the server).
  */
 public final class GatewayDeploymentController {
     private static final System.Logger LOG = System.getLogger(GatewayDeploymentController.class.getName());
@@ -81,7 +85,8 @@ public final class GatewayDeploymentController {
     public static final String FIELD_MANAGER = "istio.io/gateway-controller";
     static final String CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
     private static final String GROUP = "gateway.networking.k8s.io";
-    private static final String REVISION_LABEL = "istio.io/rev";
+    private static final String GATEWAY_CRD = "gateways." + GROUP;
+    private static final String CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions/";
     /** istiod's built-in classes; only {@code istio} has a template. */
     private static final Map<String, String> BUILTIN_CLASSES = Map.of("istio", FIELD_MANAGER,
             "istio-remote", "istio.io/unmanaged-gateway");
@@ -96,12 +101,17 @@ public final class GatewayDeploymentController {
 
     private final KubeClient client;
     private final String systemNamespace;
-    private final String revision;
+    private final GatewayApiRevision revision;
+    /** Every namespace (unfiltered), for the revision of a Gateway without its own label. */
+    private final SharedIndexInformer<V1Namespace> namespaces;
     private final DeploymentInput.Settings settings;
     private final Supplier<InjectionValues> values;
     private final Supplier<MeshConfig> mesh;
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gateways;
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> classes;
+    /** The Gateway CRD: the Gateway and GatewayClass informers start once it is usable. */
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gatewayCrd;
+    private final AtomicBoolean watchingGateways = new AtomicBoolean();
     private final SharedIndexInformer<V1ConfigMap> configMaps;
     private final SharedIndexInformer<V1Deployment> deployments;
     private final SharedIndexInformer<V1Service> services;
@@ -119,17 +129,19 @@ public final class GatewayDeploymentController {
      * @param mesh            the mesh config, as it is now (its default proxy config and trust domain)
      */
     public GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
-                                       Supplier<InjectionValues> values, Supplier<MeshConfig> mesh) {
-        this(client, systemNamespace, settings, values, mesh, null);
+                                       UnaryOperator<String> revisionTags, Supplier<InjectionValues> values,
+                                       Supplier<MeshConfig> mesh) {
+        this(client, systemNamespace, settings, revisionTags, values, mesh, null);
     }
 
     private GatewayDeploymentController(KubeClient client, String systemNamespace, DeploymentInput.Settings settings,
-                                        Supplier<InjectionValues> values, Supplier<MeshConfig> mesh,
-                                        String injectorConfigMap) {
+                                        UnaryOperator<String> revisionTags, Supplier<InjectionValues> values,
+                                        Supplier<MeshConfig> mesh, String injectorConfigMap) {
         this.client = client;
         this.injectorConfigMap = injectorConfigMap;
         this.systemNamespace = systemNamespace;
-        this.revision = settings.revision();
+        this.revision = new GatewayApiRevision(settings.revision(), revisionTags);
+        this.namespaces = client.discoveryNamespaces().informer();
         this.settings = settings;
         this.values = values;
         this.mesh = mesh;
@@ -150,11 +162,47 @@ public final class GatewayDeploymentController {
         classes.addEventHandler(changes((a, b) -> true, c -> queueGateways(gw ->
                 className(gw).equals(c.getMetadata().getName()))));
         configMaps.addEventHandler(changes((a, b) -> true, this::configMapChanged));
+        // a namespace's istio.io/rev decides the revision of its unlabelled Gateways, its selection whether they count
+        namespaces.addEventHandler(changes((before, after) -> !Objects.equals(before.getMetadata().getLabels(),
+                after.getMetadata().getLabels()), ns -> queueGateways(gw -> ns.getMetadata().getName()
+                .equals(gw.getMetadata().getNamespace()))));
+        client.discoveryNamespaces().addHandler((selected, deselected) -> queueGateways(gw ->
+                selected.contains(gw.getMetadata().getNamespace())));
         for (SharedIndexInformer<? extends KubernetesObject> owned : List.of(deployments, services, serviceAccounts)) {
             addOwnedHandler(owned);
         }
-        client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
-        client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+        this.gatewayCrd = crdInformer(GATEWAY_CRD);
+        gatewayCrd.addEventHandler(changes((a, b) -> true, crd -> gatewayCrdChanged(crd.getRaw())));
+        client.addInformer(CRDS + GATEWAY_CRD + " (deployment controller)", gatewayCrd);
+    }
+
+    /**
+     * The Gateways are watched from the moment their CRD can be read (istiod waits for it before
+     * it runs this controller), so Gateway API CRDs installed after the server are honoured. Once
+     * started they are not stopped: as istiod's, the controller runs on if the CRD goes.
+     */
+    private void gatewayCrdChanged(JsonObject crd) {
+        Optional<CrdVersions.Decision> decision = CrdVersions.decide(crd);
+        if (decision.isEmpty() || !decision.get().watched()) {
+            // the conversion's informers log why a CRD is refused; logging it here too would say it twice
+            LOG.log(Level.DEBUG, () -> "gateway deployment controller: " + decision.map(CrdVersions.Decision::refusal)
+                    .orElse("CRD " + GATEWAY_CRD + " not usable") + ": waiting");
+            return;
+        }
+        if (watchingGateways.compareAndSet(false, true)) {
+            LOG.log(Level.INFO, "gateway deployment controller: CRD " + GATEWAY_CRD + " installed: watching Gateways");
+            client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
+            client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+        }
+    }
+
+    /** An informer of the one CustomResourceDefinition {@code crdName}. */
+    private SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> crdInformer(String crdName) {
+        var api = new DynamicKubernetesApi("apiextensions.k8s.io", "v1", "customresourcedefinitions", client.apiClient());
+        String name = CRDS + crdName;
+        return new SignallingInformer<>(DynamicKubernetesObject.class,
+                ResourceListerWatcher.of(name, api, null, null, "metadata.name=" + crdName), new Cache<>(),
+                client.watchErrorHandler(name));
     }
 
     private <T extends KubernetesObject> void addOwnedHandler(SharedIndexInformer<T> informer) {
@@ -187,33 +235,30 @@ public final class GatewayDeploymentController {
 
     /**
      * The controller as the server runs it (istiod's NewDeploymentController), or empty when the
-     * API server does not serve Gateways (the Gateway API CRDs are not installed, or it cannot be
-     * asked): the API server's version and the injector ConfigMap's {@code values} (this
+     * API server cannot be asked its version; without the Gateway API CRDs it waits for them. The
+     * API server's version and the injector ConfigMap's {@code values} (this
      * revision's {@code istio-sidecar-injector} in {@code systemNamespace}, read from the
      * controller's ConfigMap informer; a change re-renders every Gateway) are read here.
      */
     public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
                                                                   String revision, String clusterId,
+                                                                  UnaryOperator<String> revisionTags,
+                                                                  boolean manualDeployment,
                                                                   Supplier<MeshConfig> mesh) {
         int kubeVersion;
         try {
-            List<V1APIResource> resources = new CustomObjectsApi(client.apiClient()).getAPIResources(GROUP, "v1").execute()
-                    .getResources();
-            if (resources == null || resources.stream().noneMatch(r -> "gateways".equals(r.getName()))) {
-                LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 gateways not served: not started");
-                return Optional.empty();
-            }
             kubeVersion = kubeVersion(new VersionApi(client.apiClient()).getCode().execute());
         } catch (ApiException e) {
-            LOG.log(Level.INFO, "gateway deployment controller: " + GROUP + "/v1 not served (HTTP " + e.getCode() + " "
-                    + KubeErrors.oneLine(e) + "): not started");
+            LOG.log(Level.WARNING, "gateway deployment controller: the API server's version cannot be read (HTTP "
+                    + e.getCode() + " " + KubeErrors.oneLine(e) + "): not started");
             return Optional.empty();
         }
         String injector = systemNamespace + "/" + InjectorConfigMapWatcher.configMapName(revision);
         SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
         Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
         return Optional.of(new GatewayDeploymentController(client, systemNamespace,
-                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false), values, mesh, injector));
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false, manualDeployment), revisionTags, values, mesh,
+                injector));
     }
 
     /** 1MM of the API server's version (128 for 1.28; "28+" of some providers read as 28). */
@@ -242,7 +287,8 @@ public final class GatewayDeploymentController {
     public AutoCloseable lead() {
         CompletableFuture<?> synced = CompletableFuture.allOf(gateways.synced(), classes.synced(),
                 SignallingInformer.syncedOf(configMaps), SignallingInformer.syncedOf(deployments),
-                SignallingInformer.syncedOf(services), SignallingInformer.syncedOf(serviceAccounts));
+                SignallingInformer.syncedOf(services), SignallingInformer.syncedOf(serviceAccounts),
+                SignallingInformer.syncedOf(namespaces));
         return queue.start(synced, () -> queueGateways(gw -> true));
     }
 
@@ -306,7 +352,8 @@ public final class GatewayDeploymentController {
         if (!client.discoveryNamespaces().selects(gw.getMetadata().getNamespace()) || !isMine(gw.getMetadata())) {
             return Outcome.DONE;
         }
-        if (!isManaged(DeploymentInput.object(raw, "spec"))) {
+        // the conversion's rule, so that what it expects to be deployed is
+        if (!GatewayServiceBinding.isManaged(DeploymentInput.object(raw, "spec"), settings.manualDeployment())) {
             LOG.log(Level.DEBUG, () -> "gateway " + key + ": manual deployment (spec.addresses), nothing deployed");
             return Outcome.DONE;
         }
@@ -506,28 +553,12 @@ public final class GatewayDeploymentController {
         }
     }
 
-    /**
-     * istiod's IsManaged: no address, or one IP address, is deployed; several addresses or a
-     * hostname point at a deployment of the user's own.
-     */
-    static boolean isManaged(JsonObject spec) {
-        JsonElement addresses = spec.get("addresses");
-        if (addresses == null || !addresses.isJsonArray() || addresses.getAsJsonArray().isEmpty()) {
-            return true;
-        }
-        JsonArray list = addresses.getAsJsonArray();
-        if (list.size() > 1 || !list.get(0).isJsonObject()) {
-            return false;
-        }
-        String type = DeploymentInput.string(list.get(0).getAsJsonObject(), "type");
-        return type.isEmpty() || type.equals("IPAddress");
-    }
-
-    /** A Gateway without {@code istio.io/rev} belongs to the default revision; with it, to that revision. */
+    /** istiod's tag watcher IsMine: the Gateway's {@code istio.io/rev}, else its namespace's, tags resolved. */
     private boolean isMine(V1ObjectMeta meta) {
-        String rev = meta.getLabels() == null ? null : meta.getLabels().get(REVISION_LABEL);
-        String ours = revision == null || revision.isEmpty() ? "default" : revision;
-        return rev == null ? ours.equals("default") : rev.equals(ours);
+        V1Namespace ns = namespaces.getIndexer().getByKey(meta.getNamespace());
+        Map<String, String> namespaceLabels = ns == null || ns.getMetadata().getLabels() == null ? Map.of()
+                : ns.getMetadata().getLabels();
+        return revision.isMine(meta.getLabels() == null ? Map.of() : meta.getLabels(), namespaceLabels);
     }
 
     private String controllerOf(String className) {

@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
@@ -20,7 +22,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,7 +89,7 @@ class GatewayDeploymentControllerTest {
         log = new CapturedLog(GatewayDeploymentController.class);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
-                new DeploymentInput.Settings("Kubernetes", 132, "", true, false),
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false, true), UnaryOperator.identity(),
                 () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
                 () -> new MeshConfigLoader().defaults());
         assertEquals(List.of(), client.runAndWait(WAIT));
@@ -102,6 +106,18 @@ class GatewayDeploymentControllerTest {
         }
         log.close();
         api.close();
+    }
+
+    /** A Gateway of class {@code istio} with one HTTP listener on 80. */
+    private static String gateway(String name, String namespace, Map<String, String> labels) {
+        return """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: %s, labels: %s}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """.formatted(name, namespace, new Gson().toJson(labels));
     }
 
     private void apply(String yaml) {
@@ -326,6 +342,35 @@ class GatewayDeploymentControllerTest {
         assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
     }
 
+    /**
+     * ENABLE_GATEWAY_API_MANUAL_DEPLOYMENT=false: istiod's IsManaged (gatewaycommon/gateway_utils.go)
+     * is true for every Gateway, so one with a Hostname address is deployed too, as the
+     * conversion then expects.
+     */
+    @Test
+    void withoutManualDeploymentsAGatewayWithAHostnameAddressIsDeployed() throws Exception {
+        term.close();
+        term = null;
+        try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
+            GatewayDeploymentController noManual = new GatewayDeploymentController(other, "istio-system",
+                    new DeploymentInput.Settings("Kubernetes", 132, "", true, false, false), UnaryOperator.identity(),
+                    () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
+            assertEquals(List.of(), other.runAndWait(WAIT));
+            try (AutoCloseable leading = noManual.lead()) {
+                apply("""
+                        apiVersion: gateway.networking.k8s.io/v1
+                        kind: Gateway
+                        metadata: {name: manual, namespace: shop}
+                        spec:
+                          gatewayClassName: istio
+                          addresses: [{type: Hostname, value: my-lb}]
+                          listeners: [{name: http, port: 80, protocol: HTTP}]
+                        """);
+                await("deployment", "manual-istio");
+            }
+        }
+    }
+
     @Test
     void asTheServerBuildsItTheInjectorValuesAndTheApiServersVersionAreRead() throws Exception {
         term.close(); // the server's controller alone writes below
@@ -339,7 +384,7 @@ class GatewayDeploymentControllerTest {
                 """);
         try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
-                    "cluster-a", () -> new MeshConfigLoader().defaults()).orElseThrow();
+                    "cluster-a", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow();
             assertEquals(List.of(), server.runAndWait(WAIT));
             try (AutoCloseable leading = controller.lead()) {
                 apply("""
@@ -370,11 +415,102 @@ class GatewayDeploymentControllerTest {
                         .toString().contains("registry.example.com/mesh/proxyv2:9.9.10"));
             }
         }
+    }
+
+    /**
+     * The revision a Gateway belongs to is istiod's tag watcher's ({@code IsMine},
+     * pkg/revisions/tag_watcher.go, called by gatewaycommon/deploymentcontroller.go Reconcile):
+     * the Gateway's {@code istio.io/rev}, else its namespace's, resolving revision tags. The
+     * default revision leaves alone a Gateway whose namespace names revision 1-28; 1-28 deploys
+     * it, and one labelled with a tag pointing at 1-28.
+     */
+    @Test
+    void theNamespacesRevisionLabelAndRevisionTagsChooseTheRevisionThatDeploys() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: canary, labels: {istio.io/rev: 1-28}}
+                ---
+                """ + gateway("by-namespace", "canary", Map.of()) + "---\n"
+                + gateway("by-tag", "shop", Map.of("istio.io/rev", "prod")));
+        // the default revision's single worker reconciles in order: once this is deployed, so are those
+        apply(gateway("marker", "shop", Map.of()));
+        await("deployment", "marker-istio");
+        assertTrue(kubectl.run("get", "deployment", "by-namespace-istio", "-n", "canary").exit() != 0,
+                "the default revision deployed a Gateway of a namespace labelled istio.io/rev=1-28");
+
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: MutatingWebhookConfiguration
+                metadata:
+                  name: istio-revision-tag-prod
+                  labels: {istio.io/rev: 1-28, istio.io/tag: prod}
+                webhooks: []
+                """);
+        try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+             RevisionTags tags = RevisionTags.watch(other)) {
+            GatewayDeploymentController canary = new GatewayDeploymentController(other, "istio-system",
+                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false, true), tags,
+                    () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
+            assertEquals(List.of(), other.runAndWait(WAIT));
+            try (AutoCloseable leading = canary.lead()) {
+                Await.until("1-28 deploys the Gateway of its namespace", WAIT,
+                        () -> kubectl.run("get", "deployment", "by-namespace-istio", "-n", "canary").exit() == 0);
+                JsonObject byTag = await("deployment", "by-tag-istio");
+                assertEquals("1-28", byTag.getAsJsonObject("spec").getAsJsonObject("template").getAsJsonObject("metadata")
+                        .getAsJsonObject("annotations").get("istio.io/rev").getAsString(), "rendered by 1-28");
+            }
+        }
+    }
+
+    /**
+     * A namespace change requeues its Gateways (istiod's deploymentcontroller.go namespaces
+     * handler): a Gateway left alone because its namespace named another revision is deployed
+     * once the label is gone, with no change to the Gateway.
+     */
+    @Test
+    void aNamespaceChangeReEvaluatesItsGateways() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: moving, labels: {istio.io/rev: other}}
+                ---
+                """ + gateway("web", "moving", Map.of()) + "---\n" + gateway("marker", "shop", Map.of()));
+        await("deployment", "marker-istio");
+        assertTrue(kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() != 0,
+                "another revision's namespace");
+        kubectl.run("label", "namespace", "moving", "istio.io/rev-").ok();
+        Await.until("the Gateway deployed once its namespace is the default revision's", WAIT,
+                () -> kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() == 0);
+    }
+
+    /**
+     * istiod runs its deployment controller once the Gateway CRD exists
+     * (pilot/pkg/bootstrap/configcontroller.go: {@code CrdWatcher().WaitForCRD(gvr.KubernetesGateway, ...)}):
+     * a server started before the Gateway API CRDs deploys the Gateways created after them.
+     */
+    @Test
+    void gatewayApiCrdsInstalledAfterTheServerStartedStartTheController() throws Exception {
+        term.close();
+        term = null;
         try (FakeApiServer bare = FakeApiServer.start();
-             KubeClient other = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
-            assertTrue(GatewayDeploymentController.forServer(other, "istio-system", "", "Kubernetes",
-                    () -> new MeshConfigLoader().defaults()).isEmpty(), "no Gateway API CRDs: no controller");
-            assertTrue(log.has("INFO", "gateway deployment controller:", "not started"), log.lines().toString());
+             KubeClient server = KubeClient.create(new KubeClientOptions(bare.writeKubeconfig(dir.resolve("bare")), 1000, 1000))) {
+            Kubectl late = new Kubectl(Kubectl.onPath().orElseThrow(), bare.writeKubeconfig(dir.resolve("bare")),
+                    dir.resolve("kubectl-bare"));
+            late.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apply", "-f", "-").ok();
+            GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "",
+                    "Kubernetes", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow(
+                            () -> new AssertionError("no controller without the CRDs: " + log.lines()));
+            assertEquals(List.of(), server.runAndWait(WAIT), "the server starts without the Gateway API CRDs");
+            try (AutoCloseable leading = controller.lead()) {
+                late.run("create", "-f", Path.of("src/test/resources/kube/gateway-api/standard").toAbsolutePath()
+                        .toString()).ok();
+                Await.until("kubectl sees Gateways", WAIT, () -> late.run("get", "gateways", "-A").exit() == 0);
+                late.runWithInput(gateway("late", "shop", Map.of()), "apply", "-f", "-").ok();
+                Await.until("the Deployment of a Gateway created after its CRD", WAIT,
+                        () -> late.run("get", "deployment", "late-istio", "-n", "shop").exit() == 0);
+                assertTrue(log.has("INFO", "CRD gateways.gateway.networking.k8s.io installed"), log.lines().toString());
+            }
         }
     }
 }

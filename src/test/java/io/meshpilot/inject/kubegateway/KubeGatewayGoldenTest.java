@@ -40,7 +40,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 class KubeGatewayGoldenTest {
     private static final MeshConfig MESH = new MeshConfigLoader().defaults();
-    private static final DeploymentInput.Settings SETTINGS = new DeploymentInput.Settings("Kubernetes", 128, "", true, false);
+    private static final DeploymentInput.Settings SETTINGS = new DeploymentInput.Settings("Kubernetes", 128, "", true, false, true);
     private static final Map<String, Object> HUB_TAG = Map.of("hub", "test", "tag", "test");
     private static final String AMBIENT_LABEL = "istio.io/dataplane-mode";
 
@@ -214,7 +214,7 @@ class KubeGatewayGoldenTest {
         JsonObject gateway = yamlDocuments(GW + c.gateway()).get(0).getAsJsonObject();
         DeploymentInput in = DeploymentInput.of(gateway, List.of(),
                 new DeploymentInput.Settings(SETTINGS.clusterId(), SETTINGS.kubeVersion(), SETTINGS.revision(),
-                        c.copyLabels(), c.quic()));
+                        c.copyLabels(), c.quic(), SETTINGS.manualDeployment()));
         List<JsonElement> out = new ArrayList<>();
         out.add(KubeGatewayTemplate.controllerVersionClaim());
         try {

@@ -32,9 +32,9 @@ public record GatewayServiceBinding(List<String> services, String serviceAccount
         JsonObject spec = gateway.spec();
         if (isManaged(spec, manualDeployment)) {
             String defaultName = defaultName(gateway, info);
-            String name = gateway.annotations().getOrDefault(NAME_OVERRIDE, defaultName);
+            String name = annotationOrDefault(gateway, NAME_OVERRIDE, defaultName);
             return new GatewayServiceBinding(List.of(name + "." + gateway.namespace() + ".svc." + domainSuffix),
-                    gateway.annotations().getOrDefault(SERVICE_ACCOUNT, defaultName), null);
+                    annotationOrDefault(gateway, SERVICE_ACCOUNT, defaultName), null);
         }
         List<String> services = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -56,6 +56,12 @@ public record GatewayServiceBinding(List<String> services, String serviceAccount
                     "annotation " + SERVICE_TYPE + " is deprecated, use Spec.Infrastructure.Routeability"));
         }
         return new GatewayServiceBinding(services, "", null);
+    }
+
+    /** istiod's model.GetOrDefault: an empty annotation is as good as none. */
+    private static String annotationOrDefault(GatewayApiObject gateway, String key, String defaultValue) {
+        String value = gateway.annotations().get(key);
+        return value == null || value.isEmpty() ? defaultValue : value;
     }
 
     /**
