@@ -146,6 +146,16 @@ class GatewayApiControllerTest {
               rules: [{backendRefs: [{name: cart, port: 8080}]}]
             """;
 
+    /** Lets Gateways of shop refer to the Secret elsewhere/shop-cert. */
+    static final String SHOP_CERT_GRANT = """
+            apiVersion: gateway.networking.k8s.io/v1beta1
+            kind: ReferenceGrant
+            metadata: {name: shop-gateways, namespace: elsewhere}
+            spec:
+              from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: shop}]
+              to: [{group: "", kind: Secret, name: shop-cert}]
+            """;
+
     @Test
     void crdsAppliedAfterStartStartTheirKindsAndTheirObjectsAreConverted() throws Exception {
         startController(GatewayApiRevision.DEFAULT);
@@ -193,14 +203,7 @@ class GatewayApiControllerTest {
 
         // the grants in force are published for SDS (a gateway's Secret in another namespace)
         assertFalse(controller.referenceGrants().allowed(GatewayApiKinds.GATEWAY, "shop", "", "Secret", "elsewhere", "shop-cert"));
-        kubectl.runWithInput("""
-                apiVersion: gateway.networking.k8s.io/v1beta1
-                kind: ReferenceGrant
-                metadata: {name: shop-gateways, namespace: elsewhere}
-                spec:
-                  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: shop}]
-                  to: [{group: "", kind: Secret, name: shop-cert}]
-                """, "apply", "-f", "-").ok();
+        kubectl.runWithInput(SHOP_CERT_GRANT, "apply", "-f", "-").ok();
         await("the grant published", () -> controller.referenceGrants()
                 .allowed(GatewayApiKinds.GATEWAY, "shop", "", "Secret", "elsewhere", "shop-cert"));
     }
@@ -378,14 +381,7 @@ class GatewayApiControllerTest {
         controller.store().registerEventHandler("Gateway", e -> seen.add(e.type() + " granted=" + controller
                 .referenceGrants().allowed(GatewayApiKinds.GATEWAY, "shop", "", "Secret", "elsewhere", "shop-cert")));
         for (int i = 0; i < 5; i++) {
-            kubectl.runWithInput("""
-                    apiVersion: gateway.networking.k8s.io/v1beta1
-                    kind: ReferenceGrant
-                    metadata: {name: shop-gateways, namespace: elsewhere}
-                    spec:
-                      from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: shop}]
-                      to: [{group: "", kind: Secret}]
-                    """, "apply", "-f", "-").ok();
+            kubectl.runWithInput(SHOP_CERT_GRANT, "apply", "-f", "-").ok();
             assertEquals("ADD granted=true", seen.poll(20, TimeUnit.SECONDS), "grant " + i);
             kubectl.run("delete", "referencegrant", "shop-gateways", "-n", "elsewhere").ok();
             assertEquals("DELETE granted=false", seen.poll(20, TimeUnit.SECONDS), "grant " + i + " deleted");
