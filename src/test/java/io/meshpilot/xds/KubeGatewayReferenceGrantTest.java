@@ -32,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A ReferenceGrant applied or deleted with kubectl reaches the gateway proxy by itself, as in
  * istiod: a Gateway listener whose certificate is a Secret of another namespace is refused
- * without a grant (conversion.go buildTLS: RefNotPermitted, the listener not valid, so no Istio
- * Gateway is served for it), and SDS refuses the name (sds.go filterAuthorizedResources: not a
+ * without a grant (conversion.go buildTLS: RefNotPermitted; the listener is not valid, and
+ * controller.go's GatewayConfigs serve only valid ones, so no Istio Gateway is served for it), and SDS refuses the name (sds.go filterAuthorizedResources: not a
  * verified certificate reference). Applying the grant converts the listener again with
  * {@code credentialName: kubernetes-gateway://certs/shop-cert}: the config change pushes the
  * listener, the proxy asks for the name and gets the certificate. Deleting the grant withdraws the
