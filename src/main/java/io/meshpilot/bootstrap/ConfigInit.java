@@ -61,8 +61,9 @@ final class ConfigInit {
         closeables.add(configs);
         platform.ingressController(environment).ifPresent(configs::serveIngress);
         platform.gatewayApiController().ifPresent(controller -> {
-            // the grants in force reach SDS through the next push context (istiod's PushContext.SecretAllowed)
-            controller.onConverted(() -> environment.setReferenceGrants(controller.referenceGrants()));
+            // the grants in force reach SDS through the next push context (istiod's PushContext.SecretAllowed),
+            // published before the converted config whose events start that push
+            controller.onReferenceGrants(environment::setReferenceGrants);
             configs.serveGatewayApi(controller);
         });
         String detail;

@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -61,6 +62,7 @@ public final class GatewayApiController implements AutoCloseable {
     private final GatewayApiConfigStore store;
     private final ControllerQueue<String> queue = new ControllerQueue<>("gateway-api-controller", RETRY, this::reconcile);
     private final List<Runnable> convertedHandlers = new CopyOnWriteArrayList<>();
+    private final List<Consumer<ReferenceGrants>> grantHandlers = new CopyOnWriteArrayList<>();
     private volatile GatewayServices services = GatewayServices.NONE;
     private volatile Map<ConfigKey, List<String>> problems = Map.of();
     private volatile ConversionResult lastResult = new ConversionResult(List.of(), List.of(),
@@ -124,6 +126,14 @@ public final class GatewayApiController implements AutoCloseable {
     /** Runs {@code handler} on the controller's worker after each conversion (the status writer queues its keys). */
     public void onConverted(Runnable handler) {
         convertedHandlers.add(handler);
+    }
+
+    /**
+     * Hands {@code handler} the ReferenceGrants of each conversion's snapshot on the controller's
+     * worker before its config is served or withdrawn, so the push that config starts reads them.
+     */
+    public void onReferenceGrants(Consumer<ReferenceGrants> handler) {
+        grantHandlers.add(handler);
     }
 
     /**
@@ -202,11 +212,14 @@ public final class GatewayApiController implements AutoCloseable {
             LOG.log(Level.DEBUG, "gateway api conversion failure", e);
             return Outcome.DONE;
         }
+        // the grants first: a push started by the config events below must authorise the Secrets
+        // this config names (and no longer those of the config it withdraws)
+        referenceGrants = ReferenceGrants.of(objects);
+        grantHandlers.forEach(handler -> handler.accept(referenceGrants));
         replaceConverted(result);
         report(result.problems());
         lastResult = result;
         gatewayServiceHosts = gatewayServiceHosts(result);
-        referenceGrants = ReferenceGrants.of(objects);
         convertedHandlers.forEach(Runnable::run);
         return Outcome.DONE;
     }
