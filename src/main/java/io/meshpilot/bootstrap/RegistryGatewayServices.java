@@ -69,7 +69,7 @@ final class RegistryGatewayServices implements GatewayServices {
         List<String> hosts = kind.equals(PolicyTarget.SERVICE_ENTRY)
                 ? matching.stream().map(Service::hostname).distinct().toList() : List.of();
         List<NamedPort> ports = matching.get(0).ports().stream().map(p -> new NamedPort(p.name(), p.port())).toList();
-        return Optional.of(new PolicyTarget(kind, namespace, name, hosts, ports));
+        return Optional.of(new PolicyTarget(kind, namespace, name, hosts, ports, matching.get(0).labels()));
     }
 
     private ServiceView view(Service s) {

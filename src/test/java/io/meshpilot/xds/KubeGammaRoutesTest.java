@@ -53,7 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * default route. A route in another namespace than its Service is a consumer route: only
  * clients in the route's namespace get it (istiod's route.go buildSidecarVirtualHostsForVirtualService:
  * a gateway-semantics VirtualService applies when it is in the proxy's or the service's
- * namespace, and SelectVirtualServices puts the proxy's namespace's first).
+ * namespace, and SelectVirtualServices puts the proxy's namespace's first). A ServiceEntry as
+ * parent routes its hosts for sidecars, and a {@code Hostname} backend on a Gateway route sends to
+ * the ServiceEntry's cluster.
  */
 class KubeGammaRoutesTest {
     static final Path CRDS = Path.of("src/test/resources/kube/gateway-api/standard");
@@ -344,6 +346,109 @@ class KubeGammaRoutesTest {
         }
     }
 
+    /** An HTTP ServiceEntry {@code name} in {@code shop} for {@code host} on 9080. */
+    static String serviceEntry(String name, String host) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: %s, namespace: shop}
+                spec:
+                  hosts: [%s]
+                  location: MESH_EXTERNAL
+                  resolution: DNS
+                  ports: [{number: 9080, name: http, protocol: HTTP}]
+                """.formatted(name, host);
+    }
+
+    /**
+     * GAMMA with a ServiceEntry parent (istiod's route_collections.go: the mesh VirtualService is
+     * for the ServiceEntry's hosts). An HTTPRoute whose parentRef is the ServiceEntry
+     * {@code external} is not accepted while the ServiceEntry is missing (istiod's
+     * referenceAllowed message); creating the ServiceEntry converts again, and the route changes
+     * a sidecar's outbound routes for the ServiceEntry's host by push (its last rule sends to the
+     * host itself as a {@code Hostname} backend). Deleting the route restores the default route.
+     */
+    @Test
+    void anHttpRouteOnAServiceEntryChangesASidecarsOutboundRoutesForItsHost() throws Exception {
+        String host = "api.external.example.com";
+        kubectl.runWithInput("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: HTTPRoute
+                metadata: {name: external, namespace: shop}
+                spec:
+                  parentRefs: [{group: networking.istio.io, kind: ServiceEntry, name: external}]
+                  rules:
+                  - matches: [{headers: [{name: end-user, value: jason}]}]
+                    backendRefs: [{name: reviews-v2, port: 9080}]
+                  - backendRefs: [{group: networking.istio.io, kind: Hostname, name: %s, port: 9080}]
+                """.formatted(host), "apply", "-f", "-").ok();
+        Await.until("the route's missing ServiceEntry parent in its status", WAIT,
+                () -> serviceEntryParentAccepted("external").equals(
+                        "False/NoMatchingParent/parent service entry: \"external\" not found"));
+        try (AdsClient sidecar = sidecar("checkout", "shop")) {
+            sidecar.subscribe(TypeUrls.ROUTE, List.of("9080"));
+            kubectl.runWithInput(serviceEntry("external", host), "apply", "-f", "-").ok();
+            List<String> routed = List.of(
+                    "shop.external.0 end-user=jason -> outbound|9080||reviews-v2.shop.svc.cluster.local",
+                    "shop.external.1 -> outbound|9080||" + host);
+            awaitRoutes(sidecar, host, routed::equals);
+            Await.until("the route's ServiceEntry parent to be Accepted", WAIT,
+                    () -> serviceEntryParentAccepted("external").equals("True/Accepted/Route was valid"));
+
+            kubectl.run("delete", "-n", "shop", "httproute", "external").ok();
+            awaitRoutes(sidecar, host, List.of("default -> outbound|9080||" + host)::equals);
+        } finally {
+            kubectl.run("delete", "-n", "shop", "httproute/external", "serviceentry/external", "--ignore-not-found").ok();
+        }
+    }
+
+    /** {@code status/reason/message} of the Accepted condition of the HTTPRoute's ServiceEntry parent. */
+    static String serviceEntryParentAccepted(String route) {
+        String accepted = "{.status.parents[?(@.parentRef.kind==\"ServiceEntry\")].conditions[?(@.type==\"Accepted\")]";
+        return kubectl.run("get", "httproute", route, "-n", "shop", "-o", "jsonpath=" + accepted + ".status}/"
+                + accepted + ".reason}/" + accepted + ".message}").stdout();
+    }
+
+    /**
+     * A {@code Hostname} backend (group networking.istio.io; istiod's buildDestination): an
+     * HTTPRoute on a manually deployed Gateway (its address names the Service {@code edge})
+     * sends to the ServiceEntry's host, so the gateway proxy, an endpoint of {@code edge}, routes
+     * {@code shop.example.com} to the ServiceEntry's cluster.
+     */
+    @Test
+    void anHttpRouteOnAGatewayWithAHostnameBackendRoutesToTheServiceEntrysCluster() throws Exception {
+        String host = "payments.external.example.com";
+        kubectl.runWithInput(serviceEntry("payments", host)
+                + "---\n" + serviceWithEndpoint("shop", "edge", "http", 80, "10.0.4.4", 80) + """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: edge, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  addresses: [{type: Hostname, value: edge.shop.svc.cluster.local}]
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: HTTPRoute
+                metadata: {name: payments, namespace: shop}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [shop.example.com]
+                  rules:
+                  - backendRefs: [{group: networking.istio.io, kind: Hostname, name: %s, port: 9080}]
+                """.formatted(host), "apply", "-f", "-").ok();
+        try (AdsClient gateway = new AdsClient(server.ports().get("grpc"),
+                "router~10.0.4.4~edge-0.shop~shop.svc.cluster.local",
+                Map.of("NAMESPACE", "shop", "LABELS", "{\"app\":\"edge\"}"))) {
+            gateway.subscribe(TypeUrls.ROUTE, List.of("http.80"));
+            List<String> routed = List.of("shop.payments.0 -> outbound|9080||" + host);
+            awaitRoutes(gateway, "http.80", "shop.example.com:80", routed::equals);
+        } finally {
+            kubectl.run("delete", "-n", "shop", "httproute/payments", "gateway/edge", "serviceentry/payments",
+                    "--ignore-not-found").ok();
+        }
+    }
+
     /** A grpc-java xDS channel to greet:7070 of a proxyless client in {@code ns}. */
     static ManagedChannel greetChannel(String ns) {
         String scheme = "xds-kube-gamma-" + ns;
@@ -364,6 +469,12 @@ class KubeGammaRoutesTest {
      * satisfy {@code expected}: what the server pushes after a change.
      */
     static void awaitRoutes(AdsClient client, String host, Predicate<List<String>> expected) throws Exception {
+        awaitRoutes(client, "9080", host + ":9080", expected);
+    }
+
+    /** The same for the virtual host {@code virtualHost} of the route configuration {@code routeName}. */
+    static void awaitRoutes(AdsClient client, String routeName, String virtualHost, Predicate<List<String>> expected)
+            throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         List<String> seen = null;
         DiscoveryResponse rds;
@@ -371,13 +482,13 @@ class KubeGammaRoutesTest {
             if (!rds.getTypeUrl().equals(TypeUrls.ROUTE)) {
                 continue;
             }
-            client.ack(rds, List.of("9080"));
-            seen = describe(routeConfiguration(rds), host);
+            client.ack(rds, List.of(routeName));
+            seen = describeVirtualHost(routeConfiguration(rds), virtualHost);
             if (expected.test(seen)) {
                 return;
             }
         }
-        throw new AssertionError("routes for " + host + " not as expected within " + WAIT.toSeconds()
+        throw new AssertionError("routes of " + virtualHost + " not as expected within " + WAIT.toSeconds()
                 + " s; last pushed " + seen);
     }
 
@@ -398,8 +509,12 @@ class KubeGammaRoutesTest {
 
     /** The routes of {@code host}'s virtual host as {@code name [header=value] -> cluster[=weight],...}. */
     static List<String> describe(RouteConfiguration rc, String host) {
+        return describeVirtualHost(rc, host + ":9080");
+    }
+
+    static List<String> describeVirtualHost(RouteConfiguration rc, String name) {
         Optional<VirtualHost> vh = rc.getVirtualHostsList().stream()
-                .filter(v -> v.getName().equals(host + ":9080")).findFirst();
+                .filter(v -> v.getName().equals(name)).findFirst();
         return vh.map(v -> v.getRoutesList().stream().map(KubeGammaRoutesTest::describe).toList()).orElse(List.of());
     }
 

@@ -43,18 +43,35 @@ public interface GatewayServices {
     }
 
     /**
-     * A Kubernetes Service or ServiceEntry as a policy attached to it sees it.
-     *
-     * @param hosts a ServiceEntry's hosts, in its order; empty for a Service (its host is {@code name.namespace.svc.<domain>})
-     * @param ports the ports with their names, in the object's order
+     * The ServiceEntry {@code namespace/name}: its hosts a route with it as parentRef serves and
+     * its labels (istiod's ServiceEntries collection in route_collections.go and conversion.go).
      */
-    record PolicyTarget(String kind, String namespace, String name, List<String> hosts, List<NamedPort> ports) {
+    default Optional<PolicyTarget> serviceEntry(String namespace, String name) {
+        return policyTarget(PolicyTarget.SERVICE_ENTRY, namespace, name);
+    }
+
+    /**
+     * A Kubernetes Service or ServiceEntry as a policy attached to it, or a route with it as
+     * parent, sees it.
+     *
+     * @param hosts  a ServiceEntry's hosts, in its order; empty for a Service (its host is {@code name.namespace.svc.<domain>})
+     * @param ports  the ports with their names, in the object's order
+     * @param labels the object's labels ({@code istio.io/use-waypoint} decides whether a route is ours)
+     */
+    record PolicyTarget(String kind, String namespace, String name, List<String> hosts, List<NamedPort> ports,
+                        Map<String, String> labels) {
         public static final String SERVICE = "Service";
         public static final String SERVICE_ENTRY = "ServiceEntry";
 
         public PolicyTarget {
             hosts = List.copyOf(hosts);
             ports = List.copyOf(ports);
+            labels = Map.copyOf(labels);
+        }
+
+        /** A target without labels. */
+        public PolicyTarget(String kind, String namespace, String name, List<String> hosts, List<NamedPort> ports) {
+            this(kind, namespace, name, hosts, ports, Map.of());
         }
 
         /** The number of the port called {@code portName}. */

@@ -104,7 +104,7 @@ final class IstioGatewayApiGoldens {
                 configMaps.put(key, data);
             } else if (group.isEmpty() && kind.equals(PolicyTarget.SERVICE)
                     || group.equals("networking.istio.io") && kind.equals(PolicyTarget.SERVICE_ENTRY)) {
-                policyTargets.add(policyTarget(kind, namespace, string(meta, "name"), object(doc, "spec")));
+                policyTargets.add(policyTarget(kind, meta, object(doc, "spec")));
             } else {
                 notConverted.add(kind + " " + key);
             }
@@ -127,11 +127,12 @@ final class IstioGatewayApiGoldens {
     }
 
     /**
-     * A Kubernetes Service or ServiceEntry of the input as a policy target: its hosts (a
-     * ServiceEntry's) and named ports ({@code port} of a Service, {@code number} of a ServiceEntry).
-     * Only policies read them; the services routes reach are the fixture's model services, as in istiod's test.
+     * A Kubernetes Service or ServiceEntry of the input as a policy target or route parent: its
+     * hosts (a ServiceEntry's), named ports ({@code port} of a Service, {@code number} of a
+     * ServiceEntry) and labels. The services backends reach are the fixture's model services, as
+     * in istiod's test.
      */
-    private static PolicyTarget policyTarget(String kind, String namespace, String name, JsonObject spec) {
+    private static PolicyTarget policyTarget(String kind, JsonObject meta, JsonObject spec) {
         boolean serviceEntry = kind.equals(PolicyTarget.SERVICE_ENTRY);
         List<String> hosts = new ArrayList<>();
         if (serviceEntry && spec.has("hosts")) {
@@ -144,7 +145,9 @@ final class IstioGatewayApiGoldens {
                 ports.add(new NamedPort(string(port, "name"), port.get(serviceEntry ? "number" : "port").getAsInt()));
             }
         }
-        return new PolicyTarget(kind, namespace, name, hosts, ports);
+        Map<String, String> labels = new LinkedHashMap<>();
+        object(meta, "labels").entrySet().forEach(e -> labels.put(e.getKey(), e.getValue().getAsString()));
+        return new PolicyTarget(kind, string(meta, "namespace"), string(meta, "name"), hosts, ports, labels);
     }
 
     /** A copy of {@code status} with every {@code lastTransitionTime} value replaced by {@code fake}. */

@@ -84,7 +84,7 @@ public final class RouteConversion {
             Backends backends = new Backends(inputs, grants);
             this.resolver = new RouteParentsResolver(inputs, parents);
             this.statusReport = new RouteStatusReport(inputs.settings().controllerName(), now);
-            this.virtualServices = new RouteVirtualServices(inputs.settings().domainSuffix());
+            this.virtualServices = new RouteVirtualServices();
             this.http = new HttpRouteConversion(backends);
             this.grpc = new GrpcRouteConversion(backends);
             this.tcpTls = new TcpTlsRouteConversion(backends);
@@ -117,8 +117,7 @@ public final class RouteConversion {
 
         /** istiod's computeRoute: parents, the forms they need, the status, the attachments. */
         private <T> Computed<T> compute(GatewayApiObject route, RuleTranslator<T> translator) {
-            List<String> unserved = new ArrayList<>();
-            List<RouteParentRef> parents = resolver.resolve(route, unserved);
+            List<RouteParentRef> parents = resolver.resolve(route);
             boolean needMesh = parents.stream().anyMatch(RouteParentRef::mesh);
             boolean needGateway = parents.stream().anyMatch(p -> !p.mesh());
             Rules<T> mesh = needMesh ? rules(translator.translate(route, true)) : Rules.none();
@@ -133,14 +132,13 @@ public final class RouteConversion {
                     attachments.add(new RouteAttachment(p.parent(), p.sectionName(), route.key()));
                 }
             }
-            report(route, parents, mesh, gateway, unserved);
+            report(route, parents, mesh, gateway);
             return new Computed<>(parents, mesh, gateway);
         }
 
-        /** What could not be converted, for config-errors: denied parents, route errors, unserved parents. */
-        private void report(GatewayApiObject route, List<RouteParentRef> parents, Rules<?> mesh, Rules<?> gateway,
-                            List<String> unserved) {
-            List<String> found = new ArrayList<>(unserved);
+        /** What could not be converted, for config-errors: denied parents, route errors. */
+        private void report(GatewayApiObject route, List<RouteParentRef> parents, Rules<?> mesh, Rules<?> gateway) {
+            List<String> found = new ArrayList<>();
             if (parents.stream().noneMatch(RouteParentRef::accepted) && !parents.isEmpty()) {
                 parents.stream().map(p -> "parentRef " + RouteParentsResolver.parentRefString(p.original(),
                                 route.namespace()) + " (" + p.sectionName() + "): " + p.denied().reason() + ": "

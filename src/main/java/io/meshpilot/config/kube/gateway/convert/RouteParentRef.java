@@ -3,6 +3,7 @@ package io.meshpilot.config.kube.gateway.convert;
 import com.google.gson.JsonObject;
 import io.meshpilot.config.kube.gateway.ParentKey;
 import io.meshpilot.config.validation.networking.HostNames;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -17,13 +18,16 @@ import java.util.Set;
  * @param bannedHostnames   hostnames of the other listeners on the same port and protocol (isolation)
  * @param parent            the Gateway, ListenerSet or Service the parentRef names
  * @param sectionName       the listener's name
+ * @param meshHosts         for a mesh parent, the hosts its VirtualServices are for: the Service's
+ *                          FQDN, or the ServiceEntry's hosts; empty for a listener
  */
 record RouteParentRef(String internalName, String listenerHostname, ParentError denied, JsonObject original,
-                      Set<String> bannedHostnames, ParentKey parent, String sectionName) {
+                      Set<String> bannedHostnames, ParentKey parent, String sectionName, List<String> meshHosts) {
     static final String MESH = "mesh";
 
     RouteParentRef {
         bannedHostnames = Set.copyOf(bannedHostnames);
+        meshHosts = List.copyOf(meshHosts);
     }
 
     boolean mesh() {

@@ -4,6 +4,8 @@ import com.google.gson.JsonObject;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import io.meshpilot.config.kube.gateway.GatewayApiKinds;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
+import io.meshpilot.config.kube.gateway.GatewayServices.PolicyTarget;
+import io.meshpilot.config.kube.gateway.GatewayServices.ServiceView;
 import io.meshpilot.config.kube.gateway.ParentKey;
 import io.meshpilot.config.kube.gateway.ParentListener;
 import io.meshpilot.config.kube.gateway.RouteParents;
@@ -20,8 +22,8 @@ import java.util.Set;
 /**
  * A route's parentRefs against the listeners they name (istiod's extractParentReferenceInfo and
  * referenceAllowed): every listener of a named Gateway or ListenerSet, checked for port,
- * sectionName, hostnames, namespace and route kind; a Service parentRef (GAMMA) is the mesh,
- * accepted when the Service exists. Parent kinds istiod does not know are skipped, as they may
+ * sectionName, hostnames, namespace and route kind; a Service or ServiceEntry parentRef (GAMMA)
+ * is the mesh, accepted when the Service or ServiceEntry exists. Parent kinds istiod does not know are skipped, as they may
  * belong to another controller.
  */
 final class RouteParentsResolver {
@@ -40,11 +42,8 @@ final class RouteParentsResolver {
         this.parents = parents;
     }
 
-    /**
-     * The listeners the route's parentRefs matched, in istiod's order (by the parentRef's string
-     * form); ServiceEntry parentRefs are added to {@code unserved} (no ServiceEntries in the snapshot).
-     */
-    List<RouteParentRef> resolve(GatewayApiObject route, List<String> unserved) {
+    /** The listeners the route's parentRefs matched, in istiod's order (by the parentRef's string form). */
+    List<RouteParentRef> resolve(GatewayApiObject route) {
         JsonObject spec = route.spec();
         List<String> hostnames = JsonFields.strings(spec, "hostnames");
         List<RouteParentRef> out = new ArrayList<>();
@@ -54,21 +53,24 @@ final class RouteParentsResolver {
             String name = JsonFields.string(ref, "name");
             String namespace = JsonFields.optionalString(ref, "namespace").orElse(route.namespace());
             ParentKey key = new ParentKey(kind, namespace, name);
-            boolean service = group.isEmpty() && kind.equals("Service");
-            if (group.equals(Schemas.NETWORKING) && kind.equals("ServiceEntry")) {
-                unserved.add("parentRef " + parentRefString(ref, route.namespace())
-                        + ": ServiceEntry parents are not served by MeshPilot");
-                continue;
-            }
+            boolean service = group.isEmpty() && kind.equals(PolicyTarget.SERVICE);
+            boolean serviceEntry = group.equals(Schemas.NETWORKING) && kind.equals(PolicyTarget.SERVICE_ENTRY);
+            boolean meshParent = service || serviceEntry;
             boolean listenerParent = group.equals(GatewayApiKinds.GROUP)
                     && (kind.equals(GatewayApiKinds.GATEWAY) || kind.equals(GatewayApiKinds.LISTENER_SET));
-            if (!service && !listenerParent) {
+            if (!meshParent && !listenerParent) {
                 continue;
             }
-            if (service && waypointManagedByAnotherController(namespace, name)) {
+            String serviceHost = name + "." + namespace + ".svc." + inputs.settings().domainSuffix();
+            Optional<PolicyTarget> entry = serviceEntry ? inputs.services().serviceEntry(namespace, name) : Optional.empty();
+            Optional<Map<String, String>> parentLabels = service
+                    ? inputs.services().service(serviceHost, namespace).map(ServiceView::labels)
+                    : entry.map(PolicyTarget::labels);
+            if (meshParent && waypointManagedByAnotherController(namespace, parentLabels)) {
                 continue;
             }
-            List<ParentListener> listeners = service ? meshListeners() : parents.of(key);
+            List<String> meshHosts = service ? List.of(serviceHost) : entry.map(PolicyTarget::hosts).orElse(List.of());
+            List<ParentListener> listeners = meshParent ? meshListeners() : parents.of(key);
             for (ParentListener listener : listeners) {
                 Set<String> banned = new HashSet<>();
                 for (ParentListener other : listeners) {
@@ -77,10 +79,10 @@ final class RouteParentsResolver {
                     }
                 }
                 banned.remove(listener.originalHostname());
-                ParentError denied = service ? serviceDenied(namespace, name, route.kind(), listener)
+                ParentError denied = meshParent ? meshDenied(kind, name, parentLabels.isPresent(), route.kind(), listener)
                         : listenerDenied(route, ref, listener, hostnames);
                 out.add(new RouteParentRef(listener.internalName(), listener.originalHostname(), denied, ref, banned,
-                        key, listener.sectionName()));
+                        key, listener.sectionName(), meshHosts));
             }
         }
         out.sort(Comparator.comparing(p -> parentRefString(p.original(), route.namespace())));
@@ -92,10 +94,12 @@ final class RouteParentsResolver {
         return published.isEmpty() ? List.of(MESH_LISTENER) : published;
     }
 
-    private ParentError serviceDenied(String namespace, String name, String routeKind, ParentListener mesh) {
-        String host = name + "." + namespace + ".svc." + inputs.settings().domainSuffix();
-        if (inputs.services().service(host, namespace).isEmpty()) {
-            return new ParentError(ParentError.NO_MATCHING_PARENT, "parent service: \"" + name + "\" not found");
+    /** istiod's referenceAllowed for a Service or ServiceEntry parent: it must exist. */
+    private static ParentError meshDenied(String parentKind, String name, boolean exists, String routeKind,
+                                          ParentListener mesh) {
+        if (!exists) {
+            String what = parentKind.equals(PolicyTarget.SERVICE) ? "parent service" : "parent service entry";
+            return new ParentError(ParentError.NO_MATCHING_PARENT, what + ": \"" + name + "\" not found");
         }
         return kindDenied(routeKind, mesh);
     }
@@ -151,18 +155,17 @@ final class RouteParentsResolver {
     }
 
     /**
-     * Whether the Service (or else its namespace) names, with {@code istio.io/use-waypoint}, a
-     * waypoint Gateway of a class another controller runs: then the route is that controller's
-     * (istiod's waypointManagedByAnotherController).
+     * Whether the Service or ServiceEntry (or else its namespace) names, with
+     * {@code istio.io/use-waypoint}, a waypoint Gateway of a class another controller runs: then
+     * the route is that controller's (istiod's waypointManagedByAnotherController).
+     *
+     * @param parentLabels the parent's labels; empty when it does not exist
      */
-    private boolean waypointManagedByAnotherController(String namespace, String name) {
-        String host = name + "." + namespace + ".svc." + inputs.settings().domainSuffix();
-        Optional<Map<String, String>> serviceLabels = inputs.services().service(host, namespace)
-                .map(s -> s.labels());
-        if (serviceLabels.isEmpty()) {
+    private boolean waypointManagedByAnotherController(String namespace, Optional<Map<String, String>> parentLabels) {
+        if (parentLabels.isEmpty()) {
             return false;
         }
-        Map<String, String> labels = serviceLabels.get();
+        Map<String, String> labels = parentLabels.get();
         if (!labels.containsKey(USE_WAYPOINT)) {
             labels = inputs.namespaceLabels().getOrDefault(namespace, Map.of());
         }
