@@ -6,6 +6,7 @@ import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.GeneratedConfigAnnotations;
 import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.store.ConvertedConfigStore;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.controllers.Backoff;
@@ -30,7 +31,7 @@ import java.util.function.Function;
  * controller kit: reads the Gateway API objects and what they refer to
  * ({@link GatewayApiInformers}), converts the whole snapshot with the conversion
  * and serves the Istio Gateways, VirtualServices and DestinationRules it yields in its read-only
- * {@link GatewayApiConfigStore}; the statuses it yields are for {@link GatewayApiStatusWriter}.
+ * store (a {@link ConvertedConfigStore}); the statuses it yields are for {@link GatewayApiStatusWriter}.
  *
  * <p>The conversion spans objects (routes attach to other namespaces' Gateways), so every change
  * queues the one key {@value #CONVERT}: a burst of changes while a conversion runs is one more
@@ -59,7 +60,7 @@ public final class GatewayApiController implements AutoCloseable {
     private final GatewayApiInputs.Settings settings;
     private final Function<GatewayApiInputs, ConversionResult> conversion;
     private final MemoryConfigStore converted;
-    private final GatewayApiConfigStore store;
+    private final ConvertedConfigStore store;
     private final ControllerQueue<String> queue = new ControllerQueue<>("gateway-api-controller", RETRY, this::reconcile);
     private final List<Runnable> convertedHandlers = new CopyOnWriteArrayList<>();
     private final List<Consumer<ReferenceGrants>> grantHandlers = new CopyOnWriteArrayList<>();
@@ -86,13 +87,15 @@ public final class GatewayApiController implements AutoCloseable {
         this.conversion = conversion;
         this.converted = new MemoryConfigStore("gateway-api", SERVED_KINDS.stream()
                 .map(k -> Schemas.PILOT.forKind(k).orElseThrow()).toList(), false);
-        this.store = new GatewayApiConfigStore(converted, this);
+        this.store = new ConvertedConfigStore(converted,
+                "converted from Kubernetes Gateway API: change the Gateway API object instead", this::start, this::synced,
+                this::errors);
         this.informers = new GatewayApiInformers(client, revision, crd -> queue.add(CRD_PREFIX + crd),
                 () -> queue.add(CONVERT));
     }
 
     /** The read-only store of the converted config, for the aggregate cache. */
-    public GatewayApiConfigStore store() {
+    public ConvertedConfigStore store() {
         return store;
     }
 

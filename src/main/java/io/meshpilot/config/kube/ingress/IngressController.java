@@ -21,6 +21,7 @@ import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.DocumentError;
 import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.store.ConvertedConfigStore;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
@@ -49,7 +50,7 @@ import java.util.stream.Collectors;
  * istiod's ingress controller (pilot/pkg/config/kube/ingress): watches Ingresses,
  * IngressClasses and the Services their backends name, and keeps the Gateways and
  * VirtualServices converted from the Ingresses it serves ({@link IngressClassSelection}) in
- * its {@link IngressConfigStore}. The conversion spans Ingresses (one VirtualService per host of
+ * its store (a {@link ConvertedConfigStore}). The conversion spans Ingresses (one VirtualService per host of
  * all of them), so every change queues the one key {@value #ALL} and the whole set is converted
  * again; a burst of changes is one conversion. What cannot be converted (a backend Service
  * that does not exist, a named port it lacks, a TLS section without a Secret) is logged once
@@ -72,7 +73,7 @@ public final class IngressController implements AutoCloseable {
     private final Supplier<MeshConfig> mesh;
     private final IngressConversion conversion;
     private final MemoryConfigStore converted;
-    private final IngressConfigStore store;
+    private final ConvertedConfigStore store;
     private final ControllerQueue<String> queue = new ControllerQueue<>("ingress-controller", RETRY, key -> convert());
     private final List<Runnable> convertedHandlers = new CopyOnWriteArrayList<>();
     private volatile Map<String, List<String>> problems = Map.of();
@@ -94,7 +95,8 @@ public final class IngressController implements AutoCloseable {
         this.conversion = new IngressConversion(ingressNamespace, domainSuffix);
         this.converted = new MemoryConfigStore("ingress", List.of(Schemas.PILOT.forKind("Gateway").orElseThrow(),
                 Schemas.PILOT.forKind("VirtualService").orElseThrow()), false);
-        this.store = new IngressConfigStore(converted, this);
+        this.store = new ConvertedConfigStore(converted, "converted from Kubernetes Ingresses: change the Ingress instead",
+                this::start, this::synced, this::errors);
         this.ingresses = informer(client, "networking.k8s.io/v1/ingresses", V1Ingress.class, V1IngressList.class,
                 "ingresses");
         this.classes = informer(client, "networking.k8s.io/v1/ingressclasses", V1IngressClass.class,
@@ -133,7 +135,7 @@ public final class IngressController implements AutoCloseable {
     }
 
     /** The read-only store of the converted config, for the aggregate cache. */
-    public IngressConfigStore store() {
+    public ConvertedConfigStore store() {
         return store;
     }
 
