@@ -483,6 +483,9 @@ class KubeGammaRoutesTest {
                 continue;
             }
             client.ack(rds, List.of(routeName));
+            if (rds.getResourcesCount() == 0) {
+                continue; // the route configuration is not built yet (its listener's config still converting)
+            }
             seen = describeVirtualHost(routeConfiguration(rds), virtualHost);
             if (expected.test(seen)) {
                 return;
