@@ -1,5 +1,7 @@
 package io.meshpilot.model;
 
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.Subset;
 import io.meshpilot.api.networking.v1alpha3.TrafficPolicy;
@@ -98,27 +100,7 @@ final class BackendPolicyDestinationRules {
     /** istiod's mergeBackendPolicyTrafficPolicy: the policy's settings under the user's, port by port. */
     private static TrafficPolicy trafficPolicy(TrafficPolicy user, TrafficPolicy policy) {
         TrafficPolicy.Builder out = user.toBuilder();
-        if (!user.hasLoadBalancer() && policy.hasLoadBalancer()) {
-            out.setLoadBalancer(policy.getLoadBalancer());
-        }
-        if (!user.hasConnectionPool() && policy.hasConnectionPool()) {
-            out.setConnectionPool(policy.getConnectionPool());
-        }
-        if (!user.hasOutlierDetection() && policy.hasOutlierDetection()) {
-            out.setOutlierDetection(policy.getOutlierDetection());
-        }
-        if (!user.hasTls() && policy.hasTls()) {
-            out.setTls(policy.getTls());
-        }
-        if (!user.hasTunnel() && policy.hasTunnel()) {
-            out.setTunnel(policy.getTunnel());
-        }
-        if (!user.hasProxyProtocol() && policy.hasProxyProtocol()) {
-            out.setProxyProtocol(policy.getProxyProtocol());
-        }
-        if (!user.hasRetryBudget() && policy.hasRetryBudget()) {
-            out.setRetryBudget(policy.getRetryBudget());
-        }
+        fillUnset(out, policy.toBuilder().clearPortLevelSettings().build());
         out.clearPortLevelSettings().addAllPortLevelSettings(portLevelSettings(user, policy));
         return out.build();
     }
@@ -135,20 +117,22 @@ final class BackendPolicyDestinationRules {
                 continue;
             }
             TrafficPolicy.PortTrafficPolicy.Builder filled = own.toBuilder();
-            if (!own.hasLoadBalancer() && fromPolicy.hasLoadBalancer()) {
-                filled.setLoadBalancer(fromPolicy.getLoadBalancer());
-            }
-            if (!own.hasConnectionPool() && fromPolicy.hasConnectionPool()) {
-                filled.setConnectionPool(fromPolicy.getConnectionPool());
-            }
-            if (!own.hasOutlierDetection() && fromPolicy.hasOutlierDetection()) {
-                filled.setOutlierDetection(fromPolicy.getOutlierDetection());
-            }
-            if (!own.hasTls() && fromPolicy.hasTls()) {
-                filled.setTls(fromPolicy.getTls());
-            }
+            fillUnset(filled, fromPolicy);
             out.set(out.indexOf(own), filled.build());
         }
         return out;
+    }
+
+    /**
+     * Sets on {@code own} each singular field {@code policy} sets and {@code own} does not. istiod
+     * checks each field by name; here every singular field of TrafficPolicy and PortTrafficPolicy
+     * (all messages: a port entry's port is the same on both sides) is such a setting.
+     */
+    private static void fillUnset(Message.Builder own, Message policy) {
+        for (Map.Entry<FieldDescriptor, Object> field : policy.getAllFields().entrySet()) {
+            if (!field.getKey().isRepeated() && !own.hasField(field.getKey())) {
+                own.setField(field.getKey(), field.getValue());
+            }
+        }
     }
 }
