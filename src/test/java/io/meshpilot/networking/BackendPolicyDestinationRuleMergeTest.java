@@ -136,4 +136,21 @@ class BackendPolicyDestinationRuleMergeTest {
         assertEquals(9, maxConnections(admin), "the user's port entry: " + admin);
         assertEquals("admin.example.com", sni(admin), "the policy fills the port entry's TLS: " + admin);
     }
+
+    /** istiod merges within one namespace's rules (consolidatedDestRules per namespace); a gateway in the policy's namespace sees its own. */
+    @Test
+    void aUserRuleInAnotherNamespaceDoesNotMerge() throws Exception {
+        generatedRule(POLICY_TLS);
+        fixture.apply("""
+                apiVersion: networking.istio.io/v1
+                kind: DestinationRule
+                metadata: {name: payments, namespace: other}
+                spec:
+                  host: payments.shop.svc.cluster.local
+                  trafficPolicy: {connectionPool: {tcp: {maxConnections: 7}}}
+                """);
+        Cluster c = gatewayCluster(443);
+        assertEquals("payments.example.com", sni(c));
+        assertEquals(4294967295L, maxConnections(c), "the other namespace's pool is not merged: " + c);
+    }
 }
