@@ -253,6 +253,8 @@ public final class PushContext {
             dr.computeIfAbsent(resolve(((DestinationRule) c.spec()).getHost(), c.namespace(), domainSuffix),
                     h -> new ArrayList<>()).add(c);
         }
+        dr.replaceAll((host, rules) -> BackendPolicyDestinationRules.merge(rules,
+                mesh.getDefaultDestinationRuleExportToList()));
         Map<String, List<Config>> sidecars = new HashMap<>();
         for (Config c : oldestFirst(store.list("Sidecar", null))) {
             sidecars.computeIfAbsent(c.namespace(), n -> new ArrayList<>()).add(c);
