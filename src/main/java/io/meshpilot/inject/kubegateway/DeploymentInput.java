@@ -53,8 +53,8 @@ public record DeploymentInput(String namespace, String name, String uid, String 
     }
 
     /**
-     * The input for {@code gateway} (the whole object as JSON) and the listeners of its accepted
-     * ListenerSets (none: MeshPilot's deployment controller does not read ListenerSets yet).
+     * The input for {@code gateway} (the whole object as JSON) and the listeners of the ListenerSets
+     * its {@code allowedListeners} admits, whose ports follow the Gateway's own.
      */
     public static DeploymentInput of(JsonObject gateway, List<JsonObject> listenerSetListeners, Settings settings) {
         JsonObject meta = object(gateway, "metadata");

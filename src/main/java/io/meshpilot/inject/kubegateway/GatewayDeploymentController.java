@@ -1,5 +1,6 @@
 package io.meshpilot.inject.kubegateway;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
@@ -31,8 +32,11 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.kube.gateway.CrdVersions;
+import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.kube.gateway.GatewayApiRevision;
 import io.meshpilot.config.kube.gateway.convert.GatewayServiceBinding;
+import io.meshpilot.config.kube.gateway.convert.ListenerConversion;
+import io.meshpilot.config.kube.gateway.convert.ListenerSetConversion;
 import io.meshpilot.inject.InjectionValues;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.kube.KubeClient;
@@ -66,7 +70,8 @@ import java.util.function.UnaryOperator;
  * ServiceAccount, Deployment and Service of the {@code kube-gateway} template
  * ({@link KubeGatewayTemplate}), with the class-defaults and parametersRef ConfigMaps laid over
  * ({@link Overlays}), server-side applied as {@code istio.io/gateway-controller} (forced) and
- * owned by the Gateway, so Kubernetes' garbage collector removes them with it.
+ * owned by the Gateway, so Kubernetes' garbage collector removes them with it. The Service's ports
+ * are the Gateway's listeners' and those of the ListenerSets its {@code allowedListeners} admits.
  *
  * <p>Left alone as istiod leaves them: Gateways of other classes, revisions or unselected
  * namespaces; manual Gateways (more than one address, or a hostname address); Gateways a newer
@@ -74,7 +79,8 @@ import java.util.function.UnaryOperator;
  * without the {@code gateway.istio.io/managed} label. A Gateway's objects are rendered again when
  * the Gateway's spec, labels or annotations change, when its class or one of its ConfigMaps
  * changes, when its namespace's labels change or the namespace joins the discovery selection,
- * when one of its objects changes, and on {@link #settingsChanged}. Runs only on the leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
+ * when one of its objects changes, when a ListenerSet naming it (or no longer naming it) changes,
+ * and on {@link #settingsChanged}. Runs only on the leader of the Lease {@code istio-gateway-deployment-<revision>} ({@link #ELECTION}), and only
  * once the Gateway CRD exists (it may be installed after the server).
  */
 public final class GatewayDeploymentController {
@@ -86,6 +92,8 @@ public final class GatewayDeploymentController {
     static final String CLASS_DEFAULTS_LABEL = "gateway.istio.io/defaults-for-class";
     private static final String GROUP = "gateway.networking.k8s.io";
     private static final String GATEWAY_CRD = "gateways." + GROUP;
+    private static final String LISTENER_SET_CRD = "listenersets." + GROUP;
+    private static final String BY_PARENT = "parent";
     private static final String CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions/";
     /** istiod's built-in classes; only {@code istio} has a template. */
     private static final Map<String, String> BUILTIN_CLASSES = Map.of("istio", FIELD_MANAGER,
@@ -112,6 +120,10 @@ public final class GatewayDeploymentController {
     /** The Gateway CRD: the Gateway and GatewayClass informers start once it is usable. */
     private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> gatewayCrd;
     private final AtomicBoolean watchingGateways = new AtomicBoolean();
+    /** ListenerSets, indexed by their parent Gateway's key: their listeners are ports of its Service. */
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> listenerSets;
+    private final SignallingInformer<DynamicKubernetesObject, DynamicKubernetesListObject> listenerSetCrd;
+    private final AtomicBoolean watchingListenerSets = new AtomicBoolean();
     private final SharedIndexInformer<V1ConfigMap> configMaps;
     private final SharedIndexInformer<V1Deployment> deployments;
     private final SharedIndexInformer<V1Service> services;
@@ -172,27 +184,66 @@ public final class GatewayDeploymentController {
             addOwnedHandler(owned);
         }
         this.gatewayCrd = crdInformer(GATEWAY_CRD);
-        gatewayCrd.addEventHandler(changes((a, b) -> true, crd -> gatewayCrdChanged(crd.getRaw())));
+        gatewayCrd.addEventHandler(changes((a, b) -> true, crd -> crdChanged(crd.getRaw(), GATEWAY_CRD, watchingGateways,
+                () -> {
+                    client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
+                    client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+                })));
         client.addInformer(CRDS + GATEWAY_CRD + " (deployment controller)", gatewayCrd);
+        // as istiod's dc.listenerSets: a ListenerSet's change re-renders the Gateway it names, admitted or not;
+        // unlike istiod, a changed parentRef also re-renders the former parent, whose Service loses the ports
+        this.listenerSets = dynamicInformer("listenersets");
+        listenerSets.addIndexers(Map.of(BY_PARENT, ls -> List.of(parentOf(ls))));
+        listenerSets.addEventHandler(listenerSetChanges());
+        this.listenerSetCrd = crdInformer(LISTENER_SET_CRD);
+        listenerSetCrd.addEventHandler(changes((a, b) -> true, crd -> crdChanged(crd.getRaw(), LISTENER_SET_CRD,
+                watchingListenerSets, () -> client.addInformer(GROUP + "/v1/listenersets (deployment controller)",
+                        listenerSets))));
+        client.addInformer(CRDS + LISTENER_SET_CRD + " (deployment controller)", listenerSetCrd);
+    }
+
+    private ResourceEventHandler<DynamicKubernetesObject> listenerSetChanges() {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(DynamicKubernetesObject listenerSet) {
+                queue.add(parentOf(listenerSet));
+            }
+
+            @Override
+            public void onUpdate(DynamicKubernetesObject before, DynamicKubernetesObject after) {
+                queue.add(parentOf(before));
+                queue.add(parentOf(after));
+            }
+
+            @Override
+            public void onDelete(DynamicKubernetesObject listenerSet, boolean finalStateUnknown) {
+                queue.add(parentOf(listenerSet));
+            }
+        };
+    }
+
+    private static String parentOf(DynamicKubernetesObject listenerSet) {
+        return ListenerSetConversion.parentKey(GatewayApiObject.fromJson(listenerSet.getRaw()));
     }
 
     /**
      * The Gateways are watched from the moment their CRD can be read (istiod waits for it before
-     * it runs this controller), so Gateway API CRDs installed after the server are honoured. Once
-     * started they are not stopped: as istiod's, the controller runs on if the CRD goes.
+     * it runs this controller), so Gateway API CRDs installed after the server are honoured; so are
+     * ListenerSets once theirs can (istiod's delayed informer). Once started they are not stopped:
+     * as istiod's, the controller runs on if the CRD goes.
      */
-    private void gatewayCrdChanged(JsonObject crd) {
+    private void crdChanged(JsonObject crd, String crdName, AtomicBoolean watching, Runnable startInformers) {
         Optional<CrdVersions.Decision> decision = CrdVersions.decide(crd);
         if (decision.isEmpty() || !decision.get().watched()) {
             // the conversion's informers log why a CRD is refused; logging it here too would say it twice
             LOG.log(Level.DEBUG, () -> "gateway deployment controller: " + decision.map(CrdVersions.Decision::refusal)
-                    .orElse("CRD " + GATEWAY_CRD + " not usable") + ": waiting");
+                    .orElse("CRD " + crdName + " not usable") + ": waiting");
             return;
         }
-        if (watchingGateways.compareAndSet(false, true)) {
-            LOG.log(Level.INFO, "gateway deployment controller: CRD " + GATEWAY_CRD + " installed: watching Gateways");
-            client.addInformer(GROUP + "/v1/gateways (deployment controller)", gateways);
-            client.addInformer(GROUP + "/v1/gatewayclasses (deployment controller)", classes);
+        if (watching.compareAndSet(false, true)) {
+            LOG.log(Level.INFO, "gateway deployment controller: CRD " + crdName + " installed: watching "
+                    + decision.get().resource().kind() + "s");
+            startInformers.run();
         }
     }
 
@@ -310,6 +361,34 @@ public final class GatewayDeploymentController {
         }
     }
 
+    /**
+     * The listeners of the ListenerSets naming the Gateway {@code key} that its
+     * {@code allowedListeners} admits (istiod's configureIstioGateway), in ListenerSet key order so
+     * the Service's ports keep their order.
+     */
+    private List<JsonObject> listenerSetListeners(String key, JsonObject gateway) {
+        JsonObject spec = DeploymentInput.object(gateway, "spec");
+        String gatewayNamespace = DeploymentInput.string(DeploymentInput.object(gateway, "metadata"), "namespace");
+        List<DynamicKubernetesObject> sets = new ArrayList<>(listenerSets.getIndexer().byIndex(BY_PARENT, key));
+        sets.sort(Comparator.comparing(ls -> key(ls.getMetadata())));
+        List<JsonObject> listeners = new ArrayList<>();
+        for (DynamicKubernetesObject set : sets) {
+            String namespace = set.getMetadata().getNamespace();
+            if (ListenerSetConversion.admits(spec, gatewayNamespace, namespace, selector -> namespaceSelected(selector, namespace))
+                    && DeploymentInput.object(set.getRaw(), "spec").get("listeners") instanceof JsonArray entries) {
+                entries.forEach(l -> listeners.add(l.isJsonObject() ? l.getAsJsonObject() : new JsonObject()));
+            }
+        }
+        return listeners;
+    }
+
+    /** istiod's lookup: a namespace this controller does not know is not selected. */
+    private boolean namespaceSelected(JsonObject selector, String namespace) {
+        V1Namespace ns = namespaces.getIndexer().getByKey(namespace);
+        return ns != null && ListenerConversion.selects(selector, namespace,
+                ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels());
+    }
+
     /** A Gateway's parametersRef, a class-defaults ConfigMap in the system namespace, or the injector's, changed. */
     private void configMapChanged(V1ConfigMap cm) {
         String namespace = cm.getMetadata().getNamespace();
@@ -365,7 +444,7 @@ public final class GatewayDeploymentController {
                     + annotations.get(KubeGatewayTemplate.CONTROLLER_VERSION_ANNOTATION));
             return Outcome.DONE;
         }
-        DeploymentInput input = DeploymentInput.of(raw, List.of(), settings);
+        DeploymentInput input = DeploymentInput.of(raw, listenerSetListeners(key, raw), settings);
         List<JsonObject> objects;
         try {
             objects = KubeGatewayTemplate.objects(input, values.get(), mesh.get(), overlays(raw, input));

@@ -17,6 +17,7 @@ import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,6 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class GatewayDeploymentControllerTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
+    /** istiod 86c9f01 reads ListenerSet gateway.networking.k8s.io/v1 (pkg/config/schema/gvr ListenerSet). */
+    private static final Path LISTENER_SET_CRD =
+            Path.of("src/test/resources/kube/gateway-api/experimental/gateway.networking.k8s.io_listenersets.yaml");
     /** A minimal CRD of the Gateway API group: any fields, a status subresource. */
     private static String crd(String kind, String plural, String scope) {
         return """
@@ -75,6 +79,7 @@ class GatewayDeploymentControllerTest {
     void cluster() throws Exception {
         api = FakeApiServer.start();
         api.installCrds(crd("Gateway", "gateways", "Namespaced") + "---\n" + crd("GatewayClass", "gatewayclasses", "Cluster"));
+        api.installCrds(Files.readString(LISTENER_SET_CRD));
         kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
                 api.writeKubeconfig(dir), dir.resolve("kubectl"));
         kubectl.runWithInput("""
@@ -163,11 +168,7 @@ class GatewayDeploymentControllerTest {
             assertEquals("istio", labels.get("gateway.networking.k8s.io/gateway-class-name").getAsString());
             assertEquals("shop", labels.get("team").getAsString(), "the Gateway's labels are copied");
         }
-        List<String> ports = new ArrayList<>();
-        service.getAsJsonObject("spec").getAsJsonArray("ports").forEach(p -> ports.add(
-                p.getAsJsonObject().get("name").getAsString() + "/" + p.getAsJsonObject().get("port").getAsInt()
-                        + "/" + p.getAsJsonObject().get("appProtocol").getAsString()));
-        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "shop-secure/443/https"), ports);
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "shop-secure/443/https"), servicePorts("web-istio"));
         assertEquals("LoadBalancer", service.getAsJsonObject("spec").get("type").getAsString());
         JsonObject pod = deployment.getAsJsonObject("spec").getAsJsonObject("template");
         assertEquals("false", pod.getAsJsonObject("metadata").getAsJsonObject("labels").get("sidecar.istio.io/inject")
@@ -482,6 +483,93 @@ class GatewayDeploymentControllerTest {
         kubectl.run("label", "namespace", "moving", "istio.io/rev-").ok();
         Await.until("the Gateway deployed once its namespace is the default revision's", WAIT,
                 () -> kubectl.run("get", "deployment", "web-istio", "-n", "moving").exit() == 0);
+    }
+
+    private List<String> servicePorts(String name) {
+        List<String> ports = new ArrayList<>();
+        get("service", name).orElseThrow().getAsJsonObject("spec").getAsJsonArray("ports").forEach(p -> ports.add(
+                p.getAsJsonObject().get("name").getAsString() + "/" + p.getAsJsonObject().get("port").getAsInt()
+                        + "/" + p.getAsJsonObject().get("appProtocol").getAsString()));
+        return ports;
+    }
+
+    /**
+     * istiod's deployment controller (gatewaycommon/deploymentcontroller.go configureIstioGateway)
+     * adds the listeners of the ListenerSets its Gateway's {@code allowedListeners} admits to the
+     * Service's ports, and a ListenerSet event requeues its parent Gateway.
+     */
+    @Test
+    void theListenersOfAdmittedListenerSetsAreOnTheServiceUntilTheListenerSetGoes() throws Exception {
+        apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: team}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: web, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  allowedListeners: {namespaces: {from: All}}
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: closed, namespace: shop}
+                spec:
+                  gatewayClassName: istio
+                  listeners: [{name: http, port: 80, protocol: HTTP}]
+                """);
+        await("service", "web-istio");
+        await("service", "closed-istio");
+        apply("""
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: ListenerSet
+                metadata: {name: extra, namespace: team}
+                spec:
+                  parentRef: {name: web, namespace: shop}
+                  listeners:
+                  - name: team.secure
+                    port: 8443
+                    protocol: HTTPS
+                    tls: {certificateRefs: [{name: team-cert}]}
+                  - {name: again, port: 80, protocol: HTTP}
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: ListenerSet
+                metadata: {name: refused, namespace: shop}
+                spec:
+                  parentRef: {name: closed}
+                  listeners: [{name: tcp, port: 9000, protocol: TCP}]
+                """);
+        Await.until("the ListenerSet's port on the Service", WAIT, () -> servicePorts("web-istio").size() == 3);
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "team-secure/8443/https"),
+                servicePorts("web-istio"), "named after the listener; a port the Gateway has is not repeated");
+
+        // the Gateway with no allowedListeners admits none: rendered again without the port
+        apply(gateway("closed", "shop", Map.of("rerendered", "yes")));
+        Await.until("the relabelled Gateway rendered again", WAIT, () -> get("service", "closed-istio").orElseThrow()
+                .getAsJsonObject("metadata").getAsJsonObject("labels").has("rerendered"));
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http"), servicePorts("closed-istio"));
+
+        // a ListenerSet pointed at another Gateway leaves its former parent's Service
+        String moving = """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: ListenerSet
+                metadata: {name: moving, namespace: team}
+                spec:
+                  parentRef: {name: %s, namespace: shop}
+                  listeners: [{name: admin, port: 9443, protocol: TCP}]
+                """;
+        apply(moving.formatted("web"));
+        Await.until("the second ListenerSet's port", WAIT, () -> servicePorts("web-istio").size() == 4);
+        apply(moving.formatted("closed"));
+        Await.until("the port gone with the ListenerSet's parentRef", WAIT, () -> servicePorts("web-istio").size() == 3);
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http", "team-secure/8443/https"), servicePorts("web-istio"));
+
+        kubectl.run("delete", "listenerset", "extra", "-n", "team").ok();
+        Await.until("the port gone with the ListenerSet", WAIT, () -> servicePorts("web-istio").size() == 2);
+        assertEquals(List.of("status-port/15021/tcp", "http/80/http"), servicePorts("web-istio"));
     }
 
     /**

@@ -40,6 +40,8 @@ final class ApiHandler implements HttpHandler {
 
     /** "resource namespace" pairs whose writes are refused as RBAC refuses them. */
     private final Set<String> forbiddenWrites = ConcurrentHashMap.newKeySet();
+    /** Per {@code plural/namespace/name/fieldManager}, the configuration that manager last applied. */
+    private final Map<String, JsonObject> lastApplied = new ConcurrentHashMap<>();
     private volatile FakeApiServer.Admission admission;
     private volatile Runnable beforeWriteAnswer;
 
@@ -266,7 +268,7 @@ final class ApiHandler implements HttpHandler {
                     .orElseThrow(() -> ApiError.notFound(type, name))));
             case "PUT" -> sendWritten(exchange, 200, served(type, store.update(type, ns, name,
                     status ? body(exchange) : admitted("UPDATE", type, ns, body(exchange), dryRun), status, dryRun)));
-            case "PATCH" -> patch(exchange, type, ns, name, status, dryRun);
+            case "PATCH" -> patch(exchange, type, ns, name, status, dryRun, query.getOrDefault("fieldManager", ""));
             case "DELETE" -> {
                 JsonObject options = bodyOrEmpty(exchange);
                 JsonObject preconditions = options.has("preconditions") ? options.getAsJsonObject("preconditions")
@@ -287,7 +289,7 @@ final class ApiHandler implements HttpHandler {
     }
 
     private int patch(HttpExchange exchange, ResourceType type, String namespace, String name, boolean status,
-                      boolean dryRun) throws IOException {
+                      boolean dryRun, String fieldManager) throws IOException {
         String contentType = Optional.ofNullable(exchange.getRequestHeaders().getFirst("Content-Type")).orElse("")
                 .split(";")[0].trim();
         String text = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
@@ -318,13 +320,23 @@ final class ApiHandler implements HttpHandler {
                     throw ApiError.badRequest("an apply patch must be one object");
                 }
                 JsonObject applied = docs.get(0);
+                String appliedKey = String.join("/", type.plural(), String.valueOf(namespace), name, fieldManager);
                 if (store.get(type, namespace, name).isEmpty()) {
+                    if (!dryRun) {
+                        lastApplied.put(appliedKey, applied);
+                    }
                     Json.metadata(applied).addProperty("name", name);
                     return sendWritten(exchange, 201, served(type, store.create(type, namespace, applied, dryRun)));
                 }
-                return sendWritten(exchange, 200, served(type, store.modify(type, namespace, name, status, dryRun,
+                // what this manager applied last time and applies no more is removed, as managed fields do
+                JsonObject withdrawn = Patches.withdrawn(lastApplied.get(appliedKey), applied);
+                JsonObject written = store.modify(type, namespace, name, status, dryRun,
                         current -> (type.custom() ? Patches.merge(current, applied)
-                                : Patches.strategic(current, applied)).getAsJsonObject())));
+                                : Patches.strategic(Patches.strategic(current, withdrawn), applied)).getAsJsonObject());
+                if (!dryRun) {
+                    lastApplied.put(appliedKey, applied);
+                }
+                return sendWritten(exchange, 200, served(type, written));
             }
             default -> throw ApiError.unsupportedMediaType(contentType);
         }

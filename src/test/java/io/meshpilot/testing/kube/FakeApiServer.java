@@ -36,7 +36,8 @@ import javax.net.ssl.SSLContext;
  * selectors, limit/continue; 504 "Too large resource version" from a version ahead of it), watch (from a resourceVersion, bookmarks, 410 Expired,
  * timeoutSeconds), create (409 AlreadyExists), update with optimistic concurrency (409
  * Conflict), the status subresource, patch (merge, JSON, strategic merge as kubectl sends it,
- * server-side apply without managed fields), delete (preconditions, finalizers) and delete
+ * server-side apply without managed fields: what a field manager applied before and no longer applies
+ * is removed), delete (preconditions, finalizers) and delete
  * collection. TokenReviews and SubjectAccessReviews are answered as the test configures them ({@link #tokens()},
  * {@link #accessReviews()}).
  * Services get a cluster IP allocated (from 10.96.0.10) when they have none, as the API

@@ -151,6 +151,46 @@ class FakeApiServerKubectlTest {
         }
     }
 
+    /**
+     * Server-side apply removes what a field manager applied before and no longer applies (the
+     * API server does it through managed fields), and leaves what another manager applied.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kubectls")
+    void serverSideApplyRemovesWhatTheSameManagerNoLongerApplies(Path binary) throws IOException {
+        Assumptions.assumeTrue(Files.isExecutable(binary), "no kubectl on the PATH nor under the Google Cloud SDK's bin/");
+        try (FakeApiServer server = FakeApiServer.start()) {
+            Kubectl kubectl = new Kubectl(binary, server.writeKubeconfig(dir), dir.resolve("kubectl"));
+            String service = """
+                    apiVersion: v1
+                    kind: Service
+                    metadata: {name: web, namespace: default, labels: %s}
+                    spec:
+                      selector: {app: web}
+                      ports: %s
+                    """;
+            kubectl.runWithInput(service.formatted("{owner: one}",
+                    "[{name: http, port: 80}, {name: https, port: 443}]"),
+                    "apply", "--server-side", "--field-manager=one", "-f", "-").ok();
+            kubectl.runWithInput("""
+                    apiVersion: v1
+                    kind: Service
+                    metadata: {name: web, namespace: default}
+                    spec:
+                      ports: [{name: admin, port: 9000}]
+                    """, "apply", "--server-side", "--field-manager=two", "-f", "-").ok();
+            kubectl.runWithInput(service.formatted("{}", "[{name: http, port: 80}]"),
+                    "apply", "--server-side", "--field-manager=one", "-f", "-").ok();
+
+            JsonObject web = server.get("v1", "Service", "default", "web").orElseThrow();
+            List<String> ports = new ArrayList<>();
+            web.getAsJsonObject("spec").getAsJsonArray("ports")
+                    .forEach(p -> ports.add(Json.string(p.getAsJsonObject(), "name")));
+            assertEquals(List.of("http", "admin"), ports, "https withdrawn by its manager, admin kept");
+            assertFalse(Json.object(Json.object(web, "metadata"), "labels").has("owner"), web.toString());
+        }
+    }
+
     private static List<String> names(List<JsonObject> objects) {
         return objects.stream().map(o -> Json.string(o, "metadata", "name")).toList();
     }

@@ -39,6 +39,53 @@ final class Patches {
         return result;
     }
 
+    /**
+     * A strategic merge patch removing what {@code previous} (a manager's last applied
+     * configuration, or null) set and {@code next} no longer does: absent fields, and list entries
+     * whose merge key is absent. Server-side apply does this through managed fields.
+     */
+    static JsonObject withdrawn(JsonObject previous, JsonObject next) {
+        JsonObject patch = new JsonObject();
+        if (previous == null) {
+            return patch;
+        }
+        for (Map.Entry<String, JsonElement> e : previous.entrySet()) {
+            JsonElement now = next.get(e.getKey());
+            if (now == null) {
+                patch.add(e.getKey(), JsonNull.INSTANCE);
+            } else if (e.getValue().isJsonObject() && now.isJsonObject()) {
+                JsonObject nested = withdrawn(e.getValue().getAsJsonObject(), now.getAsJsonObject());
+                if (!nested.isEmpty()) {
+                    patch.add(e.getKey(), nested);
+                }
+            } else if (e.getValue().isJsonArray() && now.isJsonArray()) {
+                JsonArray removed = withdrawnEntries(e.getValue().getAsJsonArray(), now.getAsJsonArray());
+                if (!removed.isEmpty()) {
+                    patch.add(e.getKey(), removed);
+                }
+            }
+        }
+        return patch;
+    }
+
+    private static JsonArray withdrawnEntries(JsonArray previous, JsonArray next) {
+        JsonArray removed = new JsonArray();
+        String mergeKey = mergeKey(previous);
+        if (mergeKey == null) {
+            return removed; // a list without a merge key is replaced whole by the apply itself
+        }
+        for (JsonElement item : previous) {
+            JsonElement keyValue = item.getAsJsonObject().get(mergeKey);
+            if (indexOf(next, mergeKey, keyValue) < 0) {
+                JsonObject delete = new JsonObject();
+                delete.add(mergeKey, keyValue);
+                delete.addProperty("$patch", "delete");
+                removed.add(delete);
+            }
+        }
+        return removed;
+    }
+
     static JsonElement strategic(JsonElement target, JsonElement patch) {
         if (!patch.isJsonObject()) {
             return patch.deepCopy();

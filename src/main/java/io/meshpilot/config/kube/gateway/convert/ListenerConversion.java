@@ -165,6 +165,11 @@ public final class ListenerConversion {
         if (labels == null) {
             return false;
         }
+        return selects(selector, namespace, labels);
+    }
+
+    /** Whether a Gateway API namespace {@code selector} selects {@code namespace}, labelled {@code labels}. */
+    public static boolean selects(JsonObject selector, String namespace, Map<String, String> labels) {
         return labelSelector(selector).map(s -> s.matches(withNameLabel(namespace, labels))).orElse(false);
     }
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * ListenerSets into Istio Gateways served by their parent Gateway's workloads, and their
@@ -72,7 +73,17 @@ public final class ListenerSetConversion {
      * (none by default).
      */
     public boolean allowedBy(GatewayApiObject gateway, String namespace) {
-        Optional<JsonObject> namespaces = JsonFields.optionalObject(JsonFields.object(gateway.spec(),
+        return admits(gateway.spec(), gateway.namespace(), namespace, s -> listeners.namespaceSelected(s, namespace));
+    }
+
+    /**
+     * istiod's NamespaceAcceptedByAllowListeners: whether a Gateway's {@code spec} in
+     * {@code gatewayNamespace} admits ListenerSets from {@code namespace}; {@code selects} tells
+     * whether a {@code from: Selector} label selector selects that namespace.
+     */
+    public static boolean admits(JsonObject gatewaySpec, String gatewayNamespace, String namespace,
+                                 Predicate<JsonObject> selects) {
+        Optional<JsonObject> namespaces = JsonFields.optionalObject(JsonFields.object(gatewaySpec,
                 "allowedListeners"), "namespaces");
         if (namespaces.isEmpty()) {
             return false;
@@ -81,10 +92,9 @@ public final class ListenerSetConversion {
             case "All":
                 return true;
             case "Same":
-                return namespace.equals(gateway.namespace());
+                return namespace.equals(gatewayNamespace);
             case "Selector":
-                return JsonFields.optionalObject(namespaces.get(), "selector")
-                        .map(s -> listeners.namespaceSelected(s, namespace)).orElse(false);
+                return JsonFields.optionalObject(namespaces.get(), "selector").map(selects::test).orElse(false);
             default:
                 return false;
         }
