@@ -80,14 +80,16 @@ class OperatorPagesTest {
     }
 
     /**
-     * What istiod's report_build_info.sh records as the tag (git CLI, so the abbreviation grows with
-     * the repository), for a commit of the source tree the tests run from. The build also marks a
-     * tree with uncommitted changes, which istiod's release builds never have.
+     * What istiod's report_build_info.sh records as the tag (git describe --tags --always), for a
+     * commit of the source tree the tests run from. The abbreviation is pinned to git's minimum of 7
+     * (lengthened while ambiguous), as the build records it: git's automatic length depends on the
+     * object count of each clone. The build also marks a tree with uncommitted changes, which
+     * istiod's release builds never have.
      */
     private static String gitDescribe(String commit) throws IOException, InterruptedException {
         Process git = (BuildInfo.current().status().equals("Modified")
-                ? new ProcessBuilder("git", "describe", "--tags", "--always", "--dirty")
-                : new ProcessBuilder("git", "describe", "--tags", "--always", commit)).redirectErrorStream(true)
+                ? new ProcessBuilder("git", "describe", "--tags", "--always", "--abbrev=7", "--dirty")
+                : new ProcessBuilder("git", "describe", "--tags", "--always", "--abbrev=7", commit)).redirectErrorStream(true)
                 .start();
         String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         assertEquals(0, git.waitFor(), out);
