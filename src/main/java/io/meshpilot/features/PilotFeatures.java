@@ -54,6 +54,7 @@ import java.util.stream.Collectors;
  *                             PILOT_DISABLE_MX_ALPN: istio-proxy's metadata-exchange filters and ALPN
  * @param traceSampling        PILOT_TRACE_SAMPLING (1.0): tracing's sampling percentage where the ProxyConfig sets none
  * @param gatewayApi           the Kubernetes Gateway API switches and names (PILOT_ENABLE_GATEWAY_API and its kin)
+ * @param ambient              ambient mode's switches (PILOT_ENABLE_AMBIENT and its kin)
  */
 public record PilotFeatures(
         Duration debounceAfter,
@@ -82,7 +83,23 @@ public record PilotFeatures(
         XdsSend xdsSend,
         MetadataExchange metadataExchange,
         TraceSampling traceSampling,
-        GatewayApi gatewayApi) {
+        GatewayApi gatewayApi,
+        Ambient ambient) {
+
+    /**
+     * istiod's ambient switches (pilot/pkg/features/ambient.go). The ones istiod registers only
+     * with ambient on ({@code registerAmbient}) take their ambient default when PILOT_ENABLE_AMBIENT
+     * is true and are false otherwise, whatever the environment says, as istiod.
+     *
+     * @param enabled   PILOT_ENABLE_AMBIENT (false): ztunnel's Address and Authorization types, the ambient index
+     * @param waypoints PILOT_ENABLE_AMBIENT_WAYPOINTS (true with ambient): the {@code istio-waypoint} class and
+     *                  waypoint proxies' config
+     * @param status    AMBIENT_ENABLE_STATUS (true with ambient): status conditions about ambient on Services and
+     *                  policies
+     */
+    public record Ambient(boolean enabled, boolean waypoints, boolean status) {
+        public static final Ambient OFF = new Ambient(false, false, false);
+    }
 
     /**
      * istiod's Kubernetes Gateway API settings (pilot/pkg/features/experimental.go, pilot.go).
@@ -370,7 +387,15 @@ public record PilotFeatures(
                         r.string("PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME", "istio"),
                         r.string("PILOT_GATEWAY_API_CONTROLLER_NAME", "istio.io/gateway-controller"),
                         r.bool("PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API", true),
-                        r.bool("PILOT_ENABLE_STRICT_GATEWAY_MERGING", true)));
+                        r.bool("PILOT_ENABLE_STRICT_GATEWAY_MERGING", true)),
+                ambient(r));
+    }
+
+    private static Ambient ambient(EnvReader r) {
+        if (!r.bool("PILOT_ENABLE_AMBIENT", false)) {
+            return Ambient.OFF;
+        }
+        return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true));
     }
 
     private static XdsSend xdsSend(EnvReader r) {
