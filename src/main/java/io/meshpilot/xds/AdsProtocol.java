@@ -357,7 +357,31 @@ final class AdsProtocol {
 
     private void pushSotw(Connection con, Connection.Watch w, PushContext push) {
         Generator g = generators.forConnection(w.typeUrl(), con); // SDS is bound to the stream's identities
-        con.send(w, sotwResponse(con.proxy(), g, w.typeUrl(), w.names(), w.wildcard(), push, cache, shared));
+        Supplier<DiscoveryResponse> full = () -> sotwResponse(con.proxy(), g, w.typeUrl(), w.names(), w.wildcard(), push,
+                cache, shared);
+        if (w.typeUrl().equals(TypeUrls.ENDPOINT)) {
+            con.sendEndpoints(w, full); // ordered with partial EDS responses (Connection#sendChangedEndpoints)
+        } else {
+            con.send(w, full.get());
+        }
+    }
+
+    /**
+     * An endpoint-only push (istiod's incremental EDS push, eds.go canSendPartialFullPushes): a
+     * state-of-the-world stream gets the assignments of the {@code changed} clusters only, as
+     * istiod sends them; a delta stream what changed, as always.
+     */
+    void pushChangedEndpoints(Connection con, Connection.Watch w, PushContext push, Set<String> changed) {
+        if (con.delta()) {
+            push(con, w, push);
+            return;
+        }
+        long start = System.nanoTime();
+        Generator g = generators.forConnection(w.typeUrl(), con);
+        con.sendChangedEndpoints(w, changed,
+                names -> sotwResponse(con.proxy(), g, w.typeUrl(), names, false, push, cache, shared),
+                () -> sotwResponse(con.proxy(), g, w.typeUrl(), w.names(), w.wildcard(), push, cache, shared));
+        XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), Duration.ofNanos(System.nanoTime() - start));
     }
 
     /** Delta: only resources whose version the proxy does not hold, plus what no longer exists. */

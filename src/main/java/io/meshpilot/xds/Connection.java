@@ -6,11 +6,15 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * One ADS stream of one proxy: what it watches per type and where each type stands (sent,
@@ -39,6 +43,16 @@ public final class Connection {
         volatile boolean alwaysRespond;
         /** Delta only: name -> version the proxy holds. */
         final Map<String, String> held = new ConcurrentHashMap<>();
+        /**
+         * EDS on a state-of-the-world stream: cluster -> number of the endpoint change whose
+         * assignment has not been written to the proxy yet. A partial response (only changed
+         * clusters) may replace an unsent one, so it carries every cluster still owed.
+         */
+        final Map<String, Long> owedEndpoints = new ConcurrentHashMap<>();
+        final AtomicLong endpointChanges = new AtomicLong();
+        /** The number of the full EDS response queued and not written yet (0: none): a partial one must not replace it. */
+        final AtomicLong unsentFull = new AtomicLong();
+        private final AtomicLong fullResponses = new AtomicLong();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -59,6 +73,7 @@ public final class Connection {
             nackError = "";
             nackVersion = "";
             alwaysRespond = false;
+            owedEndpoints.clear();
         }
 
         /** The proxy ACKed {@code nonce} (the last response sent), holding {@code version}. */
@@ -237,6 +252,74 @@ public final class Connection {
      */
     void send(Watch w, DiscoveryResponse response) {
         offer(w, response.getSerializedSize(), () -> write(w, response));
+    }
+
+    /**
+     * Queues a full EDS response, built while no partial one can be queued (so none can replace
+     * it with older contents): when it is written, every endpoint change before it was built is
+     * delivered.
+     */
+    void sendEndpoints(Watch w, Supplier<DiscoveryResponse> build) {
+        synchronized (subscriptionLock) {
+            if (current(w)) {
+                offerFullEndpoints(w, build);
+            }
+        }
+    }
+
+    /**
+     * istiod's partial EDS push (eds.go buildEndpoints with partialPush): after an endpoint
+     * change, only the assignments of {@code changed} clusters, plus those of earlier changes not
+     * yet written (a response queued for a slow reader is replaced by this one, so it must carry
+     * them too). While a full response is unsent, a full one is built instead. Envoy, grpc-java,
+     * grpc-js and C-core keep the EDS resources a state-of-the-world response leaves out.
+     *
+     * @param partial builds the response for the clusters it is given
+     * @param full    builds the response for every subscribed cluster
+     */
+    void sendChangedEndpoints(Watch w, Set<String> changed, Function<Set<String>, DiscoveryResponse> partial,
+                              Supplier<DiscoveryResponse> full) {
+        synchronized (subscriptionLock) {
+            if (!current(w)) {
+                return;
+            }
+            long change = w.endpointChanges.incrementAndGet();
+            for (String cluster : changed) {
+                w.owedEndpoints.put(cluster, change);
+            }
+            if (w.unsentFull.get() != 0) {
+                offerFullEndpoints(w, full);
+                return;
+            }
+            Map<String, Long> covered = new HashMap<>();
+            Set<String> subscribed = w.names;
+            w.owedEndpoints.forEach((cluster, n) -> {
+                if (subscribed.contains(cluster)) {
+                    covered.put(cluster, n);
+                }
+            });
+            DiscoveryResponse response = partial.apply(Set.copyOf(covered.keySet()));
+            outbox.offer(w.typeUrl, response.getSerializedSize(), () -> {
+                synchronized (this) {
+                    write(w, response);
+                    covered.forEach(w.owedEndpoints::remove); // unless changed again since
+                }
+            });
+        }
+    }
+
+    private void offerFullEndpoints(Watch w, Supplier<DiscoveryResponse> build) {
+        long upTo = w.endpointChanges.get();
+        DiscoveryResponse response = build.get();
+        long id = w.fullResponses.incrementAndGet();
+        w.unsentFull.set(id);
+        outbox.offer(w.typeUrl, response.getSerializedSize(), () -> {
+            synchronized (this) {
+                write(w, response);
+                w.unsentFull.compareAndSet(id, 0);
+                w.owedEndpoints.values().removeIf(n -> n <= upTo);
+            }
+        });
     }
 
     /** Queues one delta response; what the proxy holds is recorded when it is written. */

@@ -144,9 +144,14 @@ final class PushPipeline implements AutoCloseable {
                     continue;
                 }
                 PushContext context = status.currentPushContext();
-                for (Connection.Watch w : affected(con, item.request(), changedHosts(item.request()))) {
+                for (Affected a : affected(con, item.request(), changedHosts(item.request()))) {
+                    Connection.Watch w = a.watch();
                     try {
-                        protocol.push(con, w, context);
+                        if (a.changedClusters() == null) {
+                            protocol.push(con, w, context);
+                        } else {
+                            protocol.pushChangedEndpoints(con, w, context, a.changedClusters());
+                        }
                     } catch (RuntimeException e) {
                         XdsMetrics.INTERNAL_ERRORS.increment();
                         LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
@@ -205,12 +210,19 @@ final class PushPipeline implements AutoCloseable {
     }
 
     /**
+     * A watch a request makes us push: all of it, or, after an endpoint-only change, the
+     * clusters of the changed services ({@code changedClusters}, istiod's partial EDS push).
+     */
+    record Affected(Connection.Watch watch, Set<String> changedClusters) {
+    }
+
+    /**
      * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
      * a Secret is, ECDS when no change is named or a WasmPlugin or EnvoyFilter is (istiod's
      * ecdsNeedsPush). Incremental: EDS of the changed services; SDS when a Secret the proxy
      * watches changed.
      */
-    private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
+    private static List<Affected> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
         if (request.full()) {
             List<String> types = new ArrayList<>(
@@ -223,23 +235,27 @@ final class PushPipeline implements AutoCloseable {
             }
             return types.stream()
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())
+                    .map(w -> new Affected(w, null))
                     .toList();
         }
-        List<Connection.Watch> out = new ArrayList<>(2);
+        List<Affected> out = new ArrayList<>(2);
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
+            Set<String> changed = new HashSet<>();
             for (String cluster : eds.names()) {
                 ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
                 if (o != null && hosts.contains(o.host())) {
-                    out.add(eds);
-                    break;
+                    changed.add(cluster);
                 }
+            }
+            if (!changed.isEmpty()) {
+                out.add(new Affected(eds, changed));
             }
         }
         Connection.Watch sds = watches.get(TypeUrls.SECRET);
         if (sds != null && !con.proxy().proxyless()
                 && SecretGenerator.watches(con.proxy(), sds.names(), request.configsUpdated())) {
-            out.add(sds);
+            out.add(new Affected(sds, null));
         }
         return out;
     }

@@ -93,6 +93,7 @@ public final class XdsLoad {
         String profile = strArg(argv, "--profileFanout", null);
         int changes = Math.max(1, intArg(argv, "--changes", 3));
         boolean storm = "true".equals(strArg(argv, "--storm", "false"));
+        boolean warm = "true".equals(strArg(argv, "--warmServer", "false"));
         MachineLoad machine = MachineLoad.start();
         // Like Envoy sidecars by default: one connection per proxy, gzip not offered. Earlier
         // runs put 100 streams on a connection and offered gzip as grpc-java's client does
@@ -103,10 +104,10 @@ public final class XdsLoad {
                 slowFraction <= 0 ? 0 : (int) Math.max(1, Math.round(1 / slowFraction)),
                 1_000_000_000L / Math.max(1, intArg(argv, "--slowReadKiBps", 256) * 1024L));
         System.out.printf("load: %d proxies, %d services x %d endpoints, transport %s, %d streams per connection, "
-                + "gzip %s%s%n", proxies, services, endpoints, transport, clients.streamsPerConnection(),
+                + "gzip %s%s%s%n", proxies, services, endpoints, transport, clients.streamsPerConnection(),
                 clients.acceptGzip() ? "accepted" : "not accepted", clients.slowEvery() == 0 ? ""
                         : ", every " + clients.slowEvery() + "th proxy reading at " + intArg(argv, "--slowReadKiBps", 256)
-                        + " KiB/s");
+                        + " KiB/s", warm ? ", each measured server warmed by the same load first" : "");
         // the tool's own client (gRPC, protobuf parsing) is warmed first against a throwaway
         // server, so that neither measured server meets a cold client
         // with the same size and phases as the measured runs: a 200-proxy warm-up left the
@@ -127,6 +128,7 @@ public final class XdsLoad {
         System.gc();
         // set after the warm-up: only the measured servers are recorded
         profileDir = profile == null ? null : Files.createDirectories(Path.of(profile));
+        warmServer = warm;
         Result meshpilot;
         try (Target t = MeshPilotTarget.start(services, endpoints, transport, proxies)) {
             meshpilot = run(t, proxies, services, endpoints, changes, clients, storm);
@@ -152,8 +154,11 @@ public final class XdsLoad {
 
     static final String JCP_VERSION = "1.0.49";
 
-    /** With {@code --profileFanout DIR}: each measured server's fan-out window as a JFR recording there. */
+    /** With {@code --profileFanout DIR}: where each measured server's complete-config and fan-out windows are recorded ({@link Profile}). */
     static Path profileDir;
+
+    /** {@code --warmServer true}: each measured server is warmed by the same load first ({@link #warmUp}). */
+    static boolean warmServer;
 
     /** What one run measured. */
     record Result(String server, int proxies, long[] complete, long completeAllMs, List<Fanout> fanouts,
@@ -214,24 +219,9 @@ public final class XdsLoad {
         sims.forEach(s -> s.expectPort(port, updated));
         long responsesBefore = sims.stream().mapToLong(s -> s.responses.get()).sum();
         long bytesBefore = sims.stream().mapToLong(s -> s.bytes.get()).sum();
-        // JFR, or async-profiler's CPU profile (kernel time included) when ASYNC_PROFILER_LIB names its library
-        String asyncProfiler = System.getenv("ASYNC_PROFILER_LIB");
-        Path recording = profileDir == null ? null : profileDir.resolve(server.name() + "-fanout-" + k
-                + (asyncProfiler == null ? ".jfr" : ".collapsed"));
-        Path toolRecording = profileDir == null ? null : profileDir.resolve("tool-" + server.name() + "-fanout-" + k + ".collapsed");
         // the tool's own garbage is collected before the clock starts, not in a measured window
         System.gc();
-        if (recording != null) {
-            if (asyncProfiler == null) {
-                // every JIT compilation, however short: what the compiler threads spend the window on
-                jcmd(server.pid(), "JFR.start", "name=fanout", "settings=profile", "+jdk.Compilation#threshold=0ms");
-            } else {
-                // quoted: jcmd would read an argument with "=" as one of its own options
-                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
-                // and the tool itself, which shares the 2 cores: where its CPU in the window goes
-                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
-            }
-        }
+        Profile profile = Profile.start(server, "fanout-" + k);
         cpu.phase();
         long t1 = System.nanoTime();
         sims.forEach(s -> s.updateStart = t1); // each proxy's time counts from the change, as the total does
@@ -239,15 +229,7 @@ public final class XdsLoad {
         updated.await(10, TimeUnit.MINUTES);
         long fanoutMs = (System.nanoTime() - t1) / 1_000_000;
         String cpuLine = cpu.phase();
-        if (recording != null) {
-            if (asyncProfiler == null) {
-                jcmd(server.pid(), "JFR.stop", "name=fanout", "filename=" + recording);
-            } else {
-                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file=" + recording + "\"");
-                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file="
-                        + toolRecording + "\"");
-            }
-        }
+        profile.stop();
         long[] times = sims.stream().mapToLong(s -> s.updatedMs).filter(v -> v >= 0).sorted().toArray();
         System.out.printf("push fan-out after endpoint change %d in every service (%s): %d/%d proxies in %d ms "
                         + "(first %d ms, p50 %d ms, p99 %d ms; %s)%n", k, k == 1 ? "the first since start" : "warm",
@@ -262,9 +244,53 @@ public final class XdsLoad {
         System.out.printf("  %s; %d responses, %.1f MB until then%s%n", cpuLine,
                 sims.stream().mapToLong(s -> s.responses.get()).sum() - responsesBefore,
                 (sims.stream().mapToLong(s -> s.bytes.get()).sum() - bytesBefore) / 1048576.0,
-                recording == null ? "" : "; recorded: " + recording + (asyncProfiler == null ? " (server)"
-                        : " and, for the tool, " + toolRecording));
+                profile.note());
         return new Fanout(k, times, fanoutMs, cpu.lastServerSeconds);
+    }
+
+    /**
+     * With {@code --profileFanout DIR}, one measured window of the server (and, with async-profiler,
+     * of the tool, which shares the cores): a JFR recording with every JIT compilation, or, when
+     * ASYNC_PROFILER_LIB names async-profiler's library, its CPU profile with kernel time as
+     * collapsed stacks. Without the option it records nothing.
+     */
+    record Profile(Target server, Path recording, Path toolRecording, String asyncProfiler) {
+        static Profile start(Target server, String window) throws Exception {
+            String asyncProfiler = System.getenv("ASYNC_PROFILER_LIB");
+            if (profileDir == null) {
+                return new Profile(server, null, null, asyncProfiler);
+            }
+            Path recording = profileDir.resolve(server.name() + "-" + window + (asyncProfiler == null ? ".jfr" : ".collapsed"));
+            Path toolRecording = profileDir.resolve("tool-" + server.name() + "-" + window + ".collapsed");
+            if (asyncProfiler == null) {
+                // every JIT compilation, however short: what the compiler threads spend the window on
+                jcmd(server.pid(), "JFR.start", "name=window", "settings=profile", "+jdk.Compilation#threshold=0ms");
+            } else {
+                // quoted: jcmd would read an argument with "=" as one of its own options
+                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
+                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"start,event=itimer,interval=2ms,threads\"");
+            }
+            return new Profile(server, recording, toolRecording, asyncProfiler);
+        }
+
+        void stop() throws Exception {
+            if (recording == null) {
+                return;
+            }
+            if (asyncProfiler == null) {
+                jcmd(server.pid(), "JFR.stop", "name=window", "filename=" + recording);
+            } else {
+                jcmd(server.pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file=" + recording + "\"");
+                jcmd(ProcessHandle.current().pid(), "JVMTI.agent_load", asyncProfiler, "\"stop,collapsed,file="
+                        + toolRecording + "\"");
+            }
+        }
+
+        /** "; recorded: ..." for the report line, or nothing. */
+        String note() {
+            return recording == null ? "" : "; recorded: " + recording + (asyncProfiler == null ? " (server)"
+                    : " and, for the tool, " + toolRecording);
+        }
     }
 
     /**
@@ -338,10 +364,8 @@ public final class XdsLoad {
         }
     }
 
-    /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
-    static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients,
-                      boolean storm) throws Exception {
-        long heapIdle = server.heapAfterGc();
+    /** The tool's connections to {@code server}: one per proxy, or shared as {@code clients} says. */
+    static List<ManagedChannel> channels(Target server, int proxies, Clients clients) {
         List<ManagedChannel> channels = new ArrayList<>();
         int connections = Math.max(1, (proxies + clients.streamsPerConnection() - 1) / clients.streamsPerConnection());
         for (int i = 0; i < connections; i++) {
@@ -352,10 +376,50 @@ public final class XdsLoad {
             }
             channels.add(b.build());
         }
+        return channels;
+    }
+
+    /**
+     * {@code --warmServer true}: the same proxies connect once and get their complete config,
+     * unmeasured, then leave, so the measured run meets a server whose JIT has compiled the
+     * serving path, as a control plane that has been running does when proxies come and go
+     * (the storm measures the cold case: a new process).
+     */
+    static void warmUp(Target server, int proxies, int services, int endpoints, Clients clients) throws Exception {
+        long t0 = System.nanoTime();
+        List<ManagedChannel> channels = channels(server, proxies, clients);
+        try {
+            CountDownLatch complete = new CountDownLatch(proxies);
+            for (int i = 0; i < proxies; i++) {
+                new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services, endpoints, 0).start();
+            }
+            if (!complete.await(10, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("warm-up: " + complete.getCount() + " proxies never got a complete config");
+            }
+        } finally {
+            channels.forEach(ManagedChannel::shutdownNow);
+            for (ManagedChannel c : channels) {
+                c.awaitTermination(30, TimeUnit.SECONDS);
+            }
+        }
+        Thread.sleep(2000); // the server sees the streams end and drops their connections
+        System.out.printf("(server warm-up: %d proxies got their complete config and left in %d ms, not measured)%n", proxies,
+                (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** The same proxies against one server: complete config, heap per proxy, fan-out of changes. */
+    static Result run(Target server, int proxies, int services, int endpoints, int changes, Clients clients,
+                      boolean storm) throws Exception {
+        if (warmServer) {
+            warmUp(server, proxies, services, endpoints, clients);
+        }
+        long heapIdle = server.heapAfterGc();
+        List<ManagedChannel> channels = channels(server, proxies, clients);
         try {
             List<SimulatedProxy> sims = new ArrayList<>();
             CountDownLatch complete = new CountDownLatch(proxies);
             Cpu cpu = new Cpu(server.pid());
+            Profile profile = Profile.start(server, "complete");
             long t0 = System.nanoTime();
             for (int i = 0; i < proxies; i++) {
                 SimulatedProxy p = new SimulatedProxy(i, channels.get(i % channels.size()), complete, t0, services, endpoints,
@@ -365,11 +429,12 @@ public final class XdsLoad {
             }
             complete.await(10, TimeUnit.MINUTES);
             long connectMs = (System.nanoTime() - t0) / 1_000_000;
+            profile.stop();
             long[] firstConfig = sims.stream().mapToLong(s -> s.completeMs).filter(v -> v >= 0).sorted().toArray();
             System.out.printf("complete config: %d/%d proxies in %d ms (p50 %d ms, p99 %d ms, max %d ms)%n",
                     firstConfig.length, proxies, connectMs, pct(firstConfig, 50), pct(firstConfig, 99),
                     pct(firstConfig, 100));
-            System.out.println("  " + cpu.phase());
+            System.out.println("  " + cpu.phase() + profile.note());
             double cpuComplete = cpu.lastServerSeconds;
             Map<String, ClusterLoadAssignment> before = new TreeMap<>(sims.get(0).assignments);
             long heapConnected = server.heapAfterGc();

@@ -189,6 +189,44 @@ class AdsProtocolTest {
         }
     }
 
+    /**
+     * istiod's partial EDS push: after an endpoint change, a proxy watching several clusters gets
+     * the changed cluster's assignment only (Envoy keeps the others of a state-of-the-world EDS
+     * subscription); a request of its own still gets every cluster it names.
+     */
+    @Test
+    void anEndpointChangeSendsOnlyTheChangedClusters() throws Exception {
+        try (AdsClient c = sidecar("partial")) {
+            c.subscribe(TypeUrls.CLUSTER, List.of());
+            c.ack(c.await(TypeUrls.CLUSTER, WAIT), List.of());
+            c.subscribe(TypeUrls.ENDPOINT, List.of(REVIEWS, RATINGS));
+            DiscoveryResponse first = c.await(TypeUrls.ENDPOINT, WAIT);
+            assertEquals(2, first.getResourcesCount(), "the request is answered with both clusters");
+            c.ack(first, List.of(REVIEWS, RATINGS));
+            Http.Reply r = Http.send(http, "/api/v1/configs/networking.istio.io/v1/workloadentries/default/ratings-v7",
+                    "PUT", """
+                            apiVersion: networking.istio.io/v1
+                            kind: WorkloadEntry
+                            metadata: {name: ratings-v7, namespace: default}
+                            spec: {address: 127.0.0.7, ports: {http: 19097}, labels: {app: ratings, version: v7},
+                                   serviceAccount: bookinfo-ratings}
+                            """, null);
+            assertEquals(201, r.status(), r.body());
+            DiscoveryResponse eds = c.await(TypeUrls.ENDPOINT, WAIT);
+            assertEquals(List.of(RATINGS), eds.getResourcesList().stream().map(ResourceNames::of).toList(),
+                    "only the changed cluster");
+            ClusterLoadAssignment cla = eds.getResources(0).unpack(ClusterLoadAssignment.class);
+            assertTrue(cla.getEndpointsList().stream().flatMap(e -> e.getLbEndpointsList().stream())
+                    .anyMatch(e -> e.getEndpoint().getAddress().getSocketAddress().getAddress().equals("127.0.0.7")),
+                    cla.toString());
+            c.ack(eds, List.of(REVIEWS, RATINGS));
+            assertTrue(Http.send(http, "/api/v1/configs/networking.istio.io/v1/workloadentries/default/ratings-v7",
+                    "DELETE", null, null).status() < 300);
+            assertEquals(List.of(RATINGS), c.await(TypeUrls.ENDPOINT, WAIT).getResourcesList().stream()
+                    .map(ResourceNames::of).toList(), "the removal too");
+        }
+    }
+
     /** istiod's push-pipeline metrics, under its names, after a config change and a NACK. */
     @Test
     void pushPipelineMetricsUseIstiodNames() throws Exception {

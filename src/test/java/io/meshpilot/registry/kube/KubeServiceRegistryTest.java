@@ -222,9 +222,9 @@ class KubeServiceRegistryTest {
         start();
         apply(REVIEWS_PODS + service("reviews", "shop", "")
                 + slice("reviews-1", "reviews", "10.1.0.11,reviews-v1-abc,true", "10.1.0.12,reviews-v2-def,true"));
-        // the slice's and the Service's informers deliver in either order
-        await("two reviews endpoints and the service", () -> indexed(REVIEWS).size() == 2
-                && kube.service(REVIEWS).isPresent());
+        // the slice's, the Service's and the Pods' informers deliver in any order
+        await("two reviews endpoints, the service and the pods", () -> indexed(REVIEWS).size() == 2
+                && kube.service(REVIEWS).isPresent() && kube.podByIp("10.1.0.12", "shop").isPresent());
         Service svc = kube.service(REVIEWS).orElseThrow();
         assertEquals(Resolution.CLIENT_SIDE_LB, svc.resolution());
         assertEquals("Kubernetes", svc.registry());
