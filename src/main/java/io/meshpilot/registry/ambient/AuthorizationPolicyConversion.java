@@ -18,7 +18,6 @@ import io.meshpilot.api.workload.security.ServiceAccountMatch;
 import io.meshpilot.api.workload.security.StringMatch;
 import io.meshpilot.config.Config;
 import io.meshpilot.networking.authz.AuthorizationFilters;
-import io.meshpilot.util.IpAddr;
 import io.meshpilot.util.IpPrefix;
 import io.meshpilot.util.IpSyntaxException;
 import java.util.ArrayList;
@@ -119,18 +118,14 @@ public final class AuthorizationPolicyConversion {
         Rules.Builder to = Rules.newBuilder();
         for (Rule.To t : rule.getToList()) {
             Operation op = t.getOperation();
-            List<String> httpOnly = httpFields(op);
-            httpAttributes.addAll(httpOnly);
-            http |= !httpOnly.isEmpty();
+            http |= noted(httpFields(op), httpAttributes);
             to.addMatches(Match.newBuilder().addAllDestinationPorts(ports(op.getPortsList()))
                     .addAllNotDestinationPorts(ports(op.getNotPortsList())));
         }
         Rules.Builder from = Rules.newBuilder();
         for (Rule.From f : rule.getFromList()) {
             Source s = f.getSource();
-            List<String> httpOnly = httpFields(s);
-            httpAttributes.addAll(httpOnly);
-            http |= !httpOnly.isEmpty();
+            http |= noted(httpFields(s), httpAttributes);
             from.addMatches(Match.newBuilder()
                     .addAllSourceIps(addresses(s.getIpBlocksList()))
                     .addAllNotSourceIps(addresses(s.getNotIpBlocksList()))
@@ -201,6 +196,12 @@ public final class AuthorizationPolicyConversion {
         return out;
     }
 
+    /** Adds {@code fields} to {@code into}; whether there were any. */
+    private static boolean noted(List<String> fields, Set<String> into) {
+        into.addAll(fields);
+        return !fields.isEmpty();
+    }
+
     private static void addIf(List<String> out, String field, int count) {
         if (count > 0) {
             out.add(field);
@@ -264,20 +265,13 @@ public final class AuthorizationPolicyConversion {
     private static List<Address> addresses(List<String> values) {
         List<Address> out = new ArrayList<>();
         for (String v : values) {
+            if (v.isEmpty()) {
+                continue;
+            }
             try {
-                IpAddr addr;
-                int bits;
-                if (v.contains("/")) {
-                    IpPrefix p = IpPrefix.parse(v);
-                    addr = p.addr();
-                    bits = p.bits();
-                } else if (!v.isEmpty()) {
-                    addr = IpAddr.parse(v);
-                    bits = addr.bitLen();
-                } else {
-                    continue;
-                }
-                out.add(Address.newBuilder().setAddress(ByteString.copyFrom(addr.bytes())).setLength(bits).build());
+                IpPrefix p = IpPrefix.parseAddressOrPrefix(v);
+                out.add(Address.newBuilder().setAddress(ByteString.copyFrom(p.addr().bytes())).setLength(p.bits())
+                        .build());
             } catch (IpSyntaxException e) {
                 // left out, as istiod: validation has already refused such values in new config
             }
