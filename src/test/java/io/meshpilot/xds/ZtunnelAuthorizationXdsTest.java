@@ -74,6 +74,8 @@ class ZtunnelAuthorizationXdsTest {
             assertEquals(Action.ALLOW, allow.getAction());
             assertEquals(List.of(8080), allow.getGroups(0).getRules(0).getMatches(0).getDestinationPortsList());
             ztunnel.ack(first);
+            assertTrue(Http.get(server.ports().get("http"), "/api/v1/proxies").body().contains("\"type\":\"ztunnel\""),
+                    "the admin API names the node type");
 
             // a new policy: only it arrives; its HTTP-only rule is dropped and reported
             Files.writeString(config.resolve("deny.yaml"), """
@@ -110,6 +112,26 @@ class ZtunnelAuthorizationXdsTest {
             assertEquals(List.of("istio-system/deny-admin"), removed.getRemovedResourcesList());
             assertEquals(0, removed.getResourcesCount(), "the others did not change");
             ztunnel.ack(removed);
+        }
+    }
+
+    /** Without PILOT_ENABLE_AMBIENT the type is answered empty, as istiod's without an ambient index. */
+    @Test
+    void nothingWithoutAmbient() throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Files.writeString(config.resolve("policies.yaml"), """
+                apiVersion: security.istio.io/v1
+                kind: AuthorizationPolicy
+                metadata: {name: deny-all, namespace: istio-system}
+                spec: {action: DENY, rules: [{}]}
+                """);
+        try (MeshPilotServer server = TestServers.start(dir);
+             DeltaAdsClient ztunnel = new DeltaAdsClient(
+                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
+                     Node.newBuilder().setId(ZTUNNEL).build())) {
+            ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
+            DeltaDiscoveryResponse r = nextOf(ztunnel);
+            assertEquals(0, r.getResourcesCount());
         }
     }
 
