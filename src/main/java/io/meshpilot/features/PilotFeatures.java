@@ -96,9 +96,12 @@ public record PilotFeatures(
      *                  waypoint proxies' config
      * @param status    AMBIENT_ENABLE_STATUS (true with ambient): status conditions about ambient on Services and
      *                  policies
+     * @param dryRunAuthorizationPolicies AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (false): AuthorizationPolicies
+     *                  annotated {@code istio.io/dry-run} reach ztunnel marked dry run; off, they are not sent
+     *                  (ztunnel before 1.29 would enforce them)
      */
-    public record Ambient(boolean enabled, boolean waypoints, boolean status) {
-        public static final Ambient OFF = new Ambient(false, false, false);
+    public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
+        public static final Ambient OFF = new Ambient(false, false, false, false);
     }
 
     /**
@@ -395,7 +398,8 @@ public record PilotFeatures(
         if (!r.bool("PILOT_ENABLE_AMBIENT", false)) {
             return Ambient.OFF;
         }
-        return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true));
+        return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true),
+                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

@@ -677,8 +677,8 @@ public final class PushContext {
         return virtualServicesByGateway;
     }
 
-    /** Every AuthorizationPolicy, by namespace then oldest first (for {@link ConfigConflicts}). */
-    List<Config> authorizationPolicyIndex() {
+    /** Every AuthorizationPolicy, by namespace then oldest first (for {@link ConfigConflicts} and ztunnel's policies). */
+    public List<Config> authorizationPolicyIndex() {
         return authorizationPolicies.keySet().stream().sorted().flatMap(ns -> authorizationPolicies.get(ns).stream())
                 .toList();
     }

@@ -76,6 +76,15 @@ public record PushMetric(String name, String help) {
             "Authorization policies whose targetRefs attach them to no proxy MeshPilot serves.");
 
     /**
+     * Ours (istiod writes the same message into the policy's {@code ZtunnelAccepted} condition):
+     * an AuthorizationPolicy ztunnel does not get as written: HTTP attributes left out, an AUDIT
+     * or CUSTOM action, dry run while AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY is off. Listed
+     * once a ztunnel was served from the push. Keyed {@code namespace/name}.
+     */
+    public static final PushMetric AUTHZ_ZTUNNEL_UNAPPLIED = of("pilot_authz_ztunnel_unapplied",
+            "Authorization policies ztunnel does not enforce as written.");
+
+    /**
      * Ours: Sidecar fields MeshPilot accepts but does not apply to the Envoy config (egress
      * port, bind and captureMode; ingress bind, captureMode, tls and connectionPool;
      * inboundConnectionPool). Keyed {@code namespace/name|field path}.

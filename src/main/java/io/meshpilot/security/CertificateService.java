@@ -14,6 +14,7 @@ import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.security.ca.CsrSigner;
 import io.meshpilot.security.ca.CsrRejectedException;
 import io.meshpilot.security.ca.CsrRejectedException.Reason;
+import io.meshpilot.util.PrintableText;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -42,6 +43,8 @@ public final class CertificateService implements BindableService {
                     .build();
     /** istiod's metadata key for a node agent asking on behalf of a workload. */
     static final String IMPERSONATED_IDENTITY = "ImpersonatedIdentity";
+    /** istiod's whole answer to a refused impersonation, whatever the reason. */
+    static final String IMPERSONATION_REFUSED = "request impersonation authentication failure";
 
     /** Rejections counted as citadel_server_csr_parsing_err_count; the rest as sign errors. */
     private static final Set<Reason> PARSING = EnumSet.of(Reason.MALFORMED_CSR,
@@ -99,13 +102,12 @@ public final class CertificateService implements BindableService {
             try {
                 impersonation.authorize(caller, impersonated);
             } catch (Authenticator.AuthenticationException e) {
-                // istiod answers an opaque authentication failure; the reason goes to the log
-                // and, short, to the caller (it names nothing the caller did not send)
+                // istiod's opaque answer: which pods run on which node is not the caller's to learn;
+                // the reason goes to the log
                 CaMetrics.AUTHENTICATION_FAILURE.increment();
                 LOG.log(Level.WARNING, "CSR refused peer=" + from + " identities=" + caller.identities()
-                        + ": impersonation of " + impersonated + " denied: " + e.getMessage());
-                response.onError(Status.UNAUTHENTICATED.withDescription("request impersonation authentication failure: "
-                        + e.getMessage()).asRuntimeException());
+                        + ": impersonation of " + PrintableText.clip(impersonated, 256) + " denied: " + e.getMessage());
+                response.onError(Status.UNAUTHENTICATED.withDescription(IMPERSONATION_REFUSED).asRuntimeException());
                 return;
             }
             // an authorized node agent gets a certificate for the impersonated identity only

@@ -41,6 +41,18 @@ public record IpPrefix(IpAddr addr, int bits) {
         return new IpPrefix(addr, n);
     }
 
+    /**
+     * {@code s} as a prefix when it has a "/", else as a single address (its full length), as
+     * istiod reads the IP values of policies; throws {@link IpSyntaxException} when it is neither.
+     */
+    public static IpPrefix parseAddressOrPrefix(String s) {
+        if (s.contains("/")) {
+            return parse(s);
+        }
+        IpAddr addr = IpAddr.parse(s);
+        return new IpPrefix(addr, addr.bitLen());
+    }
+
     /** Null when {@code s} is a prefix, else why not. */
     public static String problem(String s) {
         try {

@@ -165,7 +165,8 @@ final class AdsProtocol {
      * One request on a delta stream, by istiod's rules (delta.go processDeltaRequest,
      * shouldRespondDelta): a debug type is answered at once; a NACK is recorded; a type the
      * stream has no state for starts the subscription (its names, plus those the proxy says it
-     * holds) and is answered whatever nonce it carries; otherwise a nonce that is not the last
+     * holds; naming nothing of a type that may be a wildcard, everything) and is answered
+     * whatever nonce it carries; otherwise a nonce that is not the last
      * one sent has expired, and a request (ACK or not) is answered only when it changes the
      * subscription.
      */
@@ -202,7 +203,9 @@ final class AdsProtocol {
                 names.addAll(req.getResourceNamesSubscribeList());
                 names.addAll(req.getInitialResourceVersionsMap().keySet()); // what the proxy holds, it still watches
                 req.getResourceNamesUnsubscribeList().forEach(names::remove);
-                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0 && emptyMeansEverything(type);
+                // istiod's deltaWatchedResources: a first request subscribing to nothing asks for everything
+                // (ztunnel's Authorization subscription); "*" subscribed and unsubscribed at once asks for nothing
+                wildcard = names.remove("*") || req.getResourceNamesSubscribeCount() == 0 && TypeUrls.wildcardType(type);
                 limits.checkSubscription(type, names);
             }
             w = con.watch(type);

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import io.envoyproxy.envoy.admin.v3.ConfigDump;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.util.List;
@@ -20,11 +21,14 @@ import java.util.function.Supplier;
  * {@link SecretGenerator}, bound to the stream's verified identities. Every proxy may ask
  * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
  * {@code istio.io/debug/config_dump} ({@link ConfigDumpGenerator}) and {@code istio.io/debug}
- * ({@link DebugPageGenerator}, bound to the stream's verified identities).
+ * ({@link DebugPageGenerator}, bound to the stream's verified identities). ztunnel nodes get
+ * ambient's types: {@code istio.security.Authorization} ({@link WorkloadRbacGenerator}) and the
+ * debug types syncz and config_dump.
  */
 final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
+    private final Map<String, Generator> ztunnel;
     private final SecretGenerator sds;
     private final SyncStatusGenerator syncz;
     private final ConfigDumpGenerator configDump;
@@ -48,8 +52,10 @@ final class Generators {
      * @param cache       resources shared across proxies
      * @param credentials what SDS serves
      * @param debug       what the istio.io/debug types read
+     * @param ambient     PILOT_ENABLE_AMBIENT and its kin: what ztunnel nodes are served
      */
-    Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug) {
+    Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug,
+               PilotFeatures.Ambient ambient) {
         Generator cds = new CdsGenerator(cache);
         Generator eds = new EdsGenerator(cache);
         this.sds = new SecretGenerator(credentials);
@@ -64,12 +70,15 @@ final class Generators {
                 TypeUrls.DEBUG_CONFIG_DUMP, configDump,
                 TypeUrls.EXTENSION_CONFIG, new EcdsGenerator(),
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
+        this.ztunnel = Map.of(TypeUrls.WORKLOAD_AUTHORIZATION,
+                new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies()),
+                TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
     }
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
     static Generators standalone(XdsCache cache) {
         CredentialsController none = new CredentialsController();
-        return new Generators(cache, () -> none, DebugSources.none());
+        return new Generators(cache, () -> none, DebugSources.none(), PilotFeatures.Ambient.OFF);
     }
 
     /**
@@ -105,6 +114,9 @@ final class Generators {
      * verified identity and serves nothing: streams use {@link #forConnection}.
      */
     Generator forType(String typeUrl, Proxy proxy) {
+        if (proxy.type() == Proxy.Type.ZTUNNEL) {
+            return ztunnel.get(typeUrl);
+        }
         return (proxy.proxyless() ? proxyless : envoy).get(typeUrl);
     }
 

@@ -219,7 +219,8 @@ final class PushPipeline implements AutoCloseable {
     /**
      * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
      * a Secret is, ECDS when no change is named or a WasmPlugin or EnvoyFilter is (istiod's
-     * ecdsNeedsPush). Incremental: EDS of the changed services; SDS when a Secret the proxy
+     * ecdsNeedsPush), ztunnel's Authorization type when no change is named or a policy is.
+     * Incremental: EDS of the changed services; SDS when a Secret the proxy
      * watches changed.
      */
     private static List<Affected> affected(Connection con, PushRequest request, Set<String> hosts) {
@@ -232,6 +233,9 @@ final class PushPipeline implements AutoCloseable {
             }
             if (EcdsGenerator.needsPush(request.configsUpdated())) {
                 types.add(TypeUrls.EXTENSION_CONFIG);
+            }
+            if (WorkloadRbacGenerator.needsPush(request.configsUpdated())) {
+                types.add(TypeUrls.WORKLOAD_AUTHORIZATION);
             }
             return types.stream()
                     .map(watches::get).filter(w -> w != null && !w.names().isEmpty() || w != null && w.wildcard())

@@ -9,6 +9,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
+import io.meshpilot.api.workload.security.Authorization;
 import java.util.Arrays;
 
 /** The xDS name of a packed resource (delta xDS addresses resources by name). */
@@ -27,6 +28,11 @@ final class ResourceNames {
                         .getName();
                 case TypeUrls.EXTENSION_CONFIG -> a.unpack(TypedExtensionConfig.class)
                         .getName();
+                // ztunnel's policies: namespace/name, as istiod's WorkloadAuthorization.ResourceName
+                case TypeUrls.WORKLOAD_AUTHORIZATION -> {
+                    Authorization authz = a.unpack(Authorization.class);
+                    yield authz.getNamespace() + "/" + authz.getName();
+                }
                 // istio.io/debug/syncz: one per proxy, named by its node id as istiod names them
                 case TypeUrls.CLIENT_CONFIG -> a.unpack(ClientConfig.class).getNode()
                         .getId();

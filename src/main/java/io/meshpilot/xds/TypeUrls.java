@@ -13,6 +13,11 @@ public final class TypeUrls {
      * reference by name, served by istiod's EcdsGenerator.
      */
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
+    /**
+     * ztunnel's L4 policies ({@code istio.security.Authorization}, istiod's WorkloadAuthorizationType),
+     * served to ztunnel nodes by {@link WorkloadRbacGenerator}.
+     */
+    public static final String WORKLOAD_AUTHORIZATION = "type.googleapis.com/istio.security.Authorization";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
     /** istiod's debug type: one connected proxy's config dump, named by the one resource name. */
@@ -68,12 +73,13 @@ public final class TypeUrls {
             case EXTENSION_CONFIG -> "ecds";
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
             case HEALTH_INFO -> "hds";
+            case WORKLOAD_AUTHORIZATION -> "wads";
             case DEBUG_SYNCZ, DEBUG_CONFIG_DUMP, DEBUG_PAGE -> typeUrl;
             default -> UNKNOWN_METRIC_TYPE;
         };
     }
 
-    /** lds, rds, cds, eds, sds (istiod's names, for logs and debug output); the URL itself for other types. */
+    /** lds, rds, cds, eds, sds, wads (istiod's names, for logs and debug output); the URL itself for other types. */
     public static String shortName(String typeUrl) {
         return switch (typeUrl) {
             case LISTENER -> "lds";
@@ -82,6 +88,7 @@ public final class TypeUrls {
             case ENDPOINT -> "eds";
             case SECRET -> "sds";
             case EXTENSION_CONFIG -> "ecds";
+            case WORKLOAD_AUTHORIZATION -> "wads";
             default -> typeUrl;
         };
     }

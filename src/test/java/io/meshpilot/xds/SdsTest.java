@@ -19,6 +19,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.model.CredentialNames;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.networking.EnvoyTypes;
@@ -244,7 +245,7 @@ class SdsTest {
         assertEquals(1, sds.forCaller(List.of(DEFAULT_ID, GATEWAY_ID)).generate(claimsIstioSystem, null, Set.of(CRED),
                 false).size(), "any verified identity of the Secret's namespace will do");
         assertEquals(0, new Generators(new XdsCache(false), () -> server.server().components().credentials(),
-                Generators.DebugSources.none())
+                Generators.DebugSources.none(), PilotFeatures.Ambient.OFF)
                 .forType(TypeUrls.SECRET, claimsIstioSystem)
                 .generate(claimsIstioSystem, null, Set.of(CRED), false).size(), "without a connection: nothing");
     }

@@ -217,8 +217,11 @@ public final class AuthorizationFilters {
         return prefix + "ns[" + c.namespace() + "]-policy[" + c.name() + "]-rule[" + rule + "]";
     }
 
-    /** Go's strconv.ParseBool of the dry-run annotation; an unparsable value means false. */
-    private static boolean dryRun(Config c) {
+    /**
+     * Go's strconv.ParseBool of the dry-run annotation; an unparsable value means false (istiod
+     * reads it so for sidecars and for ztunnel alike).
+     */
+    public static boolean dryRun(Config c) {
         String v = c.annotations().get(DRY_RUN_ANNOTATION);
         if (v == null) {
             return false;

@@ -21,17 +21,9 @@ final class CidrRanges {
             throw new UnsupportedValue("empty address");
         }
         try {
-            IpAddr addr;
-            int bits;
-            if (value.contains("/")) {
-                IpPrefix p = IpPrefix.parse(value);
-                addr = p.addr();
-                bits = p.bits();
-            } else {
-                addr = IpAddr.parse(value);
-                bits = addr.bitLen();
-            }
-            return CidrRange.newBuilder().setAddressPrefix(format(addr)).setPrefixLen(UInt32Value.of(bits)).build();
+            IpPrefix p = IpPrefix.parseAddressOrPrefix(value);
+            return CidrRange.newBuilder().setAddressPrefix(format(p.addr())).setPrefixLen(UInt32Value.of(p.bits()))
+                    .build();
         } catch (IpSyntaxException e) {
             throw new UnsupportedValue("invalid IP address or CIDR " + value + ": " + e.getMessage());
         }
