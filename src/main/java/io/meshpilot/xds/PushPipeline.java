@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -246,11 +247,17 @@ final class PushPipeline implements AutoCloseable {
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
             Set<String> changed = new HashSet<>();
-            for (String cluster : eds.names()) {
-                ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
-                if (o != null && hosts.contains(o.host())) {
-                    changed.add(cluster);
+            Map<String, List<String>> byHost = eds.names.outboundClustersByHost();
+            if (hosts.size() <= byHost.size()) {
+                for (String host : hosts) {
+                    changed.addAll(byHost.getOrDefault(host, List.of()));
                 }
+            } else {
+                byHost.forEach((host, clusters) -> {
+                    if (hosts.contains(host)) {
+                        changed.addAll(clusters);
+                    }
+                });
             }
             if (!changed.isEmpty()) {
                 out.add(new Affected(eds, changed));

@@ -1,9 +1,12 @@
 package io.meshpilot.xds;
 
+import io.meshpilot.networking.ClusterNames;
 import java.lang.ref.WeakReference;
 import java.util.AbstractSet;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -46,6 +49,8 @@ final class SubscribedNames extends AbstractSet<String> {
     private final List<String> ordered;
     /** The names in the order of the first request for them (repeats included). */
     private final List<String> asRequested;
+    /** Outbound cluster names by service host, made when first asked (EDS subscriptions only ask). */
+    private volatile Map<String, List<String>> outboundByHost;
 
     private SubscribedNames(Key key, List<String> requested) {
         this.key = key;
@@ -67,6 +72,27 @@ final class SubscribedNames extends AbstractSet<String> {
             return other == this || other.key.equals(key);
         }
         return super.equals(o);
+    }
+
+    /**
+     * The outbound clusters ({@code outbound|port|subset|host}) among the names, by host: an
+     * endpoint change names services, and each of the thousand proxies a push visits finds its
+     * clusters of those services by a lookup instead of parsing all of its names.
+     */
+    Map<String, List<String>> outboundClustersByHost() {
+        Map<String, List<String>> byHost = outboundByHost;
+        if (byHost == null) {
+            Map<String, List<String>> grouped = new HashMap<>();
+            for (String name : ordered) {
+                ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
+                if (o != null) {
+                    grouped.computeIfAbsent(o.host(), h -> new ArrayList<>(1)).add(name);
+                }
+            }
+            byHost = Map.copyOf(grouped);
+            outboundByHost = byHost; // racing threads compute the same value
+        }
+        return byHost;
     }
 
     /** A subscription to {@code names} of its own (not shared: see {@link Pool#of}). */
