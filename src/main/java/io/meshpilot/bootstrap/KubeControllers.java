@@ -105,7 +105,7 @@ final class KubeControllers {
                 .orElse(null);
         this.gatewayClasses = configs.gatewayApi().filter(c -> gatewayApi.gatewayClassController())
                 .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
-                        gatewayApi.multiNetwork()))
+                        gatewayApi.multiNetwork(), args.features().ambient().waypoints()))
                 .orElse(null);
         // istiod builds it only with the Gateway API on
         this.gatewayDeploymentElection = configs.gatewayApi().isEmpty() || !gatewayApi.deploymentController() ? null

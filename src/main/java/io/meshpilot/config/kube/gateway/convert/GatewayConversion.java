@@ -161,7 +161,7 @@ public final class GatewayConversion {
                 GatewayStatusReport.conflict(statusListeners, i, listener, gateway.generation(), conflict, now);
                 continue;
             }
-            ListenerConversion.Listener converted = listeners.convert(gateway, gateway, listener, null);
+            ListenerConversion.Listener converted = listeners.convert(gateway, gateway, listener, null, info.waypoint());
             GatewayStatusReport.listener(statusListeners, i, listener, gateway.generation(), converted.conditions(), now);
             if (converted.programmed()) {
                 valid++;
@@ -170,6 +170,10 @@ public final class GatewayConversion {
                 continue;
             }
             servers.add(converted.server());
+            if (info.waypoint()) {
+                // a waypoint gets no Istio Gateway and no route parents: its config comes from the ambient index
+                continue;
+            }
             generated.add(GeneratedListener.of(gateway, gateway, binding, listener, converted.server(),
                     converted.programmed()));
         }
