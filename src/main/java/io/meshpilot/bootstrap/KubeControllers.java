@@ -110,7 +110,8 @@ final class KubeControllers {
         // istiod builds it only with the Gateway API on
         this.gatewayDeploymentElection = configs.gatewayApi().isEmpty() || !gatewayApi.deploymentController() ? null
                 : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), () -> discovery.currentPushContext().mesh())
+                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), args.features().ambient().waypoints(),
+                        () -> discovery.currentPushContext().mesh())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
                         .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }
