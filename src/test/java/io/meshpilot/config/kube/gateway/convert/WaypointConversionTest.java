@@ -12,6 +12,7 @@ import io.meshpilot.config.kube.gateway.ConversionResult;
 import io.meshpilot.config.kube.gateway.GatewayApiInputs;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,8 @@ class WaypointConversionTest {
 
         // a waypoint's config is built from the ambient index, not from Istio Gateways
         assertEquals(List.of(), result.gateways());
+        // yet its status follows its Service: a change of that Service's endpoints converts again
+        assertEquals(Set.of("waypoint.shop.svc.domain.suffix"), result.gatewayServices());
         JsonObject status = result.statuses().get(WAYPOINT);
         assertEquals("True Accepted: Resource accepted", condition(status, "Accepted"));
         assertEquals("True Programmed: Resource programmed, assigned to service(s) waypoint.shop.svc.domain.suffix:15008",
