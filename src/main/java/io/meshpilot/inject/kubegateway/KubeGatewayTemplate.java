@@ -156,13 +156,26 @@ public final class KubeGatewayTemplate {
             }
         }
         spec.add("securityContext", securityContext);
-        spec.addProperty("serviceAccountName", in.serviceAccount());
-        JsonArray containers = new JsonArray();
-        containers.add(container());
-        spec.add("containers", containers);
-        spec.add("volumes", volumes());
-        proxy.addImagePullSecrets(spec);
+        addProxyAndVolumes(spec, in.serviceAccount(), container(), volumes(), proxy);
         return spec;
+    }
+
+    /** What both templates' pods end with: the service account, the one proxy container, the volumes, pull secrets. */
+    static void addProxyAndVolumes(JsonObject spec, String serviceAccount, JsonObject container, JsonArray volumes,
+                                   SidecarTemplate proxy) {
+        spec.addProperty("serviceAccountName", serviceAccount);
+        JsonArray containers = new JsonArray();
+        containers.add(container);
+        spec.add("containers", containers);
+        spec.add("volumes", volumes);
+        proxy.addImagePullSecrets(spec);
+    }
+
+    /** The proxy container's ports in both templates: the agent's metrics, its status port, Envoy's Prometheus. */
+    static JsonArray proxyPorts() {
+        return JsonParser.parseString("[{\"containerPort\":15020,\"name\":\"metrics\",\"protocol\":\"TCP\"},"
+                + "{\"containerPort\":15021,\"name\":\"status-port\",\"protocol\":\"TCP\"},"
+                + "{\"containerPort\":15090,\"protocol\":\"TCP\",\"name\":\"http-envoy-prom\"}]").getAsJsonArray();
     }
 
     private JsonObject container() {
@@ -177,9 +190,7 @@ public final class KubeGatewayTemplate {
         c.add("securityContext", JsonParser.parseString("{\"capabilities\":{\"drop\":[\"ALL\"]},"
                 + "\"allowPrivilegeEscalation\":false,\"privileged\":false,\"readOnlyRootFilesystem\":true,"
                 + "\"runAsUser\":1337,\"runAsGroup\":1337,\"runAsNonRoot\":true}"));
-        c.add("ports", JsonParser.parseString("[{\"containerPort\":15020,\"name\":\"metrics\",\"protocol\":\"TCP\"},"
-                + "{\"containerPort\":15021,\"name\":\"status-port\",\"protocol\":\"TCP\"},"
-                + "{\"containerPort\":15090,\"protocol\":\"TCP\",\"name\":\"http-envoy-prom\"}]"));
+        c.add("ports", proxyPorts());
         c.add("args", SidecarTemplate.strings(args()));
         if (v.truthy("global.proxy.lifecycle")) {
             c.add("lifecycle", v.get("global.proxy.lifecycle").deepCopy());
@@ -233,10 +244,26 @@ public final class KubeGatewayTemplate {
         env.add(env("ISTIO_META_CLUSTER_ID", firstNonEmpty(v.string("global.multiCluster.clusterName"), in.clusterId())));
         env.add(fieldRef("ISTIO_META_NODE_NAME", "spec.nodeName"));
         env.add(env("ISTIO_META_INTERCEPTION_MODE", pc.getInterceptionMode().name()));
+        addNetworkEnv(env, in, v);
+        addWorkloadAndMeshEnv(env, in, v, mesh);
+        new TreeMap<>(pc.getProxyMetadataMap()).forEach((k, val) -> env.add(env(k, val)));
+        String requestedView = in.infrastructureLabels().getOrDefault(DeploymentInput.NETWORK_LABEL, "");
+        if (!requestedView.isEmpty()) {
+            env.add(env("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedView));
+        }
+        return env;
+    }
+
+    /** ISTIO_META_NETWORK: the infrastructure labels' network, else the values'; none when neither names one. */
+    static void addNetworkEnv(JsonArray env, DeploymentInput in, InjectionValues v) {
         String network = firstNonEmpty(in.infrastructureLabels().get(DeploymentInput.NETWORK_LABEL), v.string("global.network"));
         if (!network.isEmpty()) {
             env.add(env("ISTIO_META_NETWORK", network));
         }
+    }
+
+    /** The workload's name and owner (its Deployment), then the mesh id and trust domain when known. */
+    static void addWorkloadAndMeshEnv(JsonArray env, DeploymentInput in, InjectionValues v, MeshConfig mesh) {
         env.add(env("ISTIO_META_WORKLOAD_NAME", in.deploymentName()));
         env.add(env("ISTIO_META_OWNER", "kubernetes://apis/apps/v1/namespaces/" + in.namespace() + "/deployments/"
                 + in.deploymentName()));
@@ -248,12 +275,6 @@ public final class KubeGatewayTemplate {
         if (!trustDomain.isEmpty()) {
             env.add(env("TRUST_DOMAIN", trustDomain));
         }
-        new TreeMap<>(pc.getProxyMetadataMap()).forEach((k, val) -> env.add(env(k, val)));
-        String requestedView = in.infrastructureLabels().getOrDefault(DeploymentInput.NETWORK_LABEL, "");
-        if (!requestedView.isEmpty()) {
-            env.add(env("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedView));
-        }
-        return env;
     }
 
     static JsonObject probe(int failureThreshold, int initialDelay, int period) {

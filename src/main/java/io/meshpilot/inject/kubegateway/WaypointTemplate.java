@@ -54,22 +54,13 @@ final class WaypointTemplate {
                 spec.add(field, v.get(path).deepCopy());
             }
         });
-        spec.addProperty("serviceAccountName", in.serviceAccount());
-        JsonArray containers = new JsonArray();
-        containers.add(container());
-        spec.add("containers", containers);
-        spec.add("volumes", volumes());
-        proxy.addImagePullSecrets(spec);
+        KubeGatewayTemplate.addProxyAndVolumes(spec, in.serviceAccount(), container(), volumes(), proxy);
         return spec;
     }
 
     private JsonObject container() {
         JsonObject c = SidecarTemplate.named(SidecarTemplate.PROXY);
-        JsonArray ports = new JsonArray();
-        ports.add(port(15020, "metrics"));
-        ports.add(port(15021, "status-port"));
-        ports.add(port(15090, "http-envoy-prom"));
-        c.add("ports", ports);
+        c.add("ports", KubeGatewayTemplate.proxyPorts());
         c.addProperty("image", KubeGatewayTemplate.image(in, v, proxy));
         if (v.truthy("global.imagePullPolicy")) {
             c.addProperty("imagePullPolicy", v.string("global.imagePullPolicy"));
@@ -91,14 +82,6 @@ final class WaypointTemplate {
         mounts.add(mount("istio-podinfo", "/etc/istio/pod"));
         c.add("volumeMounts", mounts);
         return c;
-    }
-
-    private static JsonObject port(int number, String name) {
-        JsonObject p = new JsonObject();
-        p.addProperty("containerPort", number);
-        p.addProperty("name", name);
-        p.addProperty("protocol", "TCP");
-        return p;
     }
 
     /** {@code pilot-agent proxy waypoint}: the agent's node type is {@code waypoint}. */
@@ -132,23 +115,9 @@ final class WaypointTemplate {
         env.add(resourceRef("GOMEMLIMIT", "limits.memory"));
         // the template's own default, not this istiod's cluster id
         env.add(env("ISTIO_META_CLUSTER_ID", firstNonEmpty(v.string("global.multiCluster.clusterName"), "Kubernetes")));
-        String network = firstNonEmpty(in.infrastructureLabels().get(DeploymentInput.NETWORK_LABEL),
-                v.string("global.network"));
-        if (!network.isEmpty()) {
-            env.add(env("ISTIO_META_NETWORK", network));
-        }
+        KubeGatewayTemplate.addNetworkEnv(env, in, v);
         env.add(env("ISTIO_META_INTERCEPTION_MODE", "REDIRECT"));
-        env.add(env("ISTIO_META_WORKLOAD_NAME", in.deploymentName()));
-        env.add(env("ISTIO_META_OWNER", "kubernetes://apis/apps/v1/namespaces/" + in.namespace() + "/deployments/"
-                + in.deploymentName()));
-        String trustDomain = firstNonEmpty(mesh.getTrustDomain(), v.string("global.trustDomain"));
-        String meshId = firstNonEmpty(v.string("global.meshID"), trustDomain);
-        if (!meshId.isEmpty()) {
-            env.add(env("ISTIO_META_MESH_ID", meshId));
-        }
-        if (!trustDomain.isEmpty()) {
-            env.add(env("TRUST_DOMAIN", trustDomain));
-        }
+        KubeGatewayTemplate.addWorkloadAndMeshEnv(env, in, v, mesh);
         return env;
     }
 
