@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * each by the component of the server that does it in istiod:
  * <ul>
  *   <li>the GatewayClass controller creates {@code istio-waypoint} for
- *       {@code istio.io/mesh-controller} (gatewaycommon/classinfo.go, gatewayclass.go);</li>
+ *       {@code istio.io/mesh-controller} (gatewaycommon/classinfo.go, gatewayclass.go), and the status
+ *       leader accepts it (GetClassStatus);</li>
  *   <li>the deployment controller applies the {@code waypoint} template's ServiceAccount,
  *       Deployment and Service {@code waypoint}, owned by the Gateway
  *       (files/waypoint.yaml; field by field where a waypoint differs from a gateway);</li>
@@ -156,6 +157,11 @@ class WaypointGatewayEndToEndTest {
         JsonObject classSpec = get("gatewayclass", "istio-waypoint", "").orElseThrow().getAsJsonObject("spec");
         assertEquals("istio.io/mesh-controller", classSpec.get("controllerName").getAsString());
         assertEquals("The default Istio waypoint GatewayClass", classSpec.get("description").getAsString());
+        Await.until("the istio-waypoint class accepted", WAIT, () -> Optional.ofNullable(get("gatewayclass",
+                "istio-waypoint", "").orElseThrow().getAsJsonObject("status")).map(st -> conditionIs(st, "Accepted", "True"))
+                .orElse(false));
+        assertEquals("Handled by Istio controller", condition(get("gatewayclass", "istio-waypoint", "").orElseThrow()
+                .getAsJsonObject("status"), "Accepted").get("message").getAsString());
 
         // 2. the namespace enrolled in the waypoint, and the waypoint itself
         kubectl.run("label", "namespace", NS, "istio.io/use-waypoint=" + WAYPOINT).ok();
