@@ -127,14 +127,6 @@ templates/unsupported-values.yaml (helm template).
   "taint.namespace" ""
   "taint.name" "cni.istio.io/not-ready"
   "trustedZtunnelName" ""
-  "global.waypoint.resources.requests.cpu" "100m"
-  "global.waypoint.resources.requests.memory" "128Mi"
-  "global.waypoint.resources.limits.cpu" "2"
-  "global.waypoint.resources.limits.memory" "1Gi"
-  "global.waypoint.affinity" (dict)
-  "global.waypoint.topologySpreadConstraints" (list)
-  "global.waypoint.nodeSelector" (dict)
-  "global.waypoint.tolerations" (list)
   "gatewayClasses" (dict)
   "global.proxy.tracer" "none"
 -}}

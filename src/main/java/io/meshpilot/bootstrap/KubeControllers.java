@@ -105,12 +105,13 @@ final class KubeControllers {
                 .orElse(null);
         this.gatewayClasses = configs.gatewayApi().filter(c -> gatewayApi.gatewayClassController())
                 .map(c -> new GatewayClassController(client, c, gatewayApi.defaultGatewayClass(), gatewayApi.controllerName(),
-                        gatewayApi.multiNetwork()))
+                        gatewayApi.multiNetwork(), args.features().ambient().waypoints()))
                 .orElse(null);
         // istiod builds it only with the Gateway API on
         this.gatewayDeploymentElection = configs.gatewayApi().isEmpty() || !gatewayApi.deploymentController() ? null
                 : GatewayDeploymentController.forServer(client, args.namespace(), args.revision(),
-                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), () -> discovery.currentPushContext().mesh())
+                        args.clusterId(), revisionTags, gatewayApi.manualDeployment(), args.features().ambient().waypoints(),
+                        () -> discovery.currentPushContext().mesh())
                 .map(c -> perRevisionElection(GatewayDeploymentController.ELECTION)
                         .addDuty("gateway deployment controller", c::lead)).orElse(null);
     }

@@ -158,7 +158,8 @@ record KubernetesPlatform(PilotArgs args, KubeClient client, RevisionTags tags) 
         return Optional.of(new GatewayApiController(client, new GatewayApiRevision(args.revision(), tags, tags::defaultRevision),
                 new GatewayApiInputs.Settings(args.domainSuffix(), args.clusterId(), g.controllerName(),
                         g.defaultGatewayClass(), g.manualDeployment(), g.multiNetwork(), g.alphaApis(),
-                        g.inferenceExtension(), false, "multicluster.x-k8s.io"), GatewayApiConversion::convert));
+                        g.inferenceExtension(), false, "multicluster.x-k8s.io", args.features().ambient().waypoints()),
+                GatewayApiConversion::convert));
     }
 
     /**

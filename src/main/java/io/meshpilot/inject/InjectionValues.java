@@ -33,7 +33,9 @@ public final class InjectionValues {
                "proxy_init":{"image":"proxyv2","forceApplyIptables":false},
                "caAddress":"","meshID":"","multiCluster":{"clusterName":""},"network":"",
                "pilotCertProvider":"istiod","sds":{"token":{"aud":"istio-ca"}},"sts":{"servicePort":0},
-               "caName":"","trustDomain":"","mountMtlsCerts":false}}
+               "caName":"","trustDomain":"","mountMtlsCerts":false,
+               "waypoint":{"resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"2","memory":"1Gi"}},
+                 "affinity":{},"topologySpreadConstraints":[],"nodeSelector":{},"tolerations":[]}}}
             """;
 
     private final JsonObject tree;

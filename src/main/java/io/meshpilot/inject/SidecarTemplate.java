@@ -772,18 +772,23 @@ public final class SidecarTemplate {
 
     public void addIstiodCaVolume(JsonArray vols) {
         if (v.string("global.pilotCertProvider").equals("istiod")) {
-            JsonObject ca = named("istiod-ca-cert");
-            String bundle = firstNonEmpty(v.string("global.trustBundleName"), "");
-            if ("true".equals(v.string("pilot.env.ENABLE_CLUSTER_TRUST_BUNDLE_API"))) {
-                ca.add("projected", JsonParser.parseString("{\"sources\":[{\"clusterTrustBundle\":{\"name\":\"istio.io:istiod-ca:"
-                        + firstNonEmpty(bundle, "root-cert") + "\",\"path\":\"root-cert.pem\"}}]}"));
-            } else {
-                JsonObject cm = new JsonObject();
-                cm.addProperty("name", firstNonEmpty(bundle, "istio-ca-root-cert"));
-                ca.add("configMap", cm);
-            }
-            vols.add(ca);
+            vols.add(istiodCaVolume());
         }
+    }
+
+    /** The root certificate's volume: the ClusterTrustBundle with ENABLE_CLUSTER_TRUST_BUNDLE_API, else the ConfigMap. */
+    public JsonObject istiodCaVolume() {
+        JsonObject ca = named("istiod-ca-cert");
+        String bundle = firstNonEmpty(v.string("global.trustBundleName"), "");
+        if ("true".equals(v.string("pilot.env.ENABLE_CLUSTER_TRUST_BUNDLE_API"))) {
+            ca.add("projected", JsonParser.parseString("{\"sources\":[{\"clusterTrustBundle\":{\"name\":\"istio.io:istiod-ca:"
+                    + firstNonEmpty(bundle, "root-cert") + "\",\"path\":\"root-cert.pem\"}}]}"));
+        } else {
+            JsonObject cm = new JsonObject();
+            cm.addProperty("name", firstNonEmpty(bundle, "istio-ca-root-cert"));
+            ca.add("configMap", cm);
+        }
+        return ca;
     }
 
     /** The agent's data, pod info, token, CA and mTLS certificate volumes, in the order the gateway and gRPC templates list them. */

@@ -32,6 +32,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.config.kube.gateway.CrdVersions;
+import io.meshpilot.config.kube.gateway.GatewayApiKinds;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.kube.gateway.GatewayApiRevision;
 import io.meshpilot.config.kube.gateway.convert.GatewayServiceBinding;
@@ -68,7 +69,9 @@ import java.util.function.UnaryOperator;
  * istiod's Gateway API deployment controller (pilot/pkg/config/kube/gatewaycommon/deploymentcontroller.go):
  * for every Gateway of a class whose controller is {@code istio.io/gateway-controller}, the
  * ServiceAccount, Deployment and Service of the {@code kube-gateway} template
- * ({@link KubeGatewayTemplate}), with the class-defaults and parametersRef ConfigMaps laid over
+ * ({@link KubeGatewayTemplate}); with ambient waypoints on, for the waypoint class's
+ * ({@code istio.io/mesh-controller}) those of the {@code waypoint} template ({@link WaypointTemplate});
+ * with the class-defaults and parametersRef ConfigMaps laid over
  * ({@link Overlays}), server-side applied as {@code istio.io/gateway-controller} (forced) and
  * owned by the Gateway, so Kubernetes' garbage collector removes them with it. The Service's ports
  * are the Gateway's listeners' and those of the ListenerSets its {@code allowedListeners} admits.
@@ -95,7 +98,7 @@ public final class GatewayDeploymentController {
     private static final String LISTENER_SET_CRD = "listenersets." + GROUP;
     private static final String BY_PARENT = "parent";
     private static final String CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions/";
-    /** istiod's built-in classes; only {@code istio} has a template. */
+    /** istiod's built-in classes without ambient; only {@code istio} has a template. */
     private static final Map<String, String> BUILTIN_CLASSES = Map.of("istio", FIELD_MANAGER,
             "istio-remote", "istio.io/unmanaged-gateway");
     private static final Backoff RETRY = Backoff.fixed(Duration.ofSeconds(1));
@@ -294,7 +297,7 @@ public final class GatewayDeploymentController {
     public static Optional<GatewayDeploymentController> forServer(KubeClient client, String systemNamespace,
                                                                   String revision, String clusterId,
                                                                   UnaryOperator<String> revisionTags,
-                                                                  boolean manualDeployment,
+                                                                  boolean manualDeployment, boolean ambientWaypoints,
                                                                   Supplier<MeshConfig> mesh) {
         int kubeVersion;
         try {
@@ -308,7 +311,8 @@ public final class GatewayDeploymentController {
         SharedIndexInformer<V1ConfigMap> configMaps = configMapInformer(client);
         Supplier<InjectionValues> values = () -> injectorValues(configMaps.getIndexer().getByKey(injector), injector);
         return Optional.of(new GatewayDeploymentController(client, systemNamespace,
-                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false, manualDeployment), revisionTags, values, mesh,
+                new DeploymentInput.Settings(clusterId, kubeVersion, revision, true, false, manualDeployment, ambientWaypoints),
+                revisionTags, values, mesh,
                 injector));
     }
 
@@ -424,7 +428,8 @@ public final class GatewayDeploymentController {
         }
         JsonObject raw = gw.getRaw();
         String controller = controllerOf(className(gw));
-        if (!FIELD_MANAGER.equals(controller)) {
+        Optional<DeploymentClass> deploymentClass = deploymentClass(controller);
+        if (deploymentClass.isEmpty()) {
             LOG.log(Level.DEBUG, () -> "gateway " + key + ": class " + className(gw) + " is not istiod's (" + controller + ")");
             return Outcome.DONE;
         }
@@ -444,10 +449,12 @@ public final class GatewayDeploymentController {
                     + annotations.get(KubeGatewayTemplate.CONTROLLER_VERSION_ANNOTATION));
             return Outcome.DONE;
         }
-        DeploymentInput input = DeploymentInput.of(raw, listenerSetListeners(key, raw), settings);
+        InjectionValues injectionValues = values.get();
+        DeploymentInput input = DeploymentInput.of(raw, listenerSetListeners(key, raw), settings, deploymentClass.get(),
+                injectionValues.string("global.network"));
         List<JsonObject> objects;
         try {
-            objects = KubeGatewayTemplate.objects(input, values.get(), mesh.get(), overlays(raw, input));
+            objects = KubeGatewayTemplate.objects(input, injectionValues, mesh.get(), overlays(raw, input));
         } catch (IllegalArgumentException e) {
             // not retried: only a change of the Gateway or its ConfigMaps can fix it; what was deployed stays
             LOG.log(Level.ERROR, "gateway " + key + ": not deployed: " + e.getMessage());
@@ -558,7 +565,7 @@ public final class GatewayDeploymentController {
      * A Deployment made before istiod 1.24 selects on {@code istio.io/gateway-name}: a
      * Deployment's selector cannot change, so it is kept, with that label on the pods.
      */
-    private static void keepLegacySelector(JsonObject object, JsonObject existing) {
+    static void keepLegacySelector(JsonObject object, JsonObject existing) {
         JsonObject oldSelector = DeploymentInput.object(DeploymentInput.object(existing, "spec"), "selector");
         if (DeploymentInput.string(DeploymentInput.object(oldSelector, "matchLabels"), "istio.io/gateway-name").isEmpty()) {
             return;
@@ -645,7 +652,21 @@ public final class GatewayDeploymentController {
         if (c != null) {
             return DeploymentInput.string(DeploymentInput.object(c.getRaw(), "spec"), "controllerName");
         }
+        if (settings.ambientWaypoints() && className.equals(GatewayApiKinds.WAYPOINT_CLASS)) {
+            return GatewayApiKinds.MESH_CONTROLLER;
+        }
         return BUILTIN_CLASSES.getOrDefault(className, "");
+    }
+
+    /** What a controller's Gateways get deployed from (istiod's ClassInfos with a template); empty for none. */
+    private Optional<DeploymentClass> deploymentClass(String controller) {
+        if (controller.equals(FIELD_MANAGER)) {
+            return Optional.of(DeploymentClass.KUBE_GATEWAY);
+        }
+        if (settings.ambientWaypoints() && controller.equals(DeploymentClass.WAYPOINT.controller())) {
+            return Optional.of(DeploymentClass.WAYPOINT);
+        }
+        return Optional.empty();
     }
 
     private static String className(DynamicKubernetesObject gw) {

@@ -22,27 +22,26 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * istiod's {@code kube-gateway} template (istio-discovery's files/kube-gateway.yaml, a Go
- * template MeshPilot does not interpret) rendered natively: the ServiceAccount, Deployment,
- * Service, HorizontalPodAutoscaler and PodDisruptionBudget of one managed Gateway, each owned by
- * the Gateway. The pod opts out of injection and carries the whole {@code istio-proxy} router
- * container, built from the injector values and the mesh's default proxy config with the
- * helpers of the injection templates.
+ * istiod's {@code kube-gateway} and {@code waypoint} templates (istio-discovery's
+ * files/kube-gateway.yaml and waypoint.yaml, Go templates MeshPilot does not interpret) rendered
+ * natively: the ServiceAccount, Deployment, Service, HorizontalPodAutoscaler and
+ * PodDisruptionBudget of one managed Gateway, each owned by the Gateway. The two templates share
+ * these objects; they differ in the pod ({@link WaypointTemplate} for a waypoint's) and the
+ * waypoint Service's {@code networking.istio.io/traffic-distribution: PreferClose}. The pod opts
+ * out of injection and carries the whole {@code istio-proxy} container, built from the injector
+ * values and the mesh's default proxy config with the helpers of the injection templates.
  */
 public final class KubeGatewayTemplate {
     public static final String GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name";
     public static final String GATEWAY_CLASS_LABEL = "gateway.networking.k8s.io/gateway-class-name";
     /** The label istiod's apply() puts on every object it writes, and canManage looks for. */
     public static final String MANAGED_LABEL = "gateway.istio.io/managed";
-    /** The managed label's value: the controller name with '/' as '-'. */
-    public static final String MANAGED_VALUE = "istio.io-gateway-controller";
     public static final String CONTROLLER_VERSION_ANNOTATION = "gateway.istio.io/controller-version";
     /** "Larger numbers win": istiod 1.18 and later write 5. */
     public static final int CONTROLLER_VERSION = 5;
     /** The Gateway's annotations that steer the controller and are not copied onto the objects. */
     private static final List<String> CONTROL_ANNOTATIONS = List.of("kubectl.kubernetes.io/last-applied-configuration",
             DeploymentInput.NAME_OVERRIDE, DeploymentInput.SERVICE_ACCOUNT, CONTROLLER_VERSION_ANNOTATION);
-    private static final String NETWORK_LABEL = "topology.istio.io/network";
 
     private final DeploymentInput in;
     private final InjectionValues v;
@@ -90,7 +89,7 @@ public final class KubeGatewayTemplate {
         for (JsonObject o : objects) {
             JsonObject meta = DeploymentInput.object(o, "metadata");
             JsonObject labels = DeploymentInput.object(meta, "labels");
-            labels.addProperty(MANAGED_LABEL, MANAGED_VALUE);
+            labels.addProperty(MANAGED_LABEL, input.deploymentClass().managedLabel());
             meta.add("labels", labels);
         }
         return objects;
@@ -128,12 +127,17 @@ public final class KubeGatewayTemplate {
         meta.add("annotations", json(annotations));
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put("sidecar.istio.io/inject", "false");
+        if (in.deploymentClass().waypoint()) {
+            // a waypoint is not itself captured by ztunnel (its infrastructure labels may still say otherwise)
+            labels.put(DeploymentInput.DATAPLANE_MODE_LABEL, "none");
+        }
         labels.put("service.istio.io/canonical-name", in.deploymentName());
         labels.put("service.istio.io/canonical-revision", "latest");
         labels.putAll(gatewayLabels(true));
         meta.add("labels", json(labels));
         template.add("metadata", meta);
-        template.add("spec", podSpec());
+        template.add("spec", in.deploymentClass().waypoint() ? new WaypointTemplate(in, v, mesh, proxy).podSpec()
+                : podSpec());
         spec.add("template", template);
         d.add("spec", spec);
         return d;
@@ -152,20 +156,31 @@ public final class KubeGatewayTemplate {
             }
         }
         spec.add("securityContext", securityContext);
-        spec.addProperty("serviceAccountName", in.serviceAccount());
-        JsonArray containers = new JsonArray();
-        containers.add(container());
-        spec.add("containers", containers);
-        spec.add("volumes", volumes());
-        proxy.addImagePullSecrets(spec);
+        addProxyAndVolumes(spec, in.serviceAccount(), container(), volumes(), proxy);
         return spec;
+    }
+
+    /** What both templates' pods end with: the service account, the one proxy container, the volumes, pull secrets. */
+    static void addProxyAndVolumes(JsonObject spec, String serviceAccount, JsonObject container, JsonArray volumes,
+                                   SidecarTemplate proxy) {
+        spec.addProperty("serviceAccountName", serviceAccount);
+        JsonArray containers = new JsonArray();
+        containers.add(container);
+        spec.add("containers", containers);
+        spec.add("volumes", volumes);
+        proxy.addImagePullSecrets(spec);
+    }
+
+    /** The proxy container's ports in both templates: the agent's metrics, its status port, Envoy's Prometheus. */
+    static JsonArray proxyPorts() {
+        return JsonParser.parseString("[{\"containerPort\":15020,\"name\":\"metrics\",\"protocol\":\"TCP\"},"
+                + "{\"containerPort\":15021,\"name\":\"status-port\",\"protocol\":\"TCP\"},"
+                + "{\"containerPort\":15090,\"protocol\":\"TCP\",\"name\":\"http-envoy-prom\"}]").getAsJsonArray();
     }
 
     private JsonObject container() {
         JsonObject c = SidecarTemplate.named(SidecarTemplate.PROXY);
-        String imageAnnotation = in.gatewayAnnotations().getOrDefault("sidecar.istio.io/proxyImage",
-                v.string("global.proxy.image"));
-        c.addProperty("image", imageAnnotation.contains("/") ? imageAnnotation : proxy.proxyImage());
+        c.addProperty("image", image(in, v, proxy));
         if (v.truthy("global.proxy.resources")) {
             c.add("resources", withoutNulls(v.get("global.proxy.resources")));
         }
@@ -175,9 +190,7 @@ public final class KubeGatewayTemplate {
         c.add("securityContext", JsonParser.parseString("{\"capabilities\":{\"drop\":[\"ALL\"]},"
                 + "\"allowPrivilegeEscalation\":false,\"privileged\":false,\"readOnlyRootFilesystem\":true,"
                 + "\"runAsUser\":1337,\"runAsGroup\":1337,\"runAsNonRoot\":true}"));
-        c.add("ports", JsonParser.parseString("[{\"containerPort\":15020,\"name\":\"metrics\",\"protocol\":\"TCP\"},"
-                + "{\"containerPort\":15021,\"name\":\"status-port\",\"protocol\":\"TCP\"},"
-                + "{\"containerPort\":15090,\"protocol\":\"TCP\",\"name\":\"http-envoy-prom\"}]"));
+        c.add("ports", proxyPorts());
         c.add("args", SidecarTemplate.strings(args()));
         if (v.truthy("global.proxy.lifecycle")) {
             c.add("lifecycle", v.get("global.proxy.lifecycle").deepCopy());
@@ -205,7 +218,18 @@ public final class KubeGatewayTemplate {
     }
 
     private String annotation(String name, String valuePath) {
+        return annotation(in, v, name, valuePath);
+    }
+
+    /** The Gateway's annotation {@code name} (the templates' {@code annotation .ObjectMeta}), else the value at {@code valuePath}. */
+    static String annotation(DeploymentInput in, InjectionValues v, String name, String valuePath) {
         return in.gatewayAnnotations().getOrDefault(name, v.string(valuePath));
+    }
+
+    /** The proxy image: the annotation's or the values' when it is a whole reference (has a '/'), else hub/image:tag. */
+    static String image(DeploymentInput in, InjectionValues v, SidecarTemplate proxy) {
+        String image = annotation(in, v, "sidecar.istio.io/proxyImage", "global.proxy.image");
+        return image.contains("/") ? image : proxy.proxyImage();
     }
 
     private JsonArray proxyEnv() {
@@ -220,10 +244,26 @@ public final class KubeGatewayTemplate {
         env.add(env("ISTIO_META_CLUSTER_ID", firstNonEmpty(v.string("global.multiCluster.clusterName"), in.clusterId())));
         env.add(fieldRef("ISTIO_META_NODE_NAME", "spec.nodeName"));
         env.add(env("ISTIO_META_INTERCEPTION_MODE", pc.getInterceptionMode().name()));
-        String network = firstNonEmpty(in.infrastructureLabels().get(NETWORK_LABEL), v.string("global.network"));
+        addNetworkEnv(env, in, v);
+        addWorkloadAndMeshEnv(env, in, v, mesh);
+        new TreeMap<>(pc.getProxyMetadataMap()).forEach((k, val) -> env.add(env(k, val)));
+        String requestedView = in.infrastructureLabels().getOrDefault(DeploymentInput.NETWORK_LABEL, "");
+        if (!requestedView.isEmpty()) {
+            env.add(env("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedView));
+        }
+        return env;
+    }
+
+    /** ISTIO_META_NETWORK: the infrastructure labels' network, else the values'; none when neither names one. */
+    static void addNetworkEnv(JsonArray env, DeploymentInput in, InjectionValues v) {
+        String network = firstNonEmpty(in.infrastructureLabels().get(DeploymentInput.NETWORK_LABEL), v.string("global.network"));
         if (!network.isEmpty()) {
             env.add(env("ISTIO_META_NETWORK", network));
         }
+    }
+
+    /** The workload's name and owner (its Deployment), then the mesh id and trust domain when known. */
+    static void addWorkloadAndMeshEnv(JsonArray env, DeploymentInput in, InjectionValues v, MeshConfig mesh) {
         env.add(env("ISTIO_META_WORKLOAD_NAME", in.deploymentName()));
         env.add(env("ISTIO_META_OWNER", "kubernetes://apis/apps/v1/namespaces/" + in.namespace() + "/deployments/"
                 + in.deploymentName()));
@@ -235,15 +275,9 @@ public final class KubeGatewayTemplate {
         if (!trustDomain.isEmpty()) {
             env.add(env("TRUST_DOMAIN", trustDomain));
         }
-        new TreeMap<>(pc.getProxyMetadataMap()).forEach((k, val) -> env.add(env(k, val)));
-        String requestedView = in.infrastructureLabels().getOrDefault(NETWORK_LABEL, "");
-        if (!requestedView.isEmpty()) {
-            env.add(env("ISTIO_META_REQUESTED_NETWORK_VIEW", requestedView));
-        }
-        return env;
     }
 
-    private static JsonObject probe(int failureThreshold, int initialDelay, int period) {
+    static JsonObject probe(int failureThreshold, int initialDelay, int period) {
         JsonObject p = SidecarTemplate.healthzReady();
         p.getAsJsonObject("httpGet").addProperty("scheme", "HTTP");
         p.addProperty("failureThreshold", failureThreshold);
@@ -285,6 +319,12 @@ public final class KubeGatewayTemplate {
 
     private JsonObject service() {
         JsonObject s = object("v1", "Service", in.deploymentName(), gatewayLabels(false), true);
+        if (in.deploymentClass().waypoint()) {
+            Map<String, String> annotations = new LinkedHashMap<>();
+            annotations.put("networking.istio.io/traffic-distribution", "PreferClose");
+            annotations.putAll(objectAnnotations());
+            DeploymentInput.object(s, "metadata").add("annotations", json(annotations));
+        }
         JsonObject spec = new JsonObject();
         spec.addProperty("ipFamilyPolicy", "PreferDualStack");
         JsonArray ports = new JsonArray();
@@ -336,7 +376,7 @@ public final class KubeGatewayTemplate {
         labels.put(GATEWAY_NAME_LABEL, in.name());
         labels.put(GATEWAY_CLASS_LABEL, in.gatewayClass());
         if (managed) {
-            labels.put(MANAGED_LABEL, MANAGED_VALUE);
+            labels.put(MANAGED_LABEL, in.deploymentClass().managedLabel());
         }
         return labels;
     }
@@ -377,7 +417,7 @@ public final class KubeGatewayTemplate {
     }
 
     /** Helm's omitNil: a values map with its null entries dropped, at every depth. */
-    private static JsonElement withoutNulls(JsonElement e) {
+    static JsonElement withoutNulls(JsonElement e) {
         if (!e.isJsonObject()) {
             return e.deepCopy();
         }

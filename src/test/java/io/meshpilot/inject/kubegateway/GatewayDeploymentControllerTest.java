@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with the listeners' ports, written by server-side apply as {@code istio.io/gateway-controller};
  * an existing Service without the managed label is left alone; a parametersRef ConfigMap's change
  * is rendered again; an invalid parametersRef is reported and deploys nothing; manual Gateways
- * and other classes are left alone.
+ * and other classes (the waypoint class too, without ambient) are left alone.
  *
  * <p>The stand-in has no Gateway API CRDs of its own yet: the test installs minimal ones
  * (Gateway and GatewayClass, any fields, a status subresource).
@@ -94,7 +94,7 @@ class GatewayDeploymentControllerTest {
         log = new CapturedLog(GatewayDeploymentController.class);
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         GatewayDeploymentController controller = new GatewayDeploymentController(client, "istio-system",
-                new DeploymentInput.Settings("Kubernetes", 132, "", true, false, true), UnaryOperator.identity(),
+                new DeploymentInput.Settings("Kubernetes", 132, "", true, false, true, false), UnaryOperator.identity(),
                 () -> InjectionValues.parse("{\"global\":{\"hub\":\"example.com/istio\",\"tag\":\"1.31.0\"}}"),
                 () -> new MeshConfigLoader().defaults());
         assertEquals(List.of(), client.runAndWait(WAIT));
@@ -326,6 +326,13 @@ class GatewayDeploymentControllerTest {
                   listeners: [{name: http, port: 80, protocol: HTTP}]
                 ---
                 apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: waypoint, namespace: shop}
+                spec:
+                  gatewayClassName: istio-waypoint
+                  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+                ---
+                apiVersion: gateway.networking.k8s.io/v1
                 kind: GatewayClass
                 metadata: {name: mine}
                 spec: {controllerName: istio.io/gateway-controller}
@@ -341,6 +348,8 @@ class GatewayDeploymentControllerTest {
         await("deployment", "custom-mine");
         assertTrue(get("deployment", "manual-istio").isEmpty(), "a hostname address: the user's own deployment");
         assertTrue(get("deployment", "other-someone-elses").isEmpty(), "another controller's class");
+        assertTrue(get("deployment", "waypoint").isEmpty() && get("deployment", "waypoint-istio-waypoint").isEmpty(),
+                "without ambient waypoints the waypoint class is not istiod's");
     }
 
     /**
@@ -354,7 +363,7 @@ class GatewayDeploymentControllerTest {
         term = null;
         try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
             GatewayDeploymentController noManual = new GatewayDeploymentController(other, "istio-system",
-                    new DeploymentInput.Settings("Kubernetes", 132, "", true, false, false), UnaryOperator.identity(),
+                    new DeploymentInput.Settings("Kubernetes", 132, "", true, false, false, false), UnaryOperator.identity(),
                     () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
             assertEquals(List.of(), other.runAndWait(WAIT));
             try (AutoCloseable leading = noManual.lead()) {
@@ -385,7 +394,7 @@ class GatewayDeploymentControllerTest {
                 """);
         try (KubeClient server = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000))) {
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "canary",
-                    "cluster-a", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow();
+                    "cluster-a", UnaryOperator.identity(), true, false, () -> new MeshConfigLoader().defaults()).orElseThrow();
             assertEquals(List.of(), server.runAndWait(WAIT));
             try (AutoCloseable leading = controller.lead()) {
                 apply("""
@@ -451,7 +460,7 @@ class GatewayDeploymentControllerTest {
         try (KubeClient other = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
              RevisionTags tags = RevisionTags.watch(other)) {
             GatewayDeploymentController canary = new GatewayDeploymentController(other, "istio-system",
-                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false, true), tags,
+                    new DeploymentInput.Settings("Kubernetes", 132, "1-28", true, false, true, false), tags,
                     () -> InjectionValues.parse("{}"), () -> new MeshConfigLoader().defaults());
             assertEquals(List.of(), other.runAndWait(WAIT));
             try (AutoCloseable leading = canary.lead()) {
@@ -587,7 +596,7 @@ class GatewayDeploymentControllerTest {
                     dir.resolve("kubectl-bare"));
             late.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apply", "-f", "-").ok();
             GatewayDeploymentController controller = GatewayDeploymentController.forServer(server, "istio-system", "",
-                    "Kubernetes", UnaryOperator.identity(), true, () -> new MeshConfigLoader().defaults()).orElseThrow(
+                    "Kubernetes", UnaryOperator.identity(), true, false, () -> new MeshConfigLoader().defaults()).orElseThrow(
                             () -> new AssertionError("no controller without the CRDs: " + log.lines()));
             assertEquals(List.of(), server.runAndWait(WAIT), "the server starts without the Gateway API CRDs");
             try (AutoCloseable leading = controller.lead()) {

@@ -27,29 +27,26 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * istiod's TestConfigureIstioGateway (pilot/pkg/config/kube/gatewaycommon/deploymentcontroller_test.go)
- * over its goldens: for each case of a class istiod deploys with the {@code kube-gateway}
- * template, the same Gateway, values and ConfigMaps, and what MeshPilot would apply (the
- * controller-version claim, then the rendered objects) compared with what istiod applies.
+ * over its goldens: for each case of a class istiod deploys with the {@code kube-gateway} or
+ * {@code waypoint} template, the same Gateway, values and ConfigMaps (and, for the upgrade case,
+ * the Deployment that exists), and what MeshPilot would apply (the controller-version claim, then
+ * the rendered objects) compared with what istiod applies. As istiod's test, it runs with ambient
+ * waypoints on: gateways that are not waypoints are labelled {@code istio.io/dataplane-mode: none}.
  *
- * <p>Compared as the API server would store them: a YAML null is an absent field. Two things
- * of istiod's test setup are not MeshPilot behaviour and are normalised: its values hold only
- * what each case sets (not the chart's defaults), so the Go template prints {@code <no value>}
- * or {@code <nil>} for the rest; MeshPilot prints the empty value, and such golden values match
- * any value. And the test runs with ambient waypoints on, which labels every object
- * {@code istio.io/dataplane-mode: none}; MeshPilot serves no ambient data plane and does not.
+ * <p>Compared as the API server would store them: a YAML null is an absent field. One thing of
+ * istiod's test setup is not MeshPilot behaviour and is normalised: its values hold only what
+ * each case sets (not the chart's defaults), so the Go template prints {@code <no value>} or
+ * {@code <nil>} for the rest; MeshPilot prints the empty value, and such golden values match any
+ * value.
  */
 class KubeGatewayGoldenTest {
     private static final MeshConfig MESH = new MeshConfigLoader().defaults();
-    private static final DeploymentInput.Settings SETTINGS = new DeploymentInput.Settings("Kubernetes", 128, "", true, false, true);
+    private static final DeploymentInput.Settings SETTINGS = new DeploymentInput.Settings("Kubernetes", 128, "", true, false,
+            true, true);
     private static final Map<String, Object> HUB_TAG = Map.of("hub", "test", "tag", "test");
-    private static final String AMBIENT_LABEL = "istio.io/dataplane-mode";
 
     /** The goldens of classes MeshPilot does not deploy (istiod's test turns ambient and agentgateway on). */
     static final Map<String, String> NOT_RUN = Map.ofEntries(
-            entry("waypoint.yaml", "istio-waypoint class: ambient waypoints (PILOT_ENABLE_AMBIENT) are not served"),
-            entry("waypoint-resources-null.yaml", "istio-waypoint class: ambient waypoints are not served"),
-            entry("waypoint-no-network-label.yaml", "istio-waypoint class: ambient waypoints are not served"),
-            entry("istio-upgrade-to-1.24.yaml", "istio-waypoint class: ambient waypoints are not served"),
             entry("istio-east-west.yaml", "istio-east-west class: ambient multi-network is not served"),
             entry("agentgateway.yaml", "agentgateway class: agentgateway is not supported"),
             entry("agentgateway-resources-null.yaml", "agentgateway class: agentgateway is not supported"),
@@ -63,10 +60,21 @@ class KubeGatewayGoldenTest {
             "proxy-config-crd.yaml", "ProxyConfig resources are not read: the gateway-name selected ProxyConfig's"
                     + " image type (distroless) is not applied to PROXY_CONFIG and the image");
 
+    /** One case of istiod's test; {@code existingDeployment} is the Deployment already in the cluster, or null. */
     record Case(String golden, String gateway, Map<String, Object> global, boolean copyLabels, boolean quic,
-                List<Map<String, String>> overlays) {
+                List<Map<String, String>> overlays, String existingDeployment) {
         Case(String golden, String gateway) {
             this(golden, gateway, HUB_TAG, true, false, List.of());
+        }
+
+        Case(String golden, String gateway, Map<String, Object> global, boolean copyLabels, boolean quic,
+             List<Map<String, String>> overlays) {
+            this(golden, gateway, global, copyLabels, quic, overlays, null);
+        }
+
+        /** A waypoint case: the given values, no overlays. */
+        static Case waypoint(String golden, String gateway, Map<String, Object> global, String existingDeployment) {
+            return new Case(golden, gateway, global, true, false, List.of(), existingDeployment);
         }
     }
 
@@ -180,7 +188,36 @@ class KubeGatewayGoldenTest {
                 new Case("copy-labels-annotations-enabled-infra-nil.yaml", """
                         metadata: {name: default, namespace: default, labels: {should: see}, annotations: {should: see}}
                         spec: {gatewayClassName: istio}
-                        """, HUB_TAG, true, false, List.of()));
+                        """, HUB_TAG, true, false, List.of()),
+                // an explicitly set network is not overwritten by the values'
+                Case.waypoint("waypoint.yaml", """
+                        metadata: {name: namespace, namespace: default, labels: {topology.istio.io/network: network-1}}
+                        spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, port: 15008, protocol: ALL}]}
+                        """, Map.of("hub", "test", "tag", "test", "network", "network-2"), null),
+                Case.waypoint("waypoint-resources-null.yaml", """
+                        metadata: {name: namespace, namespace: default}
+                        spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, port: 15008, protocol: ALL}]}
+                        """, Map.of("waypoint", Map.of("resources", Map.of("limits", Map.of("memory", "500Mi"),
+                        "requests", Map.of("memory", "150Mi")))), null),
+                Case.waypoint("waypoint-no-network-label.yaml", """
+                        metadata: {name: namespace, namespace: default}
+                        spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, port: 15008, protocol: ALL}]}
+                        """, Map.of("hub", "test", "tag", "test", "network", "network-1"), null),
+                // istiod's upgradeDeployment: made before 1.24, it selects on istio.io/gateway-name
+                Case.waypoint("istio-upgrade-to-1.24.yaml", """
+                        metadata: {name: test-upgrade, namespace: default}
+                        spec: {gatewayClassName: istio-waypoint, listeners: [{name: mesh, port: 15008, protocol: ALL}]}
+                        """, Map.of("hub", "test", "tag", "test", "network", "network-1"), """
+                        apiVersion: apps/v1
+                        kind: Deployment
+                        metadata: {name: test-upgrade, namespace: default}
+                        spec:
+                          selector:
+                            matchLabels: {gateway.networking.k8s.io/gateway-name: test-upgrade, istio.io/gateway-name: test-upgrade}
+                          template:
+                            metadata:
+                              labels: {gateway.networking.k8s.io/gateway-name: test-upgrade, istio.io/gateway-name: test-upgrade}
+                        """));
     }
 
     @Test
@@ -209,16 +246,29 @@ class KubeGatewayGoldenTest {
         assertEquals(List.of(), files.stream().filter(f -> !accounted.contains(f)).toList(), "every golden is run or listed");
     }
 
-    /** What the controller applies for a case: the version claim, then the objects (none when an overlay is refused). */
+    /**
+     * What the controller applies for a case: the version claim, then the objects (none when an
+     * overlay is refused), a Deployment keeping the selector of the one that exists.
+     */
     private static List<JsonElement> applied(Case c) {
         JsonObject gateway = yamlDocuments(GW + c.gateway()).get(0).getAsJsonObject();
+        DeploymentClass deploymentClass = c.gateway().contains("istio-waypoint") ? DeploymentClass.WAYPOINT
+                : DeploymentClass.KUBE_GATEWAY;
+        InjectionValues values = testValues(c.global());
         DeploymentInput in = DeploymentInput.of(gateway, List.of(),
                 new DeploymentInput.Settings(SETTINGS.clusterId(), SETTINGS.kubeVersion(), SETTINGS.revision(),
-                        c.copyLabels(), c.quic(), SETTINGS.manualDeployment()));
+                        c.copyLabels(), c.quic(), SETTINGS.manualDeployment(), SETTINGS.ambientWaypoints()),
+                deploymentClass, values.string("global.network"));
         List<JsonElement> out = new ArrayList<>();
         out.add(KubeGatewayTemplate.controllerVersionClaim());
         try {
-            out.addAll(KubeGatewayTemplate.objects(in, testValues(c.global()), MESH, c.overlays()));
+            for (JsonObject o : KubeGatewayTemplate.objects(in, values, MESH, c.overlays())) {
+                if (c.existingDeployment() != null && o.get("kind").getAsString().equals("Deployment")) {
+                    GatewayDeploymentController.keepLegacySelector(o,
+                            yamlDocuments(c.existingDeployment()).get(0).getAsJsonObject());
+                }
+                out.add(o);
+            }
         } catch (IllegalArgumentException refused) {
             // istiod logs the render error and applies nothing more
         }
@@ -289,10 +339,7 @@ class KubeGatewayGoldenTest {
         return golden.equals(ours) ? null : path + ": golden " + golden + ", ours " + ours;
     }
 
-    /**
-     * The golden as the API server stores it (nulls are absent; the template's unquoted empty
-     * uid is ""), without the ambient label istiod's test adds (ambient waypoints on).
-     */
+    /** The golden as the API server stores it (nulls are absent; the template's unquoted empty uid is ""). */
     private static JsonElement normalised(JsonElement e) {
         if (e.isJsonArray()) {
             JsonArray out = new JsonArray();
@@ -306,12 +353,6 @@ class KubeGatewayGoldenTest {
         for (var m : e.getAsJsonObject().entrySet()) {
             if (m.getKey().equals("uid") && m.getValue().isJsonNull()) {
                 out.addProperty("uid", "");
-            } else if (m.getKey().equals("labels") && m.getValue().isJsonObject()) {
-                JsonObject labels = normalised(m.getValue()).getAsJsonObject();
-                if ("none".equals(labels.has(AMBIENT_LABEL) ? labels.get(AMBIENT_LABEL).getAsString() : null)) {
-                    labels.remove(AMBIENT_LABEL);
-                }
-                out.add("labels", labels);
             } else if (!m.getValue().isJsonNull()) {
                 out.add(m.getKey(), normalised(m.getValue()));
             }

@@ -4,7 +4,6 @@ import com.google.gson.JsonObject;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.ConfigKey;
 import io.meshpilot.config.DocumentError;
-import io.meshpilot.config.GeneratedConfigAnnotations;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.ConvertedConfigStore;
 import io.meshpilot.config.store.MemoryConfigStore;
@@ -222,7 +221,7 @@ public final class GatewayApiController implements AutoCloseable {
         replaceConverted(result);
         report(result.problems());
         lastResult = result;
-        gatewayServiceHosts = gatewayServiceHosts(result);
+        gatewayServiceHosts = result.gatewayServices();
         convertedHandlers.forEach(Runnable::run);
         return Outcome.DONE;
     }
@@ -240,17 +239,6 @@ public final class GatewayApiController implements AutoCloseable {
                 }
             }
         }
-    }
-
-    private static Set<String> gatewayServiceHosts(ConversionResult result) {
-        Set<String> hosts = new HashSet<>();
-        for (Config c : result.gateways()) {
-            String services = c.annotations().get(GeneratedConfigAnnotations.GATEWAY_SERVICE);
-            if (services != null && !services.isEmpty()) {
-                hosts.addAll(List.of(services.split(",")));
-            }
-        }
-        return Set.copyOf(hosts);
     }
 
     private void report(Map<ConfigKey, List<String>> now) {

@@ -52,14 +52,17 @@ public record GatewayApiInputs(List<GatewayApiObject> objects, Map<String, Map<S
      * @param inferenceExtension        ENABLE_GATEWAY_API_INFERENCE_EXTENSION
      * @param mcsHosts                  ENABLE_MCS_HOST
      * @param mcsApiGroup               MCS_API_GROUP
+     * @param ambientWaypoints          PILOT_ENABLE_AMBIENT and PILOT_ENABLE_AMBIENT_WAYPOINTS: the {@code istio-waypoint}
+     *                                  class
      */
     public record Settings(String domainSuffix, String clusterId, String controllerName, String defaultGatewayClass,
                            boolean manualDeployment, boolean multiNetworkGatewayApi, boolean alphaApis,
-                           boolean inferenceExtension, boolean mcsHosts, String mcsApiGroup) {
+                           boolean inferenceExtension, boolean mcsHosts, String mcsApiGroup,
+                           boolean ambientWaypoints) {
         /** istiod's defaults for {@code domainSuffix} and {@code clusterId}. */
         public static Settings defaults(String domainSuffix, String clusterId) {
             return new Settings(domainSuffix, clusterId, GatewayApiKinds.ISTIO_CONTROLLER, "istio", true, true,
-                    false, false, false, "multicluster.x-k8s.io");
+                    false, false, false, "multicluster.x-k8s.io", false);
         }
     }
 }

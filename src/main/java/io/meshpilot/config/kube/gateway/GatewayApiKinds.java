@@ -21,6 +21,10 @@ public final class GatewayApiKinds {
 
     /** istiod's controller name for its classes (constants.ManagedGatewayController). */
     public static final String ISTIO_CONTROLLER = "istio.io/gateway-controller";
+    /** istiod's controller of the waypoint class (constants.ManagedGatewayMeshController). */
+    public static final String MESH_CONTROLLER = "istio.io/mesh-controller";
+    /** istiod's waypoint class (constants.WaypointGatewayClassName), made with PILOT_ENABLE_AMBIENT_WAYPOINTS. */
+    public static final String WAYPOINT_CLASS = "istio-waypoint";
     /** The route kinds, in the order istiod's status dump and conversion list them. */
     public static final List<String> ROUTE_KINDS = List.of(HTTP_ROUTE, GRPC_ROUTE, TLS_ROUTE, TCP_ROUTE);
 

@@ -21,9 +21,10 @@ import java.util.concurrent.CompletableFuture;
  * on every replica (not leader-elected: a create that loses the race is a Conflict, logged at
  * info); an existing class is left as it is, whatever its spec. The classes: the default one
  * (PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME, for PILOT_GATEWAY_API_CONTROLLER_NAME) and, with
- * PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API, {@code istio-remote}. The ambient classes
- * ({@code istio-waypoint}, {@code istio-east-west}) are not created: MeshPilot serves no ambient,
- * and istiod creates them only with ambient switched on.
+ * PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API, {@code istio-remote}; with PILOT_ENABLE_AMBIENT and
+ * PILOT_ENABLE_AMBIENT_WAYPOINTS, {@code istio-waypoint} (for {@code istio.io/mesh-controller}).
+ * istiod's ambient east-west class ({@code istio-east-west}) needs AMBIENT_ENABLE_MULTI_NETWORK,
+ * which MeshPilot does not serve, and is not created.
  */
 public final class GatewayClassController implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(GatewayClassController.class.getName());
@@ -45,9 +46,10 @@ public final class GatewayClassController implements AutoCloseable {
      * @param defaultClass   PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME
      * @param controllerName PILOT_GATEWAY_API_CONTROLLER_NAME
      * @param remoteClass    PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API: {@code istio-remote} too
+     * @param waypointClass PILOT_ENABLE_AMBIENT with PILOT_ENABLE_AMBIENT_WAYPOINTS: {@code istio-waypoint} too
      */
     public GatewayClassController(KubeClient client, GatewayApiController controller, String defaultClass,
-                                  String controllerName, boolean remoteClass) {
+                                  String controllerName, boolean remoteClass, boolean waypointClass) {
         this.controller = controller;
         this.api = new CustomObjectsApi(client.apiClient());
         List<BuiltinClass> builtin = new ArrayList<>();
@@ -55,6 +57,10 @@ public final class GatewayClassController implements AutoCloseable {
         if (remoteClass) {
             builtin.add(new BuiltinClass(REMOTE_CLASS, UNMANAGED_CONTROLLER,
                     "Remote to this cluster. Does not deploy or affect configuration."));
+        }
+        if (waypointClass) {
+            builtin.add(new BuiltinClass(GatewayApiKinds.WAYPOINT_CLASS, GatewayApiKinds.MESH_CONTROLLER,
+                    "The default Istio waypoint GatewayClass"));
         }
         this.classes = List.copyOf(builtin);
         // after each conversion (the CRD appearing is one): a class deleted or never made is made

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * istiod's built-in GatewayClasses against the API server stand-in: created once the GatewayClass
  * CRD is applied, with istiod's controller names and descriptions; an existing class is left
- * alone; a deleted one is created again.
+ * alone; a deleted one is created again. With ambient waypoints on, {@code istio-waypoint} too
+ * (istiod's gatewaycommon classinfo.go GetBuiltinGatewayClasses).
  */
 class GatewayClassControllerTest {
     @TempDir
@@ -41,11 +42,16 @@ class GatewayClassControllerTest {
     }
 
     void startControllers() throws Exception {
+        startControllers(false);
+    }
+
+    void startControllers(boolean ambientWaypoints) throws Exception {
         client = KubeClient.create(new KubeClientOptions(dir.resolve("kubeconfig"), 1000, 1000));
         controller = new GatewayApiController(client, GatewayApiRevision.DEFAULT,
                 GatewayApiInputs.Settings.defaults("cluster.local", "Kubernetes"),
                 inputs -> new ConversionResult(List.of(), List.of(), List.of(), Map.of(), Map.of()));
-        classes = new GatewayClassController(client, controller, "istio", "istio.io/gateway-controller", true);
+        classes = new GatewayClassController(client, controller, "istio", "istio.io/gateway-controller", true,
+                ambientWaypoints);
         controller.store().run();
         assertEquals(List.of(), client.runAndWait(Duration.ofSeconds(20)));
         classes.start();
@@ -94,5 +100,22 @@ class GatewayClassControllerTest {
 
         kubectl.run("delete", "gatewayclass", "istio-remote").ok();
         Await.until("istio-remote created again", Duration.ofSeconds(20), () -> spec("istio-remote").isPresent());
+        // without ambient waypoints istiod makes no waypoint class
+        classes.barrier().get();
+        assertEquals(Optional.empty(), spec(GatewayApiKinds.WAYPOINT_CLASS));
+    }
+
+    @Test
+    void withAmbientWaypointsTheWaypointClassIsCreatedForTheMeshController() throws Exception {
+        startControllers(true);
+        kubectl.run("create", "-f", GatewayApiControllerTest.CRDS.resolve("standard").toAbsolutePath()
+                + "/gateway.networking.k8s.io_gatewayclasses.yaml").ok();
+        Await.until("the waypoint class created", Duration.ofSeconds(20),
+                () -> spec("istio").isPresent() && spec("istio-waypoint").isPresent());
+        assertEquals(spec("istio.io/mesh-controller", "The default Istio waypoint GatewayClass"),
+                spec("istio-waypoint").orElseThrow());
+
+        kubectl.run("delete", "gatewayclass", "istio-waypoint").ok();
+        Await.until("istio-waypoint created again", Duration.ofSeconds(20), () -> spec("istio-waypoint").isPresent());
     }
 }

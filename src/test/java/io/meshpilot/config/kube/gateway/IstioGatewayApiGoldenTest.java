@@ -180,6 +180,7 @@ class IstioGatewayApiGoldenTest {
             "listenerset-empty-listeners",
             "listenerset-hostname-conflict",
             "listenerset-https-missing-tls",
+            "listenerset-invalid",
             "listenerset-overlapping-port",
             "listenerset-protocol-conflict",
             "listenerset-same-name-different-ns",
@@ -202,6 +203,7 @@ class IstioGatewayApiGoldenTest {
             "tls",
             "tls-terminate",
             "valid-invalid-parent-ref",
+            "waypoint",
             "weighted",
             "xbackend",
             "zero");

@@ -68,11 +68,14 @@ public final class IstiodConversionFixtures {
     private IstiodConversionFixtures() {
     }
 
-    /** istiod's TestConvertResources settings: alpha APIs (its init()) and the inference extension on. */
+    /**
+     * istiod's TestConvertResources settings: alpha APIs and ambient waypoints (its init()) and the
+     * inference extension on.
+     */
     public static GatewayApiInputs.Settings settings() {
         GatewayApiInputs.Settings d = GatewayApiInputs.Settings.defaults(DOMAIN_SUFFIX, CLUSTER_ID);
         return new GatewayApiInputs.Settings(d.domainSuffix(), d.clusterId(), d.controllerName(), d.defaultGatewayClass(),
-                d.manualDeployment(), d.multiNetworkGatewayApi(), true, true, d.mcsHosts(), d.mcsApiGroup());
+                d.manualDeployment(), d.multiNetworkGatewayApi(), true, true, d.mcsHosts(), d.mcsApiGroup(), true);
     }
 
     /** The test's {@code services} with their instances, in its order. */

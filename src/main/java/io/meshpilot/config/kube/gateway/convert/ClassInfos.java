@@ -13,9 +13,11 @@ import java.util.Optional;
 
 /**
  * The GatewayClasses this controller serves (istiod's gatewaycommon classinfo.go and
- * gatewayclass_collection.go, without ambient): the default class ({@code istio}) of
- * PILOT_GATEWAY_API_CONTROLLER_NAME, and, with PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API, the
- * {@code istio-remote} class of Gateways in other clusters that get status but no config.
+ * gatewayclass_collection.go): the default class ({@code istio}) of
+ * PILOT_GATEWAY_API_CONTROLLER_NAME; with PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API, the
+ * {@code istio-remote} class of Gateways in other clusters that get status but no config; with
+ * ambient waypoints, the {@code istio-waypoint} class of {@code istio.io/mesh-controller}. The
+ * ambient east-west class (AMBIENT_ENABLE_MULTI_NETWORK) is not served.
  * A Gateway naming a built-in class resolves even when the GatewayClass object does not exist.
  */
 public final class ClassInfos {
@@ -35,6 +37,10 @@ public final class ClassInfos {
      */
     public record ClassInfo(String controller, String description, boolean disableRouteGeneration,
                             boolean supportsListenerSet, boolean disableNameSuffix, String addressType) {
+        /** A waypoint's class: its listeners are HBONE on 15008 and it gets no Istio Gateway (waypoint config is ambient's). */
+        public boolean waypoint() {
+            return controller.equals(GatewayApiKinds.MESH_CONTROLLER);
+        }
     }
 
     /** A Gateway's class as resolved: its name and what its controller does. */
@@ -65,6 +71,12 @@ public final class ClassInfos {
                     "Remote to this cluster. Does not deploy or affect configuration.", true, false, false,
                     HOSTNAME_ADDRESS));
             builtin.put(REMOTE_CLASS, UNMANAGED_CONTROLLER);
+        }
+        if (settings.ambientWaypoints()) {
+            // both address types: consumers (and istiod versions) differ in which they read
+            byController.put(GatewayApiKinds.MESH_CONTROLLER, new ClassInfo(GatewayApiKinds.MESH_CONTROLLER,
+                    "The default Istio waypoint GatewayClass", false, false, true, ""));
+            builtin.put(GatewayApiKinds.WAYPOINT_CLASS, GatewayApiKinds.MESH_CONTROLLER);
         }
         Map<String, String> controllers = new HashMap<>();
         for (GatewayApiObject c : classes) {

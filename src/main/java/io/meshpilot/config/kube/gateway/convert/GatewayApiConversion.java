@@ -32,6 +32,7 @@ public final class GatewayApiConversion {
         Map<ConfigKey, List<String>> problems = new TreeMap<>(routes.problems());
         gateways.problems().forEach((k, v) -> problems.merge(k, v,
                 (a, b) -> Stream.concat(a.stream(), b.stream()).toList()));
-        return new ConversionResult(gateways.gateways(), routes.virtualServices(), routes.destinationRules(), statuses, problems);
+        return new ConversionResult(gateways.gateways(), routes.virtualServices(), routes.destinationRules(), statuses, problems,
+                gateways.services());
     }
 }

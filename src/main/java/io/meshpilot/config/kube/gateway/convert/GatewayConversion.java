@@ -47,10 +47,11 @@ public final class GatewayConversion {
      * @param statuses  the Gateway, ListenerSet and GatewayClass statuses once the routes attached to each
      *                  listener are known
      * @param problems  what could not be converted, by object
+     * @param services  the Services (hostnames) the Gateways bind to, waypoints' included
      */
     public record Output(List<Config> gateways, RouteParents parents,
                          Function<List<RouteAttachment>, Map<ConfigKey, JsonObject>> statuses,
-                         Map<ConfigKey, List<String>> problems) {
+                         Map<ConfigKey, List<String>> problems, Set<String> services) {
         public Map<ConfigKey, JsonObject> statuses(List<RouteAttachment> attachments) {
             return statuses.apply(attachments);
         }
@@ -92,10 +93,11 @@ public final class GatewayConversion {
         }
 
         List<GeneratedListener> generated = new ArrayList<>();
+        Set<String> services = new HashSet<>();
         for (GatewayApiObject gateway : gateways.values()) {
             String key = gateway.namespace() + "/" + gateway.name();
             convertGateway(gateway, classes, listeners, tls, inputs, conflicts.get(key),
-                    fromListenerSets.getOrDefault(key, List.of()), now, generated).ifPresent(status -> {
+                    fromListenerSets.getOrDefault(key, List.of()), now, generated, services).ifPresent(status -> {
                         statuses.put(gateway.key(), status);
                         listenerProblems(gateway, status, problems);
                     });
@@ -110,7 +112,7 @@ public final class GatewayConversion {
                 .toList();
         Map<ConfigKey, JsonObject> partial = Map.copyOf(statuses);
         return new Output(configs, new RouteParents(parents), attachments -> finalStatuses(partial, attachments),
-                problems);
+                problems, Set.copyOf(services));
     }
 
     /** Conflicts among the Gateway's listeners and its allowed ListenerSets'; none for classes without ListenerSets. */
@@ -126,12 +128,17 @@ public final class GatewayConversion {
         return ListenerConflicts.of(gateway, eligible);
     }
 
-    /** istiod's GatewayCollection for one Gateway; empty when it is not ours. */
+    /**
+     * istiod's GatewayCollection for one Gateway; empty when it is not ours.
+     *
+     * @param generated the Gateway's listeners are added to it
+     * @param services  the Services the Gateway binds to are added to it
+     */
     private static Optional<JsonObject> convertGateway(GatewayApiObject gateway, ClassInfos classes,
                                                        ListenerConversion listeners, GatewayTlsConversion tls,
                                                        GatewayApiInputs inputs, ListenerConflicts conflicts,
                                                        List<GeneratedListener> fromListenerSets, Instant now,
-                                                       List<GeneratedListener> generated) {
+                                                       List<GeneratedListener> generated, Set<String> services) {
         Optional<ClassInfos.ResolvedClass> resolved = classes.resolve(JsonFields.string(gateway.spec(), "gatewayClassName"));
         if (resolved.isEmpty()) {
             return Optional.empty();
@@ -144,6 +151,7 @@ public final class GatewayConversion {
         JsonObject status = gateway.status();
         GatewayServiceBinding binding = GatewayServiceBinding.of(gateway, info, settings.domainSuffix(),
                 settings.manualDeployment());
+        services.addAll(binding.services());
         if (binding.services().isEmpty() && binding.error() != null) {
             report(gateway, status, info, inputs, binding, binding.error(), tls, List.of(), 0, 0, now);
             return Optional.of(status);
@@ -161,7 +169,7 @@ public final class GatewayConversion {
                 GatewayStatusReport.conflict(statusListeners, i, listener, gateway.generation(), conflict, now);
                 continue;
             }
-            ListenerConversion.Listener converted = listeners.convert(gateway, gateway, listener, null);
+            ListenerConversion.Listener converted = listeners.convert(gateway, gateway, listener, null, info.waypoint());
             GatewayStatusReport.listener(statusListeners, i, listener, gateway.generation(), converted.conditions(), now);
             if (converted.programmed()) {
                 valid++;
@@ -170,6 +178,10 @@ public final class GatewayConversion {
                 continue;
             }
             servers.add(converted.server());
+            if (info.waypoint()) {
+                // a waypoint gets no Istio Gateway and no route parents: its config comes from the ambient index
+                continue;
+            }
             generated.add(GeneratedListener.of(gateway, gateway, binding, listener, converted.server(),
                     converted.programmed()));
         }

@@ -30,6 +30,10 @@ public final class ListenerConversion {
     static final String NO_ERRORS = "No errors found";
     private static final String UNSUPPORTED_PROTOCOL = "UnsupportedProtocol";
     private static final Set<String> PROTOCOLS = Set.of("HTTP", "HTTPS", "TLS", "TCP");
+    /** Istio's tunnel protocol (protocol.HBONE): CONNECT over mTLS HTTP/2, a waypoint's only listener. */
+    private static final String HBONE = "HBONE";
+    /** Where HBONE is served (istiod's unexpectedWaypointListener). */
+    private static final int WAYPOINT_PORT = 15008;
     private static final String NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 
     /**
@@ -62,8 +66,10 @@ public final class ListenerConversion {
      * @param gateway     the Gateway (the owner itself, or a ListenerSet's parent) for labels and frontend TLS
      * @param listener    the listener, its port already defaulted for ListenerSets
      * @param portError   why a ListenerSet listener has no port; null when it has one
+     * @param waypoint    whether the Gateway's class is the waypoint class (HBONE allowed, expected on 15008)
      */
-    public Listener convert(GatewayApiObject owner, GatewayApiObject gateway, JsonObject listener, String portError) {
+    public Listener convert(GatewayApiObject owner, GatewayApiObject gateway, JsonObject listener, String portError,
+                            boolean waypoint) {
         Map<String, Condition> conditions = new LinkedHashMap<>();
         conditions.put(ACCEPTED, Condition.ok(ACCEPTED, NO_ERRORS));
         conditions.put(PROGRAMMED, Condition.ok(PROGRAMMED, NO_ERRORS));
@@ -88,11 +94,16 @@ public final class ListenerConversion {
             ok = false;
         }
         String protocol = JsonFields.string(listener, "protocol");
-        Optional<String> protocolError = protocolError(protocol);
+        Optional<String> protocolError = protocolError(protocol, waypoint);
         if (protocolError.isPresent()) {
             conditions.compute(ACCEPTED, (k, c) -> c.withError(new ConfigError(UNSUPPORTED_PROTOCOL,
                     protocolError.get())));
             ok = false;
+        }
+        if (waypoint && (JsonFields.integer(listener, "port", 0) != WAYPOINT_PORT || !protocol.equals(HBONE))) {
+            // istiod warns rather than rejects (unexpectedWaypointListener): the listener stays programmed
+            conditions.compute(ACCEPTED, (k, c) -> c.withError(new ConfigError(UNSUPPORTED_PROTOCOL,
+                    "Expected a single listener on port " + WAYPOINT_PORT + " with protocol \"" + HBONE + "\"")));
         }
         Server server = null;
         if (serverTls.settings() != null || !(protocol.equals("HTTPS") || protocol.equals("TLS"))) {
@@ -197,18 +208,18 @@ public final class ListenerConversion {
     }
 
     /**
-     * istiod's listenerProtocolToIstio without waypoints: HTTP, HTTPS, TLS and TCP; HBONE only for
-     * waypoint classes, which this controller does not serve.
+     * istiod's listenerProtocolToIstio: HTTP, HTTPS, TLS and TCP; HBONE only for the waypoint class
+     * (the east-west class, which also takes it, is not served).
      */
-    static Optional<String> protocolError(String protocol) {
-        if (PROTOCOLS.contains(protocol)) {
+    static Optional<String> protocolError(String protocol, boolean waypoint) {
+        if (PROTOCOLS.contains(protocol) || waypoint && protocol.equals(HBONE)) {
             return Optional.empty();
         }
-        if (protocol.equals("HBONE")) {
+        if (protocol.equals(HBONE)) {
             return Optional.of("protocol \"HBONE\" is only supported for waypoint proxies");
         }
         String upper = protocol.toUpperCase(Locale.ROOT);
-        if (PROTOCOLS.contains(upper) || upper.equals("HBONE")) {
+        if (PROTOCOLS.contains(upper) || upper.equals(HBONE)) {
             return Optional.of("protocol \"" + protocol + "\" is unsupported. hint: \"" + upper
                     + "\" (uppercase) may be supported");
         }

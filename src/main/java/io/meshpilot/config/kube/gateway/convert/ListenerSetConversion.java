@@ -152,7 +152,8 @@ public final class ListenerSetConversion {
             }
             String portError = port.isPresent() ? null
                     : "protocol " + JsonFields.string(listener, "protocol") + " requires a port to be set";
-            ListenerConversion.Listener converted = listeners.convert(listenerSet, parent, listener, portError);
+            ListenerConversion.Listener converted = listeners.convert(listenerSet, parent, listener, portError,
+                    resolved.get().info().waypoint());
             GatewayStatusReport.listener(statusListeners, i, listener, listenerSet.generation(), converted.conditions(), now);
             if (converted.server() == null) {
                 continue;

@@ -184,12 +184,9 @@ final class RouteParentsResolver {
         Optional<String> controller = inputs.ofKind(GatewayApiKinds.GATEWAY_CLASS).stream()
                 .filter(c -> c.name().equals(className.get()))
                 .map(c -> JsonFields.string(c.spec(), "controllerName")).findFirst();
-        return controller.isPresent() && !controller.get().equals(MESH_CONTROLLER)
+        return controller.isPresent() && !controller.get().equals(GatewayApiKinds.MESH_CONTROLLER)
                 && !controller.get().equals(inputs.settings().controllerName());
     }
-
-    /** istiod's ManagedGatewayMeshController: the controller of the {@code istio-waypoint} class. */
-    static final String MESH_CONTROLLER = "istio.io/mesh-controller";
 
     /**
      * istiod's parentRefString: {@code group/kind/name/section/port.namespace} with the defaults

@@ -27,6 +27,7 @@ final class GatewayApiTestInputs {
     private final Map<String, Map<String, byte[]>> secrets = new HashMap<>();
     private final Map<String, Map<String, String>> configMaps = new HashMap<>();
     private final List<GatewayServices.ServiceView> services = new ArrayList<>();
+    private boolean ambientWaypoints;
 
     /** Every document of {@code yaml}; each object's namespace is added with no labels. */
     GatewayApiTestInputs yaml(String yaml) {
@@ -68,6 +69,12 @@ final class GatewayApiTestInputs {
         return this;
     }
 
+    /** PILOT_ENABLE_AMBIENT (with its default PILOT_ENABLE_AMBIENT_WAYPOINTS): the {@code istio-waypoint} class is ours. */
+    GatewayApiTestInputs ambientWaypoints() {
+        ambientWaypoints = true;
+        return this;
+    }
+
     GatewayApiInputs build() {
         List<GatewayServices.ServiceView> known = List.copyOf(services);
         GatewayServices registry = new GatewayServices() {
@@ -83,8 +90,11 @@ final class GatewayApiTestInputs {
                         .toList();
             }
         };
-        return new GatewayApiInputs(objects, namespaces, registry, secrets, configMaps,
-                GatewayApiInputs.Settings.defaults("domain.suffix", "Kubernetes"));
+        GatewayApiInputs.Settings d = GatewayApiInputs.Settings.defaults("domain.suffix", "Kubernetes");
+        return new GatewayApiInputs(objects, namespaces, registry, secrets, configMaps, new GatewayApiInputs.Settings(
+                d.domainSuffix(), d.clusterId(), d.controllerName(), d.defaultGatewayClass(), d.manualDeployment(),
+                d.multiNetworkGatewayApi(), d.alphaApis(), d.inferenceExtension(), d.mcsHosts(), d.mcsApiGroup(),
+                ambientWaypoints));
     }
 
     static JsonObject json(String text) {
