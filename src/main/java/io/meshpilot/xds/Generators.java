@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * the GENERATOR metadata, then the proxy type): proxyless gRPC clients get the gRPC
  * generator's LDS/RDS and the shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS
  * and RDS; gateways (router proxies) get the listeners, routes and clusters of the Gateways
- * that select them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
+ * that select them; waypoint proxies get {@link WaypointGenerators}' HBONE termination and the
+ * routes and clusters of the services that use them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
  * configs their listeners reference over ECDS ({@link EcdsGenerator}). Envoy proxies get SDS (gateways' credentialName secrets) from
  * {@link SecretGenerator}, bound to the stream's verified identities. Every proxy may ask
  * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
@@ -25,6 +26,7 @@ import java.util.function.Supplier;
 final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
+    private final Map<String, Generator> waypoint;
     private final SecretGenerator sds;
     private final SyncStatusGenerator syncz;
     private final ConfigDumpGenerator configDump;
@@ -64,6 +66,7 @@ final class Generators {
                 TypeUrls.DEBUG_CONFIG_DUMP, configDump,
                 TypeUrls.EXTENSION_CONFIG, new EcdsGenerator(),
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
+        this.waypoint = WaypointGenerators.byType(eds, syncz, configDump);
     }
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
@@ -105,7 +108,10 @@ final class Generators {
      * verified identity and serves nothing: streams use {@link #forConnection}.
      */
     Generator forType(String typeUrl, Proxy proxy) {
-        return (proxy.proxyless() ? proxyless : envoy).get(typeUrl);
+        if (proxy.proxyless()) {
+            return proxyless.get(typeUrl);
+        }
+        return (proxy.type() == Proxy.Type.WAYPOINT ? waypoint : envoy).get(typeUrl);
     }
 
     /**

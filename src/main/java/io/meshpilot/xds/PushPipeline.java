@@ -229,8 +229,8 @@ final class PushPipeline implements AutoCloseable {
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
             for (String cluster : eds.names()) {
-                ClusterNames.Outbound o = ClusterNames.parseOutbound(cluster);
-                if (o != null && hosts.contains(o.host())) {
+                String host = ClusterNames.host(cluster); // a waypoint's inbound-vip clusters too
+                if (host != null && hosts.contains(host)) {
                     out.add(eds);
                     break;
                 }

@@ -1,0 +1,149 @@
+package io.meshpilot.networking.envoy;
+
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.config.route.v3.RouteAction;
+import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
+import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
+import io.meshpilot.api.networking.v1alpha3.VirtualService;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.protocol.Protocol;
+import io.meshpilot.model.Port;
+import io.meshpilot.model.Proxy;
+import io.meshpilot.model.ProxyScope;
+import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import io.meshpilot.networking.ClusterNames;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The services one waypoint proxy serves and their HTTP routes (istiod's findWaypointResources,
+ * buildWaypointInboundHTTPRouteConfig and getWaypointDestinationCluster). A served service's
+ * routes come from the mesh VirtualServices (Gateway API routes with the Service as parent
+ * included) of its own or the waypoint's namespace, translated as for sidecars, merged in order;
+ * matches on {@code sourceLabels} are dropped (ambient has no source labels). A destination the
+ * waypoint serves goes to its {@code inbound-vip|<port>|<http|tcp>[/<subset>]|<host>} cluster,
+ * any other to its outbound cluster. Without routes, a service port goes to its own
+ * {@code inbound-vip} cluster.
+ */
+final class WaypointRoutes {
+    private final Proxy proxy;
+    private final PushContext push;
+    private final ProxyScope scope;
+    private final Map<String, Service> served;
+
+    private WaypointRoutes(Proxy proxy, PushContext push, List<Service> served) {
+        this.proxy = proxy;
+        this.push = push;
+        this.scope = push.scope(proxy);
+        Map<String, Service> byHost = new LinkedHashMap<>();
+        served.forEach(s -> byHost.putIfAbsent(s.hostname(), s));
+        this.served = byHost;
+    }
+
+    static WaypointRoutes of(Proxy proxy, PushContext push) {
+        return new WaypointRoutes(proxy, push, push.waypointServices().servedBy(proxy));
+    }
+
+    /** The served services, oldest first. */
+    List<Service> services() {
+        return List.copyOf(served.values());
+    }
+
+    PushContext push() {
+        return push;
+    }
+
+    Proxy proxy() {
+        return proxy;
+    }
+
+    /** istiod's portToSubset: {@code http} for HTTP and sniffed ports (and unknown ones), else {@code tcp}. */
+    static String protocolOf(Service svc, int port) {
+        Optional<Port> p = svc == null ? Optional.empty() : svc.port(port);
+        return p.isEmpty() || p.get().protocol().isHttp() || p.get().protocol() == Protocol.UNSUPPORTED ? "http" : "tcp";
+    }
+
+    /** The routes of a served service's HTTP port, their clusters the waypoint's. */
+    List<Route> routes(Service svc, Port port) {
+        HTTPRetry meshRetry = push.mesh().hasDefaultHttpRetryPolicy() ? push.mesh().getDefaultHttpRetryPolicy() : null;
+        List<Route> out = new ArrayList<>();
+        for (Config vs : virtualServices(svc)) {
+            VirtualService spec = (VirtualService) vs.spec();
+            // no source labels in ambient: an empty label set drops every match that names some
+            out.addAll(HttpRouteTranslator.routes(spec.getHttpList(), new HttpRouteTranslator.Context(port.port(),
+                    vs.namespace(), vs.name(), proxy.namespace(), Map.of(), push.domainSuffix(), meshRetry,
+                    PushContext.MESH_GATEWAY, push).forVirtualService(vs)));
+        }
+        if (out.isEmpty()) {
+            String cluster = ClusterNames.inboundVip(port.port(), "http", "", svc.hostname());
+            return List.of(SidecarInboundListenerBuilder.defaultInboundRoute(cluster, svc.hostname(), port.port()));
+        }
+        return out.stream().map(this::withWaypointClusters).toList();
+    }
+
+    /** istiod's getVirtualServiceForWaypoint: the service's mesh VirtualServices of its or the waypoint's namespace. */
+    private List<Config> virtualServices(Service svc) {
+        return push.virtualServices(PushContext.MESH_GATEWAY, svc.hostname(), scope).stream()
+                .filter(vs -> vs.namespace().equals(proxy.namespace()) || vs.namespace().equals(svc.namespace()))
+                .toList();
+    }
+
+    /** The outbound clusters the served services' routes send to (destinations the waypoint does not serve). */
+    Set<String> outboundClusters() {
+        Set<String> out = new LinkedHashSet<>();
+        for (Service svc : served.values()) {
+            for (Port p : svc.ports()) {
+                if (!SidecarRouteBuilder.httpOrSniffed(p.protocol())) {
+                    continue;
+                }
+                for (Route r : routes(svc, p)) {
+                    clusters(r.getRoute()).stream().filter(c -> c.startsWith("outbound|")).forEach(out::add);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static List<String> clusters(RouteAction a) {
+        List<String> out = new ArrayList<>();
+        if (!a.getCluster().isEmpty()) {
+            out.add(a.getCluster());
+        }
+        a.getWeightedClusters().getClustersList().forEach(w -> out.add(w.getName()));
+        a.getRequestMirrorPoliciesList().forEach(m -> out.add(m.getCluster()));
+        return out;
+    }
+
+    private Route withWaypointClusters(Route r) {
+        if (!r.hasRoute()) {
+            return r; // redirects and direct responses name no cluster
+        }
+        RouteAction.Builder a = r.getRoute().toBuilder();
+        if (!a.getCluster().isEmpty()) {
+            a.setCluster(clusterFor(a.getCluster()));
+        }
+        for (WeightedCluster.ClusterWeight.Builder w : a.getWeightedClustersBuilder().getClustersBuilderList()) {
+            w.setName(clusterFor(w.getName()));
+        }
+        for (RouteAction.RequestMirrorPolicy.Builder m : a.getRequestMirrorPoliciesBuilderList()) {
+            m.setCluster(clusterFor(m.getCluster()));
+        }
+        return r.toBuilder().setRoute(a).build();
+    }
+
+    /** An outbound cluster of a served service becomes the waypoint's inbound-vip cluster; others stay. */
+    String clusterFor(String outbound) {
+        ClusterNames.Outbound o = ClusterNames.parseOutbound(outbound);
+        Service svc = o == null ? null : served.get(o.host());
+        if (svc == null) {
+            return outbound;
+        }
+        return ClusterNames.inboundVip(o.port(), protocolOf(svc, o.port()), o.subset(), o.host());
+    }
+}
