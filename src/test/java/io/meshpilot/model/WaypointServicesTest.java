@@ -3,10 +3,9 @@ package io.meshpilot.model;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.meshpilot.config.protocol.Protocol;
+import io.meshpilot.testing.WaypointNode;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -36,19 +35,8 @@ class WaypointServicesTest {
                 false, null, labels, "Kubernetes", "Kubernetes", Instant.ofEpochSecond(1000 - age), null);
     }
 
-    /** A waypoint's node as istio-agent sends it for the {@code waypoint} template's pod. */
     static Proxy waypoint(String namespace, String gateway, String waypointFor) {
-        Struct.Builder labels = Struct.newBuilder()
-                .putFields(WaypointServices.GATEWAY_NAME, Value.newBuilder().setStringValue(gateway).build())
-                .putFields(WaypointServices.MANAGED, Value.newBuilder().setStringValue(WaypointServices.MESH_CONTROLLER).build());
-        if (waypointFor != null) {
-            labels.putFields(WaypointServices.WAYPOINT_FOR, Value.newBuilder().setStringValue(waypointFor).build());
-        }
-        return Proxy.fromNode(Node.newBuilder().setId("waypoint~10.0.5.5~" + gateway + "-abc." + namespace + "~"
-                        + namespace + ".svc.cluster.local")
-                .setMetadata(Struct.newBuilder().putFields("NAMESPACE", Value.newBuilder().setStringValue(namespace).build())
-                        .putFields("LABELS", Value.newBuilder().setStructValue(labels).build()))
-                .build());
+        return WaypointNode.proxy(namespace, gateway, waypointFor);
     }
 
     static List<String> served(List<Service> services, Proxy proxy) {

@@ -125,11 +125,12 @@ final class WaypointRoutes {
             return r; // redirects and direct responses name no cluster
         }
         RouteAction.Builder a = r.getRoute().toBuilder();
-        if (!a.getCluster().isEmpty()) {
+        if (a.hasWeightedClusters()) { // (its builder getter would set the cluster specifier)
+            for (WeightedCluster.ClusterWeight.Builder w : a.getWeightedClustersBuilder().getClustersBuilderList()) {
+                w.setName(clusterFor(w.getName()));
+            }
+        } else if (!a.getCluster().isEmpty()) {
             a.setCluster(clusterFor(a.getCluster()));
-        }
-        for (WeightedCluster.ClusterWeight.Builder w : a.getWeightedClustersBuilder().getClustersBuilderList()) {
-            w.setName(clusterFor(w.getName()));
         }
         for (RouteAction.RequestMirrorPolicy.Builder m : a.getRequestMirrorPoliciesBuilderList()) {
             m.setCluster(clusterFor(m.getCluster()));
