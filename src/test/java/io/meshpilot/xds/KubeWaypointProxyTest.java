@@ -105,43 +105,11 @@ class KubeWaypointProxyTest {
 
     /**
      * A Service {@code name} (HTTP port 9080, VIP {@code vip}) with one ready pod at {@code podIp}
-     * that ztunnel captures, and the pod's EndpointSlice.
+     * that ztunnel captures (istio-cni's annotation), and the pod's EndpointSlice.
      */
     static String ambientService(String name, String vip, String podIp) {
-        return """
-                apiVersion: v1
-                kind: Service
-                metadata: {name: %1$s, namespace: shop}
-                spec:
-                  clusterIP: %2$s
-                  selector: {app: %1$s}
-                  ports: [{name: http, port: 9080, targetPort: 9080}]
-                ---
-                apiVersion: v1
-                kind: Pod
-                metadata:
-                  name: %1$s-0
-                  namespace: shop
-                  labels: {app: %1$s}
-                  annotations: {ambient.istio.io/redirection: enabled}
-                spec:
-                  containers: [{name: app, image: app}]
-                status:
-                  phase: Running
-                  podIP: %3$s
-                  conditions: [{type: Ready, status: "True"}]
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata: {name: %1$s-0, namespace: shop, labels: {kubernetes.io/service-name: %1$s}}
-                addressType: IPv4
-                ports: [{name: http, port: 9080, protocol: TCP}]
-                endpoints:
-                - addresses: [%3$s]
-                  conditions: {ready: true}
-                  targetRef: {kind: Pod, name: %1$s-0, namespace: shop}
-                ---
-                """.formatted(name, vip, podIp);
+        return KubeGammaRoutesTest.serviceWithEndpoint("shop", name, "http", 9080, podIp, 9080, vip,
+                "{ambient.istio.io/redirection: enabled}");
     }
 
     /**

@@ -34,37 +34,9 @@ class WaypointListenerBuilderTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        mesh = new MeshFixture().apply("""
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: reviews, namespace: shop, labels: {istio.io/use-waypoint: waypoint}}
-                spec:
-                  hosts: [reviews.shop.svc.cluster.local]
-                  addresses: [240.0.0.1]
-                  ports: [{number: 9080, name: http, protocol: HTTP}]
-                  resolution: STATIC
-                  endpoints: [{address: 10.0.0.1}]
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: db, namespace: shop, labels: {istio.io/use-waypoint: waypoint}}
-                spec:
-                  hosts: [db.shop.svc.cluster.local]
-                  addresses: [240.0.0.2]
-                  ports: [{number: 5432, name: tcp, protocol: TCP}, {number: 8000, name: legacy}]
-                  resolution: STATIC
-                  endpoints: [{address: 10.0.0.2}]
-                ---
-                apiVersion: networking.istio.io/v1
-                kind: ServiceEntry
-                metadata: {name: ratings, namespace: shop, labels: {istio.io/use-waypoint: other}}
-                spec:
-                  hosts: [ratings.shop.svc.cluster.local]
-                  addresses: [240.0.0.3]
-                  ports: [{number: 9080, name: http, protocol: HTTP}]
-                  resolution: STATIC
-                  endpoints: [{address: 10.0.0.3}]
-                ---
+        mesh = new MeshFixture().apply(serviceEntry("reviews", "waypoint", 1, "{number: 9080, name: http, protocol: HTTP}")
+                + serviceEntry("db", "waypoint", 2, "{number: 5432, name: tcp, protocol: TCP}, {number: 8000, name: legacy}")
+                + serviceEntry("ratings", "other", 3, "{number: 9080, name: http, protocol: HTTP}") + """
                 apiVersion: networking.istio.io/v1
                 kind: VirtualService
                 metadata: {name: reviews, namespace: shop}
@@ -77,6 +49,22 @@ class WaypointListenerBuilderTest {
                     route: [{destination: {host: ratings.shop.svc.cluster.local}}]
                   - route: [{destination: {host: reviews.shop.svc.cluster.local}}]
                 """);
+    }
+
+    /** A STATIC ServiceEntry {@code <name>.shop.svc.cluster.local} at 240.0.0.{@code n} that uses {@code waypoint}. */
+    static String serviceEntry(String name, String waypoint, int n, String ports) {
+        return """
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: %1$s, namespace: shop, labels: {istio.io/use-waypoint: %2$s}}
+                spec:
+                  hosts: [%1$s.shop.svc.cluster.local]
+                  addresses: [240.0.0.%3$d]
+                  ports: [%4$s]
+                  resolution: STATIC
+                  endpoints: [{address: 10.0.0.%3$d}]
+                ---
+                """.formatted(name, waypoint, n, ports);
     }
 
     @AfterEach
