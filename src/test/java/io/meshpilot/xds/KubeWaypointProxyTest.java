@@ -177,7 +177,7 @@ class KubeWaypointProxyTest {
     }
 
     @Test
-    void theWaypointsClustersOriginateHboneToTheCapturedPods() throws Exception {
+    void theWaypointsClustersOriginateHboneToTheCapturedPodsAndFollowTheirEndpoints() throws Exception {
         try (AdsClient waypoint = waypoint()) {
             waypoint.subscribe(TypeUrls.CLUSTER, List.of());
             String v1 = "inbound-vip|9080|http|reviews-v1.shop.svc.cluster.local";
@@ -198,6 +198,26 @@ class KubeWaypointProxyTest {
             assertEquals("10.0.1.11:9080", internal.getEndpointId());
             assertEquals("10.0.1.11:9080", pod.getMetadata().getFilterMetadataOrThrow(
                     "envoy.filters.listener.original_dst").getFieldsOrThrow("local").getStringValue());
+
+            // a second pod: the endpoint change reaches the waypoint's inbound-vip cluster (incremental EDS)
+            kubectl.runWithInput("""
+                    apiVersion: discovery.k8s.io/v1
+                    kind: EndpointSlice
+                    metadata: {name: reviews-v1-1, namespace: shop, labels: {kubernetes.io/service-name: reviews-v1}}
+                    addressType: IPv4
+                    ports: [{name: http, port: 9080, protocol: TCP}]
+                    endpoints:
+                    - addresses: [10.0.1.21]
+                      conditions: {ready: true}
+                    """, "apply", "-f", "-").ok();
+            ClusterLoadAssignment scaled = awaitResources(waypoint, TypeUrls.ENDPOINT, ClusterLoadAssignment.class,
+                    ClusterLoadAssignment::getClusterName, e -> e.containsKey(v1)
+                            && e.get(v1).getEndpoints(0).getLbEndpointsCount() == 2).get(v1);
+            assertEquals(List.of("connect_originate", ""), scaled.getEndpoints(0).getLbEndpointsList().stream()
+                    .map(e -> e.getEndpoint().getAddress().getEnvoyInternalAddress().getServerListenerName()).toList(),
+                    "a pod ztunnel does not capture keeps its own address: " + scaled);
+        } finally {
+            kubectl.run("delete", "-n", "shop", "endpointslice", "reviews-v1-1", "--ignore-not-found").ok();
         }
     }
 
