@@ -54,7 +54,7 @@ import java.util.TreeSet;
  * authority (the inner destination) as the original destination of the inner connection.</li>
  * <li>{@code main_internal} (an internal listener): one chain per served service port, chosen by
  * a matcher on the destination IP (the service's VIPs) and port; HTTP ports get a connection
- * manager with the service's routes ({@link WaypointRoutes}), TCP ports a tcp_proxy, ports of
+ * manager with the service's routes ({@link WaypointRoutes}), TCP ports a tcp_proxy (by its tcp or tls route), ports of
  * unknown protocol both behind an application-protocol match. Chains {@code direct-tcp} and
  * {@code direct-http} carry traffic addressed to a workload to {@code encap}.</li>
  * <li>{@code connect_originate} (an internal listener): tcp_proxy tunnelling to the
@@ -130,8 +130,7 @@ public final class WaypointListenerBuilder {
                 }
                 String tcpName = ClusterNames.inboundVip(p.port(), "tcp", "", svc.hostname());
                 String httpName = ClusterNames.inboundVip(p.port(), "http", "", svc.hostname());
-                FilterChain tcp = FilterChain.newBuilder().setName(tcpName)
-                        .addFilters(EnvoyFilters.tcpProxy(tcpName, tcpName)).build();
+                FilterChain tcp = FilterChain.newBuilder().setName(tcpName).addFilters(routes.tcpProxy(svc, p)).build();
                 FilterChain http = FilterChain.newBuilder().setName(httpName)
                         .addFilters(hcmFilter(serviceHcm(httpName, p.port(), routes.routes(svc, p)))).build();
                 String port = Integer.toString(p.port());

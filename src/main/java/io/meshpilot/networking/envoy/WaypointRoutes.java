@@ -1,9 +1,18 @@
 package io.meshpilot.networking.envoy;
 
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteAction;
 import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.meshpilot.api.networking.v1alpha3.HTTPRetry;
+import io.meshpilot.api.networking.v1alpha3.L4MatchAttributes;
+import io.meshpilot.api.networking.v1alpha3.RouteDestination;
+import io.meshpilot.api.networking.v1alpha3.TCPRoute;
+import io.meshpilot.api.networking.v1alpha3.TLSMatchAttributes;
+import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.protocol.Protocol;
@@ -20,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * The services one waypoint proxy serves and their HTTP routes (istiod's findWaypointResources,
@@ -29,7 +39,7 @@ import java.util.Set;
  * matches on {@code sourceLabels} are dropped (ambient has no source labels). A destination the
  * waypoint serves goes to its {@code inbound-vip|<port>|<http|tcp>[/<subset>]|<host>} cluster,
  * any other to its outbound cluster. Without routes, a service port goes to its own
- * {@code inbound-vip} cluster.
+ * {@code inbound-vip} cluster. TCP ports take their VirtualService's {@code tls} or {@code tcp} route.
  */
 final class WaypointRoutes {
     private final Proxy proxy;
@@ -94,20 +104,97 @@ final class WaypointRoutes {
                 .toList();
     }
 
+    /**
+     * The tcp_proxy of a served service's TCP port (istiod's buildWaypointNetworkFilters): the
+     * destinations of the first VirtualService route that applies (istiod's getWaypointTCPRoutes:
+     * a {@code tls} route whose match names the service's host as its one SNI host, then a
+     * {@code tcp} route; matches on port and the {@code mesh} gateway only, no source labels or
+     * namespace), else the port's own cluster; the stat prefix is the chain's cluster.
+     */
+    Filter tcpProxy(Service svc, Port port) {
+        String own = ClusterNames.inboundVip(port.port(), "tcp", "", svc.hostname());
+        for (Config vs : virtualServices(svc)) {
+            List<RouteDestination> route = tcpRoute((VirtualService) vs.spec(), svc.hostname(), port.port());
+            if (route == null) {
+                continue;
+            }
+            HttpRouteTranslator.Context ctx = new HttpRouteTranslator.Context(port.port(), vs.namespace(), vs.name(),
+                    proxy.namespace(), Map.of(), push.domainSuffix(), null, PushContext.MESH_GATEWAY, push);
+            TcpProxy.Builder tcp = TcpProxy.newBuilder().setStatPrefix(own);
+            if (route.size() == 1) {
+                tcp.setCluster(clusterFor(HttpRouteTranslator.cluster(route.get(0).getDestination(), ctx)));
+            } else {
+                TcpProxy.WeightedCluster.Builder weighted = tcp.getWeightedClustersBuilder();
+                for (RouteDestination d : route) {
+                    if (d.getWeight() > 0) {
+                        weighted.addClusters(TcpProxy.WeightedCluster.ClusterWeight.newBuilder()
+                                .setName(clusterFor(HttpRouteTranslator.cluster(d.getDestination(), ctx)))
+                                .setWeight(d.getWeight()));
+                    }
+                }
+            }
+            return Filter.newBuilder().setName(EnvoyFilters.TCP_PROXY).setTypedConfig(Any.pack(tcp.build())).build();
+        }
+        return EnvoyFilters.tcpProxy(own, own);
+    }
+
+    /** istiod's getWaypointTCPRoutes for one VirtualService: its applying tls route's destinations, else tcp's, else null. */
+    private static List<RouteDestination> tcpRoute(VirtualService vs, String hostname, int port) {
+        for (TLSRoute r : vs.getTlsList()) {
+            if (r.getMatchCount() == 0) {
+                return r.getRouteList();
+            }
+            for (TLSMatchAttributes m : r.getMatchList()) {
+                // waypoints match no SNI but the service's own host
+                if (m.getSniHostsList().equals(List.of(hostname)) && applies(m.getPort(), m.getGatewaysList(), port)) {
+                    return r.getRouteList();
+                }
+            }
+        }
+        for (TCPRoute r : vs.getTcpList()) {
+            if (r.getMatchCount() == 0) {
+                return r.getRouteList();
+            }
+            for (L4MatchAttributes m : r.getMatchList()) {
+                if (applies(m.getPort(), m.getGatewaysList(), port)) {
+                    return r.getRouteList();
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean applies(int matchPort, List<String> gateways, int port) {
+        return (matchPort == 0 || matchPort == port) && (gateways.isEmpty() || gateways.contains(PushContext.MESH_GATEWAY));
+    }
+
     /** The outbound clusters the served services' routes send to (destinations the waypoint does not serve). */
     Set<String> outboundClusters() {
         Set<String> out = new LinkedHashSet<>();
         for (Service svc : served.values()) {
             for (Port p : svc.ports()) {
-                if (!SidecarRouteBuilder.httpOrSniffed(p.protocol())) {
-                    continue;
+                if (SidecarRouteBuilder.httpOrSniffed(p.protocol())) {
+                    for (Route r : routes(svc, p)) {
+                        clusters(r.getRoute()).stream().filter(c -> c.startsWith("outbound|")).forEach(out::add);
+                    }
                 }
-                for (Route r : routes(svc, p)) {
-                    clusters(r.getRoute()).stream().filter(c -> c.startsWith("outbound|")).forEach(out::add);
+                if (p.protocol() != Protocol.UDP && !p.protocol().isHttp()) {
+                    TcpProxy tcp = unpackTcpProxy(tcpProxy(svc, p));
+                    Stream.concat(Stream.of(tcp.getCluster()), tcp.getWeightedClusters().getClustersList().stream()
+                            .map(TcpProxy.WeightedCluster.ClusterWeight::getName))
+                            .filter(c -> c.startsWith("outbound|")).forEach(out::add);
                 }
             }
         }
         return out;
+    }
+
+    private static TcpProxy unpackTcpProxy(Filter f) {
+        try {
+            return f.getTypedConfig().unpack(TcpProxy.class);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("a tcp_proxy filter built here holds a TcpProxy", e);
+        }
     }
 
     private static List<String> clusters(RouteAction a) {

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * listener_waypoint.go buildWaypointInternal and cluster.go (case Waypoint) build them: an HTTP
  * port's chain with its VirtualService's routes (a match on sourceLabels dropped, a destination
  * the waypoint does not serve kept outbound and its cluster added to CDS), a TCP port's
- * tcp_proxy, a port of unknown protocol both (the HTTP inspector on only there), the direct
+ * tcp_proxy with its VirtualService's {@code tcp} route, a port of unknown protocol both (the HTTP inspector on only there), the direct
  * chains, and nothing of a service bound to another waypoint.
  */
 class WaypointListenerBuilderTest {
@@ -48,6 +48,17 @@ class WaypointListenerBuilderTest {
                   - match: [{headers: {end-user: {exact: jason}}}]
                     route: [{destination: {host: ratings.shop.svc.cluster.local}}]
                   - route: [{destination: {host: reviews.shop.svc.cluster.local}}]
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: VirtualService
+                metadata: {name: db, namespace: shop}
+                spec:
+                  hosts: [db.shop.svc.cluster.local]
+                  tcp:
+                  - match: [{port: 5432}]
+                    route:
+                    - {destination: {host: db.shop.svc.cluster.local, port: {number: 5432}}, weight: 70}
+                    - {destination: {host: ratings.shop.svc.cluster.local, port: {number: 9080}}, weight: 30}
                 """);
     }
 
@@ -93,7 +104,12 @@ class WaypointListenerBuilderTest {
 
         TcpProxy db = chain(main, "inbound-vip|5432|tcp|db.shop.svc.cluster.local").getFilters(0).getTypedConfig()
                 .unpack(TcpProxy.class);
-        assertEquals("inbound-vip|5432|tcp|db.shop.svc.cluster.local", db.getCluster());
+        assertEquals(List.of("inbound-vip|5432|tcp|db.shop.svc.cluster.local=70", RATINGS_OUTBOUND + "=30"),
+                db.getWeightedClusters().getClustersList().stream().map(c -> c.getName() + "=" + c.getWeight()).toList(),
+                "the VirtualService's tcp route (istiod's getWaypointTCPRoutes)");
+        TcpProxy legacy = chain(main, "inbound-vip|8000|tcp|db.shop.svc.cluster.local").getFilters(0).getTypedConfig()
+                .unpack(TcpProxy.class);
+        assertEquals("inbound-vip|8000|tcp|db.shop.svc.cluster.local", legacy.getCluster(), "no route matches port 8000");
 
         ListenerFilter inspector = main.getListenerFilters(1);
         assertEquals(EnvoyFilters.HTTP_INSPECTOR, inspector.getName());
