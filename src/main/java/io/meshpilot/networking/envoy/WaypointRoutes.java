@@ -108,8 +108,9 @@ final class WaypointRoutes {
      * The tcp_proxy of a served service's TCP port (istiod's buildWaypointNetworkFilters): the
      * destinations of the first VirtualService route that applies (istiod's getWaypointTCPRoutes:
      * a {@code tls} route whose match names the service's host as its one SNI host, then a
-     * {@code tcp} route; matches on port and the {@code mesh} gateway only, no source labels or
-     * namespace), else the port's own cluster; the stat prefix is the chain's cluster.
+     * {@code tcp} route; a match applies by port and the {@code mesh} gateway, never when it names
+     * source labels or a source namespace, which a waypoint does not have), else the port's own
+     * cluster; the stat prefix is the chain's cluster.
      */
     Filter tcpProxy(Service svc, Port port) {
         String own = ClusterNames.inboundVip(port.port(), "tcp", "", svc.hostname());
@@ -146,7 +147,8 @@ final class WaypointRoutes {
             }
             for (TLSMatchAttributes m : r.getMatchList()) {
                 // waypoints match no SNI but the service's own host
-                if (m.getSniHostsList().equals(List.of(hostname)) && applies(m.getPort(), m.getGatewaysList(), port)) {
+                if (m.getSniHostsList().equals(List.of(hostname)) && m.getSourceLabelsCount() == 0
+                        && m.getSourceNamespace().isEmpty() && applies(m.getPort(), m.getGatewaysList(), port)) {
                     return r.getRouteList();
                 }
             }
@@ -156,7 +158,8 @@ final class WaypointRoutes {
                 return r.getRouteList();
             }
             for (L4MatchAttributes m : r.getMatchList()) {
-                if (applies(m.getPort(), m.getGatewaysList(), port)) {
+                if (m.getSourceLabelsCount() == 0 && m.getSourceNamespace().isEmpty()
+                        && applies(m.getPort(), m.getGatewaysList(), port)) {
                     return r.getRouteList();
                 }
             }

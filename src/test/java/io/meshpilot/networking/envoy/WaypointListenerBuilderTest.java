@@ -55,6 +55,8 @@ class WaypointListenerBuilderTest {
                 spec:
                   hosts: [db.shop.svc.cluster.local]
                   tcp:
+                  - match: [{port: 5432, sourceLabels: {app: batch}}]
+                    route: [{destination: {host: ratings.shop.svc.cluster.local, port: {number: 9080}}}]
                   - match: [{port: 5432}]
                     route:
                     - {destination: {host: db.shop.svc.cluster.local, port: {number: 5432}}, weight: 70}
