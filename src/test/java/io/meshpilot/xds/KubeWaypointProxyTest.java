@@ -19,6 +19,7 @@ import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
@@ -218,6 +219,25 @@ class KubeWaypointProxyTest {
                     "a pod ztunnel does not capture keeps its own address: " + scaled);
         } finally {
             kubectl.run("delete", "-n", "shop", "endpointslice", "reviews-v1-1", "--ignore-not-found").ok();
+        }
+    }
+
+    /**
+     * A waypoint node without the gateway-name label (not a pod of the {@code waypoint} template)
+     * is served HBONE termination but no service, and the log says why, once, naming the proxy.
+     */
+    @Test
+    void aWaypointNodeWithoutItsGatewaysLabelServesNoServiceAndTheLogSaysWhy() throws Exception {
+        String id = "waypoint~10.0.5.6~stray-0.shop~shop.svc.cluster.local";
+        try (CapturedLog log = new CapturedLog(AdsService.class);
+             AdsClient stray = new AdsClient(server.ports().get("grpc"), id, Map.of("NAMESPACE", "shop"))) {
+            stray.subscribe(TypeUrls.LISTENER, List.of());
+            Map<String, Listener> listeners = awaitListeners(stray, l -> l.containsKey("main_internal"));
+            assertEquals(List.of("direct-tcp", "direct-http"), listeners.get("main_internal").getFilterChainsList().stream()
+                    .map(FilterChain::getName).toList());
+            assertTrue(listeners.containsKey("connect_terminate"));
+            assertEquals(1, log.lines().stream().filter(l -> l.contains("proxy=" + id)
+                    && l.contains("gateway.networking.k8s.io/gateway-name")).count(), log.lines().toString());
         }
     }
 
