@@ -81,6 +81,7 @@ public final class PilotServer implements AutoCloseable {
                         args.features().traceSampling().percent());
                 e.setMetadataExchange(args.features().metadataExchange());
                 e.setStrictGatewayMerging(args.features().gatewayApi().strictGatewayMerging());
+                e.setAmbientWaypoints(args.features().ambient().enabled() && args.features().ambient().waypoints());
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
             Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));

@@ -228,7 +228,7 @@ public final class ConfigConflicts {
      * {@code pilot_authz_custom_provider_unknown}: CUSTOM policies whose provider is not an
      * ext_authz extension provider of the mesh config; {@code pilot_authz_target_unsupported}:
      * policies whose targetRefs name anything but a Kubernetes Gateway (a Service, a
-     * ServiceEntry or a GatewayClass attach to waypoints, which MeshPilot does not serve).
+     * ServiceEntry or a GatewayClass attach to waypoints, whose L7 policies MeshPilot does not apply yet).
      */
     static void authorizationPolicies(PushContext push, PushDiagnostics.Builder out) {
         Set<String> extAuthz = new HashSet<>();
@@ -251,7 +251,7 @@ public final class ConfigConflicts {
                 if (!(ref.getGroup().equals("gateway.networking.k8s.io") && ref.getKind().equals("Gateway"))) {
                     out.add(PushMetric.AUTHZ_TARGET_UNSUPPORTED, name(c) + "|" + ref.getKind() + "/" + ref.getName(),
                             "AuthorizationPolicy " + name(c) + ": targetRef " + ref.getGroup() + "/" + ref.getKind()
-                                    + " " + ref.getName() + " attaches to waypoints, which MeshPilot does not serve; "
+                                    + " " + ref.getName() + " attaches to waypoints, whose L7 policies MeshPilot does not apply yet; "
                                     + "the policy applies to no proxy through it");
                 }
             }

@@ -23,6 +23,7 @@ public final class Environment {
     private volatile ServiceDiscovery serviceDiscovery;
     private volatile JwksResolver jwksResolver = JwksResolver.NONE;
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
+    private volatile boolean ambientWaypoints;
     private volatile PushContext.GatewayApiSettings gatewayApi = PushContext.GatewayApiSettings.DEFAULTS;
     private final String domainSuffix;
     private final String clusterId;
@@ -103,6 +104,15 @@ public final class Environment {
     /** The ReferenceGrants in force, published by the Gateway API controller; the next push reads them. */
     public void setReferenceGrants(ReferenceGrants grants) {
         gatewayApi = new PushContext.GatewayApiSettings(gatewayApi.strictMerging(), grants);
+    }
+
+    /** PILOT_ENABLE_AMBIENT with PILOT_ENABLE_AMBIENT_WAYPOINTS: whether pushes bind services to waypoints. */
+    public boolean ambientWaypoints() {
+        return ambientWaypoints;
+    }
+
+    public void setAmbientWaypoints(boolean on) {
+        this.ambientWaypoints = on;
     }
 
     public String domainSuffix() {

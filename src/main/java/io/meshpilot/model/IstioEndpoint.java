@@ -33,6 +33,9 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
 
     /** The label istiod adds to every endpoint with the cluster it runs in. */
     public static final String CLUSTER_LABEL = "topology.istio.io/cluster";
+    /** istiod's TunnelLabel: the tunnel protocols the workload accepts; {@link #TUNNEL_HTTP} is HBONE (HTTP CONNECT). */
+    public static final String TUNNEL_LABEL = "networking.istio.io/tunnel";
+    public static final String TUNNEL_HTTP = "http";
     public static final String TLS_ISTIO = "istio";
     public static final String TLS_DISABLED = "disabled";
 
@@ -45,6 +48,12 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
         health = health == null ? HealthStatus.HEALTHY : health;
         workloadName = workloadName == null ? "" : workloadName;
         namespace = namespace == null ? "" : namespace;
+    }
+
+    /** istiod's supportTunnel: the endpoint accepts HBONE (its label says so, or it is a waypoint). */
+    public boolean supportsHbone() {
+        return TUNNEL_HTTP.equals(labels.get(TUNNEL_LABEL))
+                || WaypointServices.MESH_CONTROLLER.equals(labels.get(WaypointServices.MANAGED));
     }
 
     /** The cluster the endpoint runs in (istiod's Locality.ClusterID), "" when its registry does not say. */

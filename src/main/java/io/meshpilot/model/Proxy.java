@@ -35,8 +35,13 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
     /** The extension istio-proxy's build registers for the {@code istio.stats} filter (istio/proxy). */
     static final String ISTIO_STATS_EXTENSION = "envoy.filters.http.istio_stats";
 
-    /** istiod's proxy types (model.NodeType) served here: sidecars, gateways, and ztunnel (ambient's node proxy). */
-    public enum Type { SIDECAR, ROUTER, ZTUNNEL }
+    /**
+     * istiod's node types (pilot/pkg/model/context.go NodeType): sidecars, gateways, waypoints (the
+     * Envoy of a Gateway of class istio-waypoint, started by the {@code waypoint} template's
+     * {@code proxy waypoint}, whose istio-agent names its node {@code waypoint~...}) and ztunnel
+     * (ambient's node proxy).
+     */
+    public enum Type { SIDECAR, ROUTER, WAYPOINT, ZTUNNEL }
 
     public Proxy {
         ips = List.copyOf(ips);
@@ -97,9 +102,10 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         Type type = switch (parts[0]) {
             case "sidecar" -> Type.SIDECAR;
             case "router" -> Type.ROUTER;
+            case "waypoint" -> Type.WAYPOINT;
             case "ztunnel" -> Type.ZTUNNEL;
             default -> throw new IllegalArgumentException("node id \"" + id + "\": unknown proxy type \"" + parts[0]
-                    + "\" (sidecar, router or ztunnel)");
+                    + "\" (sidecar, router, waypoint or ztunnel)");
         };
         Struct md = node.getMetadata();
         String instanceIps = string(md, "INSTANCE_IPS");

@@ -88,6 +88,9 @@ public final class PushContext {
     /** istiod's metadata-exchange switches for istio-proxy nodes; set once in {@link #build}. */
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
 
+    /** Which services each waypoint serves (none unless ambient waypoints are on); set once in {@link #build}. */
+    private volatile WaypointServices waypointServices = WaypointServices.NONE;
+
     /** The Gateway API settings of this push (strict merging, ReferenceGrants); set once in {@link #build}. */
     private volatile GatewayApiSettings gatewayApi = GatewayApiSettings.DEFAULTS;
 
@@ -109,6 +112,11 @@ public final class PushContext {
     }
 
     /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
+    /** Which services each waypoint serves (istiod's ServicesForWaypoint). */
+    public WaypointServices waypointServices() {
+        return waypointServices;
+    }
+
     public MetadataExchange metadataExchange() {
         return metadataExchange;
     }
@@ -204,14 +212,22 @@ public final class PushContext {
      * @param metadataExchange PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS
      * @param traceSampling    PILOT_TRACE_SAMPLING: tracing's sampling percentage where the ProxyConfig sets none
      * @param gatewayApi       how Gateway API config is served (strict merging, ReferenceGrants)
+     * @param waypoints        PILOT_ENABLE_AMBIENT with PILOT_ENABLE_AMBIENT_WAYPOINTS: services are bound to the
+     *                         waypoints their {@code istio.io/use-waypoint} labels name ({@link WaypointServices})
      */
     public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
-                                 GatewayApiSettings gatewayApi) {
+                                 GatewayApiSettings gatewayApi, boolean waypoints) {
         public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS,
                 TraceSampling.DEFAULT_PERCENT);
 
         public ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling) {
             this(gatewayNames, metadataExchange, traceSampling, GatewayApiSettings.DEFAULTS);
+        }
+
+        /** Without ambient waypoints. */
+        public ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
+                              GatewayApiSettings gatewayApi) {
+            this(gatewayNames, metadataExchange, traceSampling, gatewayApi, false);
         }
     }
 
@@ -274,6 +290,8 @@ public final class PushContext {
         push.metadataExchange = settings.metadataExchange();
         push.traceSampling = settings.traceSampling();
         push.gatewayApi = settings.gatewayApi();
+        push.waypointServices = settings.waypoints()
+                ? WaypointServices.of(services.values(), discovery::namespaceLabels) : WaypointServices.NONE;
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),
                 oldestFirst(store.list("WasmPlugin", null)));
         // problems are recorded, never fatal: the push goes on with what applies (istiod's ProxyStatus)

@@ -34,4 +34,13 @@ public interface ServiceDiscovery {
     default List<NetworkGateway> networkGateways() {
         return List.of();
     }
+
+    /**
+     * The labels of a namespace as this discovery knows them (Kubernetes registries: the
+     * Namespace's; others know none): where {@code istio.io/use-waypoint} of a namespace's
+     * services is read ({@link WaypointServices}). Empty when unknown.
+     */
+    default Map<String, String> namespaceLabels(String namespace) {
+        return Map.of();
+    }
 }

@@ -29,10 +29,53 @@ public final class ClusterNames {
         if (name.startsWith(SNI_DNAT_PREFIX)) {
             return parseSniDnat(name);
         }
-        if (!name.startsWith("outbound|")) {
+        return parsePiped(name, OUTBOUND_PREFIX);
+    }
+
+    private static final String OUTBOUND_PREFIX = "outbound|";
+    private static final String INBOUND_VIP_PREFIX = "inbound-vip|";
+
+    /**
+     * A waypoint's cluster for a service it serves (istiod's BuildSubsetKey with
+     * TrafficDirectionInboundVIP): {@code inbound-vip|<port>|<protocol>[/<subset>]|<host>},
+     * {@code protocol} {@code http} or {@code tcp}.
+     */
+    public static String inboundVip(int port, String protocol, String subset, String host) {
+        return INBOUND_VIP_PREFIX + port + "|" + protocol + (subset == null || subset.isEmpty() ? "" : "/" + subset)
+                + "|" + host;
+    }
+
+    /** A parsed {@link #inboundVip} name: its DestinationRule subset is what follows the protocol's {@code /}. */
+    public record InboundVip(int port, String protocol, String subset, String host) {
+    }
+
+    /** The parsed waypoint cluster name, or null when {@code name} is not one. */
+    public static InboundVip parseInboundVip(String name) {
+        Outbound o = parsePiped(name, INBOUND_VIP_PREFIX);
+        if (o == null) {
             return null;
         }
-        int a = "outbound|".length();
+        int slash = o.subset().indexOf('/');
+        return slash < 0 ? new InboundVip(o.port(), o.subset(), "", o.host())
+                : new InboundVip(o.port(), o.subset().substring(0, slash), o.subset().substring(slash + 1), o.host());
+    }
+
+    /** The service host an outbound or waypoint cluster is for, or null when {@code name} is neither. */
+    public static String host(String name) {
+        Outbound o = parseOutbound(name);
+        if (o != null) {
+            return o.host();
+        }
+        InboundVip v = parseInboundVip(name);
+        return v == null ? null : v.host();
+    }
+
+    /** {@code <prefix><port>|<subset>|<host>}, or null. */
+    private static Outbound parsePiped(String name, String prefix) {
+        if (!name.startsWith(prefix)) {
+            return null;
+        }
+        int a = prefix.length();
         int b = name.indexOf('|', a);
         int c = b < 0 ? -1 : name.indexOf('|', b + 1);
         if (c < 0 || name.indexOf('|', c + 1) >= 0) {

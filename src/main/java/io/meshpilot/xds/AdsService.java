@@ -13,6 +13,7 @@ import io.meshpilot.grpc.CallHeaders;
 import io.meshpilot.grpc.CallPeer;
 import io.meshpilot.grpc.TransportConnection;
 import io.meshpilot.model.Proxy;
+import io.meshpilot.model.WaypointServices;
 import io.meshpilot.security.Authenticator;
 import io.meshpilot.security.Authenticators;
 import java.lang.System.Logger.Level;
@@ -206,6 +207,7 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                     return;
                 }
                 connections.connected(connection);
+                warnIfUnboundWaypoint(connection.proxy());
             }
             try {
                 process.accept(connection, request);
@@ -258,6 +260,17 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
             } else {
                 out.onCompleted();
             }
+        }
+    }
+
+    /**
+     * A waypoint is known by its pod's gateway-name label (the {@code waypoint} template sets it);
+     * a waypoint node without it gets HBONE termination but no service, which would otherwise go unsaid.
+     */
+    private static void warnIfUnboundWaypoint(Proxy proxy) {
+        if (proxy.type() == Proxy.Type.WAYPOINT && WaypointServices.Waypoint.of(proxy).isEmpty()) {
+            LOG.log(Level.WARNING, "waypoint proxy=" + proxy.id() + " has no " + WaypointServices.GATEWAY_NAME
+                    + " label: it names no waypoint Gateway and serves no service");
         }
     }
 }

@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  * the GENERATOR metadata, then the proxy type): proxyless gRPC clients get the gRPC
  * generator's LDS/RDS and the shared CDS/EDS; Envoy sidecars get istiod's sidecar CDS, EDS, LDS
  * and RDS; gateways (router proxies) get the listeners, routes and clusters of the Gateways
- * that select them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
+ * that select them; waypoint proxies get {@link WaypointGenerators}' HBONE termination and the
+ * routes and clusters of the services that use them; Envoy proxies get the WasmPlugins and EnvoyFilter-inserted extension
  * configs their listeners reference over ECDS ({@link EcdsGenerator}). Envoy proxies get SDS (gateways' credentialName secrets) from
  * {@link SecretGenerator}, bound to the stream's verified identities. Every proxy may ask
  * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
@@ -29,6 +30,7 @@ final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
     private final Map<String, Generator> ztunnel;
+    private final Map<String, Generator> waypoint;
     private final SecretGenerator sds;
     private final SyncStatusGenerator syncz;
     private final ConfigDumpGenerator configDump;
@@ -73,6 +75,7 @@ final class Generators {
         this.ztunnel = Map.of(TypeUrls.WORKLOAD_AUTHORIZATION,
                 new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies()),
                 TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
+        this.waypoint = WaypointGenerators.byType(eds, syncz, configDump);
     }
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
@@ -117,7 +120,10 @@ final class Generators {
         if (proxy.type() == Proxy.Type.ZTUNNEL) {
             return ztunnel.get(typeUrl);
         }
-        return (proxy.proxyless() ? proxyless : envoy).get(typeUrl);
+        if (proxy.proxyless()) {
+            return proxyless.get(typeUrl);
+        }
+        return (proxy.type() == Proxy.Type.WAYPOINT ? waypoint : envoy).get(typeUrl);
     }
 
     /**

@@ -247,7 +247,7 @@ final class PushPipeline implements AutoCloseable {
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
             Set<String> changed = new HashSet<>();
-            Map<String, List<String>> byHost = eds.names.outboundClustersByHost();
+            Map<String, List<String>> byHost = eds.names.clustersByHost();
             if (hosts.size() <= byHost.size()) {
                 for (String host : hosts) {
                     changed.addAll(byHost.getOrDefault(host, List.of()));

@@ -49,7 +49,7 @@ final class SubscribedNames extends AbstractSet<String> {
     private final List<String> ordered;
     /** The names in the order of the first request for them (repeats included). */
     private final List<String> asRequested;
-    /** Outbound cluster names by service host, made when first asked (EDS subscriptions only ask). */
+    /** Cluster names by service host, made when first asked (EDS subscriptions only ask). */
     private volatile Map<String, List<String>> outboundByHost;
 
     private SubscribedNames(Key key, List<String> requested) {
@@ -75,18 +75,18 @@ final class SubscribedNames extends AbstractSet<String> {
     }
 
     /**
-     * The outbound clusters ({@code outbound|port|subset|host}) among the names, by host: an
-     * endpoint change names services, and each of the thousand proxies a push visits finds its
+     * The outbound and waypoint ({@code inbound-vip}) clusters among the names, by service host:
+     * an endpoint change names services, and each of the thousand proxies a push visits finds its
      * clusters of those services by a lookup instead of parsing all of its names.
      */
-    Map<String, List<String>> outboundClustersByHost() {
+    Map<String, List<String>> clustersByHost() {
         Map<String, List<String>> byHost = outboundByHost;
         if (byHost == null) {
             Map<String, List<String>> grouped = new HashMap<>();
             for (String name : ordered) {
-                ClusterNames.Outbound o = ClusterNames.parseOutbound(name);
-                if (o != null) {
-                    grouped.computeIfAbsent(o.host(), h -> new ArrayList<>(1)).add(name);
+                String host = ClusterNames.host(name);
+                if (host != null) {
+                    grouped.computeIfAbsent(host, h -> new ArrayList<>(1)).add(name);
                 }
             }
             byHost = Map.copyOf(grouped);

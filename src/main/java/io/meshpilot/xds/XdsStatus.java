@@ -99,7 +99,8 @@ final class XdsStatus {
         return PushContext.build(environment.serviceDiscovery(), configs.store(), environment.endpointIndex(),
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
                 environment.jwksResolver(), new PushContext.ServerSettings(gatewayNames, environment.metadataExchange(),
-                environment.traceSampling(), environment.gatewayApi()));
+                environment.traceSampling(), environment.gatewayApi(),
+                environment.ambientWaypoints()));
     }
 
     /** Streams are served once the first PushContext exists. */

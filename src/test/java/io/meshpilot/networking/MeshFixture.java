@@ -102,6 +102,14 @@ public final class MeshFixture implements AutoCloseable {
                         gatewayApi));
     }
 
+    /** A push with ambient waypoints on (PILOT_ENABLE_AMBIENT): services are bound to the waypoints they name. */
+    public PushContext pushWithWaypoints() {
+        return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
+                new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
+                        PushContext.GatewayApiSettings.DEFAULTS, true));
+    }
+
     /** Applies a YAML file from the test resources ({@code /meshes/...}). */
     public MeshFixture applyResource(String path) throws Exception {
         try (var in = MeshFixture.class.getResourceAsStream(path)) {

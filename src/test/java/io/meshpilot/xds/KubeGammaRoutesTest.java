@@ -143,6 +143,15 @@ class KubeGammaRoutesTest {
      * listens on {@code endpointPort} (its own EndpointSlice, as the endpoints controller writes).
      */
     static String serviceWithEndpoint(String ns, String name, String portName, int port, String podIp, int endpointPort) {
+        return serviceWithEndpoint(ns, name, portName, port, podIp, endpointPort, "", "{}");
+    }
+
+    /**
+     * The same with the Service's {@code clusterIp} ("" for none) and the pod's annotations
+     * ({@code podAnnotations}, a YAML flow map).
+     */
+    static String serviceWithEndpoint(String ns, String name, String portName, int port, String podIp, int endpointPort,
+                                      String clusterIp, String podAnnotations) {
         return """
                 apiVersion: v1
                 kind: Service
@@ -150,10 +159,11 @@ class KubeGammaRoutesTest {
                 spec:
                   selector: {app: %1$s}
                   ports: [{name: %3$s, port: %4$d, targetPort: %4$d}]
+                %7$s
                 ---
                 apiVersion: v1
                 kind: Pod
-                metadata: {name: %1$s-0, namespace: %2$s, labels: {app: %1$s}}
+                metadata: {name: %1$s-0, namespace: %2$s, labels: {app: %1$s}, annotations: %8$s}
                 spec:
                   containers: [{name: app, image: app}]
                 status:
@@ -171,7 +181,8 @@ class KubeGammaRoutesTest {
                   conditions: {ready: true}
                   targetRef: {kind: Pod, name: %1$s-0, namespace: %2$s}
                 ---
-                """.formatted(name, ns, portName, port, podIp, endpointPort);
+                """.formatted(name, ns, portName, port, podIp, endpointPort,
+                clusterIp.isEmpty() ? "" : "  clusterIP: " + clusterIp, podAnnotations);
     }
 
     /** A GRPCRoute {@code echo-split} on the Service echo port 7070 with {@code rules}. */

@@ -223,7 +223,7 @@ public final class SidecarClusterBuilder {
                                 .setEndpoint(Endpoint.newBuilder().setAddress(address)))));
     }
 
-    private static HttpProtocolOptions useDownstreamProtocol() {
+    static HttpProtocolOptions useDownstreamProtocol() {
         return HttpProtocolOptions.newBuilder().setUseDownstreamProtocolConfig(
                 HttpProtocolOptions.UseDownstreamHttpConfig.newBuilder()
                         .setHttpProtocolOptions(Http1ProtocolOptions.getDefaultInstance())
@@ -234,7 +234,7 @@ public final class SidecarClusterBuilder {
         return BindConfig.newBuilder().setSourceAddress(SocketAddress.newBuilder().setAddress(ip).setPortValue(0)).build();
     }
 
-    private static Duration connectTimeout(MeshConfig mesh) {
+    static Duration connectTimeout(MeshConfig mesh) {
         return mesh.hasConnectTimeout() ? mesh.getConnectTimeout() : Duration.newBuilder().setSeconds(10).build();
     }
 }

@@ -241,19 +241,8 @@ public final class SidecarInboundListenerBuilder {
      * security filters first ({@link SecurityFilters#http}).
      */
     private static Filter httpFilter(ChainConfig cc, SecurityFilters security) {
-        RouteConfiguration routes = RouteConfiguration.newBuilder().setName(cc.cluster())
-                .setValidateClusters(BoolValue.of(false))
-                .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + cc.servicePort()).addDomains("*")
-                        .addRoutes(Route.newBuilder().setName("default")
-                                .setMatch(RouteMatch.newBuilder().setPrefix("/"))
-                                .setDecorator(Decorator.newBuilder().setOperation(
-                                        (cc.passthrough() ? "" : cc.hostname()) + ":" + cc.servicePort() + "/*"))
-                                .setRoute(RouteAction.newBuilder().setCluster(cc.cluster())
-                                        .setTimeout(Duration.getDefaultInstance())
-                                        .setMaxStreamDuration(RouteAction.MaxStreamDuration.newBuilder()
-                                                .setMaxStreamDuration(Duration.getDefaultInstance())
-                                                .setGrpcTimeoutHeaderMax(Duration.getDefaultInstance())))))
-                .build();
+        RouteConfiguration routes = inboundRoutes(cc.cluster(), cc.servicePort(),
+                List.of(defaultInboundRoute(cc.cluster(), cc.passthrough() ? "" : cc.hostname(), cc.servicePort())));
         HttpConnectionManager.Builder hcm = EnvoyFilters.hcm(cc.httpStatPrefix())
                 .setRouteConfig(routes)
                 .setForwardClientCertDetails(HttpConnectionManager.ForwardClientCertDetails.APPEND_FORWARD)
@@ -269,6 +258,29 @@ public final class SidecarInboundListenerBuilder {
                 .build();
     }
 
+    /**
+     * istiod's inbound route configuration (buildSidecarInboundHTTPRouteConfig): named for the
+     * chain's cluster, one virtual host {@code inbound|http|<port>} for every domain, clusters not validated.
+     */
+    static RouteConfiguration inboundRoutes(String cluster, int servicePort, List<Route> routes) {
+        return RouteConfiguration.newBuilder().setName(cluster).setValidateClusters(BoolValue.of(false))
+                .addVirtualHosts(VirtualHost.newBuilder().setName("inbound|http|" + servicePort).addDomains("*")
+                        .addAllRoutes(routes))
+                .build();
+    }
+
+    /** istiod's default inbound route: everything to {@code cluster}, no timeout, decorated {@code host:port/*}. */
+    static Route defaultInboundRoute(String cluster, String hostname, int servicePort) {
+        return Route.newBuilder().setName("default")
+                .setMatch(RouteMatch.newBuilder().setPrefix("/"))
+                .setDecorator(Decorator.newBuilder().setOperation(hostname + ":" + servicePort + "/*"))
+                .setRoute(RouteAction.newBuilder().setCluster(cluster)
+                        .setTimeout(Duration.getDefaultInstance())
+                        .setMaxStreamDuration(RouteAction.MaxStreamDuration.newBuilder()
+                                .setMaxStreamDuration(Duration.getDefaultInstance())
+                                .setGrpcTimeoutHeaderMax(Duration.getDefaultInstance())))
+                .build();
+    }
 
     /** A TCP chain's filters: CUSTOM (gRPC ext_authz), then network RBAC, then tcp_proxy (istiod's order). */
     private static List<Filter> tcpFilters(ChainConfig cc, SecurityFilters security) {
@@ -324,7 +336,7 @@ public final class SidecarInboundListenerBuilder {
     }
 
     /** Matches a connection to any of {@code ports} (half-open ranges [p, p+1), as istiod). */
-    private static ListenerFilterChainMatchPredicate portsPredicate(List<Integer> ports) {
+    static ListenerFilterChainMatchPredicate portsPredicate(List<Integer> ports) {
         List<ListenerFilterChainMatchPredicate> rules = ports.stream().map(p -> ListenerFilterChainMatchPredicate
                 .newBuilder().setDestinationPortRange(Int32Range.newBuilder().setStart(p).setEnd(p + 1)).build())
                 .toList();

@@ -138,6 +138,18 @@ public final class AggregateRegistry implements ServiceDiscovery {
         return out;
     }
 
+    /** The first registry's labels that knows the namespace (the config cluster's come first). */
+    @Override
+    public Map<String, String> namespaceLabels(String namespace) {
+        for (ServiceRegistry r : registries) {
+            Map<String, String> labels = r.namespaceLabels(namespace);
+            if (!labels.isEmpty()) {
+                return labels;
+            }
+        }
+        return Map.of();
+    }
+
     public boolean hasSynced() {
         return registries.stream().allMatch(r -> r.hasSynced() || pastDeadline(r));
     }

@@ -21,6 +21,7 @@ import io.meshpilot.model.NetworkGateway;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.model.TrafficDistribution;
+import io.meshpilot.model.WaypointServices;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.WorkloadInstance;
 import io.meshpilot.monitoring.IstioCounter;
@@ -104,6 +105,8 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     private final Map<String, WorkloadInstance> podWorkloads = new ConcurrentHashMap<>();
     /** The east-west gateways each Service stands for, by hostname (only Services that are gateways). */
     private final Map<String, List<NetworkGateway>> gatewaysByService = new ConcurrentHashMap<>();
+    /** The waypoint labels of each namespace that has some, to push its services when they change. */
+    private final Map<String, Map<String, String>> namespaceWaypoints = new ConcurrentHashMap<>();
     private final PodIndex pods = new PodIndex();
 
     // event thread only
@@ -300,13 +303,17 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
         return networkRanges.network(ip);
     }
 
-    /** Only the system namespace's network label matters here; selection is the filter's. */
+    /**
+     * The system namespace's network label, and any namespace's waypoint labels (its services
+     * use the waypoint they name); selection is the filter's.
+     */
     private void namespaceChanged(String name) {
+        V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
+        Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
+        waypointLabelsChanged(name, l);
         if (!name.equals(options.systemNamespace())) {
             return;
         }
-        V1Namespace ns = informers.namespaces().getIndexer().getByKey(name);
-        Map<String, String> l = ns == null ? null : ns.getMetadata().getLabels();
         String network = l == null ? "" : l.getOrDefault(PodConversion.NETWORK_LABEL, "");
         if (!network.equals(defaultNetwork)) {
             defaultNetwork = network;
@@ -314,6 +321,31 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
                 reconvertPodsAndSlices(); // the default network of every endpoint without its own
             }
         }
+    }
+
+    /**
+     * istiod's ambient index reports the services of a namespace whose {@code istio.io/use-waypoint}
+     * labels changed: their waypoint changed, so each is a full push naming it. Recorded for
+     * every namespace (a bounded map: one entry per labelled namespace that exists).
+     */
+    private void waypointLabelsChanged(String namespace, Map<String, String> labels) {
+        Map<String, String> now = new HashMap<>();
+        if (labels != null) {
+            for (String key : List.of(WaypointServices.USE_WAYPOINT, WaypointServices.USE_WAYPOINT_NAMESPACE)) {
+                if (labels.containsKey(key)) {
+                    now.put(key, labels.get(key));
+                }
+            }
+        }
+        Map<String, String> before = now.isEmpty() ? namespaceWaypoints.remove(namespace)
+                : namespaceWaypoints.put(namespace, Map.copyOf(now));
+        if (!converted || now.equals(before == null ? Map.of() : before)) {
+            return;
+        }
+        LOG.log(Level.INFO, () -> "Kubernetes registry " + options.clusterId() + ": namespace " + namespace
+                + " waypoint labels " + now);
+        services.values().stream().filter(s -> s.namespace().equals(namespace))
+                .forEach(s -> updates.svcUpdate(shard, s.hostname(), namespace, false));
     }
 
     /** A namespace became (un)selected: everything in it is converted again (or removed). */
@@ -718,6 +750,14 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
     @Override
     public ServicesByHostname byHostname() {
         return byHostname;
+    }
+
+    /** The Namespace's labels from the informer's cache; empty when it is unknown or not selected. */
+    @Override
+    public Map<String, String> namespaceLabels(String namespace) {
+        V1Namespace ns = selected(namespace) ? informers.namespaces().getIndexer().getByKey(namespace) : null;
+        Map<String, String> labels = ns == null ? null : ns.getMetadata().getLabels();
+        return labels == null ? Map.of() : labels;
     }
 
     /**

@@ -63,10 +63,26 @@ public final class PodConversion {
         Locality locality = locality(pod, node);
         String network = podLabels.getOrDefault(NETWORK_LABEL, defaultNetwork);
         String nodeName = pod.getSpec() == null || pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName();
-        return new IstioEndpoint("", 0, "", augment(podLabels, clusterId, locality, nodeName, network),
+        Map<String, String> labels = augment(podLabels, clusterId, locality, nodeName, network);
+        if (capturedByZtunnel(meta)) {
+            // istiod's SupportsTunnel reads the ambient index for the pod; the synthetic label says the same to EDS
+            labels.put(IstioEndpoint.TUNNEL_LABEL, IstioEndpoint.TUNNEL_HTTP);
+        }
+        return new IstioEndpoint("", 0, "", labels,
                 identity(pod, trustDomain), network, locality, tlsMode(podLabels), 0,
                 IstioEndpoint.HealthStatus.HEALTHY, workloadName(pod), meta.getNamespace());
     }
+
+    /**
+     * Whether ztunnel captures the pod: istio-cni annotates it {@code ambient.istio.io/redirection: enabled}
+     * once its traffic is redirected, which istiod's ambient index reads as HBONE support.
+     */
+    static boolean capturedByZtunnel(V1ObjectMeta meta) {
+        return meta.getAnnotations() != null && REDIRECTION_ENABLED.equals(meta.getAnnotations().get(REDIRECTION_ANNOTATION));
+    }
+
+    static final String REDIRECTION_ANNOTATION = "ambient.istio.io/redirection";
+    static final String REDIRECTION_ENABLED = "enabled";
 
     /** istiod's AugmentLabels: the pod's labels plus where it runs, for subsets and telemetry. */
     static Map<String, String> augment(Map<String, String> podLabels, String clusterId, Locality locality,

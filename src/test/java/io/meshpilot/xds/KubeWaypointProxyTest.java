@@ -1,0 +1,305 @@
+package io.meshpilot.xds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.github.xds.type.matcher.v3.IPMatcher;
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.listener.v3.FilterChain;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.AdsClient;
+import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.kube.FakeApiServer;
+import io.meshpilot.testing.kube.Kubectl;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 35, acceptance 2 (second half): what a waypoint proxy receives over xDS, end to end
+ * against the API server stand-in with kubectl. The namespace {@code shop} names the waypoint
+ * {@code waypoint} with {@code istio.io/use-waypoint}; its Service {@code reviews} (VIP
+ * 10.96.0.10) has an HTTPRoute (GAMMA, parentRef the Service) splitting 90/10 between
+ * {@code reviews-v1} and {@code reviews-v2}, whose pods ztunnel captures (the CNI's
+ * {@code ambient.istio.io/redirection: enabled}). A client speaking SotW ADS as the waypoint's
+ * Envoy (node {@code waypoint~...}, the labels the {@code waypoint} template gives the pod) gets
+ * istiod's listener_waypoint.go and cluster_waypoint.go shapes: {@code connect_terminate} on
+ * 15008 terminating HBONE (CONNECT over HTTP/2, Istio mutual TLS 1.3), {@code main_internal}
+ * with a chain for reviews' VIP:port whose routes carry the 90/10 to the waypoint's
+ * {@code inbound-vip} clusters, and HBONE origination to the captured pods. Removing the
+ * namespace label drops the chain.
+ */
+class KubeWaypointProxyTest {
+    static final Duration WAIT = Duration.ofSeconds(30);
+    static final String REVIEWS = "reviews.shop.svc.cluster.local";
+    static final String REVIEWS_CHAIN = "inbound-vip|9080|http|" + REVIEWS;
+
+    @TempDir
+    static Path dir;
+    static FakeApiServer api;
+    static Kubectl kubectl;
+    static MeshPilotServer server;
+
+    @BeforeAll
+    static void startClusterAndServer() throws Exception {
+        api = FakeApiServer.start();
+        api.installIstioCrds();
+        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
+                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl.run("create", "-f", KubeGammaRoutesTest.CRDS.toAbsolutePath().toString()).ok();
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: shop, labels: {istio.io/dataplane-mode: ambient, istio.io/use-waypoint: waypoint}}
+                ---
+                """ + ambientService("reviews", "10.96.0.10", "10.0.1.10")
+                + ambientService("reviews-v1", "10.96.0.11", "10.0.1.11")
+                + ambientService("reviews-v2", "10.96.0.12", "10.0.1.12") + """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: HTTPRoute
+                metadata: {name: reviews, namespace: shop}
+                spec:
+                  parentRefs: [{group: "", kind: Service, name: reviews, port: 9080}]
+                  rules:
+                  - backendRefs:
+                    - {name: reviews-v1, port: 9080, weight: 90}
+                    - {name: reviews-v2, port: 9080, weight: 10}
+                """, "apply", "-f", "-").ok();
+        server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, dir.resolve("kubeconfig")),
+                Map.of("PILOT_ENABLE_AMBIENT", "true")));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (api != null) {
+            api.stop();
+        }
+    }
+
+    /**
+     * A Service {@code name} (HTTP port 9080, VIP {@code vip}) with one ready pod at {@code podIp}
+     * that ztunnel captures (istio-cni's annotation), and the pod's EndpointSlice.
+     */
+    static String ambientService(String name, String vip, String podIp) {
+        return KubeGammaRoutesTest.serviceWithEndpoint("shop", name, "http", 9080, podIp, 9080, vip,
+                "{ambient.istio.io/redirection: enabled}");
+    }
+
+    /**
+     * The waypoint's Envoy as istio-agent names it ({@code proxy waypoint}) with the pod labels of
+     * the {@code waypoint} template (manifests/.../files/waypoint.yaml).
+     */
+    static AdsClient waypoint() {
+        return new AdsClient(server.ports().get("grpc"), "waypoint~10.0.5.5~waypoint-6d8f9c-xyz.shop~shop.svc.cluster.local",
+                Map.of("NAMESPACE", "shop", "CLUSTER_ID", "Kubernetes", "SERVICE_ACCOUNT", "waypoint",
+                        "WORKLOAD_NAME", "waypoint", "INTERCEPTION_MODE", "REDIRECT",
+                        "LABELS", """
+                                {"gateway.networking.k8s.io/gateway-name": "waypoint",
+                                 "gateway.networking.k8s.io/gateway-class-name": "istio-waypoint",
+                                 "gateway.istio.io/managed": "istio.io-mesh-controller",
+                                 "istio.io/dataplane-mode": "none", "sidecar.istio.io/inject": "false",
+                                 "service.istio.io/canonical-name": "waypoint",
+                                 "service.istio.io/canonical-revision": "latest"}"""));
+    }
+
+    @Test
+    void theWaypointTerminatesHboneAndRoutesItsServicesVipByTheHttpRouteUntilTheNamespaceLabelGoes() throws Exception {
+        try (AdsClient waypoint = waypoint()) {
+            waypoint.subscribe(TypeUrls.LISTENER, List.of());
+            Map<String, Listener> listeners = awaitListeners(waypoint, l -> chain(l.get("main_internal"), REVIEWS_CHAIN)
+                    .map(c -> routes(c).toString().contains("=90")).orElse(false));
+
+            Listener terminate = listeners.get("connect_terminate");
+            assertEquals("0.0.0.0:15008", terminate.getAddress().getSocketAddress().getAddress() + ":"
+                    + terminate.getAddress().getSocketAddress().getPortValue());
+            FilterChain hbone = terminate.getFilterChains(0);
+            DownstreamTlsContext tls = unpack(hbone.getTransportSocket().getTypedConfig(), DownstreamTlsContext.class);
+            assertTrue(tls.getRequireClientCertificate().getValue(), "HBONE requires the client's Istio certificate");
+            assertEquals(List.of("h2"), tls.getCommonTlsContext().getAlpnProtocolsList());
+            assertEquals(TlsParameters.TlsProtocol.TLSv1_3, tls.getCommonTlsContext().getTlsParams()
+                    .getTlsMinimumProtocolVersion());
+            assertEquals("default", tls.getCommonTlsContext().getTlsCertificateSdsSecretConfigs(0).getName());
+            HttpConnectionManager connect = hcm(hbone);
+            assertEquals("CONNECT", connect.getUpgradeConfigs(0).getUpgradeType());
+            assertTrue(connect.getHttp2ProtocolOptions().getAllowConnect(), "CONNECT over HTTP/2");
+            Route tunnel = connect.getRouteConfig().getVirtualHosts(0).getRoutes(0);
+            assertTrue(tunnel.getMatch().hasConnectMatcher());
+            assertEquals("main_internal", tunnel.getRoute().getCluster());
+            assertEquals("CONNECT", tunnel.getRoute().getUpgradeConfigs(0).getUpgradeType());
+
+            Listener main = listeners.get("main_internal");
+            assertTrue(main.hasInternalListener(), "main_internal is an internal listener");
+            IPMatcher vips = unpack(main.getFilterChainMatcher().getMatcherTree().getCustomMatch().getTypedConfig(),
+                    IPMatcher.class);
+            assertTrue(vips.getRangeMatchersList().stream().anyMatch(r -> r.getRanges(0).getAddressPrefix()
+                    .equals("10.96.0.10") && r.getRanges(0).getPrefixLen().getValue() == 32
+                    && r.getOnMatch().getMatcher().getMatcherTree().getExactMatchMap().getMapOrThrow("9080")
+                    .getAction().getTypedConfig().toString().contains(REVIEWS_CHAIN)),
+                    "reviews' VIP:port selects its chain: " + vips);
+            assertEquals(List.of("inbound-vip|9080|http|reviews-v1.shop.svc.cluster.local=90",
+                            "inbound-vip|9080|http|reviews-v2.shop.svc.cluster.local=10"),
+                    routes(chain(main, REVIEWS_CHAIN).orElseThrow()).get(0));
+            assertTrue(listeners.containsKey("connect_originate"), "HBONE origination: " + listeners.keySet());
+
+            kubectl.run("label", "namespace", "shop", "istio.io/use-waypoint-").ok();
+            awaitListeners(waypoint, l -> l.containsKey("main_internal")
+                    && chain(l.get("main_internal"), REVIEWS_CHAIN).isEmpty());
+        } finally {
+            kubectl.run("label", "--overwrite", "namespace", "shop", "istio.io/use-waypoint=waypoint").ok();
+        }
+    }
+
+    @Test
+    void theWaypointsClustersOriginateHboneToTheCapturedPodsAndFollowTheirEndpoints() throws Exception {
+        try (AdsClient waypoint = waypoint()) {
+            waypoint.subscribe(TypeUrls.CLUSTER, List.of());
+            String v1 = "inbound-vip|9080|http|reviews-v1.shop.svc.cluster.local";
+            Map<String, Cluster> clusters = awaitResources(waypoint, TypeUrls.CLUSTER, Cluster.class, Cluster::getName,
+                    c -> c.containsKey(v1));
+            Cluster originate = clusters.get("connect_originate");
+            assertEquals(Cluster.DiscoveryType.ORIGINAL_DST, originate.getType());
+            assertEquals(15008, originate.getOriginalDstLbConfig().getUpstreamPortOverride().getValue());
+            assertTrue(clusters.containsKey("main_internal") && clusters.containsKey("encap"), clusters.keySet().toString());
+            assertEquals(Cluster.DiscoveryType.EDS, clusters.get(v1).getType());
+
+            waypoint.subscribe(TypeUrls.ENDPOINT, List.of(v1));
+            ClusterLoadAssignment cla = awaitResources(waypoint, TypeUrls.ENDPOINT, ClusterLoadAssignment.class,
+                    ClusterLoadAssignment::getClusterName, e -> e.containsKey(v1)).get(v1);
+            LbEndpoint pod = cla.getEndpoints(0).getLbEndpoints(0);
+            var internal = pod.getEndpoint().getAddress().getEnvoyInternalAddress();
+            assertEquals("connect_originate", internal.getServerListenerName(), "the pod is reached over HBONE: " + pod);
+            assertEquals("10.0.1.11:9080", internal.getEndpointId());
+            assertEquals("10.0.1.11:9080", pod.getMetadata().getFilterMetadataOrThrow(
+                    "envoy.filters.listener.original_dst").getFieldsOrThrow("local").getStringValue());
+
+            // a second pod: the endpoint change reaches the waypoint's inbound-vip cluster (incremental EDS)
+            kubectl.runWithInput("""
+                    apiVersion: discovery.k8s.io/v1
+                    kind: EndpointSlice
+                    metadata: {name: reviews-v1-1, namespace: shop, labels: {kubernetes.io/service-name: reviews-v1}}
+                    addressType: IPv4
+                    ports: [{name: http, port: 9080, protocol: TCP}]
+                    endpoints:
+                    - addresses: [10.0.1.21]
+                      conditions: {ready: true}
+                    """, "apply", "-f", "-").ok();
+            ClusterLoadAssignment scaled = awaitResources(waypoint, TypeUrls.ENDPOINT, ClusterLoadAssignment.class,
+                    ClusterLoadAssignment::getClusterName, e -> e.containsKey(v1)
+                            && e.get(v1).getEndpoints(0).getLbEndpointsCount() == 2).get(v1);
+            assertEquals(List.of("connect_originate", ""), scaled.getEndpoints(0).getLbEndpointsList().stream()
+                    .map(e -> e.getEndpoint().getAddress().getEnvoyInternalAddress().getServerListenerName()).toList(),
+                    "a pod ztunnel does not capture keeps its own address: " + scaled);
+        } finally {
+            kubectl.run("delete", "-n", "shop", "endpointslice", "reviews-v1-1", "--ignore-not-found").ok();
+        }
+    }
+
+    /**
+     * A waypoint node without the gateway-name label (not a pod of the {@code waypoint} template)
+     * is served HBONE termination but no service, and the log says why, once, naming the proxy.
+     */
+    @Test
+    void aWaypointNodeWithoutItsGatewaysLabelServesNoServiceAndTheLogSaysWhy() throws Exception {
+        String id = "waypoint~10.0.5.6~stray-0.shop~shop.svc.cluster.local";
+        try (CapturedLog log = new CapturedLog(AdsService.class);
+             AdsClient stray = new AdsClient(server.ports().get("grpc"), id, Map.of("NAMESPACE", "shop"))) {
+            stray.subscribe(TypeUrls.LISTENER, List.of());
+            Map<String, Listener> listeners = awaitListeners(stray, l -> l.containsKey("main_internal"));
+            assertEquals(List.of("direct-tcp", "direct-http"), listeners.get("main_internal").getFilterChainsList().stream()
+                    .map(FilterChain::getName).toList());
+            assertTrue(listeners.containsKey("connect_terminate"));
+            assertEquals(1, log.lines().stream().filter(l -> l.contains("proxy=" + id)
+                    && l.contains("gateway.networking.k8s.io/gateway-name")).count(), log.lines().toString());
+        }
+    }
+
+    static Map<String, Listener> awaitListeners(AdsClient client, Predicate<Map<String, Listener>> expected)
+            throws Exception {
+        return awaitResources(client, TypeUrls.LISTENER, Listener.class, Listener::getName, expected);
+    }
+
+    /**
+     * Waits for a response of {@code type} (ACKing each) whose resources by name satisfy
+     * {@code expected}: what the server pushes after a change.
+     */
+    static <T extends Message> Map<String, T> awaitResources(AdsClient client, String type, Class<T> cls,
+                                                            Function<T, String> name,
+                                                            Predicate<Map<String, T>> expected) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        Map<String, T> seen = Map.of();
+        DiscoveryResponse r;
+        while ((r = client.next(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) != null) {
+            if (!r.getTypeUrl().equals(type)) {
+                continue;
+            }
+            client.ack(r, type.equals(TypeUrls.ENDPOINT) ? r.getResourcesList().stream()
+                    .map(a -> unpack(a, ClusterLoadAssignment.class).getClusterName()).toList() : List.of());
+            Map<String, T> byName = new TreeMap<>();
+            for (Any a : r.getResourcesList()) {
+                T t = unpack(a, cls);
+                byName.put(name.apply(t), t);
+            }
+            seen = byName;
+            if (expected.test(byName)) {
+                return byName;
+            }
+        }
+        throw new AssertionError(type + " not as expected within " + WAIT.toSeconds() + " s; last pushed "
+                + seen.keySet() + (client.error() != null ? "; stream ended: " + client.error() : ""));
+    }
+
+    static Optional<FilterChain> chain(Listener l, String name) {
+        return l == null ? Optional.empty()
+                : l.getFilterChainsList().stream().filter(c -> c.getName().equals(name)).findFirst();
+    }
+
+    static HttpConnectionManager hcm(FilterChain c) {
+        return unpack(c.getFilters(c.getFiltersCount() - 1).getTypedConfig(), HttpConnectionManager.class);
+    }
+
+    /** Each route of a chain's inline route configuration as its {@code cluster=weight} list. */
+    static List<List<String>> routes(FilterChain c) {
+        return hcm(c).getRouteConfig().getVirtualHostsList().stream().flatMap(v -> v.getRoutesList().stream())
+                .map(r -> r.getRoute().hasWeightedClusters()
+                        ? r.getRoute().getWeightedClusters().getClustersList().stream()
+                        .map(w -> w.getName() + "=" + w.getWeight().getValue()).toList()
+                        : List.of(r.getRoute().getCluster()))
+                .toList();
+    }
+
+    static <T extends Message> T unpack(Any a, Class<T> cls) {
+        try {
+            return a.unpack(cls);
+        } catch (InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
