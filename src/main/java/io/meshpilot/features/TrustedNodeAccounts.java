@@ -1,8 +1,8 @@
 package io.meshpilot.features;
 
+import io.meshpilot.util.PrintableText;
 import java.util.LinkedHashSet;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * istiod's {@code CA_TRUSTED_NODE_ACCOUNTS}: the service accounts ({@code namespace/name},
@@ -10,8 +10,7 @@ import java.util.regex.Pattern;
  * node. Empty: no impersonation at all.
  */
 public record TrustedNodeAccounts(Set<Account> accounts) {
-    private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
-    private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+    private static final System.Logger LOG = System.getLogger(TrustedNodeAccounts.class.getName());
 
     public record Account(String namespace, String serviceAccount) {
         @Override
@@ -27,7 +26,8 @@ public record TrustedNodeAccounts(Set<Account> accounts) {
     public static final TrustedNodeAccounts NONE = new TrustedNodeAccounts(Set.of());
 
     /**
-     * @throws IllegalArgumentException naming CA_TRUSTED_NODE_ACCOUNTS and the bad entry
+     * As istiod's features.CATrustedNodeAccounts: comma separated {@code namespace/name}; an entry
+     * without a slash is warned about and ignored, not fatal (blanks around entries are dropped).
      */
     public static TrustedNodeAccounts parse(String value) {
         Set<Account> out = new LinkedHashSet<>();
@@ -36,13 +36,12 @@ public record TrustedNodeAccounts(Set<Account> accounts) {
             if (e.isEmpty()) {
                 continue;
             }
-            String[] parts = e.split("/", -1);
-            if (parts.length != 2 || !DNS_LABEL.matcher(parts[0]).matches()
-                    || !DNS_SUBDOMAIN.matcher(parts[1]).matches()) {
-                throw new IllegalArgumentException("CA_TRUSTED_NODE_ACCOUNTS: \"" + e
-                        + "\" is not <namespace>/<service account>");
+            int slash = e.indexOf('/');
+            if (slash < 0) {
+                LOG.log(System.Logger.Level.WARNING, "Invalid CA_TRUSTED_NODE_ACCOUNTS, ignoring: " + PrintableText.clip(e, 256));
+                continue;
             }
-            out.add(new Account(parts[0], parts[1]));
+            out.add(new Account(e.substring(0, slash), e.substring(slash + 1)));
         }
         return new TrustedNodeAccounts(out);
     }

@@ -48,10 +48,13 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     private final SendBudget budget;
     /** PILOT_XDS_SEND_TIMEOUT: how long a stream may stay unwritable. */
     private final Duration sendTimeout;
+    /** PILOT_ENABLE_AMBIENT: without it ztunnel's streams are refused, as istiod's initConnection refuses them. */
+    private final boolean ambient;
 
     AdsService(BooleanSupplier ready, ConnectionTable connections, AdsProtocol protocol,
                StreamRateLimiter limiter, Authenticators authenticators,
-               Map<String, String> clusterAliases, SendBudget budget, Duration sendTimeout) {
+               Map<String, String> clusterAliases, SendBudget budget, Duration sendTimeout, boolean ambient) {
+        this.ambient = ambient;
         this.clusterAliases = clusterAliases;
         this.budget = budget;
         this.sendTimeout = sendTimeout;
@@ -193,6 +196,13 @@ final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
                     String aliased = clusterAliases.get(proxy.clusterId());
                     if (aliased != null) {
                         proxy = proxy.withClusterId(aliased);
+                    }
+                    if (proxy.type() == Proxy.Type.ZTUNNEL && !ambient) {
+                        // istiod returns a plain error here, which its gRPC server sends as Unknown
+                        LOG.log(Level.WARNING, "xDS stream refused proxy=" + proxy.id() + " peer=" + peer
+                                + ": ztunnel requires PILOT_ENABLE_AMBIENT=true");
+                        fail(Status.UNKNOWN.withDescription("ztunnel requires PILOT_ENABLE_AMBIENT=true"));
+                        return;
                     }
                     Authorization auth = authorize(caller, headers, proxy);
                     if (auth.denied() != null) {

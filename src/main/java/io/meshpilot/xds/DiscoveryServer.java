@@ -140,7 +140,7 @@ public final class DiscoveryServer implements AutoCloseable {
         PilotFeatures f = options.features();
         AdsService ads = new AdsService(status::ready, connections, protocol, new StreamRateLimiter(
                 f.maxRequestsPerSecond(), Duration.ofSeconds(1)), f.xdsAuth() ? authenticators : null, options.clusterAliases(),
-                sendBudget, f.xdsSend().sendTimeout());
+                sendBudget, f.xdsSend().sendTimeout(), f.ambient().enabled());
         grpcServices.register(() -> withSotwMarshallers(ads.bindService()), GrpcServices.Ports.PLAINTEXT_AND_SECURE);
         pipeline = new PushPipeline(status, connections, protocol, f);
         updates.pushTo(pipeline);

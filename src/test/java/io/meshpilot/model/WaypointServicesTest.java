@@ -99,6 +99,6 @@ class WaypointServicesTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Proxy.fromNode(
                 Node.newBuilder().setId("gateway~10.0.0.1~x.shop~shop.svc.cluster.local").build()));
         assertEquals("node id \"gateway~10.0.0.1~x.shop~shop.svc.cluster.local\": unknown proxy type \"gateway\""
-                + " (sidecar, router or waypoint)", e.getMessage());
+                + " (sidecar, router, waypoint or ztunnel)", e.getMessage());
     }
 }

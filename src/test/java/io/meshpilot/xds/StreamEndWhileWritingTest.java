@@ -77,7 +77,7 @@ class StreamEndWhileWritingTest {
                 () -> push, StreamLimits.DEFAULT, new DebugAuthorizer(PilotFeatures.DebugAuth.DEFAULTS),
                 ControlPlane.getDefaultInstance());
         AdsService ads = new AdsService(() -> true, table, protocol, new StreamRateLimiter(1000, Duration.ofSeconds(1)),
-                null, Map.of(), new SendBudget(OutboxTest.UNBOUNDED), Duration.ZERO);
+                null, Map.of(), new SendBudget(OutboxTest.UNBOUNDED), Duration.ZERO, false);
         WatchedStream out = new WatchedStream();
         StreamObserver<DiscoveryRequest> in = ads.streamAggregatedResources(out);
         in.onNext(DiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.CLUSTER)

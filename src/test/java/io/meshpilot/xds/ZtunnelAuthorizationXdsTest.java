@@ -8,6 +8,7 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.api.workload.security.Action;
 import io.meshpilot.api.workload.security.Authorization;
@@ -115,9 +116,9 @@ class ZtunnelAuthorizationXdsTest {
         }
     }
 
-    /** Without PILOT_ENABLE_AMBIENT the type is answered empty, as istiod's without an ambient index. */
+    /** Without PILOT_ENABLE_AMBIENT a ztunnel's stream is refused, as istiod's initConnection refuses it. */
     @Test
-    void nothingWithoutAmbient() throws Exception {
+    void ztunnelIsRefusedWithoutAmbient() throws Exception {
         Path config = Files.createDirectories(dir.resolve("config"));
         Files.writeString(config.resolve("policies.yaml"), """
                 apiVersion: security.istio.io/v1
@@ -130,8 +131,10 @@ class ZtunnelAuthorizationXdsTest {
                      NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
                      Node.newBuilder().setId(ZTUNNEL).build())) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
-            DeltaDiscoveryResponse r = nextOf(ztunnel);
-            assertEquals(0, r.getResourcesCount());
+            // istiod's initConnection refuses ztunnel outright, so it does not look ready while serving nothing
+            Status refused = Status.fromThrowable(ztunnel.awaitError(WAIT));
+            assertEquals(Status.Code.UNKNOWN, refused.getCode());
+            assertEquals("ztunnel requires PILOT_ENABLE_AMBIENT=true", refused.getDescription());
         }
     }
 
