@@ -35,8 +35,8 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
     /** The extension istio-proxy's build registers for the {@code istio.stats} filter (istio/proxy). */
     static final String ISTIO_STATS_EXTENSION = "envoy.filters.http.istio_stats";
 
-    /** The two proxy types istiod knows. */
-    public enum Type { SIDECAR, ROUTER }
+    /** istiod's node types (pilot/pkg/model/context.go NodeType) this server serves. */
+    public enum Type { SIDECAR, ROUTER, ZTUNNEL }
 
     public Proxy {
         ips = List.copyOf(ips);
@@ -97,8 +97,9 @@ public record Proxy(String id, Type type, List<String> ips, String workloadId, S
         Type type = switch (parts[0]) {
             case "sidecar" -> Type.SIDECAR;
             case "router" -> Type.ROUTER;
+            case "ztunnel" -> Type.ZTUNNEL;
             default -> throw new IllegalArgumentException("node id \"" + id + "\": unknown proxy type \"" + parts[0]
-                    + "\" (sidecar or router)");
+                    + "\" (sidecar, router or ztunnel)");
         };
         Struct md = node.getMetadata();
         String instanceIps = string(md, "INSTANCE_IPS");

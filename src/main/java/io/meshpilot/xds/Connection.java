@@ -39,6 +39,11 @@ public final class Connection {
         volatile boolean alwaysRespond;
         /** Delta only: name -> version the proxy holds. */
         final Map<String, String> held = new ConcurrentHashMap<>();
+        /**
+         * Whether what is sent is recorded in {@link #held}: not for ztunnel's Address type, whose
+         * generator tracks what the client holds itself (a name per workload per ztunnel is too much).
+         */
+        volatile boolean keepsHeld = true;
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -297,10 +302,12 @@ public final class Connection {
         if (!current(w)) {
             return;
         }
-        for (var r : response.getResourcesList()) {
-            w.held.put(r.getName(), r.getVersion());
+        if (w.keepsHeld) {
+            for (var r : response.getResourcesList()) {
+                w.held.put(r.getName(), r.getVersion());
+            }
+            response.getRemovedResourcesList().forEach(w.held::remove);
         }
-        response.getRemovedResourcesList().forEach(w.held::remove);
         w.nonceSent = response.getNonce();
         w.versionSent = response.getSystemVersionInfo();
         w.lastSent = Instant.now();

@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import io.envoyproxy.envoy.admin.v3.ConfigDump;
+import io.meshpilot.model.AmbientIndexes;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.util.List;
@@ -20,11 +21,14 @@ import java.util.function.Supplier;
  * {@link SecretGenerator}, bound to the stream's verified identities. Every proxy may ask
  * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
  * {@code istio.io/debug/config_dump} ({@link ConfigDumpGenerator}) and {@code istio.io/debug}
- * ({@link DebugPageGenerator}, bound to the stream's verified identities).
+ * ({@link DebugPageGenerator}, bound to the stream's verified identities). ztunnel nodes get
+ * the Address type ({@link AddressGenerator}, delta) and the debug types; any proxy may ask the
+ * Address type, as istiod registers its generator for every proxy.
  */
 final class Generators {
     private final Map<String, Generator> envoy;
     private final Map<String, Generator> proxyless;
+    private final Map<String, Generator> ztunnel;
     private final SecretGenerator sds;
     private final SyncStatusGenerator syncz;
     private final ConfigDumpGenerator configDump;
@@ -50,6 +54,15 @@ final class Generators {
      * @param debug       what the istio.io/debug types read
      */
     Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug) {
+        this(cache, credentials, debug, () -> AmbientIndexes.NONE);
+    }
+
+    /**
+     * @param ambient what ztunnel's Address type is answered from (the Environment's ambient index)
+     */
+    Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug,
+               Supplier<AmbientIndexes> ambient) {
+        Generator addresses = new AddressGenerator(ambient);
         Generator cds = new CdsGenerator(cache);
         Generator eds = new EdsGenerator(cache);
         this.sds = new SecretGenerator(credentials);
@@ -63,7 +76,10 @@ final class Generators {
                 TypeUrls.CLUSTER, cds, TypeUrls.ENDPOINT, eds, TypeUrls.DEBUG_SYNCZ, syncz,
                 TypeUrls.DEBUG_CONFIG_DUMP, configDump,
                 TypeUrls.EXTENSION_CONFIG, new EcdsGenerator(),
+                TypeUrls.ADDRESS, addresses,
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
+        this.ztunnel = Map.of(TypeUrls.ADDRESS, addresses, TypeUrls.DEBUG_SYNCZ, syncz,
+                TypeUrls.DEBUG_CONFIG_DUMP, configDump);
     }
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */
@@ -105,6 +121,9 @@ final class Generators {
      * verified identity and serves nothing: streams use {@link #forConnection}.
      */
     Generator forType(String typeUrl, Proxy proxy) {
+        if (proxy.type() == Proxy.Type.ZTUNNEL) {
+            return ztunnel.get(typeUrl);
+        }
         return (proxy.proxyless() ? proxyless : envoy).get(typeUrl);
     }
 

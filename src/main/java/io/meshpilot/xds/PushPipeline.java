@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -146,7 +147,7 @@ final class PushPipeline implements AutoCloseable {
                 PushContext context = status.currentPushContext();
                 for (Connection.Watch w : affected(con, item.request(), changedHosts(item.request()))) {
                     try {
-                        protocol.push(con, w, context);
+                        protocol.push(con, w, context, item.request());
                     } catch (RuntimeException e) {
                         XdsMetrics.INTERNAL_ERRORS.increment();
                         LOG.log(Level.WARNING, "push failed proxy=" + con.proxy().id() + " type="
@@ -190,17 +191,19 @@ final class PushPipeline implements AutoCloseable {
         private boolean full;
         private final Set<ConfigKey> keys = new HashSet<>();
         private final Set<TriggerReason> reasons = EnumSet.noneOf(TriggerReason.class);
+        private final Set<String> addresses = new HashSet<>();
         private Instant start;
 
         void add(PushRequest r) {
             full |= r.full();
             keys.addAll(r.configsUpdated());
+            addresses.addAll(r.addressesUpdated());
             reasons.addAll(r.reasons());
             start = start == null || r.start().isBefore(start) ? r.start() : start;
         }
 
         PushRequest request() {
-            return new PushRequest(full, keys, reasons, start);
+            return new PushRequest(full, keys, reasons, start, addresses);
         }
     }
 
@@ -208,10 +211,23 @@ final class PushPipeline implements AutoCloseable {
      * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
      * a Secret is, ECDS when no change is named or a WasmPlugin or EnvoyFilter is (istiod's
      * ecdsNeedsPush). Incremental: EDS of the changed services; SDS when a Secret the proxy
-     * watches changed.
+     * watches changed. Either: ztunnel's Address type when the request names changed addresses
+     * (its generator sends only those).
      */
     private static List<Connection.Watch> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
+        Connection.Watch addresses = watches.get(TypeUrls.ADDRESS);
+        if (addresses != null && !request.addressesUpdated().isEmpty()) {
+            List<Connection.Watch> out = new ArrayList<>(affectedOtherThanAddresses(con, request, hosts, watches));
+            out.add(addresses);
+            return out;
+        }
+        return affectedOtherThanAddresses(con, request, hosts, watches);
+    }
+
+    private static List<Connection.Watch> affectedOtherThanAddresses(Connection con, PushRequest request,
+                                                                     Set<String> hosts,
+                                                                     Map<String, Connection.Watch> watches) {
         if (request.full()) {
             List<String> types = new ArrayList<>(
                     List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE));

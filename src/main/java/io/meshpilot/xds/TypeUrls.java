@@ -13,6 +13,8 @@ public final class TypeUrls {
      * reference by name, served by istiod's EcdsGenerator.
      */
     public static final String EXTENSION_CONFIG = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
+    /** ztunnel's workloads and services (istiod's AddressType), delta only: {@link AddressGenerator}. */
+    public static final String ADDRESS = "type.googleapis.com/istio.workload.Address";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
     /** istiod's debug type: one connected proxy's config dump, named by the one resource name. */
@@ -68,6 +70,7 @@ public final class TypeUrls {
             case EXTENSION_CONFIG -> "ecds";
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
             case HEALTH_INFO -> "hds";
+            case ADDRESS -> "wds";
             case DEBUG_SYNCZ, DEBUG_CONFIG_DUMP, DEBUG_PAGE -> typeUrl;
             default -> UNKNOWN_METRIC_TYPE;
         };
@@ -82,6 +85,7 @@ public final class TypeUrls {
             case ENDPOINT -> "eds";
             case SECRET -> "sds";
             case EXTENSION_CONFIG -> "ecds";
+            case ADDRESS -> "wds";
             default -> typeUrl;
         };
     }
