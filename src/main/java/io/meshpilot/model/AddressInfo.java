@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import io.meshpilot.api.workload.Address;
 import io.meshpilot.api.workload.NetworkAddress;
 import io.meshpilot.api.workload.Workload;
+import io.meshpilot.util.IpAddr;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,46 +51,8 @@ public record AddressInfo(String resourceName, Address address, List<String> ali
         return out;
     }
 
-    /**
-     * An IP's text as Go's netip and ztunnel print it: dotted IPv4, RFC 5952 IPv6 (lower case,
-     * the longest run of two or more zero fields as "::").
-     */
+    /** An IP's text as Go's netip and ztunnel print it (dotted IPv4, RFC 5952 IPv6). */
     public static String ipText(byte[] ip) {
-        if (ip.length == 4) {
-            return (ip[0] & 0xff) + "." + (ip[1] & 0xff) + "." + (ip[2] & 0xff) + "." + (ip[3] & 0xff);
-        }
-        if (ip.length != 16) {
-            throw new IllegalArgumentException("an IP address has 4 or 16 bytes, not " + ip.length);
-        }
-        int[] fields = new int[8];
-        for (int i = 0; i < 8; i++) {
-            fields[i] = (ip[2 * i] & 0xff) << 8 | ip[2 * i + 1] & 0xff;
-        }
-        int bestStart = -1;
-        int bestLen = 1;
-        for (int i = 0; i < 8; ) {
-            int j = i;
-            while (j < 8 && fields[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j == i ? i + 1 : j;
-        }
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                out.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (!out.isEmpty() && out.charAt(out.length() - 1) != ':') {
-                out.append(':');
-            }
-            out.append(Integer.toHexString(fields[i]));
-        }
-        return out.toString();
+        return new IpAddr(ip, "").text();
     }
 }

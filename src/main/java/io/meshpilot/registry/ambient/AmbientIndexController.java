@@ -1,7 +1,6 @@
 package io.meshpilot.registry.ambient;
 
 import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
@@ -9,6 +8,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.kube.controllers.Backoff;
 import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.ObjectEvents;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.kube.KubeInformers;
@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -69,10 +68,10 @@ public final class AmbientIndexController implements AutoCloseable {
         this.updates = updates;
         this.mesh = mesh;
         this.queue = new ControllerQueue<>("ambient-index-" + options.clusterId(), NO_RETRY, this::handle);
-        informers.pods().addEventHandler(changes(p -> enqueue(Kind.POD, key(p))));
-        informers.services().addEventHandler(changes(s -> enqueue(Kind.SERVICE, key(s))));
-        informers.namespaces().addEventHandler(changes(n -> enqueue(Kind.NAMESPACE, n.getMetadata().getName())));
-        informers.nodes().addEventHandler(changes(n -> enqueue(Kind.NODE, n.getMetadata().getName())));
+        informers.pods().addEventHandler(ObjectEvents.each(p -> enqueue(Kind.POD, key(p))));
+        informers.services().addEventHandler(ObjectEvents.each(s -> enqueue(Kind.SERVICE, key(s))));
+        informers.namespaces().addEventHandler(ObjectEvents.each(n -> enqueue(Kind.NAMESPACE, n.getMetadata().getName())));
+        informers.nodes().addEventHandler(ObjectEvents.each(n -> enqueue(Kind.NODE, n.getMetadata().getName())));
         informers.discovery().addHandler((selected, deselected) -> {
             selected.forEach(ns -> enqueue(Kind.NAMESPACE, ns));
             deselected.forEach(ns -> enqueue(Kind.NAMESPACE, ns));
@@ -224,26 +223,6 @@ public final class AmbientIndexController implements AutoCloseable {
 
     private static String key(KubernetesObject o) {
         return o.getMetadata().getNamespace() + "/" + o.getMetadata().getName();
-    }
-
-    /** Every add, update and delete means the same: look at the object's current state. */
-    private static <T extends KubernetesObject> ResourceEventHandler<T> changes(Consumer<T> changed) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                changed.accept(obj);
-            }
-
-            @Override
-            public void onUpdate(T oldObj, T newObj) {
-                changed.accept(newObj);
-            }
-
-            @Override
-            public void onDelete(T obj, boolean finalStateUnknown) {
-                changed.accept(obj);
-            }
-        };
     }
 
     @Override
