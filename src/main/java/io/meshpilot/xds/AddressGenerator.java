@@ -1,6 +1,7 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.model.AmbientIndexes;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.function.Supplier;
 
 /**
@@ -48,6 +50,17 @@ final class AddressGenerator implements Generator {
      */
     record Delta(List<Resource> resources, Set<String> removed, Set<String> subscribed, boolean respond) {
         static final Delta NOTHING = new Delta(List.of(), Set.of(), null, false);
+
+        /** The response that sends it, with a new nonce, at {@code version} (the push's). */
+        DeltaDiscoveryResponse response(long version) {
+            return DeltaDiscoveryResponse.newBuilder()
+                    .setTypeUrl(TypeUrls.ADDRESS)
+                    .setSystemVersionInfo(Long.toString(version))
+                    .setNonce(UUID.randomUUID().toString())
+                    .addAllResources(resources)
+                    .addAllRemovedResources(removed)
+                    .build();
+        }
     }
 
     /**

@@ -269,13 +269,7 @@ final class AdsProtocol {
         if (delta.subscribed() != null) {
             w.names = subscriptions.of(delta.subscribed());
         }
-        con.sendDelta(w, DeltaDiscoveryResponse.newBuilder()
-                .setTypeUrl(w.typeUrl())
-                .setSystemVersionInfo(Long.toString(current.get().version()))
-                .setNonce(UUID.randomUUID().toString())
-                .addAllResources(delta.resources())
-                .addAllRemovedResources(delta.removed())
-                .build());
+        con.sendDelta(w, delta.response(current.get().version()));
     }
 
     /**
