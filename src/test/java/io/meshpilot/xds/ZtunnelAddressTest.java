@@ -255,6 +255,29 @@ class ZtunnelAddressTest {
 
     @Test
     @Order(2)
+    void reconnectSendsOnlyWhatTheClientDoesNotHold() throws Exception {
+        Map<String, String> held = new TreeMap<>();
+        try (DeltaAdsClient client = ztunnel("")) {
+            client.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS));
+            next(client).getResourcesList().forEach(r -> held.put(r.getName(), r.getVersion()));
+        }
+        String gone = uid("ambient", "deleted-while-away");
+        try (DeltaAdsClient client = ztunnel("")) {
+            // istiod's appendAddress: what the client reports holding at the current version is not sent again
+            client.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS)
+                    .putInitialResourceVersions(uid("ambient", "echo-1"), held.get(uid("ambient", "echo-1")))
+                    .putInitialResourceVersions(uid("ambient", "echo-2"), "stale")
+                    .putInitialResourceVersions(gone, "1"));
+            DeltaDiscoveryResponse again = next(client);
+            List<String> sent = again.getResourcesList().stream().map(Resource::getName).toList();
+            assertTrue(!sent.contains(uid("ambient", "echo-1")) && sent.contains(uid("ambient", "echo-2")),
+                    "held at its version: not sent; at another: sent " + sent);
+            assertEquals(List.of(gone), again.getRemovedResourcesList());
+        }
+    }
+
+    @Test
+    @Order(3)
     void onDemandAnswersWhatIsNamedAndGrowsBySentWorkloads() throws Exception {
         try (DeltaAdsClient client = ztunnel("")) {
             // ztunnel's on-demand start: subscribe and unsubscribe "*", i.e. to nothing
