@@ -82,10 +82,6 @@ public final class AmbientIndex implements AmbientIndexes {
         return true;
     }
 
-    AddressInfo workload(String uid) {
-        return workloads.get(uid);
-    }
-
     /** The services of one namespace. */
     Collection<ServiceInfo> servicesIn(String namespace) {
         Map<String, ServiceInfo> m = servicesByNamespace.get(namespace);
