@@ -29,7 +29,8 @@ final class RegistryInit {
         ServiceRegistries registries;
         try {
             registries = new ServiceRegistries(new ServiceRegistries.Options(args.registries(), args.clusterId(),
-                    args.namespace(), args.features().registry(), platform.client()),
+                    args.namespace(), args.features().registry(), platform.client(),
+                    args.features().ambient()),
                     configs.store(), discovery.updates(), environment, readiness);
             closeables.add(registries::close);
         } catch (ServiceRegistries.UnsupportedRegistryException e) {

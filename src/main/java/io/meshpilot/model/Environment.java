@@ -22,6 +22,7 @@ public final class Environment {
     private final EndpointIndex endpointIndex = new EndpointIndex();
     private volatile ServiceDiscovery serviceDiscovery;
     private volatile JwksResolver jwksResolver = JwksResolver.NONE;
+    private volatile AmbientIndexes ambientIndexes = AmbientIndexes.NONE;
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
     private volatile boolean ambientWaypoints;
     private volatile PushContext.GatewayApiSettings gatewayApi = PushContext.GatewayApiSettings.DEFAULTS;
@@ -74,6 +75,15 @@ public final class Environment {
      * Where pushes get the key sets RequestAuthentication rules name by jwksUri or issuer
      * (set by the discovery-server component; until then every such key set is the fail-closed one).
      */
+    /** ztunnel's addresses: the ambient index with ambient mode on, else {@link AmbientIndexes#NONE}. */
+    public AmbientIndexes ambientIndexes() {
+        return ambientIndexes;
+    }
+
+    public void setAmbientIndexes(AmbientIndexes indexes) {
+        this.ambientIndexes = indexes;
+    }
+
     public JwksResolver jwksResolver() {
         return jwksResolver;
     }

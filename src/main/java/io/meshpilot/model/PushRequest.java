@@ -10,12 +10,26 @@ import java.util.Set;
  * A request to push config to proxies (istiod's model.PushRequest). Full pushes rebuild the
  * PushContext; incremental ones (endpoints only) do not. {@code configsUpdated} names what
  * changed, so only affected proxies and resources are pushed; requests merge while debounced.
+ * {@code addressesUpdated} (istiod's AddressesUpdated) names the ztunnel Address resources that
+ * changed (workload uids, service {@code namespace/hostname}s): only they are pushed to ztunnels.
  */
-public record PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<TriggerReason> reasons, Instant start) {
+public record PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<TriggerReason> reasons, Instant start,
+                          Set<String> addressesUpdated) {
 
     public PushRequest {
         configsUpdated = Set.copyOf(configsUpdated);
         reasons = reasons.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(reasons));
+        addressesUpdated = Set.copyOf(addressesUpdated);
+    }
+
+    /** A request that names no ztunnel address. */
+    public PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<TriggerReason> reasons, Instant start) {
+        this(full, configsUpdated, reasons, start, Set.of());
+    }
+
+    /** Ambient index changes (istiod's AmbientUpdate): not full, only these Address resources pushed. */
+    public static PushRequest addresses(Set<String> keys) {
+        return new PushRequest(false, Set.of(), Set.of(TriggerReason.AMBIENT), Instant.now(), keys);
     }
 
     public static PushRequest full(TriggerReason reason, ConfigKey... keys) {
@@ -32,6 +46,9 @@ public record PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<Trigg
         keys.addAll(other.configsUpdated);
         Set<TriggerReason> why = new HashSet<>(reasons);
         why.addAll(other.reasons);
-        return new PushRequest(full || other.full, keys, why, start.isBefore(other.start) ? start : other.start);
+        Set<String> addresses = new HashSet<>(addressesUpdated);
+        addresses.addAll(other.addressesUpdated);
+        return new PushRequest(full || other.full, keys, why, start.isBefore(other.start) ? start : other.start,
+                addresses);
     }
 }

@@ -11,7 +11,9 @@ public enum TriggerReason {
     UNKNOWN("unknown"),
     DEBUG("debug"),
     /** A TLS credential (Secret) changed: an SDS-only push (istiod's SecretTrigger). */
-    SECRET("secret");
+    SECRET("secret"),
+    /** The ambient index changed: ztunnels get the changed Address resources (istiod's AmbientUpdate). */
+    AMBIENT("ambient");
 
     private final String label;
 

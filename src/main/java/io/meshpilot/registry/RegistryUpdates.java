@@ -3,6 +3,7 @@ package io.meshpilot.registry;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.ShardKey;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Where registries report changes (istiod's XDSUpdater, implemented by the DiscoveryServer).
@@ -23,4 +24,10 @@ public interface RegistryUpdates {
      * route through other gateways now, a full push.
      */
     void networkGatewaysUpdate();
+
+    /**
+     * ztunnel Address resources changed (workload uids, service {@code namespace/hostname}s):
+     * pushed to ztunnels only, not full (istiod's AmbientUpdate with AddressesUpdated).
+     */
+    void addressesUpdate(Set<String> keys);
 }

@@ -120,6 +120,54 @@ public record IpAddr(byte[] bytes, String zone) {
         return Arrays.hashCode(bytes) * 31 + zone.hashCode();
     }
 
+    /** The address as Go's netip.Addr.String prints it (IPv6 per RFC 5952, an IPv4-mapped one as {@code ::ffff:a.b.c.d}). */
+    public String text() {
+        byte[] b = bytes;
+        if (is4()) {
+            return (b[0] & 0xff) + "." + (b[1] & 0xff) + "." + (b[2] & 0xff) + "." + (b[3] & 0xff);
+        }
+        String zoneSuffix = hasZone() ? "%" + zone : "";
+        if (is4In6()) {
+            return "::ffff:" + (b[12] & 0xff) + "." + (b[13] & 0xff) + "." + (b[14] & 0xff) + "." + (b[15] & 0xff)
+                    + zoneSuffix;
+        }
+        int[] groups = new int[8];
+        for (int i = 0; i < 8; i++) {
+            groups[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
+        }
+        // the longest run of two or more zero groups (the first of equal runs) becomes "::"
+        int bestStart = -1;
+        int bestLen = 1;
+        for (int i = 0; i < 8; ) {
+            if (groups[i] != 0) {
+                i++;
+                continue;
+            }
+            int j = i;
+            while (j < 8 && groups[j] == 0) {
+                j++;
+            }
+            if (j - i > bestLen) {
+                bestStart = i;
+                bestLen = j - i;
+            }
+            i = j;
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                out.append("::");
+                i += bestLen - 1;
+                continue;
+            }
+            if (out.length() > 0 && out.charAt(out.length() - 1) != ':') {
+                out.append(':');
+            }
+            out.append(Integer.toHexString(groups[i]));
+        }
+        return out + zoneSuffix;
+    }
+
     @Override
     public String toString() {
         return "IpAddr[" + Arrays.toString(bytes) + (zone.isEmpty() ? "" : "%" + zone) + "]";

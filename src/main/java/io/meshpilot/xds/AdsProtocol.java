@@ -10,6 +10,7 @@ import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.grpc.Status;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.PushRequest;
 import io.meshpilot.monitoring.IstioCounter;
 import io.meshpilot.security.DebugAuthorizer;
 import io.meshpilot.util.PrintableText;
@@ -17,6 +18,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -209,6 +211,13 @@ final class AdsProtocol {
                 limits.checkSubscription(type, names);
             }
             w = con.watch(type);
+            if (addressGenerator(con, type) != null) {
+                // ztunnel's wildcard watch keeps no names (istiod elides them); the request's are answered once
+                w.restart(wildcard ? SubscribedNames.EMPTY : subscriptions.of(names), wildcard);
+                w.keepsHeld = false;
+                pushAddresses(con, w, new AddressGenerator.Ask(names, req.getInitialResourceVersionsMap()), Set.of());
+                return;
+            }
             w.restart(subscriptions.of(names), wildcard);
             if (served) {
                 w.held.putAll(req.getInitialResourceVersionsMap());
@@ -224,12 +233,45 @@ final class AdsProtocol {
         if (!nonce.isEmpty()) {
             w.acked(nonce, w.versionSent);
         }
+        boolean wasWildcard = w.wildcard;
         boolean changed = served
                 && (req.getResourceNamesSubscribeCount() > 0 || req.getResourceNamesUnsubscribeCount() > 0)
                 && resubscribe(w, req.getResourceNamesSubscribeList(), req.getResourceNamesUnsubscribeList());
+        if (changed && addressGenerator(con, type) != null) {
+            if (w.wildcard) {
+                w.names = SubscribedNames.EMPTY;
+            }
+            // istiod answers the names this request subscribes (all of them when it became a wildcard)
+            Set<String> asked = new HashSet<>(req.getResourceNamesSubscribeList());
+            asked.remove("*");
+            pushAddresses(con, w, new AddressGenerator.Ask(w.wildcard && !wasWildcard ? Set.of() : asked, Map.of()),
+                    Set.of());
+            return;
+        }
         if (w.takeAlwaysRespond() || changed) {
             push(con, w, current.get());
         }
+    }
+
+    /** The Address generator when it serves {@code type} to this delta stream, else null. */
+    private AddressGenerator addressGenerator(Connection con, String type) {
+        return con.delta() && generators.forType(type, con.proxy()) instanceof AddressGenerator g ? g : null;
+    }
+
+    /**
+     * Answers a ztunnel's Address request ({@code ask}) or pushes the addresses a push request
+     * changed ({@code updated}, with {@code ask} null); on-demand watches grow by what is sent.
+     */
+    private void pushAddresses(Connection con, Connection.Watch w, AddressGenerator.Ask ask, Set<String> updated) {
+        AddressGenerator g = addressGenerator(con, w.typeUrl());
+        AddressGenerator.Delta delta = g.generateDelta(con.proxy(), w.wildcard, w.names(), ask, updated);
+        if (!delta.respond()) {
+            return;
+        }
+        if (delta.subscribed() != null) {
+            w.names = subscriptions.of(delta.subscribed());
+        }
+        con.sendDelta(w, delta.response(current.get().version()));
     }
 
     /**
@@ -345,6 +387,20 @@ final class AdsProtocol {
     private static Resource resource(Any a) {
         return Resource.newBuilder().setName(ResourceNames.of(a)).setVersion(ResourceNames.version(a)).setResource(a)
                 .build();
+    }
+
+    /**
+     * Pushes one type for one connection because of {@code request}: the Address type only what
+     * the request changed, every other type as {@link #push(Connection, Connection.Watch, PushContext)}.
+     */
+    void push(Connection con, Connection.Watch w, PushContext push, PushRequest request) {
+        if (addressGenerator(con, w.typeUrl()) != null) {
+            long start = System.nanoTime();
+            pushAddresses(con, w, null, request.addressesUpdated());
+            XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), Duration.ofNanos(System.nanoTime() - start));
+            return;
+        }
+        push(con, w, push);
     }
 
     /** Generates one type for one connection and sends it. */

@@ -53,6 +53,11 @@ public final class Connection {
         /** The number of the full EDS response queued and not written yet (0: none): a partial one must not replace it. */
         final AtomicLong unsentFull = new AtomicLong();
         private final AtomicLong fullResponses = new AtomicLong();
+        /**
+         * Whether what is sent is recorded in {@link #held}: not for ztunnel's Address type, whose
+         * generator tracks what the client holds itself (a name per workload per ztunnel is too much).
+         */
+        volatile boolean keepsHeld = true;
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -380,10 +385,12 @@ public final class Connection {
         if (!current(w)) {
             return;
         }
-        for (var r : response.getResourcesList()) {
-            w.held.put(r.getName(), r.getVersion());
+        if (w.keepsHeld) {
+            for (var r : response.getResourcesList()) {
+                w.held.put(r.getName(), r.getVersion());
+            }
+            response.getRemovedResourcesList().forEach(w.held::remove);
         }
-        response.getRemovedResourcesList().forEach(w.held::remove);
         w.nonceSent = response.getNonce();
         w.versionSent = response.getSystemVersionInfo();
         w.lastSent = Instant.now();

@@ -91,7 +91,8 @@ public final class DiscoveryServer implements AutoCloseable {
         this.cache = new XdsCache(options.features().enableXdsCache(), options.features().xdsCacheSize());
         this.sendBudget = new SendBudget(options.features().xdsSend().bytesInFlight());
         Generators generators = new Generators(cache, () -> credentials, new Generators.DebugSources(connections,
-                this::dumpWithoutEndpoints, options.systemNamespace(), () -> debugPages), options.features().ambient());
+                this::dumpWithoutEndpoints, options.systemNamespace(), () -> debugPages), options.features().ambient(),
+                environment::ambientIndexes);
         this.gatewayNames = new GatewayNameCache(GatewayNameCache.Resolver.SYSTEM, GatewayNameCache.REFRESH,
                 this::gatewayNamesChanged);
         this.status = new XdsStatus(environment, configs, credentials, cache, generators, connections, gatewayNames);

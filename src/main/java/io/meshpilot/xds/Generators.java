@@ -2,6 +2,7 @@ package io.meshpilot.xds;
 
 import io.envoyproxy.envoy.admin.v3.ConfigDump;
 import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.model.AmbientIndexes;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.security.credentials.CredentialsController;
 import java.util.List;
@@ -23,8 +24,9 @@ import java.util.function.Supplier;
  * istiod's debug types: {@code istio.io/debug/syncz} ({@link SyncStatusGenerator}),
  * {@code istio.io/debug/config_dump} ({@link ConfigDumpGenerator}) and {@code istio.io/debug}
  * ({@link DebugPageGenerator}, bound to the stream's verified identities). ztunnel nodes get
- * ambient's types: {@code istio.security.Authorization} ({@link WorkloadRbacGenerator}) and the
- * debug types syncz and config_dump.
+ * ambient's types: {@code istio.security.Authorization} ({@link WorkloadRbacGenerator}), the
+ * Address type ({@link AddressGenerator}, delta) and the debug types syncz and config_dump; any
+ * proxy may ask the Address type, as istiod registers its generator for every proxy.
  */
 final class Generators {
     private final Map<String, Generator> envoy;
@@ -58,6 +60,16 @@ final class Generators {
      */
     Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug,
                PilotFeatures.Ambient ambient) {
+        this(cache, credentials, debug, ambient, () -> AmbientIndexes.NONE);
+    }
+
+    /**
+     * @param ambient what ztunnel nodes are served (PILOT_ENABLE_AMBIENT and its kin)
+     * @param indexes what ztunnel's Address type is answered from (the Environment's ambient index)
+     */
+    Generators(XdsCache cache, Supplier<CredentialsController> credentials, DebugSources debug,
+               PilotFeatures.Ambient ambient, Supplier<AmbientIndexes> indexes) {
+        Generator addresses = new AddressGenerator(indexes);
         Generator cds = new CdsGenerator(cache);
         Generator eds = new EdsGenerator(cache);
         this.sds = new SecretGenerator(credentials);
@@ -71,8 +83,9 @@ final class Generators {
                 TypeUrls.CLUSTER, cds, TypeUrls.ENDPOINT, eds, TypeUrls.DEBUG_SYNCZ, syncz,
                 TypeUrls.DEBUG_CONFIG_DUMP, configDump,
                 TypeUrls.EXTENSION_CONFIG, new EcdsGenerator(),
+                TypeUrls.ADDRESS, addresses,
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
-        this.ztunnel = Map.of(TypeUrls.WORKLOAD_AUTHORIZATION,
+        this.ztunnel = Map.of(TypeUrls.ADDRESS, addresses, TypeUrls.WORKLOAD_AUTHORIZATION,
                 new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies()),
                 TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
         this.waypoint = WaypointGenerators.byType(eds, syncz, configDump);

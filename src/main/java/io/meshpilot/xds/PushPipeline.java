@@ -149,7 +149,7 @@ final class PushPipeline implements AutoCloseable {
                     Connection.Watch w = a.watch();
                     try {
                         if (a.changedClusters() == null) {
-                            protocol.push(con, w, context);
+                            protocol.push(con, w, context, item.request());
                         } else {
                             protocol.pushChangedEndpoints(con, w, context, a.changedClusters());
                         }
@@ -196,17 +196,19 @@ final class PushPipeline implements AutoCloseable {
         private boolean full;
         private final Set<ConfigKey> keys = new HashSet<>();
         private final Set<TriggerReason> reasons = EnumSet.noneOf(TriggerReason.class);
+        private final Set<String> addresses = new HashSet<>();
         private Instant start;
 
         void add(PushRequest r) {
             full |= r.full();
             keys.addAll(r.configsUpdated());
+            addresses.addAll(r.addressesUpdated());
             reasons.addAll(r.reasons());
             start = start == null || r.start().isBefore(start) ? r.start() : start;
         }
 
         PushRequest request() {
-            return new PushRequest(full, keys, reasons, start);
+            return new PushRequest(full, keys, reasons, start, addresses);
         }
     }
 
@@ -221,11 +223,24 @@ final class PushPipeline implements AutoCloseable {
      * Full: every watched type (CDS, EDS, LDS, RDS order), SDS too when no change is named or
      * a Secret is, ECDS when no change is named or a WasmPlugin or EnvoyFilter is (istiod's
      * ecdsNeedsPush), ztunnel's Authorization type when no change is named or a policy is.
-     * Incremental: EDS of the changed services; SDS when a Secret the proxy
-     * watches changed.
+     * Incremental: EDS of the changed services; SDS when a Secret the proxy watches changed.
+     * Either: ztunnel's Address type when the request names changed addresses (its generator
+     * sends only those).
      */
     private static List<Affected> affected(Connection con, PushRequest request, Set<String> hosts) {
         var watches = con.watches();
+        Connection.Watch addresses = watches.get(TypeUrls.ADDRESS);
+        if (addresses != null && !request.addressesUpdated().isEmpty()) {
+            List<Affected> out = new ArrayList<>(affectedOtherThanAddresses(con, request, hosts, watches));
+            out.add(new Affected(addresses, null));
+            return out;
+        }
+        return affectedOtherThanAddresses(con, request, hosts, watches);
+    }
+
+    private static List<Affected> affectedOtherThanAddresses(Connection con, PushRequest request,
+                                                                     Set<String> hosts,
+                                                                     Map<String, Connection.Watch> watches) {
         if (request.full()) {
             List<String> types = new ArrayList<>(
                     List.of(TypeUrls.CLUSTER, TypeUrls.ENDPOINT, TypeUrls.LISTENER, TypeUrls.ROUTE));

@@ -18,6 +18,8 @@ public final class TypeUrls {
      * served to ztunnel nodes by {@link WorkloadRbacGenerator}.
      */
     public static final String WORKLOAD_AUTHORIZATION = "type.googleapis.com/istio.security.Authorization";
+    /** ztunnel's workloads and services (istiod's AddressType), delta only: {@link AddressGenerator}. */
+    public static final String ADDRESS = "type.googleapis.com/istio.workload.Address";
     /** istiod's debug type: the sync state of every connected proxy, as envoy.service.status.v3.ClientConfig. */
     public static final String DEBUG_SYNCZ = "istio.io/debug/syncz";
     /** istiod's debug type: one connected proxy's config dump, named by the one resource name. */
@@ -74,6 +76,7 @@ public final class TypeUrls {
             case "type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap" -> "bds";
             case HEALTH_INFO -> "hds";
             case WORKLOAD_AUTHORIZATION -> "wads";
+            case ADDRESS -> "wds";
             case DEBUG_SYNCZ, DEBUG_CONFIG_DUMP, DEBUG_PAGE -> typeUrl;
             default -> UNKNOWN_METRIC_TYPE;
         };
@@ -89,6 +92,7 @@ public final class TypeUrls {
             case SECRET -> "sds";
             case EXTENSION_CONFIG -> "ecds";
             case WORKLOAD_AUTHORIZATION -> "wads";
+            case ADDRESS -> "wds";
             default -> typeUrl;
         };
     }

@@ -71,6 +71,16 @@ public final class XdsUpdates implements RegistryUpdates {
         configUpdate(PushRequest.full(TriggerReason.NETWORKS));
     }
 
+    /**
+     * The ambient index changed these Address resources: a push of them to ztunnels, not full
+     * (istiod's ConfigUpdate with AddressesUpdated and the ambient reason), counted as a config update.
+     */
+    @Override
+    public void addressesUpdate(Set<String> keys) {
+        INBOUND_UPDATES.increment("config");
+        push(PushRequest.addresses(keys));
+    }
+
     /** A service added, changed or deleted by a registry: a full push naming it. */
     @Override
     public void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted) {

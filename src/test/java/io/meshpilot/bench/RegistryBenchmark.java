@@ -15,6 +15,7 @@ import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.lang.management.ManagementFactory;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -79,6 +80,11 @@ public class RegistryBenchmark {
 
         @Override
         public void networkGatewaysUpdate() {
+            pushes.incrementAndGet();
+        }
+
+        @Override
+        public void addressesUpdate(Set<String> keys) {
             pushes.incrementAndGet();
         }
     };

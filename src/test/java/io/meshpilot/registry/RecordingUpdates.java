@@ -4,11 +4,14 @@ import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.ShardKey;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A real EndpointIndex behind the RegistryUpdates contract, recording what each update would
- * push: "eds-incremental host", "eds-full host", "svc host", "svcdelete host", "gateways".
+ * push: "eds-incremental host", "eds-full host", "svc host", "svcdelete host", "gateways",
+ * "addresses key,key" (sorted).
  */
 public final class RecordingUpdates implements RegistryUpdates {
     public final EndpointIndex index = new EndpointIndex();
@@ -39,6 +42,11 @@ public final class RecordingUpdates implements RegistryUpdates {
     @Override
     public void networkGatewaysUpdate() {
         pushes.add("gateways");
+    }
+
+    @Override
+    public void addressesUpdate(Set<String> keys) {
+        pushes.add("addresses " + String.join(",", new TreeSet<>(keys)));
     }
 
     public List<String> take() {

@@ -287,7 +287,7 @@ class AdsProtocolTest {
     @Test
     void clientTypeUrlsDoNotBecomeMetricLabels() throws Exception {
         Set<String> fixed = Set.of("lds", "rds", "cds", "eds", "sds", "nds", "pcds", "ecds", "bds",
-                "hds", TypeUrls.DEBUG_SYNCZ, TypeUrls.UNKNOWN_METRIC_TYPE);
+                "hds", "wds", TypeUrls.DEBUG_SYNCZ, TypeUrls.UNKNOWN_METRIC_TYPE);
         // 200 made-up types over four streams (one stream may watch at most StreamLimits' 64 types)
         for (int stream = 0; stream < 4; stream++) {
             try (AdsClient c = sidecar("junk-types-" + stream)) {

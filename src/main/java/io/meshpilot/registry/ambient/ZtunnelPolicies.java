@@ -4,8 +4,11 @@ import io.meshpilot.api.security.v1beta1.AuthorizationPolicy;
 import io.meshpilot.api.security.v1beta1.PeerAuthentication;
 import io.meshpilot.api.workload.security.Authorization;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.store.ConfigStore;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,6 +35,17 @@ public record ZtunnelPolicies(String rootNamespace, Map<String, Authorization> a
         selectors = Map.copyOf(selectors);
         peerAuthentications = List.copyOf(peerAuthentications);
         unapplied = Collections.unmodifiableMap(new TreeMap<>(unapplied));
+    }
+
+    /** The policies of the config in {@code store} now, in the order a PushContext holds them (oldest first). */
+    public static ZtunnelPolicies fromStore(ConfigStore store, String rootNamespace, boolean dryRunEnabled) {
+        Comparator<Config> oldestFirst = Comparator.comparing(
+                (Config c) -> c.creationTimestamp() == null ? Instant.EPOCH : c.creationTimestamp()).thenComparing(Config::key);
+        List<Config> authorizationPolicies = new ArrayList<>(store.list("AuthorizationPolicy", null));
+        authorizationPolicies.sort(Comparator.comparing(Config::namespace).thenComparing(oldestFirst));
+        List<Config> peerAuthentications = new ArrayList<>(store.list("PeerAuthentication", null));
+        peerAuthentications.sort(oldestFirst);
+        return convert(rootNamespace, authorizationPolicies, peerAuthentications, dryRunEnabled);
     }
 
     /**

@@ -3,7 +3,11 @@ package io.meshpilot.registry.controller;
 import io.meshpilot.monitoring.IstioGauge;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.aggregate.AggregateRegistry;
+import io.meshpilot.registry.ambient.AmbientIndexController;
+import io.meshpilot.registry.ambient.WorkloadPolicySelection;
+import io.meshpilot.registry.ambient.ZtunnelPolicies;
 import io.meshpilot.registry.multicluster.RemoteClusterRegistries;
+import io.meshpilot.config.ConfigEvent;
 import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.KubeClient;
@@ -16,6 +20,7 @@ import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Component 6, the service registries (istiod's initServiceControllers): the aggregate
@@ -40,16 +45,23 @@ public final class ServiceRegistries {
      * @param systemNamespace -n/--namespace: its {@code topology.istio.io/network} label is the default network
      * @param features        the registry switches of PilotFeatures
      * @param kubeClient      the Kubernetes client (bootstrap's initKubeClient); null without a cluster
+     * @param ambient         PILOT_ENABLE_AMBIENT: the Kubernetes registry's informers also feed the ambient index
      */
     public record Options(List<String> registries, String clusterId, String systemNamespace,
-                          PilotFeatures.Registry features, KubeClient kubeClient) {
+                          PilotFeatures.Registry features, KubeClient kubeClient, PilotFeatures.Ambient ambient) {
         public Options {
             registries = List.copyOf(registries);
         }
 
+        /** Without ambient mode. */
+        public Options(List<String> registries, String clusterId, String systemNamespace,
+                       PilotFeatures.Registry features, KubeClient kubeClient) {
+            this(registries, clusterId, systemNamespace, features, kubeClient, PilotFeatures.Ambient.OFF);
+        }
+
         /** Without Kubernetes, with istiod's registry defaults. */
         public Options(List<String> registries, String clusterId) {
-            this(registries, clusterId, "istio-system", PilotFeatures.Registry.DEFAULTS, null);
+            this(registries, clusterId, "istio-system", PilotFeatures.Registry.DEFAULTS, null, PilotFeatures.Ambient.OFF);
         }
     }
 
@@ -58,6 +70,7 @@ public final class ServiceRegistries {
     private final MemoryRegistry mock;
     private final KubeServiceRegistry kube;
     private final RemoteClusterRegistries remoteClusters;
+    private final AmbientIndexController ambient;
 
     /**
      * Builds the registries --registries names, in order after the ServiceEntry registry, and
@@ -69,6 +82,7 @@ public final class ServiceRegistries {
                              Environment environment, Readiness readiness) {
         MemoryRegistry memory = null;
         KubeServiceRegistry kubernetes = null;
+        AmbientIndexController ambientIndex = null;
         for (String name : options.registries()) {
             switch (name) {
                 case "Mock" -> memory = new MemoryRegistry("Mock", options.clusterId(), updates);
@@ -77,10 +91,19 @@ public final class ServiceRegistries {
                         throw new UnsupportedRegistryException("--registries Kubernetes: no Kubernetes client "
                                 + "(no --kubeconfig, KUBECONFIG or in-cluster service account)");
                     }
+                    KubeInformers informers = KubeInformers.register(options.kubeClient());
                     kubernetes = new KubeServiceRegistry(new KubeServiceRegistry.Options(options.clusterId(),
                             environment.domainSuffix(), options.systemNamespace(), options.features()),
-                            KubeInformers.register(options.kubeClient()), updates, environment::mesh,
-                            environment::networks);
+                            informers, updates, environment::mesh, environment::networks);
+                    if (options.ambient().enabled()) {
+                        // istiod builds its ambient index beside the Kubernetes registry, from the same informers
+                        ambientIndex = new AmbientIndexController(new AmbientIndexController.Options(
+                                options.clusterId(), environment.domainSuffix(), options.systemNamespace()),
+                                informers, updates, environment::mesh);
+                        environment.setAmbientIndexes(ambientIndex.index());
+                        environment.addMeshHandler(ambientIndex::meshChanged);
+                        usePoliciesOf(store, environment, options, ambientIndex);
+                    }
                 }
                 default -> throw new UnsupportedRegistryException("--registries " + name
                         + ": unknown service registry (known: Kubernetes, Mock)");
@@ -111,8 +134,10 @@ public final class ServiceRegistries {
         if (mock != null) {
             aggregate.addRegistry(mock);
         }
+        ambient = ambientIndex;
         environment.setServiceDiscovery(aggregate);
-        readiness.register("registries-synced", aggregate::hasSynced);
+        readiness.register("registries-synced",
+                () -> aggregate.hasSynced() && (ambient == null || ambient.hasSynced()));
     }
 
     /** For the start-up log. */
@@ -158,8 +183,33 @@ public final class ServiceRegistries {
         return remoteClusters;
     }
 
+    /**
+     * Workloads name the Authorizations that select them ({@code Workload.authorization_policies},
+     * istiod's buildWorkloadPolicies): the index takes the converted policies again whenever an
+     * AuthorizationPolicy or PeerAuthentication changes, and rebuilds its workloads with them.
+     */
+    private static void usePoliciesOf(ConfigStoreController store, Environment environment, Options options,
+                                      AmbientIndexController index) {
+        Consumer<ConfigEvent> changed = e -> {
+            String root = environment.mesh().getRootNamespace().isEmpty() ? options.systemNamespace()
+                    : environment.mesh().getRootNamespace();
+            ZtunnelPolicies policies = ZtunnelPolicies.fromStore(store, root, options.ambient().dryRunAuthorizationPolicies());
+            index.usePolicies((namespace, labels) -> WorkloadPolicySelection.forWorkload(policies, namespace, labels));
+        };
+        store.registerEventHandler("AuthorizationPolicy", changed);
+        store.registerEventHandler("PeerAuthentication", changed);
+    }
+
+    /** The ambient index's controller, with ambient mode and --registries Kubernetes; null otherwise. */
+    public AmbientIndexController ambient() {
+        return ambient;
+    }
+
     /** Stops the Kubernetes registries' event threads (their informers belong to the Kubernetes clients). */
     public void close() {
+        if (ambient != null) {
+            ambient.close();
+        }
         if (kube != null) {
             kube.close();
             remoteClusters.close();

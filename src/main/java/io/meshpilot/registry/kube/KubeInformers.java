@@ -33,7 +33,7 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
                             SharedIndexInformer<V1Pod> pods, SharedIndexInformer<V1Node> nodes,
                             SharedIndexInformer<V1Namespace> namespaces, DiscoveryNamespacesFilter discovery) {
     /** Index of every namespaced informer: {@code namespace}. */
-    static final String BY_NAMESPACE = "meshpilot-namespace";
+    public static final String BY_NAMESPACE = "meshpilot-namespace";
     /** Index of the slice informer: {@code namespace/service}. */
     static final String BY_SERVICE = "meshpilot-service";
 
@@ -81,7 +81,7 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
     }
 
     /** Completes once every one of these informers has listed once. */
-    CompletableFuture<Void> synced() {
+    public CompletableFuture<Void> synced() {
         return CompletableFuture.allOf(Stream.of(services, slices, pods, nodes, namespaces)
                 .map(SignallingInformer::syncedOf).toArray(CompletableFuture[]::new));
     }

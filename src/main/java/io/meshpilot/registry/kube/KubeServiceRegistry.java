@@ -14,6 +14,7 @@ import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.kube.controllers.Backoff;
 import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
+import io.meshpilot.kube.controllers.ObjectEvents;
 import io.meshpilot.kube.controllers.SyncWaiter;
 import io.meshpilot.model.IstioEndpoint;
 import io.meshpilot.model.Locality;
@@ -191,22 +192,7 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
 
     /** Every kind of event means the same here: look at the object's current state. */
     private static <T extends KubernetesObject> ResourceEventHandler<T> handler(Consumer<T> changed) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                changed.accept(obj);
-            }
-
-            @Override
-            public void onUpdate(T oldObj, T newObj) {
-                changed.accept(newObj);
-            }
-
-            @Override
-            public void onDelete(T obj, boolean finalStateUnknown) {
-                changed.accept(obj);
-            }
-        };
+        return ObjectEvents.each(changed);
     }
 
     private static String key(KubernetesObject o) {

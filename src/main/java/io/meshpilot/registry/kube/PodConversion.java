@@ -147,7 +147,7 @@ public final class PodConversion {
      * istiod's GetWorkloadMetaFromPod: the {@code service.istio.io/workload-name} label, else
      * the controller's name (a ReplicaSet's Deployment), else the pod's own.
      */
-    static String workloadName(V1Pod pod) {
+    public static String workloadName(V1Pod pod) {
         V1ObjectMeta meta = pod.getMetadata();
         Map<String, String> labels = meta.getLabels() == null ? Map.of() : meta.getLabels();
         if (labels.containsKey(WORKLOAD_NAME_LABEL)) {

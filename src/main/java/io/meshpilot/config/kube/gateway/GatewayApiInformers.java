@@ -19,6 +19,7 @@ import io.meshpilot.config.kube.gateway.GatewayApiKinds.Resource;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
 import io.meshpilot.kube.ResourceListerWatcher;
+import io.meshpilot.kube.controllers.ObjectEvents;
 import io.meshpilot.kube.controllers.SignallingInformer;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -117,22 +118,7 @@ final class GatewayApiInformers {
     }
 
     private static <T extends KubernetesObject> ResourceEventHandler<T> handler(Consumer<T> changed) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                changed.accept(obj);
-            }
-
-            @Override
-            public void onUpdate(T oldObj, T newObj) {
-                changed.accept(newObj);
-            }
-
-            @Override
-            public void onDelete(T obj, boolean finalStateUnknown) {
-                changed.accept(obj);
-            }
-        };
+        return ObjectEvents.each(changed);
     }
 
     /** Completes once the CRDs, Secrets, ConfigMaps and Namespaces have been listed. */

@@ -1,0 +1,41 @@
+package io.meshpilot.registry.ambient;
+
+import io.meshpilot.model.AddressInfo;
+import java.util.Map;
+
+/**
+ * A Kubernetes Service as the index keeps it (istiod's model.ServiceInfo): the ztunnel Service
+ * sent, and what building its workloads needs: the selector and the port names.
+ *
+ * @param selector  {@code spec.selector} (empty: the service selects no pod by labels)
+ * @param portNames service port -> its name and named target port, for pods' named ports
+ */
+record ServiceInfo(String namespace, AddressInfo address, Map<String, String> selector,
+                   Map<Integer, PortName> portNames) {
+    ServiceInfo {
+        selector = Map.copyOf(selector);
+        portNames = Map.copyOf(portNames);
+    }
+
+    /** A service port's name and its target port's name (empty when the target port is a number). */
+    record PortName(String portName, String targetPortName) {
+    }
+
+    /** The key workloads list the service under: {@code namespace/hostname}. */
+    String key() {
+        return address.resourceName();
+    }
+
+    /** istiod's FilterSelectsNonEmpty: a non-empty selector whose labels the pod has. */
+    boolean selects(Map<String, String> podLabels) {
+        if (selector.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<String, String> e : selector.entrySet()) {
+            if (!e.getValue().equals(podLabels.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,299 @@
+package io.meshpilot.registry.ambient;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.meshpilot.config.schema.ConfigParser;
+import io.meshpilot.config.Config;
+import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.workload.Address;
+import io.meshpilot.api.workload.Port;
+import io.meshpilot.api.workload.PortList;
+import io.meshpilot.api.workload.TunnelProtocol;
+import io.meshpilot.api.workload.Workload;
+import io.meshpilot.api.workload.WorkloadStatus;
+import io.meshpilot.api.workload.WorkloadType;
+import io.meshpilot.config.schema.Schemas;
+import io.meshpilot.config.store.MemoryConfigStore;
+import io.meshpilot.features.PilotFeatures;
+import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.KubeClientOptions;
+import io.meshpilot.lifecycle.Readiness;
+import io.meshpilot.model.AddressInfo;
+import io.meshpilot.model.Environment;
+import io.meshpilot.registry.RecordingUpdates;
+import io.meshpilot.registry.controller.ServiceRegistries;
+import io.meshpilot.testing.Await;
+import io.meshpilot.testing.kube.FakeApiServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The ambient index as bootstrap wires it (ServiceRegistries with PILOT_ENABLE_AMBIENT, beside
+ * the Kubernetes registry on the same informers), reading the API server stand-in over real
+ * HTTP. The cases and expected fields are istiod's (pilot/pkg/serviceregistry/ambient/
+ * ambientindex_test.go: namespace ns1, cluster cluster0, network testnetwork, pods on node1);
+ * what the index reports goes to {@link RecordingUpdates} as the Address keys a push sends.
+ */
+class AmbientIndexTest {
+    static final String NS = "ns1";
+    static final String CLUSTER = "cluster0";
+    static final String NETWORK = "testnetwork";
+
+    @TempDir
+    Path dir;
+    FakeApiServer api;
+    KubeClient client;
+    MemoryConfigStore store;
+    RecordingUpdates updates;
+    ServiceRegistries registries;
+    AmbientIndexController ambient;
+
+    @BeforeEach
+    void start() throws Exception {
+        api = FakeApiServer.start();
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: istio-system, labels: {topology.istio.io/network: testnetwork}}
+                ---
+                apiVersion: v1
+                kind: Node
+                metadata: {name: node1}
+                """);
+        client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
+        store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
+        updates = new RecordingUpdates();
+        Environment env = new Environment("cluster.local", CLUSTER);
+        env.setMesh(MeshConfig.newBuilder().setTrustDomain("cluster.local").build());
+        registries = new ServiceRegistries(new ServiceRegistries.Options(List.of("Kubernetes"), CLUSTER,
+                "istio-system", PilotFeatures.Registry.DEFAULTS, client, new PilotFeatures.Ambient(true, true, true, false)),
+                store, updates, env, new Readiness());
+        ambient = registries.ambient();
+        assertTrue(env.ambientIndexes() == ambient.index(), "the Environment answers ztunnels from the index");
+        store.run();
+        registries.configSynced();
+        assertEquals(List.of(), client.runAndWait(Duration.ofSeconds(20)));
+        await("ambient index synced", ambient::hasSynced);
+        updates.take();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (registries != null) {
+            registries.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (api != null) {
+            api.stop();
+        }
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        Await.until(what, Duration.ofSeconds(20), condition);
+    }
+
+    /** istiod's addPods: a pod of ns1 on node1, ready or not, with this IP and phase. */
+    void addPod(String ip, String name, String sa, Map<String, String> labels, Map<String, String> annotations,
+                boolean ready, String phase) {
+        api.apply("""
+                apiVersion: v1
+                kind: Pod
+                metadata: {name: %s, namespace: ns1, labels: %s, annotations: %s}
+                spec: {nodeName: node1, serviceAccountName: %s, containers: [{name: app, image: app}]}
+                status:
+                  phase: %s
+                  podIP: %s
+                  podIPs: [{ip: %s}]
+                  conditions: [{type: Ready, status: "%s"}]
+                """.formatted(name, json(labels), json(annotations), sa, phase, ip, ip, ready ? "True" : "False"));
+    }
+
+    static String json(Map<String, String> m) {
+        StringBuilder b = new StringBuilder("{");
+        m.forEach((k, v) -> b.append(b.length() > 1 ? ", " : "").append('"').append(k).append("\": \"").append(v)
+                .append('"'));
+        return b.append('}').toString();
+    }
+
+    static String uid(String name) {
+        return CLUSTER + "//Pod/" + NS + "/" + name;
+    }
+
+    /**
+     * Waits for the index to report exactly these Address keys in one update, and that it
+     * reported no other (the Kubernetes registry's own updates are not the index's).
+     */
+    void assertEvent(String... keys) throws InterruptedException {
+        String event = "addresses " + String.join(",", new TreeSet<>(List.of(keys)));
+        await("index reports " + event, () -> updates.pushes.contains(event));
+        assertEquals(List.of(event), updates.take().stream().filter(e -> e.startsWith("addresses ")).toList());
+    }
+
+    List<Address> lookup(String key) {
+        return ambient.index().lookup(key).stream().map(AddressInfo::address).toList();
+    }
+
+    static ByteString ip(String text) {
+        String[] p = text.split("\\.");
+        return ByteString.copyFrom(new byte[] {(byte) Integer.parseInt(p[0]), (byte) Integer.parseInt(p[1]),
+                (byte) Integer.parseInt(p[2]), (byte) Integer.parseInt(p[3])});
+    }
+
+    /** TestAmbientIndex_LookupWorkloads: pod3's Workload exactly as istiod's test expects it. */
+    static Workload.Builder expected(String name, String ipText, String canonicalName) {
+        return Workload.newBuilder()
+                .setName(name).setNamespace(NS).addAddresses(ip(ipText)).setNetwork(NETWORK)
+                .setServiceAccount("sa1").setUid(uid(name)).setNode("node1")
+                .setCanonicalName(canonicalName).setCanonicalRevision("latest")
+                .setWorkloadType(WorkloadType.POD).setWorkloadName(name).setClusterId(CLUSTER)
+                .setStatus(WorkloadStatus.HEALTHY);
+    }
+
+    @Test
+    void lookupWorkloads() throws Exception {
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        assertEvent(uid("pod1"));
+        addPod("127.0.0.2", "pod2", "sa1", Map.of("app", "a", "other", "label"), Map.of(), true, "Running");
+        assertEvent(uid("pod2"));
+        addPod("127.0.0.3", "pod3", "sa1", Map.of("app", "other"), Map.of(), true, "Running");
+        assertEvent(uid("pod3"));
+
+        assertEquals(3, ambient.index().all().size());
+        Address pod3 = Address.newBuilder().setWorkload(expected("pod3", "127.0.0.3", "other")).build();
+        assertEquals(List.of(pod3), lookup(uid("pod3")));
+        assertEquals(List.of(pod3), lookup(NETWORK + "/127.0.0.3"));
+        assertEquals(List.of("testnetwork/127.0.0.3"), ambient.index().lookup(uid("pod3")).getFirst().aliases());
+        // TestAmbientIndex_WorkloadNotFound
+        assertEquals(List.of(), lookup(NETWORK + "/10.0.0.1"));
+    }
+
+    @Test
+    void serviceSelectsItsWorkloadsAndOnlyThoseChange() throws Exception {
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.2", "pod2", "sa1", Map.of("app", "b"), Map.of(), true, "Running");
+        await("pods indexed", () -> ambient.index().all().size() == 2);
+        updates.take();
+
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: svc1, namespace: ns1}
+                spec:
+                  clusterIP: 10.0.0.1
+                  selector: {app: a}
+                  ports: [{name: http, port: 80, targetPort: 8080}]
+                """);
+        String svc = "ns1/svc1.ns1.svc.cluster.local";
+        assertEvent(svc, uid("pod1"));
+        List<Address> bySvc = lookup(svc);
+        assertEquals(2, bySvc.size(), "the service and the one workload it selects: " + bySvc);
+        assertEquals(svc.substring(4), bySvc.getFirst().getService().getHostname());
+        assertEquals(Map.of(svc, PortList.newBuilder().addPorts(Port.newBuilder().setServicePort(80).setTargetPort(8080))
+                .build()), bySvc.get(1).getWorkload().getServicesMap());
+        assertEquals(bySvc, lookup(NETWORK + "/10.0.0.1"), "by VIP: the service and its workloads");
+
+        api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: svc1, namespace: ns1}\n");
+        assertEvent(svc, uid("pod1"));
+        assertEquals(List.of(), lookup(svc));
+    }
+
+    @Test
+    void podLifecycle() throws Exception {
+        // TestPodLifecycleWorkloadGates: a pod not ready is UNHEALTHY, a terminated one is gone
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), false, "Running");
+        assertEvent(uid("pod1"));
+        assertEquals(WorkloadStatus.UNHEALTHY, lookup(uid("pod1")).getFirst().getWorkload().getStatus());
+
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        assertEvent(uid("pod1"));
+        assertEquals(WorkloadStatus.HEALTHY, lookup(uid("pod1")).getFirst().getWorkload().getStatus());
+
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Succeeded");
+        assertEvent(uid("pod1"));
+        assertEquals(List.of(), lookup(uid("pod1")));
+    }
+
+    @Test
+    void captureAndWaypointFromTheNamespace() throws Exception {
+        // istio-cni's redirection annotation makes the workload HBONE (workloads.go setTunnelProtocol)
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of("ambient.istio.io/redirection", "enabled"),
+                true, "Running");
+        assertEvent(uid("pod1"));
+        assertEquals(TunnelProtocol.HBONE, lookup(uid("pod1")).getFirst().getWorkload().getTunnelProtocol());
+
+        // the waypoint seam: ns1/wp serves workload traffic; the namespace's label binds the pod to it
+        var address = KubeServiceAddressesTest.WAYPOINT;
+        ambient.useWaypoints((namespace, name) -> namespace.equals(NS) && name.equals("wp")
+                ? Optional.of(new Waypoints.Waypoint(address, "workload")) : Optional.empty());
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: wp}}
+                """);
+        await("pod bound to the waypoint", () -> lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint());
+        assertEquals(address, lookup(uid("pod1")).getFirst().getWorkload().getWaypoint());
+    }
+
+    @Test
+    void policiesSeamFillsAuthorizationPolicies() throws Exception {
+        ambient.usePolicies((namespace, labels) -> "a".equals(labels.get("app")) ? List.of(namespace + "/allow-a")
+                : List.of());
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        await("pod indexed", () -> !lookup(uid("pod1")).isEmpty());
+        assertEquals(List.of("ns1/allow-a"), lookup(uid("pod1")).getFirst().getWorkload().getAuthorizationPoliciesList());
+    }
+
+    /**
+     * The policies of the config store select workloads (istiod's TestAmbientIndex_Policy): a
+     * selector AuthorizationPolicy is named by the pods it selects, and a STRICT PeerAuthentication
+     * adds the static policy; deleting the AuthorizationPolicy withdraws its name.
+     */
+    @Test
+    void storePoliciesFillAuthorizationPolicies() throws Exception {
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.2", "pod2", "sa1", Map.of("app", "b"), Map.of(), true, "Running");
+        await("pods indexed", () -> !lookup(uid("pod1")).isEmpty() && !lookup(uid("pod2")).isEmpty());
+        ConfigParser.Result r = new ConfigParser(Schemas.PILOT).parse("policies.yaml", """
+                apiVersion: security.istio.io/v1
+                kind: AuthorizationPolicy
+                metadata: {name: allow-a, namespace: ns1}
+                spec: {selector: {matchLabels: {app: a}}, action: ALLOW, rules: [{from: [{source: {namespaces: [ns1]}}]}]}
+                ---
+                apiVersion: security.istio.io/v1
+                kind: PeerAuthentication
+                metadata: {name: default, namespace: istio-system}
+                spec: {mtls: {mode: STRICT}}
+                """);
+        assertEquals(List.of(), r.errors());
+        for (Config c : r.configs()) {
+            store.create(c);
+        }
+        await("pod1 names the selecting policy and the static STRICT one", () -> lookup(uid("pod1")).getFirst().getWorkload()
+                .getAuthorizationPoliciesList().equals(List.of("ns1/allow-a", "istio-system/istio_converted_static_strict")));
+        await("pod2 names only the static STRICT one", () -> lookup(uid("pod2")).getFirst().getWorkload()
+                .getAuthorizationPoliciesList().equals(List.of("istio-system/istio_converted_static_strict")));
+        store.delete("AuthorizationPolicy", "ns1", "allow-a", null);
+        await("the deleted policy is withdrawn", () -> lookup(uid("pod1")).getFirst().getWorkload()
+                .getAuthorizationPoliciesList().equals(List.of("istio-system/istio_converted_static_strict")));
+    }
+}
