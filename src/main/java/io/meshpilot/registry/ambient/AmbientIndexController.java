@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -52,7 +53,10 @@ public final class AmbientIndexController implements AutoCloseable {
     private final AmbientIndex index = new AmbientIndex();
     private final ControllerQueue<Change> queue;
     private final ControllerQueue<Change>.Term term;
-    private volatile Waypoints waypoints = Waypoints.NONE;
+    /** The waypoints' Services (ServiceWaypoints), unless a caller plugs in others. */
+    private volatile Waypoints waypoints;
+    /** Keys of the waypoint Services seen: their change or removal rebinds services anywhere. */
+    private final Set<String> waypointServices = ConcurrentHashMap.newKeySet();
     private volatile WorkloadPolicies policies = WorkloadPolicies.NONE;
 
     private enum Kind { POD, SERVICE, NAMESPACE, NODE, ALL }
@@ -67,6 +71,7 @@ public final class AmbientIndexController implements AutoCloseable {
         this.informers = informers;
         this.updates = updates;
         this.mesh = mesh;
+        this.waypoints = new ServiceWaypoints(informers.services(), options.domainSuffix());
         this.queue = new ControllerQueue<>("ambient-index-" + options.clusterId(), NO_RETRY, this::handle);
         informers.pods().addEventHandler(ObjectEvents.each(p -> enqueue(Kind.POD, key(p))));
         informers.services().addEventHandler(ObjectEvents.each(s -> enqueue(Kind.SERVICE, key(s))));
@@ -160,6 +165,13 @@ public final class AmbientIndexController implements AutoCloseable {
     }
 
     private void service(String key, AmbientContext ctx, Set<String> changed) {
+        V1Service svc = informers.services().getIndexer().getByKey(key);
+        boolean waypoint = svc != null && ServiceWaypoints.isWaypoint(svc);
+        boolean wasWaypoint = waypoint ? !waypointServices.add(key) : waypointServices.remove(key);
+        if (waypoint || wasWaypoint) {
+            all(ctx, changed); // a waypoint appeared, changed or went: istio.io/use-waypoint anywhere may name it
+            return;
+        }
         serviceOnly(key, ctx, changed);
         podsIn(key.substring(0, key.indexOf('/')), ctx, changed); // the workloads list the services selecting them
     }

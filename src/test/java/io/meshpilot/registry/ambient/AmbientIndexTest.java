@@ -1,9 +1,12 @@
 package io.meshpilot.registry.ambient;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
+import io.meshpilot.api.workload.NamespacedHostname;
+import io.meshpilot.api.workload.GatewayAddress;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.Config;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
@@ -295,5 +298,42 @@ class AmbientIndexTest {
         store.delete("AuthorizationPolicy", "ns1", "allow-a", null);
         await("the deleted policy is withdrawn", () -> lookup(uid("pod1")).getFirst().getWorkload()
                 .getAuthorizationPoliciesList().equals(List.of("istio-system/istio_converted_static_strict")));
+    }
+
+    /**
+     * Without a waypoint plugged in, the index reads the waypoints' Services the deployment
+     * controller makes (istiod's Waypoint collection, its hostname address and HBONE port): a
+     * waypoint appearing binds the services and pods of a namespace that names it, and its
+     * removal unbinds them.
+     */
+    @Test
+    void aWaypointServiceBindsTheNamespaceThatNamesIt() throws Exception {
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint}}
+                """);
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        await("pod indexed", () -> !lookup(uid("pod1")).isEmpty());
+        assertFalse(lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint(), "no waypoint exists yet");
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: waypoint
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: waypoint, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: all}
+                spec:
+                  clusterIP: 10.96.0.99
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                  selector: {gateway.networking.k8s.io/gateway-name: waypoint}
+                """);
+        GatewayAddress expected = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setHostname(
+                NamespacedHostname.newBuilder().setNamespace("ns1").setHostname("waypoint.ns1.svc.cluster.local")).build();
+        await("pod bound to the waypoint", () -> lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint());
+        assertEquals(expected, lookup(uid("pod1")).getFirst().getWorkload().getWaypoint());
+        api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: waypoint, namespace: ns1}\n");
+        await("unbound once the waypoint is gone", () -> !lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint());
     }
 }
