@@ -288,6 +288,12 @@ public final class Connection {
             if (!current(w)) {
                 return;
             }
+            if (changed.size() >= w.names.size()) {
+                // every subscribed cluster changed (names are a subset): the full response is the same
+                // and shared by identity with every proxy of the subscription
+                offerFullEndpoints(w, full);
+                return;
+            }
             long change = w.endpointChanges.incrementAndGet();
             for (String cluster : changed) {
                 w.owedEndpoints.put(cluster, change);

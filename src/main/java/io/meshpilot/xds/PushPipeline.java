@@ -261,18 +261,20 @@ final class PushPipeline implements AutoCloseable {
         List<Affected> out = new ArrayList<>(2);
         Connection.Watch eds = watches.get(TypeUrls.ENDPOINT);
         if (eds != null && !hosts.isEmpty()) {
-            Set<String> changed = new HashSet<>();
             Map<String, List<String>> byHost = eds.names.clustersByHost();
-            if (hosts.size() <= byHost.size()) {
+            Set<String> changed = new HashSet<>();
+            if (hosts.size() < byHost.size()) {
                 for (String host : hosts) {
                     changed.addAll(byHost.getOrDefault(host, List.of()));
                 }
+            } else if (hosts.containsAll(byHost.keySet()) && !byHost.isEmpty()) {
+                changed = eds.names; // every service it watches changed (a mesh-wide endpoint change)
             } else {
-                byHost.forEach((host, clusters) -> {
-                    if (hosts.contains(host)) {
-                        changed.addAll(clusters);
+                for (var e : byHost.entrySet()) {
+                    if (hosts.contains(e.getKey())) {
+                        changed.addAll(e.getValue());
                     }
-                });
+                }
             }
             if (!changed.isEmpty()) {
                 out.add(new Affected(eds, changed));

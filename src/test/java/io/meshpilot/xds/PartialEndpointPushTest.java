@@ -153,4 +153,20 @@ class PartialEndpointPushTest {
         assertEquals(SUBSCRIBED, stream.written.get(1), "the full response, not a partial one: " + stream.written);
         assertEquals(builtBefore, BUILT, "no partial response was built while a full one was unsent");
     }
+
+    /** A mesh-wide endpoint change is the full response, shared by every proxy of the subscription, not a partial one. */
+    @Test
+    void whenEveryClusterChangedTheFullResponseIsSent() throws Exception {
+        GatedStream stream = new GatedStream();
+        Connection con = connection(stream);
+        Connection.Watch w = eds(con);
+        stream.permits.release(10);
+        con.sendEndpoints(w, () -> response(Set.of("a")));
+        stream.awaitWritten(1);
+        List<Set<String>> builtBefore = new ArrayList<>(BUILT);
+        changed(con, w, "a", "b", "c", "d");
+        stream.awaitWritten(2);
+        assertEquals(SUBSCRIBED, stream.written.get(1));
+        assertEquals(builtBefore, BUILT, "no partial response was built");
+    }
 }
