@@ -440,8 +440,12 @@ class GatewayDeploymentControllerTest {
                 apiVersion: v1
                 kind: Namespace
                 metadata: {name: canary, labels: {istio.io/rev: 1-28}}
-                ---
-                """ + gateway("by-namespace", "canary", Map.of()) + "---\n"
+                """);
+        // the namespace and Gateway informers are separate watches: a Gateway of a namespace whose
+        // label the controller has not seen yet is judged without it (as istiod's would be), so the
+        // namespace goes first and gets time to arrive
+        Thread.sleep(1000);
+        apply(gateway("by-namespace", "canary", Map.of()) + "---\n"
                 + gateway("by-tag", "shop", Map.of("istio.io/rev", "prod")));
         // the default revision's single worker reconciles in order: once this is deployed, so are those
         apply(gateway("marker", "shop", Map.of()));
