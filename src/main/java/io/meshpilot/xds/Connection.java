@@ -6,6 +6,7 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -212,8 +213,9 @@ public final class Connection {
         return outbox.transportLimitsConnectionAge();
     }
 
+    /** The stream's watches by type URL: a read-only live view (each push reads it for every connection, so no copy). */
     public Map<String, Watch> watches() {
-        return Map.copyOf(watches);
+        return Collections.unmodifiableMap(watches);
     }
 
     /** The watch of {@code typeUrl}, or null when the stream has no state for that type. */
