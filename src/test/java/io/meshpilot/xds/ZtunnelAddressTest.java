@@ -157,6 +157,11 @@ class ZtunnelAddressTest {
     }
 
     static DeltaAdsClient ztunnel(String node) {
+        return ztunnel(server, node);
+    }
+
+    /** A ztunnel on {@code node} ("": without NODE_NAME) connected to {@code server}'s plaintext xDS port. */
+    static DeltaAdsClient ztunnel(MeshPilotServer server, String node) {
         Struct.Builder md = Struct.newBuilder()
                 .putFields("NAMESPACE", Value.newBuilder().setStringValue("istio-system").build())
                 .putFields("NAME", Value.newBuilder().setStringValue("ztunnel-x").build())

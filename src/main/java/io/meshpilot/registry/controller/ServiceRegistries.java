@@ -103,6 +103,7 @@ public final class ServiceRegistries {
                         environment.setAmbientIndexes(ambientIndex.index());
                         environment.addMeshHandler(ambientIndex::meshChanged);
                         usePoliciesOf(store, environment, options, ambientIndex);
+                        ambientIndex.watchConfig(store);
                     }
                 }
                 default -> throw new UnsupportedRegistryException("--registries " + name
