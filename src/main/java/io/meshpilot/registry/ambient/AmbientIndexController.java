@@ -52,8 +52,11 @@ public final class AmbientIndexController implements AutoCloseable {
      * @param clusterId       --clusterID
      * @param domainSuffix    --domain
      * @param systemNamespace istiod's namespace: its {@code topology.istio.io/network} label is the network
+     * @param kubernetesServicesSelectEntries PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: a Service's selector
+     *                                        selects WorkloadEntries too
      */
-    public record Options(String clusterId, String domainSuffix, String systemNamespace) {
+    public record Options(String clusterId, String domainSuffix, String systemNamespace,
+                          boolean kubernetesServicesSelectEntries) {
     }
 
     private final Options options;
@@ -72,8 +75,8 @@ public final class AmbientIndexController implements AutoCloseable {
     private volatile ConfigStore config;
     // the rest is the controller thread's own
     private final ServiceEntryHosts entryHosts = new ServiceEntryHosts();
-    /** Index keys of services a ServiceEntry holds (not a Kubernetes Service). */
-    private final Set<String> entryServiceKeys = new HashSet<>();
+    /** hostname -> the index keys of its services a ServiceEntry holds (not a Kubernetes Service). */
+    private final Map<String, Set<String>> entryServiceKeys = new HashMap<>();
     /** ServiceEntry {@code namespace/name} -> the uids of its inline endpoints' workloads. */
     private final Map<String, Set<String>> inlineWorkloads = new HashMap<>();
     /** The WorkloadEntries ({@code namespace/name}) that are workloads. */
@@ -277,17 +280,19 @@ public final class AmbientIndexController implements AutoCloseable {
             ServiceInfo held = index.service(k);
             return held != null && held.source() == ServiceInfo.Source.SERVICE;
         });
-        for (String k : List.copyOf(entryServiceKeys)) {
-            if (k.substring(k.indexOf('/') + 1).equals(host) && !winners.containsKey(k)) {
-                entryServiceKeys.remove(k);
-                ServiceInfo held = index.service(k);
-                if (held != null && held.source() == ServiceInfo.Source.SERVICE_ENTRY && index.removeService(k)) {
-                    changed.add(k);
-                }
+        for (String k : entryServiceKeys.getOrDefault(host, Set.of())) {
+            ServiceInfo held = index.service(k);
+            if (!winners.containsKey(k) && held != null && held.source() == ServiceInfo.Source.SERVICE_ENTRY
+                    && index.removeService(k)) {
+                changed.add(k);
             }
         }
+        if (winners.isEmpty()) {
+            entryServiceKeys.remove(host);
+        } else {
+            entryServiceKeys.put(host, new HashSet<>(winners.keySet()));
+        }
         winners.forEach((k, s) -> {
-            entryServiceKeys.add(k);
             if (index.putService(s)) {
                 changed.add(k);
             }
@@ -333,7 +338,8 @@ public final class AmbientIndexController implements AutoCloseable {
         String namespace = key.substring(0, slash);
         String uid = WorkloadEntryWorkloads.uid(options.clusterId(), namespace, key.substring(slash + 1));
         Config we = entry(WORKLOAD_ENTRY, key);
-        AddressInfo built = we == null ? null : WorkloadEntryWorkloads.build(we, ctx, index.servicesIn(namespace));
+        AddressInfo built = we == null ? null : WorkloadEntryWorkloads.build(we, ctx, index.servicesIn(namespace),
+                options.kubernetesServicesSelectEntries());
         if (built == null) {
             workloadEntries.remove(key);
         } else {

@@ -52,15 +52,18 @@ final class WorkloadEntryWorkloads {
      * A WorkloadEntry's workload, its labels those of the spec and the metadata (the metadata's
      * winning), as istiod's ConvertClientWorkloadEntry merges them.
      *
-     * @param services the services of its namespace: those selecting the entry are listed
+     * @param services                the services of its namespace: those selecting the entry are listed
+     * @param kubernetesServicesSelect PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: Kubernetes Services select
+     *                                 entries too, not only ServiceEntries
      */
-    static AddressInfo build(Config config, AmbientContext ctx, Iterable<ServiceInfo> services) {
+    static AddressInfo build(Config config, AmbientContext ctx, Iterable<ServiceInfo> services,
+                             boolean kubernetesServicesSelect) {
         WorkloadEntry we = (WorkloadEntry) config.spec();
         Map<String, String> labels = labels(config);
         String namespace = config.namespace();
         List<ServiceInfo> selecting = new ArrayList<>();
         for (ServiceInfo s : services) {
-            if (s.selects(labels)) {
+            if (s.selects(labels) && (kubernetesServicesSelect || s.source() == ServiceInfo.Source.SERVICE_ENTRY)) {
                 selecting.add(s);
             }
         }

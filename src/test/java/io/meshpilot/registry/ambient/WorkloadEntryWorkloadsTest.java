@@ -139,8 +139,20 @@ class WorkloadEntryWorkloadsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("workloadEntryCases")
     void workloadEntryAsIstiodBuildsIt(String name, Config we, List<ServiceInfo> services, Workload want) {
-        AddressInfo got = WorkloadEntryWorkloads.build(we, context(), services);
+        AddressInfo got = WorkloadEntryWorkloads.build(we, context(), services, true);
         assertEquals(want, got.address().getWorkload());
+    }
+
+    /** PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES=false: only ServiceEntries select the entry (workloadEntryWorkloadBuilder). */
+    @Test
+    void kubernetesServicesSelectOnlyWhenEnabled() {
+        Config we = workloadEntry(Map.of("app", "foo"), w -> w.setAddress("1.2.3.4"));
+        ServiceInfo entry = service(ServiceInfo.Source.SERVICE_ENTRY, Map.of(80, 8080), Map.of())
+                .withService(Service.newBuilder().setName("se").setNamespace("ns").setHostname("se.example.com")
+                        .addPorts(Port.newBuilder().setServicePort(80).setTargetPort(8080)).build());
+        Workload got = WorkloadEntryWorkloads.build(we, context(), List.of(SVC_80_8080, entry), false)
+                .address().getWorkload();
+        assertEquals(Map.of("ns/se.example.com", ports(80, 8080)), got.getServicesMap());
     }
 
     static Config serviceEntry(UnaryOperator<ServiceEntry.Builder> spec) {
