@@ -10,16 +10,12 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
-import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.api.workload.Address;
 import io.meshpilot.api.workload.NetworkAddress;
 import io.meshpilot.api.workload.Port;
@@ -74,7 +70,7 @@ class AmbientWaypointFlowTest {
     static final String NS = "shop";
     static final String REVIEWS_VIP = "10.96.0.10";
     static final String REVIEWS_POD_IP = "10.0.1.10";
-    static final String WAYPOINT_POD_IP = "10.1.0.60";
+    static final String WAYPOINT_POD_IP = WaypointGatewayEndToEndTest.POD_IP;
     static final String REVIEWS_KEY = "shop/reviews.shop.svc.cluster.local";
     static final String WAYPOINT_HOST = "waypoint.shop.svc.cluster.local";
 
@@ -156,7 +152,7 @@ class AmbientWaypointFlowTest {
         Await.until("the waypoint's Deployment", WAIT, () -> get("deployment", "waypoint").isPresent());
         JsonObject template = get("deployment", "waypoint").orElseThrow().getAsJsonObject("spec")
                 .getAsJsonObject("template");
-        JsonObject waypointPod = runWaypointPod(template, "waypoint-5d8f9c7b6-k2m4p");
+        JsonObject waypointPod = WaypointGatewayEndToEndTest.runPod(kubectl, template, "waypoint-5d8f9c7b6-k2m4p");
 
         try (DeltaAdsClient ztunnel = ztunnel()) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS));
@@ -223,42 +219,8 @@ class AmbientWaypointFlowTest {
         return r.exit() == 0 ? Optional.of(JsonParser.parseString(r.stdout()).getAsJsonObject()) : Optional.empty();
     }
 
-    /** A pod of the waypoint's Deployment, running at {@link #WAYPOINT_POD_IP}, and the waypoint Service's EndpointSlice. */
-    static JsonObject runWaypointPod(JsonObject podTemplate, String name) {
-        JsonObject metadata = podTemplate.getAsJsonObject("metadata").deepCopy();
-        metadata.addProperty("name", name);
-        metadata.addProperty("namespace", NS);
-        JsonObject pod = new JsonObject();
-        pod.addProperty("apiVersion", "v1");
-        pod.addProperty("kind", "Pod");
-        pod.add("metadata", metadata);
-        pod.add("spec", podTemplate.getAsJsonObject("spec").deepCopy());
-        kubectl.runWithInput(pod.toString(), "apply", "-f", "-").ok();
-        kubectl.run("patch", "pod", name, "-n", NS, "--subresource=status", "--type=merge", "-p", """
-                {"status": {"phase": "Running", "podIP": "%1$s", "podIPs": [{"ip": "%1$s"}],
-                 "conditions": [{"type": "Ready", "status": "True"}]}}""".formatted(WAYPOINT_POD_IP)).ok();
-        kubectl.runWithInput("""
-                {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                 "metadata": {"name": "waypoint-9xk2d", "namespace": "shop",
-                              "labels": {"kubernetes.io/service-name": "waypoint"}},
-                 "addressType": "IPv4",
-                 "ports": [{"name": "status-port", "port": 15021, "protocol": "TCP"},
-                           {"name": "mesh", "port": 15008, "protocol": "TCP"}],
-                 "endpoints": [{"addresses": ["%s"], "conditions": {"ready": true},
-                                "targetRef": {"kind": "Pod", "name": "%s", "namespace": "shop"}}]}
-                """.formatted(WAYPOINT_POD_IP, name), "apply", "-f", "-").ok();
-        var r = kubectl.run("get", "pod", name, "-n", NS, "-o", "json");
-        return JsonParser.parseString(r.stdout()).getAsJsonObject();
-    }
-
     static DeltaAdsClient ztunnel() {
-        Struct md = Struct.newBuilder()
-                .putFields("NAMESPACE", Value.newBuilder().setStringValue("istio-system").build())
-                .putFields("NAME", Value.newBuilder().setStringValue("ztunnel-x").build())
-                .putFields("INSTANCE_IPS", Value.newBuilder().setStringValue("10.0.0.5").build()).build();
-        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext()
-                .build(), Node.newBuilder().setId("ztunnel~10.0.0.5~ztunnel-x.istio-system~istio-system.svc.cluster.local")
-                .setMetadata(md).build());
+        return ZtunnelAddressTest.ztunnel(server.ports().get("grpc"), "");
     }
 
     /** Applies ztunnel's Address deltas (ACKing each) until what it holds satisfies {@code expected}. */

@@ -158,6 +158,11 @@ class ZtunnelAddressTest {
     }
 
     static DeltaAdsClient ztunnel(String node) {
+        return ztunnel(server.ports().get("grpc"), node);
+    }
+
+    /** A ztunnel's delta ADS client on the server's plaintext xDS {@code port}; {@code node} "" leaves NODE_NAME out. */
+    static DeltaAdsClient ztunnel(int port, String node) {
         Struct.Builder md = Struct.newBuilder()
                 .putFields("NAMESPACE", Value.newBuilder().setStringValue("istio-system").build())
                 .putFields("NAME", Value.newBuilder().setStringValue("ztunnel-x").build())
@@ -165,7 +170,7 @@ class ZtunnelAddressTest {
         if (!node.isEmpty()) {
             md.putFields("NODE_NAME", Value.newBuilder().setStringValue(node).build());
         }
-        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext()
+        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
                 .build(), Node.newBuilder().setId("ztunnel~10.0.0.5~ztunnel-x.istio-system~istio-system.svc.cluster.local")
                 .setMetadata(md).build());
     }
