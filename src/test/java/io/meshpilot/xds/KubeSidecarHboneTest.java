@@ -83,15 +83,15 @@ class KubeSidecarHboneTest {
                 ---
                 """
                 + service("shop", "reviews", "http", 9080, "10.96.0.10", "{istio.io/use-waypoint: waypoint}",
-                        "10.0.1.10", "{app: reviews}", "{ambient.istio.io/redirection: enabled}")
+                        "10.0.1.10", "", "{ambient.istio.io/redirection: enabled}")
                 + service("shop", "waypoint", "mesh", 15008, "10.96.0.20",
                         "{gateway.istio.io/managed: istio.io-mesh-controller, gateway.networking.k8s.io/gateway-name: waypoint}",
-                        "10.0.1.20", "{app: waypoint, gateway.istio.io/managed: istio.io-mesh-controller,"
-                                + " gateway.networking.k8s.io/gateway-name: waypoint, istio.io/dataplane-mode: none}", "{}")
+                        "10.0.1.20", "gateway.istio.io/managed: istio.io-mesh-controller,"
+                                + " gateway.networking.k8s.io/gateway-name: waypoint, istio.io/dataplane-mode: none", "{}")
                 + service("legacy", "ratings", "http", 9080, "10.96.1.10", "{}",
-                        "10.0.2.10", "{app: ratings, security.istio.io/tlsMode: istio}", "{}")
+                        "10.0.2.10", "security.istio.io/tlsMode: istio", "{}")
                 + service("legacy", "details", "http", 9080, "10.96.1.11", "{}",
-                        "10.0.2.11", "{app: details}", "{}"), "apply", "-f", "-").ok();
+                        "10.0.2.11", "", "{}"), "apply", "-f", "-").ok();
         server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, dir.resolve("kubeconfig")),
                 Map.of("PILOT_ENABLE_AMBIENT", "true")));
     }
@@ -106,39 +106,11 @@ class KubeSidecarHboneTest {
         }
     }
 
-    /** A Service (one port, a VIP, its labels) with one ready pod (its IP, labels, annotations) and its EndpointSlice. */
+    /** A Service (one port, a VIP, its labels) with one ready pod (its IP, more labels, annotations) and its EndpointSlice. */
     static String service(String ns, String name, String portName, int port, String vip, String serviceLabels,
                           String podIp, String podLabels, String podAnnotations) {
-        return """
-                apiVersion: v1
-                kind: Service
-                metadata: {name: %1$s, namespace: %2$s, labels: %6$s}
-                spec:
-                  selector: {app: %1$s}
-                  clusterIP: %5$s
-                  ports: [{name: %3$s, port: %4$d, targetPort: %4$d}]
-                ---
-                apiVersion: v1
-                kind: Pod
-                metadata: {name: %1$s-0, namespace: %2$s, labels: %8$s, annotations: %9$s}
-                spec:
-                  containers: [{name: app, image: app}]
-                status:
-                  phase: Running
-                  podIP: %7$s
-                  conditions: [{type: Ready, status: "True"}]
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata: {name: %1$s-0, namespace: %2$s, labels: {kubernetes.io/service-name: %1$s}}
-                addressType: IPv4
-                ports: [{name: %3$s, port: %4$d, protocol: TCP}]
-                endpoints:
-                - addresses: [%7$s]
-                  conditions: {ready: true}
-                  targetRef: {kind: Pod, name: %1$s-0, namespace: %2$s}
-                ---
-                """.formatted(name, ns, portName, port, vip, serviceLabels, podIp, podLabels, podAnnotations);
+        return KubeGammaRoutesTest.serviceWithEndpoint(ns, name, portName, port, podIp, port, vip, podAnnotations,
+                serviceLabels, podLabels);
     }
 
     static AdsClient sidecar(String pod, Map<String, String> metadata) {
