@@ -106,6 +106,11 @@ public final class EndpointBuilder {
                 tunneled.add(sent);
             }
         }
+        // a gateway sends a service that asks for it to its waypoint instead (istiod's findServiceWaypoint)
+        List<IstioEndpoint> waypoint = hbone.toServiceWaypoints() ? HboneEndpoints.serviceWaypointEndpoints(push, svc) : null;
+        if (waypoint != null) {
+            selected = waypoint;
+        }
         if (view != null) {
             selected = SplitHorizonFilter.apply(selected, push.networkGateways(), view);
         }
@@ -124,7 +129,10 @@ public final class EndpointBuilder {
                     .setHealthStatus(health(e.health()))
                     .setLoadBalancingWeight(UInt32Value.of(weight))
                     .setMetadata(TelemetryMetadata.endpoint(e));
-            if (tunneled.contains(e)) {
+            if (waypoint != null) {
+                HboneEndpoints.throughWaypoint(ep, e,
+                        HboneEndpoints.hostPort(HboneEndpoints.vip(svc, e.clusterId()), o.port()));
+            } else if (tunneled.contains(e)) {
                 HboneEndpoints.throughTunnel(ep, e, hbone);
             }
             group.addLbEndpoints(ep);

@@ -116,7 +116,7 @@ public final class MeshFixture implements AutoCloseable {
         return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
                 MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
                 new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
-                        PushContext.GatewayApiSettings.DEFAULTS, false, new HboneSend(true, false)));
+                        PushContext.GatewayApiSettings.DEFAULTS, false, new HboneSend(true, false, true)));
     }
 
     /** Applies a YAML file from the test resources ({@code /meshes/...}). */

@@ -82,7 +82,8 @@ class KubeSidecarHboneTest {
                 metadata: {name: legacy}
                 ---
                 """
-                + service("shop", "reviews", "http", 9080, "10.96.0.10", "{istio.io/use-waypoint: waypoint}",
+                + service("shop", "reviews", "http", 9080, "10.96.0.10",
+                        "{istio.io/use-waypoint: waypoint, istio.io/ingress-use-waypoint: \"true\"}",
                         "10.0.1.10", "", "{ambient.istio.io/redirection: enabled}")
                 + service("shop", "waypoint", "mesh", 15008, "10.96.0.20",
                         "{gateway.istio.io/managed: istio.io-mesh-controller, gateway.networking.k8s.io/gateway-name: waypoint}",
@@ -224,6 +225,44 @@ class KubeSidecarHboneTest {
             Map<String, Cluster> clusters = awaitResources(client, TypeUrls.CLUSTER, Cluster.class, Cluster::getName,
                     c -> c.containsKey(REVIEWS));
             assertFalse(clusters.containsKey("connect_originate"), clusters.keySet().toString());
+        }
+    }
+
+    /**
+     * istiod's findServiceWaypoint (ENABLE_INGRESS_WAYPOINT_ROUTING, on with ambient): a gateway
+     * sends to the waypoint of a service labelled {@code istio.io/ingress-use-waypoint: "true"},
+     * its pods' HBONE port through {@code connect_originate}, the service's VIP:port as the tunnel's
+     * {@code local}; a new waypoint pod reaches the gateway's assignment of the service.
+     */
+    @Test
+    void aGatewaySendsToTheWaypointOfAServiceThatAsksForIt() throws Exception {
+        try (AdsClient gateway = new AdsClient(server.ports().get("grpc"),
+                "router~10.0.3.3~ingress-0.istio-system~istio-system.svc.cluster.local",
+                Map.of("NAMESPACE", "istio-system", "CLUSTER_ID", "Kubernetes"))) {
+            LbEndpoint waypoint = only(endpoints(gateway, List.of(REVIEWS)).get(REVIEWS));
+            assertEquals("internal connect_originate 10.0.1.20:15008", socket(waypoint), waypoint.toString());
+            Struct tunnel = waypoint.getMetadata().getFilterMetadataOrThrow("envoy.filters.listener.original_dst");
+            assertEquals(Map.of("local", "10.96.0.10:9080", "waypoint", "10.0.1.20:15008"), strings(tunnel));
+            assertEquals(Map.of("tunnel", "http"), strings(waypoint.getMetadata()
+                    .getFilterMetadataOrThrow("envoy.transport_socket_match")));
+
+            kubectl.runWithInput("""
+                    apiVersion: discovery.k8s.io/v1
+                    kind: EndpointSlice
+                    metadata: {name: waypoint-1, namespace: shop, labels: {kubernetes.io/service-name: waypoint}}
+                    addressType: IPv4
+                    ports: [{name: mesh, port: 15008, protocol: TCP}]
+                    endpoints:
+                    - addresses: [10.0.1.21]
+                      conditions: {ready: true}
+                    """, "apply", "-f", "-").ok();
+            ClusterLoadAssignment scaled = awaitResources(gateway, TypeUrls.ENDPOINT, ClusterLoadAssignment.class,
+                    ClusterLoadAssignment::getClusterName, e -> e.containsKey(REVIEWS)
+                            && e.get(REVIEWS).getEndpoints(0).getLbEndpointsCount() == 2).get(REVIEWS);
+            assertEquals(List.of("internal connect_originate 10.0.1.20:15008", "internal connect_originate 10.0.1.21:15008"),
+                    scaled.getEndpoints(0).getLbEndpointsList().stream().map(KubeSidecarHboneTest::socket).sorted().toList());
+        } finally {
+            kubectl.run("delete", "-n", "shop", "endpointslice", "waypoint-1", "--ignore-not-found").ok();
         }
     }
 
