@@ -99,9 +99,20 @@ public record PilotFeatures(
      * @param dryRunAuthorizationPolicies AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (false): AuthorizationPolicies
      *                  annotated {@code istio.io/dry-run} reach ztunnel marked dry run; off, they are not sent
      *                  (ztunnel before 1.29 would enforce them)
+     * @param hboneSend PILOT_ENABLE_SENDING_HBONE (true with ambient): sidecars and gateways reach workloads that take
+     *                  HBONE (pods ztunnel captures, waypoints) through {@code connect_originate}
+     * @param preferHboneSend PILOT_PREFER_SENDING_HBONE (false): HBONE also to workloads that have a sidecar
+     * @param ingressWaypointRouting ENABLE_INGRESS_WAYPOINT_ROUTING (true with ambient): gateways send to the waypoint
+     *                  of a service labelled {@code istio.io/ingress-use-waypoint}
      */
-    public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
-        public static final Ambient OFF = new Ambient(false, false, false, false);
+    public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
+                          boolean hboneSend, boolean preferHboneSend, boolean ingressWaypointRouting) {
+        public static final Ambient OFF = new Ambient(false, false, false, false, false, false, false);
+
+        /** With HBONE sending as ambient mode defaults it: on when ambient is, not preferred. */
+        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
+            this(enabled, waypoints, status, dryRunAuthorizationPolicies, enabled, false, enabled);
+        }
     }
 
     /**
@@ -399,7 +410,9 @@ public record PilotFeatures(
             return Ambient.OFF;
         }
         return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true),
-                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false));
+                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+                r.bool("PILOT_ENABLE_SENDING_HBONE", true), r.bool("PILOT_PREFER_SENDING_HBONE", false),
+                r.bool("ENABLE_INGRESS_WAYPOINT_ROUTING", true));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

@@ -87,9 +87,11 @@ final class PodWorkloads {
                 .setWorkloadType(WorkloadType.POD)
                 .setCanonicalName(canonicalName(labels, workloadName))
                 .setCanonicalRevision(canonicalRevision(labels));
-        ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
-                .filter(Waypoints.Waypoint::forWorkloads)
-                .ifPresent(wp -> w.setWaypoint(wp.address()));
+        if (!waypointInstance(labels, namespace, ctx.waypoints())) {
+            ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
+                    .filter(Waypoints.Waypoint::forWorkloads)
+                    .ifPresent(wp -> w.setWaypoint(wp.address()));
+        }
         putServices(w, pod, services);
         // istiod's getPodLocality: the node's topology labels; none while the pod is unscheduled
         var locality = PodConversion.nodeLocality(node.isEmpty() ? null : ctx.nodes().apply(node));
@@ -121,6 +123,15 @@ final class PodWorkloads {
 
     static String canonicalRevision(Map<String, String> labels) {
         return first(labels, REVISION_LABELS, "latest");
+    }
+
+    /**
+     * istiod's fetchWaypointForInstance (workloads.go computeWaypoint): a pod of a ready waypoint,
+     * named by its gateway-name label, is that waypoint and uses none itself.
+     */
+    private static boolean waypointInstance(Map<String, String> labels, String namespace, Waypoints waypoints) {
+        String gateway = labels.get(ServiceWaypoints.GATEWAY_NAME);
+        return gateway != null && !gateway.isEmpty() && waypoints.find(namespace, gateway).isPresent();
     }
 
     /** status.podIPs, else status.podIP, as bytes; null when one is not an IP. */

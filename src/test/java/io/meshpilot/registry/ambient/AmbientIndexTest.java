@@ -17,6 +17,7 @@ import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.workload.Address;
 import io.meshpilot.api.workload.Port;
 import io.meshpilot.api.workload.PortList;
+import io.meshpilot.api.workload.Service;
 import io.meshpilot.api.workload.TunnelProtocol;
 import io.meshpilot.api.workload.Workload;
 import io.meshpilot.api.workload.WorkloadStatus;
@@ -42,10 +43,13 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The ambient index as bootstrap wires it (ServiceRegistries with PILOT_ENABLE_AMBIENT, beside
@@ -466,5 +470,92 @@ class AmbientIndexTest {
         api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: svc1, namespace: ns1}\n");
         assertEvent(inline, NS + "/" + host);
         assertEquals(ip("240.240.0.9"), lookup(NS + "/" + host).getFirst().getService().getAddresses(0).getAddress());
+    }
+
+    /** A waypoint {@code name} of ns1 as the deployment controller makes its Service, serving {@code trafficType}. */
+    void addWaypoint(String name, String vip, String trafficType) {
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: %1$s
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: %1$s, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: %3$s}
+                spec:
+                  clusterIP: %2$s
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                  selector: {gateway.networking.k8s.io/gateway-name: %1$s}
+                """.formatted(name, vip, trafficType));
+    }
+
+    Workload workload(String name) {
+        return lookup(uid(name)).getFirst().getWorkload();
+    }
+
+    Service service(String name) {
+        return lookup(NS + "/" + name + ".ns1.svc.cluster.local").stream().filter(Address::hasService)
+                .findFirst().orElseThrow().getService();
+    }
+
+    /**
+     * istiod's TestAmbientIndex_WaypointForWorkloadTraffic: a pod and a service both labelled
+     * {@code istio.io/use-waypoint: test-wp}; the pod takes the waypoint only when it is for
+     * workload or all traffic, the service only when it is for service or all traffic.
+     */
+    @ParameterizedTest
+    @CsvSource({"service, false, true", "all, true, true", "workload, true, false", "none, false, false"})
+    void aWaypointServesTheKindsOfTrafficItsWaypointForNames(String trafficType, boolean pod, boolean service)
+            throws Exception {
+        addWaypoint("test-wp", "10.0.0.10", trafficType);
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a", "istio.io/use-waypoint", "test-wp"), Map.of(), true,
+                "Running");
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: svc1, namespace: ns1, labels: {istio.io/use-waypoint: test-wp}}
+                spec:
+                  clusterIP: 10.0.0.1
+                  ports: [{name: http, port: 80}]
+                  selector: {app: a}
+                """);
+        await("pod and service indexed", () -> !lookup(uid("pod1")).isEmpty()
+                && workload("pod1").getServicesMap().containsKey(NS + "/svc1.ns1.svc.cluster.local"));
+        assertEquals(pod, workload("pod1").hasWaypoint(), workload("pod1").toString());
+        assertEquals(service, service("svc1").hasWaypoint(), service("svc1").toString());
+    }
+
+    /**
+     * istiod's TestAmbientIndex_WaypointAddressAddedToWorkloads and fetchWaypointForInstance:
+     * with the namespace on an all-traffic waypoint, its pods use it, but the waypoint's own pod
+     * (an instance: its gateway-name label names the waypoint) has none; a pod's own label wins
+     * over the namespace's ("none" opts out, a waypoint that is not ready binds nothing).
+     */
+    @Test
+    void waypointsDoNotHaveWaypointsAndAPodsOwnLabelWins() throws Exception {
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
+        addWaypoint("waypoint-ns", "10.0.0.2", "all");
+        addWaypoint("waypoint-sa2", "10.0.0.3", "all");
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.4", "pod4", "sa2", Map.of("app", "b", "istio.io/use-waypoint", "waypoint-sa2"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.5", "pod5", "sa1", Map.of("app", "c", "istio.io/use-waypoint", "none"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.6", "pod6", "sa1", Map.of("app", "d", "istio.io/use-waypoint", "not-ready"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", Map.of(
+                "gateway.istio.io/managed", "istio.io-mesh-controller",
+                "gateway.networking.k8s.io/gateway-name", "waypoint-ns"), Map.of(), true, "Running");
+        await("pods indexed", () -> Stream.of("pod1", "pod4", "pod5", "pod6", "waypoint-ns-pod")
+                .noneMatch(p -> lookup(uid(p)).isEmpty()) && workload("pod1").hasWaypoint());
+        assertEquals("waypoint-ns.ns1.svc.cluster.local", workload("pod1").getWaypoint().getHostname().getHostname());
+        assertEquals("waypoint-sa2.ns1.svc.cluster.local", workload("pod4").getWaypoint().getHostname().getHostname());
+        assertFalse(workload("pod5").hasWaypoint(), "none opts out of the namespace's waypoint");
+        assertFalse(workload("pod6").hasWaypoint(), "a waypoint that is not ready binds nothing");
+        assertFalse(workload("waypoint-ns-pod").hasWaypoint(), "waypoints do not have waypoints");
     }
 }
