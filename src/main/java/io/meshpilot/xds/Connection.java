@@ -381,9 +381,8 @@ public final class Connection {
     }
 
     private static void sent(String typeUrl, int bytes) {
-        String type = TypeUrls.metricType(typeUrl);
-        AdsProtocol.XDS_PUSHES.increment(type);
-        XdsMetrics.CONFIG_SIZE.recordValue(type, bytes);
+        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(typeUrl));
+        XdsMetrics.CONFIG_SIZE.recordValue(TypeUrls.configSizeType(typeUrl), bytes);
     }
 
     private synchronized void writeDelta(Watch w,
