@@ -189,6 +189,9 @@ final class AdsProtocol {
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
             nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
+            if (w != null) {
+                w.forgetRejected(req.getResponseNonce());
+            }
             return;
         }
         boolean served = serves(con, type);

@@ -116,6 +116,56 @@ class ZtunnelAuthorizationXdsTest {
         }
     }
 
+    /**
+     * Review finding 7: ztunnel does not record the resources it rejects (client.rs
+     * HandlerWrapper::handle), so a NACKed policy must not count as held: the next push sends it
+     * again (istiod's forced push re-sends every policy), while a policy ztunnel accepted is not
+     * sent twice.
+     */
+    @Test
+    void aNackedPolicyIsSentAgainByTheNextPush() throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Files.writeString(config.resolve("policies.yaml"), """
+                apiVersion: security.istio.io/v1
+                kind: AuthorizationPolicy
+                metadata: {name: deny-other, namespace: shop}
+                spec:
+                  action: DENY
+                  rules: [{from: [{source: {namespaces: [other]}}]}]
+                """);
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"));
+             DeltaAdsClient ztunnel = new DeltaAdsClient(
+                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
+                     Node.newBuilder().setId(ZTUNNEL).build())) {
+            int http = server.ports().get("http");
+            ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
+            DeltaDiscoveryResponse first = nextOf(ztunnel);
+            assertEquals(List.of("shop/deny-other"), List.copyOf(resources(first).keySet()));
+            ztunnel.nack(first, "unknown enum value");
+
+            // a new policy (ztunnel accepts it): the push carries the rejected one again with it
+            Files.writeString(config.resolve("allow.yaml"), """
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: allow-shop, namespace: shop}
+                    spec:
+                      rules: [{from: [{source: {namespaces: [shop]}}]}]
+                    """);
+            DeltaDiscoveryResponse retried = nextOf(ztunnel);
+            assertEquals(List.of("shop/allow-shop", "shop/deny-other"), List.copyOf(resources(retried).keySet()),
+                    "the NACKed policy is sent again");
+            ztunnel.ack(retried);
+
+            // accepted now: a forced push (istiod's /debug/adsz?push=true) has nothing new to send
+            assertEquals(200, Http.get(http, "/debug/adsz?push=true").status());
+            DeltaDiscoveryResponse forced = ztunnel.next(WAIT);
+            if (forced != null) {
+                assertEquals(Map.of(), resources(forced), "what ztunnel accepted is not sent twice");
+                ztunnel.ack(forced);
+            }
+        }
+    }
+
     /** Without PILOT_ENABLE_AMBIENT a ztunnel's stream is refused, as istiod's initConnection refuses it. */
     @Test
     void ztunnelIsRefusedWithoutAmbient() throws Exception {
