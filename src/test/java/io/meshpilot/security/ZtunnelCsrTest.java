@@ -67,20 +67,13 @@ class ZtunnelCsrTest {
         String bookinfoUid = KubeTokenReviewTest.pod(api, "default", "bookinfo-n1", "bookinfo", "node-1", "");
         KubeTokenReviewTest.pod(api, "default", "ratings-n2", "ratings", "node-2", "");
         KubeTokenReviewTest.pod(api, "default", "reviews-n1", "reviews", "node-1", "status: {phase: Failed}\n");
-        var tokens = api.tokens();
-        List<String> audience = List.of(KubeTokenReviewTest.ISTIO_CA);
-        tokens.acceptForPod("ztunnel", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "ztunnel-n1",
-                ztunnelUid);
-        tokens.acceptForPod("imposter", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "imposter-n1",
-                imposterUid);
-        tokens.acceptForPod("bookinfo", KubeTokenReviewTest.sa("default", "bookinfo"), audience, "bookinfo-n1",
-                bookinfoUid);
+        ztunnelToken("ztunnel", "ztunnel-n1", ztunnelUid);
+        ztunnelToken("imposter", "imposter-n1", imposterUid);
+        api.tokens().acceptForPod("bookinfo", KubeTokenReviewTest.sa("default", "bookinfo"),
+                List.of(KubeTokenReviewTest.ISTIO_CA), "bookinfo-n1", bookinfoUid);
 
         String csr = new OpenSsl(Files.createDirectories(dir.resolve("openssl"))).ecCsr("w", "prime256v1", null);
-        List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
-                "--registries", "Mock");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
-                Map.of("CA_TRUSTED_NODE_ACCOUNTS", "istio-system/ztunnel")));
+        try (MeshPilotServer server = startTrustingZtunnel();
              CapturedLog log = new CapturedLog(CertificateService.class)) {
             ManagedChannel ch = KubeTokenReviewTest.channel(server);
             try {
@@ -133,17 +126,10 @@ class ZtunnelCsrTest {
     void csrsAreCheckedFromThePodInformerWithoutApiRequests() throws Exception {
         String ztunnelUid = KubeTokenReviewTest.pod(api, "istio-system", "ztunnel-n1", "ztunnel", "node-1", "");
         KubeTokenReviewTest.pod(api, "default", "bookinfo-n1", "bookinfo", "node-1", "");
-        var tokens = api.tokens();
-        List<String> audience = List.of(KubeTokenReviewTest.ISTIO_CA);
-        tokens.acceptForPod("ztunnel", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "ztunnel-n1",
-                ztunnelUid);
-        tokens.acceptForPod("recreated", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "ztunnel-n1",
-                "uid-of-an-older-pod");
+        ztunnelToken("ztunnel", "ztunnel-n1", ztunnelUid);
+        ztunnelToken("recreated", "ztunnel-n1", "uid-of-an-older-pod");
         String csr = new OpenSsl(Files.createDirectories(dir.resolve("openssl"))).ecCsr("w", "prime256v1", null);
-        List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
-                "--registries", "Mock");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
-                Map.of("CA_TRUSTED_NODE_ACCOUNTS", "istio-system/ztunnel")));
+        try (MeshPilotServer server = startTrustingZtunnel();
              CapturedLog log = new CapturedLog(CertificateService.class)) {
             ManagedChannel ch = KubeTokenReviewTest.channel(server);
             try {
@@ -177,6 +163,19 @@ class ZtunnelCsrTest {
                 ch.shutdownNow();
             }
         }
+    }
+
+    /** A server on the stand-in (no Kubernetes registry) that trusts istio-system/ztunnel to impersonate. */
+    private MeshPilotServer startTrustingZtunnel() throws Exception {
+        List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
+                "--registries", "Mock");
+        return MeshPilotServer.start(TestServers.args(flags, Map.of("CA_TRUSTED_NODE_ACCOUNTS", "istio-system/ztunnel")));
+    }
+
+    /** Tokens the stand-in accepts as bound to pod {@code pod} (uid {@code uid}) of istio-system/ztunnel. */
+    private void ztunnelToken(String token, String pod, String uid) {
+        api.tokens().acceptForPod(token, KubeTokenReviewTest.sa("istio-system", "ztunnel"),
+                List.of(KubeTokenReviewTest.ISTIO_CA), pod, uid);
     }
 
     /** A read of pods that is not the informer's watch (a GET of one pod, or a list). */

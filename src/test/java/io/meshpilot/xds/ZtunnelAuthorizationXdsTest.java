@@ -39,6 +39,15 @@ import org.junit.jupiter.api.io.TempDir;
 class ZtunnelAuthorizationXdsTest {
     static final String ZTUNNEL = "ztunnel~10.0.0.1~ztunnel-abc.istio-system~istio-system.svc.cluster.local";
     static final Duration WAIT = Duration.ofSeconds(20);
+    /** One L4 policy ztunnel gets as written: {@code shop/deny-other}. */
+    static final String DENY_OTHER = """
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: deny-other, namespace: shop}
+            spec:
+              action: DENY
+              rules: [{from: [{source: {namespaces: [other]}}]}]
+            """;
 
     @TempDir
     Path dir;
@@ -61,9 +70,7 @@ class ZtunnelAuthorizationXdsTest {
                 """);
         try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"));
              CapturedLog log = new CapturedLog(WorkloadRbacGenerator.class);
-             DeltaAdsClient ztunnel = new DeltaAdsClient(
-                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                     Node.newBuilder().setId(ZTUNNEL).build())) {
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
             DeltaDiscoveryResponse first = ztunnel.next(WAIT);
             assertNotNull(first, "ztunnel's wildcard subscription is answered");
@@ -125,18 +132,9 @@ class ZtunnelAuthorizationXdsTest {
     @Test
     void aNackedPolicyIsSentAgainByTheNextPush() throws Exception {
         Path config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("policies.yaml"), """
-                apiVersion: security.istio.io/v1
-                kind: AuthorizationPolicy
-                metadata: {name: deny-other, namespace: shop}
-                spec:
-                  action: DENY
-                  rules: [{from: [{source: {namespaces: [other]}}]}]
-                """);
+        Files.writeString(config.resolve("policies.yaml"), DENY_OTHER);
         try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"));
-             DeltaAdsClient ztunnel = new DeltaAdsClient(
-                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                     Node.newBuilder().setId(ZTUNNEL).build())) {
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
             int http = server.ports().get("http");
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
             DeltaDiscoveryResponse first = nextOf(ztunnel);
@@ -177,15 +175,19 @@ class ZtunnelAuthorizationXdsTest {
                 spec: {action: DENY, rules: [{}]}
                 """);
         try (MeshPilotServer server = TestServers.start(dir);
-             DeltaAdsClient ztunnel = new DeltaAdsClient(
-                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                     Node.newBuilder().setId(ZTUNNEL).build())) {
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
             // istiod's initConnection refuses ztunnel outright, so it does not look ready while serving nothing
             Status refused = Status.fromThrowable(ztunnel.awaitError(WAIT));
             assertEquals(Status.Code.UNKNOWN, refused.getCode());
             assertEquals("ztunnel requires PILOT_ENABLE_AMBIENT=true", refused.getDescription());
         }
+    }
+
+    /** A delta client as {@code node} over plaintext to the server's gRPC port. */
+    static DeltaAdsClient ztunnel(MeshPilotServer server, Node.Builder node) {
+        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext()
+                .build(), node.build());
     }
 
     /** The next Authorization response (other types are not subscribed, so none come). */

@@ -9,7 +9,6 @@ import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.Await;
 import io.meshpilot.testing.DeltaAdsClient;
@@ -34,7 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * server after an earlier server in the JVM counted it shows the process's total, hence "at least").
  */
 class ZtunnelMetricsTest {
-    static final String ZTUNNEL = "ztunnel~10.0.0.1~ztunnel-abc.istio-system~istio-system.svc.cluster.local";
     static final String VERSION = "1.30.0-metrics-test";
     static final Duration WAIT = Duration.ofSeconds(20);
 
@@ -44,21 +42,13 @@ class ZtunnelMetricsTest {
     @Test
     void ztunnelStreamsAreCountedWithIstiodsTypeLabels() throws Exception {
         Path config = Files.createDirectories(dir.resolve("config"));
-        Files.writeString(config.resolve("policies.yaml"), """
-                apiVersion: security.istio.io/v1
-                kind: AuthorizationPolicy
-                metadata: {name: deny-other, namespace: shop}
-                spec:
-                  action: DENY
-                  rules: [{from: [{source: {namespaces: [other]}}]}]
-                """);
+        Files.writeString(config.resolve("policies.yaml"), ZtunnelAuthorizationXdsTest.DENY_OTHER);
         try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"))) {
             int monitoring = server.ports().get("monitoring");
             Map<String, PrometheusTextParser.Family> before = scrape(monitoring);
-            try (DeltaAdsClient ztunnel = new DeltaAdsClient(
-                    NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                    Node.newBuilder().setId(ZTUNNEL).setMetadata(Struct.newBuilder()
-                            .putFields("ISTIO_VERSION", Value.newBuilder().setStringValue(VERSION).build())).build())) {
+            try (DeltaAdsClient ztunnel = ZtunnelAuthorizationXdsTest.ztunnel(server, Node.newBuilder()
+                    .setId(ZtunnelAuthorizationXdsTest.ZTUNNEL).setMetadata(Struct.newBuilder()
+                            .putFields("ISTIO_VERSION", Value.newBuilder().setStringValue(VERSION).build())))) {
                 ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS));
                 DeltaDiscoveryResponse addresses = ztunnel.next(WAIT);
                 assertNotNull(addresses, "the Address subscription is answered");
