@@ -6,6 +6,7 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -23,6 +24,9 @@ import java.util.function.Supplier;
  * at a time: the gRPC stream is not thread-safe.
  */
 public final class Connection {
+
+    /** A held resource's version after a NACK: equal to no version a generator gives. */
+    private static final String NOT_HELD = "";
 
     /** One type's subscription and sync state. */
     public static final class Watch {
@@ -59,6 +63,8 @@ public final class Connection {
          * generator tracks what the client holds itself (a name per workload per ztunnel is too much).
          */
         volatile boolean keepsHeld = true;
+        /** Delta, with {@link #keepsHeld}: the names the last response carried, what a NACK of it rejected. */
+        volatile List<String> namesSent = List.of();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -87,6 +93,22 @@ public final class Connection {
             nonceAcked = nonce;
             versionAcked = version;
             nackError = "";
+        }
+
+        /**
+         * A delta NACK of the response {@code nonce}: the client did not take (all of) it, and
+         * ztunnel records none of the resources it rejects (client.rs HandlerWrapper::handle), so
+         * what that response carried is held at no version and the next push sends it again, as
+         * istiod's forced pushes re-send every policy. The names stay held, so that a removal is
+         * still reported. A NACK of an older response than the last, whose names are gone, does
+         * this for everything held.
+         */
+        void forgetRejected(String nonce) {
+            if (nonce.equals(nonceSent)) {
+                namesSent.forEach(n -> held.replace(n, NOT_HELD));
+            } else {
+                held.replaceAll((n, v) -> NOT_HELD);
+            }
         }
 
         /** Whether this request must be answered whatever it asks (see {@link #alwaysRespond}); cleared. */
@@ -383,9 +405,8 @@ public final class Connection {
     }
 
     private static void sent(String typeUrl, int bytes) {
-        String type = TypeUrls.metricType(typeUrl);
-        AdsProtocol.XDS_PUSHES.increment(type);
-        XdsMetrics.CONFIG_SIZE.recordValue(type, bytes);
+        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(typeUrl));
+        XdsMetrics.CONFIG_SIZE.recordValue(TypeUrls.configSizeType(typeUrl), bytes);
     }
 
     private synchronized void writeDelta(Watch w,
@@ -394,10 +415,13 @@ public final class Connection {
             return;
         }
         if (w.keepsHeld) {
+            List<String> names = new ArrayList<>(response.getResourcesCount());
             for (var r : response.getResourcesList()) {
                 w.held.put(r.getName(), r.getVersion());
+                names.add(r.getName());
             }
             response.getRemovedResourcesList().forEach(w.held::remove);
+            w.namesSent = names;
         }
         w.nonceSent = response.getNonce();
         w.versionSent = response.getSystemVersionInfo();
