@@ -203,8 +203,10 @@ class KubeSidecarHboneTest {
             assertEquals(Cluster.DiscoveryType.ORIGINAL_DST, originate.getType());
             assertEquals(15008, originate.getOriginalDstLbConfig().getUpstreamPortOverride().getValue());
             UpstreamTlsContext tls = unpack(originate.getTransportSocket().getTypedConfig(), UpstreamTlsContext.class);
-            assertEquals(0, tls.getCommonTlsContext().getCombinedValidationContext().getDefaultValidationContext()
-                    .getMatchTypedSubjectAltNamesCount(), "a sidecar's tunnel names no peer namespace (istiod: nil matcher)");
+            // istiod's buildCommonConnectTLSContext: the mesh's trust domains; a sidecar's tunnel adds no peer namespace
+            assertEquals(List.of("spiffe://cluster.local/"), tls.getCommonTlsContext().getCombinedValidationContext()
+                    .getDefaultValidationContext().getMatchTypedSubjectAltNamesList().stream()
+                    .map(m -> m.getMatcher().getPrefix()).toList());
             assertEquals(List.of("h2"), tls.getCommonTlsContext().getAlpnProtocolsList());
 
             client.subscribe(TypeUrls.LISTENER, List.of());

@@ -14,7 +14,7 @@ import io.meshpilot.networking.UpstreamTls;
 /**
  * The Istio mutual TLS of HBONE tunnels (istiod's listener_waypoint.go buildCommonConnectTLSContext):
  * the workload certificate {@code default} and the root {@code ROOTCA} from the agent over SDS,
- * the mesh's trust domain aliases as URI SAN prefixes, ALPN {@code h2} (CONNECT runs over
+ * the mesh's trust domains ({@link TrustDomains}) as URI SAN prefixes, ALPN {@code h2} (CONNECT runs over
  * HTTP/2) and TLS 1.3 only.
  */
 final class HboneTls {
@@ -24,8 +24,8 @@ final class HboneTls {
     /** The common context; {@code peerSanPrefix} (may be empty) is one more URI SAN prefix the peer must match. */
     static CommonTlsContext common(MeshConfig mesh, String peerSanPrefix) {
         CertificateValidationContext.Builder validation = CertificateValidationContext.newBuilder();
-        for (String alias : mesh.getTrustDomainAliasesList()) {
-            validation.addMatchTypedSubjectAltNames(uriPrefix("spiffe://" + alias + "/"));
+        for (String prefix : TrustDomains.uriPrefixes(mesh)) {
+            validation.addMatchTypedSubjectAltNames(uriPrefix(prefix));
         }
         if (!peerSanPrefix.isEmpty()) {
             validation.addMatchTypedSubjectAltNames(uriPrefix(peerSanPrefix));

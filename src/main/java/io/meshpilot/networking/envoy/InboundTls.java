@@ -37,8 +37,9 @@ final class InboundTls {
 
     static DownstreamTlsContext context(boolean http, MeshConfig mesh) {
         var validation = CertificateValidationContext.newBuilder();
-        for (String alias : mesh.getTrustDomainAliasesList()) {
-            validation.addMatchSubjectAltNames(StringMatcher.newBuilder().setPrefix("spiffe://" + alias + "/"));
+        // istiod's BuildInboundTLS with authn.TrustDomainsForValidation
+        for (String prefix : TrustDomains.uriPrefixes(mesh)) {
+            validation.addMatchSubjectAltNames(StringMatcher.newBuilder().setPrefix(prefix));
         }
         CommonTlsContext common = CommonTlsContext.newBuilder()
                 .addAllAlpnProtocols(http ? ALPN_HTTP : ALPN_TCP)
