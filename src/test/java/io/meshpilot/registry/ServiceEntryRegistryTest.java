@@ -15,9 +15,13 @@ import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.Resolution;
 import io.meshpilot.model.Service;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
+import io.meshpilot.testing.Await;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -141,6 +145,30 @@ class ServiceEntryRegistryTest {
         assertEquals(List.of("svcdelete web.shop.example"), updates.take());
         assertTrue(registry.service("web.shop.example").isEmpty());
         assertEquals(List.of(), endpoints("web.shop.example"));
+    }
+
+    /**
+     * istiod's endpoint builder asks the ambient index whether an endpoint takes HBONE (SupportsTunnel),
+     * and the index marks a WorkloadEntry, or a ServiceEntry's inline endpoint, HBONE when the entry
+     * is annotated as captured by ztunnel (workloads.go setTunnelProtocol): the same mark reaches EDS.
+     */
+    @Test
+    void entriesZtunnelCapturesAreMarkedForHbone() throws Exception {
+        apply(we("vm1", "shop", "{app: vm}", "").replace("metadata: {name: vm1, namespace: shop}",
+                "metadata: {name: vm1, namespace: shop, annotations: {ambient.istio.io/redirection: enabled}}"));
+        apply(we("vm2", "shop", "{app: vm}", ""));
+        apply(se("vms", "vm.shop.example", "  resolution: STATIC\n  workloadSelector: {labels: {app: vm}}"));
+        apply(se("inline", "inline.shop.example", "  resolution: STATIC\n  endpoints: [{address: 10.2.0.1}]")
+                .replace("metadata: {name: inline, namespace: shop}",
+                        "metadata: {name: inline, namespace: shop, annotations: {ambient.istio.io/redirection: enabled}}"));
+        Await.until("the endpoints", Duration.ofSeconds(10), () -> endpoints("vm.shop.example").size() == 4
+                && endpoints("inline.shop.example").size() == 2);
+        assertEquals(Set.of("10.0.0." + (Math.abs("vm1".hashCode() % 250) + 1) + "=http"),
+                endpoints("vm.shop.example").stream().filter(e -> e.labels().containsKey(IstioEndpoint.TUNNEL_LABEL))
+                        .map(e -> e.address() + "=" + e.labels().get(IstioEndpoint.TUNNEL_LABEL)).collect(Collectors.toSet()),
+                "only the captured entry takes HBONE");
+        assertTrue(endpoints("inline.shop.example").stream().allMatch(e -> IstioEndpoint.TUNNEL_HTTP.equals(
+                e.labels().get(IstioEndpoint.TUNNEL_LABEL))), "an annotated ServiceEntry's inline endpoints");
     }
 
     @Test

@@ -40,6 +40,9 @@ final class ServiceEntryConversion {
         };
     }
 
+    static final String REDIRECTION_ANNOTATION = "ambient.istio.io/redirection";
+    static final String REDIRECTION_ENABLED = "enabled";
+
     /** The services one ServiceEntry defines, one per host. */
     static List<Service> services(Config config, String provider, String clusterId) {
         ServiceEntry se = (ServiceEntry) config.spec();
@@ -60,13 +63,24 @@ final class ServiceEntryConversion {
         return out;
     }
 
-    /** A WorkloadEntry (standalone or inline) as a workload instance. */
-    static WorkloadInstance workload(String name, String namespace, WorkloadEntry we, String trustDomain) {
+    /**
+     * A WorkloadEntry (standalone or inline) as a workload instance; {@code annotations} are the
+     * entry's (a ServiceEntry's for its inline endpoints).
+     */
+    static WorkloadInstance workload(String name, String namespace, WorkloadEntry we, Map<String, String> annotations,
+                                     String trustDomain) {
         Map<String, Integer> portMap = new HashMap<>();
         we.getPortsMap().forEach((k, v) -> portMap.put(k, v));
         String sa = we.getServiceAccount().isEmpty() ? ""
                 : "spiffe://" + trustDomain + "/ns/" + namespace + "/sa/" + we.getServiceAccount();
-        IstioEndpoint template = new IstioEndpoint(we.getAddress(), 0, "", we.getLabelsMap(), sa, we.getNetwork(),
+        Map<String, String> labels = we.getLabelsMap();
+        if (REDIRECTION_ENABLED.equals(annotations.get(REDIRECTION_ANNOTATION))) {
+            // captured by ztunnel: istiod's SupportsTunnel finds the entry HBONE in the ambient index
+            // (workloads.go setTunnelProtocol); the synthetic label says the same to EDS, as for pods
+            labels = new HashMap<>(labels);
+            labels.put(IstioEndpoint.TUNNEL_LABEL, IstioEndpoint.TUNNEL_HTTP);
+        }
+        IstioEndpoint template = new IstioEndpoint(we.getAddress(), 0, "", labels, sa, we.getNetwork(),
                 Locality.parse(we.getLocality()), tlsMode(we), we.getWeight(), IstioEndpoint.HealthStatus.HEALTHY, name,
                 namespace);
         return new WorkloadInstance(name, namespace, "WorkloadEntry", template, portMap);

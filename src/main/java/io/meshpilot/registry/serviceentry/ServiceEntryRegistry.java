@@ -197,7 +197,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
             Config cur = current(key).orElse(null);
             WorkloadInstance before = workloads.get(key);
             WorkloadInstance after = cur == null ? null : ServiceEntryConversion.workload(cur.name(), cur.namespace(),
-                    (WorkloadEntry) cur.spec(), trustDomain.get());
+                    (WorkloadEntry) cur.spec(), cur.annotations(), trustDomain.get());
             workloadUpdated(key, before, after);
             if (before != null || after != null) {
                 for (BiConsumer<WorkloadInstance, Boolean> h : workloadHandlers) {
@@ -279,7 +279,7 @@ public final class ServiceEntryRegistry implements ServiceRegistry {
         } else {
             for (int i = 0; i < se.getEndpointsCount(); i++) {
                 selected.add(ServiceEntryConversion.workload(key.name() + "/endpoints[" + i + "]", key.namespace(),
-                        se.getEndpoints(i), trustDomain.get()));
+                        se.getEndpoints(i), entry.annotations(), trustDomain.get()));
             }
         }
         Map<String, List<IstioEndpoint>> byHost = new LinkedHashMap<>();
