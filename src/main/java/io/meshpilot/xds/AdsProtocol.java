@@ -190,7 +190,7 @@ final class AdsProtocol {
         if (req.hasErrorDetail()) {
             nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
             if (w != null) {
-                w.forgetRejected(req.getResponseNonce());
+                con.forgetRejected(w, req.getResponseNonce());
             }
             return;
         }

@@ -431,6 +431,16 @@ public final class Connection {
         sent(w.typeUrl, response.getSerializedSize());
     }
 
+    /**
+     * A delta NACK of {@code nonce} on {@code w}: what it rejected is sent again by the next push
+     * ({@link Watch#forgetRejected}). Under the connection's lock, as {@link #writeDelta} is: a
+     * push writing the next response meanwhile would otherwise pair that response's names with
+     * the rejected nonce, and the rejected resources would stay held.
+     */
+    synchronized void forgetRejected(Watch w, String nonce) {
+        w.forgetRejected(nonce);
+    }
+
     void onSendFailure(Consumer<RuntimeException> handler) {
         outbox.onFailure(handler);
     }
