@@ -91,7 +91,9 @@ public final class EndpointBuilder {
         List<IstioEndpoint> selected = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         EndpointMtls mtls = EndpointMtls.of(push, scope, o);
-        Set<IstioEndpoint> tunneled = Collections.newSetFromMap(new IdentityHashMap<>());
+        // only a proxy that sends HBONE needs the set: no table per assignment in a mesh without ambient
+        Set<IstioEndpoint> tunneled = hbone == HboneEndpoints.Sender.NONE ? Set.of()
+                : Collections.newSetFromMap(new IdentityHashMap<>());
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
@@ -140,7 +142,9 @@ public final class EndpointBuilder {
             members.computeIfAbsent(key, k -> new ArrayList<>()).add(e);
         }
         byLocality.forEach((k, g) -> cla.addEndpoints(g.setLoadBalancingWeight(UInt32Value.of(weights.get(k)))));
-        LocalityLoadBalancer.Policy locality = proxy == null ? null : LocalityLoadBalancer.Policy.of(push, scope, o);
+        // istiod's BuildClusterLoadAssignment returns the waypoint's endpoints before any locality policy
+        LocalityLoadBalancer.Policy locality = proxy == null || waypoint != null ? null
+                : LocalityLoadBalancer.Policy.of(push, scope, o);
         if (locality != null && locality.changesAssignment()) {
             LocalityLoadBalancer.apply(cla, List.copyOf(members.values()), proxy, locality);
         }
