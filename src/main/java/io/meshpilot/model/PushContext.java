@@ -90,6 +90,8 @@ public final class PushContext {
 
     /** Which services each waypoint serves (none unless ambient waypoints are on); set once in {@link #build}. */
     private volatile WaypointServices waypointServices = WaypointServices.NONE;
+    /** Whether waypoint proxies get config (PILOT_ENABLE_AMBIENT_WAYPOINTS); set once in {@link #build}. */
+    private volatile boolean waypoints;
 
     /** The Gateway API settings of this push (strict merging, ReferenceGrants); set once in {@link #build}. */
     private volatile GatewayApiSettings gatewayApi = GatewayApiSettings.DEFAULTS;
@@ -113,6 +115,11 @@ public final class PushContext {
 
     /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
     /** Which services each waypoint serves (istiod's ServicesForWaypoint). */
+    /** Whether waypoint proxies are served: policies may attach to them by targetRefs. */
+    public boolean waypoints() {
+        return waypoints;
+    }
+
     public WaypointServices waypointServices() {
         return waypointServices;
     }
@@ -290,6 +297,7 @@ public final class PushContext {
         push.metadataExchange = settings.metadataExchange();
         push.traceSampling = settings.traceSampling();
         push.gatewayApi = settings.gatewayApi();
+        push.waypoints = settings.waypoints();
         push.waypointServices = settings.waypoints()
                 ? WaypointServices.of(services.values(), discovery::namespaceLabels) : WaypointServices.NONE;
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),

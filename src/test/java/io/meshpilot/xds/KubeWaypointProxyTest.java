@@ -20,6 +20,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.RbacPolicies;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
@@ -219,6 +220,61 @@ class KubeWaypointProxyTest {
                     "a pod ztunnel does not capture keeps its own address: " + scaled);
         } finally {
             kubectl.run("delete", "-n", "shop", "endpointslice", "reviews-v1-1", "--ignore-not-found").ok();
+        }
+    }
+
+    /**
+     * Point 4 of issue 35, L7 policy: over xDS the waypoint's chain for {@code reviews} gets the
+     * RBAC of a policy targeting its Gateway and of one targeting the Service {@code reviews}
+     * (kind Service, core group), the chain of {@code reviews-v1} only the Gateway's, and no chain
+     * the policy that selects the waypoint's pods by label (istiod ignores selectors for waypoints).
+     */
+    @Test
+    void policiesTargetingTheWaypointOrItsServiceReachItsChainsAndASelectorPolicyNever() throws Exception {
+        String v1Chain = "inbound-vip|9080|http|reviews-v1.shop.svc.cluster.local";
+        try (AdsClient waypoint = waypoint()) {
+            kubectl.runWithInput("""
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: no-admin, namespace: shop}
+                    spec:
+                      targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: waypoint}]
+                      action: DENY
+                      rules: [{to: [{operation: {paths: [/admin]}}]}]
+                    ---
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: reviews-readers, namespace: shop}
+                    spec:
+                      targetRefs: [{group: "", kind: Service, name: reviews}]
+                      rules: [{from: [{source: {principals: [cluster.local/ns/shop/sa/productpage]}}], to: [{operation: {methods: [GET]}}]}]
+                    ---
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: by-selector, namespace: shop}
+                    spec:
+                      selector: {matchLabels: {gateway.networking.k8s.io/gateway-name: waypoint}}
+                      action: DENY
+                      rules: [{to: [{operation: {paths: [/selected]}}]}]
+                    """, "apply", "-f", "-").ok();
+            waypoint.subscribe(TypeUrls.LISTENER, List.of());
+            Map<String, Listener> listeners = awaitListeners(waypoint, l -> chain(l.get("main_internal"), REVIEWS_CHAIN)
+                    .map(c -> RbacPolicies.of(hcm(c)).size() == 2).orElse(false));
+            Listener main = listeners.get("main_internal");
+            Map<String, String> reviews = RbacPolicies.of(hcm(chain(main, REVIEWS_CHAIN).orElseThrow()));
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]", "ALLOW ns[shop]-policy[reviews-readers]-rule[0]"),
+                    List.copyOf(reviews.keySet()));
+            assertTrue(reviews.get("ALLOW ns[shop]-policy[reviews-readers]-rule[0]").contains(
+                    "{\"filterState\":{\"key\":\"io.istio.peer_principal\",\"stringMatch\":"
+                            + "{\"exact\":\"spiffe://cluster.local/ns/shop/sa/productpage\"}}}"),
+                    "the source is the HBONE peer: " + reviews);
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]"),
+                    List.copyOf(RbacPolicies.of(hcm(chain(main, v1Chain).orElseThrow())).keySet()));
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]"),
+                    List.copyOf(RbacPolicies.of(hcm(chain(main, "direct-http").orElseThrow())).keySet()));
+        } finally {
+            kubectl.run("delete", "-n", "shop", "authorizationpolicy", "no-admin", "reviews-readers", "by-selector",
+                    "--ignore-not-found").ok();
         }
     }
 
