@@ -99,9 +99,17 @@ public record PilotFeatures(
      * @param dryRunAuthorizationPolicies AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (false): AuthorizationPolicies
      *                  annotated {@code istio.io/dry-run} reach ztunnel marked dry run; off, they are not sent
      *                  (ztunnel before 1.29 would enforce them)
+     * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY (false): ztunnel gets an implicit ALLOW policy
+     *                  for each waypoint's identities, named by the workloads that use it
      */
-    public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
-        public static final Ambient OFF = new Ambient(false, false, false, false);
+    public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
+                          boolean allowFromWaypoint) {
+        public static final Ambient OFF = new Ambient(false, false, false, false, false);
+
+        /** Without the implicit waypoint policy. */
+        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
+            this(enabled, waypoints, status, dryRunAuthorizationPolicies, false);
+        }
     }
 
     /**
@@ -399,7 +407,7 @@ public record PilotFeatures(
             return Ambient.OFF;
         }
         return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true),
-                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false));
+                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false), r.bool("PILOT_AUTO_ALLOW_WAYPOINT_POLICY", false));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

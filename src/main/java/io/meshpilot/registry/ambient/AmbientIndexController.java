@@ -42,8 +42,13 @@ public final class AmbientIndexController implements AutoCloseable {
      * @param clusterId       --clusterID
      * @param domainSuffix    --domain
      * @param systemNamespace istiod's namespace: its {@code topology.istio.io/network} label is the network
+     * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY: each waypoint's implicit ALLOW policy
      */
-    public record Options(String clusterId, String domainSuffix, String systemNamespace) {
+    public record Options(String clusterId, String domainSuffix, String systemNamespace, boolean allowFromWaypoint) {
+        /** Without the implicit waypoint policies. */
+        public Options(String clusterId, String domainSuffix, String systemNamespace) {
+            this(clusterId, domainSuffix, systemNamespace, false);
+        }
     }
 
     private final Options options;
@@ -58,6 +63,10 @@ public final class AmbientIndexController implements AutoCloseable {
     /** Keys of the waypoint Services seen: their change or removal rebinds services anywhere. */
     private final Set<String> waypointServices = ConcurrentHashMap.newKeySet();
     private volatile WorkloadPolicies policies = WorkloadPolicies.NONE;
+    /** Keys of the waypoints' pods seen: their coming or going changes the waypoints' identities. */
+    private final Set<String> waypointPods = ConcurrentHashMap.newKeySet();
+    /** Set on the controller's thread when the waypoints or their pods may have changed. */
+    private boolean waypointsTouched;
 
     private enum Kind { POD, SERVICE, NAMESPACE, NODE, ALL }
 
@@ -71,7 +80,7 @@ public final class AmbientIndexController implements AutoCloseable {
         this.informers = informers;
         this.updates = updates;
         this.mesh = mesh;
-        this.waypoints = new ServiceWaypoints(informers.services(), options.domainSuffix());
+        this.waypoints = new ServiceWaypoints(informers.services(), informers.pods(), options.domainSuffix());
         this.queue = new ControllerQueue<>("ambient-index-" + options.clusterId(), NO_RETRY, this::handle);
         informers.pods().addEventHandler(ObjectEvents.each(p -> enqueue(Kind.POD, key(p))));
         informers.services().addEventHandler(ObjectEvents.each(s -> enqueue(Kind.SERVICE, key(s))));
@@ -130,15 +139,37 @@ public final class AmbientIndexController implements AutoCloseable {
                 case NODE -> node(change.name(), ctx, changed);
                 case ALL -> all(ctx, changed);
             }
+            if (waypointsTouched && options.allowFromWaypoint()) {
+                waypointPolicies(ctx, changed);
+            }
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "ambient index " + options.clusterId() + ": " + change.kind() + " " + change.name()
                     + " failed: " + e);
             LOG.log(Level.DEBUG, "ambient index failure", e);
+        } finally {
+            waypointsTouched = false;
         }
         if (!changed.isEmpty()) {
             updates.addressesUpdate(changed);
         }
         return Outcome.DONE;
+    }
+
+    /**
+     * The implicit waypoint policies again; when one appears or goes, the workloads are built
+     * again (they name it), and ztunnels get the Authorizations that changed.
+     */
+    private void waypointPolicies(AmbientContext ctx, Set<String> changed) {
+        String trustDomain = mesh.get().getTrustDomain().isEmpty() ? "cluster.local" : mesh.get().getTrustDomain();
+        Set<String> before = Set.copyOf(index.waypointPolicies().keySet());
+        Set<String> updated = index.putWaypointPolicies(ImplicitWaypointPolicies.of(waypoints.all(), trustDomain));
+        if (updated.isEmpty()) {
+            return;
+        }
+        if (!before.equals(index.waypointPolicies().keySet())) {
+            all(ctx, changed);
+        }
+        updates.ambientPoliciesUpdate(updated);
     }
 
     private AmbientContext context() {
@@ -149,7 +180,7 @@ public final class AmbientIndexController implements AutoCloseable {
                 systemLabels.getOrDefault(PodConversion.NETWORK_LABEL, ""),
                 AmbientContext.sentTrustDomain(mesh.get().getTrustDomain()),
                 informers.namespaces().getIndexer()::getByKey, informers.nodes().getIndexer()::getByKey,
-                waypoints, policies);
+                waypoints, policies, options.allowFromWaypoint());
     }
 
     private void pod(String key, AmbientContext ctx, Set<String> changed) {
@@ -157,6 +188,9 @@ public final class AmbientIndexController implements AutoCloseable {
         String namespace = key.substring(0, slash);
         String uid = PodWorkloads.uid(options.clusterId(), namespace, key.substring(slash + 1));
         V1Pod pod = informers.pods().getIndexer().getByKey(key);
+        boolean waypointInstance = pod != null && pod.getMetadata().getLabels() != null
+                && pod.getMetadata().getLabels().containsKey(ServiceWaypoints.GATEWAY_NAME);
+        waypointsTouched |= waypointInstance ? waypointPods.add(key) : waypointPods.remove(key);
         AddressInfo built = pod == null || !informers.discovery().selects(namespace) ? null
                 : PodWorkloads.build(pod, ctx, index.servicesIn(namespace));
         if (built == null ? index.removeWorkload(uid) : index.putWorkload(built)) {
@@ -220,6 +254,7 @@ public final class AmbientIndexController implements AutoCloseable {
 
     /** Services first: workloads are built against them. What is gone from the informers is removed. */
     private void all(AmbientContext ctx, Set<String> changed) {
+        waypointsTouched = true;
         Set<String> services = new HashSet<>();
         informers.services().getIndexer().list().forEach(s -> services.add(key(s)));
         index.services().forEach(s -> services.add(s.namespace() + "/" + s.address().address().getService().getName()));

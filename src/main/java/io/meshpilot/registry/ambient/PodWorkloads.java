@@ -87,10 +87,22 @@ final class PodWorkloads {
                 .setWorkloadType(WorkloadType.POD)
                 .setCanonicalName(first(labels, NAME_LABELS, workloadName))
                 .setCanonicalRevision(first(labels, REVISION_LABELS, "latest"));
-        ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
-                .filter(Waypoints.Waypoint::forWorkloads)
-                .ifPresent(wp -> w.setWaypoint(wp.address()));
-        putServices(w, pod, services);
+        Waypoints.Waypoint waypoint = ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
+                .filter(Waypoints.Waypoint::forWorkloads).orElse(null);
+        if (waypoint != null) {
+            w.setWaypoint(waypoint.address());
+        }
+        List<ServiceInfo> selecting = new ArrayList<>();
+        services.forEach(s -> {
+            if (s.selects(labels)) {
+                selecting.add(s);
+            }
+        });
+        putServices(w, pod, selecting);
+        if (ctx.allowFromWaypoint()) {
+            // after the selected policies, as istiod appends them
+            w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(waypoint, selecting));
+        }
         // istiod's getPodLocality: the node's topology labels; none while the pod is unscheduled
         var locality = PodConversion.nodeLocality(node.isEmpty() ? null : ctx.nodes().apply(node));
         if (!(locality.region() + locality.zone() + locality.subzone()).isEmpty()) {
@@ -154,17 +166,13 @@ final class PodWorkloads {
     }
 
     /**
-     * istiod's constructServices over the services selecting the pod: each under
+     * istiod's constructServices over the services selecting the pod ({@code services}): each under
      * {@code namespace/hostname}, with its ports; a named target port is the pod's port of that
      * name, and a port the pod does not name is left out.
      */
     private static void putServices(Workload.Builder w, V1Pod pod, Iterable<ServiceInfo> services) {
-        Map<String, String> labels = KubeServiceAddresses.orEmpty(pod.getMetadata().getLabels());
         Map<String, Integer> podPorts = null;
         for (ServiceInfo svc : services) {
-            if (!svc.selects(labels)) {
-                continue;
-            }
             PortList.Builder ports = PortList.newBuilder();
             for (Port p : svc.address().address().getService().getPortsList()) {
                 int target = p.getTargetPort();

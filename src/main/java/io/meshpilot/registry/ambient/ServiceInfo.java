@@ -9,12 +9,18 @@ import java.util.Map;
  *
  * @param selector  {@code spec.selector} (empty: the service selects no pod by labels)
  * @param portNames service port -> its name and named target port, for pods' named ports
+ * @param waypoint  the waypoint the service uses, or null
  */
 record ServiceInfo(String namespace, AddressInfo address, Map<String, String> selector,
-                   Map<Integer, PortName> portNames) {
+                   Map<Integer, PortName> portNames, Waypoints.Waypoint waypoint) {
     ServiceInfo {
         selector = Map.copyOf(selector);
         portNames = Map.copyOf(portNames);
+    }
+
+    /** A service that uses no waypoint. */
+    ServiceInfo(String namespace, AddressInfo address, Map<String, String> selector, Map<Integer, PortName> portNames) {
+        this(namespace, address, selector, portNames, null);
     }
 
     /** A service port's name and its target port's name (empty when the target port is a number). */

@@ -98,7 +98,8 @@ public final class ServiceRegistries {
                     if (options.ambient().enabled()) {
                         // istiod builds its ambient index beside the Kubernetes registry, from the same informers
                         ambientIndex = new AmbientIndexController(new AmbientIndexController.Options(
-                                options.clusterId(), environment.domainSuffix(), options.systemNamespace()),
+                                options.clusterId(), environment.domainSuffix(), options.systemNamespace(),
+                                options.ambient().allowFromWaypoint()),
                                 informers, updates, environment::mesh);
                         environment.setAmbientIndexes(ambientIndex.index());
                         environment.addMeshHandler(ambientIndex::meshChanged);

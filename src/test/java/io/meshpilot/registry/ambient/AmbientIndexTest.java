@@ -17,6 +17,10 @@ import io.meshpilot.api.workload.TunnelProtocol;
 import io.meshpilot.api.workload.Workload;
 import io.meshpilot.api.workload.WorkloadStatus;
 import io.meshpilot.api.workload.WorkloadType;
+import io.meshpilot.api.workload.security.Action;
+import io.meshpilot.api.workload.security.Authorization;
+import io.meshpilot.api.workload.security.Scope;
+import io.meshpilot.api.workload.security.StringMatch;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.features.PilotFeatures;
@@ -59,6 +63,7 @@ class AmbientIndexTest {
     KubeClient client;
     MemoryConfigStore store;
     RecordingUpdates updates;
+    Environment env;
     ServiceRegistries registries;
     AmbientIndexController ambient;
 
@@ -78,13 +83,18 @@ class AmbientIndexTest {
                 kind: Node
                 metadata: {name: node1}
                 """);
+        startIndex(new PilotFeatures.Ambient(true, true, true, false));
+    }
+
+    /** The registries (and the index) over the API server stand-in, with these ambient switches. */
+    void startIndex(PilotFeatures.Ambient features) throws Exception {
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
         updates = new RecordingUpdates();
-        Environment env = new Environment("cluster.local", CLUSTER);
+        env = new Environment("cluster.local", CLUSTER);
         env.setMesh(MeshConfig.newBuilder().setTrustDomain("cluster.local").build());
         registries = new ServiceRegistries(new ServiceRegistries.Options(List.of("Kubernetes"), CLUSTER,
-                "istio-system", PilotFeatures.Registry.DEFAULTS, client, new PilotFeatures.Ambient(true, true, true, false)),
+                "istio-system", PilotFeatures.Registry.DEFAULTS, client, features),
                 store, updates, env, new Readiness());
         ambient = registries.ambient();
         assertTrue(env.ambientIndexes() == ambient.index(), "the Environment answers ztunnels from the index");
@@ -97,6 +107,13 @@ class AmbientIndexTest {
 
     @AfterEach
     void stop() throws Exception {
+        stopIndex();
+        if (api != null) {
+            api.stop();
+        }
+    }
+
+    void stopIndex() throws Exception {
         if (registries != null) {
             registries.close();
         }
@@ -105,9 +122,6 @@ class AmbientIndexTest {
         }
         if (store != null) {
             store.close();
-        }
-        if (api != null) {
-            api.stop();
         }
     }
 
@@ -335,5 +349,76 @@ class AmbientIndexTest {
         assertEquals(expected, lookup(uid("pod1")).getFirst().getWorkload().getWaypoint());
         api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: waypoint, namespace: ns1}\n");
         await("unbound once the waypoint is gone", () -> !lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint());
+    }
+
+    /**
+     * istiod's TestDefaultAllowWaypointPolicy (with setupPolicyTest): with
+     * PILOT_AUTO_ALLOW_WAYPOINT_POLICY, the waypoint {@code waypoint-ns} (two pods, service
+     * accounts namespace-wide and waypoint-sa) gets the implicit ALLOW policy
+     * {@code istio_allow_waypoint_ns1_waypoint-ns} for its identities, and pod1, which the
+     * namespace binds to it, names that policy. Without the switch there is none.
+     */
+    @Test
+    void theImplicitWaypointPolicyAllowsTheWaypointsIdentitiesAndItsWorkloadsNameIt() throws Exception {
+        stopIndex();
+        startIndex(new PilotFeatures.Ambient(true, true, true, false, true));
+        String policy = "ns1/istio_allow_waypoint_ns1_waypoint-ns";
+        Map<String, String> waypointPod = Map.of("gateway.istio.io/managed", "istio.io-mesh-controller",
+                "gateway.networking.k8s.io/gateway-name", "waypoint-ns");
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", waypointPod, Map.of(), true, "Running");
+        addPod("127.0.0.201", "waypoint2-sa", "waypoint-sa", waypointPod, Map.of(), true, "Running");
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: waypoint-ns
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: all}
+                spec:
+                  clusterIP: 10.0.0.2
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                  selector: {gateway.networking.k8s.io/gateway-name: waypoint-ns}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
+        await("the implicit policy", () -> env.ambientIndexes().waypointPolicies().containsKey(policy));
+        Authorization allow = env.ambientIndexes().waypointPolicies().get(policy);
+        assertEquals(Scope.WORKLOAD_SELECTOR, allow.getScope());
+        assertEquals(Action.ALLOW, allow.getAction());
+        assertEquals(List.of("cluster.local/ns/ns1/sa/namespace-wide", "cluster.local/ns/ns1/sa/waypoint-sa"),
+                allow.getGroups(0).getRules(0).getMatches(0).getPrincipalsList().stream().map(StringMatch::getExact).toList());
+        await("pod1 names it", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().getAuthorizationPoliciesList()
+                .equals(List.of(policy))));
+        await("ztunnels are pushed the policy", () -> updates.pushes.contains("ambient-policies " + policy));
+    }
+
+    @Test
+    void withoutTheSwitchNoImplicitWaypointPolicy() throws Exception {
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", Map.of("gateway.istio.io/managed",
+                "istio.io-mesh-controller", "gateway.networking.k8s.io/gateway-name", "waypoint-ns"), Map.of(), true, "Running");
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: waypoint-ns
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: all}
+                spec:
+                  clusterIP: 10.0.0.2
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
+        await("pod1 bound to the waypoint", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().hasWaypoint()));
+        assertEquals(Map.of(), env.ambientIndexes().waypointPolicies());
+        assertEquals(List.of(), lookup(uid("pod1")).getFirst().getWorkload().getAuthorizationPoliciesList());
     }
 }
