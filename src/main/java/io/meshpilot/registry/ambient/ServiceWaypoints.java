@@ -83,12 +83,9 @@ public final class ServiceWaypoints implements Waypoints {
      */
     private List<String> serviceAccounts(String namespace, String gateway) {
         List<String> out = new ArrayList<>();
-        for (V1Pod pod : pods.getIndexer().byIndex(KubeInformers.BY_NAMESPACE, namespace)) {
-            Map<String, String> labels = pod.getMetadata().getLabels();
-            if (labels != null && gateway.equals(labels.get(GATEWAY_NAME))) {
-                String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
-                out.add(sa == null ? "" : sa);
-            }
+        for (V1Pod pod : pods.getIndexer().byIndex(KubeInformers.BY_GATEWAY, namespace + "/" + gateway)) {
+            String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
+            out.add(sa == null ? "" : sa);
         }
         out.sort(null);
         return out;
