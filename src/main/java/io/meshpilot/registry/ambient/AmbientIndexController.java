@@ -9,6 +9,7 @@ import io.meshpilot.kube.controllers.Backoff;
 import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.meshpilot.kube.controllers.ObjectEvents;
+import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.kube.KubeInformers;
@@ -58,8 +59,11 @@ public final class AmbientIndexController implements AutoCloseable {
     private final AmbientIndex index = new AmbientIndex();
     private final ControllerQueue<Change> queue;
     private final ControllerQueue<Change>.Term term;
-    /** The waypoints' Services (ServiceWaypoints), unless a caller plugs in others. */
+    /** The waypoints of the Gateways, else of their Services (ServiceWaypoints), unless a caller plugs in others. */
     private volatile Waypoints waypoints;
+    private final GatewayWaypoints gatewayWaypoints;
+    /** The Gateways last reported; read on the controller's thread. */
+    private volatile List<GatewayApiObject> gateways = List.of();
     /** Keys of the waypoint Services seen: their change or removal rebinds services anywhere. */
     private final Set<String> waypointServices = ConcurrentHashMap.newKeySet();
     private volatile WorkloadPolicies policies = WorkloadPolicies.NONE;
@@ -68,7 +72,7 @@ public final class AmbientIndexController implements AutoCloseable {
     /** Set on the controller's thread when the waypoints or their pods may have changed. */
     private boolean waypointsTouched;
 
-    private enum Kind { POD, SERVICE, NAMESPACE, NODE, ALL }
+    private enum Kind { POD, SERVICE, NAMESPACE, NODE, GATEWAYS, ALL }
 
     private record Change(Kind kind, String name) {
     }
@@ -80,7 +84,9 @@ public final class AmbientIndexController implements AutoCloseable {
         this.informers = informers;
         this.updates = updates;
         this.mesh = mesh;
-        this.waypoints = new ServiceWaypoints(informers.services(), informers.pods(), options.domainSuffix());
+        ServiceWaypoints managed = new ServiceWaypoints(informers.services(), informers.pods(), options.domainSuffix());
+        this.gatewayWaypoints = new GatewayWaypoints(managed, managed::serviceAccounts);
+        this.waypoints = gatewayWaypoints;
         this.queue = new ControllerQueue<>("ambient-index-" + options.clusterId(), NO_RETRY, this::handle);
         informers.pods().addEventHandler(ObjectEvents.each(p -> enqueue(Kind.POD, key(p))));
         informers.services().addEventHandler(ObjectEvents.each(s -> enqueue(Kind.SERVICE, key(s))));
@@ -102,6 +108,15 @@ public final class AmbientIndexController implements AutoCloseable {
     public void useWaypoints(Waypoints found) {
         this.waypoints = found;
         enqueue(Kind.ALL, "");
+    }
+
+    /**
+     * The Gateways now (istiod reads its waypoints from them): one whose status has an address is
+     * a waypoint; when the waypoints change, everything is built again.
+     */
+    public void gatewaysChanged(List<GatewayApiObject> gateways) {
+        this.gateways = List.copyOf(gateways);
+        enqueue(Kind.GATEWAYS, "");
     }
 
     /** The seam for workloads' {@code authorization_policies}; everything is built again with it. */
@@ -137,6 +152,11 @@ public final class AmbientIndexController implements AutoCloseable {
                 case SERVICE -> service(change.name(), ctx, changed);
                 case NAMESPACE -> namespace(change.name(), ctx, changed);
                 case NODE -> node(change.name(), ctx, changed);
+                case GATEWAYS -> {
+                    if (gatewayWaypoints.update(gateways, ctx.network())) {
+                        all(ctx, changed); // istio.io/use-waypoint anywhere may name a waypoint that came or went
+                    }
+                }
                 case ALL -> all(ctx, changed);
             }
             if (waypointsTouched && options.allowFromWaypoint()) {

@@ -81,7 +81,7 @@ public final class ServiceWaypoints implements Waypoints {
      * istiod's gatewayToWaypointTransform: the service accounts of the Gateway's pods (label
      * {@code gateway.networking.k8s.io/gateway-name}), sorted, one per pod.
      */
-    private List<String> serviceAccounts(String namespace, String gateway) {
+    List<String> serviceAccounts(String namespace, String gateway) {
         List<String> out = new ArrayList<>();
         for (V1Pod pod : pods.getIndexer().byIndex(KubeInformers.BY_GATEWAY, namespace + "/" + gateway)) {
             String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();

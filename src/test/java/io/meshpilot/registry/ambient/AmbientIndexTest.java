@@ -4,9 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
+import com.google.gson.JsonParser;
 import com.google.protobuf.ByteString;
 import io.meshpilot.api.workload.NamespacedHostname;
+import io.meshpilot.api.workload.NetworkAddress;
 import io.meshpilot.api.workload.GatewayAddress;
+import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.Config;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
@@ -44,6 +48,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * The ambient index as bootstrap wires it (ServiceRegistries with PILOT_ENABLE_AMBIENT, beside
@@ -420,5 +425,59 @@ class AmbientIndexTest {
         await("pod1 bound to the waypoint", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().hasWaypoint()));
         assertEquals(Map.of(), env.ambientIndexes().waypointPolicies());
         assertEquals(List.of(), lookup(uid("pod1")).getFirst().getWorkload().getAuthorizationPoliciesList());
+    }
+
+    /**
+     * istiod's waypoints.go (gatewayToWaypointTransform, getGatewayAddress): a Gateway deployed
+     * by hand (no managed Service) is a waypoint once its status has an address; the Hostname
+     * address is preferred, else an IPAddress on the local network, with the HBONE port 15008;
+     * its {@code istio.io/waypoint-for} label says what it serves. A Gateway without addresses
+     * binds nothing.
+     */
+    @Test
+    void aGatewayWithAStatusAddressIsAWaypointWithoutItsManagedService() throws Exception {
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: hand-wp}}
+                """);
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        await("pod indexed", () -> !lookup(uid("pod1")).isEmpty());
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", "")));
+        // the controller's queue is in order: once pod2 is in, the Gateway has been read
+        addPod("127.0.0.2", "pod2", "sa1", Map.of("app", "b"), Map.of(), true, "Running");
+        await("pod2 indexed", () -> !lookup(uid("pod2")).isEmpty());
+        assertFalse(lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint(), "no status address: not ready");
+
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", """
+                [{type: IPAddress, value: 10.0.0.9}, {type: Hostname, value: hand-wp.ns1.svc.cluster.local}]""")));
+        GatewayAddress byHostname = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setHostname(
+                NamespacedHostname.newBuilder().setNamespace("ns1").setHostname("hand-wp.ns1.svc.cluster.local")).build();
+        await("pod bound by the hostname address", () -> lookup(uid("pod1")).stream()
+                .anyMatch(a -> a.getWorkload().getWaypoint().equals(byHostname)));
+
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", "[{type: IPAddress, value: 10.0.0.9}]")));
+        GatewayAddress byIp = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setAddress(NetworkAddress.newBuilder()
+                .setNetwork(NETWORK).setAddress(ip("10.0.0.9"))).build();
+        await("pod bound by the IP address", () -> lookup(uid("pod1")).stream()
+                .anyMatch(a -> a.getWorkload().getWaypoint().equals(byIp)));
+
+        ambient.gatewaysChanged(List.of());
+        await("unbound once the Gateway is gone", () -> lookup(uid("pod1")).stream()
+                .noneMatch(a -> a.getWorkload().hasWaypoint()));
+    }
+
+    /** A Gateway {@code name} of class istio-waypoint in ns1 for all traffic, with these status addresses ("" for none). */
+    static GatewayApiObject gateway(String name, String addresses) {
+        String yaml = """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: ns1, labels: {istio.io/waypoint-for: all}}
+                spec:
+                  gatewayClassName: istio-waypoint
+                  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+                status: {addresses: %s}
+                """.formatted(name, addresses.isEmpty() ? "[]" : addresses);
+        return GatewayApiObject.fromJson(JsonParser.parseString(new Gson().toJson((Object) new Yaml().load(yaml))).getAsJsonObject());
     }
 }
