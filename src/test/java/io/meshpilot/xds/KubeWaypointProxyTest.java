@@ -22,6 +22,7 @@ import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.RbacPolicies;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.WaypointNode;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import java.nio.file.Path;
@@ -249,14 +250,7 @@ class KubeWaypointProxyTest {
                       targetRefs: [{group: "", kind: Service, name: reviews}]
                       rules: [{from: [{source: {principals: [cluster.local/ns/shop/sa/productpage]}}], to: [{operation: {methods: [GET]}}]}]
                     ---
-                    apiVersion: security.istio.io/v1
-                    kind: AuthorizationPolicy
-                    metadata: {name: by-selector, namespace: shop}
-                    spec:
-                      selector: {matchLabels: {gateway.networking.k8s.io/gateway-name: waypoint}}
-                      action: DENY
-                      rules: [{to: [{operation: {paths: [/selected]}}]}]
-                    """, "apply", "-f", "-").ok();
+                    """ + WaypointNode.SELECTOR_POLICY, "apply", "-f", "-").ok();
             waypoint.subscribe(TypeUrls.LISTENER, List.of());
             Map<String, Listener> listeners = awaitListeners(waypoint, l -> chain(l.get("main_internal"), REVIEWS_CHAIN)
                     .map(c -> RbacPolicies.of(hcm(c)).size() == 2).orElse(false));

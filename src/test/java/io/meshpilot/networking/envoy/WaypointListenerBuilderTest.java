@@ -171,14 +171,6 @@ class WaypointListenerBuilderTest {
             ---
             apiVersion: security.istio.io/v1
             kind: AuthorizationPolicy
-            metadata: {name: by-selector, namespace: shop}
-            spec:
-              selector: {matchLabels: {gateway.networking.k8s.io/gateway-name: waypoint}}
-              action: DENY
-              rules: [{to: [{operation: {paths: [/selected]}}]}]
-            ---
-            apiVersion: security.istio.io/v1
-            kind: AuthorizationPolicy
             metadata: {name: all-waypoints, namespace: istio-system}
             spec:
               targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]
@@ -197,7 +189,7 @@ class WaypointListenerBuilderTest {
      */
     @Test
     void policiesTargetingTheWaypointOrAServedServiceAreItsChainsRbacAndSelectorsNever() throws Exception {
-        mesh.apply(POLICIES);
+        mesh.apply(POLICIES + "---\n" + WaypointNode.SELECTOR_POLICY);
         Listener main = listener(WaypointListenerBuilder.listeners(WaypointNode.proxy("shop", "waypoint", null),
                 mesh.pushWithWaypoints()), WaypointListenerBuilder.MAIN_INTERNAL);
 

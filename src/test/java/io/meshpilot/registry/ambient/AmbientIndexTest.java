@@ -373,23 +373,7 @@ class AmbientIndexTest {
         addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
         addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", waypointPod, Map.of(), true, "Running");
         addPod("127.0.0.201", "waypoint2-sa", "waypoint-sa", waypointPod, Map.of(), true, "Running");
-        api.apply("""
-                apiVersion: v1
-                kind: Service
-                metadata:
-                  name: waypoint-ns
-                  namespace: ns1
-                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
-                           istio.io/waypoint-for: all}
-                spec:
-                  clusterIP: 10.0.0.2
-                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
-                  selector: {gateway.networking.k8s.io/gateway-name: waypoint-ns}
-                ---
-                apiVersion: v1
-                kind: Namespace
-                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
-                """);
+        applyWaypointNs();
         await("the implicit policy", () -> env.ambientIndexes().waypointPolicies().containsKey(policy));
         Authorization allow = env.ambientIndexes().waypointPolicies().get(policy);
         assertEquals(Scope.WORKLOAD_SELECTOR, allow.getScope());
@@ -406,22 +390,7 @@ class AmbientIndexTest {
         addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
         addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", Map.of("gateway.istio.io/managed",
                 "istio.io-mesh-controller", "gateway.networking.k8s.io/gateway-name", "waypoint-ns"), Map.of(), true, "Running");
-        api.apply("""
-                apiVersion: v1
-                kind: Service
-                metadata:
-                  name: waypoint-ns
-                  namespace: ns1
-                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
-                           istio.io/waypoint-for: all}
-                spec:
-                  clusterIP: 10.0.0.2
-                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
-                ---
-                apiVersion: v1
-                kind: Namespace
-                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
-                """);
+        applyWaypointNs();
         await("pod1 bound to the waypoint", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().hasWaypoint()));
         assertEquals(Map.of(), env.ambientIndexes().waypointPolicies());
         assertEquals(List.of(), lookup(uid("pod1")).getFirst().getWorkload().getAuthorizationPoliciesList());
@@ -465,6 +434,30 @@ class AmbientIndexTest {
         ambient.gatewaysChanged(List.of());
         await("unbound once the Gateway is gone", () -> lookup(uid("pod1")).stream()
                 .noneMatch(a -> a.getWorkload().hasWaypoint()));
+    }
+
+    /**
+     * istiod's setupPolicyTest waypoint: the managed Service of {@code waypoint-ns} (all traffic,
+     * 10.0.0.2) and ns1 naming it.
+     */
+    void applyWaypointNs() {
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: waypoint-ns
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: all}
+                spec:
+                  clusterIP: 10.0.0.2
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                  selector: {gateway.networking.k8s.io/gateway-name: waypoint-ns}
+                ---
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
     }
 
     /** A Gateway {@code name} of class istio-waypoint in ns1 for all traffic, with these status addresses ("" for none). */
