@@ -93,7 +93,7 @@ final class KubeControllers {
             registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
             if (registries.ambient() != null) {
                 // istiod's ambient index reads its waypoints from the Gateways' status addresses
-                controller.onConverted(() -> registries.ambient().gatewaysChanged(controller.gateways()));
+                controller.onGatewayEvent(() -> registries.ambient().gatewaysChanged(controller.gateways()));
             }
             // a gateway's pods becoming ready change only its Service's endpoints (EDS requests),
             // its load balancer's address only the Service's status (the model is unchanged)
