@@ -28,6 +28,7 @@ final class DebugIndex {
             Map.entry("sidecarz", "Debug sidecar scope for a proxy"),
             Map.entry("resourcesz", "Debug support for watched resources"),
             Map.entry("instancesz", "Debug support for service instances"),
+            Map.entry("ambientz", "Debug support for ambient"),
             Map.entry("authorizationz", "Internal authorization policies"),
             Map.entry("telemetryz", "Debug Telemetry configuration"),
             Map.entry("config_dump", "ConfigDump in the form of the Envoy admin config dump API for passed in proxyID"),

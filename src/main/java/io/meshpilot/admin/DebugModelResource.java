@@ -15,9 +15,11 @@ import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.networking.v1alpha3.OutboundTrafficPolicy;
 import io.meshpilot.api.networking.v1alpha3.Sidecar;
 import io.meshpilot.api.telemetry.v1alpha1.Telemetry;
+import io.meshpilot.api.workload.security.Authorization;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.controller.ConfigController;
 import io.meshpilot.config.schema.Schema;
+import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.NetworkGateway;
@@ -27,6 +29,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.EnvoyTypes;
 import io.meshpilot.networking.telemetry.TelemetrySelection;
+import io.meshpilot.registry.ambient.ZtunnelPolicies;
 import io.meshpilot.xds.CachedResource;
 import io.meshpilot.xds.Connection;
 import io.meshpilot.xds.DiscoveryServer;
@@ -40,6 +43,7 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -77,6 +81,9 @@ public class DebugModelResource {
 
     @Inject
     DebugResource debug;
+
+    @Inject
+    PilotFeatures features;
 
     /** {@code /debug/ecdsz?proxyID=}: the extension configs that proxy gets now, as an Envoy ConfigDump. */
     @GET
@@ -220,6 +227,23 @@ public class DebugModelResource {
             out.add(gvk);
         }
         return out.toString();
+    }
+
+    /**
+     * {@code /debug/ambientz}: the ambient index's workloads and services and ztunnel's
+     * Authorizations, as istiod answers it ({@link AmbientzJson}); without PILOT_ENABLE_AMBIENT
+     * all three are empty, as istiod's no-op ambient index.
+     */
+    @GET
+    @Path("ambientz")
+    @Produces(MediaType.APPLICATION_JSON)
+    public String ambientz() {
+        PilotFeatures.Ambient ambient = features.ambient();
+        PushContext push = xds.currentPushContext();
+        Collection<Authorization> policies = !ambient.enabled() || push == null ? List.of()
+                : ZtunnelPolicies.convert(push.rootNamespace(), push.authorizationPolicyIndex(),
+                        push.peerAuthentications(), ambient.dryRunAuthorizationPolicies()).authorizations().values();
+        return AmbientzJson.of(environment.ambientIndexes().all(), policies).toString();
     }
 
     /** {@code /debug/authorizationz}: the push's AuthorizationPolicies (istiod's AuthorizationDebug). */

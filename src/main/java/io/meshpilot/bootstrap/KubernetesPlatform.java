@@ -10,6 +10,7 @@ import io.meshpilot.config.kube.ingress.IngressController;
 import io.meshpilot.inject.InjectorConfigMapWatcher;
 import io.meshpilot.inject.SidecarInjector;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.PodInformer;
 import io.meshpilot.kube.RevisionTags;
 import io.meshpilot.lifecycle.Component;
 import io.meshpilot.lifecycle.ComponentStartException;
@@ -76,7 +77,7 @@ record KubernetesPlatform(PilotArgs args, KubeClient client, RevisionTags tags) 
     public void configureCa(IstiodCertificates certificates, CaSetup setup, Environment environment) {
         var f = args.features();
         if (!f.kubeAuth().trustedNodeAccounts().isEmpty()) {
-            certificates.impersonationPolicy(new NodeAuthorizer(client.apiClient(), f.kubeAuth().trustedNodeAccounts()));
+            certificates.impersonationPolicy(new NodeAuthorizer(PodInformer.of(client), f.kubeAuth().trustedNodeAccounts()));
         }
         if (!f.ra().kubernetesApi()) {
             CaInit.refuseServingSignerWithoutRa(f);

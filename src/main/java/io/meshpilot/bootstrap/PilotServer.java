@@ -11,6 +11,7 @@ import io.meshpilot.lifecycle.ServerState;
 import io.meshpilot.lifecycle.StartupRecorder;
 import io.meshpilot.lifecycle.StartupRecorder.Built;
 import io.meshpilot.model.Environment;
+import io.meshpilot.model.HboneSend;
 import io.meshpilot.monitoring.RegistryGeneration;
 import io.meshpilot.security.Authenticators;
 import io.meshpilot.security.credentials.CredentialsController;
@@ -82,6 +83,7 @@ public final class PilotServer implements AutoCloseable {
                 e.setMetadataExchange(args.features().metadataExchange());
                 e.setStrictGatewayMerging(args.features().gatewayApi().strictGatewayMerging());
                 e.setAmbientWaypoints(args.features().ambient().enabled() && args.features().ambient().waypoints());
+                e.setHboneSend(HboneSend.of(args.features().ambient()));
                 return new Built<>(e, "domainSuffix=" + e.domainSuffix() + " clusterId=" + e.clusterId());
             });
             Platform platform = recorder.build(Component.KUBE_CLIENT, () -> Platform.connect(args, closeables));

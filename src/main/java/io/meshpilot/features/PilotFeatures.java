@@ -99,16 +99,28 @@ public record PilotFeatures(
      * @param dryRunAuthorizationPolicies AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (false): AuthorizationPolicies
      *                  annotated {@code istio.io/dry-run} reach ztunnel marked dry run; off, they are not sent
      *                  (ztunnel before 1.29 would enforce them)
+     * @param hboneSend PILOT_ENABLE_SENDING_HBONE (true with ambient): sidecars and gateways reach workloads that take
+     *                  HBONE (pods ztunnel captures, waypoints) through {@code connect_originate}
+     * @param preferHboneSend PILOT_PREFER_SENDING_HBONE (false): HBONE also to workloads that have a sidecar
+     * @param ingressWaypointRouting ENABLE_INGRESS_WAYPOINT_ROUTING (true with ambient): gateways send to the waypoint
+     *                  of a service labelled {@code istio.io/ingress-use-waypoint}
      * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY (false): ztunnel gets an implicit ALLOW policy
      *                  for each waypoint's identities, named by the workloads that use it
      */
     public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
+                          boolean hboneSend, boolean preferHboneSend, boolean ingressWaypointRouting,
                           boolean allowFromWaypoint) {
-        public static final Ambient OFF = new Ambient(false, false, false, false, false);
+        public static final Ambient OFF = new Ambient(false, false, false, false, false, false, false, false);
 
-        /** Without the implicit waypoint policy. */
+        /** As {@link #Ambient(boolean, boolean, boolean, boolean, boolean)}, without the implicit waypoint policy. */
         public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
             this(enabled, waypoints, status, dryRunAuthorizationPolicies, false);
+        }
+
+        /** With HBONE sending as ambient mode defaults it: on when ambient is, not preferred. */
+        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
+                       boolean allowFromWaypoint) {
+            this(enabled, waypoints, status, dryRunAuthorizationPolicies, enabled, false, enabled, allowFromWaypoint);
         }
     }
 
@@ -407,7 +419,9 @@ public record PilotFeatures(
             return Ambient.OFF;
         }
         return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true),
-                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false), r.bool("PILOT_AUTO_ALLOW_WAYPOINT_POLICY", false));
+                r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
+                r.bool("PILOT_ENABLE_SENDING_HBONE", true), r.bool("PILOT_PREFER_SENDING_HBONE", false),
+                r.bool("ENABLE_INGRESS_WAYPOINT_ROUTING", true), r.bool("PILOT_AUTO_ALLOW_WAYPOINT_POLICY", false));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

@@ -25,6 +25,7 @@ public final class Environment {
     private volatile AmbientIndexes ambientIndexes = AmbientIndexes.NONE;
     private volatile MetadataExchange metadataExchange = MetadataExchange.DEFAULTS;
     private volatile boolean ambientWaypoints;
+    private volatile HboneSend hboneSend = HboneSend.OFF;
     private volatile PushContext.GatewayApiSettings gatewayApi = PushContext.GatewayApiSettings.DEFAULTS;
     private final String domainSuffix;
     private final String clusterId;
@@ -123,6 +124,15 @@ public final class Environment {
 
     public void setAmbientWaypoints(boolean on) {
         this.ambientWaypoints = on;
+    }
+
+    /** Whether sidecars and gateways send HBONE (PILOT_ENABLE_SENDING_HBONE, PILOT_PREFER_SENDING_HBONE with ambient). */
+    public HboneSend hboneSend() {
+        return hboneSend;
+    }
+
+    public void setHboneSend(HboneSend send) {
+        this.hboneSend = send;
     }
 
     public String domainSuffix() {

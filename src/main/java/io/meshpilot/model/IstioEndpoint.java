@@ -1,5 +1,6 @@
 package io.meshpilot.model;
 
+import java.util.Arrays;
 import java.util.Map;
 
 /**
@@ -50,9 +51,12 @@ public record IstioEndpoint(String address, int endpointPort, String servicePort
         namespace = namespace == null ? "" : namespace;
     }
 
-    /** istiod's supportTunnel: the endpoint accepts HBONE (its label says so, or it is a waypoint). */
+    /**
+     * istiod's supportTunnel: the endpoint accepts HBONE (its comma-separated tunnel label lists
+     * {@code http}, or it is a waypoint).
+     */
     public boolean supportsHbone() {
-        return TUNNEL_HTTP.equals(labels.get(TUNNEL_LABEL))
+        return Arrays.asList(labels.getOrDefault(TUNNEL_LABEL, "").split(",")).contains(TUNNEL_HTTP)
                 || WaypointServices.MESH_CONTROLLER.equals(labels.get(WaypointServices.MANAGED));
     }
 

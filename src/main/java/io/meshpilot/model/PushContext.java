@@ -93,6 +93,9 @@ public final class PushContext {
     /** Whether waypoint proxies get config (PILOT_ENABLE_AMBIENT_WAYPOINTS); set once in {@link #build}. */
     private volatile boolean waypoints;
 
+    /** Whether sidecars and gateways send HBONE; set once in {@link #build}. */
+    private volatile HboneSend hboneSend = HboneSend.OFF;
+
     /** The Gateway API settings of this push (strict merging, ReferenceGrants); set once in {@link #build}. */
     private volatile GatewayApiSettings gatewayApi = GatewayApiSettings.DEFAULTS;
 
@@ -126,6 +129,11 @@ public final class PushContext {
 
     public MetadataExchange metadataExchange() {
         return metadataExchange;
+    }
+
+    /** Whether sidecars and gateways send HBONE to the workloads that take it. */
+    public HboneSend hboneSend() {
+        return hboneSend;
     }
 
     /** The mesh config this push was built with (connect timeout, keepalive and other cluster defaults). */
@@ -221,9 +229,10 @@ public final class PushContext {
      * @param gatewayApi       how Gateway API config is served (strict merging, ReferenceGrants)
      * @param waypoints        PILOT_ENABLE_AMBIENT with PILOT_ENABLE_AMBIENT_WAYPOINTS: services are bound to the
      *                         waypoints their {@code istio.io/use-waypoint} labels name ({@link WaypointServices})
+     * @param hboneSend        PILOT_ENABLE_SENDING_HBONE, PILOT_PREFER_SENDING_HBONE with ambient
      */
     public record ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
-                                 GatewayApiSettings gatewayApi, boolean waypoints) {
+                                 GatewayApiSettings gatewayApi, boolean waypoints, HboneSend hboneSend) {
         public static final ServerSettings DEFAULTS = new ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS,
                 TraceSampling.DEFAULT_PERCENT);
 
@@ -235,6 +244,12 @@ public final class PushContext {
         public ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
                               GatewayApiSettings gatewayApi) {
             this(gatewayNames, metadataExchange, traceSampling, gatewayApi, false);
+        }
+
+        /** Without HBONE sending. */
+        public ServerSettings(GatewayNames gatewayNames, MetadataExchange metadataExchange, double traceSampling,
+                              GatewayApiSettings gatewayApi, boolean waypoints) {
+            this(gatewayNames, metadataExchange, traceSampling, gatewayApi, waypoints, HboneSend.OFF);
         }
     }
 
@@ -298,6 +313,7 @@ public final class PushContext {
         push.traceSampling = settings.traceSampling();
         push.gatewayApi = settings.gatewayApi();
         push.waypoints = settings.waypoints();
+        push.hboneSend = settings.hboneSend();
         push.waypointServices = settings.waypoints()
                 ? WaypointServices.of(services.values(), discovery::namespaceLabels) : WaypointServices.NONE;
         push.extensionConfigs = new ExtensionConfigs(oldestFirst(store.list("Telemetry", null)),

@@ -32,7 +32,9 @@ public final class WaypointServices {
     public static final String MESH_CONTROLLER = "istio.io-mesh-controller";
     public static final String EAST_WEST_CONTROLLER = "istio.io-eastwest-controller";
 
-    public static final WaypointServices NONE = new WaypointServices(Map.of());
+    public static final WaypointServices NONE = new WaypointServices(Map.of(), Map.of());
+    /** On a service, else its namespace: whether gateways send to the service's waypoint ("true", Go's ParseBool). */
+    public static final String INGRESS_USE_WAYPOINT = "istio.io/ingress-use-waypoint";
 
     /** A waypoint Gateway: namespace and name. */
     public record Waypoint(String namespace, String name) {
@@ -72,9 +74,12 @@ public final class WaypointServices {
     }
 
     private final Map<Waypoint, List<Service>> byWaypoint;
+    /** The waypoint of each service ({@code namespace/hostname}) whose gateways' traffic goes through it. */
+    private final Map<String, Waypoint> ingress;
 
-    private WaypointServices(Map<Waypoint, List<Service>> byWaypoint) {
+    private WaypointServices(Map<Waypoint, List<Service>> byWaypoint, Map<String, Waypoint> ingress) {
         this.byWaypoint = byWaypoint;
+        this.ingress = ingress;
     }
 
     /**
@@ -85,13 +90,40 @@ public final class WaypointServices {
      */
     public static WaypointServices of(Collection<Service> services, Function<String, Map<String, String>> namespaceLabels) {
         Map<Waypoint, List<Service>> out = new HashMap<>();
+        Map<String, Waypoint> ingress = new HashMap<>();
         for (Service s : services) {
-            waypointOf(s, namespaceLabels).ifPresent(w -> out.computeIfAbsent(w, k -> new ArrayList<>()).add(s));
+            waypointOf(s, namespaceLabels).ifPresent(w -> {
+                out.computeIfAbsent(w, k -> new ArrayList<>()).add(s);
+                if (ingressUsesWaypoint(s.labels(), namespaceLabels.apply(s.namespace()))) {
+                    ingress.put(s.namespace() + "/" + s.hostname(), w);
+                }
+            });
         }
         Comparator<Service> order = Comparator.comparing(Service::creationTime,
                 Comparator.nullsFirst(Comparator.naturalOrder())).thenComparing(Service.BY_HOST);
         out.replaceAll((w, list) -> list.stream().sorted(order).toList());
-        return new WaypointServices(Map.copyOf(out));
+        return new WaypointServices(Map.copyOf(out), Map.copyOf(ingress));
+    }
+
+    /** istiod's ingressUseWaypointFromLabels: the service's label, else its namespace's, parsed as Go's ParseBool. */
+    static boolean ingressUsesWaypoint(Map<String, String> serviceLabels, Map<String, String> namespaceLabels) {
+        String value = serviceLabels.containsKey(INGRESS_USE_WAYPOINT) || namespaceLabels == null
+                ? serviceLabels.get(INGRESS_USE_WAYPOINT) : namespaceLabels.get(INGRESS_USE_WAYPOINT);
+        return value != null && switch (value) {
+            case "1", "t", "T", "TRUE", "true", "True" -> true;
+            default -> false;
+        };
+    }
+
+    /** The waypoint gateways send {@code s}'s traffic to ({@code istio.io/ingress-use-waypoint}), if any. */
+    public Optional<Waypoint> ingressWaypoint(Service s) {
+        return Optional.ofNullable(ingress.get(s.namespace() + "/" + s.hostname()));
+    }
+
+    /** The services whose gateway traffic goes through {@code waypoint}: their assignments hold its endpoints. */
+    public List<Service> ingressUsers(Waypoint waypoint) {
+        return byWaypoint.getOrDefault(waypoint, List.of()).stream()
+                .filter(s -> waypoint.equals(ingress.get(s.namespace() + "/" + s.hostname()))).toList();
     }
 
     /** The waypoint {@code s} uses, if any. */

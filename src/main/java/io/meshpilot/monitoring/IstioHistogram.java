@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A histogram in seconds under istiod's exact name and buckets: Prometheus gets
  * {@code <name>_bucket{le=...}}, {@code <name>_sum} and {@code <name>_count}, as istiod's
- * dashboards read them (a Helidon timer would add a {@code _seconds} suffix). Without a label,
+ * dashboards read them (a Helidon timer would add a {@code _seconds} suffix), and no quantile
+ * series. Without a label,
  * or with one label whose series are created on first use.
  */
 public final class IstioHistogram {
@@ -63,7 +64,10 @@ public final class IstioHistogram {
     private DistributionSummary register(String labelValue) {
         DistributionSummary.Builder b = DistributionSummary.builder(name)
                 .description(help)
-                .distributionStatisticsConfig(DistributionStatisticsConfig.builder().buckets(buckets));
+                // no percentiles: Helidon's default six would add quantile series istiod does not
+                // have, and keep an HdrHistogram per series that costs more than the buckets on every
+                // observation (several per proxy per push)
+                .distributionStatisticsConfig(DistributionStatisticsConfig.builder().buckets(buckets).percentiles(new double[0]));
         if (label != null) {
             b.tags(List.of(Tag.create(label, labelValue)));
         }

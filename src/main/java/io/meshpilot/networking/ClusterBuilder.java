@@ -28,7 +28,8 @@ import java.util.Set;
  * DNS_ROUND_ROBIN and for gRPC) with the endpoints inline for DNS resolution, ORIGINAL_DST
  * for resolution NONE (not for gRPC); endpoints over ADS. Envoy clusters get the DestinationRule's
  * traffic policy for their port and subset ({@link TrafficPolicies}): load balancer, connection
- * pool and outlier detection ({@link ClusterTrafficPolicy}); TLS is still to come. Proxyless
+ * pool and outlier detection ({@link ClusterTrafficPolicy}); upstream TLS ({@link UpstreamTls}), tried
+ * after HBONE while HBONE is sent ({@link HboneTransportSockets}). Proxyless
  * gRPC clients get only the load-balancer policy (the subset's over the host's), and only the
  * policies gRPC implements over {@code lb_policy} (round robin, ring hash), as istiod's gRPC
  * generator: grpc-js-xds NACKs a whole CDS response holding a {@code LEAST_REQUEST} (or
@@ -135,14 +136,20 @@ public final class ClusterBuilder {
             ClusterTrafficPolicy.http2(c, svc.port(o.port()).get().protocol(), policy, push.mesh());
             // the rule's TLS, else auto mTLS (mesh default on) for services inside the mesh whose
             // namespace or mesh PeerAuthentication does not DISABLE mTLS (istiod's buildAutoMtlsSettings)
-            boolean autoMtls = (!push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue())
-                    && !svc.meshExternal() && svc.resolution() != Resolution.PASSTHROUGH
+            boolean serviceAutoMtls = (!push.mesh().hasEnableAutoMtls() || push.mesh().getEnableAutoMtls().getValue())
+                    && !svc.meshExternal()
                     && ServiceMtlsMode.of(push.peerAuthentications(), push.rootNamespace(), svc.namespace())
                             != PeerAuthentication.MutualTLS.Mode.DISABLE;
+            boolean autoMtls = serviceAutoMtls && svc.resolution() != Resolution.PASSTHROUGH;
             if (policy.hasTls() || autoMtls) {
                 var accounts = push.endpoints().shards(svc.hostname(), svc.namespace());
                 UpstreamTls.apply(c, policy.getTls(), policy.hasTls(), UpstreamTls.sni(o.port(), o.subset(), o.host()),
                         accounts == null ? Set.of() : accounts.serviceAccounts(), client == Client.GATEWAY);
+            }
+            if (push.hboneSend().enabled()) {
+                HboneTransportSockets.apply(c, policy.hasTls() ? HboneTransportSockets.Tls.RULE
+                        : serviceAutoMtls ? HboneTransportSockets.Tls.AUTO : HboneTransportSockets.Tls.NONE,
+                        policy.getTls().getMode());
             }
         }
         return Optional.of(c.build());

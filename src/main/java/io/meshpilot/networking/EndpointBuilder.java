@@ -19,7 +19,9 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.util.LabelSelector;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,7 +36,8 @@ import java.util.TreeMap;
  * will use Istio mTLS: {@link EndpointMtls}). A locality's weight is the sum of
  * its endpoints' weights, which proxyless gRPC clients need to route at all. In a mesh with
  * east-west gateways, endpoints of other networks are replaced by their gateways
- * ({@link SplitHorizonFilter}).
+ * ({@link SplitHorizonFilter}). Endpoints the proxy tunnels to go through {@code connect_originate}
+ * ({@link HboneEndpoints}).
  */
 public final class EndpointBuilder {
     private EndpointBuilder() {
@@ -62,6 +65,16 @@ public final class EndpointBuilder {
      */
     public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push, ProxyScope scope,
                                                         NetworkView view, LocalityLoadBalancer.ProxyLocality proxy) {
+        return build(clusterName, push, scope, view, proxy, HboneEndpoints.Sender.NONE);
+    }
+
+    /**
+     * As {@link #build(String, PushContext, ProxyScope, NetworkView, LocalityLoadBalancer.ProxyLocality)}, the
+     * endpoints {@code hbone} tunnels to reached through {@code connect_originate} ({@link HboneEndpoints}).
+     */
+    public static Optional<ClusterLoadAssignment> build(String clusterName, PushContext push, ProxyScope scope,
+                                                        NetworkView view, LocalityLoadBalancer.ProxyLocality proxy,
+                                                        HboneEndpoints.Sender hbone) {
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(clusterName);
         ClusterNames.Outbound o = ClusterNames.parseOutbound(clusterName);
         if (o == null) {
@@ -78,6 +91,7 @@ public final class EndpointBuilder {
         List<IstioEndpoint> selected = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         EndpointMtls mtls = EndpointMtls.of(push, scope, o);
+        Set<IstioEndpoint> tunneled = Collections.newSetFromMap(new IdentityHashMap<>());
         for (IstioEndpoint e : all) {
             if (!e.servicePortName().equals(portName) || !LabelSelector.subsetOf(subsetLabels, e.labels()) || !e.sentToProxies()) {
                 continue;
@@ -85,8 +99,17 @@ public final class EndpointBuilder {
             if (!seen.add(e.network() + "|" + e.address() + "|" + e.endpointPort())) {
                 continue; // one endpoint reported by two shards of a network once (the first, e.g. the oldest shard)
             }
-            selected.add(IstioEndpoint.TLS_ISTIO.equals(e.tlsMode()) && !mtls.enabled(e)
-                    ? e.withTlsMode(IstioEndpoint.TLS_DISABLED) : e);
+            IstioEndpoint sent = IstioEndpoint.TLS_ISTIO.equals(e.tlsMode()) && !mtls.enabled(e)
+                    ? e.withTlsMode(IstioEndpoint.TLS_DISABLED) : e;
+            selected.add(sent);
+            if (hbone.tunnels(e)) { // on the endpoint's own TLS mode, as istiod decides
+                tunneled.add(sent);
+            }
+        }
+        // a gateway sends a service that asks for it to its waypoint instead (istiod's findServiceWaypoint)
+        List<IstioEndpoint> waypoint = hbone.toServiceWaypoints() ? HboneEndpoints.serviceWaypointEndpoints(push, svc) : null;
+        if (waypoint != null) {
+            selected = waypoint;
         }
         if (view != null) {
             selected = SplitHorizonFilter.apply(selected, push.networkGateways(), view);
@@ -100,12 +123,19 @@ public final class EndpointBuilder {
                     .setLocality(Locality.newBuilder().setRegion(e.locality().region()).setZone(e.locality().zone())
                             .setSubZone(e.locality().subzone())));
             int weight = e.lbWeight() > 0 ? e.lbWeight() : 1;
-            group.addLbEndpoints(LbEndpoint.newBuilder()
+            LbEndpoint.Builder ep = LbEndpoint.newBuilder()
                     .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
                             SocketAddress.newBuilder().setAddress(e.address()).setPortValue(e.endpointPort()))))
                     .setHealthStatus(health(e.health()))
                     .setLoadBalancingWeight(UInt32Value.of(weight))
-                    .setMetadata(TelemetryMetadata.endpoint(e)));
+                    .setMetadata(TelemetryMetadata.endpoint(e));
+            if (waypoint != null) {
+                HboneEndpoints.throughWaypoint(ep, e,
+                        HboneEndpoints.hostPort(HboneEndpoints.vip(svc, e.clusterId()), o.port()));
+            } else if (tunneled.contains(e)) {
+                HboneEndpoints.throughTunnel(ep, e, hbone);
+            }
+            group.addLbEndpoints(ep);
             weights.merge(key, weight, Integer::sum);
             members.computeIfAbsent(key, k -> new ArrayList<>()).add(e);
         }

@@ -53,6 +53,21 @@ public record IpPrefix(IpAddr addr, int bits) {
         return new IpPrefix(addr, addr.bitLen());
     }
 
+    /** The address with its host bits cleared (Go's {@code Prefix.Masked().Addr()}). */
+    public byte[] maskedBytes() {
+        byte[] out = addr.bytes().clone();
+        for (int i = 0; i < out.length; i++) {
+            int keep = Math.clamp(bits - i * 8L, 0, 8);
+            out[i] &= (byte) (0xff << (8 - keep));
+        }
+        return out;
+    }
+
+    /** Whether the prefix covers one address only (Go's {@code IsSingleIP}). */
+    public boolean singleIp() {
+        return bits == addr.bitLen();
+    }
+
     /** Null when {@code s} is a prefix, else why not. */
     public static String problem(String s) {
         try {

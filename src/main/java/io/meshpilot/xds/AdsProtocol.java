@@ -189,6 +189,9 @@ final class AdsProtocol {
         Connection.Watch w = con.existingWatch(type);
         if (req.hasErrorDetail()) {
             nacked(con, w, type, req.getErrorDetail().getCode(), req.getErrorDetail().getMessage());
+            if (w != null) {
+                w.forgetRejected(req.getResponseNonce());
+            }
             return;
         }
         boolean served = serves(con, type);
@@ -263,6 +266,7 @@ final class AdsProtocol {
      * changed ({@code updated}, with {@code ask} null); on-demand watches grow by what is sent.
      */
     private void pushAddresses(Connection con, Connection.Watch w, AddressGenerator.Ask ask, Set<String> updated) {
+        long start = System.nanoTime();
         AddressGenerator g = addressGenerator(con, w.typeUrl());
         AddressGenerator.Delta delta = g.generateDelta(con.proxy(), w.wildcard, w.names(), ask, updated);
         if (!delta.respond()) {
@@ -272,6 +276,8 @@ final class AdsProtocol {
             w.names = subscriptions.of(delta.subscribed());
         }
         con.sendDelta(w, delta.response(current.get().version()));
+        // istiod's pushDeltaXds times every answer it sends, the first and on-demand ones included
+        XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), Duration.ofNanos(System.nanoTime() - start));
     }
 
     /**
@@ -395,9 +401,7 @@ final class AdsProtocol {
      */
     void push(Connection con, Connection.Watch w, PushContext push, PushRequest request) {
         if (addressGenerator(con, w.typeUrl()) != null) {
-            long start = System.nanoTime();
             pushAddresses(con, w, null, request.addressesUpdated());
-            XdsMetrics.PUSH_TIME.record(TypeUrls.metricType(w.typeUrl()), Duration.ofNanos(System.nanoTime() - start));
             return;
         }
         push(con, w, push);

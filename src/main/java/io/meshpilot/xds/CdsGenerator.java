@@ -9,8 +9,10 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterBuilder;
+import io.meshpilot.networking.HboneEndpoints;
 import io.meshpilot.networking.UpstreamTls;
 import io.meshpilot.networking.envoy.GatewayClusterBuilder;
+import io.meshpilot.networking.envoy.HboneOrigination;
 import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarClusterBuilder;
 import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
@@ -24,7 +26,8 @@ import java.util.function.UnaryOperator;
 /**
  * CDS for every proxy flavour. Envoy's wildcard list is the outbound clusters shared by every
  * proxy of the same {@link ProxyScope#key()}, then for a sidecar BlackHole/Passthrough and its
- * own inbound clusters, for a gateway BlackHole and its SNI-DNAT clusters; named requests
+ * own inbound clusters, for a gateway BlackHole and its SNI-DNAT clusters, and while HBONE is
+ * sent {@code connect_originate}; named requests
  * (proxyless gRPC, or a proxy asking by name) get just those clusters.
  */
 final class CdsGenerator implements ScopedGenerator {
@@ -56,9 +59,10 @@ final class CdsGenerator implements ScopedGenerator {
                 for (int i = 0; i < built.size(); i++) {
                     gateway.add(Any.pack(i == 0 ? built.get(i) : outbound.apply(built.get(i))));
                 }
-                List<Any> all = new ArrayList<>(shared.size() + gateway.size());
+                List<Any> all = new ArrayList<>(shared.size() + gateway.size() + 1);
                 all.addAll(shared);
                 all.addAll(EnvoyFilterPatches.clusters(PatchContext.GATEWAY, efw, gateway, true));
+                addConnectOriginate(all, proxy, push);
                 return all;
             }
             // istiod's sidecar CDS: outbound, then BlackHole/Passthrough, then the workload's inbound clusters
@@ -76,6 +80,7 @@ final class CdsGenerator implements ScopedGenerator {
             all.addAll(EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, mesh.subList(2, 3), true));
             all.addAll(efw.isEmpty() ? inbound : EnvoyFilterPatches.clusters(PatchContext.SIDECAR_INBOUND, efw, inbound,
                     SidecarClusterBuilder.inboundClusterServices(proxy, push), false));
+            addConnectOriginate(all, proxy, push);
             return all;
         }
         List<Any> out = new ArrayList<>();
@@ -86,6 +91,20 @@ final class CdsGenerator implements ScopedGenerator {
                     .ifPresent(c -> out.add(Any.pack(c)));
         }
         return out;
+    }
+
+    /**
+     * istiod's cluster.go: while HBONE is sent, a sidecar or gateway that does not disable it gets
+     * {@code connect_originate} last, after the EnvoyFilter patches.
+     */
+    private static void addConnectOriginate(List<Any> clusters, Proxy proxy, PushContext push) {
+        if (sendsHbone(proxy, push)) {
+            clusters.add(Any.pack(HboneOrigination.cluster(push.mesh())));
+        }
+    }
+
+    private static boolean sendsHbone(Proxy proxy, PushContext push) {
+        return push.hboneSend().enabled() && !HboneEndpoints.disablesHbone(proxy);
     }
 
     /**
@@ -155,6 +174,7 @@ final class CdsGenerator implements ScopedGenerator {
         if (!wildcard || proxy.proxyless()) {
             return scope;
         }
+        scope += sendsHbone(proxy, push) ? "|hbone" : "";
         scope += envoyFilterKey(push.envoyFilters(proxy),
                 proxy.type() == Proxy.Type.SIDECAR ? PatchContext.SIDECAR_OUTBOUND : PatchContext.GATEWAY);
         if (proxy.type() == Proxy.Type.SIDECAR) {

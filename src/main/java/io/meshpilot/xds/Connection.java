@@ -6,6 +6,8 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.meshpilot.model.Proxy;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +24,9 @@ import java.util.function.Supplier;
  * at a time: the gRPC stream is not thread-safe.
  */
 public final class Connection {
+
+    /** A held resource's version after a NACK: equal to no version a generator gives. */
+    private static final String NOT_HELD = "";
 
     /** One type's subscription and sync state. */
     public static final class Watch {
@@ -58,6 +63,8 @@ public final class Connection {
          * generator tracks what the client holds itself (a name per workload per ztunnel is too much).
          */
         volatile boolean keepsHeld = true;
+        /** Delta, with {@link #keepsHeld}: the names the last response carried, what a NACK of it rejected. */
+        volatile List<String> namesSent = List.of();
 
         Watch(String typeUrl) {
             this.typeUrl = typeUrl;
@@ -86,6 +93,22 @@ public final class Connection {
             nonceAcked = nonce;
             versionAcked = version;
             nackError = "";
+        }
+
+        /**
+         * A delta NACK of the response {@code nonce}: the client did not take (all of) it, and
+         * ztunnel records none of the resources it rejects (client.rs HandlerWrapper::handle), so
+         * what that response carried is held at no version and the next push sends it again, as
+         * istiod's forced pushes re-send every policy. The names stay held, so that a removal is
+         * still reported. A NACK of an older response than the last, whose names are gone, does
+         * this for everything held.
+         */
+        void forgetRejected(String nonce) {
+            if (nonce.equals(nonceSent)) {
+                namesSent.forEach(n -> held.replace(n, NOT_HELD));
+            } else {
+                held.replaceAll((n, v) -> NOT_HELD);
+            }
         }
 
         /** Whether this request must be answered whatever it asks (see {@link #alwaysRespond}); cleared. */
@@ -212,8 +235,9 @@ public final class Connection {
         return outbox.transportLimitsConnectionAge();
     }
 
+    /** The stream's watches by type URL: a read-only live view (each push reads it for every connection, so no copy). */
     public Map<String, Watch> watches() {
-        return Map.copyOf(watches);
+        return Collections.unmodifiableMap(watches);
     }
 
     /** The watch of {@code typeUrl}, or null when the stream has no state for that type. */
@@ -381,9 +405,8 @@ public final class Connection {
     }
 
     private static void sent(String typeUrl, int bytes) {
-        String type = TypeUrls.metricType(typeUrl);
-        AdsProtocol.XDS_PUSHES.increment(type);
-        XdsMetrics.CONFIG_SIZE.recordValue(type, bytes);
+        AdsProtocol.XDS_PUSHES.increment(TypeUrls.metricType(typeUrl));
+        XdsMetrics.CONFIG_SIZE.recordValue(TypeUrls.configSizeType(typeUrl), bytes);
     }
 
     private synchronized void writeDelta(Watch w,
@@ -392,10 +415,13 @@ public final class Connection {
             return;
         }
         if (w.keepsHeld) {
+            List<String> names = new ArrayList<>(response.getResourcesCount());
             for (var r : response.getResourcesList()) {
                 w.held.put(r.getName(), r.getVersion());
+                names.add(r.getName());
             }
             response.getRemovedResourcesList().forEach(w.held::remove);
+            w.namesSent = names;
         }
         w.nonceSent = response.getNonce();
         w.versionSent = response.getSystemVersionInfo();

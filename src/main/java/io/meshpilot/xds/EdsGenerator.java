@@ -9,6 +9,7 @@ import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.EndpointBuilder;
+import io.meshpilot.networking.HboneEndpoints;
 import io.meshpilot.networking.LocalityLoadBalancer;
 import io.meshpilot.networking.NetworkView;
 import java.util.ArrayList;
@@ -20,8 +21,8 @@ import java.util.Map;
 /**
  * EDS. An assignment depends on the service's endpoints, for a subset on the DestinationRule
  * the proxy sees, with locality load balancing on that rule and the proxy's locality, and in a
- * mesh with east-west gateways on the proxy's network, so the XdsCache shares it by cluster
- * name and those.
+ * mesh with east-west gateways on the proxy's network, and on whether the proxy sends HBONE
+ * (proxyless gRPC and DISABLE_HBONE_SEND do not), so the XdsCache shares it by cluster name and those.
  */
 final class EdsGenerator implements ScopedGenerator {
     private final XdsCache cache;
@@ -37,16 +38,17 @@ final class EdsGenerator implements ScopedGenerator {
         NetworkKey networkKey = networkKey(view, push);
         LocalityLoadBalancer.ProxyLocality locality = LocalityLoadBalancer.ProxyLocality.of(proxy);
         boolean keyable = keyable(proxy, view, locality);
+        HboneEndpoints.Sender hbone = HboneEndpoints.Sender.outbound(proxy, push.hboneSend());
         List<Any> out = new ArrayList<>();
         for (String n : Generators.ordered(names)) {
             ClusterNames.Outbound o = ClusterNames.parseOutbound(n);
             if (o == null || push.service(o.host(), scope).isEmpty()) {
                 continue;
             }
-            Supplier<Any> build = () -> EndpointBuilder.build(n, push, scope, view, locality)
+            Supplier<Any> build = () -> EndpointBuilder.build(n, push, scope, view, locality, hbone)
                     .map(a -> packRecordingEmpty(a, push)).orElse(null);
-            Any cla = keyable ? cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey),
-                    build) : build.get();
+            Any cla = keyable ? cache.endpoints(n, new AssignmentKey(ruleKey(o, push, scope, locality), networkKey,
+                    hbone), build) : build.get();
             if (cla != null) {
                 out.add(cla);
             }
@@ -87,7 +89,7 @@ final class EdsGenerator implements ScopedGenerator {
      * that come from the proxy's node stay fields, never joined into a string another proxy's
      * values could spell.
      */
-    record AssignmentKey(RuleKey rule, NetworkKey network) {
+    record AssignmentKey(RuleKey rule, NetworkKey network, HboneEndpoints.Sender hbone) {
     }
 
     /**
@@ -132,7 +134,8 @@ final class EdsGenerator implements ScopedGenerator {
      * networks, its locality and, when some rule has failover-priority labels, its labels as
      * that rule reads them (null otherwise).
      */
-    record ResponseScope(String proxyScope, NetworkKey network, Locality locality, Map<String, String> labels) {
+    record ResponseScope(String proxyScope, NetworkKey network, Locality locality, Map<String, String> labels,
+                         HboneEndpoints.Sender hbone) {
     }
 
     /**
@@ -149,6 +152,7 @@ final class EdsGenerator implements ScopedGenerator {
             return new Object(); // equal to no other scope: this response is shared with nobody
         }
         return new ResponseScope(push.scope(proxy).key(), networkKey(view, push), proxy.locality(),
-                push.endpointsDependOnProxyLabels() ? locality.labels() : null);
+                push.endpointsDependOnProxyLabels() ? locality.labels() : null,
+                HboneEndpoints.Sender.outbound(proxy, push.hboneSend()));
     }
 }

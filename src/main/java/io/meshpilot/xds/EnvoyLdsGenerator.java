@@ -7,6 +7,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.ProxyScope;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.envoy.GatewayListenerBuilder;
+import io.meshpilot.networking.envoy.HboneOrigination;
 import io.meshpilot.networking.envoy.MergedGateway;
 import io.meshpilot.networking.envoy.SidecarListenerBuilder;
 import io.meshpilot.networking.envoyfilter.EnvoyFilterPatches;
@@ -15,7 +16,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
 
-/** Envoy LDS: istiod's wildcard listener set for sidecars, the merged Gateways' listeners for routers. */
+/**
+ * Envoy LDS: istiod's wildcard listener set for sidecars, the merged Gateways' listeners for
+ * routers, and for both {@code connect_originate} while HBONE is sent.
+ */
 final class EnvoyLdsGenerator implements Generator {
     private final XdsCache cache;
 
@@ -27,9 +31,9 @@ final class EnvoyLdsGenerator implements Generator {
     public List<Any> generate(Proxy proxy, PushContext push, Set<String> names, boolean wildcard) {
         MergedEnvoyFilters efw = push.envoyFilters(proxy);
         if (proxy.type() != Proxy.Type.SIDECAR) {
-            return EnvoyFilterPatches.listeners(PatchContext.GATEWAY, efw,
+            return withConnectOriginate(EnvoyFilterPatches.listeners(PatchContext.GATEWAY, efw,
                     GatewayListenerBuilder.listeners(proxy, push, MergedGateway.of(proxy, push)).stream()
-                            .map(Any::pack).toList(), false);
+                            .map(Any::pack).toList(), false), push);
         }
         // virtualInbound holds the proxy's own ports and PeerAuthentication: built per proxy
         ProxyScope scope = push.scope(proxy);
@@ -45,7 +49,21 @@ final class EnvoyLdsGenerator implements Generator {
         all.addAll(outbound);
         all.addAll(inbound);
         all.addAll(addedInbound);
-        return all;
+        return withConnectOriginate(all, push);
+    }
+
+    /**
+     * istiod's BuildListeners: while HBONE is sent, sidecars and gateways get the internal listener
+     * {@code connect_originate} after the patched ones (a proxy's DISABLE_HBONE_SEND does not drop it).
+     */
+    private static List<Any> withConnectOriginate(List<Any> listeners, PushContext push) {
+        if (!push.hboneSend().enabled()) {
+            return listeners;
+        }
+        List<Any> out = new ArrayList<>(listeners.size() + 1);
+        out.addAll(listeners);
+        out.add(Any.pack(HboneOrigination.listener()));
+        return out;
     }
 
     /**

@@ -82,6 +82,16 @@ public final class TypeUrls {
         };
     }
 
+    /**
+     * Value of the {@code type} label of {@code pilot_xds_config_size_bytes}: istiod labels that
+     * one with the type URL itself (xdsgen.go pushXds and delta.go pushDeltaXds record
+     * {@code configSizeBytes} with {@code w.TypeUrl}), here kept to the types {@link #metricType}
+     * knows.
+     */
+    public static String configSizeType(String typeUrl) {
+        return metricType(typeUrl).equals(UNKNOWN_METRIC_TYPE) ? UNKNOWN_METRIC_TYPE : typeUrl;
+    }
+
     /** lds, rds, cds, eds, sds, wads (istiod's names, for logs and debug output); the URL itself for other types. */
     public static String shortName(String typeUrl) {
         return switch (typeUrl) {

@@ -100,7 +100,7 @@ final class XdsStatus {
                 environment.mesh(), environment.networks(), environment.domainSuffix(), versions.incrementAndGet(),
                 environment.jwksResolver(), new PushContext.ServerSettings(gatewayNames, environment.metadataExchange(),
                 environment.traceSampling(), environment.gatewayApi(),
-                environment.ambientWaypoints()));
+                environment.ambientWaypoints(), environment.hboneSend()));
     }
 
     /** Streams are served once the first PushContext exists. */

@@ -4,16 +4,22 @@ import io.meshpilot.config.ConfigKey;
 import io.meshpilot.model.EndpointIndex;
 import io.meshpilot.model.Environment;
 import io.meshpilot.model.IstioEndpoint;
+import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushRequest;
+import io.meshpilot.model.Service;
 import io.meshpilot.model.ShardKey;
 import io.meshpilot.model.TriggerReason;
+import io.meshpilot.model.WaypointServices;
 import io.meshpilot.monitoring.IstioCounter;
+import io.meshpilot.networking.HboneEndpoints;
 import io.meshpilot.registry.RegistryUpdates;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Where changes enter the push path (istiod's ConfigUpdate and the EDS updater): config,
@@ -110,15 +116,35 @@ public final class XdsUpdates implements RegistryUpdates {
     public void edsUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints) {
         INBOUND_UPDATES.increment("eds");
         EndpointIndex.PushType type = environment.endpointIndex().update(shard, hostname, namespace, endpoints);
+        // a waypoint's endpoints are also the gateway endpoints of the services that send gateway traffic to it
+        List<ConfigKey> keys = new ArrayList<>(List.of(new ConfigKey("ServiceEntry", namespace, hostname)));
+        ingressWaypointUsers(hostname, namespace).forEach(s -> keys.add(new ConfigKey("ServiceEntry", s.namespace(),
+                s.hostname())));
         if (type != EndpointIndex.PushType.NONE) {
-            cache.invalidateHosts(Set.of(hostname));
+            cache.invalidateHosts(keys.stream().map(ConfigKey::name).collect(Collectors.toSet()));
         }
-        ConfigKey key = new ConfigKey("ServiceEntry", namespace, hostname);
         switch (type) {
-            case INCREMENTAL -> push(PushRequest.incremental(TriggerReason.ENDPOINT, key));
-            case FULL -> push(PushRequest.full(TriggerReason.ENDPOINT, key));
+            case INCREMENTAL -> push(PushRequest.incremental(TriggerReason.ENDPOINT, keys.toArray(ConfigKey[]::new)));
+            case FULL -> push(PushRequest.full(TriggerReason.ENDPOINT, keys.toArray(ConfigKey[]::new)));
             case NONE -> LOG.log(Level.DEBUG, () -> "endpoints unchanged service=" + hostname + "/" + namespace);
         }
+    }
+
+    /**
+     * The services whose gateway traffic goes through the waypoint whose Service is
+     * {@code hostname} (istiod's RegisterEdsShim), as the current push binds them.
+     */
+    private List<Service> ingressWaypointUsers(String hostname, String namespace) {
+        PushContext push = status.currentPushContext();
+        int dot = hostname.indexOf('.');
+        if (push == null || dot < 0) {
+            return List.of();
+        }
+        WaypointServices.Waypoint waypoint = new WaypointServices.Waypoint(namespace, hostname.substring(0, dot));
+        if (!hostname.equals(HboneEndpoints.waypointHost(waypoint, push.domainSuffix()))) {
+            return List.of();
+        }
+        return push.waypointServices().ingressUsers(waypoint);
     }
 
     /** Endpoints recorded without a push: the service update that follows pushes fully. */

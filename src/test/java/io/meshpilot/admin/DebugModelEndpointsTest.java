@@ -198,6 +198,14 @@ class DebugModelEndpointsTest {
     }
 
     @Test
+    void ambientzIsEmptyWithoutAmbient() {
+        // without PILOT_ENABLE_AMBIENT istiod's ambient index is its NoopAmbientIndexes: no
+        // workloads or services, and no policies although an AuthorizationPolicy exists here
+        assertEquals(JsonParser.parseString("{\"workloads\": [], \"services\": [], \"policies\": []}"),
+                json("/debug/ambientz"));
+    }
+
+    @Test
     void endpointzIsEndpointShardz() {
         // debug.go registers /debug/endpointz with the endpointShardz handler
         assertEquals(json("/debug/endpointShardz"), json("/debug/endpointz"));

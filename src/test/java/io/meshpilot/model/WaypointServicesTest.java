@@ -9,6 +9,7 @@ import io.meshpilot.testing.WaypointNode;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -100,5 +101,31 @@ class WaypointServicesTest {
                 Node.newBuilder().setId("gateway~10.0.0.1~x.shop~shop.svc.cluster.local").build()));
         assertEquals("node id \"gateway~10.0.0.1~x.shop~shop.svc.cluster.local\": unknown proxy type \"gateway\""
                 + " (sidecar, router, waypoint or ztunnel)", e.getMessage());
+    }
+
+    /**
+     * istiod's ingressUseWaypointFromLabels: the service's {@code istio.io/ingress-use-waypoint},
+     * else its namespace's, parsed as Go's ParseBool (anything else is false); only a service that
+     * uses a waypoint has one for its gateways.
+     */
+    @Test
+    void gatewaysUseTheWaypointOfAServiceOrNamespaceThatAsks() {
+        String ingress = WaypointServices.INGRESS_USE_WAYPOINT;
+        Service asks = service("reviews", "shop", Map.of(ingress, "True"), 1);
+        Service declines = service("ratings", "shop", Map.of(ingress, "false"), 2);
+        Service invalid = service("details", "shop", Map.of(ingress, "yes"), 3);
+        Service inherits = service("web", "edge", Map.of(), 4);
+        Service noWaypoint = service("plain", "plain", Map.of(ingress, "true"), 5);
+        Map<String, Map<String, String>> namespaces = Map.of(
+                "shop", Map.of(WaypointServices.USE_WAYPOINT, "waypoint", ingress, "true"),
+                "edge", Map.of(WaypointServices.USE_WAYPOINT, "waypoint", ingress, "1"));
+        WaypointServices bound = WaypointServices.of(List.of(asks, declines, invalid, inherits, noWaypoint),
+                ns -> namespaces.getOrDefault(ns, Map.of()));
+        WaypointServices.Waypoint shop = new WaypointServices.Waypoint("shop", "waypoint");
+        assertEquals(Optional.of(shop), bound.ingressWaypoint(asks));
+        assertEquals(List.of(asks), bound.ingressUsers(shop), "the service's own label wins over its namespace's");
+        assertEquals(Optional.of(new WaypointServices.Waypoint("edge", "waypoint")),
+                bound.ingressWaypoint(inherits));
+        assertEquals(Optional.empty(), bound.ingressWaypoint(noWaypoint));
     }
 }

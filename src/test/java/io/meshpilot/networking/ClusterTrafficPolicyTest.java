@@ -14,6 +14,7 @@ import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.config.core.v3.TransportSocket;
+import io.envoyproxy.envoy.extensions.transport_sockets.internal_upstream.v3.InternalUpstreamTransport;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
@@ -539,5 +540,61 @@ class ClusterTrafficPolicyTest {
     void localityWeightedLbConfig(String name, boolean weighted, String rule) throws Exception {
         destinationRule(rule);
         assertEquals(weighted, cluster(80, "").getCommonLbConfig().hasLocalityWeightedLbConfig());
+    }
+
+    // ---- HBONE sent (istiod's cluster_tls.go applyHBONETransportSocketMatches) ----------------
+
+    /** The cluster of port 80 while sidecars and gateways send HBONE, with the rule's {@code tls} ("" for no rule). */
+    Cluster hboneCluster(String tls) throws Exception {
+        if (!tls.isEmpty()) {
+            destinationRule("trafficPolicy: {tls: " + tls + "}");
+        }
+        return ClusterBuilder.build(ClusterNames.outbound(80, "", HOST), fixture.pushSendingHbone(), SCOPE).orElseThrow();
+    }
+
+    static List<String> matchNames(Cluster c) {
+        return c.getTransportSocketMatchesList().stream().map(Cluster.TransportSocketMatch::getName).toList();
+    }
+
+    /** The first match: {@code hbone} for endpoints marked {@code tunnel: http}, an internal upstream around what it carries. */
+    static InternalUpstreamTransport hbone(Cluster c) throws InvalidProtocolBufferException {
+        Cluster.TransportSocketMatch m = c.getTransportSocketMatches(0);
+        assertEquals("hbone", m.getName());
+        assertEquals("http", m.getMatch().getFieldsOrThrow("tunnel").getStringValue());
+        return m.getTransportSocket().getTypedConfig().unpack(InternalUpstreamTransport.class);
+    }
+
+    @Test
+    void withHboneAutoMtlsTriesHboneThenIstioMutualTlsThenPlaintext() throws Exception {
+        Cluster c = hboneCluster("");
+        assertEquals(List.of("hbone", "tlsMode-istio", "tlsMode-disabled"), matchNames(c));
+        assertEquals("envoy.transport_sockets.raw_buffer", hbone(c).getTransportSocket().getName());
+        assertFalse(c.hasTransportSocket());
+        assertEquals(List.of("tlsMode-istio", "tlsMode-disabled"), matchNames(cluster(80, "")), "without HBONE: as before");
+    }
+
+    @Test
+    void withHboneTheRulesIstioMutualTlsIsWhatAnEndpointWithoutHboneGets() throws Exception {
+        Cluster c = hboneCluster("{mode: ISTIO_MUTUAL}");
+        assertEquals(List.of("hbone", "tlsMode-istio"), matchNames(c));
+        assertEquals(0, c.getTransportSocketMatches(1).getMatch().getFieldsCount(), "matches every other endpoint");
+        assertTrue(c.getTransportSocketMatches(1).getTransportSocket().getTypedConfig().is(UpstreamTlsContext.class));
+        assertFalse(c.hasTransportSocket());
+    }
+
+    @Test
+    void withHboneTheRulesOwnTlsGoesInsideTheTunnelToo() throws Exception {
+        Cluster c = hboneCluster("{mode: SIMPLE, sni: web.example}");
+        assertEquals(List.of("hbone", "user"), matchNames(c));
+        assertEquals("web.example", hbone(c).getTransportSocket().getTypedConfig().unpack(UpstreamTlsContext.class)
+                .getSni());
+        assertEquals(c.getTransportSocketMatches(1).getTransportSocket(), hbone(c).getTransportSocket());
+    }
+
+    @Test
+    void withHboneADisabledRuleSendsHboneOrPlaintext() throws Exception {
+        Cluster c = hboneCluster("{mode: DISABLE}");
+        assertEquals(List.of("hbone", "tlsMode-disabled"), matchNames(c));
+        assertEquals("envoy.transport_sockets.raw_buffer", c.getTransportSocketMatches(1).getTransportSocket().getName());
     }
 }

@@ -15,6 +15,7 @@ import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.JwksResolver;
 import io.meshpilot.features.TraceSampling;
 import io.meshpilot.model.GatewayNames;
+import io.meshpilot.model.HboneSend;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.registry.RecordingUpdates;
 import io.meshpilot.registry.serviceentry.ServiceEntryRegistry;
@@ -108,6 +109,14 @@ public final class MeshFixture implements AutoCloseable {
                 MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
                 new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
                         PushContext.GatewayApiSettings.DEFAULTS, true));
+    }
+
+    /** A push while sidecars and gateways send HBONE (PILOT_ENABLE_AMBIENT's default PILOT_ENABLE_SENDING_HBONE). */
+    public PushContext pushSendingHbone() {
+        return PushContext.build(registry, store, updates.index, new MeshConfigLoader().defaults(),
+                MeshNetworks.getDefaultInstance(), "cluster.local", 1, JwksResolver.NONE,
+                new PushContext.ServerSettings(GatewayNames.NONE, MetadataExchange.DEFAULTS, TraceSampling.DEFAULT_PERCENT,
+                        PushContext.GatewayApiSettings.DEFAULTS, false, new HboneSend(true, false, true)));
     }
 
     /** Applies a YAML file from the test resources ({@code /meshes/...}). */

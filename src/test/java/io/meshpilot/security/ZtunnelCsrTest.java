@@ -10,12 +10,14 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.MetadataUtils;
 import io.meshpilot.bootstrap.MeshPilotServer;
+import io.meshpilot.testing.Await;
 import io.meshpilot.testing.CapturedLog;
 import io.meshpilot.testing.OpenSsl;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,20 +67,13 @@ class ZtunnelCsrTest {
         String bookinfoUid = KubeTokenReviewTest.pod(api, "default", "bookinfo-n1", "bookinfo", "node-1", "");
         KubeTokenReviewTest.pod(api, "default", "ratings-n2", "ratings", "node-2", "");
         KubeTokenReviewTest.pod(api, "default", "reviews-n1", "reviews", "node-1", "status: {phase: Failed}\n");
-        var tokens = api.tokens();
-        List<String> audience = List.of(KubeTokenReviewTest.ISTIO_CA);
-        tokens.acceptForPod("ztunnel", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "ztunnel-n1",
-                ztunnelUid);
-        tokens.acceptForPod("imposter", KubeTokenReviewTest.sa("istio-system", "ztunnel"), audience, "imposter-n1",
-                imposterUid);
-        tokens.acceptForPod("bookinfo", KubeTokenReviewTest.sa("default", "bookinfo"), audience, "bookinfo-n1",
-                bookinfoUid);
+        ztunnelToken("ztunnel", "ztunnel-n1", ztunnelUid);
+        ztunnelToken("imposter", "imposter-n1", imposterUid);
+        api.tokens().acceptForPod("bookinfo", KubeTokenReviewTest.sa("default", "bookinfo"),
+                List.of(KubeTokenReviewTest.ISTIO_CA), "bookinfo-n1", bookinfoUid);
 
         String csr = new OpenSsl(Files.createDirectories(dir.resolve("openssl"))).ecCsr("w", "prime256v1", null);
-        List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
-                "--registries", "Mock");
-        try (MeshPilotServer server = MeshPilotServer.start(TestServers.args(flags,
-                Map.of("CA_TRUSTED_NODE_ACCOUNTS", "istio-system/ztunnel")));
+        try (MeshPilotServer server = startTrustingZtunnel();
              CapturedLog log = new CapturedLog(CertificateService.class)) {
             ManagedChannel ch = KubeTokenReviewTest.channel(server);
             try {
@@ -118,6 +113,78 @@ class ZtunnelCsrTest {
                 ch.shutdownNow();
             }
         }
+    }
+
+    /**
+     * Review finding 4: istiod answers the node check from a pod informer (node_auth.go
+     * NewClusterNodeAuthorizer: {@code status.phase!=Failed}, indexed by service account and node),
+     * so a burst of CSRs (a ztunnel DaemonSet restart: one per identity per node) costs the API server
+     * nothing. Pods scheduled after start-up are seen through the watch, a pod deleted is no longer
+     * found, and a token naming an older pod of the same name is refused on its uid.
+     */
+    @Test
+    void csrsAreCheckedFromThePodInformerWithoutApiRequests() throws Exception {
+        String ztunnelUid = KubeTokenReviewTest.pod(api, "istio-system", "ztunnel-n1", "ztunnel", "node-1", "");
+        KubeTokenReviewTest.pod(api, "default", "bookinfo-n1", "bookinfo", "node-1", "");
+        ztunnelToken("ztunnel", "ztunnel-n1", ztunnelUid);
+        ztunnelToken("recreated", "ztunnel-n1", "uid-of-an-older-pod");
+        String csr = new OpenSsl(Files.createDirectories(dir.resolve("openssl"))).ecCsr("w", "prime256v1", null);
+        try (MeshPilotServer server = startTrustingZtunnel();
+             CapturedLog log = new CapturedLog(CertificateService.class)) {
+            ManagedChannel ch = KubeTokenReviewTest.channel(server);
+            try {
+                Channel ztunnel = asZtunnel(ch, "ztunnel");
+                long podRequests = podRequests();
+                for (int i = 0; i < 20; i++) {
+                    Object result = CaClient.create(ztunnel, null, KubeTokenReviewTest.impersonating(csr, BOOKINFO));
+                    assertEquals(List.of(BOOKINFO), KubeTokenReviewTest.uriSans(result), "CSR " + i);
+                }
+                assertEquals(podRequests, podRequests(), "pod requests to the API server during 20 CSRs: "
+                        + api.requestLog().stream().filter(ZtunnelCsrTest::podRequest).toList());
+
+                String ratings = "spiffe://cluster.local/ns/default/sa/ratings";
+                KubeTokenReviewTest.pod(api, "default", "ratings-n1", "ratings", "node-1", "");
+                Await.until("a pod scheduled after start-up is seen", Duration.ofSeconds(20), () -> CaClient.create(
+                        ztunnel, null, KubeTokenReviewTest.impersonating(csr, ratings)) instanceof List<?> chain
+                        && KubeTokenReviewTest.uriSans(chain).equals(List.of(ratings)));
+                api.delete("v1", "Pod", "default", "ratings-n1");
+                Await.until("a deleted pod is no longer found", Duration.ofSeconds(20), () -> CaClient.create(ztunnel,
+                        null, KubeTokenReviewTest.impersonating(csr, ratings)) instanceof Status);
+                assertTrue(log.has("WARNING", "no instances of \"default/ratings\" found on node \"node-1\""),
+                        log.lines().toString());
+
+                Object stale = CaClient.create(asZtunnel(ch, "recreated"), null,
+                        KubeTokenReviewTest.impersonating(csr, BOOKINFO));
+                assertTrue(stale instanceof Status s && s.getCode() == Status.Code.UNAUTHENTICATED, String.valueOf(stale));
+                assertTrue(log.has("WARNING", "pod found, but UID does not match: " + ztunnelUid
+                        + " vs uid-of-an-older-pod"), log.lines().toString());
+                assertEquals(podRequests, podRequests(), "no pod requests for any of these CSRs");
+            } finally {
+                ch.shutdownNow();
+            }
+        }
+    }
+
+    /** A server on the stand-in (no Kubernetes registry) that trusts istio-system/ztunnel to impersonate. */
+    private MeshPilotServer startTrustingZtunnel() throws Exception {
+        List<String> flags = TestServers.flags(dir, "--kubeconfig", api.writeKubeconfig(dir).toString(),
+                "--registries", "Mock");
+        return MeshPilotServer.start(TestServers.args(flags, Map.of("CA_TRUSTED_NODE_ACCOUNTS", "istio-system/ztunnel")));
+    }
+
+    /** Tokens the stand-in accepts as bound to pod {@code pod} (uid {@code uid}) of istio-system/ztunnel. */
+    private void ztunnelToken(String token, String pod, String uid) {
+        api.tokens().acceptForPod(token, KubeTokenReviewTest.sa("istio-system", "ztunnel"),
+                List.of(KubeTokenReviewTest.ISTIO_CA), pod, uid);
+    }
+
+    /** A read of pods that is not the informer's watch (a GET of one pod, or a list). */
+    private static boolean podRequest(String line) {
+        return line.startsWith("GET ") && line.contains("/pods") && !line.contains("watch=true");
+    }
+
+    private long podRequests() {
+        return api.requestLog().stream().filter(ZtunnelCsrTest::podRequest).count();
     }
 
     /** The headers ztunnel's token auth source sends: its bearer token and its cluster. */

@@ -2,6 +2,7 @@ package io.meshpilot.testing;
 
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import com.google.rpc.Status;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -73,6 +74,12 @@ public final class DeltaAdsClient implements AutoCloseable {
 
     public void ack(DeltaDiscoveryResponse r) {
         send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setResponseNonce(r.getNonce()));
+    }
+
+    /** Rejects {@code r} as ztunnel and Envoy do: its nonce with an error detail (code 3, INVALID_ARGUMENT). */
+    public void nack(DeltaDiscoveryResponse r, String message) {
+        send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setResponseNonce(r.getNonce())
+                .setErrorDetail(Status.newBuilder().setCode(3).setMessage(message)));
     }
 
     /** Waits for the stream to fail; returns the failure or null. */

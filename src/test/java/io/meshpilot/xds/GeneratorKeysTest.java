@@ -9,6 +9,7 @@ import io.meshpilot.mesh.MeshConfigLoader;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.networking.HboneEndpoints;
 import io.meshpilot.networking.GeneratedMesh;
 import io.meshpilot.networking.LocalityLoadBalancer;
 import java.util.List;
@@ -56,7 +57,8 @@ class GeneratorKeysTest {
                     ClusterNames.outbound(GeneratedMesh.HTTP_PORT, "", host)), push, scope,
                     LocalityLoadBalancer.ProxyLocality.of(V1)));
             assertEquals(new EdsGenerator.ResponseScope(scope.key(), new EdsGenerator.NetworkKey(null, Set.of(), null),
-                    V1.locality(), null), new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
+                    V1.locality(), null, HboneEndpoints.Sender.NONE),
+                    new EdsGenerator(new XdsCache(true)).responseScope(V1, push, false));
         }
     }
 

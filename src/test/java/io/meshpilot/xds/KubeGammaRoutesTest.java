@@ -152,10 +152,19 @@ class KubeGammaRoutesTest {
      */
     static String serviceWithEndpoint(String ns, String name, String portName, int port, String podIp, int endpointPort,
                                       String clusterIp, String podAnnotations) {
+        return serviceWithEndpoint(ns, name, portName, port, podIp, endpointPort, clusterIp, podAnnotations, "{}", "");
+    }
+
+    /**
+     * The same with the Service's labels ({@code serviceLabels}, a YAML flow map) and more pod
+     * labels beside {@code app} ({@code podLabels}, flow-map entries such as {@code "a: b, c: d"}).
+     */
+    static String serviceWithEndpoint(String ns, String name, String portName, int port, String podIp, int endpointPort,
+                                      String clusterIp, String podAnnotations, String serviceLabels, String podLabels) {
         return """
                 apiVersion: v1
                 kind: Service
-                metadata: {name: %1$s, namespace: %2$s}
+                metadata: {name: %1$s, namespace: %2$s, labels: %9$s}
                 spec:
                   selector: {app: %1$s}
                   ports: [{name: %3$s, port: %4$d, targetPort: %4$d}]
@@ -163,7 +172,7 @@ class KubeGammaRoutesTest {
                 ---
                 apiVersion: v1
                 kind: Pod
-                metadata: {name: %1$s-0, namespace: %2$s, labels: {app: %1$s}, annotations: %8$s}
+                metadata: {name: %1$s-0, namespace: %2$s, labels: {app: %1$s%10$s}, annotations: %8$s}
                 spec:
                   containers: [{name: app, image: app}]
                 status:
@@ -182,7 +191,8 @@ class KubeGammaRoutesTest {
                   targetRef: {kind: Pod, name: %1$s-0, namespace: %2$s}
                 ---
                 """.formatted(name, ns, portName, port, podIp, endpointPort,
-                clusterIp.isEmpty() ? "" : "  clusterIP: " + clusterIp, podAnnotations);
+                clusterIp.isEmpty() ? "" : "  clusterIP: " + clusterIp, podAnnotations, serviceLabels,
+                podLabels.isEmpty() ? "" : ", " + podLabels);
     }
 
     /** A GRPCRoute {@code echo-split} on the Service echo port 7070 with {@code rules}. */

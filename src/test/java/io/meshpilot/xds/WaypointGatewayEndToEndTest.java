@@ -232,7 +232,7 @@ class WaypointGatewayEndToEndTest {
 
         // 5. its pod, as the ReplicaSet controller makes it, is a waypoint node to its agent
         String podName = WAYPOINT + "-5d8f9c7b6-k2m4p";
-        JsonObject pod = runPod(podTemplate, podName);
+        JsonObject pod = runPod(kubectl, podTemplate, podName);
         ProxyAgentNode node = ProxyAgentNode.of(pod, POD_IP);
         assertEquals("waypoint~" + POD_IP + "~" + podName + ".shop~shop.svc.cluster.local", node.nodeId());
         assertEquals(WAYPOINT, node.metadata().get("SERVICE_ACCOUNT"));
@@ -260,7 +260,7 @@ class WaypointGatewayEndToEndTest {
      * The pod the Deployment's ReplicaSet asks for, its IP as the kubelet reports it, and the
      * Service's EndpointSlice with it as the EndpointSlice controller writes it (both ports).
      */
-    JsonObject runPod(JsonObject podTemplate, String name) {
+    static JsonObject runPod(Kubectl kubectl, JsonObject podTemplate, String name) {
         JsonObject metadata = podTemplate.getAsJsonObject("metadata").deepCopy();
         metadata.addProperty("name", name);
         metadata.addProperty("namespace", NS);
@@ -283,6 +283,6 @@ class WaypointGatewayEndToEndTest {
                  "endpoints": [{"addresses": ["%s"], "conditions": {"ready": true},
                                 "targetRef": {"kind": "Pod", "name": "%s", "namespace": "shop"}}]}
                 """.formatted(POD_IP, name), "apply", "-f", "-").ok();
-        return get("pod", name, NS).orElseThrow();
+        return JsonParser.parseString(kubectl.run("get", "pod", name, "-n", NS, "-o", "json").stdout()).getAsJsonObject();
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
+import com.google.protobuf.UInt32Value;
 import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -157,6 +158,11 @@ class ZtunnelAddressTest {
     }
 
     static DeltaAdsClient ztunnel(String node) {
+        return ztunnel(server.ports().get("grpc"), node);
+    }
+
+    /** A ztunnel's delta ADS client on the server's plaintext xDS {@code port}; {@code node} "" leaves NODE_NAME out. */
+    static DeltaAdsClient ztunnel(int port, String node) {
         Struct.Builder md = Struct.newBuilder()
                 .putFields("NAMESPACE", Value.newBuilder().setStringValue("istio-system").build())
                 .putFields("NAME", Value.newBuilder().setStringValue("ztunnel-x").build())
@@ -164,7 +170,7 @@ class ZtunnelAddressTest {
         if (!node.isEmpty()) {
             md.putFields("NODE_NAME", Value.newBuilder().setStringValue(node).build());
         }
-        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext()
+        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
                 .build(), Node.newBuilder().setId("ztunnel~10.0.0.5~ztunnel-x.istio-system~istio-system.svc.cluster.local")
                 .setMetadata(md).build());
     }
@@ -323,6 +329,124 @@ class ZtunnelAddressTest {
                             .containsAll(List.of(uid("ambient", "echo-1"), uid("ambient", "echo-2"), uid("legacy", "old-1"))),
                     "istiod sends an on-demand ztunnel every workload on its node: " + first.getResourcesList().stream()
                             .map(Resource::getName).toList());
+        }
+    }
+
+    static final String VM_UID = CLUSTER + "/networking.istio.io/WorkloadEntry/vms/vm-1";
+    static final String DB_UID = CLUSTER + "/networking.istio.io/ServiceEntry/vms/db/10.5.0.1";
+    static final String VM_SERVICE = "vms/vm.example.com";
+    static final String DB_SERVICE = "vms/db.example.com";
+
+    static final Workload VM = Workload.newBuilder()
+            .setUid(VM_UID).setName("vm-1").setNamespace("vms").setClusterId(CLUSTER)
+            .addAddresses(ip(10, 4, 0, 1)).setServiceAccount("vm-sa")
+            .setCanonicalName("vm").setCanonicalRevision("latest")
+            .setWorkloadName("vm-1").setWorkloadType(WorkloadType.POD).setStatus(WorkloadStatus.HEALTHY)
+            .setLocality(Locality.newBuilder().setRegion("region1").setZone("zone1"))
+            // the ServiceEntry's port 80 targets 8080; the entry's own "http" port overrides it
+            .putServices(VM_SERVICE, PortList.newBuilder()
+                    .addPorts(Port.newBuilder().setServicePort(80).setTargetPort(9090)).build())
+            .build();
+
+    static final Service VM_SE = Service.newBuilder()
+            .setName("vm-svc").setNamespace("vms").setHostname("vm.example.com")
+            .addAddresses(NetworkAddress.newBuilder().setAddress(ip(10, 200, 0, 10)))
+            .addPorts(Port.newBuilder().setServicePort(80).setTargetPort(8080).setAppProtocol(AppProtocol.HTTP11))
+            .setCanonical(true)
+            .build();
+
+    static final Workload DB = Workload.newBuilder()
+            .setUid(DB_UID).setName("db").setNamespace("vms").setClusterId(CLUSTER)
+            .addAddresses(ip(10, 5, 0, 1))
+            .setCanonicalName("db").setCanonicalRevision("latest")
+            .setWorkloadName("db").setWorkloadType(WorkloadType.POD).setStatus(WorkloadStatus.HEALTHY)
+            .putServices(DB_SERVICE, PortList.newBuilder()
+                    .addPorts(Port.newBuilder().setServicePort(5432).setTargetPort(5432)).build())
+            .build();
+
+    static final Service DB_SE = Service.newBuilder()
+            .setName("db").setNamespace("vms").setHostname("db.example.com")
+            .addPorts(Port.newBuilder().setServicePort(5432).setTargetPort(5432).setAppProtocol(AppProtocol.TCP))
+            .setCanonical(true)
+            .build();
+
+    static Address serviceAddress(Service s) {
+        return Address.newBuilder().setService(s).build();
+    }
+
+    /**
+     * WorkloadEntries and ServiceEntries (issue 35 point 1): a WorkloadEntry and the ServiceEntry
+     * selecting it, and a ServiceEntry's inline endpoint, applied with kubectl, as istiod's ambient
+     * index builds them (workloads.go workloadEntryWorkloadBuilder and serviceEntryWorkloadBuilder,
+     * services.go constructServiceEntries); a later change of the WorkloadEntry is a delta of that
+     * workload alone, the entry's deletion a removal of its endpoint and service.
+     */
+    @Test
+    @Order(4)
+    void entriesArriveAsWorkloadsAndServicesAndAChangeAsADelta() throws Exception {
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: vms, labels: {istio.io/dataplane-mode: ambient}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: vm-svc, namespace: vms}
+                spec:
+                  hosts: [vm.example.com]
+                  addresses: [10.200.0.10]
+                  ports: [{number: 80, name: http, protocol: HTTP, targetPort: 8080}]
+                  resolution: STATIC
+                  workloadSelector: {labels: {app: vm}}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: WorkloadEntry
+                metadata: {name: vm-1, namespace: vms, labels: {app: vm}}
+                spec:
+                  address: 10.4.0.1
+                  serviceAccount: vm-sa
+                  locality: region1/zone1
+                  ports: {http: 9090}
+                ---
+                apiVersion: networking.istio.io/v1
+                kind: ServiceEntry
+                metadata: {name: db, namespace: vms}
+                spec:
+                  hosts: [db.example.com]
+                  ports: [{number: 5432, name: tcp, protocol: TCP}]
+                  resolution: STATIC
+                  endpoints: [{address: 10.5.0.1}]
+                """, "apply", "-f", "-").ok();
+        Map<String, Address> expected = Map.of(VM_UID, workload(VM), VM_SERVICE, serviceAddress(VM_SE),
+                DB_UID, workload(DB), DB_SERVICE, serviceAddress(DB_SE));
+        try (DeltaAdsClient client = ztunnel("")) {
+            client.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS));
+            Map<String, Address> held = new TreeMap<>(byName(next(client)));
+            // the entries may reach the index after the first answer: what follows adds to it
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!held.keySet().containsAll(expected.keySet()) && System.nanoTime() < deadline) {
+                DeltaDiscoveryResponse r = client.next(Duration.ofSeconds(5));
+                if (r != null) {
+                    client.ack(r);
+                    held.putAll(byName(r));
+                }
+            }
+            assertEquals(expected, held.entrySet().stream().filter(e -> expected.containsKey(e.getKey()))
+                    .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
+            for (DeltaDiscoveryResponse r; (r = client.next(Duration.ofMillis(1500))) != null; client.ack(r)) {
+                assertTrue(held.entrySet().containsAll(byName(r).entrySet()),
+                        "only a repeat of what was sent: " + byName(r).keySet());
+            }
+
+            kubectl.run("patch", "workloadentry", "-n", "vms", "vm-1", "--type=merge", "-p",
+                    "{\"spec\": {\"weight\": 5}}").ok();
+            DeltaDiscoveryResponse changed = next(client);
+            assertEquals(Map.of(VM_UID, workload(VM.toBuilder().setCapacity(UInt32Value.of(5)).build())),
+                    byName(changed), "a WorkloadEntry changed is a delta of that workload alone");
+
+            kubectl.run("delete", "serviceentry", "-n", "vms", "db").ok();
+            DeltaDiscoveryResponse removed = next(client);
+            assertEquals(List.of(DB_UID, DB_SERVICE), removed.getRemovedResourcesList().stream().sorted().toList());
         }
     }
 }

@@ -39,6 +39,15 @@ import org.junit.jupiter.api.io.TempDir;
 class ZtunnelAuthorizationXdsTest {
     static final String ZTUNNEL = "ztunnel~10.0.0.1~ztunnel-abc.istio-system~istio-system.svc.cluster.local";
     static final Duration WAIT = Duration.ofSeconds(20);
+    /** One L4 policy ztunnel gets as written: {@code shop/deny-other}. */
+    static final String DENY_OTHER = """
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: deny-other, namespace: shop}
+            spec:
+              action: DENY
+              rules: [{from: [{source: {namespaces: [other]}}]}]
+            """;
 
     @TempDir
     Path dir;
@@ -61,9 +70,7 @@ class ZtunnelAuthorizationXdsTest {
                 """);
         try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"));
              CapturedLog log = new CapturedLog(WorkloadRbacGenerator.class);
-             DeltaAdsClient ztunnel = new DeltaAdsClient(
-                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                     Node.newBuilder().setId(ZTUNNEL).build())) {
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
             DeltaDiscoveryResponse first = ztunnel.next(WAIT);
             assertNotNull(first, "ztunnel's wildcard subscription is answered");
@@ -116,6 +123,47 @@ class ZtunnelAuthorizationXdsTest {
         }
     }
 
+    /**
+     * Review finding 7: ztunnel does not record the resources it rejects (client.rs
+     * HandlerWrapper::handle), so a NACKed policy must not count as held: the next push sends it
+     * again (istiod's forced push re-sends every policy), while a policy ztunnel accepted is not
+     * sent twice.
+     */
+    @Test
+    void aNackedPolicyIsSentAgainByTheNextPush() throws Exception {
+        Path config = Files.createDirectories(dir.resolve("config"));
+        Files.writeString(config.resolve("policies.yaml"), DENY_OTHER);
+        try (MeshPilotServer server = TestServers.start(dir, Map.of("PILOT_ENABLE_AMBIENT", "true"));
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
+            int http = server.ports().get("http");
+            ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
+            DeltaDiscoveryResponse first = nextOf(ztunnel);
+            assertEquals(List.of("shop/deny-other"), List.copyOf(resources(first).keySet()));
+            ztunnel.nack(first, "unknown enum value");
+
+            // a new policy (ztunnel accepts it): the push carries the rejected one again with it
+            Files.writeString(config.resolve("allow.yaml"), """
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: allow-shop, namespace: shop}
+                    spec:
+                      rules: [{from: [{source: {namespaces: [shop]}}]}]
+                    """);
+            DeltaDiscoveryResponse retried = nextOf(ztunnel);
+            assertEquals(List.of("shop/allow-shop", "shop/deny-other"), List.copyOf(resources(retried).keySet()),
+                    "the NACKed policy is sent again");
+            ztunnel.ack(retried);
+
+            // accepted now: a forced push (istiod's /debug/adsz?push=true) has nothing new to send
+            assertEquals(200, Http.get(http, "/debug/adsz?push=true").status());
+            DeltaDiscoveryResponse forced = ztunnel.next(WAIT);
+            if (forced != null) {
+                assertEquals(Map.of(), resources(forced), "what ztunnel accepted is not sent twice");
+                ztunnel.ack(forced);
+            }
+        }
+    }
+
     /** Without PILOT_ENABLE_AMBIENT a ztunnel's stream is refused, as istiod's initConnection refuses it. */
     @Test
     void ztunnelIsRefusedWithoutAmbient() throws Exception {
@@ -127,15 +175,19 @@ class ZtunnelAuthorizationXdsTest {
                 spec: {action: DENY, rules: [{}]}
                 """);
         try (MeshPilotServer server = TestServers.start(dir);
-             DeltaAdsClient ztunnel = new DeltaAdsClient(
-                     NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext().build(),
-                     Node.newBuilder().setId(ZTUNNEL).build())) {
+             DeltaAdsClient ztunnel = ztunnel(server, Node.newBuilder().setId(ZTUNNEL))) {
             ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.WORKLOAD_AUTHORIZATION));
             // istiod's initConnection refuses ztunnel outright, so it does not look ready while serving nothing
             Status refused = Status.fromThrowable(ztunnel.awaitError(WAIT));
             assertEquals(Status.Code.UNKNOWN, refused.getCode());
             assertEquals("ztunnel requires PILOT_ENABLE_AMBIENT=true", refused.getDescription());
         }
+    }
+
+    /** A delta client as {@code node} over plaintext to the server's gRPC port. */
+    static DeltaAdsClient ztunnel(MeshPilotServer server, Node.Builder node) {
+        return new DeltaAdsClient(NettyChannelBuilder.forAddress("127.0.0.1", server.ports().get("grpc")).usePlaintext()
+                .build(), node.build());
     }
 
     /** The next Authorization response (other types are not subscribed, so none come). */

@@ -2,12 +2,10 @@ package io.meshpilot.networking.envoy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
-import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.config.cluster.v3.CircuitBreakers;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Address;
 import io.envoyproxy.envoy.config.core.v3.EnvoyInternalAddress;
-import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.TransportSocket;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
@@ -16,7 +14,6 @@ import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.envoyproxy.envoy.extensions.transport_sockets.internal_upstream.v3.InternalUpstreamTransport;
 import io.envoyproxy.envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
-import io.envoyproxy.envoy.type.metadata.v3.MetadataKey;
 import io.envoyproxy.envoy.type.metadata.v3.MetadataKind;
 import io.meshpilot.api.networking.v1alpha3.DestinationRule;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
@@ -29,7 +26,7 @@ import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterBuilder;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.ClusterTrafficPolicy;
-import io.meshpilot.networking.WaypointEndpoints;
+import io.meshpilot.networking.HboneEndpoints;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,8 +42,6 @@ import java.util.List;
  * names one.
  */
 public final class WaypointClusterBuilder {
-    /** istiod's HBONE idle timeout when the mesh config sets none (getHBONEIdleTimeout). */
-    private static final Duration HBONE_IDLE_DEFAULT = Duration.newBuilder().setSeconds(3600).build();
     /** istiod's passthroughHttpProtocolOptions idle timeout. */
     private static final Duration INTERNAL_IDLE = Duration.newBuilder().setSeconds(300).build();
 
@@ -61,7 +56,7 @@ public final class WaypointClusterBuilder {
             ClusterBuilder.build(name, push, scope, ClusterBuilder.Client.SIDECAR).ifPresent(out::add);
         }
         out.add(internalUpstream(WaypointListenerBuilder.MAIN_INTERNAL, WaypointListenerBuilder.MAIN_INTERNAL));
-        out.add(internalUpstream(WaypointListenerBuilder.ENCAP, WaypointEndpoints.CONNECT_ORIGINATE));
+        out.add(internalUpstream(WaypointListenerBuilder.ENCAP, HboneEndpoints.CONNECT_ORIGINATE));
         for (Service svc : routes.services()) {
             for (Port p : svc.ports()) {
                 inboundVip(svc, p, push, scope, out);
@@ -116,7 +111,7 @@ public final class WaypointClusterBuilder {
     /** istiod's WaypointInternalUpstreamTransportSocket: the host's original-destination and istio metadata passed through. */
     private static TransportSocket waypointInternalUpstream() {
         InternalUpstreamTransport.Builder t = InternalUpstreamTransport.newBuilder().setTransportSocket(rawBuffer());
-        for (String key : List.of(WaypointEndpoints.ORIGINAL_DST_METADATA, "istio")) {
+        for (String key : List.of(HboneEndpoints.ORIGINAL_DST_METADATA, "istio")) {
             t.addPassthroughMetadata(InternalUpstreamTransport.MetadataValueSource.newBuilder()
                     .setKind(MetadataKind.newBuilder().setHost(MetadataKind.Host.getDefaultInstance())).setName(key));
         }
@@ -149,33 +144,10 @@ public final class WaypointClusterBuilder {
         return options.build();
     }
 
-    /**
-     * istiod's buildWaypointConnectOriginate: to port 15008 of the original destination (or the
-     * endpoint metadata's {@code waypoint}), HTTP/2 with CONNECT, peers of the waypoint's own
-     * namespace in the mesh's trust domain.
-     */
+    /** istiod's buildWaypointConnectOriginate: HBONE to peers of the waypoint's own namespace in the mesh's trust domain. */
     static Cluster connectOriginate(Proxy proxy, PushContext push) {
         MeshConfig mesh = push.mesh();
         String trustDomain = mesh.getTrustDomain().isEmpty() ? "cluster.local" : mesh.getTrustDomain();
-        String name = WaypointEndpoints.CONNECT_ORIGINATE;
-        Duration idle = mesh.hasHboneIdleTimeout() ? mesh.getHboneIdleTimeout() : HBONE_IDLE_DEFAULT;
-        HttpProtocolOptions h2Connect = withIdleTimeout(HttpProtocolOptions.newBuilder().setExplicitHttpConfig(
-                HttpProtocolOptions.ExplicitHttpConfig.newBuilder().setHttp2ProtocolOptions(
-                        Http2ProtocolOptions.newBuilder().setAllowConnect(true))), idle);
-        return Cluster.newBuilder().setName(name)
-                .setType(Cluster.DiscoveryType.ORIGINAL_DST)
-                .setLbPolicy(Cluster.LbPolicy.CLUSTER_PROVIDED)
-                .setConnectTimeout(SidecarClusterBuilder.connectTimeout(mesh))
-                .setCleanupInterval(Duration.newBuilder().setSeconds(60))
-                .setCircuitBreakers(CircuitBreakers.newBuilder().addThresholds(ClusterTrafficPolicy.defaultThresholds()))
-                .putTypedExtensionProtocolOptions(ClusterTrafficPolicy.HTTP_PROTOCOL_OPTIONS, Any.pack(h2Connect))
-                .setOriginalDstLbConfig(Cluster.OriginalDstLbConfig.newBuilder()
-                        .setUpstreamPortOverride(UInt32Value.of(WaypointListenerBuilder.HBONE_PORT))
-                        .setMetadataKey(MetadataKey.newBuilder().setKey(WaypointEndpoints.ORIGINAL_DST_METADATA)
-                                .addPath(MetadataKey.PathSegment.newBuilder().setKey("waypoint"))))
-                .setTransportSocket(TransportSocket.newBuilder().setName(EnvoyFilters.TLS).setTypedConfig(Any.pack(
-                        HboneTls.upstream(mesh, "spiffe://" + trustDomain + "/ns/" + proxy.namespace() + "/sa/"))))
-                .setAltStatName(EnvoyFilters.delimited(name))
-                .build();
+        return HboneOrigination.cluster(mesh, "spiffe://" + trustDomain + "/ns/" + proxy.namespace() + "/sa/");
     }
 }

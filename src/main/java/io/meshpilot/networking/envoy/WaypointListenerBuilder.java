@@ -27,7 +27,6 @@ import io.envoyproxy.envoy.extensions.filters.listener.http_inspector.v3.HttpIns
 import io.envoyproxy.envoy.extensions.filters.listener.original_dst.v3.OriginalDst;
 import io.envoyproxy.envoy.extensions.filters.network.set_filter_state.v3.Config;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
-import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.envoyproxy.envoy.extensions.matching.common_inputs.network.v3.ApplicationProtocolInput;
 import io.envoyproxy.envoy.extensions.matching.common_inputs.network.v3.DestinationIPInput;
 import io.envoyproxy.envoy.extensions.matching.common_inputs.network.v3.DestinationPortInput;
@@ -37,7 +36,6 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
-import io.meshpilot.networking.WaypointEndpoints;
 import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,7 +73,7 @@ public final class WaypointListenerBuilder {
 
     public static List<Listener> listeners(Proxy proxy, PushContext push) {
         WaypointRoutes routes = WaypointRoutes.of(proxy, push);
-        return List.of(connectTerminate(push), mainInternal(routes), connectOriginate());
+        return List.of(connectTerminate(push), mainInternal(routes), HboneOrigination.listener());
     }
 
     // ---- connect_terminate ----------------------------------------------------------------
@@ -239,24 +237,6 @@ public final class WaypointListenerBuilder {
     private static CidrRange cidr(String address) {
         return CidrRange.newBuilder().setAddressPrefix(address)
                 .setPrefixLen(UInt32Value.of(address.contains(":") ? 128 : 32)).build();
-    }
-
-    // ---- connect_originate ------------------------------------------------------------------
-
-    /** istiod's buildConnectOriginateListener: tunnel to the original destination through the cluster of its name. */
-    static Listener connectOriginate() {
-        String name = WaypointEndpoints.CONNECT_ORIGINATE;
-        TcpProxy tcp = TcpProxy.newBuilder().setStatPrefix(name).setCluster(name)
-                .setTunnelingConfig(TcpProxy.TunnelingConfig.newBuilder().setHostname("%DOWNSTREAM_LOCAL_ADDRESS%"))
-                .build();
-        return Listener.newBuilder().setName(name)
-                .setUseOriginalDst(BoolValue.of(false))
-                .setInternalListener(Listener.InternalListenerConfig.getDefaultInstance())
-                .addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.ORIGINAL_DST)
-                        .setTypedConfig(Any.pack(OriginalDst.getDefaultInstance())))
-                .addFilterChains(FilterChain.newBuilder().addFilters(Filter.newBuilder().setName(EnvoyFilters.TCP_PROXY)
-                        .setTypedConfig(Any.pack(tcp))))
-                .build();
     }
 
     // ---- matchers (istiod's core/match) -------------------------------------------------------

@@ -106,6 +106,11 @@ public final class AmbientIndex implements AmbientIndexes {
         return true;
     }
 
+    /** The service held under {@code namespace/hostname}, or null. */
+    ServiceInfo service(String key) {
+        return services.get(key);
+    }
+
     /** The services of one namespace. */
     Collection<ServiceInfo> servicesIn(String namespace) {
         Map<String, ServiceInfo> m = servicesByNamespace.get(namespace);

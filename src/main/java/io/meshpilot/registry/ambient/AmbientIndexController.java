@@ -5,6 +5,11 @@ import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
+import io.meshpilot.api.networking.v1alpha3.ServiceEntry;
+import io.meshpilot.config.Config;
+import io.meshpilot.config.ConfigEvent;
+import io.meshpilot.config.store.ConfigStore;
+import io.meshpilot.config.store.ConfigStoreController;
 import io.meshpilot.kube.controllers.Backoff;
 import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
@@ -16,12 +21,15 @@ import io.meshpilot.registry.kube.KubeInformers;
 import io.meshpilot.registry.kube.PodConversion;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -30,7 +38,9 @@ import java.util.function.Supplier;
  * that pod's workload; a service event builds the service and the workloads of its namespace
  * (their services map); a namespace event its services and pods (waypoint labels, traffic
  * distribution), and for the system namespace everything (the network); a node event the pods
- * on it (locality); a mesh config change everything (trust domain). Only what changed is
+ * on it (locality); a mesh config change everything (trust domain). ServiceEntries and
+ * WorkloadEntries come from the config store ({@link #watchConfig}): an entry's event builds
+ * that entry, and a ServiceEntry's also the workloads of its namespace. Only what changed is
  * reported, as the Address keys a push sends ({@link RegistryUpdates#addressesUpdate}).
  * Namespaces the discovery selectors leave out are left out.
  */
@@ -43,13 +53,12 @@ public final class AmbientIndexController implements AutoCloseable {
      * @param clusterId       --clusterID
      * @param domainSuffix    --domain
      * @param systemNamespace istiod's namespace: its {@code topology.istio.io/network} label is the network
+     * @param kubernetesServicesSelectEntries PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: a Service's selector
+     *                                        selects WorkloadEntries too
      * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY: each waypoint's implicit ALLOW policy
      */
-    public record Options(String clusterId, String domainSuffix, String systemNamespace, boolean allowFromWaypoint) {
-        /** Without the implicit waypoint policies. */
-        public Options(String clusterId, String domainSuffix, String systemNamespace) {
-            this(clusterId, domainSuffix, systemNamespace, false);
-        }
+    public record Options(String clusterId, String domainSuffix, String systemNamespace,
+                          boolean kubernetesServicesSelectEntries, boolean allowFromWaypoint) {
     }
 
     private final Options options;
@@ -71,8 +80,18 @@ public final class AmbientIndexController implements AutoCloseable {
     private final Set<String> waypointPods = ConcurrentHashMap.newKeySet();
     /** Set on the controller's thread when the waypoints or their pods may have changed. */
     private boolean waypointsTouched;
+    /** ServiceEntries and WorkloadEntries; none until {@link #watchConfig}. */
+    private volatile ConfigStore config;
+    // the rest is the controller thread's own
+    private final ServiceEntryHosts entryHosts = new ServiceEntryHosts();
+    /** hostname -> the index keys of its services a ServiceEntry holds (not a Kubernetes Service). */
+    private final Map<String, Set<String>> entryServiceKeys = new HashMap<>();
+    /** ServiceEntry {@code namespace/name} -> the uids of its inline endpoints' workloads. */
+    private final Map<String, Set<String>> inlineWorkloads = new HashMap<>();
+    /** The WorkloadEntries ({@code namespace/name}) that are workloads. */
+    private final Set<String> workloadEntries = new HashSet<>();
 
-    private enum Kind { POD, SERVICE, NAMESPACE, NODE, GATEWAYS, ALL }
+    private enum Kind { POD, SERVICE, NAMESPACE, NODE, GATEWAYS, SERVICE_ENTRY, WORKLOAD_ENTRY, ALL }
 
     private record Change(Kind kind, String name) {
     }
@@ -125,6 +144,27 @@ public final class AmbientIndexController implements AutoCloseable {
         enqueue(Kind.ALL, "");
     }
 
+    /**
+     * Reads ServiceEntries and WorkloadEntries from the store, following its events (where the
+     * ServiceEntry registry is told of them); everything is built again with them.
+     */
+    public void watchConfig(ConfigStoreController store) {
+        this.config = store;
+        store.registerEventHandler(SERVICE_ENTRY, configEvents(Kind.SERVICE_ENTRY));
+        store.registerEventHandler(WORKLOAD_ENTRY, configEvents(Kind.WORKLOAD_ENTRY));
+        enqueue(Kind.ALL, "");
+    }
+
+    private static final String SERVICE_ENTRY = "ServiceEntry";
+    private static final String WORKLOAD_ENTRY = "WorkloadEntry";
+
+    private Consumer<ConfigEvent> configEvents(Kind kind) {
+        return e -> {
+            Config c = e.current() != null ? e.current() : e.old();
+            enqueue(kind, c.namespace() + "/" + c.name());
+        };
+    }
+
     /** The mesh config changed (its trust domain is on every workload). */
     public void meshChanged() {
         enqueue(Kind.ALL, "");
@@ -157,6 +197,8 @@ public final class AmbientIndexController implements AutoCloseable {
                         all(ctx, changed); // istio.io/use-waypoint anywhere may name a waypoint that came or went
                     }
                 }
+                case SERVICE_ENTRY -> serviceEntry(change.name(), ctx, changed);
+                case WORKLOAD_ENTRY -> workloadEntry(change.name(), ctx, changed);
                 case ALL -> all(ctx, changed);
             }
             if (waypointsTouched && options.allowFromWaypoint()) {
@@ -227,7 +269,7 @@ public final class AmbientIndexController implements AutoCloseable {
             return;
         }
         serviceOnly(key, ctx, changed);
-        podsIn(key.substring(0, key.indexOf('/')), ctx, changed); // the workloads list the services selecting them
+        workloadsIn(key.substring(0, key.indexOf('/')), ctx, changed); // they list the services selecting them
     }
 
     private void namespace(String name, AmbientContext ctx, Set<String> changed) {
@@ -237,11 +279,13 @@ public final class AmbientIndexController implements AutoCloseable {
         }
         Set<String> keys = new HashSet<>();
         informers.services().getIndexer().byIndex(KubeInformers.BY_NAMESPACE, name).forEach(s -> keys.add(key(s)));
-        index.servicesIn(name).forEach(s -> keys.add(name + "/" + s.address().address().getService().getName()));
+        index.servicesIn(name).stream().filter(s -> s.source() == ServiceInfo.Source.SERVICE)
+                .forEach(s -> keys.add(name + "/" + s.address().address().getService().getName()));
         for (String k : keys) {
             serviceOnly(k, ctx, changed);
         }
-        podsIn(name, ctx, changed);
+        entriesIn(name).forEach(k -> serviceEntryOnly(k, ctx, changed));
+        workloadsIn(name, ctx, changed);
     }
 
     /** A service built again without its namespace's pods (the caller builds them once after). */
@@ -255,6 +299,141 @@ public final class AmbientIndexController implements AutoCloseable {
         if (built == null ? index.removeService(indexKey) : index.putService(built)) {
             changed.add(indexKey);
         }
+        String host = indexKey.substring(slash + 1);
+        if (entryHosts.has(host)) {
+            hold(host, ctx, changed); // a ServiceEntry of this hostname yields to the Service, or takes over from it
+        }
+    }
+
+    /** A ServiceEntry event: its services, its endpoints, and the workloads of its namespace (it may select them). */
+    private void serviceEntry(String key, AmbientContext ctx, Set<String> changed) {
+        serviceEntryOnly(key, ctx, changed);
+        workloadsIn(key.substring(0, key.indexOf('/')), ctx, changed);
+    }
+
+    /** A ServiceEntry's services and inline endpoints built again, without its namespace's other workloads. */
+    private void serviceEntryOnly(String key, AmbientContext ctx, Set<String> changed) {
+        Config se = entry(SERVICE_ENTRY, key);
+        List<ServiceInfo> built = se == null ? List.of() : ServiceEntryAddresses.build(se, ctx);
+        for (String host : entryHosts.put(key, se == null ? null : se.creationTimestamp(), built)) {
+            hold(host, ctx, changed);
+        }
+        inlineEndpoints(key, ctx, changed); // also when it has no host left
+    }
+
+    /**
+     * The services of one hostname the ServiceEntries hold, put into the index, those they lost
+     * removed; the endpoints of the entries naming it built again (they list what their entry holds).
+     */
+    private void hold(String host, AmbientContext ctx, Set<String> changed) {
+        Map<String, ServiceInfo> winners = entryHosts.winners(host, k -> {
+            ServiceInfo held = index.service(k);
+            return held != null && held.source() == ServiceInfo.Source.SERVICE;
+        });
+        for (String k : entryServiceKeys.getOrDefault(host, Set.of())) {
+            ServiceInfo held = index.service(k);
+            if (!winners.containsKey(k) && held != null && held.source() == ServiceInfo.Source.SERVICE_ENTRY
+                    && index.removeService(k)) {
+                changed.add(k);
+            }
+        }
+        if (winners.isEmpty()) {
+            entryServiceKeys.remove(host);
+        } else {
+            entryServiceKeys.put(host, new HashSet<>(winners.keySet()));
+        }
+        winners.forEach((k, s) -> {
+            if (index.putService(s)) {
+                changed.add(k);
+            }
+        });
+        entryHosts.entries(host).forEach(e -> inlineEndpoints(e, ctx, changed));
+    }
+
+    /** A ServiceEntry's inline endpoints as workloads, listing the entry's services the index holds. */
+    private void inlineEndpoints(String key, AmbientContext ctx, Set<String> changed) {
+        Config se = entry(SERVICE_ENTRY, key);
+        List<ServiceInfo> held = new ArrayList<>();
+        if (se != null) {
+            for (String host : ((ServiceEntry) se.spec()).getHostsList()) {
+                ServiceInfo s = index.service(se.namespace() + "/" + host);
+                if (s != null && s.source() == ServiceInfo.Source.SERVICE_ENTRY
+                        && s.address().address().getService().getName().equals(se.name())) {
+                    held.add(s);
+                }
+            }
+        }
+        List<AddressInfo> built = se == null ? List.of() : WorkloadEntryWorkloads.inline(se, ctx, held);
+        Set<String> uids = new HashSet<>();
+        for (AddressInfo w : built) {
+            uids.add(w.resourceName());
+            if (index.putWorkload(w)) {
+                changed.add(w.resourceName());
+            }
+        }
+        for (String gone : inlineWorkloads.getOrDefault(key, Set.of())) {
+            if (!uids.contains(gone) && index.removeWorkload(gone)) {
+                changed.add(gone);
+            }
+        }
+        if (uids.isEmpty()) {
+            inlineWorkloads.remove(key);
+        } else {
+            inlineWorkloads.put(key, uids);
+        }
+    }
+
+    private void workloadEntry(String key, AmbientContext ctx, Set<String> changed) {
+        int slash = key.indexOf('/');
+        String namespace = key.substring(0, slash);
+        String uid = WorkloadEntryWorkloads.uid(options.clusterId(), namespace, key.substring(slash + 1));
+        Config we = entry(WORKLOAD_ENTRY, key);
+        AddressInfo built = we == null ? null : WorkloadEntryWorkloads.build(we, ctx, index.servicesIn(namespace),
+                options.kubernetesServicesSelectEntries());
+        if (built == null) {
+            workloadEntries.remove(key);
+        } else {
+            workloadEntries.add(key);
+        }
+        if (built == null ? index.removeWorkload(uid) : index.putWorkload(built)) {
+            changed.add(uid);
+        }
+    }
+
+    /** The entry of this kind and key in the store, or null when it is gone or its namespace is not discovered. */
+    private Config entry(String kind, String key) {
+        ConfigStore store = config;
+        int slash = key.indexOf('/');
+        String namespace = key.substring(0, slash);
+        if (store == null || !informers.discovery().selects(namespace)) {
+            return null;
+        }
+        return store.get(kind, namespace, key.substring(slash + 1)).orElse(null);
+    }
+
+    /** The keys of the entries of a kind in one namespace (null: every namespace) the store holds. */
+    private Set<String> entryKeys(String kind, String namespace) {
+        Set<String> out = new HashSet<>();
+        ConfigStore store = config;
+        if (store != null) {
+            store.list(kind, namespace).forEach(c -> out.add(c.namespace() + "/" + c.name()));
+        }
+        return out;
+    }
+
+    /** ServiceEntries of one namespace: in the store or held (a gone one is removed). */
+    private Set<String> entriesIn(String namespace) {
+        Set<String> keys = entryKeys(SERVICE_ENTRY, namespace);
+        entryHosts.entries().stream().filter(k -> k.startsWith(namespace + "/")).forEach(keys::add);
+        return keys;
+    }
+
+    /** The pods and WorkloadEntries of one namespace built again (the services selecting them changed). */
+    private void workloadsIn(String namespace, AmbientContext ctx, Set<String> changed) {
+        podsIn(namespace, ctx, changed);
+        Set<String> keys = entryKeys(WORKLOAD_ENTRY, namespace);
+        workloadEntries.stream().filter(k -> k.startsWith(namespace + "/")).forEach(keys::add);
+        keys.forEach(k -> workloadEntry(k, ctx, changed));
     }
 
     private void podsIn(String namespace, AmbientContext ctx, Set<String> changed) {
@@ -277,12 +456,21 @@ public final class AmbientIndexController implements AutoCloseable {
         waypointsTouched = true;
         Set<String> services = new HashSet<>();
         informers.services().getIndexer().list().forEach(s -> services.add(key(s)));
-        index.services().forEach(s -> services.add(s.namespace() + "/" + s.address().address().getService().getName()));
+        index.services().stream().filter(s -> s.source() == ServiceInfo.Source.SERVICE)
+                .forEach(s -> services.add(s.namespace() + "/" + s.address().address().getService().getName()));
         services.forEach(k -> serviceOnly(k, ctx, changed));
+        Set<String> serviceEntries = entryKeys(SERVICE_ENTRY, null);
+        serviceEntries.addAll(entryHosts.entries());
+        serviceEntries.addAll(inlineWorkloads.keySet());
+        serviceEntries.forEach(k -> serviceEntryOnly(k, ctx, changed));
+        Set<String> entries = entryKeys(WORKLOAD_ENTRY, null);
+        entries.addAll(workloadEntries);
+        entries.forEach(k -> workloadEntry(k, ctx, changed));
         Set<String> pods = new HashSet<>();
         informers.pods().getIndexer().list().forEach(p -> pods.add(key(p)));
-        index.all().stream().filter(AddressInfo::isWorkload)
-                .forEach(w -> pods.add(w.address().getWorkload().getNamespace() + "/" + w.address().getWorkload().getName()));
+        index.all().stream().filter(AddressInfo::isWorkload).map(w -> w.address().getWorkload())
+                .filter(w -> w.getUid().equals(PodWorkloads.uid(options.clusterId(), w.getNamespace(), w.getName())))
+                .forEach(w -> pods.add(w.getNamespace() + "/" + w.getName()));
         pods.forEach(k -> pod(k, ctx, changed));
         LOG.log(Level.DEBUG, () -> "ambient index " + options.clusterId() + ": " + index.workloadCount()
                 + " workloads, " + index.serviceCount() + " services");

@@ -10,7 +10,9 @@ import io.meshpilot.api.workload.LoadBalancing;
 import io.meshpilot.api.workload.NetworkAddress;
 import io.meshpilot.api.workload.Port;
 import io.meshpilot.api.workload.Service;
+import io.meshpilot.config.protocol.Protocol;
 import io.meshpilot.model.AddressInfo;
+import io.meshpilot.model.TrafficDistribution;
 import io.meshpilot.registry.kube.KubeServiceConversion;
 import io.meshpilot.util.IpAddr;
 import io.meshpilot.util.IpSyntaxException;
@@ -84,7 +86,8 @@ final class KubeServiceAddresses {
             out.setLoadBalancing(lb);
         }
         Service built = out.build();
-        return new ServiceInfo(namespace, AddressInfo.of(Address.newBuilder().setService(built).build()),
+        return new ServiceInfo(ServiceInfo.Source.SERVICE, namespace,
+                AddressInfo.of(Address.newBuilder().setService(built).build()),
                 orEmpty(spec.getSelector()), portNames, waypoint);
     }
 
@@ -112,7 +115,12 @@ final class KubeServiceAddresses {
 
     /** istiod's toAppProtocolFromKube over the port's protocol as the Kubernetes registry reads it. */
     static AppProtocol appProtocol(V1ServicePort p) {
-        return switch (KubeServiceConversion.protocol(p)) {
+        return appProtocol(KubeServiceConversion.protocol(p));
+    }
+
+    /** istiod's toAppProtocolFromProtocol. */
+    static AppProtocol appProtocol(Protocol protocol) {
+        return switch (protocol) {
             case HTTP -> AppProtocol.HTTP11;
             case HTTP2 -> AppProtocol.HTTP2;
             case GRPC -> AppProtocol.GRPC;
@@ -133,18 +141,23 @@ final class KubeServiceAddresses {
             lb = LoadBalancing.newBuilder().addRoutingPreference(LoadBalancing.Scope.NODE)
                     .setMode(LoadBalancing.Mode.STRICT);
         } else {
-            switch (KubeServiceConversion.trafficDistribution(svc, nsAnnotations)) {
-                case PREFER_SAME_ZONE -> lb = failover(LoadBalancing.Scope.NETWORK, LoadBalancing.Scope.REGION,
-                        LoadBalancing.Scope.ZONE);
-                case PREFER_SAME_NODE -> lb = failover(LoadBalancing.Scope.NETWORK, LoadBalancing.Scope.REGION,
-                        LoadBalancing.Scope.ZONE, LoadBalancing.Scope.SUBZONE, LoadBalancing.Scope.NODE);
-                case ANY -> { }
-            }
+            lb = failover(KubeServiceConversion.trafficDistribution(svc, nsAnnotations));
         }
         if (Boolean.TRUE.equals(spec.getPublishNotReadyAddresses())) {
             lb = (lb == null ? LoadBalancing.newBuilder() : lb).setHealthPolicy(LoadBalancing.HealthPolicy.ALLOW_ALL);
         }
         return lb == null ? null : lb.build();
+    }
+
+    /** istiod's preferSameZoneLoadBalancer and preferSameNodeLoadBalancer; null for no preference. */
+    static LoadBalancing.Builder failover(TrafficDistribution distribution) {
+        return switch (distribution) {
+            case PREFER_SAME_ZONE -> failover(LoadBalancing.Scope.NETWORK, LoadBalancing.Scope.REGION,
+                    LoadBalancing.Scope.ZONE);
+            case PREFER_SAME_NODE -> failover(LoadBalancing.Scope.NETWORK, LoadBalancing.Scope.REGION,
+                    LoadBalancing.Scope.ZONE, LoadBalancing.Scope.SUBZONE, LoadBalancing.Scope.NODE);
+            case ANY -> null;
+        };
     }
 
     private static LoadBalancing.Builder failover(LoadBalancing.Scope... order) {

@@ -85,10 +85,11 @@ final class PodWorkloads {
                 .setTrustDomain(ctx.trustDomain())
                 .setWorkloadName(workloadName)
                 .setWorkloadType(WorkloadType.POD)
-                .setCanonicalName(first(labels, NAME_LABELS, workloadName))
-                .setCanonicalRevision(first(labels, REVISION_LABELS, "latest"));
-        Waypoints.Waypoint waypoint = ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
-                .filter(Waypoints.Waypoint::forWorkloads).orElse(null);
+                .setCanonicalName(canonicalName(labels, workloadName))
+                .setCanonicalRevision(canonicalRevision(labels));
+        Waypoints.Waypoint waypoint = waypointInstance(labels, namespace, ctx.waypoints()) ? null
+                : ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
+                        .filter(Waypoints.Waypoint::forWorkloads).orElse(null);
         if (waypoint != null) {
             w.setWaypoint(waypoint.address());
         }
@@ -112,13 +113,36 @@ final class PodWorkloads {
         if (pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork())) {
             w.setNetworkMode(NetworkMode.HOST_NETWORK);
         }
+        setTunnelProtocol(w, labels, annotations);
+        return AddressInfo.of(Address.newBuilder().setWorkload(w).build());
+    }
+
+    /** istiod's setTunnelProtocol: captured by istio-cni, or a native HBONE tunnel. */
+    static void setTunnelProtocol(Workload.Builder w, Map<String, String> labels, Map<String, String> annotations) {
         if ("enabled".equals(annotations.get(REDIRECTION_ANNOTATION))) {
             w.setTunnelProtocol(TunnelProtocol.HBONE);
         }
         if (Arrays.asList(labels.getOrDefault(TUNNEL_LABEL, "").split(",")).contains("http")) {
             w.setTunnelProtocol(TunnelProtocol.HBONE).setNativeTunnel(true);
         }
-        return AddressInfo.of(Address.newBuilder().setWorkload(w).build());
+    }
+
+    /** istiod's kubelabels.CanonicalService name: the canonical or app labels, else the workload name. */
+    static String canonicalName(Map<String, String> labels, String workloadName) {
+        return first(labels, NAME_LABELS, workloadName);
+    }
+
+    static String canonicalRevision(Map<String, String> labels) {
+        return first(labels, REVISION_LABELS, "latest");
+    }
+
+    /**
+     * istiod's fetchWaypointForInstance (workloads.go computeWaypoint): a pod of a ready waypoint,
+     * named by its gateway-name label, is that waypoint and uses none itself.
+     */
+    private static boolean waypointInstance(Map<String, String> labels, String namespace, Waypoints waypoints) {
+        String gateway = labels.get(ServiceWaypoints.GATEWAY_NAME);
+        return gateway != null && !gateway.isEmpty() && waypoints.find(namespace, gateway).isPresent();
     }
 
     /** status.podIPs, else status.podIP, as bytes; null when one is not an IP. */
@@ -168,7 +192,8 @@ final class PodWorkloads {
     /**
      * istiod's constructServices over the services selecting the pod ({@code services}): each under
      * {@code namespace/hostname}, with its ports; a named target port is the pod's port of that
-     * name, and a port the pod does not name is left out.
+     * name, and a port the pod does not name is left out; a ServiceEntry's port takes the pod's
+     * port of its name, if there is one.
      */
     private static void putServices(Workload.Builder w, V1Pod pod, Iterable<ServiceInfo> services) {
         Map<String, Integer> podPorts = null;
@@ -184,6 +209,11 @@ final class PodWorkloads {
                         continue;
                     }
                     target = found;
+                } else if (named != null && svc.source() == ServiceInfo.Source.SERVICE_ENTRY
+                        && !named.portName().isEmpty()) {
+                    // a ServiceEntry names no target port: its port's name matched against the pod's ports
+                    podPorts = podPorts == null ? PodConversion.portMap(pod) : podPorts;
+                    target = podPorts.getOrDefault(named.portName(), target == 0 ? p.getServicePort() : target);
                 }
                 ports.addPorts(Port.newBuilder().setServicePort(p.getServicePort()).setTargetPort(target));
             }

@@ -1,17 +1,21 @@
 package io.meshpilot.registry.ambient;
 
+import io.meshpilot.api.workload.Address;
+import io.meshpilot.api.workload.Service;
 import io.meshpilot.model.AddressInfo;
 import java.util.Map;
 
 /**
- * A Kubernetes Service as the index keeps it (istiod's model.ServiceInfo): the ztunnel Service
- * sent, and what building its workloads needs: the selector and the port names.
+ * A service as the index keeps it (istiod's model.ServiceInfo): the ztunnel Service sent, and
+ * what building its workloads needs: where it came from, the selector and the port names.
  *
- * @param selector  {@code spec.selector} (empty: the service selects no pod by labels)
- * @param portNames service port -> its name and named target port, for pods' named ports
+ * @param source    a Kubernetes Service or a ServiceEntry: their named ports resolve differently
+ * @param selector  {@code spec.selector} or a ServiceEntry's {@code workloadSelector.labels}
+ *                  (empty: the service selects no workload by labels)
+ * @param portNames service port -> its name and named target port, for workloads' named ports
  * @param waypoint  the waypoint the service uses, or null
  */
-record ServiceInfo(String namespace, AddressInfo address, Map<String, String> selector,
+record ServiceInfo(Source source, String namespace, AddressInfo address, Map<String, String> selector,
                    Map<Integer, PortName> portNames, Waypoints.Waypoint waypoint) {
     ServiceInfo {
         selector = Map.copyOf(selector);
@@ -19,12 +23,22 @@ record ServiceInfo(String namespace, AddressInfo address, Map<String, String> se
     }
 
     /** A service that uses no waypoint. */
-    ServiceInfo(String namespace, AddressInfo address, Map<String, String> selector, Map<Integer, PortName> portNames) {
-        this(namespace, address, selector, portNames, null);
+    ServiceInfo(Source source, String namespace, AddressInfo address, Map<String, String> selector,
+                Map<Integer, PortName> portNames) {
+        this(source, namespace, address, selector, portNames, null);
     }
+
+    /** istiod's ServiceInfo.Source kind. */
+    enum Source { SERVICE, SERVICE_ENTRY }
 
     /** A service port's name and its target port's name (empty when the target port is a number). */
     record PortName(String portName, String targetPortName) {
+    }
+
+    /** This service with its ztunnel Service replaced (istiod's setCanonical). */
+    ServiceInfo withService(Service service) {
+        return new ServiceInfo(source, namespace, AddressInfo.of(Address.newBuilder().setService(service).build()),
+                selector, portNames, waypoint);
     }
 
     /** The key workloads list the service under: {@code namespace/hostname}. */

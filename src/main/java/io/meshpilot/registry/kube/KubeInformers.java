@@ -10,12 +10,12 @@ import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServiceList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.meshpilot.kube.DiscoveryNamespacesFilter;
 import io.meshpilot.kube.KubeClient;
+import io.meshpilot.kube.PodInformer;
 import io.meshpilot.kube.ResourceListerWatcher;
 import io.meshpilot.kube.controllers.SignallingInformer;
 import java.util.List;
@@ -54,9 +54,7 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
                 "EndpointSlice", new GenericKubernetesApi<>(V1EndpointSlice.class, V1EndpointSliceList.class,
                         "discovery.k8s.io", "v1", "endpointslices", client)),
                 V1EndpointSlice.class, 0, kube.watchErrorHandler("EndpointSlice"));
-        SharedIndexInformer<V1Pod> pods = factory.sharedIndexInformerFor(ResourceListerWatcher.all("Pod",
-                new GenericKubernetesApi<>(V1Pod.class, V1PodList.class, "", "v1", "pods", client)),
-                V1Pod.class, 0, kube.watchErrorHandler("Pod"));
+        SharedIndexInformer<V1Pod> pods = PodInformer.of(kube);
         SharedIndexInformer<V1Node> nodes = factory.sharedIndexInformerFor(ResourceListerWatcher.all("Node",
                 new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client)),
                 V1Node.class, 0, kube.watchErrorHandler("Node"));

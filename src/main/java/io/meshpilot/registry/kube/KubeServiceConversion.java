@@ -143,7 +143,16 @@ public final class KubeServiceConversion {
      * annotation, else its namespace's.
      */
     public static TrafficDistribution trafficDistribution(V1Service svc, Map<String, String> namespaceAnnotations) {
-        String spec = svc.getSpec() == null ? null : svc.getSpec().getTrafficDistribution();
+        return trafficDistribution(svc.getSpec() == null ? null : svc.getSpec().getTrafficDistribution(),
+                svc.getMetadata().getAnnotations(), namespaceAnnotations);
+    }
+
+    /**
+     * istiod's GetTrafficDistribution over its three inputs: the spec field (null for a
+     * ServiceEntry, which has none), the object's annotations and its namespace's.
+     */
+    public static TrafficDistribution trafficDistribution(String spec, Map<String, String> annotations,
+                                                          Map<String, String> namespaceAnnotations) {
         if (spec != null) {
             switch (spec) {
                 case "PreferSameZone", "PreferClose" -> {
@@ -155,7 +164,6 @@ public final class KubeServiceConversion {
                 default -> { }
             }
         }
-        Map<String, String> annotations = svc.getMetadata().getAnnotations();
         String value = annotations == null ? null : annotations.get(TRAFFIC_DISTRIBUTION_ANNOTATION);
         if (value == null || value.isEmpty()) {
             value = namespaceAnnotations == null ? null : namespaceAnnotations.get(TRAFFIC_DISTRIBUTION_ANNOTATION);

@@ -311,13 +311,15 @@ public final class KubeServiceRegistry implements ServicesByHostname.Registry, A
 
     /**
      * istiod's ambient index reports the services of a namespace whose {@code istio.io/use-waypoint}
-     * labels changed: their waypoint changed, so each is a full push naming it. Recorded for
+     * (or {@code istio.io/ingress-use-waypoint}) labels changed: their waypoint changed, so each is a
+     * full push naming it. Recorded for
      * every namespace (a bounded map: one entry per labelled namespace that exists).
      */
     private void waypointLabelsChanged(String namespace, Map<String, String> labels) {
         Map<String, String> now = new HashMap<>();
         if (labels != null) {
-            for (String key : List.of(WaypointServices.USE_WAYPOINT, WaypointServices.USE_WAYPOINT_NAMESPACE)) {
+            for (String key : List.of(WaypointServices.USE_WAYPOINT, WaypointServices.USE_WAYPOINT_NAMESPACE,
+                    WaypointServices.INGRESS_USE_WAYPOINT)) {
                 if (labels.containsKey(key)) {
                     now.put(key, labels.get(key));
                 }

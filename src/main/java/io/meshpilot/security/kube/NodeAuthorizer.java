@@ -1,16 +1,14 @@
 package io.meshpilot.security.kube;
 
-import io.meshpilot.features.TrustedNodeAccounts;
-import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PodList;
+import io.meshpilot.features.TrustedNodeAccounts;
 import io.meshpilot.security.Authenticator.AuthenticationException;
 import io.meshpilot.security.Authenticator.Caller;
 import io.meshpilot.security.Authenticator.KubernetesInfo;
 import io.meshpilot.security.ImpersonationPolicy;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -20,20 +18,49 @@ import java.util.regex.Pattern;
  * pod, may ask for the identity of a service account that has a pod on the agent's own node.
  * As istiod, the caller's pod must still be the one its token names (uid) and run as the token's
  * service account, and pods that failed count for nothing (istiod's informer leaves out
- * {@code status.phase=Failed}). istiod reads pods from an informer; here the two lookups go to
- * the API server when asked, bounded by {@link KubeJwtAuthenticator#REVIEW_TIMEOUT}, since
- * impersonation is rare. The reasons are istiod's; they reach the log, not the caller.
+ * {@code status.phase=Failed}). Answered from the client's pod informer, as istiod answers from
+ * its own, indexed by service account and node ({@value #BY_ACCOUNT_AND_NODE}): ztunnel asks once
+ * per identity on its node at start and at every rotation, so a DaemonSet restart must cost the
+ * API server nothing. The informer is eventually consistent: a token of a pod the watch has not
+ * delivered yet is refused, and ztunnel retries. The reasons are istiod's; they reach the log, not
+ * the caller.
  */
 public final class NodeAuthorizer implements ImpersonationPolicy {
     private static final Pattern SPIFFE_ID = Pattern.compile("spiffe://[^/]+/ns/([^/]+)/sa/([^/]+)");
     private static final String FAILED = "Failed";
+    /** Pod informer index: {@code namespace/serviceAccount/node} of each scheduled pod that has not failed. */
+    static final String BY_ACCOUNT_AND_NODE = "meshpilot-sa-node";
 
-    private final ApiClient api;
+    private final SharedIndexInformer<V1Pod> pods;
     private final TrustedNodeAccounts trusted;
 
-    public NodeAuthorizer(ApiClient api, TrustedNodeAccounts trusted) {
-        this.api = api;
+    /**
+     * @param pods every pod of the cluster, not started yet (the index is added here; an informer
+     *             cannot take one once it runs)
+     */
+    public NodeAuthorizer(SharedIndexInformer<V1Pod> pods, TrustedNodeAccounts trusted) {
+        this.pods = pods;
         this.trusted = trusted;
+        if (!pods.getIndexer().getIndexers().containsKey(BY_ACCOUNT_AND_NODE)) {
+            pods.addIndexers(Map.of(BY_ACCOUNT_AND_NODE, NodeAuthorizer::accountAndNode));
+        }
+    }
+
+    /** istiod's saNode index, without the failed pods its field selector leaves out. */
+    private static List<String> accountAndNode(V1Pod pod) {
+        if (failed(pod) || pod.getSpec() == null) {
+            return List.of();
+        }
+        String node = pod.getSpec().getNodeName();
+        String account = pod.getSpec().getServiceAccountName();
+        if (node == null || node.isEmpty() || account == null || account.isEmpty()) {
+            return List.of();
+        }
+        return List.of(key(pod.getMetadata().getNamespace(), account, node));
+    }
+
+    private static String key(String namespace, String serviceAccount, String node) {
+        return namespace + "/" + serviceAccount + "/" + node;
     }
 
     @Override
@@ -72,12 +99,9 @@ public final class NodeAuthorizer implements ImpersonationPolicy {
         }
         String ns = requested.group(1);
         String sa = requested.group(2);
-        for (V1Pod pod : podsOnNode(ns, node).getItems()) {
-            if (!failed(pod) && pod.getSpec() != null && sa.equals(pod.getSpec().getServiceAccountName())) {
-                return;
-            }
+        if (pods.getIndexer().byIndex(BY_ACCOUNT_AND_NODE, key(ns, sa, node)).isEmpty()) {
+            throw new AuthenticationException("no instances of \"" + ns + "/" + sa + "\" found on node \"" + node + "\"");
         }
-        throw new AuthenticationException("no instances of \"" + ns + "/" + sa + "\" found on node \"" + node + "\"");
     }
 
     private static boolean failed(V1Pod pod) {
@@ -85,40 +109,14 @@ public final class NodeAuthorizer implements ImpersonationPolicy {
     }
 
     private V1Pod callerPod(KubernetesInfo info) throws AuthenticationException {
-        try {
-            okhttp3.Call call = new CoreV1Api(api).readNamespacedPod(info.podName(), info.namespace()).buildCall(null);
-            V1Pod pod = this.<V1Pod>execute(call, V1Pod.class);
-            if (failed(pod)) {
-                throw new AuthenticationException("pod " + info.namespace() + "/" + info.podName() + " not found (failed)");
-            }
-            return pod;
-        } catch (ApiException e) {
-            if (e.getCode() == 404) {
-                throw new AuthenticationException("pod " + info.namespace() + "/" + info.podName() + " not found");
-            }
-            throw unavailable(e);
+        if (!pods.hasSynced()) {
+            throw new AuthenticationException("pod " + info.namespace() + "/" + info.podName()
+                    + " not found (pods not listed from the API server yet)");
         }
-    }
-
-    private V1PodList podsOnNode(String namespace, String node) throws AuthenticationException {
-        try {
-            okhttp3.Call call = new CoreV1Api(api).listNamespacedPod(namespace)
-                    .fieldSelector("spec.nodeName=" + node).buildCall(null);
-            return this.<V1PodList>execute(call, V1PodList.class);
-        } catch (ApiException e) {
-            throw unavailable(e);
+        V1Pod pod = pods.getIndexer().getByKey(info.namespace() + "/" + info.podName());
+        if (pod == null || failed(pod)) {
+            throw new AuthenticationException("pod " + info.namespace() + "/" + info.podName() + " not found");
         }
-    }
-
-    private <T> T execute(okhttp3.Call call, Class<T> type) throws ApiException {
-        call.timeout().timeout(KubeJwtAuthenticator.REVIEW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        return api.<T>execute(call, type).getData();
-    }
-
-    private static AuthenticationException unavailable(ApiException e) {
-        String why = e.getCode() == 0 ? String.valueOf(e.getCause() == null ? e.getMessage() : e.getCause())
-                : "HTTP " + e.getCode();
-        return new AuthenticationException("Kubernetes API unavailable for the node check ("
-                + KubeJwtAuthenticator.clip(why) + ")");
+        return pod;
     }
 }

@@ -13,10 +13,15 @@ import io.meshpilot.api.workload.GatewayAddress;
 import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.Config;
+import io.meshpilot.config.GroupVersionKind;
+import io.meshpilot.api.networking.v1alpha3.ServiceEntry;
+import io.meshpilot.api.networking.v1alpha3.ServicePort;
+import io.meshpilot.api.networking.v1alpha3.WorkloadEntry;
 import io.meshpilot.api.mesh.v1alpha1.MeshConfig;
 import io.meshpilot.api.workload.Address;
 import io.meshpilot.api.workload.Port;
 import io.meshpilot.api.workload.PortList;
+import io.meshpilot.api.workload.Service;
 import io.meshpilot.api.workload.TunnelProtocol;
 import io.meshpilot.api.workload.Workload;
 import io.meshpilot.api.workload.WorkloadStatus;
@@ -42,13 +47,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The ambient index as bootstrap wires it (ServiceRegistries with PILOT_ENABLE_AMBIENT, beside
@@ -441,19 +451,8 @@ class AmbientIndexTest {
      * 10.0.0.2) and ns1 naming it.
      */
     void applyWaypointNs() {
+        addWaypoint("waypoint-ns", "10.0.0.2", "all");
         api.apply("""
-                apiVersion: v1
-                kind: Service
-                metadata:
-                  name: waypoint-ns
-                  namespace: ns1
-                  labels: {gateway.networking.k8s.io/gateway-name: waypoint-ns, gateway.istio.io/managed: istio.io-mesh-controller,
-                           istio.io/waypoint-for: all}
-                spec:
-                  clusterIP: 10.0.0.2
-                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
-                  selector: {gateway.networking.k8s.io/gateway-name: waypoint-ns}
-                ---
                 apiVersion: v1
                 kind: Namespace
                 metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
@@ -472,5 +471,217 @@ class AmbientIndexTest {
                 status: {addresses: %s}
                 """.formatted(name, addresses.isEmpty() ? "[]" : addresses);
         return GatewayApiObject.fromJson(JsonParser.parseString(new Gson().toJson((Object) new Yaml().load(yaml))).getAsJsonObject());
+    }
+
+    static final GroupVersionKind SERVICE_ENTRY = new GroupVersionKind("networking.istio.io", "v1", "ServiceEntry");
+    static final GroupVersionKind WORKLOAD_ENTRY = new GroupVersionKind("networking.istio.io", "v1", "WorkloadEntry");
+
+    /** istiod's addWorkloadEntries: a WorkloadEntry of ns1 at this IP, its labels on metadata and spec. */
+    void addWorkloadEntry(String ip, String name, Map<String, String> labels) {
+        store.create(Config.of(WORKLOAD_ENTRY, NS, name, WorkloadEntry.newBuilder().setAddress(ip).setServiceAccount("sa1")
+                .putAllLabels(labels).build()).withLabels(labels));
+    }
+
+    /**
+     * istiod's addServiceEntry: one host and its addresses, port http 80 -> 8080; with endpoint
+     * addresses inline endpoints (their http port 8081), else a workload selector of the labels.
+     * Resolution STATIC: istiod's test leaves NONE, which validation refuses with endpoints.
+     */
+    void addServiceEntry(String host, String address, String name, String ns, Map<String, String> labels,
+                         List<String> endpoints) {
+        ServiceEntry.Builder se = ServiceEntry.newBuilder().addHosts(host).addAddresses(address)
+                .addPorts(ServicePort.newBuilder().setName("http").setNumber(80).setTargetPort(8080))
+                .setResolution(ServiceEntry.Resolution.STATIC);
+        if (endpoints == null) {
+            se.getWorkloadSelectorBuilder().putAllLabels(labels);
+        } else {
+            endpoints.forEach(ip -> se.addEndpoints(WorkloadEntry.newBuilder().setAddress(ip).putAllLabels(labels)
+                    .putPorts("http", 8081)));
+        }
+        store.create(Config.of(SERVICE_ENTRY, ns, name, se.build()).withLabels(labels));
+    }
+
+    static String entryUid(String name) {
+        return CLUSTER + "/networking.istio.io/WorkloadEntry/" + NS + "/" + name;
+    }
+
+    static Workload.Builder expectedEntry(String name, String ipText) {
+        return Workload.newBuilder().setUid(entryUid(name)).setName(name).setNamespace(NS).addAddresses(ip(ipText))
+                .setNetwork(NETWORK).setCanonicalName("a").setCanonicalRevision("latest").setServiceAccount("sa1")
+                .setWorkloadType(WorkloadType.POD).setWorkloadName(name).setClusterId(CLUSTER)
+                .setStatus(WorkloadStatus.HEALTHY);
+    }
+
+    static PortList port80(int target) {
+        return PortList.newBuilder().addPorts(Port.newBuilder().setServicePort(80).setTargetPort(target)).build();
+    }
+
+    /**
+     * istiod's TestAmbientIndex_ServiceEntry (ambientindex_serviceentry_test.go): inline endpoints
+     * come and go with their entry; a WorkloadEntry and a pod share an address; a ServiceEntry
+     * selects neither across namespaces, and in theirs reports exactly the workloads it selects.
+     */
+    @Test
+    void serviceEntriesAndWorkloadEntries() throws Exception {
+        String seUid = CLUSTER + "/networking.istio.io/ServiceEntry/ns1/name1/127.0.0.1";
+        addServiceEntry("se.istio.io", "240.240.23.45", "name1", NS, Map.of(), List.of("127.0.0.1"));
+        assertEvent(seUid, "ns1/se.istio.io");
+        assertEquals(List.of(Address.newBuilder().setWorkload(Workload.newBuilder().setUid(seUid).setName("name1")
+                .setNamespace(NS).addAddresses(ip("127.0.0.1")).setNetwork(NETWORK).setCanonicalName("name1")
+                .setCanonicalRevision("latest").setWorkloadType(WorkloadType.POD).setWorkloadName("name1")
+                .setClusterId(CLUSTER).setStatus(WorkloadStatus.HEALTHY)
+                .putServices("ns1/se.istio.io", port80(8081))).build()), lookup(NETWORK + "/127.0.0.1"),
+                "the inline endpoint's http port overrides the entry's target port");
+        assertTrue(lookup("ns1/se.istio.io").getFirst().getService().getCanonical(), "the only service of its hostname");
+
+        store.delete("ServiceEntry", NS, "name1", null);
+        assertEvent(seUid, "ns1/se.istio.io");
+        assertEquals(List.of(), lookup(NETWORK + "/127.0.0.1"));
+
+        addWorkloadEntry("140.140.0.10", "name0", Map.of("app", "a"));
+        assertEvent(entryUid("name0"));
+        Address name0 = Address.newBuilder().setWorkload(expectedEntry("name0", "140.140.0.10")).build();
+        assertEquals(List.of(name0), lookup(NETWORK + "/140.140.0.10"));
+
+        addPod("140.140.0.10", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        assertEvent(uid("pod1"));
+        assertEquals(2, lookup(NETWORK + "/140.140.0.10").size(), "the pod and the entry at one address");
+        addPod("140.140.0.11", "pod2", "sa1", Map.of("app", "other"), Map.of(), true, "Running");
+        assertEvent(uid("pod2"));
+        addWorkloadEntry("240.240.34.56", "name1", Map.of("app", "a"));
+        assertEvent(entryUid("name1"));
+        addWorkloadEntry("240.240.34.57", "name2", Map.of("app", "other"));
+        assertEvent(entryUid("name2"));
+
+        // a ServiceEntry does not select across namespaces
+        addServiceEntry("mismatched.istio.io", "240.240.23.45", "name1", "mismatched-ns", Map.of("app", "a"), null);
+        assertEvent("mismatched-ns/mismatched.istio.io");
+
+        addServiceEntry("se.istio.io", "240.240.23.45", "name1", NS, Map.of("app", "a"), null);
+        // the workloads it selects, not pod2 or name2
+        assertEvent(uid("pod1"), entryUid("name0"), entryUid("name1"), "ns1/se.istio.io");
+        assertEquals(Map.of("ns1/se.istio.io", port80(8080)),
+                lookup(entryUid("name0")).getFirst().getWorkload().getServicesMap());
+        assertEquals(Map.of("ns1/se.istio.io", port80(8080)),
+                lookup(uid("pod1")).getFirst().getWorkload().getServicesMap());
+        assertEquals(Set.of("ns1/se.istio.io", entryUid("name0"), entryUid("name1"), uid("pod1")),
+                ambient.index().lookup("ns1/se.istio.io").stream().map(AddressInfo::resourceName)
+                        .collect(Collectors.toSet()), "the service and the workloads it selects");
+
+        store.delete("WorkloadEntry", NS, "name1", null);
+        assertEvent(entryUid("name1"));
+    }
+
+    /**
+     * istiod's selectWorkloadServices: in a namespace a Kubernetes Service holds its hostname
+     * over a ServiceEntry of the same hostname, which takes over when the Service goes.
+     */
+    @Test
+    void aServiceHoldsItsHostnameOverAServiceEntry() throws Exception {
+        String host = "svc1.ns1.svc.cluster.local";
+        addServiceEntry(host, "240.240.0.9", "entry", NS, Map.of(), List.of("10.9.0.1"));
+        String inline = CLUSTER + "/networking.istio.io/ServiceEntry/ns1/entry/10.9.0.1";
+        assertEvent(inline, NS + "/" + host);
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: svc1, namespace: ns1}
+                spec: {clusterIP: 10.0.0.1, ports: [{name: http, port: 80}]}
+                """);
+        // the Service replaces the entry's service; the entry, left with no service, sends no endpoint
+        assertEvent(inline, NS + "/" + host);
+        assertEquals(ip("10.0.0.1"), lookup(NS + "/" + host).getFirst().getService().getAddresses(0).getAddress());
+        assertEquals(List.of(), lookup(inline));
+
+        api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: svc1, namespace: ns1}\n");
+        assertEvent(inline, NS + "/" + host);
+        assertEquals(ip("240.240.0.9"), lookup(NS + "/" + host).getFirst().getService().getAddresses(0).getAddress());
+    }
+
+    /** A waypoint {@code name} of ns1 as the deployment controller makes its Service, serving {@code trafficType}. */
+    void addWaypoint(String name, String vip, String trafficType) {
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata:
+                  name: %1$s
+                  namespace: ns1
+                  labels: {gateway.networking.k8s.io/gateway-name: %1$s, gateway.istio.io/managed: istio.io-mesh-controller,
+                           istio.io/waypoint-for: %3$s}
+                spec:
+                  clusterIP: %2$s
+                  ports: [{name: mesh, port: 15008, appProtocol: hbone}]
+                  selector: {gateway.networking.k8s.io/gateway-name: %1$s}
+                """.formatted(name, vip, trafficType));
+    }
+
+    Workload workload(String name) {
+        return lookup(uid(name)).getFirst().getWorkload();
+    }
+
+    Service service(String name) {
+        return lookup(NS + "/" + name + ".ns1.svc.cluster.local").stream().filter(Address::hasService)
+                .findFirst().orElseThrow().getService();
+    }
+
+    /**
+     * istiod's TestAmbientIndex_WaypointForWorkloadTraffic: a pod and a service both labelled
+     * {@code istio.io/use-waypoint: test-wp}; the pod takes the waypoint only when it is for
+     * workload or all traffic, the service only when it is for service or all traffic.
+     */
+    @ParameterizedTest
+    @CsvSource({"service, false, true", "all, true, true", "workload, true, false", "none, false, false"})
+    void aWaypointServesTheKindsOfTrafficItsWaypointForNames(String trafficType, boolean pod, boolean service)
+            throws Exception {
+        addWaypoint("test-wp", "10.0.0.10", trafficType);
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a", "istio.io/use-waypoint", "test-wp"), Map.of(), true,
+                "Running");
+        api.apply("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: svc1, namespace: ns1, labels: {istio.io/use-waypoint: test-wp}}
+                spec:
+                  clusterIP: 10.0.0.1
+                  ports: [{name: http, port: 80}]
+                  selector: {app: a}
+                """);
+        await("pod and service indexed", () -> !lookup(uid("pod1")).isEmpty()
+                && workload("pod1").getServicesMap().containsKey(NS + "/svc1.ns1.svc.cluster.local"));
+        assertEquals(pod, workload("pod1").hasWaypoint(), workload("pod1").toString());
+        assertEquals(service, service("svc1").hasWaypoint(), service("svc1").toString());
+    }
+
+    /**
+     * istiod's TestAmbientIndex_WaypointAddressAddedToWorkloads and fetchWaypointForInstance:
+     * with the namespace on an all-traffic waypoint, its pods use it, but the waypoint's own pod
+     * (an instance: its gateway-name label names the waypoint) has none; a pod's own label wins
+     * over the namespace's ("none" opts out, a waypoint that is not ready binds nothing).
+     */
+    @Test
+    void waypointsDoNotHaveWaypointsAndAPodsOwnLabelWins() throws Exception {
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
+        addWaypoint("waypoint-ns", "10.0.0.2", "all");
+        addWaypoint("waypoint-sa2", "10.0.0.3", "all");
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.4", "pod4", "sa2", Map.of("app", "b", "istio.io/use-waypoint", "waypoint-sa2"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.5", "pod5", "sa1", Map.of("app", "c", "istio.io/use-waypoint", "none"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.6", "pod6", "sa1", Map.of("app", "d", "istio.io/use-waypoint", "not-ready"), Map.of(), true,
+                "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", Map.of(
+                "gateway.istio.io/managed", "istio.io-mesh-controller",
+                "gateway.networking.k8s.io/gateway-name", "waypoint-ns"), Map.of(), true, "Running");
+        await("pods indexed", () -> Stream.of("pod1", "pod4", "pod5", "pod6", "waypoint-ns-pod")
+                .noneMatch(p -> lookup(uid(p)).isEmpty()) && workload("pod1").hasWaypoint());
+        assertEquals("waypoint-ns.ns1.svc.cluster.local", workload("pod1").getWaypoint().getHostname().getHostname());
+        assertEquals("waypoint-sa2.ns1.svc.cluster.local", workload("pod4").getWaypoint().getHostname().getHostname());
+        assertFalse(workload("pod5").hasWaypoint(), "none opts out of the namespace's waypoint");
+        assertFalse(workload("pod6").hasWaypoint(), "a waypoint that is not ready binds nothing");
+        assertFalse(workload("waypoint-ns-pod").hasWaypoint(), "waypoints do not have waypoints");
     }
 }

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,6 +49,8 @@ final class ObjectStore {
     private long revision = 1;
     /** Cluster IPs handed out so far, from 10.96.0.10 (as a service CIDR of 10.96.0.0/12 would). */
     private int clusterIpsAllocated;
+    /** Cluster IPs given or allocated so far (never freed: a test's Services are few). */
+    private final Set<String> clusterIpsInUse = new HashSet<>();
     /** A watch from a resourceVersion below this one cannot be served. */
     private long oldestWatchable = 1;
 
@@ -367,16 +370,22 @@ final class ObjectStore {
     /** What a CRD's controller and the namespace lifecycle would write into the object. */
     /**
      * The API server's own part of a Service (its REST storage, not a controller): a Service
-     * of a type with a cluster IP and none given gets one allocated on create, and an update
-     * that leaves it out keeps the allocated one, as kubectl apply's patches do.
+     * of a type with a cluster IP and none given gets one allocated on create, never one another
+     * Service asked for, and an update that leaves it out keeps the allocated one, as kubectl
+     * apply's patches do.
      */
     private void allocateClusterIp(ResourceType t, JsonObject o, JsonObject current) {
         if (!t.group().isEmpty() || !t.kind().equals("Service") || !o.has("spec") || !o.get("spec").isJsonObject()) {
             return;
         }
         JsonObject spec = o.getAsJsonObject("spec");
+        defaultTargetPorts(spec);
         String given = Json.string(spec, "clusterIP");
-        if ("ExternalName".equals(Json.string(spec, "type")) || (given != null && !given.isEmpty())) {
+        if ("ExternalName".equals(Json.string(spec, "type"))) {
+            return;
+        }
+        if (given != null && !given.isEmpty()) {
+            clusterIpsInUse.add(given); // the allocator leaves out what a Service asked for
             return;
         }
         String ip;
@@ -384,11 +393,29 @@ final class ObjectStore {
         if (kept != null && !kept.isEmpty()) {
             ip = kept;
         } else {
-            int n = 10 + clusterIpsAllocated++;
-            ip = "10.96." + (n / 256) + "." + (n % 256);
+            do {
+                int n = 10 + clusterIpsAllocated++;
+                ip = "10.96." + (n / 256) + "." + (n % 256);
+            } while (!clusterIpsInUse.add(ip));
         }
         spec.addProperty("clusterIP", ip);
         spec.add("clusterIPs", Json.array(List.of(ip)));
+    }
+
+    /**
+     * The API server's defaulting of a Service port (SetDefaults_Service): a port without a
+     * target port targets the same number.
+     */
+    private static void defaultTargetPorts(JsonObject spec) {
+        if (!spec.has("ports") || !spec.get("ports").isJsonArray()) {
+            return;
+        }
+        for (var p : spec.getAsJsonArray("ports")) {
+            if (p.isJsonObject() && p.getAsJsonObject().has("port") && (!p.getAsJsonObject().has("targetPort")
+                    || p.getAsJsonObject().get("targetPort").getAsString().matches("0?"))) {
+                p.getAsJsonObject().add("targetPort", p.getAsJsonObject().get("port"));
+            }
+        }
     }
 
     private void establish(ResourceType t, JsonObject o) {
