@@ -2,6 +2,8 @@ package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
@@ -9,11 +11,13 @@ import io.meshpilot.api.workload.security.Authorization;
 import io.meshpilot.api.workload.security.StringMatch;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.DeltaAdsClient;
+import io.meshpilot.testing.Http;
 import io.meshpilot.testing.TestServers;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * PILOT_AUTO_ALLOW_WAYPOINT_POLICY end to end (istiod's implicitWaypointPolicy): a ztunnel-like
  * delta client subscribed to {@code istio.security.Authorization} gets the waypoint's implicit
  * ALLOW policy once the waypoint (its managed Service) has a pod, allowing that pod's identity,
- * and is told it is gone when the pod goes.
+ * and is told it is gone when the pod goes; {@code /debug/ambientz} lists it meanwhile.
  */
 class ZtunnelWaypointPolicyXdsTest {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -82,6 +86,8 @@ class ZtunnelWaypointPolicyXdsTest {
                 assertEquals(List.of("cluster.local/ns/shop/sa/waypoint"), allow.getGroups(0).getRules(0).getMatches(0)
                         .getPrincipalsList().stream().map(StringMatch::getExact).toList());
                 ztunnel.ack(added);
+                // istiod's ambientz lists every policy ztunnel is sent, the implicit ones included
+                assertEquals(List.of(POLICY), ambientzPolicies(server));
 
                 kubectl.run("delete", "-n", "shop", "pod", "waypoint-6d8f9c-xyz").ok();
                 DeltaDiscoveryResponse removed = next(ztunnel);
@@ -91,6 +97,17 @@ class ZtunnelWaypointPolicyXdsTest {
         } finally {
             api.stop();
         }
+    }
+
+    /** The {@code namespace/name} of each policy {@code /debug/ambientz} lists. */
+    private static List<String> ambientzPolicies(MeshPilotServer server) {
+        Http.Reply r = Http.get(server.ports().get("http"), "/debug/ambientz");
+        assertEquals(200, r.status(), r.body());
+        List<String> out = new ArrayList<>();
+        for (JsonElement p : JsonParser.parseString(r.body()).getAsJsonObject().getAsJsonArray("policies")) {
+            out.add(p.getAsJsonObject().get("namespace").getAsString() + "/" + p.getAsJsonObject().get("name").getAsString());
+        }
+        return out;
     }
 
     /** The next Authorization response that carries something (other types are not subscribed). */
