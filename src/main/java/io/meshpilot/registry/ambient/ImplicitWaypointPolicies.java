@@ -57,13 +57,17 @@ final class ImplicitWaypointPolicies {
     }
 
     /**
-     * The implicit policies a workload names: those of its services' waypoints other than its
-     * own, then its own; only its own when no service has another.
+     * The implicit policies a workload (pod, WorkloadEntry or inline endpoint) names, after its
+     * selected policies: those of its services' waypoints other than its own, then its own; only
+     * its own when no service has another; none without PILOT_AUTO_ALLOW_WAYPOINT_POLICY.
      *
      * @param own      the waypoint the workload uses, or null
      * @param services the services that select it
      */
-    static List<String> forWorkload(Waypoints.Waypoint own, Iterable<ServiceInfo> services) {
+    static List<String> forWorkload(AmbientContext ctx, Waypoints.Waypoint own, Iterable<ServiceInfo> services) {
+        if (!ctx.allowFromWaypoint()) {
+            return List.of();
+        }
         Map<String, Waypoints.Waypoint> others = new TreeMap<>();
         for (ServiceInfo s : services) {
             Waypoints.Waypoint w = s.waypoint();

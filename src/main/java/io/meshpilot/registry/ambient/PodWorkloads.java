@@ -100,10 +100,7 @@ final class PodWorkloads {
             }
         });
         putServices(w, pod, selecting);
-        if (ctx.allowFromWaypoint()) {
-            // after the selected policies, as istiod appends them
-            w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(waypoint, selecting));
-        }
+        w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(ctx, waypoint, selecting));
         // istiod's getPodLocality: the node's topology labels; none while the pod is unscheduled
         var locality = PodConversion.nodeLocality(node.isEmpty() ? null : ctx.nodes().apply(node));
         if (!(locality.region() + locality.zone() + locality.subzone()).isEmpty()) {
