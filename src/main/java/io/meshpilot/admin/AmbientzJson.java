@@ -47,7 +47,8 @@ final class AmbientzJson {
             }
         });
         JsonArray authorizations = new JsonArray();
-        policies.forEach(p -> authorizations.add(message(p)));
+        policies.stream().sorted(Comparator.comparing((Authorization p) -> p.getNamespace() + "/" + p.getName()))
+                .forEach(p -> authorizations.add(message(p)));
         JsonObject out = new JsonObject();
         out.add("workloads", workloads);
         out.add("services", services);

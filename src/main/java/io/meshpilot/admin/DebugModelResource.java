@@ -43,7 +43,6 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -240,9 +239,13 @@ public class DebugModelResource {
     public String ambientz() {
         PilotFeatures.Ambient ambient = features.ambient();
         PushContext push = xds.currentPushContext();
-        Collection<Authorization> policies = !ambient.enabled() || push == null ? List.of()
-                : ZtunnelPolicies.convert(push.rootNamespace(), push.authorizationPolicyIndex(),
-                        push.peerAuthentications(), ambient.dryRunAuthorizationPolicies()).authorizations().values();
+        List<Authorization> policies = new ArrayList<>();
+        if (ambient.enabled() && push != null) {
+            policies.addAll(ZtunnelPolicies.convert(push.rootNamespace(), push.authorizationPolicyIndex(),
+                    push.peerAuthentications(), ambient.dryRunAuthorizationPolicies()).authorizations().values());
+        }
+        // as ztunnel is sent them (istiod's Policies joins ImplicitWaypointPolicies)
+        policies.addAll(environment.ambientIndexes().waypointPolicies().values());
         return AmbientzJson.of(environment.ambientIndexes().all(), policies).toString();
     }
 

@@ -91,6 +91,10 @@ final class KubeControllers {
             controller.useServices(new RegistryGatewayServices(registries.aggregate(),
                     kube == null ? (host, ns) -> Optional.empty() : kube::external));
             registries.aggregate().appendServiceHandler(event -> controller.servicesChanged());
+            if (registries.ambient() != null) {
+                // istiod's ambient index reads its waypoints from the Gateways' status addresses
+                controller.onGatewayEvent(() -> registries.ambient().gatewaysChanged(controller.gateways()));
+            }
             // a gateway's pods becoming ready change only its Service's endpoints (EDS requests),
             // its load balancer's address only the Service's status (the model is unchanged)
             discovery.updates().addListener(request -> {

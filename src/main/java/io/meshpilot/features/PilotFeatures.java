@@ -104,14 +104,23 @@ public record PilotFeatures(
      * @param preferHboneSend PILOT_PREFER_SENDING_HBONE (false): HBONE also to workloads that have a sidecar
      * @param ingressWaypointRouting ENABLE_INGRESS_WAYPOINT_ROUTING (true with ambient): gateways send to the waypoint
      *                  of a service labelled {@code istio.io/ingress-use-waypoint}
+     * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY (false): ztunnel gets an implicit ALLOW policy
+     *                  for each waypoint's identities, named by the workloads that use it
      */
     public record Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
-                          boolean hboneSend, boolean preferHboneSend, boolean ingressWaypointRouting) {
-        public static final Ambient OFF = new Ambient(false, false, false, false, false, false, false);
+                          boolean hboneSend, boolean preferHboneSend, boolean ingressWaypointRouting,
+                          boolean allowFromWaypoint) {
+        public static final Ambient OFF = new Ambient(false, false, false, false, false, false, false, false);
+
+        /** As {@link #Ambient(boolean, boolean, boolean, boolean, boolean)}, without the implicit waypoint policy. */
+        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
+            this(enabled, waypoints, status, dryRunAuthorizationPolicies, false);
+        }
 
         /** With HBONE sending as ambient mode defaults it: on when ambient is, not preferred. */
-        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies) {
-            this(enabled, waypoints, status, dryRunAuthorizationPolicies, enabled, false, enabled);
+        public Ambient(boolean enabled, boolean waypoints, boolean status, boolean dryRunAuthorizationPolicies,
+                       boolean allowFromWaypoint) {
+            this(enabled, waypoints, status, dryRunAuthorizationPolicies, enabled, false, enabled, allowFromWaypoint);
         }
     }
 
@@ -412,7 +421,7 @@ public record PilotFeatures(
         return new Ambient(true, r.bool("PILOT_ENABLE_AMBIENT_WAYPOINTS", true), r.bool("AMBIENT_ENABLE_STATUS", true),
                 r.bool("AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY", false),
                 r.bool("PILOT_ENABLE_SENDING_HBONE", true), r.bool("PILOT_PREFER_SENDING_HBONE", false),
-                r.bool("ENABLE_INGRESS_WAYPOINT_ROUTING", true));
+                r.bool("ENABLE_INGRESS_WAYPOINT_ROUTING", true), r.bool("PILOT_AUTO_ALLOW_WAYPOINT_POLICY", false));
     }
 
     private static XdsSend xdsSend(EnvReader r) {

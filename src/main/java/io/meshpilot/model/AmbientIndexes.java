@@ -1,9 +1,11 @@
 package io.meshpilot.model;
 
+import io.meshpilot.api.workload.security.Authorization;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -29,6 +31,14 @@ public interface AmbientIndexes {
             return List.of();
         }
     };
+
+    /**
+     * The index's own ztunnel Authorizations (the implicit waypoint policies, with
+     * PILOT_AUTO_ALLOW_WAYPOINT_POLICY), by resource name {@code namespace/name}.
+     */
+    default Map<String, Authorization> waypointPolicies() {
+        return Map.of();
+    }
 
     /** Every workload and service, unordered. */
     List<AddressInfo> all();

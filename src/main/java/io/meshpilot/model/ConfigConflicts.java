@@ -11,7 +11,6 @@ import io.meshpilot.api.networking.v1alpha3.TCPRoute;
 import io.meshpilot.api.networking.v1alpha3.TLSRoute;
 import io.meshpilot.api.networking.v1alpha3.VirtualService;
 import io.meshpilot.api.security.v1beta1.AuthorizationPolicy;
-import io.meshpilot.api.type.v1beta1.PolicyTargetReference;
 import io.meshpilot.config.Config;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -227,8 +226,9 @@ public final class ConfigConflicts {
     /**
      * {@code pilot_authz_custom_provider_unknown}: CUSTOM policies whose provider is not an
      * ext_authz extension provider of the mesh config; {@code pilot_authz_target_unsupported}:
-     * policies whose targetRefs name anything but a Kubernetes Gateway (a Service, a
-     * ServiceEntry or a GatewayClass attach to waypoints, whose L7 policies MeshPilot does not apply yet).
+     * policies whose targetRefs name nothing a served proxy attaches by: a Kubernetes Gateway
+     * always, and with waypoints served a Service, a ServiceEntry or the {@code istio-waypoint}
+     * GatewayClass ({@link WorkloadPolicyMatcher}).
      */
     static void authorizationPolicies(PushContext push, PushDiagnostics.Builder out) {
         Set<String> extAuthz = new HashSet<>();
@@ -245,15 +245,17 @@ public final class ConfigConflicts {
                         + ": provider \"" + ap.getProvider().getName() + "\" is not an envoyExtAuthzHttp or "
                         + "envoyExtAuthzGrpc extension provider of the mesh config: the requests it matches are denied");
             }
-            List<PolicyTargetReference> refs = ap.getTargetRefsCount() > 0
-                    ? ap.getTargetRefsList() : ap.hasTargetRef() ? List.of(ap.getTargetRef()) : List.of();
-            for (var ref : refs) {
-                if (!(ref.getGroup().equals("gateway.networking.k8s.io") && ref.getKind().equals("Gateway"))) {
-                    out.add(PushMetric.AUTHZ_TARGET_UNSUPPORTED, name(c) + "|" + ref.getKind() + "/" + ref.getName(),
-                            "AuthorizationPolicy " + name(c) + ": targetRef " + ref.getGroup() + "/" + ref.getKind()
-                                    + " " + ref.getName() + " attaches to waypoints, whose L7 policies MeshPilot does not apply yet; "
-                                    + "the policy applies to no proxy through it");
+            for (var ref : WorkloadPolicyMatcher.targetRefs(ap.getTargetRefsList(), ap.getTargetRef(), ap.hasTargetRef())) {
+                if (ref.getGroup().equals("gateway.networking.k8s.io") && ref.getKind().equals("Gateway")
+                        || push.waypoints() && WorkloadPolicyMatcher.waypointKind(ref)) {
+                    continue;
                 }
+                out.add(PushMetric.AUTHZ_TARGET_UNSUPPORTED, name(c) + "|" + ref.getKind() + "/" + ref.getName(),
+                        "AuthorizationPolicy " + name(c) + ": targetRef " + ref.getGroup() + "/" + ref.getKind()
+                                + " " + ref.getName() + (WorkloadPolicyMatcher.waypointKind(ref)
+                                ? " attaches to waypoints, which are served only with PILOT_ENABLE_AMBIENT"
+                                : " is no kind a policy attaches to")
+                                + "; the policy applies to no proxy through it");
             }
         }
     }

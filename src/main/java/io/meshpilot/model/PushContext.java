@@ -90,6 +90,8 @@ public final class PushContext {
 
     /** Which services each waypoint serves (none unless ambient waypoints are on); set once in {@link #build}. */
     private volatile WaypointServices waypointServices = WaypointServices.NONE;
+    /** Whether waypoint proxies get config (PILOT_ENABLE_AMBIENT_WAYPOINTS); set once in {@link #build}. */
+    private volatile boolean waypoints;
 
     /** Whether sidecars and gateways send HBONE; set once in {@link #build}. */
     private volatile HboneSend hboneSend = HboneSend.OFF;
@@ -116,6 +118,11 @@ public final class PushContext {
 
     /** The server's metadata-exchange switches (PILOT_ENABLE_METADATA_EXCHANGE, PILOT_MX_ADDITIONAL_LABELS). */
     /** Which services each waypoint serves (istiod's ServicesForWaypoint). */
+    /** Whether waypoint proxies are served: policies may attach to them by targetRefs. */
+    public boolean waypoints() {
+        return waypoints;
+    }
+
     public WaypointServices waypointServices() {
         return waypointServices;
     }
@@ -305,6 +312,7 @@ public final class PushContext {
         push.metadataExchange = settings.metadataExchange();
         push.traceSampling = settings.traceSampling();
         push.gatewayApi = settings.gatewayApi();
+        push.waypoints = settings.waypoints();
         push.hboneSend = settings.hboneSend();
         push.waypointServices = settings.waypoints()
                 ? WaypointServices.of(services.values(), discovery::namespaceLabels) : WaypointServices.NONE;

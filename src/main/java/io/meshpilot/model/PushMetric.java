@@ -69,8 +69,9 @@ public record PushMetric(String name, String help) {
             "CUSTOM authorization policies whose provider is no ext_authz extension provider.");
     /**
      * Ours: an AuthorizationPolicy with {@code targetRef(s)} that names nothing MeshPilot
-     * serves (only Kubernetes Gateways, by their deployment's gateway-name label, are
-     * attachable; waypoints are not supported): it applies to no proxy, as for istiod's sidecars.
+     * serves (Kubernetes Gateways, by their deployment's gateway-name label, are attachable, and
+     * with ambient waypoints a Service, ServiceEntry or the {@code istio-waypoint} class): it
+     * applies to no proxy, as for istiod's sidecars.
      */
     public static final PushMetric AUTHZ_TARGET_UNSUPPORTED = of("pilot_authz_target_unsupported",
             "Authorization policies whose targetRefs attach them to no proxy MeshPilot serves.");

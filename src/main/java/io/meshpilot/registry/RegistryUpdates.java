@@ -30,4 +30,11 @@ public interface RegistryUpdates {
      * pushed to ztunnels only, not full (istiod's AmbientUpdate with AddressesUpdated).
      */
     void addressesUpdate(Set<String> keys);
+
+    /**
+     * The ambient index's own ztunnel Authorizations changed (the implicit waypoint policies,
+     * {@code namespace/name}): ztunnels get the Authorization type again (istiod's ConfigUpdate
+     * naming them as AuthorizationPolicies).
+     */
+    void ambientPoliciesUpdate(Set<String> names);
 }

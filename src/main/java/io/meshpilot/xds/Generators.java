@@ -86,7 +86,7 @@ final class Generators {
                 TypeUrls.ADDRESS, addresses,
                 TypeUrls.SECRET, EMPTY); // secrets only through forConnection, bound to the stream's verified identity
         this.ztunnel = Map.of(TypeUrls.ADDRESS, addresses, TypeUrls.WORKLOAD_AUTHORIZATION,
-                new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies()),
+                new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies(), indexes),
                 TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
         this.waypoint = WaypointGenerators.byType(eds, syncz, configDump);
     }

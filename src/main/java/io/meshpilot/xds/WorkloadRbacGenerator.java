@@ -2,20 +2,24 @@ package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.model.AmbientIndexes;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushMetric;
 import io.meshpilot.registry.ambient.ZtunnelPolicies;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * ztunnel's {@code istio.security.Authorization} type (istiod's WorkloadRBACGenerator,
  * pilot/pkg/xds/workload.go): every AuthorizationPolicy and PeerAuthentication as ztunnel
- * enforces it ({@link ZtunnelPolicies}), to a wildcard subscription, or the names subscribed.
+ * enforces it ({@link ZtunnelPolicies}) and the ambient index's implicit waypoint policies, to a
+ * wildcard subscription, or the names subscribed.
  * Delta streams get only what changed and the names of what is gone (the ADS protocol compares
  * each resource's version with what the stream holds). Nothing without PILOT_ENABLE_AMBIENT, as
  * istiod's empty ambient index. The conversion runs once per PushContext, not per ztunnel; what
@@ -31,15 +35,18 @@ final class WorkloadRbacGenerator implements Generator {
 
     private final boolean enabled;
     private final boolean dryRunEnabled;
+    private final Supplier<AmbientIndexes> indexes;
     private volatile Converted last;
 
     /**
      * @param enabled       PILOT_ENABLE_AMBIENT
      * @param dryRunEnabled AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY
+     * @param indexes       the ambient index, whose implicit waypoint policies are sent with the converted ones
      */
-    WorkloadRbacGenerator(boolean enabled, boolean dryRunEnabled) {
+    WorkloadRbacGenerator(boolean enabled, boolean dryRunEnabled, Supplier<AmbientIndexes> indexes) {
         this.enabled = enabled;
         this.dryRunEnabled = dryRunEnabled;
+        this.indexes = indexes;
     }
 
     /**
@@ -59,6 +66,12 @@ final class WorkloadRbacGenerator implements Generator {
             return List.of();
         }
         List<Any> all = converted(push).resources();
+        var implicit = indexes.get().waypointPolicies();
+        if (!implicit.isEmpty()) {
+            List<Any> withImplicit = new ArrayList<>(all);
+            implicit.values().forEach(a -> withImplicit.add(Any.pack(a)));
+            all = withImplicit;
+        }
         if (wildcard) {
             return all;
         }

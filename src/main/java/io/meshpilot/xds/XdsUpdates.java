@@ -87,6 +87,15 @@ public final class XdsUpdates implements RegistryUpdates {
         push(PushRequest.addresses(keys));
     }
 
+    /** A full push naming the policies as AuthorizationPolicies, which ztunnels' Authorization type follows. */
+    @Override
+    public void ambientPoliciesUpdate(Set<String> names) {
+        configUpdate(PushRequest.full(TriggerReason.AMBIENT, names.stream().map(n -> {
+            int slash = n.indexOf('/');
+            return new ConfigKey("AuthorizationPolicy", n.substring(0, slash), n.substring(slash + 1));
+        }).toArray(ConfigKey[]::new)));
+    }
+
     /** A service added, changed or deleted by a registry: a full push naming it. */
     @Override
     public void svcUpdate(ShardKey shard, String hostname, String namespace, boolean deleted) {

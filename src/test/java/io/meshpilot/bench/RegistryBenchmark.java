@@ -87,6 +87,11 @@ public class RegistryBenchmark {
         public void addressesUpdate(Set<String> keys) {
             pushes.incrementAndGet();
         }
+
+        @Override
+        public void ambientPoliciesUpdate(Set<String> names) {
+            pushes.incrementAndGet();
+        }
     };
 
     static Config serviceEntry(int i) {

@@ -11,7 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A real EndpointIndex behind the RegistryUpdates contract, recording what each update would
  * push: "eds-incremental host", "eds-full host", "svc host", "svcdelete host", "gateways",
- * "addresses key,key" (sorted).
+ * "addresses key,key", "ambient-policies name,name" (sorted).
  */
 public final class RecordingUpdates implements RegistryUpdates {
     public final EndpointIndex index = new EndpointIndex();
@@ -47,6 +47,11 @@ public final class RecordingUpdates implements RegistryUpdates {
     @Override
     public void addressesUpdate(Set<String> keys) {
         pushes.add("addresses " + String.join(",", new TreeSet<>(keys)));
+    }
+
+    @Override
+    public void ambientPoliciesUpdate(Set<String> names) {
+        pushes.add("ambient-policies " + String.join(",", new TreeSet<>(names)));
     }
 
     public List<String> take() {

@@ -8,6 +8,20 @@ import io.meshpilot.model.WaypointServices;
 
 /** A waypoint's node as istio-agent sends it for a pod of the {@code waypoint} template, parsed as the server parses it. */
 public final class WaypointNode {
+    /**
+     * An AuthorizationPolicy in {@code shop} whose selector names the pods of waypoint
+     * {@code waypoint}: istiod never applies a selector policy to a waypoint.
+     */
+    public static final String SELECTOR_POLICY = """
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: by-selector, namespace: shop}
+            spec:
+              selector: {matchLabels: {gateway.networking.k8s.io/gateway-name: waypoint}}
+              action: DENY
+              rules: [{to: [{operation: {paths: [/selected]}}]}]
+            """;
+
     private WaypointNode() {
     }
 

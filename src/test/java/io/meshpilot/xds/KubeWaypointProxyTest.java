@@ -16,11 +16,20 @@ import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsParameters;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.meshpilot.api.workload.Address;
+import io.meshpilot.api.workload.GatewayAddress;
+import io.meshpilot.api.workload.NamespacedHostname;
 import io.meshpilot.bootstrap.MeshPilotServer;
 import io.meshpilot.testing.AdsClient;
 import io.meshpilot.testing.CapturedLog;
+import io.meshpilot.testing.DeltaAdsClient;
+import io.meshpilot.testing.RbacPolicies;
 import io.meshpilot.testing.TestServers;
+import io.meshpilot.testing.WaypointNode;
 import io.meshpilot.testing.kube.FakeApiServer;
 import io.meshpilot.testing.kube.Kubectl;
 import java.nio.file.Path;
@@ -219,6 +228,101 @@ class KubeWaypointProxyTest {
                     "a pod ztunnel does not capture keeps its own address: " + scaled);
         } finally {
             kubectl.run("delete", "-n", "shop", "endpointslice", "reviews-v1-1", "--ignore-not-found").ok();
+        }
+    }
+
+    /**
+     * Point 4 of issue 35, L7 policy: over xDS the waypoint's chain for {@code reviews} gets the
+     * RBAC of a policy targeting its Gateway and of one targeting the Service {@code reviews}
+     * (kind Service, core group), the chain of {@code reviews-v1} only the Gateway's, and no chain
+     * the policy that selects the waypoint's pods by label (istiod ignores selectors for waypoints).
+     */
+    @Test
+    void policiesTargetingTheWaypointOrItsServiceReachItsChainsAndASelectorPolicyNever() throws Exception {
+        String v1Chain = "inbound-vip|9080|http|reviews-v1.shop.svc.cluster.local";
+        try (AdsClient waypoint = waypoint()) {
+            kubectl.runWithInput("""
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: no-admin, namespace: shop}
+                    spec:
+                      targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: waypoint}]
+                      action: DENY
+                      rules: [{to: [{operation: {paths: [/admin]}}]}]
+                    ---
+                    apiVersion: security.istio.io/v1
+                    kind: AuthorizationPolicy
+                    metadata: {name: reviews-readers, namespace: shop}
+                    spec:
+                      targetRefs: [{group: "", kind: Service, name: reviews}]
+                      rules: [{from: [{source: {principals: [cluster.local/ns/shop/sa/productpage]}}], to: [{operation: {methods: [GET]}}]}]
+                    ---
+                    """ + WaypointNode.SELECTOR_POLICY, "apply", "-f", "-").ok();
+            waypoint.subscribe(TypeUrls.LISTENER, List.of());
+            Map<String, Listener> listeners = awaitListeners(waypoint, l -> chain(l.get("main_internal"), REVIEWS_CHAIN)
+                    .map(c -> RbacPolicies.of(hcm(c)).size() == 2).orElse(false));
+            Listener main = listeners.get("main_internal");
+            Map<String, String> reviews = RbacPolicies.of(hcm(chain(main, REVIEWS_CHAIN).orElseThrow()));
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]", "ALLOW ns[shop]-policy[reviews-readers]-rule[0]"),
+                    List.copyOf(reviews.keySet()));
+            assertTrue(reviews.get("ALLOW ns[shop]-policy[reviews-readers]-rule[0]").contains(
+                    "{\"filterState\":{\"key\":\"io.istio.peer_principal\",\"stringMatch\":"
+                            + "{\"exact\":\"spiffe://cluster.local/ns/shop/sa/productpage\"}}}"),
+                    "the source is the HBONE peer: " + reviews);
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]"),
+                    List.copyOf(RbacPolicies.of(hcm(chain(main, v1Chain).orElseThrow())).keySet()));
+            assertEquals(List.of("DENY ns[shop]-policy[no-admin]-rule[0]"),
+                    List.copyOf(RbacPolicies.of(hcm(chain(main, "direct-http").orElseThrow())).keySet()));
+        } finally {
+            kubectl.run("delete", "-n", "shop", "authorizationpolicy", "no-admin", "reviews-readers", "by-selector",
+                    "--ignore-not-found").ok();
+        }
+    }
+
+    /**
+     * Point 4 of issue 35, a waypoint deployed by hand: a Gateway of class istio-waypoint that
+     * names its own Service ({@code spec.addresses}, so nothing is deployed for it) becomes a
+     * waypoint once the status writer gives it that Service's address, and a service labelled
+     * {@code istio.io/use-waypoint} with it reaches ztunnel bound to it (istiod's waypoints.go:
+     * the Gateway's Hostname status address, port 15008).
+     */
+    @Test
+    void aWaypointDeployedByHandIsBoundOnceItsGatewayHasAnAddress() throws Exception {
+        String ratings = "shop/ratings.shop.svc.cluster.local";
+        try (DeltaAdsClient ztunnel = new DeltaAdsClient(server.ports().get("grpc"), ZtunnelAuthorizationXdsTest.ZTUNNEL)) {
+            kubectl.runWithInput(ambientService("ratings", "10.96.0.13", "10.0.1.13")
+                    + KubeGammaRoutesTest.serviceWithEndpoint("shop", "hand-wp", "mesh", 15008, "10.0.1.20", 15008,
+                    "10.96.0.20", "{}") + """
+                    apiVersion: gateway.networking.k8s.io/v1
+                    kind: Gateway
+                    metadata: {name: hand-wp, namespace: shop}
+                    spec:
+                      gatewayClassName: istio-waypoint
+                      addresses: [{type: Hostname, value: hand-wp.shop.svc.cluster.local}]
+                      listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+                    """, "apply", "-f", "-").ok();
+            kubectl.run("label", "service", "-n", "shop", "ratings", "istio.io/use-waypoint=hand-wp").ok();
+            ztunnel.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(TypeUrls.ADDRESS));
+            GatewayAddress expected = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setHostname(
+                    NamespacedHostname.newBuilder().setNamespace("shop").setHostname("hand-wp.shop.svc.cluster.local")).build();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            Address last = null;
+            while (last == null || !last.getService().getWaypoint().equals(expected)) {
+                DeltaDiscoveryResponse r = ztunnel.next(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+                if (r == null) {
+                    throw new AssertionError("ratings not bound to hand-wp within " + WAIT.toSeconds() + " s; last " + last
+                            + "; the Gateway: " + kubectl.run("get", "-n", "shop", "gateway", "hand-wp", "-o", "json").stdout());
+                }
+                ztunnel.ack(r);
+                for (Resource res : r.getResourcesList()) {
+                    if (res.getName().equals(ratings)) {
+                        last = res.getResource().unpack(Address.class);
+                    }
+                }
+            }
+        } finally {
+            kubectl.run("delete", "-n", "shop", "gateway", "hand-wp", "--ignore-not-found").ok();
+            kubectl.run("delete", "-n", "shop", "service", "hand-wp", "ratings", "--ignore-not-found").ok();
         }
     }
 

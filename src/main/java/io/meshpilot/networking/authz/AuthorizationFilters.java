@@ -11,6 +11,8 @@ import io.meshpilot.api.security.v1beta1.Rule;
 import io.meshpilot.config.Config;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.Service;
+import io.meshpilot.model.WorkloadPolicyMatcher;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -56,29 +58,46 @@ public final class AuthorizationFilters {
             .addPermissions(RbacRules.permissionNot(RbacRules.PERMISSION_ANY))
             .addPrincipals(RbacRules.principalNot(RbacRules.PRINCIPAL_ANY)).build();
 
-    private static final AuthorizationFilters NONE = new AuthorizationFilters(SelectedPolicies.NONE, null, null);
+    private static final AuthorizationFilters NONE = new AuthorizationFilters(SelectedPolicies.NONE, null, null, false);
 
     private final SelectedPolicies policies;
     private final TrustDomainBundle trustDomains;
     private final PushContext push;
+    private final boolean peerFromFilterState;
     private List<HttpFilter> customHttp;
     private List<HttpFilter> http;
     private List<Filter> customTcp;
     private List<Filter> tcp;
 
-    private AuthorizationFilters(SelectedPolicies policies, TrustDomainBundle trustDomains, PushContext push) {
+    private AuthorizationFilters(SelectedPolicies policies, TrustDomainBundle trustDomains, PushContext push,
+                                 boolean peerFromFilterState) {
         this.policies = policies;
         this.trustDomains = trustDomains;
         this.push = push;
+        this.peerFromFilterState = peerFromFilterState;
     }
 
     /** The filters for {@code proxy}; cheap when no policy applies to it. */
     public static AuthorizationFilters forProxy(Proxy proxy, PushContext push) {
-        SelectedPolicies selected = SelectedPolicies.forProxy(proxy, push);
+        return of(SelectedPolicies.forProxy(proxy, push), push, false);
+    }
+
+    /**
+     * The filters of a waypoint's chain for {@code service} (null: the chains for traffic
+     * addressed to a workload), as istiod's authz.NewBuilderForService with useFilterState: the
+     * policies targeting the waypoint, its class or that service, with source identities read
+     * from the HBONE peer in filter state.
+     */
+    public static AuthorizationFilters forWaypoint(Proxy waypoint, PushContext push, Service service) {
+        return of(SelectedPolicies.matching(WorkloadPolicyMatcher.forProxy(waypoint, push.rootNamespace())
+                .withService(service), push), push, true);
+    }
+
+    private static AuthorizationFilters of(SelectedPolicies selected, PushContext push, boolean peerFromFilterState) {
         if (selected.isEmpty()) {
             return NONE;
         }
-        return new AuthorizationFilters(selected, TrustDomainBundle.of(push.mesh()), push);
+        return new AuthorizationFilters(selected, TrustDomainBundle.of(push.mesh()), push, peerFromFilterState);
     }
 
     /** Whether no AuthorizationPolicy applies to the proxy. */
@@ -197,7 +216,8 @@ public final class AuthorizationFilters {
                 String name = policyName(c, i, providerName);
                 try {
                     RuleModel m = RuleModel.of(c.namespace(), ap.getRules(i)).withTrustDomains(trustDomains);
-                    current.putPolicies(name, m.generate(forTcp ? Chain.TCP : Chain.HTTP, action));
+                    Policy generated = m.generate(forTcp ? Chain.TCP : Chain.HTTP, action);
+                    current.putPolicies(name, peerFromFilterState ? RbacRules.peerFromFilterState(generated) : generated);
                 } catch (UnsupportedValue e) {
                     LOG.log(forTcp ? Level.DEBUG : Level.WARNING, "skipped rule " + name + " on "
                             + (forTcp ? "TCP" : "HTTP") + " filter chain: " + e.getMessage());

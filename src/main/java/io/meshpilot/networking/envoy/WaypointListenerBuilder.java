@@ -36,6 +36,7 @@ import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.Service;
 import io.meshpilot.networking.ClusterNames;
+import io.meshpilot.networking.authz.AuthorizationFilters;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -53,8 +54,10 @@ import java.util.TreeSet;
  * <li>{@code main_internal} (an internal listener): one chain per served service port, chosen by
  * a matcher on the destination IP (the service's VIPs) and port; HTTP ports get a connection
  * manager with the service's routes ({@link WaypointRoutes}), TCP ports a tcp_proxy (by its tcp or tls route), ports of
- * unknown protocol both behind an application-protocol match. Chains {@code direct-tcp} and
- * {@code direct-http} carry traffic addressed to a workload to {@code encap}.</li>
+ * unknown protocol both behind an application-protocol match; each behind the RBAC of the
+ * AuthorizationPolicies targeting the waypoint, its class or that service
+ * ({@link AuthorizationFilters#forWaypoint}). Chains {@code direct-tcp} and {@code direct-http}
+ * carry traffic addressed to a workload to {@code encap}, behind the policies targeting the waypoint.</li>
  * <li>{@code connect_originate} (an internal listener): tcp_proxy tunnelling to the
  * {@code connect_originate} cluster with CONNECT to the original destination.</li>
  * </ol>
@@ -122,15 +125,17 @@ public final class WaypointListenerBuilder {
         Map<Integer, Protocol> portProtocols = new TreeMap<>();
         for (Service svc : routes.services()) {
             Map<String, Matcher.OnMatch> byPort = new TreeMap<>();
+            AuthorizationFilters authz = AuthorizationFilters.forWaypoint(proxy, routes.push(), svc);
             for (Port p : svc.ports()) {
                 if (p.protocol() == Protocol.UDP) {
                     continue;
                 }
                 String tcpName = ClusterNames.inboundVip(p.port(), "tcp", "", svc.hostname());
                 String httpName = ClusterNames.inboundVip(p.port(), "http", "", svc.hostname());
-                FilterChain tcp = FilterChain.newBuilder().setName(tcpName).addFilters(routes.tcpProxy(svc, p)).build();
+                FilterChain tcp = FilterChain.newBuilder().setName(tcpName).addAllFilters(authz.customTcp())
+                        .addAllFilters(authz.tcp()).addFilters(routes.tcpProxy(svc, p)).build();
                 FilterChain http = FilterChain.newBuilder().setName(httpName)
-                        .addFilters(hcmFilter(serviceHcm(httpName, p.port(), routes.routes(svc, p)))).build();
+                        .addFilters(hcmFilter(serviceHcm(httpName, p.port(), routes.routes(svc, p), authz))).build();
                 String port = Integer.toString(p.port());
                 if (p.protocol() == Protocol.UNSUPPORTED) {
                     chains.add(tcp);
@@ -155,11 +160,13 @@ public final class WaypointListenerBuilder {
                 vips.addRangeMatchers(range);
             }
         }
+        AuthorizationFilters direct = AuthorizationFilters.forWaypoint(proxy, routes.push(), null);
         chains.add(FilterChain.newBuilder().setName("direct-tcp").addFilters(connectAuthorityNetwork())
+                .addAllFilters(direct.customTcp()).addAllFilters(direct.tcp())
                 .addFilters(EnvoyFilters.tcpProxy(ENCAP, ENCAP)).build());
         chains.add(FilterChain.newBuilder().setName("direct-http").addFilters(connectAuthorityNetwork())
                 .addFilters(hcmFilter(serviceHcm(ENCAP, 0, List.of(
-                        SidecarInboundListenerBuilder.defaultInboundRoute(ENCAP, "", 0))))).build());
+                        SidecarInboundListenerBuilder.defaultInboundRoute(ENCAP, "", 0)), direct))).build());
         Matcher byIp = Matcher.newBuilder().setMatcherTree(Matcher.MatcherTree.newBuilder()
                 .setInput(input("ip", DestinationIPInput.getDefaultInstance()))
                 .setCustomMatch(TypedExtensionConfig.newBuilder().setName("ip").setTypedConfig(Any.pack(vips.build()))))
@@ -190,10 +197,16 @@ public final class WaypointListenerBuilder {
         return f.build();
     }
 
-    /** A served service port's connection manager: its routes inline (no RDS for inbound traffic). */
-    private static HttpConnectionManager serviceHcm(String cluster, int port, List<Route> routes) {
+    /**
+     * A served service port's connection manager: its routes inline (no RDS for inbound traffic),
+     * the authorization filters first (istiod's buildWaypointHTTPFilters: CUSTOM, then RBAC).
+     */
+    private static HttpConnectionManager serviceHcm(String cluster, int port, List<Route> routes,
+                                                    AuthorizationFilters authz) {
         return EnvoyFilters.hcm(EnvoyFilters.delimited("inbound_" + EnvoyFilters.WILDCARD + "_" + port))
                 .setRouteConfig(SidecarInboundListenerBuilder.inboundRoutes(cluster, port, routes))
+                .addAllHttpFilters(authz.customHttp())
+                .addAllHttpFilters(authz.http())
                 .addAllHttpFilters(EnvoyFilters.httpFilters())
                 .build();
     }

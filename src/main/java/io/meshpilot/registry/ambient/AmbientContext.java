@@ -14,10 +14,18 @@ import java.util.function.Function;
  * @param trustDomain the mesh's trust domain as istiod's pickTrustDomain sends it: "" for cluster.local
  * @param namespaces  a namespace by name, or null
  * @param nodes       a node by name, or null
+ * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY: workloads name their waypoints' implicit policies
  */
 record AmbientContext(String clusterId, String domainSuffix, String network, String trustDomain,
                       Function<String, V1Namespace> namespaces, Function<String, V1Node> nodes,
-                      Waypoints waypoints, WorkloadPolicies policies) {
+                      Waypoints waypoints, WorkloadPolicies policies, boolean allowFromWaypoint) {
+
+    /** Without the implicit waypoint policies. */
+    AmbientContext(String clusterId, String domainSuffix, String network, String trustDomain,
+                   Function<String, V1Namespace> namespaces, Function<String, V1Node> nodes,
+                   Waypoints waypoints, WorkloadPolicies policies) {
+        this(clusterId, domainSuffix, network, trustDomain, namespaces, nodes, waypoints, policies, false);
+    }
 
     /** istiod's pickTrustDomain: the mesh's trust domain, sent only when it is not the default. */
     static String sentTrustDomain(String meshTrustDomain) {

@@ -1,5 +1,6 @@
 package io.meshpilot.registry.ambient;
 
+import io.meshpilot.api.workload.security.Authorization;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.model.AmbientIndexes;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -30,6 +32,28 @@ public final class AmbientIndex implements AmbientIndexes {
     private final Map<String, Set<String>> workloadsByService = new ConcurrentHashMap<>();
     /** node -> the uids of its workloads. */
     private final Map<String, Set<String>> workloadsByNode = new ConcurrentHashMap<>();
+
+    /** The implicit waypoint policies; replaced whole. */
+    private volatile Map<String, Authorization> waypointPolicies = Map.of();
+
+    @Override
+    public Map<String, Authorization> waypointPolicies() {
+        return waypointPolicies;
+    }
+
+    /** Replaces the implicit waypoint policies; the names of those added, changed or removed. */
+    Set<String> putWaypointPolicies(Map<String, Authorization> policies) {
+        Map<String, Authorization> old = waypointPolicies;
+        Set<String> changed = new TreeSet<>();
+        policies.forEach((k, v) -> {
+            if (!v.equals(old.get(k))) {
+                changed.add(k);
+            }
+        });
+        old.keySet().stream().filter(k -> !policies.containsKey(k)).forEach(changed::add);
+        waypointPolicies = Map.copyOf(policies);
+        return changed;
+    }
 
     /** Records a workload; false when it is the one already held. */
     boolean putWorkload(AddressInfo w) {

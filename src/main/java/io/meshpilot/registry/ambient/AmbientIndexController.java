@@ -14,6 +14,7 @@ import io.meshpilot.kube.controllers.Backoff;
 import io.meshpilot.kube.controllers.ControllerQueue;
 import io.meshpilot.kube.controllers.ControllerQueue.Outcome;
 import io.meshpilot.kube.controllers.ObjectEvents;
+import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.registry.RegistryUpdates;
 import io.meshpilot.registry.kube.KubeInformers;
@@ -54,9 +55,10 @@ public final class AmbientIndexController implements AutoCloseable {
      * @param systemNamespace istiod's namespace: its {@code topology.istio.io/network} label is the network
      * @param kubernetesServicesSelectEntries PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: a Service's selector
      *                                        selects WorkloadEntries too
+     * @param allowFromWaypoint PILOT_AUTO_ALLOW_WAYPOINT_POLICY: each waypoint's implicit ALLOW policy
      */
     public record Options(String clusterId, String domainSuffix, String systemNamespace,
-                          boolean kubernetesServicesSelectEntries) {
+                          boolean kubernetesServicesSelectEntries, boolean allowFromWaypoint) {
     }
 
     private final Options options;
@@ -66,11 +68,18 @@ public final class AmbientIndexController implements AutoCloseable {
     private final AmbientIndex index = new AmbientIndex();
     private final ControllerQueue<Change> queue;
     private final ControllerQueue<Change>.Term term;
-    /** The waypoints' Services (ServiceWaypoints), unless a caller plugs in others. */
+    /** The waypoints of the Gateways, else of their Services (ServiceWaypoints), unless a caller plugs in others. */
     private volatile Waypoints waypoints;
+    private final GatewayWaypoints gatewayWaypoints;
+    /** The Gateways last reported; read on the controller's thread. */
+    private volatile List<GatewayApiObject> gateways = List.of();
     /** Keys of the waypoint Services seen: their change or removal rebinds services anywhere. */
     private final Set<String> waypointServices = ConcurrentHashMap.newKeySet();
     private volatile WorkloadPolicies policies = WorkloadPolicies.NONE;
+    /** Keys of the waypoints' pods seen: their coming or going changes the waypoints' identities. */
+    private final Set<String> waypointPods = ConcurrentHashMap.newKeySet();
+    /** Set on the controller's thread when the waypoints or their pods may have changed. */
+    private boolean waypointsTouched;
     /** ServiceEntries and WorkloadEntries; none until {@link #watchConfig}. */
     private volatile ConfigStore config;
     // the rest is the controller thread's own
@@ -82,7 +91,7 @@ public final class AmbientIndexController implements AutoCloseable {
     /** The WorkloadEntries ({@code namespace/name}) that are workloads. */
     private final Set<String> workloadEntries = new HashSet<>();
 
-    private enum Kind { POD, SERVICE, NAMESPACE, NODE, SERVICE_ENTRY, WORKLOAD_ENTRY, ALL }
+    private enum Kind { POD, SERVICE, NAMESPACE, NODE, GATEWAYS, SERVICE_ENTRY, WORKLOAD_ENTRY, ALL }
 
     private record Change(Kind kind, String name) {
     }
@@ -94,7 +103,9 @@ public final class AmbientIndexController implements AutoCloseable {
         this.informers = informers;
         this.updates = updates;
         this.mesh = mesh;
-        this.waypoints = new ServiceWaypoints(informers.services(), options.domainSuffix());
+        ServiceWaypoints managed = new ServiceWaypoints(informers.services(), informers.pods(), options.domainSuffix());
+        this.gatewayWaypoints = new GatewayWaypoints(managed, managed::serviceAccounts);
+        this.waypoints = gatewayWaypoints;
         this.queue = new ControllerQueue<>("ambient-index-" + options.clusterId(), NO_RETRY, this::handle);
         informers.pods().addEventHandler(ObjectEvents.each(p -> enqueue(Kind.POD, key(p))));
         informers.services().addEventHandler(ObjectEvents.each(s -> enqueue(Kind.SERVICE, key(s))));
@@ -116,6 +127,15 @@ public final class AmbientIndexController implements AutoCloseable {
     public void useWaypoints(Waypoints found) {
         this.waypoints = found;
         enqueue(Kind.ALL, "");
+    }
+
+    /**
+     * The Gateways now (istiod reads its waypoints from them): one whose status has an address is
+     * a waypoint; when the waypoints change, everything is built again.
+     */
+    public void gatewaysChanged(List<GatewayApiObject> gateways) {
+        this.gateways = List.copyOf(gateways);
+        enqueue(Kind.GATEWAYS, "");
     }
 
     /** The seam for workloads' {@code authorization_policies}; everything is built again with it. */
@@ -172,19 +192,46 @@ public final class AmbientIndexController implements AutoCloseable {
                 case SERVICE -> service(change.name(), ctx, changed);
                 case NAMESPACE -> namespace(change.name(), ctx, changed);
                 case NODE -> node(change.name(), ctx, changed);
+                case GATEWAYS -> {
+                    if (gatewayWaypoints.update(gateways, ctx.network())) {
+                        all(ctx, changed); // istio.io/use-waypoint anywhere may name a waypoint that came or went
+                    }
+                }
                 case SERVICE_ENTRY -> serviceEntry(change.name(), ctx, changed);
                 case WORKLOAD_ENTRY -> workloadEntry(change.name(), ctx, changed);
                 case ALL -> all(ctx, changed);
+            }
+            if (waypointsTouched && options.allowFromWaypoint()) {
+                waypointPolicies(ctx, changed);
             }
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "ambient index " + options.clusterId() + ": " + change.kind() + " " + change.name()
                     + " failed: " + e);
             LOG.log(Level.DEBUG, "ambient index failure", e);
+        } finally {
+            waypointsTouched = false;
         }
         if (!changed.isEmpty()) {
             updates.addressesUpdate(changed);
         }
         return Outcome.DONE;
+    }
+
+    /**
+     * The implicit waypoint policies again; when one appears or goes, the workloads are built
+     * again (they name it), and ztunnels get the Authorizations that changed.
+     */
+    private void waypointPolicies(AmbientContext ctx, Set<String> changed) {
+        String trustDomain = mesh.get().getTrustDomain().isEmpty() ? "cluster.local" : mesh.get().getTrustDomain();
+        Set<String> before = Set.copyOf(index.waypointPolicies().keySet());
+        Set<String> updated = index.putWaypointPolicies(ImplicitWaypointPolicies.of(waypoints.all(), trustDomain));
+        if (updated.isEmpty()) {
+            return;
+        }
+        if (!before.equals(index.waypointPolicies().keySet())) {
+            all(ctx, changed);
+        }
+        updates.ambientPoliciesUpdate(updated);
     }
 
     private AmbientContext context() {
@@ -195,7 +242,7 @@ public final class AmbientIndexController implements AutoCloseable {
                 systemLabels.getOrDefault(PodConversion.NETWORK_LABEL, ""),
                 AmbientContext.sentTrustDomain(mesh.get().getTrustDomain()),
                 informers.namespaces().getIndexer()::getByKey, informers.nodes().getIndexer()::getByKey,
-                waypoints, policies);
+                waypoints, policies, options.allowFromWaypoint());
     }
 
     private void pod(String key, AmbientContext ctx, Set<String> changed) {
@@ -203,6 +250,9 @@ public final class AmbientIndexController implements AutoCloseable {
         String namespace = key.substring(0, slash);
         String uid = PodWorkloads.uid(options.clusterId(), namespace, key.substring(slash + 1));
         V1Pod pod = informers.pods().getIndexer().getByKey(key);
+        boolean waypointInstance = pod != null && pod.getMetadata().getLabels() != null
+                && pod.getMetadata().getLabels().containsKey(ServiceWaypoints.GATEWAY_NAME);
+        waypointsTouched |= waypointInstance ? waypointPods.add(key) : waypointPods.remove(key);
         AddressInfo built = pod == null || !informers.discovery().selects(namespace) ? null
                 : PodWorkloads.build(pod, ctx, index.servicesIn(namespace));
         if (built == null ? index.removeWorkload(uid) : index.putWorkload(built)) {
@@ -403,6 +453,7 @@ public final class AmbientIndexController implements AutoCloseable {
 
     /** Services first: workloads are built against them. What is gone from the informers is removed. */
     private void all(AmbientContext ctx, Set<String> changed) {
+        waypointsTouched = true;
         Set<String> services = new HashSet<>();
         informers.services().getIndexer().list().forEach(s -> services.add(key(s)));
         index.services().stream().filter(s -> s.source() == ServiceInfo.Source.SERVICE)

@@ -72,19 +72,23 @@ final class KubeServiceAddresses {
             }
         }
         Map<String, String> nsLabels = ctx.namespaceLabels(namespace);
+        Waypoints.Waypoint waypoint = null;
         if (!"istio.io-mesh-controller".equals(labels.get(MANAGED_BY)) && !"istio.io-eastwest-controller".equals(labels.get(MANAGED_BY))) {
             // a waypoint or an east-west gateway has no waypoint itself (istiod's fetchWaypointForService)
-            ctx.waypoints().forTarget(labels, namespace, nsLabels)
-                    .filter(Waypoints.Waypoint::forServices)
-                    .ifPresent(w -> out.setWaypoint(w.address()));
+            waypoint = ctx.waypoints().forTarget(labels, namespace, nsLabels)
+                    .filter(Waypoints.Waypoint::forServices).orElse(null);
+        }
+        if (waypoint != null) {
+            out.setWaypoint(waypoint.address());
         }
         LoadBalancing lb = loadBalancing(svc, ctx.namespaceAnnotations(namespace));
         if (lb != null) {
             out.setLoadBalancing(lb);
         }
         Service built = out.build();
-        return new ServiceInfo(ServiceInfo.Source.SERVICE, namespace, AddressInfo.of(Address.newBuilder().setService(built).build()),
-                orEmpty(spec.getSelector()), portNames);
+        return new ServiceInfo(ServiceInfo.Source.SERVICE, namespace,
+                AddressInfo.of(Address.newBuilder().setService(built).build()),
+                orEmpty(spec.getSelector()), portNames, waypoint);
     }
 
     /** {@code gateway.istio.io/managed}: "istio.io-mesh-controller" marks a waypoint's own Service. */

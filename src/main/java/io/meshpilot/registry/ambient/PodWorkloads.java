@@ -87,12 +87,20 @@ final class PodWorkloads {
                 .setWorkloadType(WorkloadType.POD)
                 .setCanonicalName(canonicalName(labels, workloadName))
                 .setCanonicalRevision(canonicalRevision(labels));
-        if (!waypointInstance(labels, namespace, ctx.waypoints())) {
-            ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
-                    .filter(Waypoints.Waypoint::forWorkloads)
-                    .ifPresent(wp -> w.setWaypoint(wp.address()));
+        Waypoints.Waypoint waypoint = waypointInstance(labels, namespace, ctx.waypoints()) ? null
+                : ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
+                        .filter(Waypoints.Waypoint::forWorkloads).orElse(null);
+        if (waypoint != null) {
+            w.setWaypoint(waypoint.address());
         }
-        putServices(w, pod, services);
+        List<ServiceInfo> selecting = new ArrayList<>();
+        services.forEach(s -> {
+            if (s.selects(labels)) {
+                selecting.add(s);
+            }
+        });
+        putServices(w, pod, selecting);
+        w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(ctx, waypoint, selecting));
         // istiod's getPodLocality: the node's topology labels; none while the pod is unscheduled
         var locality = PodConversion.nodeLocality(node.isEmpty() ? null : ctx.nodes().apply(node));
         if (!(locality.region() + locality.zone() + locality.subzone()).isEmpty()) {
@@ -179,18 +187,14 @@ final class PodWorkloads {
     }
 
     /**
-     * istiod's constructServices over the services selecting the pod: each under
+     * istiod's constructServices over the services selecting the pod ({@code services}): each under
      * {@code namespace/hostname}, with its ports; a named target port is the pod's port of that
      * name, and a port the pod does not name is left out; a ServiceEntry's port takes the pod's
      * port of its name, if there is one.
      */
     private static void putServices(Workload.Builder w, V1Pod pod, Iterable<ServiceInfo> services) {
-        Map<String, String> labels = KubeServiceAddresses.orEmpty(pod.getMetadata().getLabels());
         Map<String, Integer> podPorts = null;
         for (ServiceInfo svc : services) {
-            if (!svc.selects(labels)) {
-                continue;
-            }
             PortList.Builder ports = PortList.newBuilder();
             for (Port p : svc.address().address().getService().getPortsList()) {
                 int target = p.getTargetPort();

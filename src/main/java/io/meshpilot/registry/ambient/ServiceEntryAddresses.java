@@ -95,7 +95,7 @@ final class ServiceEntryAddresses {
             }
             out.add(new ServiceInfo(ServiceInfo.Source.SERVICE_ENTRY, config.namespace(),
                     AddressInfo.of(Address.newBuilder().setService(s).build()),
-                    se.getWorkloadSelector().getLabelsMap(), portNames));
+                    se.getWorkloadSelector().getLabelsMap(), portNames, waypoint.orElse(null)));
         }
         return out;
     }

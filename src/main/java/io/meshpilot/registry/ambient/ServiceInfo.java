@@ -13,12 +13,19 @@ import java.util.Map;
  * @param selector  {@code spec.selector} or a ServiceEntry's {@code workloadSelector.labels}
  *                  (empty: the service selects no workload by labels)
  * @param portNames service port -> its name and named target port, for workloads' named ports
+ * @param waypoint  the waypoint the service uses, or null
  */
 record ServiceInfo(Source source, String namespace, AddressInfo address, Map<String, String> selector,
-                   Map<Integer, PortName> portNames) {
+                   Map<Integer, PortName> portNames, Waypoints.Waypoint waypoint) {
     ServiceInfo {
         selector = Map.copyOf(selector);
         portNames = Map.copyOf(portNames);
+    }
+
+    /** A service that uses no waypoint. */
+    ServiceInfo(Source source, String namespace, AddressInfo address, Map<String, String> selector,
+                Map<Integer, PortName> portNames) {
+        this(source, namespace, address, selector, portNames, null);
     }
 
     /** istiod's ServiceInfo.Source kind. */
@@ -31,7 +38,7 @@ record ServiceInfo(Source source, String namespace, AddressInfo address, Map<Str
     /** This service with its ztunnel Service replaced (istiod's setCanonical). */
     ServiceInfo withService(Service service) {
         return new ServiceInfo(source, namespace, AddressInfo.of(Address.newBuilder().setService(service).build()),
-                selector, portNames);
+                selector, portNames, waypoint);
     }
 
     /** The key workloads list the service under: {@code namespace/hostname}. */

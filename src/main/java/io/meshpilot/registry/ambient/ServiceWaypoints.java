@@ -1,10 +1,13 @@
 package io.meshpilot.registry.ambient;
 
 import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.meshpilot.api.workload.GatewayAddress;
 import io.meshpilot.api.workload.NamespacedHostname;
 import io.meshpilot.registry.kube.KubeInformers;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -25,10 +28,14 @@ public final class ServiceWaypoints implements Waypoints {
     static final int HBONE_PORT = 15008;
 
     private final SharedIndexInformer<V1Service> services;
+    private final SharedIndexInformer<V1Pod> pods;
     private final String domainSuffix;
 
-    public ServiceWaypoints(SharedIndexInformer<V1Service> services, String domainSuffix) {
+    /** @param pods the waypoints' instances: their service accounts are the waypoints' identities */
+    public ServiceWaypoints(SharedIndexInformer<V1Service> services, SharedIndexInformer<V1Pod> pods,
+                            String domainSuffix) {
         this.services = services;
+        this.pods = pods;
         this.domainSuffix = domainSuffix;
     }
 
@@ -42,14 +49,45 @@ public final class ServiceWaypoints implements Waypoints {
     public Optional<Waypoint> find(String namespace, String name) {
         for (V1Service svc : services.getIndexer().byIndex(KubeInformers.BY_NAMESPACE, namespace)) {
             if (isWaypoint(svc) && name.equals(svc.getMetadata().getLabels().get(GATEWAY_NAME))) {
-                GatewayAddress address = GatewayAddress.newBuilder()
-                        .setHostname(NamespacedHostname.newBuilder().setNamespace(namespace)
-                                .setHostname(svc.getMetadata().getName() + "." + namespace + ".svc." + domainSuffix))
-                        .setHboneMtlsPort(HBONE_PORT).build();
-                return Optional.of(new Waypoint(address,
-                        svc.getMetadata().getLabels().getOrDefault(WAYPOINT_FOR, "service")));
+                return Optional.of(waypoint(svc));
             }
         }
         return Optional.empty();
+    }
+
+    @Override
+    public List<Waypoint> all() {
+        List<Waypoint> out = new ArrayList<>();
+        for (V1Service svc : services.getIndexer().list()) {
+            if (isWaypoint(svc)) {
+                out.add(waypoint(svc));
+            }
+        }
+        return out;
+    }
+
+    private Waypoint waypoint(V1Service svc) {
+        String namespace = svc.getMetadata().getNamespace();
+        String name = svc.getMetadata().getLabels().get(GATEWAY_NAME);
+        GatewayAddress address = GatewayAddress.newBuilder()
+                .setHostname(NamespacedHostname.newBuilder().setNamespace(namespace)
+                        .setHostname(svc.getMetadata().getName() + "." + namespace + ".svc." + domainSuffix))
+                .setHboneMtlsPort(HBONE_PORT).build();
+        return new Waypoint(namespace, name, address, svc.getMetadata().getLabels().getOrDefault(WAYPOINT_FOR, "service"),
+                serviceAccounts(namespace, name));
+    }
+
+    /**
+     * istiod's gatewayToWaypointTransform: the service accounts of the Gateway's pods (label
+     * {@code gateway.networking.k8s.io/gateway-name}), sorted, one per pod.
+     */
+    List<String> serviceAccounts(String namespace, String gateway) {
+        List<String> out = new ArrayList<>();
+        for (V1Pod pod : pods.getIndexer().byIndex(KubeInformers.BY_GATEWAY, namespace + "/" + gateway)) {
+            String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
+            out.add(sa == null ? "" : sa);
+        }
+        out.sort(null);
+        return out;
     }
 }

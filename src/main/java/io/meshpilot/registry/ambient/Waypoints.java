@@ -1,6 +1,7 @@
 package io.meshpilot.registry.ambient;
 
 import io.meshpilot.api.workload.GatewayAddress;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -20,10 +21,28 @@ public interface Waypoints {
     /**
      * A ready waypoint.
      *
-     * @param address     where ztunnel sends traffic for it (hostname or IP, and its HBONE port)
-     * @param trafficType its {@code istio.io/waypoint-for}: service (the default), workload, all or none
+     * @param namespace       its Gateway's namespace ("" when the seam does not know it)
+     * @param name            its Gateway's name
+     * @param address         where ztunnel sends traffic for it (hostname or IP, and its HBONE port)
+     * @param trafficType     its {@code istio.io/waypoint-for}: service (the default), workload, all or none
+     * @param serviceAccounts the service accounts of its pods, sorted (istiod's Waypoint.ServiceAccounts)
      */
-    record Waypoint(GatewayAddress address, String trafficType) {
+    record Waypoint(String namespace, String name, GatewayAddress address, String trafficType,
+                    List<String> serviceAccounts) {
+        public Waypoint {
+            serviceAccounts = List.copyOf(serviceAccounts);
+        }
+
+        /** A waypoint known only by its address (no identities: no implicit policy). */
+        public Waypoint(GatewayAddress address, String trafficType) {
+            this("", "", address, trafficType, List.of());
+        }
+
+        /** {@code namespace/name}, istiod's ResourceName. */
+        String key() {
+            return namespace + "/" + name;
+        }
+
         boolean forServices() {
             return trafficType.equals("service") || trafficType.equals("all");
         }
@@ -35,6 +54,11 @@ public interface Waypoints {
 
     /** The ready waypoint {@code namespace/name}, if there is one. */
     Optional<Waypoint> find(String namespace, String name);
+
+    /** Every ready waypoint (for their implicit policies); none unless the seam can list them. */
+    default List<Waypoint> all() {
+        return List.of();
+    }
 
     /** A named waypoint, or "none" opted out. */
     record Use(String namespace, String name) {

@@ -75,7 +75,8 @@ final class WorkloadEntryWorkloads {
                 .setWorkloadName(workloadName)
                 .setCanonicalName(PodWorkloads.canonicalName(labels, workloadName))
                 .setCanonicalRevision(PodWorkloads.canonicalRevision(labels));
-        bindWaypoint(w, labels, namespace, ctx);
+        Waypoints.Waypoint waypoint = bindWaypoint(w, labels, namespace, ctx);
+        w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(ctx, waypoint, selecting));
         PodWorkloads.setTunnelProtocol(w, labels, config.annotations());
         return AddressInfo.of(Address.newBuilder().setWorkload(w).build());
     }
@@ -111,16 +112,16 @@ final class WorkloadEntryWorkloads {
         List<AddressInfo> out = new ArrayList<>(endpoints.size());
         for (int i = 0; i < endpoints.size(); i++) {
             WorkloadEntry endpoint = endpoints.get(i);
+            List<ServiceInfo> listed = implicit ? List.of(services.get(i)) : services;
             Workload.Builder w = workload(endpoint, ctx,
                     inlineUid(ctx.clusterId(), namespace, config.name(), endpoint.getAddress()), config.name(), namespace,
-                    implicit ? List.of(services.get(i)) : services)
+                    listed)
                     .addAllAuthorizationPolicies(ctx.policies().policies(namespace, config.labels()))
                     .setWorkloadName(config.name())
                     .setCanonicalName(PodWorkloads.canonicalName(config.labels(), config.name()))
                     .setCanonicalRevision(PodWorkloads.canonicalRevision(config.labels()));
-            if (!implicit) {
-                bindWaypoint(w, endpoint.getLabelsMap(), namespace, ctx);
-            }
+            Waypoints.Waypoint waypoint = implicit ? null : bindWaypoint(w, endpoint.getLabelsMap(), namespace, ctx);
+            w.addAllAuthorizationPolicies(ImplicitWaypointPolicies.forWorkload(ctx, waypoint, listed));
             PodWorkloads.setTunnelProtocol(w, config.labels(), config.annotations());
             out.add(AddressInfo.of(Address.newBuilder().setWorkload(w).build()));
         }
@@ -158,11 +159,18 @@ final class WorkloadEntryWorkloads {
         return w;
     }
 
-    /** istiod's computeWaypoint for a workload: its own label, else its namespace's, for workload traffic. */
-    private static void bindWaypoint(Workload.Builder w, Map<String, String> labels, String namespace, AmbientContext ctx) {
-        ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
-                .filter(Waypoints.Waypoint::forWorkloads)
-                .ifPresent(wp -> w.setWaypoint(wp.address()));
+    /**
+     * istiod's computeWaypoint for a workload: its own label, else its namespace's, for workload
+     * traffic; the waypoint set on {@code w}, or null.
+     */
+    private static Waypoints.Waypoint bindWaypoint(Workload.Builder w, Map<String, String> labels, String namespace,
+                                                   AmbientContext ctx) {
+        Waypoints.Waypoint waypoint = ctx.waypoints().forTarget(labels, namespace, ctx.namespaceLabels(namespace))
+                .filter(Waypoints.Waypoint::forWorkloads).orElse(null);
+        if (waypoint != null) {
+            w.setWaypoint(waypoint.address());
+        }
+        return waypoint;
     }
 
     /**

@@ -99,7 +99,8 @@ public final class ServiceRegistries {
                         // istiod builds its ambient index beside the Kubernetes registry, from the same informers
                         ambientIndex = new AmbientIndexController(new AmbientIndexController.Options(
                                 options.clusterId(), environment.domainSuffix(), options.systemNamespace(),
-                                options.features().k8sServiceSelectWorkloadEntries()),
+                                options.features().k8sServiceSelectWorkloadEntries(),
+                                options.ambient().allowFromWaypoint()),
                                 informers, updates, environment::mesh);
                         environment.setAmbientIndexes(ambientIndex.index());
                         environment.addMeshHandler(ambientIndex::meshChanged);

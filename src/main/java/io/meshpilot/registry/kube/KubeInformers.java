@@ -34,6 +34,8 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
                             SharedIndexInformer<V1Namespace> namespaces, DiscoveryNamespacesFilter discovery) {
     /** Index of every namespaced informer: {@code namespace}. */
     public static final String BY_NAMESPACE = "meshpilot-namespace";
+    /** Pods by {@code namespace/<gateway.networking.k8s.io/gateway-name>}: the instances of each Gateway. */
+    public static final String BY_GATEWAY = "meshpilot-gateway";
     /** Index of the slice informer: {@code namespace/service}. */
     static final String BY_SERVICE = "meshpilot-service";
 
@@ -64,6 +66,11 @@ public record KubeInformers(SharedIndexInformer<V1Service> services, SharedIndex
     private void addIndexes() {
         addIndex(services, BY_NAMESPACE, s -> List.of(s.getMetadata().getNamespace()));
         addIndex(pods, BY_NAMESPACE, p -> List.of(p.getMetadata().getNamespace()));
+        addIndex(pods, BY_GATEWAY, p -> {
+            String gateway = p.getMetadata().getLabels() == null ? null
+                    : p.getMetadata().getLabels().get("gateway.networking.k8s.io/gateway-name");
+            return gateway == null ? List.of() : List.of(p.getMetadata().getNamespace() + "/" + gateway);
+        });
         addIndex(slices, BY_NAMESPACE, s -> List.of(s.getMetadata().getNamespace()));
         addIndex(slices, BY_SERVICE, s -> {
             String svc = EndpointSliceConversion.serviceName(s);

@@ -376,7 +376,9 @@ class AuthorizationFiltersTest {
             assertEquals(List.of("foo/custom"), List.copyOf(diagnostics.entries(
                     PushMetric.AUTHZ_CUSTOM_PROVIDER_UNKNOWN).keySet()));
             assertEquals(List.of("foo/for-waypoint|Service/httpbin"), List.copyOf(diagnostics.entries(
-                    PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()));
+                    PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()), "without ambient no waypoint takes it");
+            assertEquals(List.of(), List.copyOf(f.pushWithWaypoints().diagnostics().entries(
+                    PushMetric.AUTHZ_TARGET_UNSUPPORTED).keySet()), "with waypoints served, a Service attaches to its waypoint");
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
@@ -15,8 +16,10 @@ import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.networking.MeshFixture;
+import io.meshpilot.testing.RbacPolicies;
 import io.meshpilot.testing.WaypointNode;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -148,6 +151,74 @@ class WaypointListenerBuilderTest {
                 ambientOff), WaypointListenerBuilder.MAIN_INTERNAL);
         assertEquals(2, off.getFilterChainsCount(), "without PILOT_ENABLE_AMBIENT no service uses a waypoint");
         assertFalse(WaypointListenerBuilder.listeners(other, ambientOff).isEmpty(), "HBONE termination stays");
+    }
+
+    static final String POLICIES = """
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: from-shop, namespace: shop}
+            spec:
+              targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: waypoint}]
+              rules: [{from: [{source: {principals: [cluster.local/ns/shop/sa/productpage], namespaces: [shop]}}]}]
+            ---
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: reviews-admin, namespace: shop}
+            spec:
+              targetRefs: [{group: networking.istio.io, kind: ServiceEntry, name: reviews}]
+              action: DENY
+              rules: [{to: [{operation: {paths: [/admin]}}]}]
+            ---
+            apiVersion: security.istio.io/v1
+            kind: AuthorizationPolicy
+            metadata: {name: all-waypoints, namespace: istio-system}
+            spec:
+              targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: istio-waypoint}]
+              action: AUDIT
+              rules: [{to: [{operation: {methods: [DELETE]}}]}]
+            """;
+
+    /**
+     * istiod's waypoint RBAC (listener_waypoint.go buildWaypointHTTPFilters and
+     * buildWaypointNetworkFilters through authz.NewBuilderForService with useFilterState; the
+     * selection of policyattachment.go for a waypoint): a chain of a served service gets the
+     * policies targeting the waypoint's Gateway, the istio-waypoint GatewayClass (root namespace)
+     * and that service; the direct chains only the Gateway's and the class's; a selector policy
+     * none. Source identities match the HBONE peer kept in filter state (generator_test.go's
+     * {@code filter_state: io.istio.peer_principal} expectations), not the TLS peer of main_internal.
+     */
+    @Test
+    void policiesTargetingTheWaypointOrAServedServiceAreItsChainsRbacAndSelectorsNever() throws Exception {
+        mesh.apply(POLICIES + "---\n" + WaypointNode.SELECTOR_POLICY);
+        Listener main = listener(WaypointListenerBuilder.listeners(WaypointNode.proxy("shop", "waypoint", null),
+                mesh.pushWithWaypoints()), WaypointListenerBuilder.MAIN_INTERNAL);
+
+        Map<String, String> reviews = RbacPolicies.of(hcm(chain(main, REVIEWS)));
+        assertEquals(List.of("LOG ns[istio-system]-policy[all-waypoints]-rule[0]", "DENY ns[shop]-policy[reviews-admin]-rule[0]",
+                "ALLOW ns[shop]-policy[from-shop]-rule[0]"), List.copyOf(reviews.keySet()),
+                "AUDIT, DENY, ALLOW filters in istiod's order; the selector policy is not among them");
+        String allow = reviews.get("ALLOW ns[shop]-policy[from-shop]-rule[0]");
+        assertTrue(allow.contains("{\"filterState\":{\"key\":\"io.istio.peer_principal\",\"stringMatch\":"
+                + "{\"exact\":\"spiffe://cluster.local/ns/shop/sa/productpage\"}}}"), allow);
+        assertTrue(allow.contains("{\"filterState\":{\"key\":\"io.istio.peer_principal\",\"stringMatch\":"
+                + "{\"safeRegex\":{\"regex\":\".*/ns/shop/.*\"}}}}"), allow);
+        assertFalse(allow.contains("authenticated"), "the peer of main_internal is the waypoint itself: " + allow);
+
+        FilterChain db = chain(main, "inbound-vip|5432|tcp|db.shop.svc.cluster.local");
+        assertEquals(List.of("envoy.filters.network.rbac", "envoy.filters.network.rbac", "envoy.filters.network.tcp_proxy"),
+                db.getFiltersList().stream().map(Filter::getName).toList(), "db: the class's and the Gateway's, not reviews'");
+        assertEquals(List.of("LOG ns[istio-system]-policy[all-waypoints]-rule[0]", "ALLOW ns[shop]-policy[from-shop]-rule[0]"),
+                List.copyOf(RbacPolicies.of(db.getFiltersList().subList(0, 2).stream().map(Filter::getTypedConfig).toList()).keySet()));
+
+        assertEquals(List.of("LOG ns[istio-system]-policy[all-waypoints]-rule[0]", "ALLOW ns[shop]-policy[from-shop]-rule[0]"),
+                List.copyOf(RbacPolicies.of(hcm(chain(main, "direct-http"))).keySet()),
+                "traffic to a workload: only what targets the waypoint itself");
+
+        Listener other = listener(WaypointListenerBuilder.listeners(WaypointNode.proxy("shop", "unused", null),
+                mesh.pushWithWaypoints()), WaypointListenerBuilder.MAIN_INTERNAL);
+        assertEquals(List.of("LOG ns[istio-system]-policy[all-waypoints]-rule[0]"),
+                List.copyOf(RbacPolicies.of(hcm(chain(other, "direct-http"))).keySet()),
+                "another waypoint: only the class's policy");
     }
 
     static Listener listener(List<Listener> listeners, String name) {

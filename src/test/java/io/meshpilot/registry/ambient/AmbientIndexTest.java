@@ -4,9 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.Gson;
+import com.google.gson.JsonParser;
 import com.google.protobuf.ByteString;
 import io.meshpilot.api.workload.NamespacedHostname;
+import io.meshpilot.api.workload.NetworkAddress;
 import io.meshpilot.api.workload.GatewayAddress;
+import io.meshpilot.config.kube.gateway.GatewayApiObject;
 import io.meshpilot.config.schema.ConfigParser;
 import io.meshpilot.config.Config;
 import io.meshpilot.config.GroupVersionKind;
@@ -22,6 +26,10 @@ import io.meshpilot.api.workload.TunnelProtocol;
 import io.meshpilot.api.workload.Workload;
 import io.meshpilot.api.workload.WorkloadStatus;
 import io.meshpilot.api.workload.WorkloadType;
+import io.meshpilot.api.workload.security.Action;
+import io.meshpilot.api.workload.security.Authorization;
+import io.meshpilot.api.workload.security.Scope;
+import io.meshpilot.api.workload.security.StringMatch;
 import io.meshpilot.config.schema.Schemas;
 import io.meshpilot.config.store.MemoryConfigStore;
 import io.meshpilot.features.PilotFeatures;
@@ -48,6 +56,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.yaml.snakeyaml.Yaml;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -69,6 +78,7 @@ class AmbientIndexTest {
     KubeClient client;
     MemoryConfigStore store;
     RecordingUpdates updates;
+    Environment env;
     ServiceRegistries registries;
     AmbientIndexController ambient;
 
@@ -88,13 +98,18 @@ class AmbientIndexTest {
                 kind: Node
                 metadata: {name: node1}
                 """);
+        startIndex(new PilotFeatures.Ambient(true, true, true, false));
+    }
+
+    /** The registries (and the index) over the API server stand-in, with these ambient switches. */
+    void startIndex(PilotFeatures.Ambient features) throws Exception {
         client = KubeClient.create(new KubeClientOptions(api.writeKubeconfig(dir), 1000, 1000));
         store = new MemoryConfigStore("test", Schemas.PILOT.all(), true);
         updates = new RecordingUpdates();
-        Environment env = new Environment("cluster.local", CLUSTER);
+        env = new Environment("cluster.local", CLUSTER);
         env.setMesh(MeshConfig.newBuilder().setTrustDomain("cluster.local").build());
         registries = new ServiceRegistries(new ServiceRegistries.Options(List.of("Kubernetes"), CLUSTER,
-                "istio-system", PilotFeatures.Registry.DEFAULTS, client, new PilotFeatures.Ambient(true, true, true, false)),
+                "istio-system", PilotFeatures.Registry.DEFAULTS, client, features),
                 store, updates, env, new Readiness());
         ambient = registries.ambient();
         assertTrue(env.ambientIndexes() == ambient.index(), "the Environment answers ztunnels from the index");
@@ -107,6 +122,13 @@ class AmbientIndexTest {
 
     @AfterEach
     void stop() throws Exception {
+        stopIndex();
+        if (api != null) {
+            api.stop();
+        }
+    }
+
+    void stopIndex() throws Exception {
         if (registries != null) {
             registries.close();
         }
@@ -115,9 +137,6 @@ class AmbientIndexTest {
         }
         if (store != null) {
             store.close();
-        }
-        if (api != null) {
-            api.stop();
         }
     }
 
@@ -345,6 +364,113 @@ class AmbientIndexTest {
         assertEquals(expected, lookup(uid("pod1")).getFirst().getWorkload().getWaypoint());
         api.delete("apiVersion: v1\nkind: Service\nmetadata: {name: waypoint, namespace: ns1}\n");
         await("unbound once the waypoint is gone", () -> !lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint());
+    }
+
+    /**
+     * istiod's TestDefaultAllowWaypointPolicy (with setupPolicyTest): with
+     * PILOT_AUTO_ALLOW_WAYPOINT_POLICY, the waypoint {@code waypoint-ns} (two pods, service
+     * accounts namespace-wide and waypoint-sa) gets the implicit ALLOW policy
+     * {@code istio_allow_waypoint_ns1_waypoint-ns} for its identities, and pod1, which the
+     * namespace binds to it, names that policy. Without the switch there is none.
+     */
+    @Test
+    void theImplicitWaypointPolicyAllowsTheWaypointsIdentitiesAndItsWorkloadsNameIt() throws Exception {
+        stopIndex();
+        startIndex(new PilotFeatures.Ambient(true, true, true, false, true));
+        String policy = "ns1/istio_allow_waypoint_ns1_waypoint-ns";
+        Map<String, String> waypointPod = Map.of("gateway.istio.io/managed", "istio.io-mesh-controller",
+                "gateway.networking.k8s.io/gateway-name", "waypoint-ns");
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", waypointPod, Map.of(), true, "Running");
+        addPod("127.0.0.201", "waypoint2-sa", "waypoint-sa", waypointPod, Map.of(), true, "Running");
+        applyWaypointNs();
+        await("the implicit policy", () -> env.ambientIndexes().waypointPolicies().containsKey(policy));
+        Authorization allow = env.ambientIndexes().waypointPolicies().get(policy);
+        assertEquals(Scope.WORKLOAD_SELECTOR, allow.getScope());
+        assertEquals(Action.ALLOW, allow.getAction());
+        assertEquals(List.of("cluster.local/ns/ns1/sa/namespace-wide", "cluster.local/ns/ns1/sa/waypoint-sa"),
+                allow.getGroups(0).getRules(0).getMatches(0).getPrincipalsList().stream().map(StringMatch::getExact).toList());
+        await("pod1 names it", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().getAuthorizationPoliciesList()
+                .equals(List.of(policy))));
+        await("ztunnels are pushed the policy", () -> updates.pushes.contains("ambient-policies " + policy));
+    }
+
+    @Test
+    void withoutTheSwitchNoImplicitWaypointPolicy() throws Exception {
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        addPod("127.0.0.200", "waypoint-ns-pod", "namespace-wide", Map.of("gateway.istio.io/managed",
+                "istio.io-mesh-controller", "gateway.networking.k8s.io/gateway-name", "waypoint-ns"), Map.of(), true, "Running");
+        applyWaypointNs();
+        await("pod1 bound to the waypoint", () -> lookup(uid("pod1")).stream().anyMatch(a -> a.getWorkload().hasWaypoint()));
+        assertEquals(Map.of(), env.ambientIndexes().waypointPolicies());
+        assertEquals(List.of(), lookup(uid("pod1")).getFirst().getWorkload().getAuthorizationPoliciesList());
+    }
+
+    /**
+     * istiod's waypoints.go (gatewayToWaypointTransform, getGatewayAddress): a Gateway deployed
+     * by hand (no managed Service) is a waypoint once its status has an address; the Hostname
+     * address is preferred, else an IPAddress on the local network, with the HBONE port 15008;
+     * its {@code istio.io/waypoint-for} label says what it serves. A Gateway without addresses
+     * binds nothing.
+     */
+    @Test
+    void aGatewayWithAStatusAddressIsAWaypointWithoutItsManagedService() throws Exception {
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: hand-wp}}
+                """);
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a"), Map.of(), true, "Running");
+        await("pod indexed", () -> !lookup(uid("pod1")).isEmpty());
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", "")));
+        // the controller's queue is in order: once pod2 is in, the Gateway has been read
+        addPod("127.0.0.2", "pod2", "sa1", Map.of("app", "b"), Map.of(), true, "Running");
+        await("pod2 indexed", () -> !lookup(uid("pod2")).isEmpty());
+        assertFalse(lookup(uid("pod1")).getFirst().getWorkload().hasWaypoint(), "no status address: not ready");
+
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", """
+                [{type: IPAddress, value: 10.0.0.9}, {type: Hostname, value: hand-wp.ns1.svc.cluster.local}]""")));
+        GatewayAddress byHostname = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setHostname(
+                NamespacedHostname.newBuilder().setNamespace("ns1").setHostname("hand-wp.ns1.svc.cluster.local")).build();
+        await("pod bound by the hostname address", () -> lookup(uid("pod1")).stream()
+                .anyMatch(a -> a.getWorkload().getWaypoint().equals(byHostname)));
+
+        ambient.gatewaysChanged(List.of(gateway("hand-wp", "[{type: IPAddress, value: 10.0.0.9}]")));
+        GatewayAddress byIp = GatewayAddress.newBuilder().setHboneMtlsPort(15008).setAddress(NetworkAddress.newBuilder()
+                .setNetwork(NETWORK).setAddress(ip("10.0.0.9"))).build();
+        await("pod bound by the IP address", () -> lookup(uid("pod1")).stream()
+                .anyMatch(a -> a.getWorkload().getWaypoint().equals(byIp)));
+
+        ambient.gatewaysChanged(List.of());
+        await("unbound once the Gateway is gone", () -> lookup(uid("pod1")).stream()
+                .noneMatch(a -> a.getWorkload().hasWaypoint()));
+    }
+
+    /**
+     * istiod's setupPolicyTest waypoint: the managed Service of {@code waypoint-ns} (all traffic,
+     * 10.0.0.2) and ns1 naming it.
+     */
+    void applyWaypointNs() {
+        addWaypoint("waypoint-ns", "10.0.0.2", "all");
+        api.apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: ns1, labels: {istio.io/use-waypoint: waypoint-ns}}
+                """);
+    }
+
+    /** A Gateway {@code name} of class istio-waypoint in ns1 for all traffic, with these status addresses ("" for none). */
+    static GatewayApiObject gateway(String name, String addresses) {
+        String yaml = """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: Gateway
+                metadata: {name: %s, namespace: ns1, labels: {istio.io/waypoint-for: all}}
+                spec:
+                  gatewayClassName: istio-waypoint
+                  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+                status: {addresses: %s}
+                """.formatted(name, addresses.isEmpty() ? "[]" : addresses);
+        return GatewayApiObject.fromJson(JsonParser.parseString(new Gson().toJson((Object) new Yaml().load(yaml))).getAsJsonObject());
     }
 
     static final GroupVersionKind SERVICE_ENTRY = new GroupVersionKind("networking.istio.io", "v1", "ServiceEntry");

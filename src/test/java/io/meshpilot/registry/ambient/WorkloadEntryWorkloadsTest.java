@@ -25,6 +25,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -209,5 +210,36 @@ class WorkloadEntryWorkloadsTest {
                 .addEndpoints(WorkloadEntry.newBuilder().setAddress("127.0.0.1").putPorts("http", 8081)));
         List<AddressInfo> got = WorkloadEntryWorkloads.inline(se, context(), ServiceEntryAddresses.build(se, context()));
         assertEquals(Map.of("ns/se.istio.io", ports(80, 8081)), got.getFirst().address().getWorkload().getServicesMap());
+    }
+
+    /** The waypoints "wp" and "svc-wp" of ns, for all traffic, each with its pods' service account. */
+    static final Waypoints WITH_IDENTITIES = (namespace, name) -> namespace.equals("ns")
+            && (name.equals("wp") || name.equals("svc-wp"))
+            ? Optional.of(new Waypoints.Waypoint("ns", name, ServiceEntryAddressesTest.WAYPOINT, "all", List.of(name + "-sa")))
+            : Optional.empty();
+
+    /**
+     * istiod's workloadEntryWorkloadBuilder and serviceEntryWorkloadBuilder append
+     * implicitWaypointPolicies (PILOT_AUTO_ALLOW_WAYPOINT_POLICY) as its pods do: a WorkloadEntry
+     * or inline endpoint names the implicit policy of its services' waypoints, then of its own.
+     */
+    @Test
+    void entriesNameTheirWaypointsImplicitPolicies() {
+        AmbientContext ctx = new AmbientContext("cluster0", "domain.suffix", NETWORK, "", n -> null, n -> null,
+                WITH_IDENTITIES, WorkloadPolicies.NONE, true);
+        List<String> both = List.of("ns/istio_allow_waypoint_ns_svc-wp", "ns/istio_allow_waypoint_ns_wp");
+        Config se = serviceEntry(s -> s.addHosts("se.istio.io").addAddresses("240.240.23.45")
+                .setResolution(Resolution.STATIC).setWorkloadSelector(s.getWorkloadSelectorBuilder().putLabels("app", "foo"))
+                .addEndpoints(WorkloadEntry.newBuilder().setAddress("127.0.0.1").putLabels("istio.io/use-waypoint", "wp")))
+                .withLabels(Map.of("istio.io/use-waypoint", "svc-wp"));
+        List<ServiceInfo> services = ServiceEntryAddresses.build(se, ctx);
+
+        Config we = workloadEntry(Map.of("app", "foo", "istio.io/use-waypoint", "wp"), w -> w.setAddress("1.2.3.4"));
+        assertEquals(both, WorkloadEntryWorkloads.build(we, ctx, services, true).address().getWorkload()
+                .getAuthorizationPoliciesList());
+        assertEquals(both, WorkloadEntryWorkloads.inline(se, ctx, services).getFirst().address().getWorkload()
+                .getAuthorizationPoliciesList());
+        assertEquals(List.of(), WorkloadEntryWorkloads.build(we, context(), services, true).address().getWorkload()
+                .getAuthorizationPoliciesList(), "none without the switch");
     }
 }

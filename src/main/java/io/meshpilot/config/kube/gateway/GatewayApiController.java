@@ -125,6 +125,23 @@ public final class GatewayApiController implements AutoCloseable {
         }
     }
 
+    /** The Gateways this control plane reads, with their status (the ambient index's waypoints are some of them). */
+    public List<GatewayApiObject> gateways() {
+        return informers.objects().stream().filter(o -> o.kind().equals(GatewayApiKinds.GATEWAY)).toList();
+    }
+
+    /**
+     * Runs {@code handler} on the informers' thread at every Gateway event, status changes
+     * included (they convert to nothing new, so no conversion follows them).
+     */
+    public void onGatewayEvent(Runnable handler) {
+        informers.addObjectListener(key -> {
+            if (key.kind().equals(GatewayApiKinds.GATEWAY)) {
+                handler.run();
+            }
+        });
+    }
+
     /** Runs {@code handler} on the controller's worker after each conversion (the status writer queues its keys). */
     public void onConverted(Runnable handler) {
         convertedHandlers.add(handler);
