@@ -70,6 +70,13 @@ class KubeWorkloadWaypointTest {
                 + usingWaypoint("ledger", "10.96.2.10", LEDGER_IP, "wl-waypoint")
                 + usingWaypoint("teller", "10.96.2.11", TELLER_IP, "svc-waypoint")
                 + usingWaypoint("vault", "10.96.2.12", VAULT_IP, "all-waypoint"), "apply", "-f", "-").ok();
+        // the API server keeps no status a pod is created with: it is the kubelet's to write
+        for (Map.Entry<String, String> pod : Map.of("ledger-0", LEDGER_IP, "teller-0", TELLER_IP, "vault-0", VAULT_IP)
+                .entrySet()) {
+            kubectl.run("patch", "pod", pod.getKey(), "-n", "bank", "--subresource=status", "--type=merge", "-p",
+                    "{\"status\":{\"phase\":\"Running\",\"podIP\":\"" + pod.getValue()
+                            + "\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}").ok();
+        }
         server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, dir.resolve("kubeconfig")),
                 Map.of("PILOT_ENABLE_AMBIENT", "true")));
     }

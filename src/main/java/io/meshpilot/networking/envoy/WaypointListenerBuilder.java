@@ -64,13 +64,25 @@ public final class WaypointListenerBuilder {
     public static final String MAIN_INTERNAL = "main_internal";
     public static final String ENCAP = "encap";
     static final int HBONE_PORT = 15008;
+    /** The chains of traffic addressed to a workload (istiod's direct pod access chains), both to {@link #ENCAP}. */
+    static final String DIRECT_TCP = "direct-tcp";
+    static final String DIRECT_HTTP = "direct-http";
 
     private WaypointListenerBuilder() {
     }
 
+    /** The listeners of a waypoint that serves no workload. */
     public static List<Listener> listeners(Proxy proxy, PushContext push) {
+        return listeners(proxy, push, List.of());
+    }
+
+    /**
+     * @param workloadAddresses the IPs of the workloads bound to the waypoint
+     *                          ({@link io.meshpilot.model.WaypointWorkloads}), matched to the direct chains
+     */
+    public static List<Listener> listeners(Proxy proxy, PushContext push, List<String> workloadAddresses) {
         WaypointRoutes routes = WaypointRoutes.of(proxy, push);
-        return List.of(connectTerminate(push), mainInternal(routes), HboneOrigination.listener());
+        return List.of(connectTerminate(push), mainInternal(routes, workloadAddresses), HboneOrigination.listener());
     }
 
     // ---- connect_terminate ----------------------------------------------------------------
@@ -115,7 +127,7 @@ public final class WaypointListenerBuilder {
 
     // ---- main_internal ----------------------------------------------------------------------
 
-    static Listener mainInternal(WaypointRoutes routes) {
+    static Listener mainInternal(WaypointRoutes routes, List<String> workloadAddresses) {
         Proxy proxy = routes.proxy();
         List<FilterChain> chains = new ArrayList<>();
         IPMatcher.Builder vips = IPMatcher.newBuilder();
@@ -155,11 +167,18 @@ public final class WaypointListenerBuilder {
                 vips.addRangeMatchers(range);
             }
         }
-        chains.add(FilterChain.newBuilder().setName("direct-tcp").addFilters(connectAuthorityNetwork())
+        chains.add(FilterChain.newBuilder().setName(DIRECT_TCP).addFilters(connectAuthorityNetwork())
                 .addFilters(EnvoyFilters.tcpProxy(ENCAP, ENCAP)).build());
-        chains.add(FilterChain.newBuilder().setName("direct-http").addFilters(connectAuthorityNetwork())
+        chains.add(FilterChain.newBuilder().setName(DIRECT_HTTP).addFilters(connectAuthorityNetwork())
                 .addFilters(hcmFilter(serviceHcm(ENCAP, 0, List.of(
                         SidecarInboundListenerBuilder.defaultInboundRoute(ENCAP, "", 0))))).build());
+        if (!workloadAddresses.isEmpty()) {
+            // after the services' VIPs, as istiod: a workload is reached on any port, its protocol sniffed
+            IPMatcher.IPRangeMatcher.Builder range = IPMatcher.IPRangeMatcher.newBuilder()
+                    .setOnMatch(nested(appProtocol(DIRECT_TCP, DIRECT_HTTP)));
+            workloadAddresses.forEach(a -> range.addRanges(cidr(a)));
+            vips.addRangeMatchers(range);
+        }
         Matcher byIp = Matcher.newBuilder().setMatcherTree(Matcher.MatcherTree.newBuilder()
                 .setInput(input("ip", DestinationIPInput.getDefaultInstance()))
                 .setCustomMatch(TypedExtensionConfig.newBuilder().setName("ip").setTypedConfig(Any.pack(vips.build()))))
@@ -168,7 +187,7 @@ public final class WaypointListenerBuilder {
                 .setInternalListener(Listener.InternalListenerConfig.getDefaultInstance())
                 .addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.ORIGINAL_DST)
                         .setTypedConfig(Any.pack(OriginalDst.getDefaultInstance())))
-                .addListenerFilters(httpInspector(portProtocols))
+                .addListenerFilters(httpInspector(workloadAddresses.isEmpty() ? portProtocols : Map.of()))
                 .setTrafficDirection(TrafficDirection.INBOUND)
                 .addAllFilterChains(chains)
                 .setFilterChainMatcher(byIp)
@@ -177,7 +196,7 @@ public final class WaypointListenerBuilder {
 
     /**
      * The HTTP inspector, off for the ports whose protocol is known (only sniffed ports need it:
-     * it would stall server-first protocols); a waypoint serving workloads would need it on any port.
+     * it would stall server-first protocols); on every port of a waypoint serving workloads (none known).
      */
     private static ListenerFilter httpInspector(Map<Integer, Protocol> portProtocols) {
         ListenerFilter.Builder f = ListenerFilter.newBuilder().setName(EnvoyFilters.HTTP_INSPECTOR)

@@ -182,7 +182,7 @@ public final class AmbientIndexController implements AutoCloseable {
             LOG.log(Level.DEBUG, "ambient index failure", e);
         }
         if (!changed.isEmpty()) {
-            updates.addressesUpdate(changed);
+            updates.addressesUpdate(changed, index.drainWaypointsChanged());
         }
         return Outcome.DONE;
     }
