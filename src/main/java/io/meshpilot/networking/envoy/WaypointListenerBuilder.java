@@ -54,7 +54,8 @@ import java.util.TreeSet;
  * a matcher on the destination IP (the service's VIPs) and port; HTTP ports get a connection
  * manager with the service's routes ({@link WaypointRoutes}), TCP ports a tcp_proxy (by its tcp or tls route), ports of
  * unknown protocol both behind an application-protocol match. Chains {@code direct-tcp} and
- * {@code direct-http} carry traffic addressed to a workload to {@code encap}.</li>
+ * {@code direct-http} carry traffic addressed to a workload bound to the waypoint (its IP, any
+ * port, after the VIPs; HTTP told apart by ALPN) to {@code encap}.</li>
  * <li>{@code connect_originate} (an internal listener): tcp_proxy tunnelling to the
  * {@code connect_originate} cluster with CONNECT to the original destination.</li>
  * </ol>
