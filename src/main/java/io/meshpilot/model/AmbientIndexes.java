@@ -30,6 +30,11 @@ public interface AmbientIndexes {
         public List<AddressInfo> workloadsOnNode(String node) {
             return List.of();
         }
+
+        @Override
+        public List<AddressInfo> workloadsForWaypoint(String waypoint) {
+            return List.of();
+        }
     };
 
     /**
@@ -52,6 +57,12 @@ public interface AmbientIndexes {
 
     /** The workloads scheduled on {@code node}. */
     List<AddressInfo> workloadsOnNode(String node);
+
+    /**
+     * istiod's WorkloadsForWaypoint: the workloads that use the waypoint {@code waypoint}, given as
+     * their {@code waypoint} field names it ({@code namespace/hostname}, or {@code network/IP}).
+     */
+    List<AddressInfo> workloadsForWaypoint(String waypoint);
 
     /** What a set of names resolves to, and the names that resolve to nothing. */
     record Resolved(List<AddressInfo> found, Set<String> missing) {

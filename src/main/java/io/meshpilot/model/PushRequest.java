@@ -12,24 +12,30 @@ import java.util.Set;
  * changed, so only affected proxies and resources are pushed; requests merge while debounced.
  * {@code addressesUpdated} (istiod's AddressesUpdated) names the ztunnel Address resources that
  * changed (workload uids, service {@code namespace/hostname}s): only they are pushed to ztunnels.
+ * {@code waypointsUpdated} (istiod's WaypointsUpdated) names the waypoints ({@code namespace/hostname})
+ * those changes bound or unbound workloads of: their proxies' listeners are pushed too.
  */
 public record PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<TriggerReason> reasons, Instant start,
-                          Set<String> addressesUpdated) {
+                          Set<String> addressesUpdated, Set<String> waypointsUpdated) {
 
     public PushRequest {
         configsUpdated = Set.copyOf(configsUpdated);
         reasons = reasons.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(reasons));
         addressesUpdated = Set.copyOf(addressesUpdated);
+        waypointsUpdated = Set.copyOf(waypointsUpdated);
     }
 
     /** A request that names no ztunnel address. */
     public PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<TriggerReason> reasons, Instant start) {
-        this(full, configsUpdated, reasons, start, Set.of());
+        this(full, configsUpdated, reasons, start, Set.of(), Set.of());
     }
 
-    /** Ambient index changes (istiod's AmbientUpdate): not full, only these Address resources pushed. */
-    public static PushRequest addresses(Set<String> keys) {
-        return new PushRequest(false, Set.of(), Set.of(TriggerReason.AMBIENT), Instant.now(), keys);
+    /**
+     * Ambient index changes (istiod's AmbientUpdate): not full, only these Address resources
+     * pushed, and the listeners of the waypoints {@code waypoints} whose workloads changed.
+     */
+    public static PushRequest addresses(Set<String> keys, Set<String> waypoints) {
+        return new PushRequest(false, Set.of(), Set.of(TriggerReason.AMBIENT), Instant.now(), keys, waypoints);
     }
 
     public static PushRequest full(TriggerReason reason, ConfigKey... keys) {
@@ -48,7 +54,9 @@ public record PushRequest(boolean full, Set<ConfigKey> configsUpdated, Set<Trigg
         why.addAll(other.reasons);
         Set<String> addresses = new HashSet<>(addressesUpdated);
         addresses.addAll(other.addressesUpdated);
+        Set<String> waypoints = new HashSet<>(waypointsUpdated);
+        waypoints.addAll(other.waypointsUpdated);
         return new PushRequest(full || other.full, keys, why, start.isBefore(other.start) ? start : other.start,
-                addresses);
+                addresses, waypoints);
     }
 }

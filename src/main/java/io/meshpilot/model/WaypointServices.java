@@ -48,6 +48,11 @@ public final class WaypointServices {
             return proxy.type() != Proxy.Type.WAYPOINT || name.isEmpty() ? Optional.empty()
                     : Optional.of(new Waypoint(proxy.namespace(), name));
         }
+
+        /** The waypoint's Service hostname: the deployment controller names the Service after the Gateway. */
+        public String hostname(String domainSuffix) {
+            return name + "." + namespace + ".svc." + domainSuffix;
+        }
     }
 
     /** The traffic a waypoint takes ({@code istio.io/waypoint-for}). */

@@ -117,7 +117,7 @@ public final class HboneEndpoints {
 
     /** The hostname of a waypoint's Service, which the deployment controller names after its Gateway. */
     public static String waypointHost(WaypointServices.Waypoint waypoint, String domainSuffix) {
-        return waypoint.name() + "." + waypoint.namespace() + ".svc." + domainSuffix;
+        return waypoint.hostname(domainSuffix);
     }
 
     /** The service's VIP in the endpoint's cluster, else its default address ("" for none), as istiod picks it. */

@@ -27,9 +27,11 @@ public interface RegistryUpdates {
 
     /**
      * ztunnel Address resources changed (workload uids, service {@code namespace/hostname}s):
-     * pushed to ztunnels only, not full (istiod's AmbientUpdate with AddressesUpdated).
+     * pushed to ztunnels only, not full (istiod's AmbientUpdate with AddressesUpdated); and the
+     * waypoints whose workloads they changed (before or after, as the workloads' {@code waypoint}
+     * names them), whose proxies' listeners match those workloads (istiod's WaypointsUpdated).
      */
-    void addressesUpdate(Set<String> keys);
+    void addressesUpdate(Set<String> keys, Set<String> waypoints);
 
     /**
      * The ambient index's own ztunnel Authorizations changed (the implicit waypoint policies,

@@ -88,7 +88,7 @@ final class Generators {
         this.ztunnel = Map.of(TypeUrls.ADDRESS, addresses, TypeUrls.WORKLOAD_AUTHORIZATION,
                 new WorkloadRbacGenerator(ambient.enabled(), ambient.dryRunAuthorizationPolicies(), indexes),
                 TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
-        this.waypoint = WaypointGenerators.byType(eds, syncz, configDump);
+        this.waypoint = WaypointGenerators.byType(eds, syncz, configDump, indexes);
     }
 
     /** Generators over a cache of their own, no credentials and no connections (tests, benchmarks). */

@@ -2,9 +2,12 @@ package io.meshpilot.xds;
 
 import io.meshpilot.features.PilotFeatures;
 import io.meshpilot.config.ConfigKey;
+import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
 import io.meshpilot.model.PushRequest;
 import io.meshpilot.model.TriggerReason;
+import io.meshpilot.model.WaypointServices;
+import io.meshpilot.model.WaypointWorkloads;
 import io.meshpilot.networking.ClusterNames;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -145,7 +148,7 @@ final class PushPipeline implements AutoCloseable {
                     continue;
                 }
                 PushContext context = status.currentPushContext();
-                for (Affected a : affected(con, item.request(), changedHosts(item.request()))) {
+                for (Affected a : affected(con, item.request(), changedHosts(item.request()), context.domainSuffix())) {
                     Connection.Watch w = a.watch();
                     try {
                         if (a.changedClusters() == null) {
@@ -197,18 +200,20 @@ final class PushPipeline implements AutoCloseable {
         private final Set<ConfigKey> keys = new HashSet<>();
         private final Set<TriggerReason> reasons = EnumSet.noneOf(TriggerReason.class);
         private final Set<String> addresses = new HashSet<>();
+        private final Set<String> waypoints = new HashSet<>();
         private Instant start;
 
         void add(PushRequest r) {
             full |= r.full();
             keys.addAll(r.configsUpdated());
             addresses.addAll(r.addressesUpdated());
+            waypoints.addAll(r.waypointsUpdated());
             reasons.addAll(r.reasons());
             start = start == null || r.start().isBefore(start) ? r.start() : start;
         }
 
         PushRequest request() {
-            return new PushRequest(full, keys, reasons, start, addresses);
+            return new PushRequest(full, keys, reasons, start, addresses, waypoints);
         }
     }
 
@@ -225,17 +230,38 @@ final class PushPipeline implements AutoCloseable {
      * ecdsNeedsPush), ztunnel's Authorization type when no change is named or a policy is.
      * Incremental: EDS of the changed services; SDS when a Secret the proxy watches changed.
      * Either: ztunnel's Address type when the request names changed addresses (its generator
-     * sends only those).
+     * sends only those). A waypoint's LDS when the request names its waypoint among those whose
+     * workloads changed (istiod's waypointNeedsPush).
      */
-    private static List<Affected> affected(Connection con, PushRequest request, Set<String> hosts) {
+    private static List<Affected> affected(Connection con, PushRequest request, Set<String> hosts, String domainSuffix) {
         var watches = con.watches();
+        List<Affected> out = affectedOtherThanAddresses(con, request, hosts, watches);
         Connection.Watch addresses = watches.get(TypeUrls.ADDRESS);
-        if (addresses != null && !request.addressesUpdated().isEmpty()) {
-            List<Affected> out = new ArrayList<>(affectedOtherThanAddresses(con, request, hosts, watches));
-            out.add(new Affected(addresses, null));
+        boolean addressesChanged = addresses != null && !request.addressesUpdated().isEmpty();
+        Connection.Watch listeners = watches.get(TypeUrls.LISTENER);
+        boolean waypointListeners = !request.full() && listeners != null
+                && waypointWorkloadsChanged(con.proxy(), request, domainSuffix);
+        if (!addressesChanged && !waypointListeners) {
             return out;
         }
-        return affectedOtherThanAddresses(con, request, hosts, watches);
+        out = new ArrayList<>(out);
+        if (waypointListeners) {
+            out.add(new Affected(listeners, null));
+        }
+        if (addressesChanged) {
+            out.add(new Affected(addresses, null));
+        }
+        return out;
+    }
+
+    /** Whether {@code proxy} is a waypoint whose bound workloads the request changed. */
+    private static boolean waypointWorkloadsChanged(Proxy proxy, PushRequest request, String domainSuffix) {
+        if (request.waypointsUpdated().isEmpty()) {
+            return false;
+        }
+        return WaypointServices.Waypoint.of(proxy)
+                .map(w -> request.waypointsUpdated().contains(WaypointWorkloads.key(w, domainSuffix)))
+                .orElse(false);
     }
 
     private static List<Affected> affectedOtherThanAddresses(Connection con, PushRequest request,

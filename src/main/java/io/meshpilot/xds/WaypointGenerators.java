@@ -1,8 +1,10 @@
 package io.meshpilot.xds;
 
 import com.google.protobuf.Any;
+import io.meshpilot.model.AmbientIndexes;
 import io.meshpilot.model.Proxy;
 import io.meshpilot.model.PushContext;
+import io.meshpilot.model.WaypointWorkloads;
 import io.meshpilot.networking.ClusterNames;
 import io.meshpilot.networking.WaypointEndpoints;
 import io.meshpilot.networking.envoy.WaypointClusterBuilder;
@@ -11,10 +13,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * What a waypoint proxy gets (istiod's generators for node type waypoint): LDS and CDS of
- * listener_waypoint.go and cluster_waypoint.go for the services that use the waypoint, EDS of
+ * listener_waypoint.go and cluster_waypoint.go for the services that use the waypoint (LDS also for the workloads that do), EDS of
  * its {@code inbound-vip} clusters (HBONE to captured pods) and of the outbound clusters its
  * routes name, and no RDS: every route is inline in {@code main_internal}. Built per waypoint
  * (there are few), not shared.
@@ -23,8 +26,12 @@ final class WaypointGenerators {
     private WaypointGenerators() {
     }
 
-    static final Generator LDS = (proxy, push, names, wildcard) -> WaypointListenerBuilder.listeners(proxy, push)
-            .stream().filter(l -> wildcard || names.contains(l.getName())).map(Any::pack).toList();
+    /** LDS: the listeners for the services and the workloads ({@code indexes}, the ambient index) using the waypoint. */
+    static Generator lds(Supplier<AmbientIndexes> indexes) {
+        return (proxy, push, names, wildcard) -> WaypointListenerBuilder.listeners(proxy, push,
+                        WaypointWorkloads.addresses(proxy, push.domainSuffix(), indexes.get()))
+                .stream().filter(l -> wildcard || names.contains(l.getName())).map(Any::pack).toList();
+    }
 
     static final Generator CDS = (proxy, push, names, wildcard) -> WaypointClusterBuilder.clusters(proxy, push)
             .stream().filter(c -> wildcard || names.contains(c.getName())).map(Any::pack).toList();
@@ -51,8 +58,9 @@ final class WaypointGenerators {
     }
 
     /** The generators by type URL, with the debug types every proxy has. */
-    static Map<String, Generator> byType(Generator outboundEds, Generator syncz, Generator configDump) {
-        return Map.of(TypeUrls.LISTENER, LDS, TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, eds(outboundEds),
+    static Map<String, Generator> byType(Generator outboundEds, Generator syncz, Generator configDump,
+                                         Supplier<AmbientIndexes> indexes) {
+        return Map.of(TypeUrls.LISTENER, lds(indexes), TypeUrls.CLUSTER, CDS, TypeUrls.ENDPOINT, eds(outboundEds),
                 TypeUrls.ROUTE, RDS, TypeUrls.DEBUG_SYNCZ, syncz, TypeUrls.DEBUG_CONFIG_DUMP, configDump);
     }
 }

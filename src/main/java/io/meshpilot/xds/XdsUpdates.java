@@ -82,9 +82,9 @@ public final class XdsUpdates implements RegistryUpdates {
      * (istiod's ConfigUpdate with AddressesUpdated and the ambient reason), counted as a config update.
      */
     @Override
-    public void addressesUpdate(Set<String> keys) {
+    public void addressesUpdate(Set<String> keys, Set<String> waypoints) {
         INBOUND_UPDATES.increment("config");
-        push(PushRequest.addresses(keys));
+        push(PushRequest.addresses(keys, waypoints));
     }
 
     /** A full push naming the policies as AuthorizationPolicies, which ztunnels' Authorization type follows. */

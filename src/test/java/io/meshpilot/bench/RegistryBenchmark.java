@@ -84,7 +84,7 @@ public class RegistryBenchmark {
         }
 
         @Override
-        public void addressesUpdate(Set<String> keys) {
+        public void addressesUpdate(Set<String> keys, Set<String> waypoints) {
             pushes.incrementAndGet();
         }
 

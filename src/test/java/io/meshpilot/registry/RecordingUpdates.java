@@ -6,6 +6,7 @@ import io.meshpilot.model.ShardKey;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -16,6 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class RecordingUpdates implements RegistryUpdates {
     public final EndpointIndex index = new EndpointIndex();
     public final List<String> pushes = new CopyOnWriteArrayList<>();
+    /** Every waypoint an addresses update named as changed. */
+    public final Set<String> waypointsChanged = ConcurrentHashMap.newKeySet();
 
     @Override
     public void edsUpdate(ShardKey shard, String hostname, String namespace, List<IstioEndpoint> endpoints) {
@@ -45,8 +48,9 @@ public final class RecordingUpdates implements RegistryUpdates {
     }
 
     @Override
-    public void addressesUpdate(Set<String> keys) {
+    public void addressesUpdate(Set<String> keys, Set<String> waypoints) {
         pushes.add("addresses " + String.join(",", new TreeSet<>(keys)));
+        waypointsChanged.addAll(waypoints);
     }
 
     @Override

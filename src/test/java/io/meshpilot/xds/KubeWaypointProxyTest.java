@@ -1,17 +1,21 @@
 package io.meshpilot.xds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.xds.type.matcher.v3.IPMatcher;
+import com.github.xds.type.matcher.v3.Matcher;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
+import com.google.protobuf.StringValue;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.listener.v3.ListenerFilter;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
@@ -57,12 +61,16 @@ import org.junit.jupiter.api.io.TempDir;
  * 15008 terminating HBONE (CONNECT over HTTP/2, Istio mutual TLS 1.3), {@code main_internal}
  * with a chain for reviews' VIP:port whose routes carry the 90/10 to the waypoint's
  * {@code inbound-vip} clusters, and HBONE origination to the captured pods. Removing the
- * namespace label drops the chain.
+ * namespace label drops the chain. The namespace {@code bank} holds the cases of traffic
+ * addressed to a workload ({@link #applyWorkloadWaypoints}).
  */
 class KubeWaypointProxyTest {
     static final Duration WAIT = Duration.ofSeconds(30);
     static final String REVIEWS = "reviews.shop.svc.cluster.local";
     static final String REVIEWS_CHAIN = "inbound-vip|9080|http|" + REVIEWS;
+    static final String LEDGER_IP = "10.0.2.10";
+    static final String TELLER_IP = "10.0.2.11";
+    static final String VAULT_IP = "10.0.2.12";
 
     @TempDir
     static Path dir;
@@ -99,6 +107,7 @@ class KubeWaypointProxyTest {
                     - {name: reviews-v1, port: 9080, weight: 90}
                     - {name: reviews-v2, port: 9080, weight: 10}
                 """, "apply", "-f", "-").ok();
+        applyWorkloadWaypoints();
         server = MeshPilotServer.start(TestServers.args(TestServers.kubernetesFlags(dir, dir.resolve("kubeconfig")),
                 Map.of("PILOT_ENABLE_AMBIENT", "true")));
     }
@@ -343,6 +352,146 @@ class KubeWaypointProxyTest {
             assertEquals(1, log.lines().stream().filter(l -> l.contains("proxy=" + id)
                     && l.contains("gateway.networking.k8s.io/gateway-name")).count(), log.lines().toString());
         }
+    }
+
+    /**
+     * Issue 35 point 4, workload-addressed traffic: in the ambient namespace {@code bank} three
+     * waypoints (their managed Services, as the deployment controller makes them), one per
+     * {@code istio.io/waypoint-for}: {@code wl-waypoint} (workload), {@code svc-waypoint} (service)
+     * and {@code all-waypoint} (all), each with a Service and a captured pod labelled
+     * {@code istio.io/use-waypoint} naming it. As istiod's listener_waypoint.go
+     * buildWaypointInternal, a waypoint's {@code main_internal} matches the IPs of the workloads
+     * bound to it (PushContext.WorkloadsForWaypoint) with the application-protocol matcher: HTTP
+     * ({@code h2c}, {@code http/1.1}) to {@code direct-http}, anything else to {@code direct-tcp},
+     * both ending at {@code encap}; its HTTP inspector then runs on every port.
+     */
+    static void applyWorkloadWaypoints() {
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: bank, labels: {istio.io/dataplane-mode: ambient}}
+                ---
+                """ + waypointService("wl-waypoint", "workload", "10.96.1.1", "10.0.6.1")
+                + waypointService("svc-waypoint", "service", "10.96.1.2", "10.0.6.2")
+                + waypointService("all-waypoint", "all", "10.96.1.3", "10.0.6.3")
+                + usingWaypoint("ledger", "10.96.2.10", LEDGER_IP, "wl-waypoint")
+                + usingWaypoint("teller", "10.96.2.11", TELLER_IP, "svc-waypoint")
+                + usingWaypoint("vault", "10.96.2.12", VAULT_IP, "all-waypoint"), "apply", "-f", "-").ok();
+        // the API server keeps no status a pod is created with: it is the kubelet's to write
+        for (Map.Entry<String, String> pod : Map.of("ledger-0", LEDGER_IP, "teller-0", TELLER_IP, "vault-0", VAULT_IP)
+                .entrySet()) {
+            kubectl.run("patch", "pod", pod.getKey(), "-n", "bank", "--subresource=status", "--type=merge", "-p",
+                    "{\"status\":{\"phase\":\"Running\",\"podIP\":\"" + pod.getValue()
+                            + "\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}").ok();
+        }
+    }
+
+    /** A waypoint's Service as the deployment controller makes it (HBONE port 15008) and its ready pod. */
+    static String waypointService(String name, String waypointFor, String vip, String podIp) {
+        return KubeGammaRoutesTest.serviceWithEndpoint("bank", name, "mesh", 15008, podIp, 15008, vip, "{}",
+                "{gateway.istio.io/managed: istio.io-mesh-controller, gateway.networking.k8s.io/gateway-name: " + name
+                        + ", istio.io/waypoint-for: " + waypointFor + "}",
+                "gateway.networking.k8s.io/gateway-name: " + name);
+    }
+
+    /** A Service (HTTP 9080) and its captured pod, both labelled to use {@code waypoint}. */
+    static String usingWaypoint(String name, String vip, String podIp, String waypoint) {
+        return KubeGammaRoutesTest.serviceWithEndpoint("bank", name, "http", 9080, podIp, 9080, vip,
+                "{ambient.istio.io/redirection: enabled}", "{istio.io/use-waypoint: " + waypoint + "}",
+                "istio.io/use-waypoint: " + waypoint);
+    }
+
+    /** The waypoint's Envoy as istio-agent names it, with the labels the {@code waypoint} template gives its pod. */
+    static AdsClient bankWaypoint(String name, String waypointFor) {
+        return new AdsClient(server.ports().get("grpc"), "waypoint~10.0.6.9~" + name + "-7c9d-abc.bank~bank.svc.cluster.local",
+                Map.of("NAMESPACE", "bank", "CLUSTER_ID", "Kubernetes", "SERVICE_ACCOUNT", name,
+                        "WORKLOAD_NAME", name, "LABELS", """
+                                {"gateway.networking.k8s.io/gateway-name": "%s",
+                                 "gateway.networking.k8s.io/gateway-class-name": "istio-waypoint",
+                                 "gateway.istio.io/managed": "istio.io-mesh-controller",
+                                 "istio.io/waypoint-for": "%s"}""".formatted(name, waypointFor)));
+    }
+
+    @Test
+    void aWorkloadWaypointMatchesItsPodsIpToTheDirectChainsUntilThePodsLabelGoes() throws Exception {
+        try (AdsClient waypoint = bankWaypoint("wl-waypoint", "workload")) {
+            Listener main = subscribeMainInternal(waypoint, l -> workloadMatch(l, LEDGER_IP).isPresent());
+
+            Matcher byProtocol = workloadMatch(main, LEDGER_IP).orElseThrow().getOnMatch().getMatcher();
+            assertEquals("application-protocol", byProtocol.getMatcherTree().getInput().getName());
+            Map<String, Matcher.OnMatch> alpn = byProtocol.getMatcherTree().getExactMatchMap().getMapMap();
+            assertEquals("direct-http", chainOf(alpn.get("'http/1.1'")));
+            assertEquals("direct-http", chainOf(alpn.get("'h2c'")));
+            assertEquals("direct-tcp", chainOf(byProtocol.getOnNoMatch()), "any other protocol is TCP");
+            assertTrue(chain(main, "direct-tcp").isPresent() && chain(main, "direct-http").isPresent());
+            assertEquals(32, workloadMatch(main, LEDGER_IP).orElseThrow().getRanges(0).getPrefixLen().getValue());
+            assertFalse(httpInspector(main).hasFilterDisabled(),
+                    "a workload is reached on any port: the HTTP inspector runs on all: " + httpInspector(main));
+
+            // the Service ledger names wl-waypoint too, but a waypoint for workloads serves no service
+            assertTrue(chain(main, "inbound-vip|9080|http|ledger.bank.svc.cluster.local").isEmpty(),
+                    main.getFilterChainsList().toString());
+            assertFalse(ipMatcher(main).toString().contains("10.96.2.10"), "no service VIP: " + ipMatcher(main));
+
+            kubectl.run("label", "pod", "ledger-0", "-n", "bank", "istio.io/use-waypoint-").ok();
+            awaitListeners(waypoint, l -> l.containsKey("main_internal")
+                    && workloadMatch(l.get("main_internal"), LEDGER_IP).isEmpty());
+        } finally {
+            kubectl.run("label", "--overwrite", "pod", "ledger-0", "-n", "bank",
+                    "istio.io/use-waypoint=wl-waypoint").ok();
+        }
+    }
+
+    @Test
+    void aServiceWaypointServesItsServiceButNoWorkload() throws Exception {
+        try (AdsClient waypoint = bankWaypoint("svc-waypoint", "service")) {
+            Listener main = subscribeMainInternal(waypoint,
+                    l -> chain(l, "inbound-vip|9080|http|teller.bank.svc.cluster.local").isPresent());
+            assertTrue(workloadMatch(main, TELLER_IP).isEmpty(), "teller-0 is not bound to a waypoint for services: "
+                    + ipMatcher(main));
+        }
+    }
+
+    @Test
+    void aWaypointForAllServesItsServiceAndItsWorkload() throws Exception {
+        try (AdsClient waypoint = bankWaypoint("all-waypoint", "all")) {
+            Listener main = subscribeMainInternal(waypoint, l -> workloadMatch(l, VAULT_IP).isPresent());
+            assertTrue(chain(main, "inbound-vip|9080|http|vault.bank.svc.cluster.local").isPresent(),
+                    main.getFilterChainsList().toString());
+            List<String> order = ipMatcher(main).getRangeMatchersList().stream()
+                    .map(r -> r.getRanges(0).getAddressPrefix()).toList();
+            assertEquals(List.of("10.96.2.12", VAULT_IP), order, "services' VIPs first, then workloads (as istiod)");
+        }
+    }
+
+    /** Subscribes {@code waypoint} to LDS and waits for a {@code main_internal} that is as {@code expected}. */
+    static Listener subscribeMainInternal(AdsClient waypoint, Predicate<Listener> expected) throws Exception {
+        waypoint.subscribe(TypeUrls.LISTENER, List.of());
+        return awaitListeners(waypoint, l -> l.containsKey("main_internal") && expected.test(l.get("main_internal")))
+                .get("main_internal");
+    }
+
+    static IPMatcher ipMatcher(Listener main) {
+        return unpack(main.getFilterChainMatcher().getMatcherTree().getCustomMatch().getTypedConfig(), IPMatcher.class);
+    }
+
+    /** The range matcher of {@code main_internal} holding exactly {@code ip}, if any. */
+    static Optional<IPMatcher.IPRangeMatcher> workloadMatch(Listener main, String ip) {
+        if (main == null) {
+            return Optional.empty();
+        }
+        return ipMatcher(main).getRangeMatchersList().stream()
+                .filter(r -> r.getRangesList().stream().anyMatch(c -> c.getAddressPrefix().equals(ip)))
+                .findFirst();
+    }
+
+    static String chainOf(Matcher.OnMatch onMatch) {
+        return unpack(onMatch.getAction().getTypedConfig(), StringValue.class).getValue();
+    }
+
+    static ListenerFilter httpInspector(Listener main) {
+        return main.getListenerFiltersList().stream().filter(f -> f.getName().contains("http_inspector"))
+                .findFirst().orElseThrow(() -> new AssertionError("no HTTP inspector: " + main.getListenerFiltersList()));
     }
 
     static Map<String, Listener> awaitListeners(AdsClient client, Predicate<Map<String, Listener>> expected)

@@ -57,7 +57,8 @@ import java.util.TreeSet;
  * unknown protocol both behind an application-protocol match; each behind the RBAC of the
  * AuthorizationPolicies targeting the waypoint, its class or that service
  * ({@link AuthorizationFilters#forWaypoint}). Chains {@code direct-tcp} and {@code direct-http}
- * carry traffic addressed to a workload to {@code encap}, behind the policies targeting the waypoint.</li>
+ * carry traffic addressed to a workload bound to the waypoint (its IP, any port, after the VIPs;
+ * HTTP told apart by ALPN) to {@code encap}, behind the policies targeting the waypoint.</li>
  * <li>{@code connect_originate} (an internal listener): tcp_proxy tunnelling to the
  * {@code connect_originate} cluster with CONNECT to the original destination.</li>
  * </ol>
@@ -67,13 +68,25 @@ public final class WaypointListenerBuilder {
     public static final String MAIN_INTERNAL = "main_internal";
     public static final String ENCAP = "encap";
     static final int HBONE_PORT = 15008;
+    /** The chains of traffic addressed to a workload (istiod's direct pod access chains), both to {@link #ENCAP}. */
+    static final String DIRECT_TCP = "direct-tcp";
+    static final String DIRECT_HTTP = "direct-http";
 
     private WaypointListenerBuilder() {
     }
 
+    /** The listeners of a waypoint that serves no workload. */
     public static List<Listener> listeners(Proxy proxy, PushContext push) {
+        return listeners(proxy, push, List.of());
+    }
+
+    /**
+     * @param workloadAddresses the IPs of the workloads bound to the waypoint
+     *                          ({@link io.meshpilot.model.WaypointWorkloads}), matched to the direct chains
+     */
+    public static List<Listener> listeners(Proxy proxy, PushContext push, List<String> workloadAddresses) {
         WaypointRoutes routes = WaypointRoutes.of(proxy, push);
-        return List.of(connectTerminate(push), mainInternal(routes), HboneOrigination.listener());
+        return List.of(connectTerminate(push), mainInternal(routes, workloadAddresses), HboneOrigination.listener());
     }
 
     // ---- connect_terminate ----------------------------------------------------------------
@@ -118,7 +131,7 @@ public final class WaypointListenerBuilder {
 
     // ---- main_internal ----------------------------------------------------------------------
 
-    static Listener mainInternal(WaypointRoutes routes) {
+    static Listener mainInternal(WaypointRoutes routes, List<String> workloadAddresses) {
         Proxy proxy = routes.proxy();
         List<FilterChain> chains = new ArrayList<>();
         IPMatcher.Builder vips = IPMatcher.newBuilder();
@@ -161,12 +174,19 @@ public final class WaypointListenerBuilder {
             }
         }
         AuthorizationFilters direct = AuthorizationFilters.forWaypoint(proxy, routes.push(), null);
-        chains.add(FilterChain.newBuilder().setName("direct-tcp").addFilters(connectAuthorityNetwork())
+        chains.add(FilterChain.newBuilder().setName(DIRECT_TCP).addFilters(connectAuthorityNetwork())
                 .addAllFilters(direct.customTcp()).addAllFilters(direct.tcp())
                 .addFilters(EnvoyFilters.tcpProxy(ENCAP, ENCAP)).build());
-        chains.add(FilterChain.newBuilder().setName("direct-http").addFilters(connectAuthorityNetwork())
+        chains.add(FilterChain.newBuilder().setName(DIRECT_HTTP).addFilters(connectAuthorityNetwork())
                 .addFilters(hcmFilter(serviceHcm(ENCAP, 0, List.of(
                         SidecarInboundListenerBuilder.defaultInboundRoute(ENCAP, "", 0)), direct))).build());
+        if (!workloadAddresses.isEmpty()) {
+            // after the services' VIPs, as istiod: a workload is reached on any port, its protocol sniffed
+            IPMatcher.IPRangeMatcher.Builder range = IPMatcher.IPRangeMatcher.newBuilder()
+                    .setOnMatch(nested(appProtocol(DIRECT_TCP, DIRECT_HTTP)));
+            workloadAddresses.forEach(a -> range.addRanges(cidr(a)));
+            vips.addRangeMatchers(range);
+        }
         Matcher byIp = Matcher.newBuilder().setMatcherTree(Matcher.MatcherTree.newBuilder()
                 .setInput(input("ip", DestinationIPInput.getDefaultInstance()))
                 .setCustomMatch(TypedExtensionConfig.newBuilder().setName("ip").setTypedConfig(Any.pack(vips.build()))))
@@ -175,7 +195,7 @@ public final class WaypointListenerBuilder {
                 .setInternalListener(Listener.InternalListenerConfig.getDefaultInstance())
                 .addListenerFilters(ListenerFilter.newBuilder().setName(EnvoyFilters.ORIGINAL_DST)
                         .setTypedConfig(Any.pack(OriginalDst.getDefaultInstance())))
-                .addListenerFilters(httpInspector(portProtocols))
+                .addListenerFilters(httpInspector(workloadAddresses.isEmpty() ? portProtocols : Map.of()))
                 .setTrafficDirection(TrafficDirection.INBOUND)
                 .addAllFilterChains(chains)
                 .setFilterChainMatcher(byIp)
@@ -184,7 +204,7 @@ public final class WaypointListenerBuilder {
 
     /**
      * The HTTP inspector, off for the ports whose protocol is known (only sniffed ports need it:
-     * it would stall server-first protocols); a waypoint serving workloads would need it on any port.
+     * it would stall server-first protocols); on every port of a waypoint serving workloads (none known).
      */
     private static ListenerFilter httpInspector(Map<Integer, Protocol> portProtocols) {
         ListenerFilter.Builder f = ListenerFilter.newBuilder().setName(EnvoyFilters.HTTP_INSPECTOR)

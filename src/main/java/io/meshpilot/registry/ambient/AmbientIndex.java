@@ -1,10 +1,13 @@
 package io.meshpilot.registry.ambient;
 
+import io.meshpilot.api.workload.GatewayAddress;
+import io.meshpilot.api.workload.Workload;
 import io.meshpilot.api.workload.security.Authorization;
 import io.meshpilot.model.AddressInfo;
 import io.meshpilot.model.AmbientIndexes;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -32,6 +35,14 @@ public final class AmbientIndex implements AmbientIndexes {
     private final Map<String, Set<String>> workloadsByService = new ConcurrentHashMap<>();
     /** node -> the uids of its workloads. */
     private final Map<String, Set<String>> workloadsByNode = new ConcurrentHashMap<>();
+    /** waypoint ({@link #waypointKey}) -> the uids of the workloads that use it (istiod's ByOwningWaypointHostname/IP). */
+    private final Map<String, Set<String>> workloadsByWaypoint = new ConcurrentHashMap<>();
+    /**
+     * The waypoints whose workloads changed since the controller last {@link #drainWaypointsChanged drained}
+     * them: the old and the new waypoint of each changed workload, so a detach pushes the waypoint too.
+     * Written and drained by the controller's one thread.
+     */
+    private final Set<String> waypointsChanged = new HashSet<>();
 
     /** The implicit waypoint policies; replaced whole. */
     private volatile Map<String, Authorization> waypointPolicies = Map.of();
@@ -66,6 +77,13 @@ public final class AmbientIndex implements AmbientIndexes {
         }
         indexWorkload(w);
         return true;
+    }
+
+    /** The waypoints whose workloads changed since the last call, and forgets them. */
+    Set<String> drainWaypointsChanged() {
+        Set<String> out = Set.copyOf(waypointsChanged);
+        waypointsChanged.clear();
+        return out;
     }
 
     /** Forgets a workload; false when it was not held. */
@@ -170,6 +188,26 @@ public final class AmbientIndex implements AmbientIndexes {
         return resolve(workloadsByNode.get(node), workloads);
     }
 
+    @Override
+    public List<AddressInfo> workloadsForWaypoint(String waypoint) {
+        return resolve(workloadsByWaypoint.get(waypoint), workloads);
+    }
+
+    /**
+     * The key a workload's waypoint is indexed by: {@code namespace/hostname} for a waypoint
+     * given by hostname, {@code network/IP} for one given by address; empty for none.
+     */
+    static String waypointKey(Workload w) {
+        if (!w.hasWaypoint()) {
+            return "";
+        }
+        GatewayAddress gw = w.getWaypoint();
+        if (gw.hasHostname()) {
+            return gw.getHostname().getNamespace() + "/" + gw.getHostname().getHostname();
+        }
+        return gw.getAddress().getNetwork() + "/" + AddressInfo.ipText(gw.getAddress().getAddress().toByteArray());
+    }
+
     private static List<AddressInfo> resolve(Set<String> keys, Map<String, AddressInfo> from) {
         if (keys == null) {
             return List.of();
@@ -182,6 +220,11 @@ public final class AmbientIndex implements AmbientIndexes {
         w.aliases().forEach(a -> add(workloadsByAddress, a, uid));
         w.address().getWorkload().getServicesMap().keySet().forEach(s -> add(workloadsByService, s, uid));
         add(workloadsByNode, w.address().getWorkload().getNode(), uid);
+        String waypoint = waypointKey(w.address().getWorkload());
+        if (!waypoint.isEmpty()) {
+            add(workloadsByWaypoint, waypoint, uid);
+            waypointsChanged.add(waypoint);
+        }
     }
 
     private void unindexWorkload(AddressInfo w) {
@@ -189,6 +232,11 @@ public final class AmbientIndex implements AmbientIndexes {
         w.aliases().forEach(a -> remove(workloadsByAddress, a, uid));
         w.address().getWorkload().getServicesMap().keySet().forEach(s -> remove(workloadsByService, s, uid));
         remove(workloadsByNode, w.address().getWorkload().getNode(), uid);
+        String waypoint = waypointKey(w.address().getWorkload());
+        if (!waypoint.isEmpty()) {
+            remove(workloadsByWaypoint, waypoint, uid);
+            waypointsChanged.add(waypoint);
+        }
     }
 
     private static void add(Map<String, Set<String>> index, String key, String value) {

@@ -212,7 +212,7 @@ public final class AmbientIndexController implements AutoCloseable {
             waypointsTouched = false;
         }
         if (!changed.isEmpty()) {
-            updates.addressesUpdate(changed);
+            updates.addressesUpdate(changed, index.drainWaypointsChanged());
         }
         return Outcome.DONE;
     }

@@ -652,6 +652,33 @@ class AmbientIndexTest {
     }
 
     /**
+     * istiod's WorkloadsForWaypoint (ByOwningWaypointHostname) and the WaypointsUpdated of
+     * PushXdsAddress: a pod moved from one workload waypoint to another is listed under the new
+     * one only, and the update names both, so the old waypoint's listeners drop the pod too.
+     */
+    @Test
+    void aPodMovedBetweenWaypointsIsListedUnderTheNewOneAndItsUpdateNamesBoth() throws Exception {
+        String a = NS + "/wp-a.ns1.svc.cluster.local";
+        String b = NS + "/wp-b.ns1.svc.cluster.local";
+        addWaypoint("wp-a", "10.0.0.2", "workload");
+        addWaypoint("wp-b", "10.0.0.3", "workload");
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a", "istio.io/use-waypoint", "wp-a"), Map.of(), true,
+                "Running");
+        await("pod1 bound to wp-a", () -> ambient.index().workloadsForWaypoint(a).size() == 1
+                && updates.waypointsChanged.contains(a));
+        updates.waypointsChanged.clear();
+
+        addPod("127.0.0.1", "pod1", "sa1", Map.of("app", "a", "istio.io/use-waypoint", "wp-b"), Map.of(), true,
+                "Running");
+        await("pod1 moved to wp-b", () -> !ambient.index().workloadsForWaypoint(b).isEmpty()
+                && updates.waypointsChanged.size() == 2);
+        assertEquals(List.of(uid("pod1")), ambient.index().workloadsForWaypoint(b).stream()
+                .map(AddressInfo::resourceName).toList());
+        assertEquals(List.of(), ambient.index().workloadsForWaypoint(a));
+        assertEquals(Set.of(a, b), Set.copyOf(updates.waypointsChanged));
+    }
+
+    /**
      * istiod's TestAmbientIndex_WaypointAddressAddedToWorkloads and fetchWaypointForInstance:
      * with the namespace on an all-traffic waypoint, its pods use it, but the waypoint's own pod
      * (an instance: its gateway-name label names the waypoint) has none; a pod's own label wins
