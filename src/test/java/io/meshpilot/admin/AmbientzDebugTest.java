@@ -44,8 +44,7 @@ class AmbientzDebugTest {
     static void start() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.runWithInput("""
                 apiVersion: v1
                 kind: Namespace

@@ -73,8 +73,7 @@ class GatewayApiProgrammedTest {
     void cluster() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.run("create", "-f", Path.of("src/test/resources/kube/gateway-api/standard").toAbsolutePath().toString()).ok();
         kubectl.run("create", "namespace", "istio-system").ok();
         kubectl.run("create", "namespace", "shop").ok();

@@ -108,8 +108,7 @@ class GatewayApiEndToEndTest {
     static void startClusterAndServer() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         for (String ns : List.of("istio-system", NS)) {
             kubectl.run("create", "namespace", ns).ok();
         }

@@ -76,8 +76,7 @@ class KubeGammaRoutesTest {
     static void startClusterAndServer() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.run("create", "-f", CRDS.toAbsolutePath().toString()).ok();
         StringBuilder cluster = new StringBuilder();
         for (String ns : List.of("istio-system", "test", "shop", "frontend", "other")) {

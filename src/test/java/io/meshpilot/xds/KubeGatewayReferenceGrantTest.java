@@ -85,8 +85,7 @@ class KubeGatewayReferenceGrantTest {
     static void startClusterAndServer() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.run("create", "-f", CRDS.toAbsolutePath().toString()).ok();
         for (String ns : List.of("istio-system", "shop", "certs")) {
             kubectl.run("create", "namespace", ns).ok();

@@ -82,8 +82,7 @@ class KubeWaypointProxyTest {
     static void startClusterAndServer() throws Exception {
         api = FakeApiServer.start();
         api.installIstioCrds();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.run("create", "-f", KubeGammaRoutesTest.CRDS.toAbsolutePath().toString()).ok();
         kubectl.runWithInput("""
                 apiVersion: v1

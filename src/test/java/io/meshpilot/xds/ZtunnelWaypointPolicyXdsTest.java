@@ -41,8 +41,7 @@ class ZtunnelWaypointPolicyXdsTest {
         FakeApiServer api = FakeApiServer.start();
         try {
             api.installIstioCrds();
-            Kubectl kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                    api.writeKubeconfig(dir), dir.resolve("kubectl"));
+            Kubectl kubectl = Kubectl.against(api, dir);
             kubectl.runWithInput("""
                     apiVersion: v1
                     kind: Namespace

@@ -80,8 +80,7 @@ class GatewayDeploymentControllerTest {
         api = FakeApiServer.start();
         api.installCrds(crd("Gateway", "gateways", "Namespaced") + "---\n" + crd("GatewayClass", "gatewayclasses", "Cluster"));
         api.installCrds(Files.readString(LISTENER_SET_CRD));
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.runWithInput("""
                 apiVersion: v1
                 kind: Namespace

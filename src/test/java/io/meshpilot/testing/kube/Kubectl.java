@@ -36,6 +36,12 @@ public record Kubectl(Path binary, Path kubeconfig, Path workDir) {
                 .filter(Files::isExecutable).findFirst();
     }
 
+    /** kubectl on the PATH against the API stand-in {@code api}: its kubeconfig and kubectl's work directory under {@code dir}. */
+    public static Kubectl against(FakeApiServer api, Path dir) {
+        return new Kubectl(onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
+                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+    }
+
     /** The Google Cloud SDK's versioned kubectl binaries ({@code kubectl.1.27} ...), oldest first. */
     public static List<Path> cloudSdkVersions() {
         List<Path> out = new ArrayList<>();

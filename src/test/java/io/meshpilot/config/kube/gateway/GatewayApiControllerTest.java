@@ -77,8 +77,7 @@ class GatewayApiControllerTest {
     @BeforeEach
     void cluster() {
         api = FakeApiServer.start();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.runWithInput("""
                 apiVersion: v1
                 kind: Namespace

@@ -48,8 +48,7 @@ class GatewayApiStatusWriterTest {
     @BeforeEach
     void cluster() {
         api = FakeApiServer.start();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
         kubectl.run("create", "-f", GatewayApiControllerTest.CRDS.resolve("standard").toAbsolutePath().toString()).ok();
         kubectl.runWithInput("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\n"
                 + GatewayApiControllerTest.ROUTE.formatted("cart", "shop"), "apply", "-f", "-").ok();

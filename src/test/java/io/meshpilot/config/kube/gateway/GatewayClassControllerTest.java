@@ -37,8 +37,7 @@ class GatewayClassControllerTest {
     @BeforeEach
     void cluster() {
         api = FakeApiServer.start();
-        kubectl = new Kubectl(Kubectl.onPath().orElseThrow(() -> new AssertionError("kubectl is not on the PATH")),
-                api.writeKubeconfig(dir), dir.resolve("kubectl"));
+        kubectl = Kubectl.against(api, dir);
     }
 
     void startControllers() throws Exception {
