@@ -117,17 +117,17 @@ public final class XdsUpdates implements RegistryUpdates {
         INBOUND_UPDATES.increment("eds");
         EndpointIndex.PushType type = environment.endpointIndex().update(shard, hostname, namespace, endpoints);
         // a waypoint's endpoints are also the gateway endpoints of the services that send gateway traffic to it
+        if (type == EndpointIndex.PushType.NONE) {
+            LOG.log(Level.DEBUG, () -> "endpoints unchanged service=" + hostname + "/" + namespace);
+            return;
+        }
         List<ConfigKey> keys = new ArrayList<>(List.of(new ConfigKey("ServiceEntry", namespace, hostname)));
         ingressWaypointUsers(hostname, namespace).forEach(s -> keys.add(new ConfigKey("ServiceEntry", s.namespace(),
                 s.hostname())));
-        if (type != EndpointIndex.PushType.NONE) {
-            cache.invalidateHosts(keys.stream().map(ConfigKey::name).collect(Collectors.toSet()));
-        }
-        switch (type) {
-            case INCREMENTAL -> push(PushRequest.incremental(TriggerReason.ENDPOINT, keys.toArray(ConfigKey[]::new)));
-            case FULL -> push(PushRequest.full(TriggerReason.ENDPOINT, keys.toArray(ConfigKey[]::new)));
-            case NONE -> LOG.log(Level.DEBUG, () -> "endpoints unchanged service=" + hostname + "/" + namespace);
-        }
+        cache.invalidateHosts(keys.stream().map(ConfigKey::name).collect(Collectors.toSet()));
+        ConfigKey[] changed = keys.toArray(ConfigKey[]::new);
+        push(type == EndpointIndex.PushType.FULL ? PushRequest.full(TriggerReason.ENDPOINT, changed)
+                : PushRequest.incremental(TriggerReason.ENDPOINT, changed));
     }
 
     /**
@@ -137,7 +137,8 @@ public final class XdsUpdates implements RegistryUpdates {
     private List<Service> ingressWaypointUsers(String hostname, String namespace) {
         PushContext push = status.currentPushContext();
         int dot = hostname.indexOf('.');
-        if (push == null || dot < 0) {
+        // no gateway sends to a waypoint unless ambient's ingress waypoint routing is on
+        if (push == null || dot < 0 || !push.hboneSend().ingressWaypoints()) {
             return List.of();
         }
         WaypointServices.Waypoint waypoint = new WaypointServices.Waypoint(namespace, hostname.substring(0, dot));
